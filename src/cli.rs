@@ -1,0 +1,146 @@
+//! The command line: clap definitions only. Doc comments are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Brain Session Index: claims on the parts of a git-tracked markdown brain,
+/// so parallel sessions (agents and people) do not edit the same thing.
+///
+/// A session declares what it will edit (`bsi open`), bsi refuses overlapping
+/// claims, marks expired ones stale without ever freeing them by itself
+/// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
+/// `bsi log` is the journal of who worked where.
+///
+/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict),
+/// 4 stale claims found, 5 registry unreadable or invalid (nothing written).
+#[derive(Debug, Parser)]
+#[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// The registry file [default: BRAIN-INDEX.md at the root of the git work tree].
+    #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
+    pub registry: Option<PathBuf>,
+
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output format shared by the commands that have one.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct JsonFlag {
+    /// Print one JSON document on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create an empty registry with its three tables, and commit it.
+    Init,
+
+    /// Claim one or more scopes for a session, all or none.
+    ///
+    /// SCOPE is `global`, a directory `dir/sub/`, a file `dir/file.md`, or a
+    /// section `dir/file.md#Heading text`, relative to the current directory.
+    /// A claim that overlaps another session's claim (active or stale) is
+    /// refused with exit 3, naming the holder and proposing free scopes.
+    Open {
+        /// What the session will edit.
+        #[arg(required = true, value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h) [default: 2h].
+        #[arg(long, value_name = "DUR")]
+        ttl: Option<String>,
+        /// Session id [default: $BSI_SESSION, else a new sess-YYYYMMDD-HHMM-xxxx].
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Who holds the claim [default: $BSI_AGENT, else user@host].
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// A short note shown beside the claim.
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Close a session's claims: they move to the history as `completed`.
+    Close {
+        /// The session [default: $BSI_SESSION].
+        session: Option<String>,
+        /// Close only this scope.
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
+        /// Close even though the claim was opened by another agent.
+        #[arg(long)]
+        force: bool,
+        /// Who is acting [default: $BSI_AGENT, else user@host].
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Extend a session's active claims, never past 8h after they were opened.
+    Renew {
+        /// The session [default: $BSI_SESSION].
+        session: Option<String>,
+        /// New time left from now [default: 2h].
+        #[arg(long, value_name = "DUR")]
+        ttl: Option<String>,
+        /// Renew only this scope.
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
+        /// Renew even though the claim was opened by another agent.
+        #[arg(long)]
+        force: bool,
+        /// Who is acting [default: $BSI_AGENT, else user@host].
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Move expired claims (and any older than 8h) to the stale table.
+    ///
+    /// Prints `N active claims, M stale` and exits 4 when M > 0: stale claims
+    /// are never freed by bsi, a person decides (`bsi release`).
+    Watchdog {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// A person frees a stale claim: it moves to the history as `released`.
+    Release {
+        /// The session whose claims are released.
+        session: String,
+        /// Confirm the release; without it bsi only says what it would do.
+        #[arg(long)]
+        confirm: bool,
+        /// Release only this scope.
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
+        /// Also release active claims (status `force-released`).
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Show active and stale claims with the time left. Read only.
+    Status {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// The journal of sessions: the git history of the registry.
+    Log {
+        /// Show at most N entries.
+        #[arg(long, short = 'n', value_name = "N")]
+        limit: Option<usize>,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}

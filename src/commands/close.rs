@@ -1,0 +1,92 @@
+//! `bsi close`: a session ends its claims; they move to the history.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
+use crate::error::{Error, Result, exit};
+use crate::output::{self, ClaimJson};
+use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+
+#[derive(Serialize)]
+struct Closed {
+    session: String,
+    closed: Vec<ClaimJson>,
+    status: &'static str,
+    commit: String,
+}
+
+pub(crate) fn run(
+    ctx: &Ctx,
+    session: Option<&str>,
+    scope: Option<&str>,
+    force: bool,
+    agent: Option<&str>,
+    json: bool,
+) -> Result<u8> {
+    let brain = ctx.brain()?;
+    let session = ctx.session(session)?;
+    let scope = opt_scope(&brain, ctx, scope)?;
+    let caller = ctx.agent(agent)?;
+
+    let lock = brain.lock()?;
+    let loaded = brain.load_for_write(&lock)?;
+    let reg = &loaded.registry;
+    let (active, stale) = session_claims(reg, &session, scope.as_ref());
+    if active.is_empty() && stale.is_empty() {
+        return Err(Error::NotFound(match &scope {
+            Some(s) => format!("session {session} holds no claim on {s}"),
+            None => format!("session {session} holds no claim"),
+        }));
+    }
+    let targets: Vec<(&Claim, bool)> = active
+        .iter()
+        .map(|&i| (&reg.active_claims[i], false))
+        .chain(stale.iter().map(|&i| (&reg.stale_claims[i], true)))
+        .collect();
+    check_owner(
+        &targets.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        &caller,
+        force,
+        "close",
+    )?;
+
+    let mut edited: Registry = reg.clone();
+    for &i in &active {
+        edited.remove_claim(TableKind::Active, i);
+    }
+    for &i in &stale {
+        edited.remove_claim(TableKind::Stale, i);
+    }
+    for (c, _) in &targets {
+        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, ""));
+    }
+    let message = commit_message(
+        "close",
+        &[&session],
+        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+    );
+    let commit = brain.commit(&lock, &loaded, &edited.render(), &message)?;
+    drop(lock);
+
+    if json {
+        output::print_json(&Closed {
+            session: session.clone(),
+            closed: targets
+                .iter()
+                .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
+                .collect(),
+            status: Status::Completed.as_str(),
+            commit: commit.to_string(),
+        });
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "Claim closed — {session} ({})",
+            scopes_summary(targets.iter().map(|(c, _)| &c.scope))
+        );
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,285 @@
+//! One file per subcommand, and what they share: the context of a run (clock,
+//! current directory, session and agent from the environment) and the
+//! helpers that find a session's claims and write commit messages.
+
+mod close;
+mod init;
+mod log;
+mod open;
+mod release;
+mod renew;
+mod status;
+mod watchdog;
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, FixedOffset, Local};
+
+use crate::cli::{Cli, Command};
+use crate::error::{Error, Result};
+use crate::registry::{Claim, Registry};
+use crate::resolve;
+use crate::scope::Scope;
+use crate::store::Brain;
+use crate::ttl;
+
+/// What a run knows about the world, read once at the edge.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The current directory.
+    pub cwd: PathBuf,
+    /// The clock: `BSI_NOW` or the system time, in the local zone.
+    pub now: DateTime<FixedOffset>,
+    /// `--registry` / `BSI_REGISTRY`.
+    pub registry: Option<PathBuf>,
+    /// `BSI_SESSION`.
+    pub env_session: Option<String>,
+    /// `BSI_AGENT`.
+    pub env_agent: Option<String>,
+}
+
+impl Ctx {
+    /// Reads the environment.
+    pub fn from_env(registry: Option<PathBuf>) -> Result<Ctx> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::io("cannot read the current directory", e))?;
+        let now = match std::env::var("BSI_NOW") {
+            Ok(s) if !s.trim().is_empty() => DateTime::parse_from_rfc3339(s.trim())
+                .map_err(|e| Error::Usage(format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}")))?
+                .with_timezone(&Local)
+                .fixed_offset(),
+            _ => Local::now().fixed_offset(),
+        };
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Ok(Ctx {
+            cwd,
+            now,
+            registry,
+            env_session: var("BSI_SESSION"),
+            env_agent: var("BSI_AGENT"),
+        })
+    }
+
+    /// The brain this run works on.
+    pub fn brain(&self) -> Result<Brain> {
+        Brain::locate(&self.cwd, self.registry.as_deref())
+    }
+
+    /// The agent name: the flag, `BSI_AGENT`, else `user@host`.
+    pub fn agent(&self, flag: Option<&str>) -> Result<String> {
+        let name = match flag.or(self.env_agent.as_deref()) {
+            Some(a) => a.trim().to_string(),
+            None => default_agent(),
+        };
+        check_text("agent", &name)?;
+        Ok(name)
+    }
+
+    /// The session named by the argument or `BSI_SESSION`.
+    pub fn session(&self, arg: Option<&str>) -> Result<String> {
+        let s = arg
+            .or(self.env_session.as_deref())
+            .ok_or_else(|| Error::Usage("no session given: name one, or set BSI_SESSION".into()))?;
+        check_session_id(s.trim())?;
+        Ok(s.trim().to_string())
+    }
+}
+
+fn default_agent() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "user".into());
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{user}@{host}")
+}
+
+/// Session ids go into commit trailers: letters, digits and `._:@+-` only.
+pub fn check_session_id(s: &str) -> Result<()> {
+    let ok = !s.is_empty()
+        && s.len() <= 100
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:@+-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
+            s.escape_debug()
+        )))
+    }
+}
+
+/// Free text that lands in a registry cell: one line, no control characters.
+pub fn check_text(what: &str, s: &str) -> Result<()> {
+    if s.chars().any(char::is_control) {
+        return Err(Error::Usage(format!(
+            "the {what} contains a newline or another control character; registry cells hold one line"
+        )));
+    }
+    if s.len() > 500 {
+        return Err(Error::Usage(format!("the {what} is longer than 500 bytes")));
+    }
+    Ok(())
+}
+
+/// Indexes of a session's claims, in the active and the stale table,
+/// optionally only those with `scope`.
+pub(crate) fn session_claims(
+    reg: &Registry,
+    session: &str,
+    scope: Option<&Scope>,
+) -> (Vec<usize>, Vec<usize>) {
+    let pick = |claims: &[Claim]| {
+        claims
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.session == session && scope.is_none_or(|s| &c.scope == s))
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
+    };
+    (pick(&reg.active_claims), pick(&reg.stale_claims))
+}
+
+/// The commit message of a registry change: a summary line and trailers.
+pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
+    let mut uniq: Vec<&str> = Vec::new();
+    for s in sessions {
+        if !uniq.contains(s) {
+            uniq.push(s);
+        }
+    }
+    let mut summary = format!("bsi: {action}");
+    if uniq.len() == 1 {
+        summary.push(' ');
+        summary.push_str(uniq[0]);
+    }
+    if !what.is_empty() {
+        summary.push(' ');
+        summary.push_str(what);
+    }
+    if summary.chars().count() > 100 {
+        summary = summary.chars().take(99).collect::<String>() + "…";
+    }
+    let mut msg = format!("{summary}\n\n");
+    for s in &uniq {
+        msg.push_str(&format!("BSI-Session: {s}\n"));
+    }
+    msg.push_str(&format!("BSI-Action: {action}\n"));
+    msg
+}
+
+/// Scopes joined for a summary line.
+pub(crate) fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String {
+    scopes
+        .into_iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Resolves an optional `--scope` flag.
+pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<Option<Scope>> {
+    raw.map(|r| resolve_lenient(brain, ctx, r)).transpose()
+}
+
+/// Resolves a scope naming an existing claim: like [`resolve::resolve_scope`],
+/// but a section need not exist in the file any more.
+pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Scope> {
+    match resolve::resolve_scope(&brain.root, &ctx.cwd, raw) {
+        Err(Error::NoSuchSection { file, heading, .. }) => Ok(Scope::Section { file, heading }),
+        other => other,
+    }
+}
+
+/// Refuses to act on a claim opened by another agent unless forced.
+pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    if let Some(c) = claims
+        .iter()
+        .find(|c| !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(caller))
+    {
+        return Err(Error::Refused(
+            format!(
+                "{} {} was opened by {}, not by {caller}",
+                c.session, c.scope, c.agent
+            ),
+            format!(
+                "if you mean to {verb} another agent's claim, add --force (or run as that agent with --agent / BSI_AGENT)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs a parsed command line. Returns the exit code.
+pub fn run(cli: Cli) -> Result<u8> {
+    let ctx = Ctx::from_env(cli.registry)?;
+    match cli.command {
+        Command::Init => init::run(&ctx),
+        Command::Open {
+            scopes,
+            ttl,
+            session,
+            agent,
+            note,
+            out,
+        } => open::run(
+            &ctx,
+            open::Request {
+                scopes,
+                ttl: ttl.as_deref().map(ttl::parse_ttl).transpose()?,
+                session,
+                agent,
+                note,
+            },
+            out.json,
+        ),
+        Command::Close {
+            session,
+            scope,
+            force,
+            agent,
+            out,
+        } => close::run(
+            &ctx,
+            session.as_deref(),
+            scope.as_deref(),
+            force,
+            agent.as_deref(),
+            out.json,
+        ),
+        Command::Renew {
+            session,
+            ttl,
+            scope,
+            force,
+            agent,
+            out,
+        } => renew::run(
+            &ctx,
+            session.as_deref(),
+            ttl.as_deref().map(ttl::parse_ttl).transpose()?,
+            scope.as_deref(),
+            (force, agent.as_deref()),
+            out.json,
+        ),
+        Command::Watchdog { out } => watchdog::run(&ctx, out.json),
+        Command::Release {
+            session,
+            confirm,
+            scope,
+            force,
+            out,
+        } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
+        Command::Status { out } => status::run(&ctx, out.json),
+        Command::Log { limit, out } => log::run(&ctx, limit, out.json),
+    }
+}

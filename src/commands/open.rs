@@ -1,0 +1,306 @@
+//! `bsi open`: claim scopes for a session, all or none.
+
+use std::io::Write;
+
+use chrono::Duration;
+use rand::RngExt;
+use serde::Serialize;
+
+use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
+use crate::conflict::{self, Blocker, Decision};
+use crate::error::{Error, Result, exit};
+use crate::markdown::Outline;
+use crate::output::{self, ClaimJson};
+use crate::registry::{Claim, Registry, TableKind};
+use crate::resolve;
+use crate::scope::{Scope, Sections};
+use crate::store::Brain;
+use crate::ttl;
+
+/// What `bsi open` was asked.
+pub(crate) struct Request {
+    pub(crate) scopes: Vec<String>,
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) session: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) note: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Opened {
+    session: String,
+    opened: Vec<ClaimJson>,
+    already_held: Vec<ClaimJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Refused {
+    error: &'static str,
+    session: String,
+    conflicts: Vec<ConflictJson>,
+    alternatives: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ConflictJson {
+    requested: String,
+    #[serde(flatten)]
+    claim: ClaimJson,
+}
+
+/// A new session id: `sess-YYYYMMDD-HHMM-xxxx`.
+pub(crate) fn new_session_id(now: chrono::DateTime<chrono::FixedOffset>) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let tag: String = (0..4)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("sess-{}-{tag}", now.format("%Y%m%d-%H%M"))
+}
+
+pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
+    let brain = ctx.brain()?;
+    let mut scopes: Vec<Scope> = Vec::new();
+    for raw in &req.scopes {
+        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
+        if s.file() == Some(brain.rel_to_root().as_str()) {
+            return Err(Error::Usage(
+                "the registry itself cannot be claimed: only bsi writes it".into(),
+            ));
+        }
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    let agent = ctx.agent(req.agent.as_deref())?;
+    let note = req.note.unwrap_or_default();
+    check_text("note", &note)?;
+    let generated = req.session.is_none() && ctx.env_session.is_none();
+    let session = match req.session.as_deref().or(ctx.env_session.as_deref()) {
+        Some(s) => {
+            check_session_id(s.trim())?;
+            s.trim().to_string()
+        }
+        None => new_session_id(ctx.now),
+    };
+    let ttl = req.ttl.unwrap_or(ttl::DEFAULT_TTL);
+
+    let lock = brain.lock()?;
+    let loaded = brain.load_for_write(&lock)?;
+    let reg = &loaded.registry;
+    let sections = resolve::sections(&brain.root);
+
+    let mut grant: Vec<Scope> = Vec::new();
+    let mut held: Vec<(&Claim, bool)> = Vec::new();
+    let mut blockers: Vec<Blocker<'_>> = Vec::new();
+    for s in &scopes {
+        match conflict::decide(reg, &session, s, &sections) {
+            Decision::Grant => grant.push(s.clone()),
+            Decision::AlreadyHeld { stale } => {
+                if let Some((c, _)) = reg
+                    .all_claims()
+                    .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
+                {
+                    held.push((c, stale));
+                }
+            }
+            Decision::Refuse(b) => blockers.extend(b),
+        }
+    }
+
+    if !blockers.is_empty() {
+        let alternatives = alternatives(&brain, reg, &session, &scopes, &sections);
+        report_refusal(ctx, &session, &blockers, &alternatives, json);
+        return Ok(exit::CONFLICT);
+    }
+
+    let opened_at = ttl::to_minute(ctx.now);
+    let new_claims: Vec<Claim> = grant
+        .iter()
+        .map(|s| Claim {
+            session: session.clone(),
+            scope: s.clone(),
+            agent: agent.clone(),
+            opened: opened_at,
+            expires: ttl::expiry(opened_at, ttl),
+            note: note.clone(),
+            reason: None,
+            extra: Vec::new(),
+        })
+        .collect();
+
+    let commit = if new_claims.is_empty() {
+        None
+    } else {
+        let mut edited: Registry = reg.clone();
+        for c in &new_claims {
+            edited.add_claim(TableKind::Active, c);
+        }
+        let message = commit_message("open", &[&session], &scopes_summary(&grant));
+        Some(brain.commit(&lock, &loaded, &edited.render(), &message)?)
+    };
+    drop(lock);
+
+    if json {
+        output::print_json(&Opened {
+            session: session.clone(),
+            opened: new_claims
+                .iter()
+                .map(|c| ClaimJson::new(c, false, ctx.now))
+                .collect(),
+            already_held: held
+                .iter()
+                .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
+                .collect(),
+            commit: commit.map(|c| c.to_string()),
+        });
+        return Ok(exit::OK);
+    }
+    let mut out = std::io::stdout().lock();
+    for c in &new_claims {
+        let _ = writeln!(
+            out,
+            "Claim opened — {} / expires {}",
+            c.scope,
+            ttl::format_ts(c.expires)
+        );
+    }
+    for (c, stale) in &held {
+        if *stale {
+            let _ = writeln!(
+                out,
+                "Already held — {} (STALE: renew cannot revive it; a person must `bsi release {}`)",
+                c.scope, c.session
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Already held — {} / expires {}",
+                c.scope,
+                ttl::format_ts(c.expires)
+            );
+        }
+    }
+    let _ = writeln!(out, "Session: {session}");
+    if generated {
+        let _ = writeln!(
+            out,
+            "Keep this id for the session's next commands: export BSI_SESSION={session}"
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn report_refusal(
+    ctx: &Ctx,
+    session: &str,
+    blockers: &[Blocker<'_>],
+    alternatives: &[Scope],
+    json: bool,
+) {
+    if json {
+        output::print_json(&Refused {
+            error: "conflict",
+            session: session.to_string(),
+            conflicts: blockers
+                .iter()
+                .map(|b| ConflictJson {
+                    requested: b.requested.to_string(),
+                    claim: ClaimJson::new(b.claim, b.stale, ctx.now),
+                })
+                .collect(),
+            alternatives: alternatives.iter().map(ToString::to_string).collect(),
+        });
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "Claim refused — nothing was written.");
+    for b in blockers {
+        let _ = writeln!(
+            err,
+            "  {} conflicts: {}",
+            b.requested,
+            output::describe(b.claim, b.stale, ctx.now)
+        );
+    }
+    if alternatives.is_empty() {
+        let _ = writeln!(
+            err,
+            "Next: wait for the holder to close, ask them, or (for a stale claim) have a person run `bsi release SESSION --confirm`."
+        );
+    } else {
+        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
+        let _ = writeln!(
+            err,
+            "Next: open one of those instead, or wait for the holder to close."
+        );
+    }
+}
+
+/// Free scopes near what was asked: parts of it, then its siblings.
+fn alternatives(
+    brain: &Brain,
+    reg: &Registry,
+    session: &str,
+    requested: &[Scope],
+    sections: &dyn Sections,
+) -> Vec<Scope> {
+    let registry_rel = brain.rel_to_root();
+    let mut cands: Vec<Scope> = Vec::new();
+    for r in requested {
+        match r {
+            Scope::Global => cands.extend(resolve::children(&brain.root, "")),
+            Scope::Dir(d) => {
+                cands.extend(resolve::children(&brain.root, d));
+                cands.extend(resolve::children(&brain.root, parent_dir(d)));
+            }
+            Scope::File(f) => {
+                if let Some(o) = resolve::read_outline(&brain.root, f) {
+                    cands.extend(section_scopes(f, &o, None));
+                }
+                cands.extend(resolve::children(&brain.root, parent_dir(f)));
+            }
+            Scope::Section { file, heading } => {
+                if let Some(o) = resolve::read_outline(&brain.root, file) {
+                    let key = crate::scope::heading_key(heading);
+                    let parent = o.find(&key).next().map(|(i, _)| i);
+                    cands.extend(section_scopes(file, &o, parent));
+                    let grand = parent.and_then(|i| o.headings[i].parent);
+                    cands.extend(section_scopes(file, &o, grand));
+                    cands.extend(section_scopes(file, &o, None));
+                }
+            }
+        }
+    }
+    let cands = cands
+        .into_iter()
+        .filter(|c| !requested.contains(c) && c.file() != Some(registry_rel.as_str()));
+    conflict::free_among(reg, session, cands, sections, 6)
+}
+
+/// Sections directly under heading `parent`; without one, every heading of
+/// the file, widest first.
+fn section_scopes(file: &str, o: &Outline, parent: Option<usize>) -> Vec<Scope> {
+    let mut hs: Vec<_> = o
+        .headings
+        .iter()
+        .filter(|h| parent.is_none() || h.parent == parent)
+        .collect();
+    hs.sort_by_key(|h| (h.level, h.line));
+    hs.into_iter()
+        .map(|h| Scope::Section {
+            file: file.to_string(),
+            heading: h.text.clone(),
+        })
+        .collect()
+}
+
+fn parent_dir(path: &str) -> &str {
+    let p = path.strip_suffix('/').unwrap_or(path);
+    match p.rfind('/') {
+        Some(i) => &p[..=i],
+        None => "",
+    }
+}

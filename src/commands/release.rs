@@ -1,0 +1,155 @@
+//! `bsi release`: a person frees a stale claim (or, forced, an active one).
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{Ctx, check_session_id, commit_message, opt_scope, scopes_summary, session_claims};
+use crate::error::{Error, Result, exit};
+use crate::output::{self, ClaimJson};
+use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+
+#[derive(Serialize)]
+struct Released {
+    session: String,
+    released: Vec<ClaimJson>,
+    dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
+}
+
+pub(crate) fn run(
+    ctx: &Ctx,
+    session: &str,
+    confirm: bool,
+    scope: Option<&str>,
+    force: bool,
+    json: bool,
+) -> Result<u8> {
+    check_session_id(session)?;
+    let brain = ctx.brain()?;
+    let scope = opt_scope(&brain, ctx, scope)?;
+
+    let lock = brain.lock()?;
+    let loaded = brain.load_for_write(&lock)?;
+    let reg = &loaded.registry;
+    let (active, stale) = session_claims(reg, session, scope.as_ref());
+    if active.is_empty() && stale.is_empty() {
+        return Err(Error::NotFound(format!(
+            "session {session} holds no claim{}",
+            match &scope {
+                Some(s) => format!(" on {s}"),
+                None => String::new(),
+            }
+        )));
+    }
+    if !active.is_empty() && !force {
+        let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+        return Err(Error::Refused(
+            format!(
+                "{session} still has active claims ({}); release frees stale claims",
+                scopes_summary(list.iter().map(|c| &c.scope))
+            ),
+            "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
+        ));
+    }
+    let targets: Vec<(&Claim, Status)> = stale
+        .iter()
+        .map(|&i| (&reg.stale_claims[i], Status::Released))
+        .chain(
+            active
+                .iter()
+                .map(|&i| (&reg.active_claims[i], Status::ForceReleased)),
+        )
+        .collect();
+
+    if !confirm {
+        if json {
+            output::print_json(&Released {
+                session: session.to_string(),
+                released: targets
+                    .iter()
+                    .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
+                    .collect(),
+                dry_run: true,
+                commit: None,
+            });
+        } else {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "Nothing released: a release needs --confirm. It would free:"
+            );
+            for (c, s) in &targets {
+                let _ = writeln!(
+                    err,
+                    "  {} → history as {}",
+                    output::describe(c, *s == Status::Released, ctx.now),
+                    s.as_str()
+                );
+            }
+            let _ = writeln!(
+                err,
+                "Next: check that session is really gone, then run the same command with --confirm."
+            );
+        }
+        return Err(Error::Refused(
+            "nothing released: release needs --confirm".into(),
+            format!(
+                "run `bsi release {session} --confirm{}{}` once the session is known to be gone",
+                scope
+                    .as_ref()
+                    .map(|s| format!(" --scope {s}"))
+                    .unwrap_or_default(),
+                if force { " --force" } else { "" }
+            ),
+        ));
+    }
+
+    let mut edited: Registry = reg.clone();
+    for &i in &active {
+        edited.remove_claim(TableKind::Active, i);
+    }
+    for &i in &stale {
+        edited.remove_claim(TableKind::Stale, i);
+    }
+    for (c, s) in &targets {
+        edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
+    }
+    let action = if active.is_empty() {
+        "release"
+    } else {
+        "force-release"
+    };
+    let message = commit_message(
+        action,
+        &[session],
+        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+    );
+    let commit = brain.commit(&lock, &loaded, &edited.render(), &message)?;
+    drop(lock);
+
+    if json {
+        output::print_json(&Released {
+            session: session.to_string(),
+            released: targets
+                .iter()
+                .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
+                .collect(),
+            dry_run: false,
+            commit: Some(commit.to_string()),
+        });
+    } else {
+        let mut out = std::io::stdout().lock();
+        for (c, s) in &targets {
+            let _ = writeln!(
+                out,
+                "Claim released — {} {} ({})",
+                c.session,
+                c.scope,
+                s.as_str()
+            );
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,155 @@
+//! The library's error type, its exit codes and the hint shown with it.
+
+use std::path::PathBuf;
+
+use crate::registry::ParseError;
+use crate::scope::ScopeError;
+use crate::ttl::TtlError;
+
+/// Documented exit codes. Scripts depend on them.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Any other error.
+    pub const ERROR: u8 = 1;
+    /// Bad usage: unknown flag, bad scope, bad TTL.
+    pub const USAGE: u8 = 2;
+    /// A claim was refused because it conflicts with another.
+    pub const CONFLICT: u8 = 3;
+    /// The watchdog found stale claims: a person must look at them.
+    pub const STALE: u8 = 4;
+    /// The registry is unreadable or invalid; nothing was written.
+    pub const REGISTRY: u8 = 5;
+}
+
+/// Everything that can go wrong in bsi.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command line asks for something impossible.
+    #[error("{0}")]
+    Usage(String),
+    /// A scope was refused.
+    #[error("bad scope: {0}")]
+    Scope(#[from] ScopeError),
+    /// A TTL was refused.
+    #[error("bad TTL: {0}")]
+    Ttl(#[from] TtlError),
+    /// A section scope names a heading its file does not have.
+    #[error("{file} has no heading `{heading}`")]
+    NoSuchSection {
+        /// The file.
+        file: String,
+        /// The heading asked for.
+        heading: String,
+        /// Headings the file does have.
+        available: Vec<String>,
+    },
+    /// The registry could not be parsed.
+    #[error("{path}: {source}")]
+    Registry {
+        /// The registry file.
+        path: PathBuf,
+        /// Where and what.
+        source: ParseError,
+    },
+    /// There is no registry yet.
+    #[error("no registry at {0}")]
+    NoRegistry(PathBuf),
+    /// `bsi init` on a brain that has one.
+    #[error("a registry already exists at {0}")]
+    RegistryExists(PathBuf),
+    /// The registry file differs from what is committed.
+    #[error("{path} has changes that are not committed ({what})")]
+    DirtyRegistry {
+        /// The registry file.
+        path: PathBuf,
+        /// Staged, modified, untracked, deleted.
+        what: &'static str,
+    },
+    /// Not inside a git work tree.
+    #[error("{0} is not inside a git work tree")]
+    NotARepo(PathBuf),
+    /// The repository is in the middle of a merge, rebase, cherry-pick…
+    #[error("the repository is in the middle of a {0}")]
+    RepoBusy(String),
+    /// Another process holds a lock for too long.
+    #[error("{what} is locked by another process ({path})")]
+    Locked {
+        /// What could not be locked.
+        what: &'static str,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// No claim of that session (or scope).
+    #[error("{0}")]
+    NotFound(String),
+    /// Refused for the user's own protection.
+    #[error("{0}")]
+    Refused(String, String),
+    /// libgit2 failed.
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    /// A file system operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What bsi was doing.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Shorthand.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an IO error with what bsi was doing.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The documented exit code.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Usage(_) | Error::Scope(_) | Error::Ttl(_) | Error::NoSuchSection { .. } => {
+                exit::USAGE
+            }
+            Error::Registry { .. } | Error::NoRegistry(_) => exit::REGISTRY,
+            _ => exit::ERROR,
+        }
+    }
+
+    /// What the user can do next.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Error::Usage(_) => "run `bsi help` for the commands and their flags".into(),
+            Error::Scope(_) => {
+                "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain".into()
+            }
+            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long (8h at most)".into(),
+            Error::NoSuchSection { available, .. } if available.is_empty() => {
+                "the file has no headings: claim the whole file instead".into()
+            }
+            Error::NoSuchSection { available, .. } => {
+                format!("its headings are: {}", available.join(", "))
+            }
+            Error::Registry { .. } => {
+                "bsi never rewrites a registry it cannot read: fix that line by hand (or `git checkout` the registry) and commit, then retry".into()
+            }
+            Error::NoRegistry(_) => "run `bsi init` to create it, or point to it with --registry / BSI_REGISTRY".into(),
+            Error::RegistryExists(_) => "use it as it is; `bsi status` shows what it holds".into(),
+            Error::DirtyRegistry { .. } => {
+                "only bsi writes the registry: commit the edit yourself if it is meant, or undo it with `git checkout -- BRAIN-INDEX.md` (and `git restore --staged`), then retry".into()
+            }
+            Error::NotARepo(_) => "run bsi inside the brain's git repository (`git init` makes one)".into(),
+            Error::RepoBusy(_) => "finish it (or abort it) with git, then retry".into(),
+            Error::Locked { .. } => "wait for the other process to finish, then retry; if none is running, remove the lock file".into(),
+            Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
+            Error::Refused(_, hint) => hint.clone(),
+            Error::Git(_) | Error::Io { .. } => return None,
+        })
+    }
+}

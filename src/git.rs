@@ -1,0 +1,329 @@
+//! The only module that talks to git2: finding the repository, reading the
+//! registry as committed, and committing a new registry without touching
+//! anything else the user has staged.
+
+use std::path::{Path, PathBuf};
+
+use git2::{
+    ErrorCode, FileMode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository,
+    RepositoryState, Signature, Sort,
+};
+
+use crate::error::{Error, Result};
+
+/// The repository that holds a brain.
+pub struct Git {
+    repo: Repository,
+}
+
+/// What HEAD holds for a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadState {
+    /// The commit HEAD points to; `None` on an unborn branch.
+    pub commit: Option<Oid>,
+    /// The blob of the path in that commit.
+    pub blob: Option<Oid>,
+}
+
+/// A commit that touched the registry, for the journal.
+#[derive(Debug, Clone)]
+pub struct JournalCommit {
+    /// Its id.
+    pub id: Oid,
+    /// Commit time, seconds since the epoch, and offset in minutes.
+    pub time: (i64, i32),
+    /// Author name and email.
+    pub author: String,
+    /// The whole message.
+    pub message: String,
+}
+
+impl Git {
+    /// Finds the repository containing `dir`.
+    pub fn discover(dir: &Path) -> Result<Git> {
+        match Repository::discover(dir) {
+            Ok(repo) if repo.is_bare() => Err(Error::NotARepo(dir.to_path_buf())),
+            Ok(repo) => Ok(Git { repo }),
+            Err(e) if e.code() == ErrorCode::NotFound => Err(Error::NotARepo(dir.to_path_buf())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The work tree root.
+    pub fn workdir(&self) -> Result<PathBuf> {
+        self.repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| Error::NotARepo(self.repo.path().to_path_buf()))
+    }
+
+    /// The `.git` directory of this work tree.
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.path().to_path_buf()
+    }
+
+    /// Refuses when a merge, rebase, cherry-pick or similar is under way.
+    pub fn ensure_clean_state(&self) -> Result<()> {
+        let what = match self.repo.state() {
+            RepositoryState::Clean => return Ok(()),
+            RepositoryState::Merge => "merge",
+            RepositoryState::Revert | RepositoryState::RevertSequence => "revert",
+            RepositoryState::CherryPick | RepositoryState::CherryPickSequence => "cherry-pick",
+            RepositoryState::Bisect => "bisect",
+            RepositoryState::Rebase
+            | RepositoryState::RebaseInteractive
+            | RepositoryState::RebaseMerge => "rebase",
+            RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => "git am",
+        };
+        Err(Error::RepoBusy(what.to_string()))
+    }
+
+    /// HEAD's commit and the blob it has at `rel` (a `/` path from the work tree root).
+    pub fn head_state(&self, rel: &str) -> Result<HeadState> {
+        let commit = match self.repo.head() {
+            Ok(h) => h.peel_to_commit()?,
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(HeadState {
+                    commit: None,
+                    blob: None,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let blob = match commit.tree()?.get_path(Path::new(rel)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Some(entry.id()),
+            Ok(_) => None,
+            Err(e) if e.code() == ErrorCode::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(HeadState {
+            commit: Some(commit.id()),
+            blob,
+        })
+    }
+
+    /// The content of a blob.
+    pub fn blob_bytes(&self, id: Oid) -> Result<Vec<u8>> {
+        Ok(self.repo.find_blob(id)?.content().to_vec())
+    }
+
+    /// The id `bytes` would have as a blob, without writing it.
+    pub fn hash(bytes: &[u8]) -> Result<Oid> {
+        Ok(Oid::hash_object(ObjectType::Blob, bytes)?)
+    }
+
+    fn index(&self) -> Result<Index> {
+        Ok(self.repo.index()?)
+    }
+
+    /// The index entry of `rel`: its blob id, and whether its recorded stat
+    /// data still matches `meta` (so the file need not be hashed again).
+    pub fn index_entry(
+        &self,
+        rel: &str,
+        meta: Option<&std::fs::Metadata>,
+    ) -> Result<Option<(Oid, bool)>> {
+        let index = self.index()?;
+        Ok(index.get_path(Path::new(rel), 0).map(|e| {
+            let fresh = meta.is_some_and(|m| stat_matches(&e, m));
+            (e.id, fresh)
+        }))
+    }
+
+    /// Commits `bytes` as the new content of `rel`: a tree made from HEAD's
+    /// with that one blob replaced, a commit on HEAD, then the index entry of
+    /// that one path. Other staged changes stay staged and uncommitted.
+    ///
+    /// `expected` is the HEAD the caller read; the commit fails if HEAD moved.
+    pub fn commit_file(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        expected: Option<Oid>,
+        message: &str,
+    ) -> Result<Oid> {
+        let repo = &self.repo;
+        let blob = repo.blob(bytes)?;
+        let parent = match expected {
+            Some(id) => Some(repo.find_commit(id)?),
+            None => None,
+        };
+        let base = match &parent {
+            Some(p) => Some(p.tree()?),
+            None => None,
+        };
+        let mut builder = git2::build::TreeUpdateBuilder::new();
+        builder.upsert(rel, blob, FileMode::Blob);
+        let tree_id = match &base {
+            Some(t) => builder.create_updated(repo, t)?,
+            None => {
+                let empty = repo.treebuilder(None)?.write()?;
+                builder.create_updated(repo, &repo.find_tree(empty)?)?
+            }
+        };
+        let tree = repo.find_tree(tree_id)?;
+        let sig = self.signature();
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let id = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+        Ok(id)
+    }
+
+    /// Moves HEAD back to `to` after a commit whose follow-up failed.
+    pub fn reset_head(&self, from: Oid, to: Option<Oid>) -> Result<()> {
+        let head = self.repo.head()?;
+        if head.target() != Some(from) {
+            return Ok(());
+        }
+        match (to, head.is_branch()) {
+            (Some(to), true) => {
+                let name = head.name().unwrap_or("HEAD").to_string();
+                self.repo.reference(
+                    &name,
+                    to,
+                    true,
+                    "bsi: undo a commit whose index update failed",
+                )?;
+            }
+            (Some(to), false) => self.repo.set_head_detached(to)?,
+            (None, _) => {
+                if let Ok(name) = head.name() {
+                    self.repo.find_reference(name)?.delete()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Points the index entry of `rel` at `blob`, with the stat data of the
+    /// file now on disk at `path`. Other entries are left as they are.
+    pub fn set_index_entry(&self, rel: &str, blob: Oid, path: &Path) -> Result<()> {
+        let mut index = self.index()?;
+        let meta =
+            std::fs::metadata(path).map_err(|e| Error::io("reading the registry's metadata", e))?;
+        let entry = entry_for(rel, blob, &meta);
+        index.add(&entry)?;
+        index.write()?;
+        Ok(())
+    }
+
+    /// The author of bsi's commits: the repository's identity, or `bsi` when
+    /// none is configured.
+    pub fn signature(&self) -> Signature<'static> {
+        match self.repo.signature() {
+            Ok(s) => s.to_owned(),
+            Err(_) => Signature::now("bsi", "bsi@localhost").unwrap_or_else(|_| {
+                Signature::new("bsi", "bsi@localhost", &git2::Time::new(0, 0))
+                    .expect("static identity")
+            }),
+        }
+    }
+
+    /// Whether the repository has an identity of its own.
+    pub fn has_identity(&self) -> bool {
+        self.repo.signature().is_ok()
+    }
+
+    /// Commits that changed `rel`, newest first, following first parents.
+    pub fn journal(&self, rel: &str, limit: Option<usize>) -> Result<Vec<JournalCommit>> {
+        let mut out = Vec::new();
+        let mut walk = self.repo.revwalk()?;
+        match walk.push_head() {
+            Ok(()) => {}
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(out);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        walk.simplify_first_parent()?;
+        let path = Path::new(rel);
+        for id in walk {
+            let commit = self.repo.find_commit(id?)?;
+            let this = commit.tree()?.get_path(path).ok().map(|e| e.id());
+            let before = match commit.parent(0) {
+                Ok(p) => p.tree()?.get_path(path).ok().map(|e| e.id()),
+                Err(_) => None,
+            };
+            if this == before {
+                continue;
+            }
+            let author = commit.author();
+            out.push(JournalCommit {
+                id: commit.id(),
+                time: (commit.time().seconds(), commit.time().offset_minutes()),
+                author: format!(
+                    "{} <{}>",
+                    author.name().unwrap_or("?"),
+                    author.email().unwrap_or("?")
+                ),
+                message: commit.message().unwrap_or("").to_string(),
+            });
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Paths that `git status` would show for the index lock check.
+    pub fn index_lock_path(&self) -> PathBuf {
+        self.repo.path().join("index.lock")
+    }
+}
+
+#[cfg(unix)]
+fn entry_for(rel: &str, blob: Oid, meta: &std::fs::Metadata) -> IndexEntry {
+    use std::os::unix::fs::MetadataExt;
+    IndexEntry {
+        ctime: IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+        mtime: IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        mode: if meta.mode() & 0o111 != 0 {
+            0o100755
+        } else {
+            0o100644
+        },
+        uid: meta.uid(),
+        gid: meta.gid(),
+        file_size: meta.size() as u32,
+        id: blob,
+        flags: (rel.len().min(0xfff)) as u16,
+        flags_extended: 0,
+        path: rel.as_bytes().to_vec(),
+    }
+}
+
+#[cfg(not(unix))]
+fn entry_for(rel: &str, blob: Oid, meta: &std::fs::Metadata) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode: 0o100644,
+        uid: 0,
+        gid: 0,
+        file_size: meta.len() as u32,
+        id: blob,
+        flags: (rel.len().min(0xfff)) as u16,
+        flags_extended: 0,
+        path: rel.as_bytes().to_vec(),
+    }
+}
+
+#[cfg(unix)]
+fn stat_matches(e: &IndexEntry, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    e.mtime.seconds() == meta.mtime() as i32
+        && e.mtime.nanoseconds() == meta.mtime_nsec() as u32
+        && e.ctime.seconds() == meta.ctime() as i32
+        && e.ctime.nanoseconds() == meta.ctime_nsec() as u32
+        && e.ino == meta.ino() as u32
+        && e.file_size == meta.size() as u32
+}
+
+#[cfg(not(unix))]
+fn stat_matches(_: &IndexEntry, _: &std::fs::Metadata) -> bool {
+    false
+}

@@ -1,0 +1,59 @@
+//! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
+//! repository (a "brain"), so parallel work sessions do not collide.
+//!
+//! Pure rules live in [`scope`], [`ttl`], [`conflict`] and [`registry`];
+//! IO lives in [`store`] (files and locking), [`git`] (the only git2 user),
+//! [`resolve`] (the file system view of scopes) and [`markdown`] (the only
+//! pulldown-cmark parser). [`commands`] ties them together per subcommand.
+
+pub mod cli;
+pub mod commands;
+pub mod conflict;
+pub mod error;
+pub mod git;
+pub mod markdown;
+pub mod output;
+pub mod registry;
+pub mod resolve;
+pub mod scope;
+pub mod store;
+pub mod ttl;
+
+pub use error::{Error, Result, exit};
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::Parser;
+
+/// Runs bsi with these arguments and returns the process exit code. Errors
+/// are printed on stderr as what happened, then what to do next.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit::OK
+                }
+                _ => exit::USAGE,
+            };
+        }
+    };
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "error: {e}");
+            if let Some(h) = e.hint() {
+                let _ = writeln!(err, "hint: {h}");
+            }
+            e.code()
+        }
+    }
+}

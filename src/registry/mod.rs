@@ -1,0 +1,312 @@
+//! The registry, `BRAIN-INDEX.md`: its model, how it is read ([`parse`]) and
+//! how changed rows are written back ([`render`]). Pure: bytes in, bytes out.
+//!
+//! The registry is kept as its original text plus the location of every row of
+//! its three tables. An edit splices rows in or out; every other byte (titles,
+//! prose, unknown columns of untouched rows, blank lines, line endings) is
+//! carried over exactly.
+
+pub mod parse;
+pub mod render;
+
+use std::ops::Range;
+
+use chrono::{DateTime, FixedOffset};
+
+use crate::scope::{Level, Scope};
+
+pub use parse::{ParseError, parse};
+
+/// Default file name of the registry, at the root of the brain.
+pub const REGISTRY_FILE: &str = "BRAIN-INDEX.md";
+/// Heading of the active claims table.
+pub const H_ACTIVE: &str = "Claims actifs";
+/// Heading of the stale claims table.
+pub const H_STALE: &str = "Claims stale — contrôle requis";
+/// Heading of the history table.
+pub const H_HISTORY: &str = "Historique";
+
+/// Column names, as written by bsi and looked up case-insensitively.
+pub mod col {
+    /// Session id.
+    pub const SESSION: &str = "Session";
+    /// Scope.
+    pub const SCOPE: &str = "Scope";
+    /// Level of the scope.
+    pub const LEVEL: &str = "Niveau";
+    /// Who holds the claim.
+    pub const AGENT: &str = "Agent";
+    /// Opening time (claims).
+    pub const OPENED: &str = "Ouvert le";
+    /// Expiry time (claims).
+    pub const EXPIRES: &str = "Expire le";
+    /// Free text.
+    pub const NOTE: &str = "Note";
+    /// Why the claim is stale.
+    pub const REASON: &str = "Raison probable";
+    /// Opening time (history).
+    pub const H_OPENED: &str = "Ouvert";
+    /// Closing time (history).
+    pub const H_CLOSED: &str = "Fermé";
+    /// How the claim ended.
+    pub const H_STATUS: &str = "Statut";
+}
+
+/// Which of the three tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// `## Claims actifs`.
+    Active,
+    /// `## Claims stale — contrôle requis`.
+    Stale,
+    /// `## Historique`.
+    History,
+}
+
+impl TableKind {
+    /// The heading text of this table.
+    pub fn heading(self) -> &'static str {
+        match self {
+            TableKind::Active => H_ACTIVE,
+            TableKind::Stale => H_STALE,
+            TableKind::History => H_HISTORY,
+        }
+    }
+
+    /// Columns that must be present for bsi to understand the table.
+    pub fn required(self) -> &'static [&'static str] {
+        match self {
+            TableKind::Active => &[
+                col::SESSION,
+                col::SCOPE,
+                col::LEVEL,
+                col::OPENED,
+                col::EXPIRES,
+            ],
+            TableKind::Stale => &[
+                col::SESSION,
+                col::SCOPE,
+                col::LEVEL,
+                col::OPENED,
+                col::EXPIRES,
+                col::REASON,
+            ],
+            TableKind::History => &[
+                col::SESSION,
+                col::SCOPE,
+                col::H_OPENED,
+                col::H_CLOSED,
+                col::H_STATUS,
+            ],
+        }
+    }
+
+    /// The columns bsi writes in a new registry.
+    pub fn default_columns(self) -> &'static [&'static str] {
+        match self {
+            TableKind::Active => &[
+                col::SESSION,
+                col::SCOPE,
+                col::LEVEL,
+                col::AGENT,
+                col::OPENED,
+                col::EXPIRES,
+                col::NOTE,
+            ],
+            TableKind::Stale => &[
+                col::SESSION,
+                col::SCOPE,
+                col::LEVEL,
+                col::AGENT,
+                col::OPENED,
+                col::EXPIRES,
+                col::REASON,
+                col::NOTE,
+            ],
+            TableKind::History => &[
+                col::SESSION,
+                col::SCOPE,
+                col::LEVEL,
+                col::AGENT,
+                col::H_OPENED,
+                col::H_CLOSED,
+                col::H_STATUS,
+                col::NOTE,
+            ],
+        }
+    }
+}
+
+/// How a claim left the claim tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Closed by its session.
+    Completed,
+    /// A stale claim released by a person.
+    Released,
+    /// An active claim released by a person with `--force`.
+    ForceReleased,
+}
+
+impl Status {
+    /// The word in the `Statut` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Released => "released",
+            Status::ForceReleased => "force-released",
+        }
+    }
+}
+
+/// One claim: a row of the active or the stale table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The session holding it.
+    pub session: String,
+    /// What it covers.
+    pub scope: Scope,
+    /// Who opened it (`user@host` or an agent name). May be empty.
+    pub agent: String,
+    /// When it was opened.
+    pub opened: DateTime<FixedOffset>,
+    /// When it expires.
+    pub expires: DateTime<FixedOffset>,
+    /// Free text. May be empty.
+    pub note: String,
+    /// Why it is stale (stale table only).
+    pub reason: Option<String>,
+    /// Cells of columns bsi does not know, by header name, kept when the row
+    /// moves from one table to another.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Claim {
+    /// The level of its scope.
+    pub fn level(&self) -> Level {
+        self.scope.level()
+    }
+}
+
+/// A row of the history table, as bsi writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// The session that held the claim.
+    pub session: String,
+    /// The scope, as stored.
+    pub scope: String,
+    /// Its level, when known.
+    pub level: String,
+    /// Who held it.
+    pub agent: String,
+    /// Opening time, as written.
+    pub opened: String,
+    /// Closing time, as written.
+    pub closed: String,
+    /// `completed`, `released`, `force-released`.
+    pub status: String,
+    /// Free text.
+    pub note: String,
+    /// Unknown columns carried over.
+    pub extra: Vec<(String, String)>,
+}
+
+/// One table of the registry as found in the text.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// 1-based line of its heading.
+    pub heading_line: usize,
+    /// Header names, trimmed, in order.
+    pub columns: Vec<String>,
+    /// Byte range of each body row, including its line ending.
+    pub rows: Vec<Range<usize>>,
+    /// 1-based line of the first body row (rows are consecutive lines).
+    pub first_row_line: usize,
+    /// Byte offset where a new row goes: after the last row.
+    pub end: usize,
+}
+
+impl Table {
+    /// Index of a column by name, case-insensitively.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.trim().eq_ignore_ascii_case(name))
+    }
+}
+
+/// A parsed registry, and the edits made to it since.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub(crate) text: String,
+    pub(crate) eol: &'static str,
+    pub(crate) active: Table,
+    pub(crate) stale: Table,
+    pub(crate) history: Table,
+    /// Claims of the active table, in row order.
+    pub active_claims: Vec<Claim>,
+    /// Claims of the stale table, in row order.
+    pub stale_claims: Vec<Claim>,
+    pub(crate) splices: Vec<render::Splice>,
+}
+
+impl Registry {
+    /// The original text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The table of that kind.
+    pub fn table(&self, kind: TableKind) -> &Table {
+        match kind {
+            TableKind::Active => &self.active,
+            TableKind::Stale => &self.stale,
+            TableKind::History => &self.history,
+        }
+    }
+
+    /// Number of history rows.
+    pub fn history_len(&self) -> usize {
+        self.history.rows.len()
+    }
+
+    /// Whether any edit was recorded.
+    pub fn is_changed(&self) -> bool {
+        !self.splices.is_empty()
+    }
+
+    /// Every claim, active then stale, with a flag saying which.
+    pub fn all_claims(&self) -> impl Iterator<Item = (&Claim, bool)> {
+        self.active_claims
+            .iter()
+            .map(|c| (c, false))
+            .chain(self.stale_claims.iter().map(|c| (c, true)))
+    }
+}
+
+impl HistoryEntry {
+    /// The history row of `claim`, closed at `closed` with `status`.
+    pub fn closing(
+        claim: &Claim,
+        closed: DateTime<FixedOffset>,
+        status: Status,
+        note: &str,
+    ) -> Self {
+        let note = match (claim.note.is_empty(), note.is_empty()) {
+            (_, true) => claim.note.clone(),
+            (true, false) => note.to_string(),
+            (false, false) => format!("{}; {note}", claim.note),
+        };
+        HistoryEntry {
+            session: claim.session.clone(),
+            scope: claim.scope.to_string(),
+            level: claim.level().as_str().to_string(),
+            agent: claim.agent.clone(),
+            opened: crate::ttl::format_ts(claim.opened),
+            closed: crate::ttl::format_ts(closed),
+            status: status.as_str().to_string(),
+            note,
+            extra: claim.extra.clone(),
+        }
+    }
+}

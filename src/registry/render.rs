@@ -1,0 +1,194 @@
+//! Writing the registry back: rows are spliced into the original text, so
+//! every byte bsi did not mean to change stays as it was.
+
+use super::{Claim, HistoryEntry, Registry, Table, TableKind, col};
+use crate::ttl;
+
+/// One replacement of a byte range of the original text.
+#[derive(Debug, Clone)]
+pub(crate) struct Splice {
+    start: usize,
+    end: usize,
+    with: String,
+    /// Orders several insertions at one offset.
+    seq: usize,
+}
+
+/// Escapes a cell: `\` becomes `\\` and `|` becomes `\|`.
+pub fn escape_cell(value: &str) -> String {
+    if !value.contains(['|', '\\']) {
+        return value.to_string();
+    }
+    let mut out = String::with_capacity(value.len() + 4);
+    for c in value.chars() {
+        if c == '|' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Renders a row for `t` from cells given by column name; columns with no
+/// value are left empty.
+fn row_line(t: &Table, value: impl Fn(&str) -> Option<String>) -> String {
+    let mut line = String::from("|");
+    for c in &t.columns {
+        let v = value(c).unwrap_or_default();
+        line.push(' ');
+        line.push_str(&escape_cell(&v));
+        line.push_str(" |");
+    }
+    line
+}
+
+fn claim_value(c: &Claim, column: &str) -> Option<String> {
+    let is = |n: &str| column.trim().eq_ignore_ascii_case(n);
+    if is(col::SESSION) {
+        Some(c.session.clone())
+    } else if is(col::SCOPE) {
+        Some(c.scope.to_string())
+    } else if is(col::LEVEL) {
+        Some(c.level().as_str().to_string())
+    } else if is(col::AGENT) {
+        Some(c.agent.clone())
+    } else if is(col::OPENED) {
+        Some(ttl::format_ts(c.opened))
+    } else if is(col::EXPIRES) {
+        Some(ttl::format_ts(c.expires))
+    } else if is(col::NOTE) {
+        Some(c.note.clone())
+    } else if is(col::REASON) {
+        c.reason.clone()
+    } else {
+        c.extra
+            .iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(column.trim()))
+            .map(|(_, v)| v.clone())
+    }
+}
+
+fn history_value(h: &HistoryEntry, column: &str) -> Option<String> {
+    let is = |n: &str| column.trim().eq_ignore_ascii_case(n);
+    if is(col::SESSION) {
+        Some(h.session.clone())
+    } else if is(col::SCOPE) {
+        Some(h.scope.clone())
+    } else if is(col::LEVEL) {
+        Some(h.level.clone())
+    } else if is(col::AGENT) {
+        Some(h.agent.clone())
+    } else if is(col::H_OPENED) || is(col::OPENED) {
+        Some(h.opened.clone())
+    } else if is(col::H_CLOSED) {
+        Some(h.closed.clone())
+    } else if is(col::H_STATUS) {
+        Some(h.status.clone())
+    } else if is(col::NOTE) {
+        Some(h.note.clone())
+    } else {
+        h.extra
+            .iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(column.trim()))
+            .map(|(_, v)| v.clone())
+    }
+}
+
+impl Registry {
+    fn push(&mut self, start: usize, end: usize, with: String) {
+        let seq = self.splices.len();
+        self.splices.push(Splice {
+            start,
+            end,
+            with,
+            seq,
+        });
+    }
+
+    fn append_row(&mut self, kind: TableKind, line: String) {
+        let end = self.table(kind).end;
+        let mut with = String::new();
+        // A table ending the file without a final newline.
+        if end == self.text.len() && !self.text.is_empty() && !self.text.ends_with('\n') {
+            with.push_str(self.eol);
+        }
+        with.push_str(&line);
+        if !(end == self.text.len() && !self.text.ends_with('\n')) {
+            with.push_str(self.eol);
+        }
+        self.push(end, end, with);
+    }
+
+    /// Adds a claim at the end of the active or stale table.
+    pub fn add_claim(&mut self, kind: TableKind, claim: &Claim) {
+        let line = row_line(self.table(kind), |c| claim_value(claim, c));
+        self.append_row(kind, line);
+    }
+
+    /// Removes row `index` of the active or stale table.
+    pub fn remove_claim(&mut self, kind: TableKind, index: usize) {
+        let r = self.table(kind).rows[index].clone();
+        self.push(r.start, r.end, String::new());
+    }
+
+    /// Rewrites row `index` of the active or stale table with `claim`,
+    /// keeping the row's own line ending.
+    pub fn replace_claim(&mut self, kind: TableKind, index: usize, claim: &Claim) {
+        let r = self.table(kind).rows[index].clone();
+        let old = &self.text[r.clone()];
+        let body_len = old.trim_end_matches(['\n', '\r']).len();
+        let line = row_line(self.table(kind), |c| claim_value(claim, c));
+        self.push(r.start, r.start + body_len, line);
+    }
+
+    /// Appends a row to the history table.
+    pub fn add_history(&mut self, entry: &HistoryEntry) {
+        let line = row_line(&self.history, |c| history_value(entry, c));
+        self.append_row(TableKind::History, line);
+    }
+
+    /// The text with every recorded edit applied.
+    pub fn render(&self) -> String {
+        let mut sp: Vec<&Splice> = self.splices.iter().collect();
+        sp.sort_by_key(|s| (s.start, s.end > s.start, s.seq));
+        let extra: usize = sp.iter().map(|s| s.with.len()).sum();
+        let mut out = String::with_capacity(self.text.len() + extra);
+        let mut pos = 0;
+        for s in sp {
+            if s.start < pos {
+                // Two edits of one row: the planner never does this.
+                continue;
+            }
+            out.push_str(&self.text[pos..s.start]);
+            out.push_str(&s.with);
+            pos = s.end;
+        }
+        out.push_str(&self.text[pos..]);
+        out
+    }
+}
+
+/// The registry `bsi init` writes.
+pub fn empty_registry() -> String {
+    let table = |kind: TableKind| {
+        let cols = kind.default_columns();
+        let head = format!("| {} |", cols.join(" | "));
+        let delim = format!(
+            "|{}|",
+            cols.iter()
+                .map(|c| "-".repeat(c.chars().count() + 2))
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        format!("## {}\n\n{head}\n{delim}\n", kind.heading())
+    };
+    format!(
+        "# BRAIN-INDEX\n\n\
+         Registry of the sessions working in this brain, kept by `bsi`.\n\
+         Do not edit by hand: use `bsi open`, `bsi close`, `bsi watchdog`, `bsi release`.\n\n\
+         {}\n{}\n{}",
+        table(TableKind::Active),
+        table(TableKind::Stale),
+        table(TableKind::History)
+    )
+}

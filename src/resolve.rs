@@ -1,0 +1,184 @@
+//! Turning what the user typed into a stored scope, with the file system:
+//! paths relative to the current directory, directories recognised on disk,
+//! symlinks that lead out of the brain refused, section headings looked up in
+//! the file. Also reads brain files for their heading trees, never through a
+//! symlink that leaves the brain.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::markdown::{self, Outline, OutlineSections};
+use crate::scope::{Scope, ScopeError, heading_key};
+
+/// Lexically joins `rel` onto `base`, resolving `.` and `..`.
+fn lexical_join(base: &Path, rel: &str) -> PathBuf {
+    let mut out = base.to_path_buf();
+    for comp in Path::new(rel).components() {
+        match comp {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            Component::Normal(c) => out.push(c),
+            Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// The path of `abs` below `root`, with `/`; `None` when outside.
+fn below(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
+/// Checks that `abs` (a path under `root`) does not lead outside `root`
+/// through a symlink: the deepest part of it that exists must resolve inside.
+fn check_no_escape(root: &Path, abs: &Path, shown: &str) -> Result<()> {
+    let mut probe = abs.to_path_buf();
+    loop {
+        if fs::symlink_metadata(&probe).is_ok() {
+            let real = fs::canonicalize(&probe).unwrap_or_else(|_| probe.clone());
+            if !real.starts_with(root) {
+                return Err(ScopeError::Escapes(shown.to_string()).into());
+            }
+            return Ok(());
+        }
+        if !probe.pop() || !probe.starts_with(root) {
+            return Ok(());
+        }
+    }
+}
+
+/// Resolves a scope typed in `cwd` for the brain rooted at `root` (both
+/// canonical).
+pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
+    let trimmed = raw.trim();
+    if trimmed.chars().any(char::is_control) {
+        return Err(ScopeError::Control.into());
+    }
+    if trimmed.eq_ignore_ascii_case("global") {
+        return Ok(Scope::Global);
+    }
+    let (path_part, heading) = match trimmed.split_once('#') {
+        Some((p, h)) => (p, Some(h)),
+        None => (trimmed, None),
+    };
+    if trimmed.is_empty() {
+        return Err(ScopeError::Empty.into());
+    }
+    let b = path_part.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if path_part.starts_with(['/', '\\']) || drive || Path::new(path_part).is_absolute() {
+        return Err(ScopeError::Absolute(raw.to_string()).into());
+    }
+    if heading.is_some_and(|h| h.trim().is_empty()) || (heading.is_some() && path_part.is_empty()) {
+        return Err(ScopeError::BadSection(raw.to_string()).into());
+    }
+    let abs = lexical_join(cwd, path_part);
+    let Some(rel) = below(root, &abs) else {
+        return Err(ScopeError::Escapes(raw.to_string()).into());
+    };
+    check_no_escape(root, &abs, raw)?;
+    let trailing_slash = path_part.ends_with('/');
+    let is_dir = heading.is_none() && (trailing_slash || abs.is_dir());
+    let stored = match heading {
+        Some(h) => format!("{rel}#{h}"),
+        None => rel.clone(),
+    };
+    let scope = Scope::from_relative(&stored, is_dir)?;
+    if let Scope::Section { file, heading } = &scope {
+        return resolve_section(root, file, heading);
+    }
+    if let Scope::File(f) = &scope
+        && abs.is_dir()
+    {
+        return Ok(Scope::Dir(format!("{f}/")));
+    }
+    Ok(scope)
+}
+
+/// Looks a section's heading up in its file, and returns the scope with the
+/// heading text as the file writes it.
+fn resolve_section(root: &Path, file: &str, heading: &str) -> Result<Scope> {
+    let outline = read_outline(root, file).ok_or_else(|| Error::NoSuchSection {
+        file: file.to_string(),
+        heading: heading.to_string(),
+        available: Vec::new(),
+    })?;
+    let key = heading_key(heading);
+    match outline.find(&key).next() {
+        Some((_, h)) => Ok(Scope::Section {
+            file: file.to_string(),
+            heading: h.text.clone(),
+        }),
+        None => Err(Error::NoSuchSection {
+            file: file.to_string(),
+            heading: heading.to_string(),
+            available: outline
+                .headings
+                .iter()
+                .map(|h| h.text.clone())
+                .take(12)
+                .collect(),
+        }),
+    }
+}
+
+/// Reads `file` (relative to `root`) for its headings, refusing anything that
+/// resolves outside the brain.
+pub fn read_outline(root: &Path, file: &str) -> Option<Outline> {
+    let path = root.join(file);
+    let real = fs::canonicalize(&path).ok()?;
+    if !real.starts_with(root) || !real.is_file() {
+        return None;
+    }
+    let text = fs::read_to_string(&real).ok()?;
+    Some(markdown::outline(&text))
+}
+
+/// A [`crate::scope::Sections`] reading the brain's files under `root`.
+pub fn sections(root: &Path) -> OutlineSections<impl Fn(&str) -> Option<Outline> + '_> {
+    OutlineSections::new(move |file: &str| read_outline(root, file))
+}
+
+/// Entries of a directory of the brain, as scopes, for proposing
+/// alternatives. Hidden entries are skipped.
+pub fn children(root: &Path, dir: &str) -> Vec<Scope> {
+    let path = root.join(dir);
+    let Ok(real) = fs::canonicalize(&path) else {
+        return Vec::new();
+    };
+    if !real.starts_with(root) {
+        return Vec::new();
+    }
+    let Ok(rd) = fs::read_dir(&real) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Scope> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name.contains(['#', '|']) {
+                return None;
+            }
+            let ty = e.file_type().ok()?;
+            let rel = format!("{dir}{name}");
+            if ty.is_dir() {
+                Some(Scope::Dir(format!("{rel}/")))
+            } else if ty.is_file() {
+                Some(Scope::File(rel))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,482 @@
+//! Where the registry lives and how a change reaches disk and git: the brain's
+//! paths, the writer lock, the uncommitted-edit check, the atomic write, the
+//! commit, and the repair of a write that a dead bsi left unfinished.
+//!
+//! A write goes: lock → repair leftovers → read and check → plan (pure) →
+//! intent record → temp file + fsync → rename → commit → index entry →
+//! intent removed → unlock. Each step that fails undoes the ones before it.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+
+use crate::error::{Error, Result};
+use crate::git::{Git, HeadState};
+use crate::registry::{self, REGISTRY_FILE, Registry};
+
+/// A brain: the registry file and the repository that versions it.
+pub struct Brain {
+    /// The repository.
+    pub git: Git,
+    /// Absolute path of the registry file.
+    pub registry: PathBuf,
+    /// Directory holding the registry: scopes are relative to it.
+    pub root: PathBuf,
+    /// The registry's path relative to the work tree root, with `/`.
+    pub rel: String,
+    /// The work tree root.
+    pub workdir: PathBuf,
+}
+
+/// The registry as read for a command, with what HEAD held when it was read.
+pub struct Loaded {
+    /// The parsed registry.
+    pub registry: Registry,
+    /// HEAD when it was read.
+    pub head: HeadState,
+}
+
+/// How long to wait for another bsi or git to let go of a lock.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+const INDEX_LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// Points where a test can make bsi die, to prove a write can be repaired.
+/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there.
+pub const FAULT_POINTS: &[&str] = &[
+    "after-lock",
+    "after-intent",
+    "after-temp",
+    "after-rename",
+    "after-commit",
+    "after-index",
+];
+
+fn fault(point: &str) {
+    if std::env::var_os("BSI_FAULT_POINT").is_some_and(|v| v == point) {
+        std::process::abort();
+    }
+}
+
+impl Brain {
+    /// Finds the brain from `cwd`, or from an explicit registry path.
+    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Brain> {
+        let (git, registry) = match registry {
+            Some(p) => {
+                let p = if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    cwd.join(p)
+                };
+                let parent = p.parent().unwrap_or(Path::new("/")).to_path_buf();
+                let parent = fs::canonicalize(&parent).map_err(|e| {
+                    Error::io(
+                        format!("cannot reach the registry's directory {}", parent.display()),
+                        e,
+                    )
+                })?;
+                let name = p
+                    .file_name()
+                    .ok_or_else(|| Error::Usage(format!("{} is not a file path", p.display())))?;
+                (Git::discover(&parent)?, parent.join(name))
+            }
+            None => {
+                let git = Git::discover(cwd)?;
+                let root = git.workdir()?;
+                (git, root.join(REGISTRY_FILE))
+            }
+        };
+        let workdir = fs::canonicalize(git.workdir()?)
+            .map_err(|e| Error::io("cannot resolve the work tree", e))?;
+        let root = registry.parent().unwrap_or(&workdir).to_path_buf();
+        let root = fs::canonicalize(&root).unwrap_or(root);
+        let registry = root.join(registry.file_name().unwrap_or_default());
+        let rel_path = registry.strip_prefix(&workdir).map_err(|_| {
+            Error::Usage(format!(
+                "the registry {} is outside the git work tree {}",
+                registry.display(),
+                workdir.display()
+            ))
+        })?;
+        let rel = rel_path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        Ok(Brain {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+        })
+    }
+
+    /// The registry's path relative to the brain root (its file name).
+    pub fn rel_to_root(&self) -> String {
+        self.registry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn bsi_dir(&self) -> PathBuf {
+        self.git.git_dir().join("bsi")
+    }
+
+    fn intent_path(&self) -> PathBuf {
+        self.bsi_dir().join("intent")
+    }
+
+    fn temp_path(&self) -> PathBuf {
+        let name = self
+            .registry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| REGISTRY_FILE.into());
+        self.root.join(format!(".{name}.bsi-tmp"))
+    }
+
+    /// Takes the writer lock: one bsi writes a registry at a time. The lock
+    /// is an OS file lock, so it dies with its process.
+    pub fn lock(&self) -> Result<WriterLock> {
+        let dir = self.bsi_dir();
+        fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        let path = dir.join("lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Locked {
+                        what: "the registry",
+                        path,
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => {
+                    return Err(Error::io(format!("cannot lock {}", path.display()), e));
+                }
+            }
+        }
+        fault("after-lock");
+        Ok(WriterLock { _file: file })
+    }
+
+    /// Reads the registry file, or `None` when it does not exist.
+    pub fn read_text(&self) -> Result<Option<String>> {
+        match fs::read(&self.registry) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|e| Error::Registry {
+                    path: self.registry.clone(),
+                    source: registry::ParseError {
+                        line: line_of_byte(e.as_bytes(), e.utf8_error().valid_up_to()),
+                        reason: "the file is not valid UTF-8".into(),
+                    },
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(
+                format!("cannot read {}", self.registry.display()),
+                e,
+            )),
+        }
+    }
+
+    /// Reads and parses the registry for a read-only command. Uncommitted
+    /// edits are read as they are.
+    pub fn read(&self) -> Result<Registry> {
+        let text = self
+            .read_text()?
+            .ok_or_else(|| Error::NoRegistry(self.registry.clone()))?;
+        self.parse(text)
+    }
+
+    fn parse(&self, text: String) -> Result<Registry> {
+        registry::parse(text).map_err(|source| Error::Registry {
+            path: self.registry.clone(),
+            source,
+        })
+    }
+
+    /// Reads the registry for a write, under the lock: repairs what a dead bsi
+    /// left, then refuses if the file or its index entry differs from HEAD.
+    pub fn load_for_write(&self, _lock: &WriterLock) -> Result<Loaded> {
+        self.git.ensure_clean_state()?;
+        self.repair()?;
+        let head = self.git.head_state(&self.rel)?;
+        let meta = fs::metadata(&self.registry).ok();
+        let index = self.git.index_entry(&self.rel, meta.as_ref())?;
+        let text = self.read_text()?;
+        let (text, head_blob) = match (text, head.blob) {
+            (None, None) => return Err(Error::NoRegistry(self.registry.clone())),
+            (None, Some(_)) => return Err(self.dirty("deleted from the work tree")),
+            (Some(_), None) => return Err(self.dirty("never committed")),
+            (Some(t), Some(b)) => (t, b),
+        };
+        match index {
+            Some((id, _)) if id != head_blob => return Err(self.dirty("staged")),
+            None => return Err(self.dirty("removed from the index")),
+            Some((_, true)) => {}
+            Some((_, false)) => {
+                if Git::hash(text.as_bytes())? != head_blob {
+                    return Err(self.dirty("modified"));
+                }
+            }
+        }
+        let registry = self.parse(text)?;
+        Ok(Loaded { registry, head })
+    }
+
+    fn dirty(&self, what: &'static str) -> Error {
+        Error::DirtyRegistry {
+            path: self.registry.clone(),
+            what,
+        }
+    }
+
+    /// Writes `text` as the new registry and commits it with `message`.
+    /// On any failure the file, HEAD and the index are as they were.
+    pub fn commit(
+        &self,
+        _lock: &WriterLock,
+        loaded: &Loaded,
+        text: &str,
+        message: &str,
+    ) -> Result<Oid> {
+        let old_blob = loaded.head.blob;
+        let new_blob = Git::hash(text.as_bytes())?;
+        self.wait_for_index_lock()?;
+        self.write_intent(loaded.head, new_blob)?;
+        fault("after-intent");
+        let old_text = loaded.registry.text();
+        if let Err(e) = self.write_atomic(text.as_bytes()) {
+            self.clear_intent();
+            return Err(e);
+        }
+        fault("after-rename");
+        let commit =
+            match self
+                .git
+                .commit_file(&self.rel, text.as_bytes(), loaded.head.commit, message)
+            {
+                Ok(id) => id,
+                Err(e) => {
+                    self.undo_file(old_text);
+                    return Err(e);
+                }
+            };
+        fault("after-commit");
+        if let Err(e) = self.set_index_with_retry(new_blob) {
+            // Put everything back: HEAD, then the file.
+            let _ = self.git.reset_head(commit, loaded.head.commit);
+            self.undo_file(old_text);
+            if let Some(b) = old_blob {
+                let _ = self.git.set_index_entry(&self.rel, b, &self.registry);
+            }
+            return Err(e);
+        }
+        fault("after-index");
+        self.clear_intent();
+        Ok(commit)
+    }
+
+    /// Creates the registry for `bsi init`: the file must not exist.
+    pub fn create(&self, _lock: &WriterLock, text: &str, message: &str) -> Result<Oid> {
+        self.git.ensure_clean_state()?;
+        if self.registry.exists() {
+            return Err(Error::RegistryExists(self.registry.clone()));
+        }
+        let head = self.git.head_state(&self.rel)?;
+        if head.blob.is_some() {
+            return Err(self.dirty("deleted from the work tree"));
+        }
+        self.wait_for_index_lock()?;
+        let new_blob = Git::hash(text.as_bytes())?;
+        self.write_intent(head, new_blob)?;
+        self.write_atomic(text.as_bytes())?;
+        let commit = match self
+            .git
+            .commit_file(&self.rel, text.as_bytes(), head.commit, message)
+        {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = fs::remove_file(&self.registry);
+                self.clear_intent();
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.set_index_with_retry(new_blob) {
+            let _ = self.git.reset_head(commit, head.commit);
+            let _ = fs::remove_file(&self.registry);
+            self.clear_intent();
+            return Err(e);
+        }
+        self.clear_intent();
+        Ok(commit)
+    }
+
+    fn undo_file(&self, old: &str) {
+        let _ = self.write_atomic(old.as_bytes());
+        self.clear_intent();
+    }
+
+    fn set_index_with_retry(&self, blob: Oid) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            match self.git.set_index_entry(&self.rel, blob, &self.registry) {
+                Ok(()) => return Ok(()),
+                Err(Error::Git(e))
+                    if e.code() == git2::ErrorCode::Locked && start.elapsed() < INDEX_LOCK_WAIT =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(Error::Git(e)) if e.code() == git2::ErrorCode::Locked => {
+                    return Err(Error::Locked {
+                        what: "the git index",
+                        path: self.git.index_lock_path(),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn wait_for_index_lock(&self) -> Result<()> {
+        let path = self.git.index_lock_path();
+        let start = Instant::now();
+        while path.exists() {
+            if start.elapsed() >= INDEX_LOCK_WAIT {
+                return Err(Error::Locked {
+                    what: "the git index",
+                    path,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// Temp file, fsync, rename over the registry, fsync the directory.
+    fn write_atomic(&self, bytes: &[u8]) -> Result<()> {
+        let tmp = self.temp_path();
+        let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
+        let mut f = File::create(&tmp).map_err(|e| Error::io(ctx("create"), e))?;
+        let res = (|| {
+            f.write_all(bytes).map_err(|e| Error::io(ctx("write"), e))?;
+            if let Ok(meta) = fs::metadata(&self.registry) {
+                let _ = f.set_permissions(meta.permissions());
+            }
+            f.sync_all().map_err(|e| Error::io(ctx("sync"), e))?;
+            fault("after-temp");
+            fs::rename(&tmp, &self.registry)
+                .map_err(|e| Error::io(format!("cannot replace {}", self.registry.display()), e))
+        })();
+        if res.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        res?;
+        if let Ok(dir) = File::open(&self.root) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+
+    fn write_intent(&self, head: HeadState, new_blob: Oid) -> Result<()> {
+        let path = self.intent_path();
+        let body = format!(
+            "head {}\nold {}\nnew {}\n",
+            head.commit
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "-".into()),
+            head.blob
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "-".into()),
+            new_blob
+        );
+        let mut f = File::create(&path)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        f.write_all(body.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    fn clear_intent(&self) {
+        let _ = fs::remove_file(self.intent_path());
+    }
+
+    /// Finishes or undoes a write that a bsi process did not complete, as
+    /// recorded in its intent. Returns what was done, for the user.
+    pub fn repair(&self) -> Result<Option<String>> {
+        let _ = fs::remove_file(self.temp_path());
+        let Ok(intent) = fs::read_to_string(self.intent_path()) else {
+            return Ok(None);
+        };
+        let field = |k: &str| {
+            intent
+                .lines()
+                .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+                .and_then(|v| Oid::from_str(&v).ok())
+        };
+        let (old, new) = (field("old "), field("new "));
+        let Some(new) = new else {
+            self.clear_intent();
+            return Ok(None);
+        };
+        let head = self.git.head_state(&self.rel)?;
+        let on_disk = match self.read_text() {
+            Ok(Some(t)) => Some(Git::hash(t.as_bytes())?),
+            _ => None,
+        };
+        let done = if head.blob == Some(new) {
+            // The commit landed: only the index may lag behind.
+            if on_disk == Some(new) {
+                self.set_index_with_retry(new)?;
+            }
+            Some("finished an interrupted bsi write (its commit had landed)".to_string())
+        } else if on_disk == Some(new) {
+            // Renamed but never committed: put the committed file back.
+            match old {
+                Some(old) => {
+                    let bytes = self.git.blob_bytes(old)?;
+                    self.write_atomic(&bytes)?;
+                    self.set_index_with_retry(old)?;
+                }
+                None => {
+                    let _ = fs::remove_file(&self.registry);
+                }
+            }
+            Some("rolled back an interrupted bsi write that never reached a commit".to_string())
+        } else {
+            None
+        };
+        self.clear_intent();
+        Ok(done)
+    }
+}
+
+/// Held while a bsi process reads, checks, writes and commits the registry.
+pub struct WriterLock {
+    _file: File,
+}
+
+fn line_of_byte(bytes: &[u8], at: usize) -> usize {
+    bytes[..at.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}

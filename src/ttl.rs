@@ -1,0 +1,244 @@
+//! Time rules: TTL syntax, expiry, the 8-hour ceiling, staleness and the
+//! timestamp format of the registry. Pure: every decision takes `now`.
+
+use chrono::{DateTime, Duration, FixedOffset, Local, NaiveDateTime, TimeZone};
+
+/// The default TTL when none is given: the spec's short session.
+pub const DEFAULT_TTL: Duration = Duration::hours(2);
+/// No claim lives longer than this after it was opened.
+pub const MAX_AGE: Duration = Duration::hours(8);
+/// The reason written in the stale table by the watchdog.
+pub const STALE_REASON: &str = "TTL expiré sans fermeture";
+/// The reason written when a claim outlived the 8-hour ceiling.
+pub const STALE_REASON_MAX: &str = "TTL expiré sans fermeture (8h maximum atteint)";
+
+/// A TTL the user asked for was not understood or is too long.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TtlError {
+    /// Not a duration.
+    #[error("`{0}` is not a duration: use 2h, 90m, 1h30m or short, deep, long")]
+    Syntax(String),
+    /// Zero or negative.
+    #[error("a TTL must be longer than zero")]
+    Zero,
+    /// More than 8 hours.
+    #[error("`{0}` is longer than the 8h maximum")]
+    TooLong(String),
+}
+
+/// Parses `2h`, `90m`, `1h30m`, `45min`, or the names `short` (2h), `deep`
+/// (4h) and `long` (8h).
+pub fn parse_ttl(raw: &str) -> Result<Duration, TtlError> {
+    let s = raw.trim().to_ascii_lowercase();
+    let named = match s.as_str() {
+        "short" => Some(2),
+        "deep" => Some(4),
+        "long" => Some(8),
+        _ => None,
+    };
+    if let Some(h) = named {
+        return Ok(Duration::hours(h));
+    }
+    let mut total: i64 = 0;
+    let mut digits = String::new();
+    let mut rest = s.as_str();
+    let mut any = false;
+    while !rest.is_empty() {
+        let c = rest.chars().next().unwrap_or(' ');
+        if c.is_ascii_digit() {
+            digits.push(c);
+            rest = &rest[1..];
+            continue;
+        }
+        let unit_len = rest
+            .find(|ch: char| ch.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = rest[..unit_len].trim();
+        rest = &rest[unit_len..];
+        let n: i64 = digits
+            .parse()
+            .map_err(|_| TtlError::Syntax(raw.to_string()))?;
+        digits.clear();
+        let minutes = match unit {
+            "h" | "hr" | "hour" | "hours" => n.checked_mul(60),
+            "m" | "min" | "mins" | "minute" | "minutes" => Some(n),
+            _ => return Err(TtlError::Syntax(raw.to_string())),
+        }
+        .ok_or_else(|| TtlError::TooLong(raw.to_string()))?;
+        total = total
+            .checked_add(minutes)
+            .ok_or_else(|| TtlError::TooLong(raw.to_string()))?;
+        any = true;
+    }
+    if !digits.is_empty() || !any {
+        return Err(TtlError::Syntax(raw.to_string()));
+    }
+    let ttl = Duration::minutes(total);
+    if ttl <= Duration::zero() {
+        return Err(TtlError::Zero);
+    }
+    if ttl > MAX_AGE {
+        return Err(TtlError::TooLong(raw.to_string()));
+    }
+    Ok(ttl)
+}
+
+/// Writes a duration for people: `2h`, `1h30m`, `45m`.
+pub fn format_duration(d: Duration) -> String {
+    let mins = d.num_minutes().abs();
+    let (h, m) = (mins / 60, mins % 60);
+    match (h, m) {
+        (0, m) => format!("{m}m"),
+        (h, 0) => format!("{h}h"),
+        (h, m) => format!("{h}h{m:02}m"),
+    }
+}
+
+/// The expiry of a claim opened at `opened` with `ttl`, held under the ceiling.
+pub fn expiry(opened: DateTime<FixedOffset>, ttl: Duration) -> DateTime<FixedOffset> {
+    opened + ttl.min(MAX_AGE)
+}
+
+/// The expiry after a renewal at `now`: `now + ttl`, never past 8h after opening.
+pub fn renewed_expiry(
+    opened: DateTime<FixedOffset>,
+    now: DateTime<FixedOffset>,
+    ttl: Duration,
+) -> DateTime<FixedOffset> {
+    (now + ttl).min(opened + MAX_AGE)
+}
+
+/// Whether an active claim must move to the stale table at `now`, and why.
+pub fn stale_reason(
+    opened: DateTime<FixedOffset>,
+    expires: DateTime<FixedOffset>,
+    now: DateTime<FixedOffset>,
+) -> Option<&'static str> {
+    if now >= opened + MAX_AGE {
+        Some(STALE_REASON_MAX)
+    } else if now >= expires {
+        Some(STALE_REASON)
+    } else {
+        None
+    }
+}
+
+/// `1h12m left` or `overdue 35m`.
+pub fn time_left(expires: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
+    let d = expires - now;
+    if d > Duration::zero() {
+        format!("{} left", format_duration(d))
+    } else {
+        format!("overdue {}", format_duration(d))
+    }
+}
+
+/// The registry's timestamp format: `2026-03-14 09:30 +01:00`.
+pub fn format_ts(t: DateTime<FixedOffset>) -> String {
+    t.format("%Y-%m-%d %H:%M %:z").to_string()
+}
+
+/// Reads a registry timestamp. With an offset (`+01:00`, `+0100`, `Z`), it is
+/// exact; without one, it is read in the local time zone `local`.
+pub fn parse_ts<Tz: TimeZone>(raw: &str, local: &Tz) -> Option<DateTime<FixedOffset>> {
+    let s = raw.trim();
+    for fmt in [
+        "%Y-%m-%d %H:%M %:z",
+        "%Y-%m-%d %H:%M %z",
+        "%Y-%m-%dT%H:%M%:z",
+    ] {
+        if let Ok(t) = DateTime::parse_from_str(s, fmt) {
+            return Some(t);
+        }
+    }
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t);
+    }
+    let naive = s.strip_suffix('Z').map(str::trim_end);
+    for fmt in ["%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S"] {
+        if let Some(n) = naive
+            && let Ok(t) = NaiveDateTime::parse_from_str(n, fmt)
+        {
+            return Some(t.and_utc().fixed_offset());
+        }
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, fmt) {
+            return local
+                .from_local_datetime(&t)
+                .earliest()
+                .map(|l| l.fixed_offset());
+        }
+    }
+    None
+}
+
+/// Parses a timestamp in the machine's local zone.
+pub fn parse_ts_local(raw: &str) -> Option<DateTime<FixedOffset>> {
+    parse_ts(raw, &Local)
+}
+
+/// Truncates to the minute, the registry's precision.
+pub fn to_minute(t: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+    use chrono::Timelike;
+    t.with_second(0)
+        .and_then(|t| t.with_nanosecond(0))
+        .unwrap_or(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    fn t(s: &str) -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339(s).expect("test timestamp")
+    }
+
+    #[test]
+    fn ttl_syntax() {
+        assert_eq!(parse_ttl("2h"), Ok(Duration::hours(2)));
+        assert_eq!(parse_ttl("90m"), Ok(Duration::minutes(90)));
+        assert_eq!(parse_ttl("1h30m"), Ok(Duration::minutes(90)));
+        assert_eq!(parse_ttl("deep"), Ok(Duration::hours(4)));
+        assert_eq!(parse_ttl("LONG"), Ok(Duration::hours(8)));
+        assert_eq!(parse_ttl("8h"), Ok(Duration::hours(8)));
+        assert!(matches!(parse_ttl("8h1m"), Err(TtlError::TooLong(_))));
+        assert!(matches!(parse_ttl("0m"), Err(TtlError::Zero)));
+        assert!(matches!(parse_ttl("2"), Err(TtlError::Syntax(_))));
+        assert!(matches!(parse_ttl("h"), Err(TtlError::Syntax(_))));
+        assert!(matches!(parse_ttl("2d"), Err(TtlError::Syntax(_))));
+        assert!(parse_ttl("99999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn staleness_and_ceiling() {
+        let o = t("2026-03-14T09:00:00+01:00");
+        let e = expiry(o, Duration::hours(2));
+        assert_eq!(stale_reason(o, e, t("2026-03-14T10:59:00+01:00")), None);
+        assert_eq!(
+            stale_reason(o, e, t("2026-03-14T11:00:00+01:00")),
+            Some(STALE_REASON)
+        );
+        // A hand-edited expiry past 8h does not save the claim.
+        let far = o + Duration::hours(30);
+        assert_eq!(
+            stale_reason(o, far, t("2026-03-14T17:00:00+01:00")),
+            Some(STALE_REASON_MAX)
+        );
+        let r = renewed_expiry(o, t("2026-03-14T16:00:00+01:00"), Duration::hours(2));
+        assert_eq!(r, o + MAX_AGE);
+    }
+
+    #[test]
+    fn timestamps() {
+        let x = t("2026-03-14T09:30:00+01:00");
+        assert_eq!(format_ts(x), "2026-03-14 09:30 +01:00");
+        assert_eq!(parse_ts(&format_ts(x), &Utc), Some(x));
+        assert_eq!(
+            parse_ts("2026-03-14 09:30", &Utc),
+            Some(t("2026-03-14T09:30:00Z"))
+        );
+        assert_eq!(parse_ts("2026-02-30 09:30 +00:00", &Utc), None);
+        assert_eq!(time_left(x, x - Duration::minutes(72)), "1h12m left");
+        assert_eq!(time_left(x, x + Duration::minutes(35)), "overdue 35m");
+    }
+}
