@@ -107,15 +107,14 @@ impl Registry {
 
     fn append_row(&mut self, kind: TableKind, line: String) {
         let end = self.table(kind).end;
-        let mut with = String::new();
-        // A table ending the file without a final newline.
-        if end == self.text.len() && !self.text.is_empty() && !self.text.ends_with('\n') {
-            with.push_str(self.eol);
-        }
-        with.push_str(&line);
-        if !(end == self.text.len() && !self.text.ends_with('\n')) {
-            with.push_str(self.eol);
-        }
+        // A table that ends the file without a final newline gets the line
+        // ending before the new row instead of after it.
+        let unterminated = end == self.text.len() && !self.text.ends_with('\n');
+        let with = if unterminated {
+            format!("{}{line}", self.eol)
+        } else {
+            format!("{line}{}", self.eol)
+        };
         self.push(end, end, with);
     }
 

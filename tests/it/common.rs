@@ -1,0 +1,263 @@
+//! A temporary brain: a real git repository with a fixed identity, a cleared
+//! environment (no global git config, fixed clock and time zone), and helpers
+//! to run `bsi` and `git` in it and to read back the registry and the log.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bsi"))
+}
+
+/// The clock every command sees unless a test says otherwise.
+pub const NOW: &str = "2026-03-14T09:30:00Z";
+
+/// A finished command.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// Asserts the exit code, showing the output when it differs.
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn ok(&self) -> &Run {
+        self.code(0)
+    }
+
+    #[track_caller]
+    pub fn stdout_has(&self, s: &str) -> &Run {
+        assert!(
+            self.stdout.contains(s),
+            "stdout lacks {s:?}:\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, s: &str) -> &Run {
+        assert!(
+            self.stderr.contains(s),
+            "stderr lacks {s:?}:\n{}\n--- stdout\n{}",
+            self.stderr,
+            self.stdout
+        );
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// A temporary brain repository.
+pub struct Brain {
+    pub dir: TempDir,
+    pub now: String,
+}
+
+/// Environment shared by bsi and git runs: nothing from the user's machine.
+pub fn clean_env(cmd: &mut Command, home: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("TZ", "UTC")
+        .env("LANG", "C")
+        .env("USER", "tester")
+        .env("HOSTNAME", "box");
+}
+
+impl Brain {
+    /// An empty repository with an identity, no commit yet.
+    pub fn bare_repo() -> Brain {
+        let dir = tempfile::Builder::new()
+            .prefix("bsi-test")
+            .tempdir()
+            .expect("tempdir");
+        let b = Brain {
+            dir,
+            now: NOW.to_string(),
+        };
+        b.git(&["init", "-q", "-b", "main"]);
+        b.git(&["config", "user.name", "Test Person"]);
+        b.git(&["config", "user.email", "test@example.com"]);
+        b.git(&["config", "commit.gpgsign", "false"]);
+        b
+    }
+
+    /// A repository with a few files and an initialised registry.
+    pub fn new() -> Brain {
+        let b = Brain::bare_repo();
+        b.write("agents/alice.md", "# Alice\n\nnotes\n");
+        b.write("agents/bob.md", "# Bob\n");
+        b.write(
+            "projets/plan.md",
+            "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n",
+        );
+        b.write("README.md", "# Brain\n");
+        b.git(&["add", "-A"]);
+        b.git(&["commit", "-q", "-m", "base"]);
+        b.bsi(&["init"]).ok();
+        b
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        clean_env(&mut cmd, self.path());
+        cmd.current_dir(self.path())
+            .env("BSI_NOW", &self.now)
+            .args(args);
+        cmd
+    }
+
+    /// Runs bsi at the repository root.
+    pub fn bsi(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().expect("run bsi"))
+    }
+
+    /// Runs bsi with extra environment variables.
+    pub fn bsi_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().expect("run bsi"))
+    }
+
+    /// Runs bsi in a subdirectory.
+    pub fn bsi_in(&self, sub: &str, args: &[&str]) -> Run {
+        let mut cmd = self.command(args);
+        cmd.current_dir(self.path().join(sub));
+        Run::from(cmd.output().expect("run bsi"))
+    }
+
+    /// Runs git and returns its stdout; panics when it fails.
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        let r = self.git_run(args);
+        assert_eq!(r.code, 0, "git {args:?} failed: {}", r.stderr);
+        r.stdout
+    }
+
+    pub fn git_run(&self, args: &[&str]) -> Run {
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, self.path());
+        Run::from(
+            cmd.current_dir(self.path())
+                .args(args)
+                .output()
+                .expect("run git"),
+        )
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(p, content).expect("write");
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.path().join(rel)).expect("read")
+    }
+
+    pub fn registry(&self) -> String {
+        self.read("BRAIN-INDEX.md")
+    }
+
+    /// Number of commits on HEAD.
+    pub fn commits(&self) -> usize {
+        self.git(&["rev-list", "--count", "HEAD"])
+            .trim()
+            .parse()
+            .expect("count")
+    }
+
+    /// Subject of the last commit.
+    pub fn last_subject(&self) -> String {
+        self.git(&["log", "-1", "--format=%s"]).trim().to_string()
+    }
+
+    /// Files changed by the last commit.
+    pub fn last_files(&self) -> Vec<String> {
+        self.git(&["show", "--name-only", "--format=", "HEAD"])
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    /// Rows of the registry's table under `heading` (body rows only).
+    pub fn rows(&self, heading: &str) -> Vec<String> {
+        let text = self.registry();
+        let mut out = Vec::new();
+        let mut inside = false;
+        let mut seen_delim = false;
+        for line in text.lines() {
+            if line.starts_with("## ") {
+                inside = line.trim_start_matches("## ").trim() == heading;
+                seen_delim = false;
+                continue;
+            }
+            if inside && line.starts_with('|') {
+                if line.starts_with("|--") || line.starts_with("|-") {
+                    seen_delim = true;
+                } else if seen_delim {
+                    out.push(line.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    pub fn active(&self) -> Vec<String> {
+        self.rows("Claims actifs")
+    }
+
+    pub fn stale(&self) -> Vec<String> {
+        self.rows("Claims stale — contrôle requis")
+    }
+
+    pub fn history(&self) -> Vec<String> {
+        self.rows("Historique")
+    }
+
+    /// `git status --porcelain`.
+    pub fn status(&self) -> String {
+        self.git(&["status", "--porcelain"])
+    }
+}

@@ -1,0 +1,780 @@
+//! The core contract: registry, scopes and conflicts, TTL, the commands, and
+//! the git journal. Each test checks output and exit code, the registry's
+//! bytes, and the git log.
+
+use std::process::Stdio;
+
+use crate::common::{Brain, NOW};
+
+#[test]
+fn init_writes_three_tables_and_commits_once() {
+    let b = Brain::new();
+    let reg = b.registry();
+    assert!(reg.contains("## Claims actifs\n"));
+    assert!(reg.contains("## Claims stale — contrôle requis\n"));
+    assert!(reg.contains("## Historique\n"));
+    assert_eq!(b.commits(), 2);
+    assert_eq!(b.last_subject(), "bsi: init BRAIN-INDEX.md");
+    assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    assert_eq!(b.status(), "");
+    // A second init refuses and changes nothing.
+    b.bsi(&["init"]).code(1).stderr_has("already exists");
+    assert_eq!(b.registry(), reg);
+    assert_eq!(b.commits(), 2);
+}
+
+#[test]
+fn init_on_an_unborn_branch_makes_the_first_commit() {
+    let b = Brain::bare_repo();
+    b.bsi(&["init"]).ok().stdout_has("Registry created");
+    assert_eq!(b.commits(), 1);
+    b.bsi(&["open", "notes/", "--session", "s1"]).ok();
+    assert_eq!(b.commits(), 2);
+}
+
+#[test]
+fn open_writes_one_row_and_one_commit_with_trailers() {
+    let b = Brain::new();
+    let r = b.bsi(&[
+        "open",
+        "agents/",
+        "--session",
+        "sess-a",
+        "--agent",
+        "alice",
+        "--note",
+        "tidy | up",
+    ]);
+    r.ok()
+        .stdout_has("Claim opened — agents/ / expires 2026-03-14 11:30 +00:00")
+        .stdout_has("Session: sess-a");
+    assert_eq!(
+        b.active(),
+        vec![
+            "| sess-a | agents/ | dir | alice | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | tidy \\| up |"
+        ]
+    );
+    assert_eq!(b.commits(), 3);
+    assert_eq!(b.last_subject(), "bsi: open sess-a agents/");
+    let msg = b.git(&["log", "-1", "--format=%B"]);
+    assert!(msg.contains("BSI-Session: sess-a\n"), "{msg}");
+    assert!(msg.contains("BSI-Action: open\n"), "{msg}");
+    assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    assert_eq!(b.status(), "");
+    // The escaped pipe reads back as a pipe.
+    let st = b.bsi(&["status", "--json"]);
+    assert_eq!(st.json()["active"][0]["note"], "tidy | up");
+}
+
+#[test]
+fn a_generated_session_id_has_the_spec_format() {
+    let b = Brain::new();
+    let r = b.bsi(&["open", "agents/alice.md"]);
+    r.ok().stdout_has("export BSI_SESSION=sess-20260314-0930-");
+    let j = b.bsi(&["status", "--json"]).json();
+    let id = j["active"][0]["session"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    assert_eq!(id.len(), "sess-20260314-0930-a3f9".len(), "{id}");
+    assert!(id.starts_with("sess-20260314-0930-"));
+    assert!(
+        id[19..]
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    );
+    assert_eq!(j["active"][0]["agent"], "tester@box");
+}
+
+fn refused(b: &Brain, held: &str, wanted: &str) {
+    b.bsi(&["open", held, "--session", "holder"]).ok();
+    let before = b.registry();
+    let commits = b.commits();
+    let r = b.bsi(&["open", wanted, "--session", "other"]);
+    r.code(3)
+        .stderr_has("Claim refused")
+        .stderr_has("holder holds");
+    assert_eq!(b.registry(), before, "a refused claim writes nothing");
+    assert_eq!(b.commits(), commits, "a refused claim commits nothing");
+}
+
+#[test]
+fn conflict_same_scope() {
+    refused(&Brain::new(), "agents/alice.md", "agents/alice.md");
+}
+
+#[test]
+fn conflict_global_with_anything() {
+    refused(&Brain::new(), "global", "projets/plan.md#Goals");
+    refused(&Brain::new(), "projets/plan.md#Q1", "global");
+}
+
+#[test]
+fn conflict_dir_with_what_is_inside_either_way() {
+    refused(&Brain::new(), "agents/", "agents/alice.md");
+    refused(&Brain::new(), "agents/alice.md", "agents/");
+    refused(&Brain::new(), "projets/", "projets/plan.md#Risks");
+}
+
+#[test]
+fn a_path_that_is_a_directory_on_disk_is_a_dir_scope() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents", "--session", "s1"]).ok();
+    assert!(b.active()[0].contains("| agents/ | dir |"));
+    b.bsi(&["open", "agents/bob.md", "--session", "s2"]).code(3);
+}
+
+#[test]
+fn conflict_file_with_its_sections() {
+    refused(&Brain::new(), "projets/plan.md", "projets/plan.md#Q2");
+    refused(&Brain::new(), "projets/plan.md#Risks", "projets/plan.md");
+}
+
+#[test]
+fn nested_sections_conflict_and_siblings_do_not() {
+    // `## Goals` contains `### Q1` in the real file.
+    refused(&Brain::new(), "projets/plan.md#Goals", "projets/plan.md#q1");
+    refused(&Brain::new(), "projets/plan.md#Q1", "projets/plan.md#goals");
+    let b = Brain::new();
+    b.bsi(&["open", "projets/plan.md#Q1", "--session", "s1"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Q2", "--session", "s2"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "s3"])
+        .ok();
+    assert_eq!(b.active().len(), 3);
+    // Headings are matched case-insensitively and stored as the file writes them.
+    assert!(b.active()[0].contains("projets/plan.md#Q1"));
+}
+
+#[test]
+fn refusal_names_the_holder_and_proposes_free_scopes() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Q1",
+        "--session",
+        "s1",
+        "--agent",
+        "alice",
+    ])
+    .ok();
+    let r = b.bsi(&["open", "projets/plan.md", "--session", "s2", "--json"]);
+    r.code(3);
+    let j = r.json();
+    assert_eq!(j["error"], "conflict");
+    let c = &j["conflicts"][0];
+    assert_eq!(c["session"], "s1");
+    assert_eq!(c["scope"], "projets/plan.md#Q1");
+    assert_eq!(c["level"], "section");
+    assert_eq!(c["agent"], "alice");
+    assert_eq!(c["expires"], "2026-03-14T11:30:00Z");
+    assert_eq!(c["stale"], false);
+    let alts: Vec<String> = j["alternatives"]
+        .as_array()
+        .expect("alternatives")
+        .iter()
+        .map(|v| v.as_str().expect("str").to_string())
+        .collect();
+    assert!(
+        alts.contains(&"projets/plan.md#Risks".to_string()),
+        "{alts:?}"
+    );
+    assert!(alts.contains(&"projets/plan.md#Q2".to_string()), "{alts:?}");
+    assert!(
+        !alts
+            .iter()
+            .any(|a| a.ends_with("#Q1") || a.ends_with("#Goals") || a.ends_with("#Plan")),
+        "{alts:?}"
+    );
+    // The human form says the same on stderr.
+    let h = b.bsi(&["open", "projets/plan.md", "--session", "s2"]);
+    h.code(3)
+        .stderr_has("s1 holds projets/plan.md#Q1 [section], agent alice")
+        .stderr_has("Free nearby:");
+}
+
+#[test]
+fn stale_claims_still_block() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let late = b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
+    late.code(4).stdout_has("0 active claims, 1 stale");
+    assert_eq!(b.stale().len(), 1);
+    let r = b.bsi_env(
+        &["open", "agents/bob.md", "--session", "s2", "--json"],
+        &[("BSI_NOW", "2026-03-14T12:00:00Z")],
+    );
+    r.code(3);
+    assert_eq!(r.json()["conflicts"][0]["stale"], true);
+}
+
+#[test]
+fn reopening_a_held_scope_is_a_safe_no_op() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let reg = b.registry();
+    let n = b.commits();
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .ok()
+        .stdout_has("Already held — agents/");
+    assert_eq!(b.registry(), reg);
+    assert_eq!(b.commits(), n);
+    // BSI_SESSION works the same.
+    b.bsi_env(&["open", "agents/"], &[("BSI_SESSION", "s1")])
+        .ok()
+        .stdout_has("Already held");
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn multi_scope_open_is_all_or_none() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/bob.md", "--session", "s1"]).ok();
+    let reg = b.registry();
+    let n = b.commits();
+    b.bsi(&["open", "projets/", "agents/", "--session", "s2"])
+        .code(3);
+    assert_eq!(b.registry(), reg);
+    assert_eq!(b.commits(), n);
+    b.bsi(&["open", "projets/", "agents/alice.md", "--session", "s2"])
+        .ok();
+    assert_eq!(b.active().len(), 3);
+    assert_eq!(b.commits(), n + 1);
+    assert_eq!(b.last_subject(), "bsi: open s2 projets/, agents/alice.md");
+}
+
+#[test]
+fn close_moves_claims_to_history_as_completed() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/",
+        "projets/plan.md#Goals",
+        "--session",
+        "s1",
+    ])
+    .ok();
+    let r = b.bsi_env(
+        &["close", "--json"],
+        &[("BSI_SESSION", "s1"), ("BSI_NOW", "2026-03-14T10:15:00Z")],
+    );
+    r.ok();
+    assert_eq!(r.json()["closed"].as_array().map(Vec::len), Some(2));
+    assert!(b.active().is_empty());
+    assert_eq!(
+        b.history(),
+        vec![
+            "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 10:15 +00:00 | completed |  |",
+            "| s1 | projets/plan.md#Goals | section | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 10:15 +00:00 | completed |  |",
+        ]
+    );
+    assert_eq!(
+        b.last_subject(),
+        "bsi: close s1 agents/, projets/plan.md#Goals"
+    );
+    // The scope is free again.
+    b.bsi(&["open", "agents/alice.md", "--session", "s2"]).ok();
+}
+
+#[test]
+fn close_one_scope_and_unknown_sessions() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "projets/", "--session", "s1"])
+        .ok();
+    b.bsi(&["close", "s1", "--scope", "projets"])
+        .ok()
+        .stdout_has("Claim closed — s1 (projets/)");
+    assert_eq!(b.active().len(), 1);
+    let n = b.commits();
+    b.bsi(&["close", "nobody"])
+        .code(1)
+        .stderr_has("session nobody holds no claim");
+    b.bsi(&["close"]).code(2).stderr_has("no session given");
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn renew_extends_and_never_past_eight_hours() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--ttl", "deep"])
+        .ok()
+        .stdout_has("expires 2026-03-14 13:30");
+    b.bsi_env(
+        &["renew", "s1", "--ttl", "4h"],
+        &[("BSI_NOW", "2026-03-14T12:00:00Z")],
+    )
+    .ok()
+    .stdout_has("expires 2026-03-14 16:00 +00:00");
+    b.bsi_env(
+        &["renew", "s1", "--ttl", "4h"],
+        &[("BSI_NOW", "2026-03-14T15:00:00Z")],
+    )
+    .ok()
+    .stdout_has("expires 2026-03-14 17:30 +00:00 (8h maximum)");
+    assert_eq!(b.last_subject(), "bsi: renew s1 agents/");
+    let n = b.commits();
+    b.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T16:00:00Z")])
+        .code(1)
+        .stderr_has("nothing to extend");
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn ttl_syntax_and_limit() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--ttl", "90m"])
+        .ok()
+        .stdout_has("expires 2026-03-14 11:00");
+    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "long"])
+        .ok()
+        .stdout_has("expires 2026-03-14 17:30");
+    let n = b.commits();
+    b.bsi(&["open", "README.md", "--session", "s3", "--ttl", "9h"])
+        .code(2)
+        .stderr_has("8h maximum");
+    b.bsi(&["open", "README.md", "--session", "s3", "--ttl", "soon"])
+        .code(2);
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn watchdog_marks_expired_and_over_eight_hours_stale() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "8h"])
+        .ok();
+    b.bsi(&["watchdog"])
+        .ok()
+        .stdout_has("2 active claims, 0 stale");
+    let n = b.commits();
+    // Nothing expired: no commit.
+    assert_eq!(b.commits(), n);
+    let r = b.bsi_env(
+        &["watchdog", "--json"],
+        &[("BSI_NOW", "2026-03-14T12:00:00Z")],
+    );
+    r.code(4);
+    let j = r.json();
+    assert_eq!(
+        (j["active"].as_u64(), j["stale"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(b.stale().len(), 1);
+    assert!(
+        b.stale()[0].contains("| s1 | agents/ |")
+            && b.stale()[0].contains("TTL expiré sans fermeture")
+    );
+    assert_eq!(b.last_subject(), "bsi: watchdog s1 1 stale");
+    // Already stale, nothing new: exit 4 again, no new commit.
+    let n = b.commits();
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4)
+        .stdout_has("1 active claims, 1 stale");
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn a_hand_edited_expiry_past_eight_hours_does_not_keep_a_claim_active() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let reg = b
+        .registry()
+        .replace("2026-03-14 11:30 +00:00", "2026-03-15 11:30 +00:00");
+    b.write("BRAIN-INDEX.md", &reg);
+    b.git(&["commit", "-qam", "hand edit"]);
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:29:00Z")])
+        .ok();
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:30:00Z")])
+        .code(4);
+    assert!(b.stale()[0].contains("8h maximum"));
+}
+
+#[test]
+fn release_needs_confirm_and_force_for_active_claims() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "4h"])
+        .ok();
+    let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
+    b.bsi_env(&["watchdog"], &later).code(4);
+    let reg = b.registry();
+    let n = b.commits();
+    b.bsi_env(&["release", "s1"], &later)
+        .code(1)
+        .stderr_has("It would free")
+        .stderr_has("--confirm");
+    assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
+    b.bsi_env(&["release", "s2", "--confirm"], &later)
+        .code(1)
+        .stderr_has("still has active claims");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+    b.bsi_env(&["release", "s1", "--confirm"], &later)
+        .ok()
+        .stdout_has("released");
+    assert!(b.stale().is_empty());
+    assert!(b.history()[0].contains("| released |"));
+    assert_eq!(b.last_subject(), "bsi: release s1 agents/");
+    b.bsi_env(&["release", "s2", "--confirm", "--force"], &later)
+        .ok();
+    assert!(b.history()[1].contains("| force-released |"));
+    assert!(b.active().is_empty());
+}
+
+#[test]
+fn status_is_read_only_and_shows_time_left() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+        .ok();
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
+    b.bsi_env(
+        &["open", "projets/", "--session", "s2"],
+        &[("BSI_NOW", "2026-03-14T12:00:00Z")],
+    )
+    .ok();
+    let reg = b.registry();
+    let n = b.commits();
+    let r = b.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:48:00Z")]);
+    r.ok()
+        .stdout_has("1h12m left")
+        .stdout_has("STALE overdue 1h18m")
+        .stdout_has("1 active, 1 stale");
+    let j = b
+        .bsi_env(
+            &["status", "--json"],
+            &[("BSI_NOW", "2026-03-14T12:48:00Z")],
+        )
+        .json();
+    assert_eq!(j["active"][0]["scope"], "projets/");
+    assert_eq!(j["active"][0]["level"], "dir");
+    assert_eq!(j["active"][0]["opened"], "2026-03-14T12:00:00Z");
+    assert_eq!(j["stale"][0]["session"], "s1");
+    assert_eq!(j["stale"][0]["agent"], "alice");
+    for k in [
+        "session", "scope", "level", "agent", "opened", "expires", "note",
+    ] {
+        assert!(j["stale"][0].get(k).is_some(), "{k}");
+    }
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+}
+
+#[test]
+fn log_is_the_journal_from_git() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.write("README.md", "# Brain\nmore\n");
+    b.git(&["commit", "-qam", "unrelated"]);
+    b.bsi(&["close", "s1"]).ok();
+    let j = b.bsi(&["log", "--json"]).json();
+    let entries = j.as_array().expect("array");
+    assert_eq!(entries.len(), 3, "{j}");
+    assert_eq!(entries[0]["action"], "close");
+    assert_eq!(entries[0]["sessions"][0], "s1");
+    assert_eq!(entries[1]["action"], "open");
+    assert_eq!(entries[2]["action"], "init");
+    assert_eq!(entries[0]["author"], "Test Person <test@example.com>");
+    b.bsi(&["log", "-n", "1"])
+        .ok()
+        .stdout_has("bsi: close s1 agents/");
+}
+
+#[test]
+fn scopes_from_a_subdirectory_are_stored_from_the_root() {
+    let b = Brain::new();
+    b.bsi_in("agents", &["open", "alice.md", "--session", "s1"])
+        .ok()
+        .stdout_has("agents/alice.md");
+    b.bsi_in(
+        "agents",
+        &["open", "../projets/plan.md#Risks", "--session", "s2"],
+    )
+    .ok();
+    assert!(b.active()[0].contains("| agents/alice.md | file |"));
+    assert!(b.active()[1].contains("| projets/plan.md#Risks | section |"));
+    b.bsi_in("agents", &["close", "s1", "--scope", "alice.md"])
+        .ok();
+}
+
+#[test]
+fn bad_scopes_are_refused_before_anything_is_written() {
+    let b = Brain::new();
+    let reg = b.registry();
+    let n = b.commits();
+    for bad in [
+        "/etc/passwd",
+        "../outside.md",
+        "agents/../../x",
+        "",
+        "a\nb.md",
+        "plan.md#",
+        "projets/plan.md#Nope",
+    ] {
+        b.bsi(&["open", bad, "--session", "s1"]).code(2);
+    }
+    b.bsi(&["open", "projets/plan.md#Nope", "--session", "s1"])
+        .stderr_has("its headings are: Plan, Goals");
+    b.bsi(&["open", "BRAIN-INDEX.md", "--session", "s1"])
+        .code(2);
+    b.bsi(&["open", "x.md", "--session", "bad id"]).code(2);
+    b.bsi(&["open", "x.md", "--session", "s1", "--note", "two\nlines"])
+        .code(2);
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_brain_is_refused() {
+    let b = Brain::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.md"), "# S\n").expect("write");
+    std::os::unix::fs::symlink(outside.path(), b.path().join("link")).expect("symlink");
+    b.bsi(&["open", "link/secret.md", "--session", "s1"])
+        .code(2)
+        .stderr_has("outside the brain");
+    b.bsi(&["open", "link/", "--session", "s1"]).code(2);
+}
+
+#[test]
+fn bytes_outside_changed_rows_are_kept() {
+    let b = Brain::new();
+    let custom = "\u{feff}# My brain index\r\n\r\nSome prose | with a pipe.\r\n\r\n## Claims actifs\r\n\r\n| Session | Scope | Niveau | Ouvert le | Expire le | Owner team |\r\n|:--|---|---|---|---|--:|\r\n| keep | README.md | file | 2026-03-14 08:00 +00:00 | 2026-03-14 10:00 +00:00 | red |\r\n\r\n<!-- a comment -->\r\n\r\n## Claims stale — contrôle requis\r\n\r\n| Session | Scope | Niveau | Ouvert le | Expire le | Raison probable |\r\n|---|---|---|---|---|---|\r\n\r\n## Historique\r\n\r\n| Session | Scope | Ouvert | Fermé | Statut |\r\n|---|---|---|---|---|\r\n| old | x.md | 2026-01-01 10:00 | 2026-01-01 11:00 | completed |\r\n\r\n## Other notes\r\n\r\ntrailing text";
+    b.write("BRAIN-INDEX.md", custom);
+    b.git(&["commit", "-qam", "custom registry"]);
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let after = b.registry();
+    let expected = custom.replace(
+        "| red |\r\n",
+        "| red |\r\n| s1 | agents/ | dir | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 |  |\r\n",
+    );
+    assert_eq!(after, expected);
+    b.bsi(&["close", "s1"]).ok();
+    let closed = custom.replace(
+        "| completed |\r\n",
+        "| completed |\r\n| s1 | agents/ | 2026-03-14 09:30 +00:00 | 2026-03-14 09:30 +00:00 | completed |\r\n",
+    );
+    assert_eq!(b.registry(), closed);
+    // Moving a row keeps its unknown column when the other table has it too.
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T10:30:00Z")])
+        .code(4);
+    assert!(b.registry().contains("| keep | README.md | file | 2026-03-14 08:00 +00:00 | 2026-03-14 10:00 +00:00 | TTL expiré sans fermeture |\r\n"));
+    assert!(
+        b.registry()
+            .ends_with("## Other notes\r\n\r\ntrailing text")
+    );
+}
+
+#[test]
+fn staged_user_files_are_not_swept_into_bsi_commits() {
+    let b = Brain::new();
+    b.write("agents/alice.md", "# Alice\n\nedited\n");
+    b.write("new.md", "new\n");
+    b.git(&["add", "agents/alice.md", "new.md"]);
+    let staged_before = b.git(&["diff", "--cached", "--name-only"]);
+    b.bsi(&["open", "projets/", "--session", "s1"]).ok();
+    assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    assert_eq!(b.git(&["diff", "--cached", "--name-only"]), staged_before);
+    assert!(
+        b.git(&["diff", "--cached", "agents/alice.md"])
+            .contains("+edited")
+    );
+    assert!(b.status().contains("A  new.md"));
+    assert!(!b.status().contains("BRAIN-INDEX.md"));
+}
+
+#[test]
+fn uncommitted_registry_edits_are_refused() {
+    let b = Brain::new();
+    let edited = b.registry() + "\nmanual note\n";
+    b.write("BRAIN-INDEX.md", &edited);
+    let n = b.commits();
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("not committed (modified)");
+    assert_eq!((b.registry(), b.commits()), (edited.clone(), n));
+    b.git(&["add", "BRAIN-INDEX.md"]);
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("(staged)");
+    assert_eq!(b.registry(), edited);
+}
+
+#[test]
+fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | | extra | cells |",
+            "cells but the header has",
+        ),
+        (
+            "| s1 | agents/ | file | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
+            "does not match scope",
+        ),
+        (
+            "| s1 | agents/ | folder | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
+            "unknown level",
+        ),
+        (
+            "| s1 | agents/ | dir | tester@box | 2026-02-30 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
+            "is not a time",
+        ),
+        (
+            "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-13 11:30 +00:00 | |",
+            "expires before it was opened",
+        ),
+    ];
+    for (row, why) in cases {
+        let b = Brain::new();
+        let reg = b
+            .registry()
+            .replacen("|------|\n", &format!("|------|\n{row}\n"), 1);
+        b.write("BRAIN-INDEX.md", &reg);
+        b.git(&["commit", "-qam", "bad row"]);
+        let n = b.commits();
+        for args in [
+            &["open", "projets/", "--session", "s2"][..],
+            &["status"],
+            &["watchdog"],
+        ] {
+            b.bsi(args)
+                .code(5)
+                .stderr_has("BRAIN-INDEX.md: line 10:")
+                .stderr_has(why);
+        }
+        assert_eq!((b.registry(), b.commits()), (reg, n));
+    }
+    let b = Brain::new();
+    let reg = b.registry().replace("## Historique", "## History");
+    b.write("BRAIN-INDEX.md", &reg);
+    b.git(&["commit", "-qam", "renamed heading"]);
+    b.bsi(&["open", "x.md", "--session", "s"])
+        .code(5)
+        .stderr_has("no table under a `## Historique` heading");
+    assert_eq!(b.registry(), reg);
+}
+
+#[test]
+fn no_registry_means_exit_five_with_a_hint() {
+    let b = Brain::bare_repo();
+    b.bsi(&["status"]).code(5).stderr_has("bsi init");
+    b.bsi(&["open", "x.md", "--session", "s"]).code(5);
+}
+
+#[test]
+fn commits_work_without_any_git_identity() {
+    let b = Brain::bare_repo();
+    b.git(&["config", "--unset", "user.name"]);
+    b.git(&["config", "--unset", "user.email"]);
+    b.bsi(&["init"]).ok().stdout_has("no git identity");
+    b.bsi(&["open", "x.md", "--session", "s1"]).ok();
+    assert_eq!(
+        b.git(&["log", "-1", "--format=%an <%ae>"]).trim(),
+        "bsi <bsi@localhost>"
+    );
+}
+
+#[test]
+fn a_registry_named_elsewhere_is_used_with_scopes_relative_to_it() {
+    let b = Brain::new();
+    b.write("sub/brain/notes.md", "# N\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-qm", "sub"]);
+    b.bsi_env(&["init"], &[("BSI_REGISTRY", "sub/brain/BRAIN-INDEX.md")])
+        .ok();
+    b.bsi(&[
+        "--registry",
+        "sub/brain/BRAIN-INDEX.md",
+        "open",
+        "sub/brain/notes.md",
+        "--session",
+        "s1",
+    ])
+    .ok();
+    let reg = b.read("sub/brain/BRAIN-INDEX.md");
+    assert!(reg.contains("| s1 | notes.md | file |"), "{reg}");
+    assert_eq!(b.last_files(), vec!["sub/brain/BRAIN-INDEX.md"]);
+}
+
+fn spawn_many(b: &Brain, argsets: Vec<Vec<String>>) -> Vec<i32> {
+    let children: Vec<_> = argsets
+        .iter()
+        .map(|args| {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            b.command(&refs)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|mut c| c.wait().expect("wait").code().unwrap_or(-1))
+        .collect()
+}
+
+#[test]
+fn sixteen_concurrent_opens_of_distinct_scopes_all_land() {
+    let b = Brain::new();
+    let n = b.commits();
+    let sets = (0..16)
+        .map(|i| {
+            vec![
+                "open".into(),
+                format!("area{i}/"),
+                "--session".into(),
+                format!("s{i}"),
+            ]
+        })
+        .collect();
+    let codes = spawn_many(&b, sets);
+    assert!(codes.iter().all(|&c| c == 0), "{codes:?}");
+    assert_eq!(b.active().len(), 16);
+    assert_eq!(b.commits(), n + 16);
+    let subjects = b.git(&["log", "--format=%s", "-16"]);
+    for i in 0..16 {
+        assert!(
+            subjects.contains(&format!("bsi: open s{i} area{i}/\n")),
+            "{subjects}"
+        );
+    }
+    assert_eq!(b.status(), "");
+    b.git(&["fsck", "--no-progress"]);
+}
+
+#[test]
+fn sixteen_concurrent_opens_of_one_scope_give_one_winner() {
+    let b = Brain::new();
+    let n = b.commits();
+    let sets = (0..16)
+        .map(|i| {
+            vec![
+                "open".into(),
+                "projets/plan.md#Goals".into(),
+                "--session".into(),
+                format!("s{i}"),
+            ]
+        })
+        .collect();
+    let mut codes = spawn_many(&b, sets);
+    codes.sort();
+    assert_eq!(codes, [vec![0], vec![3; 15]].concat());
+    assert_eq!(b.active().len(), 1);
+    assert_eq!(b.commits(), n + 1);
+    assert_eq!(b.status(), "");
+}
+
+#[test]
+fn bsi_now_is_the_clock() {
+    let b = Brain::new();
+    assert_eq!(NOW, "2026-03-14T09:30:00Z");
+    b.bsi_env(
+        &["open", "x.md", "--session", "s"],
+        &[("BSI_NOW", "2026-03-14T10:30:00+01:00")],
+    )
+    .ok()
+    .stdout_has("expires 2026-03-14 11:30 +00:00");
+    b.bsi_env(&["status"], &[("BSI_NOW", "yesterday")])
+        .code(2)
+        .stderr_has("BSI_NOW");
+}
