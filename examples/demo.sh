@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A day in a small brain: builds bsi, makes a temporary git repository with a
+# few folders and a file with nested sections, and walks through the main job:
+# claims opened, an overlap refused with free alternatives, two sessions
+# sharing one file by sections, the watchdog with a later clock, a person
+# releasing a stale claim, and the journal.
+#
+# Usage: examples/demo.sh            (keeps nothing: the brain is deleted at the end)
+#        KEEP=1 examples/demo.sh     (prints where the brain is and keeps it)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${BSI:-}" ]; then
+  cargo build --quiet --manifest-path "$here/Cargo.toml"
+  BSI="$here/target/debug/bsi"
+fi
+
+brain=$(mktemp -d "${TMPDIR:-/tmp}/bsi-demo.XXXXXX")
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$brain"' EXIT; fi
+cd "$brain"
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { step "$*"; set +e; "$@"; local rc=$?; set -e; [ $rc -eq 0 ] || echo "(exit $rc)"; }
+
+git init -q -b main
+git config user.name "Demo Person"
+git config user.email "demo@example.com"
+mkdir -p agents projets
+printf '# Alice\n\nWhat Alice knows.\n' > agents/alice.md
+printf '# Bob\n\nWhat Bob knows.\n' > agents/bob.md
+printf '# Plan\n\n## Goals\n\n### Q1\n\nShip it.\n\n### Q2\n\nGrow it.\n\n## Risks\n\nNone yet.\n' > projets/plan.md
+git add -A && git commit -q -m "A small brain"
+
+# Morning, 09:30: every command below sees this clock.
+export BSI_NOW=2026-03-14T09:30:00Z TZ=UTC
+
+run "$BSI" init
+run "$BSI" open agents/ --session sess-20260314-0930-ag01 --agent claude --note "tidy the agents"
+run "$BSI" open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex
+# Another agent wants the whole plan: refused, with what is free instead.
+run "$BSI" open projets/plan.md --session sess-20260314-0931-rk03 --agent gemini
+# It takes the free section: two sessions now share one file.
+run "$BSI" open "projets/plan.md#Risks" --session sess-20260314-0931-rk03 --agent gemini
+run "$BSI" status
+run "$BSI" close sess-20260314-0931-rk03 --agent gemini
+
+# Afternoon, 12:00: the first two sessions never closed.
+export BSI_NOW=2026-03-14T12:00:00Z
+run "$BSI" watchdog
+run "$BSI" status
+# A person checks that the agents session is gone, then frees its claim.
+run "$BSI" release sess-20260314-0930-ag01
+run "$BSI" release sess-20260314-0930-ag01 --confirm
+run "$BSI" log
+step "git log --oneline -- BRAIN-INDEX.md"
+git log --oneline -- BRAIN-INDEX.md
+step "cat BRAIN-INDEX.md"
+cat BRAIN-INDEX.md
+if [ -n "${KEEP:-}" ]; then echo; echo "The brain is kept in $brain"; fi
