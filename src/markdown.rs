@@ -244,3 +244,46 @@ mod tests {
         assert_eq!(o.headings[1].key, "code part");
     }
 }
+
+/// Tables as pulldown-cmark sees them: for each level-2 heading followed by a
+/// table, the heading's text and the number of body rows. The registry's own
+/// fast scanner is checked against this in the test suite.
+pub fn tables_by_heading(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut in_h2: Option<String> = None;
+    let mut rows: Option<usize> = None;
+    let mut in_head = false;
+    for ev in Parser::new_ext(text, options()) {
+        match ev {
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H2,
+                ..
+            }) => in_h2 = Some(String::new()),
+            Event::Start(Tag::Heading { .. }) => heading = None,
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = in_h2.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(HeadingLevel::H2)) => {
+                heading = in_h2.take().map(|h| h.trim().to_string());
+            }
+            Event::Start(Tag::Table(_)) => rows = Some(0),
+            Event::Start(Tag::TableHead) => in_head = true,
+            Event::End(TagEnd::TableHead) => in_head = false,
+            Event::End(TagEnd::TableRow) if !in_head => {
+                if let Some(r) = rows.as_mut() {
+                    *r += 1;
+                }
+            }
+            Event::End(TagEnd::Table) => {
+                if let (Some(h), Some(r)) = (heading.take(), rows.take()) {
+                    out.push((h, r));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -15,7 +15,7 @@ use chrono::{DateTime, FixedOffset};
 
 use crate::scope::{Level, Scope};
 
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_in};
 
 /// Default file name of the registry, at the root of the brain.
 pub const REGISTRY_FILE: &str = "BRAIN-INDEX.md";

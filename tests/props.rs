@@ -1,0 +1,268 @@
+//! Property tests of the pure rules: scope overlap and the registry's
+//! parse/render round trip. `PROPTEST_CASES=100000 cargo test --test props`
+//! is the long mode.
+
+use bsi::markdown;
+use bsi::registry::{self, Claim, HistoryEntry, TableKind, render::empty_registry};
+use bsi::scope::{FlatSections, Scope, Sections, covers, overlaps};
+use chrono::{DateTime, Duration, FixedOffset, TimeZone};
+use proptest::prelude::*;
+
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("ab".to_string()),
+        Just("notes".to_string()),
+        Just("é".to_string()),
+        "[a-z]{1,3}",
+    ]
+}
+
+fn path(max: usize) -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(name(), 1..=max)
+}
+
+fn scope() -> impl Strategy<Value = Scope> {
+    prop_oneof![
+        1 => Just(Scope::Global),
+        3 => path(3).prop_map(|p| Scope::Dir(format!("{}/", p.join("/")))),
+        3 => path(3).prop_map(|p| Scope::File(format!("{}.md", p.join("/")))),
+        3 => (path(2), "[A-Ca-c]").prop_map(|(p, h)| Scope::Section { file: format!("{}.md", p.join("/")), heading: h }),
+    ]
+}
+
+/// Heading tree used for section nesting: `A` contains `B`, `C` stands alone.
+struct Tree;
+impl Sections for Tree {
+    fn contains(&self, _file: &str, outer: &str, inner: &str) -> bool {
+        outer == "a" && inner == "b"
+    }
+}
+
+proptest! {
+    #[test]
+    fn overlap_is_symmetric(a in scope(), b in scope()) {
+        prop_assert_eq!(overlaps(&a, &b, &Tree), overlaps(&b, &a, &Tree));
+        prop_assert_eq!(overlaps(&a, &b, &FlatSections), overlaps(&b, &a, &FlatSections));
+    }
+
+    #[test]
+    fn global_overlaps_everything(a in scope()) {
+        prop_assert!(overlaps(&Scope::Global, &a, &Tree));
+    }
+
+    #[test]
+    fn a_scope_overlaps_itself(a in scope()) {
+        prop_assert!(overlaps(&a, &a, &Tree));
+        prop_assert!(covers(&a, &a, &Tree));
+    }
+
+    #[test]
+    fn a_directory_overlaps_exactly_the_paths_under_it(d in path(2), p in path(4)) {
+        let dir = Scope::Dir(format!("{}/", d.join("/")));
+        let file = Scope::File(p.join("/"));
+        let under = p.len() > d.len() && p[..d.len()] == d[..];
+        prop_assert_eq!(overlaps(&dir, &file, &Tree), under);
+        prop_assert_eq!(covers(&dir, &file, &Tree), under);
+    }
+
+    #[test]
+    fn non_nested_sections_of_one_file_never_overlap(f in path(2), h1 in "[a-z]{1,6}", h2 in "[a-z]{1,6}") {
+        prop_assume!(h1 != h2);
+        let file = format!("{}.md", f.join("/"));
+        let a = Scope::Section { file: file.clone(), heading: h1 };
+        let b = Scope::Section { file, heading: h2 };
+        prop_assert!(!overlaps(&a, &b, &FlatSections));
+    }
+
+    #[test]
+    fn covered_implies_overlapping(a in scope(), b in scope()) {
+        if covers(&a, &b, &Tree) {
+            prop_assert!(overlaps(&a, &b, &Tree));
+        }
+    }
+
+    #[test]
+    fn stored_scopes_parse_back_to_themselves(a in scope()) {
+        prop_assert_eq!(Scope::parse_stored(&a.to_string()), Ok(a));
+    }
+}
+
+fn ts() -> impl Strategy<Value = DateTime<FixedOffset>> {
+    (
+        0i64..500_000,
+        prop::sample::select(vec![0, 3600, -5 * 3600, 5 * 3600 + 1800]),
+    )
+        .prop_map(|(m, off)| {
+            let o = FixedOffset::east_opt(off).expect("offset");
+            o.timestamp_opt(1_773_000_000 + m * 60, 0)
+                .single()
+                .expect("time")
+        })
+}
+
+/// Cell text, including the characters that need escaping.
+fn cell() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[a-zA-Z0-9 ]{0,12}".prop_map(|s| s.trim().to_string()),
+        "[a-z|\\\\é` ]{1,10}".prop_map(|s| s.trim().to_string()),
+    ]
+}
+
+fn claim() -> impl Strategy<Value = Claim> {
+    (
+        "[a-z0-9-]{1,12}",
+        scope(),
+        cell(),
+        ts(),
+        1i64..=480,
+        cell(),
+        prop::option::of(cell()),
+    )
+        .prop_map(|(session, scope, agent, opened, ttl, note, reason)| Claim {
+            session,
+            scope,
+            agent,
+            opened,
+            expires: opened + Duration::minutes(ttl),
+            note,
+            reason,
+            extra: Vec::new(),
+        })
+}
+
+fn dedup(claims: Vec<Claim>) -> Vec<Claim> {
+    let mut out: Vec<Claim> = Vec::new();
+    for c in claims {
+        if !out
+            .iter()
+            .any(|o| o.session == c.session && o.scope == c.scope)
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
+proptest! {
+    #[test]
+    fn parse_render_round_trip(
+        active in prop::collection::vec(claim(), 0..6),
+        stale in prop::collection::vec(claim(), 0..6),
+        history in prop::collection::vec((claim(), cell()), 0..6),
+        crlf in any::<bool>(),
+    ) {
+        let all = dedup(active.into_iter().map(|c| (c, false)).chain(stale.into_iter().map(|c| (c, true)))
+            .map(|(mut c, st)| { c.reason = if st { Some(c.reason.unwrap_or_default()) } else { None }; c.extra = vec![("stale".into(), st.to_string())]; c })
+            .collect());
+        let (stale, active): (Vec<Claim>, Vec<Claim>) = all.into_iter().partition(|c| c.extra[0].1 == "true");
+        let strip = |mut c: Claim| { c.extra.clear(); c };
+        let active: Vec<Claim> = active.into_iter().map(strip).collect();
+        let stale: Vec<Claim> = stale.into_iter().map(strip).collect();
+
+        let mut text = empty_registry();
+        if crlf { text = text.replace('\n', "\r\n"); }
+        let mut reg = registry::parse_in(text, &chrono::Utc).expect("empty registry parses");
+        for c in &active { reg.add_claim(TableKind::Active, c); }
+        for c in &stale { reg.add_claim(TableKind::Stale, c); }
+        for (c, note) in &history {
+            reg.add_history(&HistoryEntry::closing(c, c.expires, registry::Status::Completed, note));
+        }
+        let rendered = reg.render();
+        let back = registry::parse_in(rendered.clone(), &chrono::Utc).expect("rendered registry parses");
+        prop_assert_eq!(&back.active_claims, &active);
+        prop_assert_eq!(&back.stale_claims, &stale);
+        prop_assert_eq!(back.history_len(), history.len());
+        // Rendering an unchanged registry gives the same bytes.
+        prop_assert_eq!(back.render(), rendered.clone());
+        if crlf { prop_assert!(!rendered.replace("\r\n", "").contains('\n')); }
+        // History rows read back with their cells.
+        let rows = registry::parse::history_rows(&back).expect("history rows");
+        for (row, (c, _)) in rows.iter().zip(&history) {
+            prop_assert_eq!(&row[0].1, &c.session);
+            prop_assert_eq!(&row[1].1, &c.scope.to_string());
+        }
+    }
+
+    #[test]
+    fn removing_rows_keeps_every_other_byte(claims in prop::collection::vec(claim(), 1..8), pick in any::<prop::sample::Index>()) {
+        let claims = dedup(claims);
+        let mut reg = registry::parse_in(empty_registry(), &chrono::Utc).expect("parse");
+        for c in &claims { reg.add_claim(TableKind::Active, c); }
+        let full = reg.render();
+        let mut reg = registry::parse_in(full.clone(), &chrono::Utc).expect("parse");
+        let i = pick.index(claims.len());
+        reg.remove_claim(TableKind::Active, i);
+        let less = reg.render();
+        let row_line = full.lines().filter(|l| l.starts_with("| ")).nth(1 + i).expect("row").to_string() + "\n";
+        prop_assert_eq!(less.len() + row_line.len(), full.len());
+        prop_assert_eq!(full.replacen(&row_line, "", 1), less);
+    }
+
+    #[test]
+    fn the_parser_never_panics(text in "(#{0,3} ?[A-Za-z|:\\-\\\\ ]{0,20}\r?\n){0,30}") {
+        let _ = registry::parse_in(text.clone(), &chrono::Utc);
+        let _ = markdown::outline(&text);
+    }
+
+    #[test]
+    fn mutated_registries_parse_or_fail_without_panicking(
+        claims in prop::collection::vec(claim(), 0..5),
+        cut in any::<prop::sample::Index>(),
+        insert in "[|\\-#\n\\\\a ]{0,6}",
+    ) {
+        let mut reg = registry::parse_in(empty_registry(), &chrono::Utc).expect("parse");
+        for c in dedup(claims) { reg.add_claim(TableKind::Active, &c); }
+        let text = reg.render();
+        let mut at = cut.index(text.len() + 1);
+        while !text.is_char_boundary(at) { at -= 1; }
+        let mutated = format!("{}{}{}", &text[..at], insert, &text[at..]);
+        if let Ok(r) = registry::parse_in(mutated.clone(), &chrono::Utc) {
+            // Whatever parses renders back to exactly the same bytes.
+            prop_assert_eq!(r.render(), mutated);
+        }
+    }
+}
+
+/// Prose that may sit between and around the tables.
+fn prose() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("Some words.\n\n".to_string()),
+        Just("```\n| not | a table |\n|---|---|\n```\n\n".to_string()),
+        Just("> quoted\n\n".to_string()),
+        Just("<!-- comment -->\n\n".to_string()),
+        Just("- item\n- item\n\n".to_string()),
+    ]
+}
+
+proptest! {
+    /// The registry's line scanner finds the same tables, with the same
+    /// number of rows, as pulldown-cmark's GFM table parser.
+    #[test]
+    fn scanner_agrees_with_pulldown_cmark(
+        claims in prop::collection::vec(claim(), 0..5),
+        hist in prop::collection::vec(claim(), 0..5),
+        before in prose(),
+        between in prose(),
+        after in prose(),
+    ) {
+        let base = empty_registry()
+            .replace("## Claims stale", &format!("{between}## Claims stale"))
+            .replacen("## Claims actifs", &format!("{before}## Claims actifs"), 1)
+            + "\n" + &after;
+        let mut reg = registry::parse_in(base, &chrono::Utc).expect("parse");
+        for c in dedup(claims) { reg.add_claim(TableKind::Active, &c); }
+        for c in &hist { reg.add_history(&HistoryEntry::closing(c, c.expires, registry::Status::Released, "")); }
+        let text = reg.render();
+        let ours = registry::parse_in(text.clone(), &chrono::Utc).expect("parse");
+        let theirs = markdown::tables_by_heading(&text);
+        let expect: Vec<(String, usize)> = [TableKind::Active, TableKind::Stale, TableKind::History]
+            .iter()
+            .map(|k| (k.heading().to_string(), ours.table(*k).rows.len()))
+            .collect();
+        prop_assert_eq!(theirs, expect);
+    }
+}
