@@ -203,48 +203,6 @@ impl<F: Fn(&str) -> Option<Outline>> Sections for OutlineSections<F> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DOC: &str =
-        "# Top\nintro\n## A\ntext\n### B\nb text\n## C\nc\n```\n# not a heading\n```\n";
-
-    #[test]
-    fn tree_and_ranges() {
-        let o = outline(DOC);
-        let names: Vec<_> = o
-            .headings
-            .iter()
-            .map(|h| (h.level, h.text.as_str(), h.line, h.end_line))
-            .collect();
-        assert_eq!(
-            names,
-            vec![
-                (1, "Top", 1, 11),
-                (2, "A", 3, 6),
-                (3, "B", 5, 6),
-                (2, "C", 7, 11)
-            ]
-        );
-        assert!(o.contains_key("a", "b"));
-        assert!(o.contains_key("top", "b"));
-        assert!(!o.contains_key("b", "a"));
-        assert!(!o.contains_key("a", "c"));
-        assert_eq!(o.section_at(4), Some(1));
-        assert_eq!(o.section_at(6), Some(2));
-        assert_eq!(o.section_at(10), Some(3));
-        assert_eq!(o.ancestry(2), vec!["b", "a", "top"]);
-    }
-
-    #[test]
-    fn setext_and_inline_markup() {
-        let o = outline("Title *here*\n===\n\n## `code` part\n");
-        assert_eq!(o.headings[0].text, "Title here");
-        assert_eq!(o.headings[1].key, "code part");
-    }
-}
-
 /// Tables as pulldown-cmark sees them: for each level-2 heading followed by a
 /// table, the heading's text and the number of body rows. The registry's own
 /// fast scanner is checked against this in the test suite.
@@ -286,4 +244,46 @@ pub fn tables_by_heading(text: &str) -> Vec<(String, usize)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str =
+        "# Top\nintro\n## A\ntext\n### B\nb text\n## C\nc\n```\n# not a heading\n```\n";
+
+    #[test]
+    fn tree_and_ranges() {
+        let o = outline(DOC);
+        let names: Vec<_> = o
+            .headings
+            .iter()
+            .map(|h| (h.level, h.text.as_str(), h.line, h.end_line))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (1, "Top", 1, 11),
+                (2, "A", 3, 6),
+                (3, "B", 5, 6),
+                (2, "C", 7, 11)
+            ]
+        );
+        assert!(o.contains_key("a", "b"));
+        assert!(o.contains_key("top", "b"));
+        assert!(!o.contains_key("b", "a"));
+        assert!(!o.contains_key("a", "c"));
+        assert_eq!(o.section_at(4), Some(1));
+        assert_eq!(o.section_at(6), Some(2));
+        assert_eq!(o.section_at(10), Some(3));
+        assert_eq!(o.ancestry(2), vec!["b", "a", "top"]);
+    }
+
+    #[test]
+    fn setext_and_inline_markup() {
+        let o = outline("Title *here*\n===\n\n## `code` part\n");
+        assert_eq!(o.headings[0].text, "Title here");
+        assert_eq!(o.headings[1].key, "code part");
+    }
 }
