@@ -94,7 +94,7 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
     };
     let scope = Scope::from_relative(&stored, is_dir)?;
     if let Scope::Section { file, heading } = &scope {
-        return resolve_section(root, file, heading);
+        return resolve_section(root, &abs, file, heading);
     }
     if let Scope::File(f) = &scope
         && abs.is_dir()
@@ -106,8 +106,8 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
 
 /// Looks a section's heading up in its file, and returns the scope with the
 /// heading text as the file writes it.
-fn resolve_section(root: &Path, file: &str, heading: &str) -> Result<Scope> {
-    let outline = read_outline(root, file).ok_or_else(|| Error::NoSuchSection {
+fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result<Scope> {
+    let outline = outline_at(root, abs).ok_or_else(|| Error::NoSuchSection {
         file: file.to_string(),
         heading: heading.to_string(),
         available: Vec::new(),
@@ -134,8 +134,11 @@ fn resolve_section(root: &Path, file: &str, heading: &str) -> Result<Scope> {
 /// Reads `file` (relative to `root`) for its headings, refusing anything that
 /// resolves outside the brain.
 pub fn read_outline(root: &Path, file: &str) -> Option<Outline> {
-    let path = root.join(file);
-    let real = fs::canonicalize(&path).ok()?;
+    outline_at(root, &root.join(file))
+}
+
+fn outline_at(root: &Path, path: &Path) -> Option<Outline> {
+    let real = fs::canonicalize(path).ok()?;
     if !real.starts_with(root) || !real.is_file() {
         return None;
     }

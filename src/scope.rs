@@ -8,6 +8,7 @@
 use std::fmt;
 
 use serde::Serialize;
+use unicode_normalization::UnicodeNormalization;
 
 /// The four levels of the spec, from widest to narrowest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -124,7 +125,9 @@ impl Scope {
     /// Builds a scope from a path relative to the brain root. `is_dir` says the
     /// path is a directory on disk, so it is stored with a trailing slash.
     pub fn from_relative(raw: &str, is_dir: bool) -> Result<Scope, ScopeError> {
-        let raw = raw.trim();
+        // One name, one claim: `é` typed precomposed or decomposed is the same scope.
+        let raw: String = raw.trim().nfc().collect();
+        let raw = raw.as_str();
         if raw.is_empty() {
             return Err(ScopeError::Empty);
         }
@@ -193,7 +196,10 @@ fn truncate(s: &str, n: usize) -> String {
 /// Compares heading texts the way the spec asks: trimmed, case-insensitive,
 /// inner runs of whitespace counted as one space.
 pub fn heading_key(text: &str) -> String {
-    collapse_spaces(text).to_lowercase()
+    collapse_spaces(text)
+        .nfc()
+        .collect::<String>()
+        .to_lowercase()
 }
 
 fn collapse_spaces(s: &str) -> String {

@@ -198,7 +198,27 @@ impl Brain {
 
     /// Reads and parses the registry for a read-only command. Uncommitted
     /// edits are read as they are.
+    /// When a bsi process died in the middle of a write, the file may hold a
+    /// change that never reached a commit: the committed registry is read
+    /// instead, and the next write command repairs the file.
     pub fn read(&self) -> Result<Registry> {
+        if self.intent_path().exists() {
+            let head = self.git.head_state(&self.rel)?;
+            if let Some(blob) = head.blob {
+                let bytes = self.git.blob_bytes(blob)?;
+                eprintln!(
+                    "warning: a bsi write was interrupted; showing the committed registry (the next bsi write command repairs the file)"
+                );
+                let text = String::from_utf8(bytes).map_err(|_| Error::Registry {
+                    path: self.registry.clone(),
+                    source: registry::ParseError {
+                        line: 0,
+                        reason: "the committed registry is not valid UTF-8".into(),
+                    },
+                })?;
+                return self.parse(text);
+            }
+        }
         let text = self
             .read_text()?
             .ok_or_else(|| Error::NoRegistry(self.registry.clone()))?;
@@ -219,6 +239,7 @@ impl Brain {
         self.repair()?;
         let head = self.git.head_state(&self.rel)?;
         let meta = fs::metadata(&self.registry).ok();
+        self.ensure_writable(meta.as_ref())?;
         let index = self.git.index_entry(&self.rel, meta.as_ref())?;
         let text = self.read_text()?;
         let (text, head_blob) = match (text, head.blob) {
@@ -239,6 +260,28 @@ impl Brain {
         }
         let registry = self.parse(text)?;
         Ok(Loaded { registry, head })
+    }
+
+    /// A registry or directory marked read-only is a person's decision:
+    /// bsi honours it even where the OS would let it write (as root).
+    fn ensure_writable(&self, meta: Option<&fs::Metadata>) -> Result<()> {
+        let dir_ro = fs::metadata(&self.root).is_ok_and(|m| m.permissions().readonly());
+        let file_ro = meta.is_some_and(|m| m.permissions().readonly());
+        if file_ro || dir_ro {
+            let what = if file_ro { "file" } else { "directory" };
+            return Err(Error::Refused(
+                format!(
+                    "the registry {what} is read-only ({})",
+                    if file_ro {
+                        self.registry.display()
+                    } else {
+                        self.root.display()
+                    }
+                ),
+                "make it writable (chmod u+w) if bsi should write it, then retry".into(),
+            ));
+        }
+        Ok(())
     }
 
     fn dirty(&self, what: &'static str) -> Error {

@@ -1,0 +1,864 @@
+//! Attacks on the promise that the registry stays true: many writers at
+//! once, processes killed in the middle of a write, git in awkward states,
+//! hostile input, and claims that belong to someone else.
+//!
+//! `BSI_LONG=1 cargo test --test it reliability -- --nocapture` runs the long
+//! modes: more processes and operations, and more than 200 kills.
+
+use std::collections::HashSet;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bsi::scope::{Scope, Sections, overlaps};
+
+use crate::common::Brain;
+
+fn long() -> bool {
+    std::env::var_os("BSI_LONG").is_some()
+}
+
+/// A tiny deterministic generator, so a failing run can be replayed.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The plan file's heading tree, for checking section overlaps independently.
+struct PlanTree;
+impl Sections for PlanTree {
+    fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
+        file == "projets/plan.md"
+            && matches!(
+                (outer, inner),
+                ("plan", "goals" | "q1" | "q2" | "risks") | ("goals", "q1" | "q2")
+            )
+    }
+}
+
+const UNIVERSE: &[&str] = &[
+    "global",
+    "area1/",
+    "area2/notes.md",
+    "area3/",
+    "agents/",
+    "agents/alice.md",
+    "agents/bob.md",
+    "projets/",
+    "projets/plan.md",
+    "projets/plan.md#Goals",
+    "projets/plan.md#Q1",
+    "projets/plan.md#Q2",
+    "projets/plan.md#Risks",
+    "README.md",
+];
+
+/// Checks the registry's invariants; returns the parsed status.
+fn check_invariants(b: &Brain, settled: bool) -> serde_json::Value {
+    let st = b.bsi(&["status", "--json"]);
+    st.ok();
+    let j = st.json();
+    let claims: Vec<(String, Scope)> = ["active", "stale"]
+        .iter()
+        .flat_map(|k| j[*k].as_array().cloned().unwrap_or_default())
+        .map(|c| {
+            (
+                c["session"].as_str().expect("session").to_string(),
+                Scope::parse_stored(c["scope"].as_str().expect("scope")).expect("scope parses"),
+            )
+        })
+        .collect();
+    for (i, (s1, a)) in claims.iter().enumerate() {
+        for (s2, c) in &claims[i + 1..] {
+            assert!(
+                s1 == s2 || !overlaps(a, c, &PlanTree),
+                "two overlapping claims are held: {s1} {a} and {s2} {c}\n{}",
+                b.registry()
+            );
+        }
+    }
+    if settled {
+        let st = b.status();
+        assert!(
+            !st.contains("BRAIN-INDEX.md"),
+            "registry left uncommitted: {st}"
+        );
+    }
+    j
+}
+
+#[derive(Debug, Clone)]
+struct Done {
+    args: Vec<String>,
+    code: i32,
+    commit: Option<String>,
+}
+
+#[test]
+fn load_many_writers_lose_nothing() {
+    let (procs, ops) = if long() { (12, 80) } else { (8, 14) };
+    let b = Arc::new(Brain::new());
+    let start_commits = b.commits();
+    let log: Arc<Mutex<Vec<Done>>> = Arc::default();
+    let running = Arc::new(std::sync::atomic::AtomicUsize::new(procs));
+    // An observer checks the invariants while the writers run.
+    let observer = {
+        let b = Arc::clone(&b);
+        let running = Arc::clone(&running);
+        std::thread::spawn(move || {
+            let mut checks = 0;
+            while running.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                check_invariants(&b, false);
+                checks += 1;
+            }
+            checks
+        })
+    };
+    let threads: Vec<_> = (0..procs)
+        .map(|p| {
+            let b = Arc::clone(&b);
+            let log = Arc::clone(&log);
+            let running = Arc::clone(&running);
+            std::thread::spawn(move || {
+                let mut rng = Lcg(0x5eed + p as u64);
+                let mut held: Vec<String> = Vec::new();
+                for k in 0..ops {
+                    let fresh = format!("p{p}-s{k}");
+                    let session = if held.is_empty() || rng.below(3) == 0 {
+                        fresh
+                    } else {
+                        held[rng.below(held.len())].clone()
+                    };
+                    // The clock moves forward, with some jitter between writers.
+                    let minutes = k * 20 + rng.below(30);
+                    let now = format!(
+                        "2026-03-{:02}T{:02}:{:02}:00Z",
+                        14 + (9 * 60 + minutes) / (24 * 60),
+                        ((9 * 60 + minutes) / 60) % 24,
+                        minutes % 60
+                    );
+                    let args: Vec<String> = match rng.below(40) {
+                        0 => vec!["open".into(), "global".into(), "--session".into(), session],
+                        1..=18 => vec![
+                            "open".into(),
+                            UNIVERSE[1 + rng.below(UNIVERSE.len() - 1)].into(),
+                            "--session".into(),
+                            session,
+                            "--ttl".into(),
+                            format!("{}m", 30 + rng.below(90)),
+                        ],
+                        19..=26 => vec!["close".into(), session],
+                        27..=30 => vec!["renew".into(), session, "--ttl".into(), "1h".into()],
+                        31..=35 => vec!["watchdog".into()],
+                        _ => {
+                            // A person releases a stale claim they can see.
+                            let st = b
+                                .bsi_env(&["status", "--json"], &[("BSI_NOW", &now)])
+                                .json();
+                            let stale = st["stale"].as_array().cloned().unwrap_or_default();
+                            let target = if stale.is_empty() {
+                                format!("p{}-s{}", rng.below(procs), rng.below(3))
+                            } else {
+                                stale[rng.below(stale.len())]["session"]
+                                    .as_str()
+                                    .unwrap_or("none")
+                                    .to_string()
+                            };
+                            vec!["release".into(), target, "--confirm".into()]
+                        }
+                    };
+                    let mut full = args.clone();
+                    full.push("--json".into());
+                    let refs: Vec<&str> = full.iter().map(String::as_str).collect();
+                    let r = b.bsi_env(&refs, &[("BSI_NOW", &now)]);
+                    let allowed: &[i32] = match args[0].as_str() {
+                        "open" => &[0, 3],
+                        "watchdog" => &[0, 4],
+                        _ => &[0, 1],
+                    };
+                    assert!(
+                        allowed.contains(&r.code),
+                        "{args:?} exited {}: {}",
+                        r.code,
+                        r.stderr
+                    );
+                    let commit = serde_json::from_str::<serde_json::Value>(&r.stdout)
+                        .ok()
+                        .and_then(|j| j["commit"].as_str().map(String::from));
+                    if r.code == 0 && args[0] == "open" && !held.contains(&args[3]) {
+                        held.push(args[3].clone());
+                    }
+                    if r.code == 0 && args[0] == "close" {
+                        held.retain(|h| h != &args[1]);
+                    }
+                    log.lock().expect("log").push(Done {
+                        args,
+                        code: r.code,
+                        commit,
+                    });
+                }
+                running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("worker");
+    }
+    let log = log.lock().expect("log").clone();
+    check_invariants(&b, true);
+    // Every reported commit exists, is distinct, and changed only the registry.
+    let commits: Vec<&String> = log.iter().filter_map(|d| d.commit.as_ref()).collect();
+    let unique: HashSet<&String> = commits.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        commits.len(),
+        "two commands reported one commit"
+    );
+    assert_eq!(
+        b.commits(),
+        start_commits + commits.len(),
+        "commits on HEAD vs commands that reported one"
+    );
+    for d in &log {
+        if let Some(c) = &d.commit {
+            let files = b.git(&["show", "--name-only", "--format=", c]);
+            assert_eq!(files.trim(), "BRAIN-INDEX.md", "{d:?}");
+            let msg = b.git(&["log", "-1", "--format=%B", c]);
+            assert!(
+                msg.contains(&format!("BSI-Action: {}", d.args[0]))
+                    || (d.args[0] == "release" && msg.contains("BSI-Action: release")),
+                "{d:?}: {msg}"
+            );
+            if d.args[0] == "open" {
+                let reg = b.git(&["show", &format!("{c}:BRAIN-INDEX.md")]);
+                let row = format!("| {} | {} |", d.args[3], d.args[1]);
+                assert!(reg.contains(&row), "{row} missing from its commit {c}");
+            }
+        } else if d.args[0] == "open" && d.code == 0 {
+            // A successful open without a commit re-opened a held scope.
+        } else {
+            assert!(
+                d.code != 0 || matches!(d.args[0].as_str(), "watchdog" | "open"),
+                "{d:?}"
+            );
+        }
+    }
+    let checks = observer.join().expect("observer");
+    let refused = log.iter().filter(|d| d.code == 3).count();
+    let count = |verb: &str| {
+        log.iter()
+            .filter(|d| d.args[0] == verb && d.commit.is_some())
+            .count()
+    };
+    eprintln!(
+        "load: {procs} processes, {} operations, {} commits (open {}, close {}, renew {}, watchdog {}, release {}), {refused} refused, {checks} observer checks",
+        log.len(),
+        commits.len(),
+        count("open"),
+        count("close"),
+        count("renew"),
+        count("watchdog"),
+        count("release")
+    );
+    assert!(
+        count("open") > procs,
+        "the load test barely opened anything"
+    );
+    b.git(&["fsck", "--no-progress", "--strict"]);
+}
+
+/// After a kill: the file equals HEAD's registry, the work tree and index are
+/// clean for it, and the next write works and leaves nothing behind.
+fn check_after_kill(b: &Brain, before_head: &str, label: &str) {
+    let head = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let committed = b.git(&["show", "HEAD:BRAIN-INDEX.md"]);
+    // Read-only commands show the committed state, whatever the file holds.
+    let st = b.bsi(&["status", "--json"]);
+    st.ok();
+    // The next write command repairs and proceeds.
+    let t0 = Instant::now();
+    let r = b.bsi(&[
+        "open",
+        "README.md",
+        "--session",
+        &format!("after-{}", b.commits()),
+        "--json",
+    ]);
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "{label}: the next command hung"
+    );
+    assert!(
+        r.code == 0 || r.code == 3,
+        "{label}: next command failed: {}",
+        r.stderr
+    );
+    let now_head = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+    if r.code == 0 && now_head != head {
+        assert_eq!(b.git(&["rev-parse", "HEAD~1"]).trim(), head, "{label}");
+    }
+    assert_eq!(
+        b.registry(),
+        b.git(&["show", "HEAD:BRAIN-INDEX.md"]),
+        "{label}: file differs from HEAD"
+    );
+    assert_eq!(b.status(), "", "{label}: work tree not clean");
+    let _ = (before_head, committed);
+    let leftovers: Vec<_> = std::fs::read_dir(b.path())
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("bsi-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{label}: {leftovers:?}");
+    assert!(
+        !b.path().join(".git/bsi/intent").exists(),
+        "{label}: intent left behind"
+    );
+    b.git(&["fsck", "--no-progress"]);
+}
+
+#[test]
+fn killed_at_every_write_point_the_next_command_repairs() {
+    let points = [
+        "after-lock",
+        "after-intent",
+        "after-temp",
+        "after-rename",
+        "after-commit",
+        "after-index",
+    ];
+    let rounds = if long() { 10 } else { 2 };
+    let b = Brain::new();
+    let mut kills = 0;
+    for round in 0..rounds {
+        for p in points {
+            let before = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+            let before_reg = b.registry();
+            let session = format!("k{round}-{p}");
+            let scope = format!("area{round}-{p}/");
+            let r = b.bsi_env(
+                &["open", &scope, "--session", &session],
+                &[("BSI_FAULT_POINT", p)],
+            );
+            assert_ne!(r.code, 0, "{p}: the fault point was not reached");
+            kills += 1;
+            // Right after the kill: the file is the old state, or the new one.
+            let file = b.registry();
+            let head_after = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+            let new_state = file.contains(&format!("| {session} | {scope} |"));
+            assert!(
+                file == before_reg || new_state,
+                "{p}: registry is neither old nor new"
+            );
+            if head_after != before {
+                assert!(
+                    matches!(p, "after-commit" | "after-index"),
+                    "{p}: committed too early"
+                );
+                assert_eq!(b.git(&["show", "HEAD:BRAIN-INDEX.md"]), file, "{p}");
+            }
+            check_after_kill(&b, &before, p);
+            // A commit that landed is kept, one that did not is rolled back.
+            let reg = b.registry();
+            assert_eq!(
+                reg.contains(&format!("| {session} | {scope} |")),
+                matches!(p, "after-commit" | "after-index"),
+                "{p}"
+            );
+        }
+    }
+    eprintln!("kills at named points: {kills}");
+}
+
+#[test]
+fn sigkill_at_random_moments_never_corrupts() {
+    let kills = if long() { 200 } else { 24 };
+    let b = Brain::new();
+    let mut rng = Lcg(42);
+    let mut landed = 0;
+    for i in 0..kills {
+        let before = b.registry();
+        let session = format!("r{i}");
+        let scope = format!("zone{i}/");
+        let mut child = b
+            .command(&["open", &scope, "--session", &session])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_micros(rng.below(15_000) as u64));
+        let _ = child.kill();
+        let status = child.wait().expect("wait");
+        let file = b.registry();
+        let row = format!("| {session} | {scope} |");
+        assert!(
+            file == before || file.contains(&row),
+            "kill {i}: torn registry"
+        );
+        check_after_kill(&b, "", &format!("kill {i}"));
+        if status.success() || b.registry().contains(&row) {
+            landed += 1;
+        }
+        // Whatever survived is committed with its own commit.
+        if b.registry().contains(&row) {
+            let log = b.git(&["log", "--format=%s"]);
+            assert!(
+                log.contains(&format!("bsi: open {session} {scope}")),
+                "kill {i}"
+            );
+        }
+    }
+    eprintln!("random kills: {kills}, writes that survived: {landed}");
+}
+
+#[test]
+fn an_edit_bsi_did_not_make_is_never_committed_after_a_crash() {
+    let b = Brain::new();
+    b.bsi_env(
+        &["open", "agents/", "--session", "s1"],
+        &[("BSI_FAULT_POINT", "after-rename")],
+    );
+    // Someone edits the half-written registry by hand before bsi runs again.
+    let edited = b.registry() + "\nhand edit\n";
+    b.write("BRAIN-INDEX.md", &edited);
+    let n = b.commits();
+    b.bsi(&["open", "projets/", "--session", "s2"])
+        .code(1)
+        .stderr_has("not committed");
+    assert_eq!(b.registry(), edited);
+    assert_eq!(b.commits(), n);
+}
+
+#[test]
+fn a_held_index_lock_gives_a_clear_error_and_changes_nothing() {
+    let b = Brain::new();
+    b.write("staged.md", "x\n");
+    b.git(&["add", "staged.md"]);
+    std::fs::write(b.path().join(".git/index.lock"), "").expect("lock");
+    let reg = b.registry();
+    let n = b.commits();
+    let index = std::fs::read(b.path().join(".git/index")).expect("index");
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("the git index is locked")
+        .stderr_has("index.lock");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+    assert_eq!(
+        std::fs::read(b.path().join(".git/index")).expect("index"),
+        index
+    );
+    std::fs::remove_file(b.path().join(".git/index.lock")).expect("unlock");
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    assert!(b.status().contains("A  staged.md"));
+}
+
+#[test]
+fn a_detached_head_gets_the_commit_and_branches_stay() {
+    let b = Brain::new();
+    let main = b.git(&["rev-parse", "main"]);
+    b.git(&["checkout", "-q", "--detach"]);
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    assert_eq!(b.git(&["rev-parse", "main"]), main);
+    assert_eq!(b.last_subject(), "bsi: open s1 agents/");
+    assert_eq!(b.status(), "");
+}
+
+#[test]
+fn a_merge_or_rebase_in_progress_is_refused() {
+    let b = Brain::new();
+    b.git(&["checkout", "-q", "-b", "other"]);
+    b.write("README.md", "# Brain\nother\n");
+    b.git(&["commit", "-qam", "other"]);
+    b.git(&["checkout", "-q", "main"]);
+    b.write("README.md", "# Brain\nmain\n");
+    b.git(&["commit", "-qam", "main"]);
+    assert_ne!(b.git_run(&["merge", "other"]).code, 0);
+    let reg = b.registry();
+    let n = b.commits();
+    let index = std::fs::read(b.path().join(".git/index")).expect("index");
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("in the middle of a merge");
+    assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
+    assert_eq!(
+        std::fs::read(b.path().join(".git/index")).expect("index"),
+        index
+    );
+    b.git(&["merge", "--abort"]);
+    b.git(&["checkout", "-q", "other"]);
+    assert_ne!(b.git_run(&["rebase", "main"]).code, 0);
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("in the middle of a rebase");
+    b.git(&["rebase", "--abort"]);
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_registry_or_directory_is_honoured() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = Brain::new();
+    let reg_path = b.path().join("BRAIN-INDEX.md");
+    std::fs::set_permissions(&reg_path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let reg = b.registry();
+    let n = b.commits();
+    b.bsi(&["open", "agents/", "--session", "s1"])
+        .code(1)
+        .stderr_has("read-only");
+    assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
+    std::fs::set_permissions(&reg_path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(b.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let r = b.bsi(&["open", "agents/", "--session", "s1"]);
+    std::fs::set_permissions(b.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    r.code(1).stderr_has("read-only");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_fails_cleanly() {
+    let b = Brain::new();
+    let mnt = b.path().join("full");
+    std::fs::create_dir(&mnt).expect("mkdir");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&mnt)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (needs privileges)");
+        return;
+    }
+    let inner = Brain {
+        dir: tempfile::TempDir::new_in(&mnt).expect("dir"),
+        now: b.now.clone(),
+    };
+    inner.git(&["init", "-q", "--template=", "-b", "main"]);
+    inner.git(&["config", "user.name", "T"]);
+    inner.git(&["config", "user.email", "t@x"]);
+    inner.bsi(&["init"]).ok();
+    // Fill the disk, keeping the repository itself intact.
+    let filler = mnt.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).expect("filler");
+        let chunk = vec![b'x'; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let reg = inner.registry();
+    let n = inner.commits();
+    let long_note = "n".repeat(400);
+    let mut failed = false;
+    for i in 0..40 {
+        let r = inner.bsi(&[
+            "open",
+            &format!("d{i}/"),
+            "--session",
+            &format!("s{i}"),
+            "--note",
+            &long_note,
+        ]);
+        if r.code != 0 {
+            assert_eq!(r.code, 1, "{}", r.stderr);
+            failed = true;
+            break;
+        }
+    }
+    let _ = std::fs::remove_file(&filler);
+    if failed {
+        // Whatever landed is committed; the file matches HEAD.
+        assert_eq!(
+            inner.registry(),
+            inner.git(&["show", "HEAD:BRAIN-INDEX.md"])
+        );
+    } else {
+        assert!(inner.commits() > n && inner.registry() != reg);
+    }
+    drop(inner);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+}
+
+/// A hostile input and what must happen.
+struct Case {
+    args: &'static [&'static str],
+    code: i32,
+    says: &'static str,
+}
+
+#[test]
+fn hostile_scopes_are_refused_or_handled() {
+    let b = Brain::new();
+    b.write("café/é.md", "# É\n");
+    b.write("pipe|name.md", "# P\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-qm", "odd names"]);
+    let ten_k = "x".repeat(10_000);
+    let cases = [
+        Case {
+            args: &["open", "../x.md"],
+            code: 2,
+            says: "outside the brain",
+        },
+        Case {
+            args: &["open", "agents/../../x.md"],
+            code: 2,
+            says: "outside the brain",
+        },
+        Case {
+            args: &["open", "/etc/passwd"],
+            code: 2,
+            says: "absolute path",
+        },
+        Case {
+            args: &["open", "a\nb.md"],
+            code: 2,
+            says: "control character",
+        },
+        Case {
+            args: &["open", "a\tb.md"],
+            code: 2,
+            says: "control character",
+        },
+        Case {
+            args: &["open", "projets/plan.md#No such heading"],
+            code: 2,
+            says: "has no heading",
+        },
+        Case {
+            args: &["open", "projets/plan.md#"],
+            code: 2,
+            says: "section",
+        },
+        Case {
+            args: &["open", "   "],
+            code: 2,
+            says: "empty",
+        },
+        Case {
+            args: &["open", "x.md", "--session", "a|b"],
+            code: 2,
+            says: "not a session id",
+        },
+        Case {
+            args: &["open", "x.md", "--agent", "a\nb"],
+            code: 2,
+            says: "control character",
+        },
+        Case {
+            args: &["open", "x.md", "--ttl=-2h"],
+            code: 2,
+            says: "TTL",
+        },
+    ];
+    let reg = b.registry();
+    let n = b.commits();
+    for c in &cases {
+        let mut args: Vec<&str> = c.args.to_vec();
+        if !args.contains(&"--session") {
+            args.extend(["--session", "s1"]);
+        }
+        b.bsi(&args).code(c.code).stderr_has(c.says);
+    }
+    b.bsi(&["open", &ten_k, "--session", "s1"])
+        .code(2)
+        .stderr_has("longer than 1024 bytes");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+
+    // A `|` in a name is escaped in the registry and read back whole.
+    b.bsi(&["open", "pipe|name.md", "--session", "s1"]).ok();
+    assert!(b.registry().contains("| s1 | pipe\\|name.md | file |"));
+    assert_eq!(
+        b.bsi(&["status", "--json"]).json()["active"][0]["scope"],
+        "pipe|name.md"
+    );
+    // Two normalisation forms of one name are one scope.
+    let nfc = "caf\u{e9}/";
+    let nfd = "cafe\u{301}/";
+    b.bsi(&["open", nfc, "--session", "s2"]).ok();
+    b.bsi(&["open", nfd, "--session", "s3"]).code(3);
+    b.bsi(&["open", nfd, "--session", "s2"])
+        .ok()
+        .stdout_has("Already held");
+    // Look-alike letters are other names: Cyrillic `а` is not Latin `a`.
+    b.bsi(&["open", "\u{430}gents/", "--session", "s4"]).ok();
+    b.bsi(&["close", "s4"]).ok();
+}
+
+/// Turns a good registry into a broken one.
+type Mutation = fn(String) -> String;
+
+#[test]
+fn hostile_registries_are_refused_byte_identical() {
+    let broken: &[(&str, Mutation, &str)] = &[
+        (
+            "missing column",
+            |r| {
+                r.replacen("| Session | Scope | Niveau | Agent | Ouvert le | Expire le | Note |\n|---------|-------|--------|-------|-----------|-----------|------|", "| Session | Scope | Agent | Ouvert le | Expire le | Note |\n|---|---|---|---|---|---|", 1)
+            },
+            "no `Niveau` column",
+        ),
+        (
+            "duplicate heading",
+            |r| {
+                r + "\n## Claims actifs\n\n| Session | Scope | Niveau | Ouvert le | Expire le |\n|---|---|---|---|---|\n"
+            },
+            "a second `## Claims actifs` heading",
+        ),
+        (
+            "duplicate session and scope",
+            |r| {
+                let row = "| s1 | agents/ | dir | a | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 |  |\n";
+                r.replacen("|------|\n", &format!("|------|\n{row}{row}"), 1)
+            },
+            "holds scope agents/ twice",
+        ),
+        (
+            "not a GFM table",
+            |r| {
+                r.replacen(
+                    "|---------|-------|--------|-------|-----------|-----------|------|\n",
+                    "",
+                    1,
+                )
+            },
+            "no delimiter row",
+        ),
+        (
+            "delimiter width",
+            |r| {
+                r.replacen(
+                    "|---------|-------|--------|-------|-----------|-----------|------|",
+                    "|---|---|",
+                    1,
+                )
+            },
+            "delimiter row has 2 cells",
+        ),
+        (
+            "NUL byte",
+            |r| r.replacen("Registry", "Reg\0istry", 1),
+            "NUL",
+        ),
+        (
+            "too many cells in history",
+            |r| r + "| a | b | c | d | e | f | g | h | i | j |\n",
+            "cells but the header has 8",
+        ),
+    ];
+    for (what, f, says) in broken {
+        let b = Brain::new();
+        let bad = f(b.registry());
+        b.write("BRAIN-INDEX.md", &bad);
+        b.git(&["commit", "-qam", what]);
+        let n = b.commits();
+        for args in [
+            &["open", "projets/", "--session", "s9"][..],
+            &["watchdog"],
+            &["close", "s1"],
+            &["status"],
+        ] {
+            let r = b.bsi(args);
+            r.code(5).stderr_has(says);
+            assert!(
+                r.stderr.contains("line "),
+                "{what}: no line in {}",
+                r.stderr
+            );
+        }
+        assert_eq!(b.registry(), bad, "{what}: registry rewritten");
+        assert_eq!(b.commits(), n, "{what}");
+    }
+    // Invalid UTF-8.
+    let b = Brain::new();
+    let mut bytes = b.registry().into_bytes();
+    bytes.extend_from_slice(b"\n\xff\xfe\n");
+    std::fs::write(b.path().join("BRAIN-INDEX.md"), &bytes).expect("write");
+    b.git(&["commit", "-qam", "binary"]);
+    b.bsi(&["status"]).code(5).stderr_has("not valid UTF-8");
+    assert_eq!(
+        std::fs::read(b.path().join("BRAIN-INDEX.md")).expect("read"),
+        bytes
+    );
+}
+
+#[test]
+fn a_fifty_megabyte_registry_is_handled() {
+    let b = Brain::new();
+    let row = "| sess-20260101-0000-abcd | notes/some/long/path/to/a/file.md#Some heading | section | someone@somewhere | 2026-01-01 00:00 +00:00 | 2026-01-01 01:00 +00:00 | completed | a note that pads the row to a realistic length |\n";
+    let count = 50 * 1024 * 1024 / row.len() + 1;
+    let mut reg = b.registry();
+    reg.reserve(row.len() * count);
+    for _ in 0..count {
+        reg.push_str(row);
+    }
+    b.write("BRAIN-INDEX.md", &reg);
+    b.git(&["commit", "-qam", "big history"]);
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let after = b.registry();
+    assert_eq!(after.len(), reg.len() + "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 |  |\n".len());
+    b.bsi(&["close", "s1"]).ok();
+    assert!(b.registry().ends_with("| completed |  |\n"));
+    b.bsi(&["status", "--json"]).ok();
+}
+
+#[test]
+fn someone_elses_claim_is_not_closed_or_renewed_by_accident() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+        .ok();
+    let reg = b.registry();
+    let n = b.commits();
+    b.bsi_env(&["close", "s1"], &[("BSI_AGENT", "bob")])
+        .code(1)
+        .stderr_has("opened by alice, not by bob")
+        .stderr_has("--force");
+    b.bsi_env(&["renew", "s1"], &[("BSI_AGENT", "bob")])
+        .code(1)
+        .stderr_has("opened by alice");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+    b.bsi_env(&["renew", "s1", "--ttl", "3h"], &[("BSI_AGENT", "alice")])
+        .ok();
+    b.bsi_env(&["close", "s1", "--force"], &[("BSI_AGENT", "bob")])
+        .ok();
+    assert!(b.history()[0].contains("| completed |"));
+}
+
+#[cfg(unix)]
+#[test]
+fn headings_are_never_read_through_a_symlink_out_of_the_brain() {
+    let b = Brain::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("doc.md"), "# Secret\n\n## Inside\n").expect("write");
+    std::os::unix::fs::symlink(outside.path().join("doc.md"), b.path().join("doc.md"))
+        .expect("symlink");
+    b.bsi(&["open", "doc.md#Inside", "--session", "s1"])
+        .code(2)
+        .stderr_has("outside the brain");
+    b.bsi(&["open", "doc.md", "--session", "s1"]).code(2);
+}
+
+#[test]
+fn stale_leftovers_of_a_dead_process_do_not_block() {
+    let b = Brain::new();
+    // A lock file and a temp file left by a process that no longer exists.
+    std::fs::create_dir_all(b.path().join(".git/bsi")).expect("mkdir");
+    std::fs::write(b.path().join(".git/bsi/lock"), "").expect("lock");
+    std::fs::write(b.path().join(".BRAIN-INDEX.md.bsi-tmp"), "garbage").expect("tmp");
+    let t0 = Instant::now();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(!b.path().join(".BRAIN-INDEX.md.bsi-tmp").exists());
+}
