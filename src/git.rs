@@ -61,6 +61,8 @@ pub struct Change {
     /// Its blob in the new version, when git knows it (not for files read
     /// from the work tree).
     pub new_blob: Option<Oid>,
+    /// Its blob in the old version; `None` for an added file.
+    pub old_blob: Option<Oid>,
     /// Changed line ranges of the new version, as `(start, count)` from each
     /// hunk header; `None` when not asked for, or for binary files.
     pub hunks: Option<Vec<(usize, usize)>>,
@@ -372,6 +374,8 @@ impl Git {
                 .join("/");
             let new_id = delta.new_file().id();
             let new_blob = (!deleted && !new_id.is_zero()).then_some(new_id);
+            let old_id = delta.old_file().id();
+            let old_blob = (!old_id.is_zero()).then_some(old_id);
             let hunks = if !deleted && want_lines(&path) {
                 match Patch::from_diff(&diff, idx)? {
                     Some(p) if !p.delta().flags().is_binary() => {
@@ -391,6 +395,7 @@ impl Git {
                 path,
                 deleted,
                 new_blob,
+                old_blob,
                 hunks,
             });
         }
@@ -416,6 +421,12 @@ impl Git {
             None => std::fs::read(self.workdir().ok()?.join(&change.path)).ok()?,
         };
         String::from_utf8(bytes).ok()
+    }
+
+    /// The text of the old version of a change. `None` when it had none or
+    /// it is not UTF-8.
+    pub fn old_text(&self, change: &Change) -> Option<String> {
+        String::from_utf8(self.blob_bytes(change.old_blob?).ok()?).ok()
     }
 
     /// The content of `rel` in commit `id`, if it has it.

@@ -132,11 +132,22 @@ pub struct Region {
     /// The heading whose section holds the lines; `None` before the first
     /// heading.
     pub heading: Option<String>,
+    /// The heading itself is gone from the new version: the lines are those
+    /// its section spanned before the change.
+    pub heading_gone: bool,
 }
 
 impl Region {
     /// `lines 3-5 under `Goals``.
     pub fn describe(&self) -> String {
+        if self.heading_gone {
+            return format!(
+                "section `{}` (lines {}-{} before this change) removed or renamed",
+                self.heading.as_deref().unwrap_or(""),
+                self.start,
+                self.end
+            );
+        }
         let lines = if self.start == self.end {
             format!("line {}", self.start)
         } else {
@@ -222,20 +233,41 @@ fn region(outline: &Outline, p: &Piece) -> Region {
         end: p.end,
         removal: p.removal,
         heading: p.section.map(|i| outline.headings[i].text.clone()),
+        heading_gone: false,
     }
+}
+
+/// Keys of the section claims on `path` whose heading the new version of
+/// the file no longer has. Only when some are missing is the old version
+/// worth reading (see [`check_file`]).
+pub fn missing_headings(index: &ClaimIndex<'_>, path: &str, new: &Outline) -> Vec<String> {
+    let (_, sections) = index.for_path(path);
+    let mut out: Vec<String> = Vec::new();
+    for (c, _) in sections {
+        if let Scope::Section { heading, .. } = &c.scope {
+            let key = heading_key(heading);
+            if new.find(&key).next().is_none() && !out.contains(&key) {
+                out.push(key);
+            }
+        }
+    }
+    out
 }
 
 /// Checks one changed file. `session` is the session making the change
 /// (`None`: every claim belongs to someone else, and nothing is "outside").
 /// `outline` is the heading tree of the new version, needed only when
 /// [`ClaimIndex::has_sections`] says so; without it a section claim counts as
-/// touched by any change of its file.
+/// touched by any change of its file. `old` is the outline of the previous
+/// version, needed only when [`missing_headings`] finds some: a change that
+/// removes or renames another session's heading touches that section.
 pub fn check_file<'a>(
     index: &ClaimIndex<'a>,
     session: Option<&str>,
     path: &str,
     touch: &Touch,
     outline: Option<&Outline>,
+    old: Option<&Outline>,
 ) -> Vec<Finding<'a>> {
     let mut out = Vec::new();
     let (whole, sections) = index.for_path(path);
@@ -267,6 +299,27 @@ pub fn check_file<'a>(
 
     match (touch, outline) {
         (Touch::Lines(ranges), Some(outline)) if !foreign.is_empty() || check_own => {
+            if let Some(old) = old {
+                for ((claim, stale), key) in &foreign {
+                    if outline.find(key).next().is_some() {
+                        continue;
+                    }
+                    if let Some((_, h)) = old.find(key).next() {
+                        out.push(Finding::Claimed {
+                            path: path.to_string(),
+                            claim,
+                            stale: *stale,
+                            region: Some(Region {
+                                start: h.line,
+                                end: h.end_line,
+                                removal: true,
+                                heading: Some(h.text.clone()),
+                                heading_gone: true,
+                            }),
+                        });
+                    }
+                }
+            }
             for r in ranges {
                 for p in pieces(outline, *r) {
                     let keys = p.section.map(|i| outline.ancestry(i)).unwrap_or_default();
@@ -419,16 +472,16 @@ mod tests {
             claim("s3", "x/"),
         ];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
-        let f = check_file(&ix, Some("s2"), "a/b/c.md", &Touch::Whole, None);
+        let f = check_file(&ix, Some("s2"), "a/b/c.md", &Touch::Whole, None, None);
         assert_eq!(f.len(), 1);
         assert!(matches!(&f[0], Finding::Claimed { claim, .. } if claim.session == "s1"));
         // Nobody's claim and not the session's: outside.
-        let f = check_file(&ix, Some("s2"), "z.md", &Touch::Whole, None);
+        let f = check_file(&ix, Some("s2"), "z.md", &Touch::Whole, None, None);
         assert!(matches!(&f[..], [Finding::Outside { region: None, .. }]));
         // Without a session nothing is outside.
-        assert!(check_file(&ix, None, "z.md", &Touch::Whole, None).is_empty());
+        assert!(check_file(&ix, None, "z.md", &Touch::Whole, None, None).is_empty());
         // `ab/` is not under `a/`.
-        assert!(check_file(&ix, Some("s3"), "ab/c.md", &Touch::Whole, None).len() == 1);
+        assert!(check_file(&ix, Some("s3"), "ab/c.md", &Touch::Whole, None, None).len() == 1);
     }
 
     #[test]
@@ -438,9 +491,9 @@ mod tests {
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
         assert!(ix.has_sections("p.md"));
         // s2 edits its own section: nothing to say.
-        assert!(check_file(&ix, Some("s2"), "p.md", &lines(8, 8), Some(&o)).is_empty());
+        assert!(check_file(&ix, Some("s2"), "p.md", &lines(8, 8), Some(&o), None).is_empty());
         // s2 edits Q1, a subsection of s1's Goals: claimed, and outside its own.
-        let f = check_file(&ix, Some("s2"), "p.md", &lines(6, 6), Some(&o));
+        let f = check_file(&ix, Some("s2"), "p.md", &lines(6, 6), Some(&o), None);
         assert_eq!(f.len(), 2, "{f:?}");
         match &f[0] {
             Finding::Claimed {
@@ -462,13 +515,40 @@ mod tests {
             }
         ));
         // A deleted file touches every section.
-        let f = check_file(&ix, Some("s2"), "p.md", &Touch::Whole, Some(&o));
+        let f = check_file(&ix, Some("s2"), "p.md", &Touch::Whole, Some(&o), None);
         assert_eq!(f.len(), 2);
         // The preamble belongs to no section.
-        let f = check_file(&ix, Some("s2"), "p.md", &lines(2, 2), Some(&o));
+        let f = check_file(&ix, Some("s2"), "p.md", &lines(2, 2), Some(&o), None);
         assert!(
             matches!(&f[..], [Finding::Outside { region: Some(r), .. }] if r.heading.as_deref() == Some("Plan"))
         );
+    }
+
+    #[test]
+    fn a_removed_heading_touches_its_section() {
+        let old = outline(PLAN);
+        let new = outline("# Plan\nintro\n## Goals\ng\n### Q1\nq\nr\n");
+        let claims = [claim("s1", "p.md#Goals"), claim("s2", "p.md#Risks")];
+        let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
+        assert_eq!(missing_headings(&ix, "p.md", &new), vec!["risks"]);
+        let t = Touch::Lines(vec![LineRange::from_hunk(6, 0)]);
+        let f = check_file(&ix, Some("s1"), "p.md", &t, Some(&new), Some(&old));
+        match &f[..] {
+            [
+                Finding::Claimed {
+                    claim,
+                    region: Some(r),
+                    ..
+                },
+            ] => {
+                assert_eq!(claim.session, "s2");
+                assert_eq!(
+                    r.describe(),
+                    "section `Risks` (lines 7-8 before this change) removed or renamed"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -476,10 +556,31 @@ mod tests {
         let o = outline(PLAN);
         let claims = [claim("s1", "p.md#Risks")];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
-        let mut f = check_file(&ix, Some("s1"), "p.md", &lines(3, 4), Some(&o));
-        f.extend(check_file(&ix, Some("s1"), "p.md", &lines(4, 4), Some(&o)));
-        f.extend(check_file(&ix, Some("s1"), "q.md", &Touch::Whole, None));
-        f.extend(check_file(&ix, Some("s1"), "r.md", &Touch::Whole, None));
+        let mut f = check_file(&ix, Some("s1"), "p.md", &lines(3, 4), Some(&o), None);
+        f.extend(check_file(
+            &ix,
+            Some("s1"),
+            "p.md",
+            &lines(4, 4),
+            Some(&o),
+            None,
+        ));
+        f.extend(check_file(
+            &ix,
+            Some("s1"),
+            "q.md",
+            &Touch::Whole,
+            None,
+            None,
+        ));
+        f.extend(check_file(
+            &ix,
+            Some("s1"),
+            "r.md",
+            &Touch::Whole,
+            None,
+            None,
+        ));
         assert_eq!(overflow_counts(&f), (2, 1));
         assert_eq!(
             overflow_note(2, 1).as_deref(),

@@ -49,12 +49,21 @@ pub(crate) fn check_changes<'a>(
         } else {
             None
         };
+        // A claimed heading gone from the new version: read the old one to
+        // see whether this change removed it.
+        let old = match &outline {
+            Some(o) if !guard::missing_headings(index, path, o).is_empty() => {
+                brain.git.old_text(ch).map(|t| markdown::outline(&t))
+            }
+            _ => None,
+        };
         out.extend(guard::check_file(
             index,
             session,
             path,
             &touch,
             outline.as_ref(),
+            old.as_ref(),
         ));
     }
     out

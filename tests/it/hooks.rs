@@ -144,6 +144,26 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
 }
 
 #[test]
+fn removing_another_sessions_heading_is_refused() {
+    let b = hooked();
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "s1"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "s2"])
+        .ok();
+    // s1 deletes the `## Risks` heading line: its text would fall into Q2.
+    let plan = b.read("projets/plan.md");
+    b.write("projets/plan.md", &plan.replace("## Risks\n\n", ""));
+    b.git(&["add", "projets/plan.md"]);
+    let before = b.commits();
+    commit_as(&b, Some("s1"), "merge risks into goals")
+        .code(1)
+        .stderr_has(
+            "projets/plan.md section `Risks` (lines 17-19 before this change) removed or renamed is inside an active claim of session s2",
+        );
+    assert_eq!(b.commits(), before);
+}
+
+#[test]
 fn an_existing_hook_is_chained_and_its_failure_still_fails() {
     let b = Brain::new();
     let dir = hooks_dir(&b);
