@@ -75,6 +75,8 @@ pub struct CommitInfo {
     pub id: Oid,
     /// Its first parent.
     pub parent: Option<Oid>,
+    /// It has more than one parent.
+    pub merge: bool,
     /// Its whole message.
     pub message: String,
 }
@@ -452,6 +454,7 @@ impl Git {
             let info = CommitInfo {
                 id: c.id(),
                 parent: parent.as_ref().map(|p| p.id()),
+                merge: c.parent_count() > 1,
                 message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
             };
             if !f(&info)? {
@@ -483,6 +486,7 @@ impl Git {
             out.push(CommitInfo {
                 id: c.id(),
                 parent: c.parent_id(0).ok(),
+                merge: c.parent_count() > 1,
                 message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
             });
         }

@@ -168,8 +168,11 @@ pub(crate) fn verify(
         }
     };
     for c in brain.git.commits_since(base)? {
-        // bsi's own registry commits carry the session too; they are not work.
-        if !trailer::has(&c.message, trailer::SESSION, session)
+        // bsi's own registry commits carry the session too; they are not
+        // work. A merge brings others' work: its own changes were checked
+        // when they were committed.
+        if c.merge
+            || !trailer::has(&c.message, trailer::SESSION, session)
             || !trailer::values(&c.message, trailer::ACTION).is_empty()
         {
             continue;

@@ -508,3 +508,30 @@ fn the_guard_is_fast_on_many_staged_files_and_claims() {
     eprintln!("pre-commit on 100 staged files, 101 claims: {took:?}");
     assert!(took.as_secs_f64() < 2.0, "{took:?}");
 }
+
+#[test]
+fn verify_leaves_out_what_a_merge_brings() {
+    let b = hooked();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.git(&["checkout", "-q", "-b", "other"]);
+    b.write("README.md", "# Brain\n\nfrom another branch\n");
+    b.git(&["add", "README.md"]);
+    git_as(&b, None, &["commit", "-q", "-m", "elsewhere"]).ok();
+    b.git(&["checkout", "-q", "main"]);
+    b.write("agents/alice.md", "# Alice\n\nby s1\n");
+    b.git(&["add", "agents/alice.md"]);
+    commit_as(&b, Some("s1"), "alice").ok();
+    git_as(
+        &b,
+        Some("s1"),
+        &["merge", "-q", "--no-ff", "-m", "merge other", "other"],
+    )
+    .ok();
+    let msg = b.git(&["log", "-1", "--format=%B"]);
+    assert!(msg.contains("BSI-Session: s1"), "{msg}");
+    let j = b.bsi(&["verify", "s1", "--json"]);
+    j.ok();
+    let j = j.json();
+    assert_eq!(j["clean"], true);
+    assert_eq!(j["commits"].as_array().map(Vec::len), Some(1));
+}
