@@ -12,8 +12,10 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict),
-/// 4 stale claims found, 5 registry unreadable or invalid (nothing written).
+/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict; also a
+/// commit refused by the pre-commit hook), 4 stale claims found, 5 registry
+/// unreadable or invalid (nothing written), 6 `verify` found changes outside
+/// the session's claims.
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
@@ -135,6 +137,31 @@ pub enum Command {
         out: JsonFlag,
     },
 
+    /// Git hooks that keep commits inside their claims: install, uninstall,
+    /// or run one (what the installed hooks do).
+    Hook {
+        /// What to do.
+        #[command(subcommand)]
+        action: HookAction,
+    },
+
+    /// List what a session changed that its claims do not cover.
+    ///
+    /// Reads the commits carrying the session's `BSI-Session` trailer, from
+    /// HEAD back to the commit that opened its claims (and, with --worktree,
+    /// the uncommitted changes). A file outside every scope is an overflow;
+    /// in a file where the session holds only sections, a hunk outside them
+    /// is one too, shown with its lines and heading. Exits 6 on overflow.
+    Verify {
+        /// The session [default: $BSI_SESSION].
+        session: Option<String>,
+        /// Also check the uncommitted changes of the work tree.
+        #[arg(long)]
+        worktree: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
     /// The journal of sessions: the git history of the registry.
     Log {
         /// Show at most N entries.
@@ -142,5 +169,37 @@ pub enum Command {
         limit: Option<usize>,
         #[command(flatten)]
         out: JsonFlag,
+    },
+}
+
+/// `bsi hook` actions.
+#[derive(Debug, Subcommand)]
+pub enum HookAction {
+    /// Install the pre-commit and prepare-commit-msg hooks (honours
+    /// core.hooksPath). A hook already there is kept and runs first.
+    Install,
+    /// Remove bsi's hooks and put back the hooks they chained.
+    Uninstall,
+    /// Check the staged changes against the claims (the pre-commit hook).
+    ///
+    /// Refuses (exit 3) a change inside another session's claim, active or
+    /// stale, and any change to the registry. Warns about changes outside
+    /// the scopes of $BSI_SESSION. `git config bsi.hookMode warn` reports
+    /// without refusing; `strict` also refuses changes outside the session's
+    /// scopes. `git commit --no-verify` skips the check.
+    PreCommit {
+        /// Ignored (file names some hook runners pass).
+        #[arg(hide = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
+    /// (the prepare-commit-msg hook).
+    PrepareCommitMsg {
+        /// The file holding the commit message.
+        file: PathBuf,
+        /// Where the message comes from (message, template, merge, squash, commit).
+        source: Option<String>,
+        /// The commit being amended or reused.
+        commit: Option<String>,
     },
 }

@@ -20,6 +20,8 @@ pub mod exit {
     pub const STALE: u8 = 4;
     /// The registry is unreadable or invalid; nothing was written.
     pub const REGISTRY: u8 = 5;
+    /// `bsi verify` found changes outside the session's claims.
+    pub const OVERFLOW: u8 = 6;
 }
 
 /// Everything that can go wrong in bsi.

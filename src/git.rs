@@ -1,12 +1,14 @@
 //! The only module that talks to git2: finding the repository, reading the
-//! registry as committed, and committing a new registry without touching
-//! anything else the user has staged.
+//! registry as committed, committing a new registry without touching
+//! anything else the user has staged, and reading changes (staged, in the
+//! work tree, or made by a commit) with their hunks, for the hooks and
+//! `bsi verify`.
 
 use std::path::{Path, PathBuf};
 
 use git2::{
-    ErrorCode, FileMode, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository,
-    RepositoryState, Signature, Sort,
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexEntry, IndexTime, ObjectType, Oid,
+    Patch, Repository, RepositoryState, Signature, Sort,
 };
 
 use crate::error::{Error, Result};
@@ -35,6 +37,47 @@ pub struct JournalCommit {
     /// Author name and email.
     pub author: String,
     /// The whole message.
+    pub message: String,
+}
+
+/// Which changes to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangesOf {
+    /// The index against HEAD: what `git commit` would record.
+    Staged,
+    /// The work tree (with untracked files) against HEAD.
+    Worktree,
+    /// A commit against its first parent.
+    Commit(Oid),
+}
+
+/// One changed file.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// Its path from the work tree root, with `/` (the old path when deleted).
+    pub path: String,
+    /// The file is gone in the new version.
+    pub deleted: bool,
+    /// Its blob in the new version, when git knows it (not for files read
+    /// from the work tree).
+    pub new_blob: Option<Oid>,
+    /// Its blob in the old version; `None` for an added file.
+    pub old_blob: Option<Oid>,
+    /// Changed line ranges of the new version, as `(start, count)` from each
+    /// hunk header; `None` when not asked for, or for binary files.
+    pub hunks: Option<Vec<(usize, usize)>>,
+}
+
+/// A commit seen while walking history.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    /// Its id.
+    pub id: Oid,
+    /// Its first parent.
+    pub parent: Option<Oid>,
+    /// It has more than one parent.
+    pub merge: bool,
+    /// Its whole message.
     pub message: String,
 }
 
@@ -261,6 +304,191 @@ impl Git {
             if limit.is_some_and(|l| out.len() >= l) {
                 break;
             }
+        }
+        Ok(out)
+    }
+
+    /// A string from the repository's git configuration (all levels).
+    pub fn config_string(&self, key: &str) -> Result<Option<String>> {
+        let cfg = self.repo.config()?.snapshot()?;
+        match cfg.get_string(key) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The directory git runs hooks from: `core.hooksPath` (relative to the
+    /// work tree root, `~` expanded), else `hooks/` in the common git
+    /// directory, shared by all work trees.
+    pub fn hooks_dir(&self) -> Result<PathBuf> {
+        let cfg = self.repo.config()?.snapshot()?;
+        match cfg.get_path("core.hooksPath") {
+            Ok(p) if p.is_absolute() => Ok(p),
+            Ok(p) => Ok(self.workdir()?.join(p)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(self.repo.commondir().join("hooks")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The changed files of `of`. Hunks are computed only for paths
+    /// `want_lines` accepts: a diff without them is a comparison of ids.
+    pub fn changes(&self, of: ChangesOf, want_lines: &dyn Fn(&str) -> bool) -> Result<Vec<Change>> {
+        let repo = &self.repo;
+        let mut opts = DiffOptions::new();
+        opts.context_lines(0)
+            .include_typechange(true)
+            .ignore_submodules(true);
+        let diff: Diff<'_> = match of {
+            ChangesOf::Staged => {
+                let head = self.head_tree()?;
+                repo.diff_tree_to_index(head.as_ref(), None, Some(&mut opts))?
+            }
+            ChangesOf::Worktree => {
+                opts.include_untracked(true)
+                    .recurse_untracked_dirs(true)
+                    .show_untracked_content(true);
+                let head = self.head_tree()?;
+                repo.diff_tree_to_workdir_with_index(head.as_ref(), Some(&mut opts))?
+            }
+            ChangesOf::Commit(id) => {
+                let commit = repo.find_commit(id)?;
+                let parent = match commit.parent(0) {
+                    Ok(p) => Some(p.tree()?),
+                    Err(_) => None,
+                };
+                repo.diff_tree_to_tree(parent.as_ref(), Some(&commit.tree()?), Some(&mut opts))?
+            }
+        };
+        let mut out = Vec::with_capacity(diff.deltas().len());
+        for (idx, delta) in diff.deltas().enumerate() {
+            let deleted = delta.status() == Delta::Deleted;
+            let file = if deleted {
+                delta.old_file()
+            } else {
+                delta.new_file()
+            };
+            let Some(path) = file.path() else { continue };
+            let path = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            let new_id = delta.new_file().id();
+            let new_blob = (!deleted && !new_id.is_zero()).then_some(new_id);
+            let old_id = delta.old_file().id();
+            let old_blob = (!old_id.is_zero()).then_some(old_id);
+            let hunks = if !deleted && want_lines(&path) {
+                match Patch::from_diff(&diff, idx)? {
+                    Some(p) if !p.delta().flags().is_binary() => {
+                        let mut v = Vec::with_capacity(p.num_hunks());
+                        for h in 0..p.num_hunks() {
+                            let (hunk, _) = p.hunk(h)?;
+                            v.push((hunk.new_start() as usize, hunk.new_lines() as usize));
+                        }
+                        Some(v)
+                    }
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            out.push(Change {
+                path,
+                deleted,
+                new_blob,
+                old_blob,
+                hunks,
+            });
+        }
+        Ok(out)
+    }
+
+    fn head_tree(&self) -> Result<Option<git2::Tree<'_>>> {
+        match self.repo.head() {
+            Ok(h) => Ok(Some(h.peel_to_commit()?.tree()?)),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The text of the new version of a change: its blob, else the file in
+    /// the work tree. `None` when gone or not UTF-8.
+    pub fn new_text(&self, change: &Change) -> Option<String> {
+        if change.deleted {
+            return None;
+        }
+        let bytes = match change.new_blob {
+            Some(id) => self.blob_bytes(id).ok()?,
+            None => std::fs::read(self.workdir().ok()?.join(&change.path)).ok()?,
+        };
+        String::from_utf8(bytes).ok()
+    }
+
+    /// The text of the old version of a change. `None` when it had none or
+    /// it is not UTF-8.
+    pub fn old_text(&self, change: &Change) -> Option<String> {
+        String::from_utf8(self.blob_bytes(change.old_blob?).ok()?).ok()
+    }
+
+    /// The content of `rel` in commit `id`, if it has it.
+    pub fn file_at(&self, id: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
+        let tree = self.repo.find_commit(id)?.tree()?;
+        match tree.get_path(Path::new(rel)) {
+            Ok(e) if e.kind() == Some(ObjectType::Blob) => Ok(Some(self.blob_bytes(e.id())?)),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Walks HEAD's first-parent chain, newest first, until `f` returns false.
+    pub fn walk_first_parents(&self, f: &mut dyn FnMut(&CommitInfo) -> Result<bool>) -> Result<()> {
+        let mut next = match self.repo.head() {
+            Ok(h) => Some(h.peel_to_commit()?),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => None,
+            Err(e) => return Err(e.into()),
+        };
+        while let Some(c) = next {
+            let parent = c.parent(0).ok();
+            let info = CommitInfo {
+                id: c.id(),
+                parent: parent.as_ref().map(|p| p.id()),
+                merge: c.parent_count() > 1,
+                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            };
+            if !f(&info)? {
+                break;
+            }
+            next = parent;
+        }
+        Ok(())
+    }
+
+    /// Commits reachable from HEAD but not from `base` (all of HEAD's
+    /// history when `None`), newest first.
+    pub fn commits_since(&self, base: Option<Oid>) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        match walk.push_head() {
+            Ok(()) => {}
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(b) = base {
+            walk.hide(b)?;
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        let mut out = Vec::new();
+        for id in walk {
+            let c = self.repo.find_commit(id?)?;
+            out.push(CommitInfo {
+                id: c.id(),
+                parent: c.parent_id(0).ok(),
+                merge: c.parent_count() > 1,
+                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            });
         }
         Ok(out)
     }

@@ -1,22 +1,27 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
-//! Pure rules live in [`scope`], [`ttl`], [`conflict`] and [`registry`];
-//! IO lives in [`store`] (files and locking), [`git`] (the only git2 user),
-//! [`resolve`] (the file system view of scopes) and [`markdown`] (the only
-//! pulldown-cmark parser). [`commands`] ties them together per subcommand.
+//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`guard`] (changes
+//! against claims), [`trailer`] and [`registry`]; IO lives in [`store`]
+//! (files and locking), [`git`] (the only git2 user), [`hooks`] (hook
+//! scripts), [`resolve`] (the file system view of scopes) and [`markdown`]
+//! (the only pulldown-cmark parser). [`commands`] ties them together per
+//! subcommand.
 
 pub mod cli;
 pub mod commands;
 pub mod conflict;
 pub mod error;
 pub mod git;
+pub mod guard;
+pub mod hooks;
 pub mod markdown;
 pub mod output;
 pub mod registry;
 pub mod resolve;
 pub mod scope;
 pub mod store;
+pub mod trailer;
 pub mod ttl;
 
 pub use error::{Error, Result, exit};

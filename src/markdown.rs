@@ -142,17 +142,13 @@ impl Outline {
     }
 
     /// The innermost heading whose section holds `line`, if any.
+    ///
+    /// That is the last heading at or before `line`: a section runs to the
+    /// next heading, so no deeper one can hold the line. A binary search.
     pub fn section_at(&self, line: usize) -> Option<usize> {
-        let mut best = None;
-        for (i, h) in self.headings.iter().enumerate() {
-            if h.line > line {
-                break;
-            }
-            if line <= h.end_line {
-                best = Some(i);
-            }
-        }
-        best
+        let i = self.headings.partition_point(|h| h.line <= line);
+        let i = i.checked_sub(1)?;
+        (line <= self.headings[i].end_line).then_some(i)
     }
 
     /// The keys of the heading at `index` and of all its ancestors.

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims, verify};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
@@ -14,6 +14,8 @@ struct Closed {
     session: String,
     closed: Vec<ClaimJson>,
     status: &'static str,
+    /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
+    verify: String,
     commit: String,
 }
 
@@ -52,6 +54,22 @@ pub(crate) fn run(
         "close",
     )?;
 
+    // Alert, never block: an overflow goes into the history note; a clean
+    // session closes as plain `completed`.
+    let (verified, note) = match verify::verify(&brain, reg, &session, false) {
+        Ok(report) => match report.note() {
+            Some(n) => (n.clone(), n),
+            None => ("clean".to_string(), String::new()),
+        },
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "bsi: warning: the changes of {session} could not be verified: {e}"
+            );
+            ("not verified".to_string(), "not verified".to_string())
+        }
+    };
+
     let mut edited: Registry = reg.clone();
     for &i in &active {
         edited.remove_claim(TableKind::Active, i);
@@ -60,7 +78,7 @@ pub(crate) fn run(
         edited.remove_claim(TableKind::Stale, i);
     }
     for (c, _) in &targets {
-        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, ""));
+        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
     }
     let message = commit_message(
         "close",
@@ -78,6 +96,7 @@ pub(crate) fn run(
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
             status: Status::Completed.as_str(),
+            verify: verified,
             commit: commit.to_string(),
         });
     } else {
@@ -87,6 +106,12 @@ pub(crate) fn run(
             "Claim closed — {session} ({})",
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
         );
+        if verified.starts_with("overflow") {
+            let _ = writeln!(
+                out,
+                "{verified} outside its claims — `bsi verify {session}` lists them"
+            );
+        }
     }
     Ok(exit::OK)
 }

@@ -3,12 +3,14 @@
 //! helpers that find a session's claims and write commit messages.
 
 mod close;
+mod hook;
 mod init;
 mod log;
 mod open;
 mod release;
 mod renew;
 mod status;
+mod verify;
 mod watchdog;
 
 use std::path::PathBuf;
@@ -281,5 +283,11 @@ pub fn run(cli: Cli) -> Result<u8> {
         } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
         Command::Status { out } => status::run(&ctx, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
+        Command::Hook { action } => hook::run(&ctx, action),
+        Command::Verify {
+            session,
+            worktree,
+            out,
+        } => verify::run(&ctx, session.as_deref(), worktree, out.json),
     }
 }

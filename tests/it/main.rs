@@ -3,4 +3,5 @@
 
 mod common;
 mod core;
+mod hooks;
 mod reliability;

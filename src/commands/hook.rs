@@ -1,0 +1,248 @@
+//! `bsi hook`: install and remove the git hooks, and what they run — the
+//! pre-commit guard and the session trailer.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{Ctx, check_session_id, verify};
+use crate::cli::HookAction;
+use crate::error::{Error, Result, exit};
+use crate::git::{ChangesOf, Git};
+use crate::guard::{ClaimIndex, Finding};
+use crate::hooks;
+use crate::output;
+use crate::trailer;
+
+pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
+    match action {
+        HookAction::Install => install(ctx),
+        HookAction::Uninstall => uninstall(ctx),
+        HookAction::PreCommit { .. } => pre_commit(ctx),
+        HookAction::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
+    }
+}
+
+fn install(ctx: &Ctx) -> Result<u8> {
+    let git = Git::discover(&ctx.cwd)?;
+    let dir = git.hooks_dir()?;
+    let exe = std::env::current_exe().ok();
+    let program = exe.as_deref().and_then(Path::to_str);
+    let mut out = std::io::stdout().lock();
+    for name in hooks::HOOKS {
+        let outcome = hooks::install(&dir, name, program)?;
+        let _ = writeln!(
+            out,
+            "{name}: {} ({})",
+            outcome.describe(),
+            dir.join(name).display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn uninstall(ctx: &Ctx) -> Result<u8> {
+    let git = Git::discover(&ctx.cwd)?;
+    let dir = git.hooks_dir()?;
+    let mut out = std::io::stdout().lock();
+    for name in hooks::HOOKS {
+        let outcome = hooks::uninstall(&dir, name)?;
+        let _ = writeln!(
+            out,
+            "{name}: {} ({})",
+            outcome.describe(),
+            dir.join(name).display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// `bsi.hookMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Report everything, refuse nothing.
+    Warn,
+    /// Refuse changes in other sessions' claims and to the registry.
+    Normal,
+    /// Also refuse changes outside the committer's scopes.
+    Strict,
+}
+
+fn mode(git: &Git, err: &mut impl Write) -> Result<Mode> {
+    Ok(
+        match git
+            .config_string("bsi.hookMode")?
+            .map(|m| m.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("" | "normal") => Mode::Normal,
+            Some("warn") => Mode::Warn,
+            Some("strict") => Mode::Strict,
+            Some(other) => {
+                let _ = writeln!(
+                    err,
+                    "bsi: warning: bsi.hookMode `{other}` is not warn, normal or strict; using normal"
+                );
+                Mode::Normal
+            }
+        },
+    )
+}
+
+fn pre_commit(ctx: &Ctx) -> Result<u8> {
+    let brain = ctx.brain()?;
+    let mut err = std::io::stderr().lock();
+    let mode = mode(&brain.git, &mut err)?;
+    let reg = match brain.read() {
+        Ok(r) => r,
+        // No registry: bsi is not used in this repository.
+        Err(Error::NoRegistry(_)) => return Ok(exit::OK),
+        Err(e) => return Err(e),
+    };
+    let session = ctx.env_session.as_deref().map(str::trim);
+    if let Some(s) = session {
+        check_session_id(s)?;
+    }
+    let index = ClaimIndex::new(&reg);
+    let changes = verify::read_changes(&brain, &index, ChangesOf::Staged)?;
+
+    let registry_staged = changes.iter().any(|c| c.path == brain.rel);
+    let findings = verify::check_changes(&brain, &index, session, &changes);
+    if findings.is_empty() && !registry_staged {
+        return Ok(exit::OK);
+    }
+
+    let refuse_claimed = mode != Mode::Warn;
+    let refuse_outside = mode == Mode::Strict;
+    let label = |refused: bool| if refused { "refused" } else { "warning" };
+    let mut refused = false;
+    let mut holders: Vec<(&str, bool)> = Vec::new();
+    if registry_staged {
+        refused |= refuse_claimed;
+        let _ = writeln!(
+            err,
+            "bsi: {}: {} is staged — only bsi writes the registry, and its own commits do not go through hooks",
+            label(refuse_claimed),
+            brain.rel
+        );
+        let _ = writeln!(
+            err,
+            "  unstage it with `git restore --staged {}` (and undo it with `git checkout -- {}`)",
+            brain.rel, brain.rel
+        );
+    }
+    for f in &findings {
+        match f {
+            Finding::Claimed {
+                path,
+                claim,
+                stale,
+                region,
+            } => {
+                refused |= refuse_claimed;
+                let place = match region {
+                    Some(r) => format!("{path} {}", r.describe()),
+                    None => path.clone(),
+                };
+                let agent = if claim.agent.is_empty() {
+                    "unknown agent".to_string()
+                } else {
+                    format!("agent {}", claim.agent)
+                };
+                let _ = writeln!(
+                    err,
+                    "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
+                    label(refuse_claimed),
+                    if *stale { " stale" } else { "n active" },
+                    claim.session,
+                    claim.scope,
+                    output::rfc3339(claim.expires),
+                );
+                if !holders.iter().any(|(s, _)| *s == claim.session) {
+                    holders.push((&claim.session, *stale));
+                }
+            }
+            Finding::Outside { path, region } => {
+                refused |= refuse_outside;
+                let who = session.unwrap_or("the session");
+                let what = match region {
+                    Some(r) => format!(
+                        "{path} {} is outside the sections {who} holds in this file",
+                        r.describe()
+                    ),
+                    None => format!("{path} is outside every scope {who} holds"),
+                };
+                let _ = writeln!(err, "bsi: {}: {what}", label(refuse_outside));
+            }
+        }
+    }
+    if !holders.is_empty() {
+        if session.is_none() {
+            let _ = writeln!(
+                err,
+                "  BSI_SESSION is not set, so every claim counts as another session's"
+            );
+        }
+        for (s, stale) in &holders {
+            if *stale {
+                let _ = writeln!(
+                    err,
+                    "  ways out: ask the holder of {s} to close it, or have a person run `bsi release {s} --confirm` (its claim is stale)"
+                );
+            } else {
+                let _ = writeln!(
+                    err,
+                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `bsi release {s} --confirm --force`"
+                );
+            }
+        }
+    }
+    if findings
+        .iter()
+        .any(|f| matches!(f, Finding::Outside { .. }))
+    {
+        let _ = writeln!(
+            err,
+            "  claim what you change with `bsi open SCOPE` (as the same session)"
+        );
+    }
+    if refused {
+        let _ = writeln!(
+            err,
+            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
+        );
+        Ok(exit::CONFLICT)
+    } else {
+        Ok(exit::OK)
+    }
+}
+
+fn prepare_commit_msg(ctx: &Ctx, file: &Path) -> Result<u8> {
+    let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
+        return Ok(exit::OK);
+    };
+    check_session_id(session)?;
+    let comment = Git::discover(&ctx.cwd)
+        .ok()
+        .and_then(|g| g.config_string("core.commentChar").ok().flatten())
+        .and_then(|c| {
+            let mut chars = c.chars();
+            match (chars.next(), chars.next()) {
+                (Some(ch), None) => Some(ch),
+                _ => None,
+            }
+        })
+        .unwrap_or('#');
+    let path = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        ctx.cwd.join(file)
+    };
+    let text = std::fs::read(&path)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let text = String::from_utf8_lossy(&text);
+    if let Some(new) = trailer::add(&text, trailer::SESSION, session, comment) {
+        std::fs::write(&path, new)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,204 @@
+//! Installing and removing bsi's git hooks.
+//!
+//! A hook bsi installs is a small `sh` script that runs the hook that was
+//! there before (kept beside it as `NAME.bsi-chained`), stops when that one
+//! fails, then runs `bsi hook NAME`. Installing again changes nothing;
+//! uninstalling removes bsi's script and puts the previous hook back.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The hooks bsi installs.
+pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
+
+/// The line that marks a hook script as bsi's.
+pub const MARKER: &str = "# bsi-managed-hook";
+
+/// Suffix of the hook that was in place before bsi's.
+pub const CHAINED_SUFFIX: &str = ".bsi-chained";
+
+/// Quotes `s` for `sh`: single quotes, with each `'` written as `'\''`.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The script of hook `name`, calling bsi at `program` (an absolute path,
+/// or `None` to find `bsi` on PATH).
+pub fn script(name: &str, program: Option<&str>) -> String {
+    let program = sh_quote(program.unwrap_or("bsi"));
+    format!(
+        r#"#!/bin/sh
+{MARKER}: {name}
+# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
+# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
+chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"
+if [ -x "$chained" ]; then
+    "$chained" "$@" || exit $?
+fi
+bsi={program}
+[ -x "$bsi" ] || bsi=bsi
+if ! command -v "$bsi" >/dev/null 2>&1; then
+    echo "bsi {name} hook: the bsi program is not installed or not on PATH." >&2
+    echo "hint: install it (cargo install), run \`bsi hook uninstall\`, or commit with --no-verify" >&2
+    exit 1
+fi
+exec "$bsi" hook {name} "$@"
+"#
+    )
+}
+
+/// Whether `text` is a hook script written by bsi.
+pub fn is_ours(text: &str) -> bool {
+    text.lines().take(3).any(|l| l.starts_with(MARKER))
+}
+
+/// What install or uninstall did to one hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Written where there was none.
+    Installed,
+    /// Written, with the previous hook kept and chained.
+    Chained,
+    /// bsi's hook was there already, as it would write it.
+    Unchanged,
+    /// bsi's hook was there, calling bsi at another path: rewritten.
+    Updated,
+    /// bsi's hook removed.
+    Removed,
+    /// bsi's hook removed and the previous hook put back.
+    Restored,
+    /// There is a hook, but not bsi's: left alone.
+    NotOurs,
+    /// No hook of bsi's there.
+    Absent,
+}
+
+impl Outcome {
+    /// Words for the user.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Outcome::Installed => "installed",
+            Outcome::Chained => "installed; the existing hook is kept and runs first",
+            Outcome::Unchanged => "already installed",
+            Outcome::Updated => "updated",
+            Outcome::Removed => "removed",
+            Outcome::Restored => "removed; the previous hook is back",
+            Outcome::NotOurs => "not bsi's hook: left alone",
+            Outcome::Absent => "not installed",
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Option<String>> {
+    match fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
+/// Whether something (a file or a dangling symlink) is at `path`.
+fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+fn chained_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}{CHAINED_SUFFIX}"))
+}
+
+fn write_executable(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("bsi-tmp");
+    let ctx = |what: &str| format!("cannot {what} {}", path.display());
+    fs::write(&tmp, text).map_err(|e| Error::io(ctx("write"), e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io(ctx("make executable"), e))?;
+    }
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(ctx("write"), e)
+    })
+}
+
+/// Installs hook `name` in `dir`, calling bsi at `program`.
+pub fn install(dir: &Path, name: &str, program: Option<&str>) -> Result<Outcome> {
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let path = dir.join(name);
+    let want = script(name, program);
+    let existing = if exists(&path) { read(&path)? } else { None };
+    match existing {
+        Some(text) if is_ours(&text) => {
+            if text == want {
+                return Ok(Outcome::Unchanged);
+            }
+            write_executable(&path, &want)?;
+            Ok(Outcome::Updated)
+        }
+        _ if exists(&path) => {
+            let chained = chained_path(dir, name);
+            if exists(&chained) {
+                return Err(Error::Refused(
+                    format!(
+                        "{} is not bsi's hook, and {} is taken too",
+                        path.display(),
+                        chained.display()
+                    ),
+                    "move one of them away (bsi never overwrites a hook), then retry".into(),
+                ));
+            }
+            fs::rename(&path, &chained)
+                .map_err(|e| Error::io(format!("cannot move {} aside", path.display()), e))?;
+            if let Err(e) = write_executable(&path, &want) {
+                let _ = fs::rename(&chained, &path);
+                return Err(e);
+            }
+            Ok(Outcome::Chained)
+        }
+        _ => {
+            write_executable(&path, &want)?;
+            Ok(Outcome::Installed)
+        }
+    }
+}
+
+/// Removes bsi's hook `name` from `dir` and puts back the one it chained.
+pub fn uninstall(dir: &Path, name: &str) -> Result<Outcome> {
+    let path = dir.join(name);
+    let chained = chained_path(dir, name);
+    if exists(&path) {
+        match read(&path)? {
+            Some(text) if is_ours(&text) => {}
+            _ => return Ok(Outcome::NotOurs),
+        }
+        fs::remove_file(&path)
+            .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+    } else if !exists(&chained) {
+        return Ok(Outcome::Absent);
+    }
+    if exists(&chained) {
+        fs::rename(&chained, &path)
+            .map_err(|e| Error::io(format!("cannot put back {}", chained.display()), e))?;
+        return Ok(Outcome::Restored);
+    }
+    Ok(Outcome::Removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("/a b/bsi"), "'/a b/bsi'");
+        assert_eq!(sh_quote("/it's/bsi"), r"'/it'\''s/bsi'");
+        let s = script("pre-commit", Some("/x/$(rm)/bsi"));
+        assert!(s.contains("bsi='/x/$(rm)/bsi'\n"), "{s}");
+        assert!(is_ours(&s));
+        assert!(!is_ours("#!/bin/sh\necho hi\n"));
+    }
+}

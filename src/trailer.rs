@@ -1,0 +1,145 @@
+//! Commit message trailers (`BSI-Session: <id>`). Pure: text in, text out.
+
+/// The trailer that ties a commit to a session.
+pub const SESSION: &str = "BSI-Session";
+/// The trailer bsi writes on its own registry commits.
+pub const ACTION: &str = "BSI-Action";
+
+/// The values of trailer `key` in `message` (any line `Key: value`,
+/// case-insensitive key, outside comment lines).
+pub fn values<'m>(message: &'m str, key: &str) -> Vec<&'m str> {
+    message
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(key).then_some(v.trim())
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Whether `message` carries `key: value`.
+pub fn has(message: &str, key: &str, value: &str) -> bool {
+    values(message, key).contains(&value)
+}
+
+fn is_trailer_line(line: &str) -> bool {
+    match line.split_once(':') {
+        Some((k, v)) => {
+            !k.is_empty()
+                && !v.trim().is_empty()
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        }
+        None => false,
+    }
+}
+
+/// Adds `key: value` to a commit message as git would: in the last
+/// paragraph when that paragraph is already made of trailers, else in a new
+/// paragraph after it, and before the comment lines (starting with
+/// `comment`) that git shows in the editor. Returns `None` when the message
+/// already carries it.
+pub fn add(message: &str, key: &str, value: &str, comment: char) -> Option<String> {
+    let lines: Vec<&str> = message.lines().collect();
+    let is_comment = |l: &str| l.starts_with(comment);
+    // Comment lines and the `git commit -v` diff are not part of the message.
+    let cut = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("{comment} ------------------------ >8")))
+        .unwrap_or(lines.len());
+    let body: Vec<&str> = lines[..cut]
+        .iter()
+        .copied()
+        .filter(|l| !is_comment(l))
+        .collect();
+    if has(&body.join("\n"), key, value) {
+        return None;
+    }
+    // The last line of the message itself (not a comment, not blank).
+    let last = lines[..cut]
+        .iter()
+        .rposition(|l| !is_comment(l) && !l.trim().is_empty());
+    let trailer = format!("{key}: {value}");
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 2);
+    match last {
+        None => {
+            // An empty message: leave the first line to its author.
+            out.push(String::new());
+            out.push(String::new());
+            out.push(trailer);
+            out.extend(lines.iter().map(|l| l.to_string()));
+        }
+        Some(i) => {
+            let para_start = lines[..=i]
+                .iter()
+                .rposition(|l| l.trim().is_empty())
+                .map_or(0, |p| p + 1);
+            let para: Vec<&str> = lines[para_start..=i]
+                .iter()
+                .copied()
+                .filter(|l| !is_comment(l))
+                .collect();
+            // The subject line alone is never a trailer block.
+            let trailers = para_start > 0 && para.iter().all(|l| is_trailer_line(l));
+            out.extend(lines[..=i].iter().map(|l| l.to_string()));
+            if !trailers {
+                out.push(String::new());
+            }
+            out.push(trailer);
+            out.extend(lines[i + 1..].iter().map(|l| l.to_string()));
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds_a_paragraph_or_joins_the_trailer_block() {
+        assert_eq!(
+            add("Fix notes\n", SESSION, "s1", '#').as_deref(),
+            Some("Fix notes\n\nBSI-Session: s1\n")
+        );
+        assert_eq!(
+            add(
+                "Fix\n\nbody\n\nSigned-off-by: A <a@x>\n",
+                SESSION,
+                "s1",
+                '#'
+            )
+            .as_deref(),
+            Some("Fix\n\nbody\n\nSigned-off-by: A <a@x>\nBSI-Session: s1\n")
+        );
+        // Before git's comment lines.
+        assert_eq!(
+            add("Fix\n\n# Please enter\n# the message\n", SESSION, "s1", '#').as_deref(),
+            Some("Fix\n\nBSI-Session: s1\n\n# Please enter\n# the message\n")
+        );
+        // An empty message keeps its first line free.
+        assert_eq!(
+            add("\n# Please enter\n", SESSION, "s1", '#').as_deref(),
+            Some("\n\nBSI-Session: s1\n\n# Please enter\n")
+        );
+        // A subject that looks like a trailer stays a subject.
+        assert_eq!(
+            add("docs: fix\n", SESSION, "s1", '#').as_deref(),
+            Some("docs: fix\n\nBSI-Session: s1\n")
+        );
+    }
+
+    #[test]
+    fn once_only() {
+        assert_eq!(add("Fix\n\nBSI-Session: s1\n", SESSION, "s1", '#'), None);
+        assert_eq!(add("Fix\n\nbsi-session:  s1\n", SESSION, "s1", '#'), None);
+        assert!(add("Fix\n\nBSI-Session: s2\n", SESSION, "s1", '#').is_some());
+        assert!(has(
+            "a\n\nBSI-Session: s1\nBSI-Action: open\n",
+            ACTION,
+            "open"
+        ));
+    }
+}
