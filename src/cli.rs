@@ -12,14 +12,23 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict),
-/// 4 stale claims found, 5 registry unreadable or invalid (nothing written).
+/// Exit codes: 0 ok, 1 error, 2 usage (or a bad .bsi.toml), 3 claim refused
+/// (conflict), 4 stale claims found, 5 registry unreadable or invalid (nothing
+/// written).
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     /// The registry file [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
+
+    /// Print nothing on stdout but what was asked for (JSON, the --shell line); errors still go to stderr.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say more: the commit of each registry change, opening times and notes in status.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
 
     /// The command.
     #[command(subcommand)]
@@ -62,6 +71,10 @@ pub enum Command {
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
+        /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
+        /// messages go to stderr.
+        #[arg(long, conflicts_with = "json")]
+        shell: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -129,8 +142,21 @@ pub enum Command {
         out: JsonFlag,
     },
 
-    /// Show active and stale claims with the time left. Read only.
+    /// Show active and stale claims with the time left, grouped by session. Read only.
+    ///
+    /// Stale claims are marked STALE; an active claim past its expiry shows
+    /// `overdue` until the watchdog moves it. Colours only on a terminal, never
+    /// when NO_COLOR is set.
     Status {
+        /// Draw the brain's directory tree with each claim where it sits.
+        #[arg(long, conflicts_with = "json")]
+        tree: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Show the current session ($BSI_SESSION), the agent, and the session's claims.
+    Whoami {
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -143,4 +169,18 @@ pub enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
+
+    /// Print a shell completion script.
+    ///
+    /// bash: `bsi completions bash > ~/.local/share/bash-completion/completions/bsi`;
+    /// zsh: `bsi completions zsh > ~/.zfunc/_bsi`; fish:
+    /// `bsi completions fish > ~/.config/fish/completions/bsi.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the man page (roff): `bsi man > bsi.1 && man ./bsi.1`.
+    Man,
 }

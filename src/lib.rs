@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod conflict;
 pub mod error;
 pub mod git;
@@ -17,6 +18,7 @@ pub mod registry;
 pub mod resolve;
 pub mod scope;
 pub mod store;
+pub mod tree;
 pub mod ttl;
 
 pub use error::{Error, Result, exit};

@@ -25,10 +25,10 @@ pub(crate) fn run(
     agent: Option<&str>,
     json: bool,
 ) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, config) = ctx.brain_and_config()?;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent)?;
+    let caller = ctx.agent(agent, &config)?;
 
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
@@ -81,12 +81,13 @@ pub(crate) fn run(
             commit: commit.to_string(),
         });
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.out();
         let _ = writeln!(
             out,
             "Claim closed — {session} ({})",
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
         );
+        super::note_commit(ctx, &mut out, Some(commit));
     }
     Ok(exit::OK)
 }
