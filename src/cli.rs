@@ -59,13 +59,15 @@ pub enum Command {
         /// What the session will edit.
         #[arg(required = true, value_name = "SCOPE")]
         scopes: Vec<String>,
-        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h) [default: 2h].
+        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
+        /// [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
         ttl: Option<String>,
         /// Session id [default: $BSI_SESSION, else a new sess-YYYYMMDD-HHMM-xxxx].
         #[arg(long, value_name = "ID")]
         session: Option<String>,
-        /// Who holds the claim [default: $BSI_AGENT, else user@host].
+        /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
+        /// user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         /// A short note shown beside the claim.
@@ -89,7 +91,7 @@ pub enum Command {
         /// Close even though the claim was opened by another agent.
         #[arg(long)]
         force: bool,
-        /// Who is acting [default: $BSI_AGENT, else user@host].
+        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         #[command(flatten)]
@@ -100,7 +102,7 @@ pub enum Command {
     Renew {
         /// The session [default: $BSI_SESSION].
         session: Option<String>,
-        /// New time left from now [default: 2h].
+        /// New time left from now [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
         ttl: Option<String>,
         /// Renew only this scope.
@@ -109,7 +111,7 @@ pub enum Command {
         /// Renew even though the claim was opened by another agent.
         #[arg(long)]
         force: bool,
-        /// Who is acting [default: $BSI_AGENT, else user@host].
+        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         #[command(flatten)]

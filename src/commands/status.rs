@@ -98,10 +98,7 @@ pub(crate) fn state(
             Some(Paint::Red),
         )
     } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
-        (
-            format!("{} (run bsi watchdog)", ttl::time_left(c.expires, now)),
-            Some(Paint::Yellow),
-        )
+        (ttl::time_left(c.expires, now), Some(Paint::Yellow))
     } else {
         (ttl::time_left(c.expires, now), None)
     }
@@ -143,9 +140,10 @@ pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
             .chain(stale.iter().map(|c| (c, true)))
             .filter(|(c, _)| c.session == s);
         for (i, (c, is_stale)) in claims.enumerate() {
-            let (state, paint) = state(c, is_stale, now);
+            let (mut state, paint) = state(c, is_stale, now);
             if paint == Some(Paint::Yellow) {
                 overdue += 1;
+                state.push_str(" (run bsi watchdog)");
             }
             let mut row = vec![
                 if i == 0 {

@@ -2,4 +2,8 @@
 //! One test binary, one module per area.
 
 mod common;
+mod config;
 mod core;
+mod demo;
+mod help;
+mod ux;
