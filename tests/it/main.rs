@@ -5,5 +5,6 @@ mod common;
 mod config;
 mod core;
 mod demo;
+mod docs;
 mod help;
 mod ux;
