@@ -19,8 +19,9 @@ brain=$(mktemp -d "${TMPDIR:-/tmp}/bsi-demo.XXXXXX")
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$brain"' EXIT; fi
 cd "$brain"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
-run() { step "$*"; set +e; "$@"; local rc=$?; set -e; [ $rc -eq 0 ] || echo "(exit $rc)"; }
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
+run() { local shown="$*"; step "${shown//"$BSI"/bsi}"; set +e; "$@"; local rc=$?; set -e; [ $rc -eq 0 ] || echo "(exit $rc)"; }
 
 git init -q -b main
 git config user.name "Demo Person"
@@ -36,13 +37,19 @@ export BSI_NOW=2026-03-14T09:30:00Z TZ=UTC
 
 run "$BSI" init
 run "$BSI" open agents/ --session sess-20260314-0930-ag01 --agent claude --note "tidy the agents"
-run "$BSI" open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex
+# The second agent keeps its session in the shell: `--shell` prints the
+# export line, and every later command (and commit) of this shell uses it.
+step 'eval "$(bsi open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex --shell)"'
+eval "$("$BSI" open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex --shell)"
+run "$BSI" whoami
 # Another agent wants the whole plan: refused, with what is free instead.
 run "$BSI" open projets/plan.md --session sess-20260314-0931-rk03 --agent gemini
 # It takes the free section: two sessions now share one file.
 run "$BSI" open "projets/plan.md#Risks" --session sess-20260314-0931-rk03 --agent gemini
 run "$BSI" status
+run "$BSI" status --tree
 run "$BSI" close sess-20260314-0931-rk03 --agent gemini
+unset BSI_SESSION
 
 # Afternoon, 12:00: the first two sessions never closed.
 export BSI_NOW=2026-03-14T12:00:00Z

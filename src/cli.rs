@@ -12,16 +12,24 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict; also a
-/// commit refused by the pre-commit hook), 4 stale claims found, 5 registry
-/// unreadable or invalid (nothing written), 6 `verify` found changes outside
-/// the session's claims.
+/// Exit codes: 0 ok, 1 error, 2 usage (or a bad .bsi.toml), 3 claim refused
+/// (conflict; also a commit refused by the pre-commit hook), 4 stale claims
+/// found, 5 registry unreadable or invalid (nothing written), 6 `verify` found
+/// changes outside the session's claims.
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     /// The registry file [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
+
+    /// Print nothing on stdout but what was asked for (JSON, the --shell line); errors still go to stderr.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say more: the commit of each registry change, opening times and notes in status.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
 
     /// The command.
     #[command(subcommand)]
@@ -52,18 +60,24 @@ pub enum Command {
         /// What the session will edit.
         #[arg(required = true, value_name = "SCOPE")]
         scopes: Vec<String>,
-        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h) [default: 2h].
+        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
+        /// [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
         ttl: Option<String>,
         /// Session id [default: $BSI_SESSION, else a new sess-YYYYMMDD-HHMM-xxxx].
         #[arg(long, value_name = "ID")]
         session: Option<String>,
-        /// Who holds the claim [default: $BSI_AGENT, else user@host].
+        /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
+        /// user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
+        /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
+        /// messages go to stderr.
+        #[arg(long, conflicts_with = "json")]
+        shell: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -78,7 +92,7 @@ pub enum Command {
         /// Close even though the claim was opened by another agent.
         #[arg(long)]
         force: bool,
-        /// Who is acting [default: $BSI_AGENT, else user@host].
+        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         #[command(flatten)]
@@ -89,7 +103,7 @@ pub enum Command {
     Renew {
         /// The session [default: $BSI_SESSION].
         session: Option<String>,
-        /// New time left from now [default: 2h].
+        /// New time left from now [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
         ttl: Option<String>,
         /// Renew only this scope.
@@ -98,7 +112,7 @@ pub enum Command {
         /// Renew even though the claim was opened by another agent.
         #[arg(long)]
         force: bool,
-        /// Who is acting [default: $BSI_AGENT, else user@host].
+        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         #[command(flatten)]
@@ -131,8 +145,21 @@ pub enum Command {
         out: JsonFlag,
     },
 
-    /// Show active and stale claims with the time left. Read only.
+    /// Show active and stale claims with the time left, grouped by session. Read only.
+    ///
+    /// Stale claims are marked STALE; an active claim past its expiry shows
+    /// `overdue` until the watchdog moves it. Colours only on a terminal, never
+    /// when NO_COLOR is set.
     Status {
+        /// Draw the brain's directory tree with each claim where it sits.
+        #[arg(long, conflicts_with = "json")]
+        tree: bool,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Show the current session ($BSI_SESSION), the agent, and the session's claims.
+    Whoami {
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -170,6 +197,20 @@ pub enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
+
+    /// Print a shell completion script.
+    ///
+    /// bash: `bsi completions bash > ~/.local/share/bash-completion/completions/bsi`;
+    /// zsh: `bsi completions zsh > ~/.zfunc/_bsi`; fish:
+    /// `bsi completions fish > ~/.config/fish/completions/bsi.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the man page (roff): `bsi man > bsi.1 && man ./bsi.1`.
+    Man,
 }
 
 /// `bsi hook` actions.

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::config::ConfigError;
 use crate::registry::ParseError;
 use crate::scope::ScopeError;
 use crate::ttl::TtlError;
@@ -68,6 +69,26 @@ pub enum Error {
         /// Staged, modified, untracked, deleted.
         what: &'static str,
     },
+    /// `.bsi.toml` could not be used.
+    #[error("{}: {source}", path.display())]
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong.
+        source: ConfigError,
+    },
+    /// An agent would hold more active claims than the configuration allows.
+    #[error(
+        "claim refused: agent {agent} would hold {wanted} active claims, and .bsi.toml allows {limit} (max_active_per_agent)"
+    )]
+    TooManyClaims {
+        /// The agent.
+        agent: String,
+        /// Active claims it would hold.
+        wanted: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Not inside a git work tree.
     #[error("{0} is not inside a git work tree")]
     NotARepo(PathBuf),
@@ -116,9 +137,11 @@ impl Error {
     /// The documented exit code.
     pub fn code(&self) -> u8 {
         match self {
-            Error::Usage(_) | Error::Scope(_) | Error::Ttl(_) | Error::NoSuchSection { .. } => {
-                exit::USAGE
-            }
+            Error::Usage(_)
+            | Error::Scope(_)
+            | Error::Ttl(_)
+            | Error::NoSuchSection { .. }
+            | Error::Config { .. } => exit::USAGE,
             Error::Registry { .. } | Error::NoRegistry(_) => exit::REGISTRY,
             _ => exit::ERROR,
         }
@@ -145,6 +168,12 @@ impl Error {
             Error::RegistryExists(_) => "use it as it is; `bsi status` shows what it holds".into(),
             Error::DirtyRegistry { .. } => {
                 "only bsi writes the registry: commit the edit yourself if it is meant, or undo it with `git checkout -- BRAIN-INDEX.md` (and `git restore --staged`), then retry".into()
+            }
+            Error::Config { .. } => {
+                "fix .bsi.toml (docs/configuration.md lists every key and its values), then retry".into()
+            }
+            Error::TooManyClaims { .. } => {
+                "close a claim you no longer need (`bsi close SESSION --scope SCOPE`), or raise max_active_per_agent in .bsi.toml".into()
             }
             Error::NotARepo(_) => "run bsi inside the brain's git repository (`git init` makes one)".into(),
             Error::RepoBusy(_) => "finish it (or abort it) with git, then retry".into(),

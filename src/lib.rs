@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod conflict;
 pub mod error;
 pub mod git;
@@ -22,6 +23,7 @@ pub mod resolve;
 pub mod scope;
 pub mod store;
 pub mod trailer;
+pub mod tree;
 pub mod ttl;
 
 pub use error::{Error, Result, exit};

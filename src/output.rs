@@ -140,3 +140,90 @@ pub fn describe(c: &Claim, stale: bool, now: DateTime<FixedOffset>) -> String {
         c.level()
     )
 }
+
+/// An ANSI style for the human printer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    /// Headers.
+    Bold,
+    /// Stale claims.
+    Red,
+    /// Claims past their expiry that the watchdog has not moved yet.
+    Yellow,
+    /// Free parts, confirmations.
+    Green,
+    /// Secondary text.
+    Dim,
+}
+
+/// Whether to colour: only on a terminal, never when `NO_COLOR` is set to a
+/// non-empty value (<https://no-color.org>) or `TERM` is `dumb`.
+pub fn colour_wanted(is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> bool {
+    is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb")
+}
+
+/// `s` wrapped in the ANSI codes of `p` when `on`.
+pub fn paint(on: bool, p: Paint, s: &str) -> String {
+    if !on || s.is_empty() {
+        return s.to_string();
+    }
+    let code = match p {
+        Paint::Bold => "1",
+        Paint::Red => "31",
+        Paint::Yellow => "33",
+        Paint::Green => "32",
+        Paint::Dim => "2",
+    };
+    format!("\x1b[{code}m{s}\x1b[0m")
+}
+
+/// [`table`], with whole lines painted: `styles[i]` for row `i`.
+pub fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -> String {
+    let plain = table(rows);
+    if !on {
+        return plain;
+    }
+    let mut out = String::with_capacity(plain.len() + rows.len() * 9);
+    for (i, line) in plain.lines().enumerate() {
+        match styles.get(i).copied().flatten() {
+            Some(p) => out.push_str(&paint(true, p, line)),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_only_on_a_terminal_without_no_color() {
+        assert!(colour_wanted(true, None, Some("xterm")));
+        assert!(colour_wanted(true, Some(""), None));
+        assert!(!colour_wanted(false, None, Some("xterm")));
+        assert!(!colour_wanted(true, Some("1"), Some("xterm")));
+        assert!(!colour_wanted(true, None, Some("dumb")));
+    }
+
+    #[test]
+    fn painting_keeps_alignment() {
+        assert_eq!(paint(false, Paint::Red, "x"), "x");
+        assert_eq!(paint(true, Paint::Red, "x"), "\x1b[31mx\x1b[0m");
+        let rows = vec![
+            vec!["A".to_string(), "B".into()],
+            vec!["long".to_string(), "c".into()],
+        ];
+        let plain = table(&rows);
+        assert_eq!(plain, "A     B\nlong  c\n");
+        assert_eq!(
+            table_painted(&rows, &[None, Some(Paint::Red)], false),
+            plain
+        );
+        assert_eq!(
+            table_painted(&rows, &[None, Some(Paint::Red)], true),
+            "A     B\n\x1b[31mlong  c\x1b[0m\n"
+        );
+    }
+}

@@ -185,3 +185,40 @@ pub fn children(root: &Path, dir: &str) -> Vec<Scope> {
     out.sort();
     out
 }
+
+/// Most entries [`walk`] lists, so a huge brain cannot flood a terminal.
+pub const WALK_LIMIT: usize = 5000;
+
+/// The brain's files and directories below `root`, relative with `/`, and
+/// whether each is a directory. Hidden entries and `skip` (the registry) are
+/// left out; symlinks are listed, never followed. The bool is true when the
+/// listing stopped at [`WALK_LIMIT`].
+pub fn walk(root: &Path, skip: &str) -> (Vec<(String, bool)>, bool) {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(root.join(&dir)) else {
+            continue;
+        };
+        let mut names: Vec<(String, bool)> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let ty = e.file_type().ok()?;
+                (!name.starts_with('.')).then(|| (format!("{dir}{name}"), ty.is_dir()))
+            })
+            .filter(|(rel, _)| rel != skip)
+            .collect();
+        names.sort();
+        for (rel, is_dir) in names {
+            if out.len() >= WALK_LIMIT {
+                return (out, true);
+            }
+            if is_dir {
+                stack.push(format!("{rel}/"));
+            }
+            out.push((rel, is_dir));
+        }
+    }
+    (out, false)
+}

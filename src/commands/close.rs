@@ -27,10 +27,10 @@ pub(crate) fn run(
     agent: Option<&str>,
     json: bool,
 ) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, config) = ctx.brain_and_config()?;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent)?;
+    let caller = ctx.agent(agent, &config)?;
 
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
@@ -100,7 +100,7 @@ pub(crate) fn run(
             commit: commit.to_string(),
         });
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.out();
         let _ = writeln!(
             out,
             "Claim closed — {session} ({})",
@@ -112,6 +112,7 @@ pub(crate) fn run(
                 "{verified} outside its claims — `bsi verify {session}` lists them"
             );
         }
+        super::note_commit(ctx, &mut out, Some(commit));
     }
     Ok(exit::OK)
 }

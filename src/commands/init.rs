@@ -15,7 +15,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         &commit_message("init", &[], &brain.rel),
     )?;
     drop(lock);
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.out();
     let _ = writeln!(
         out,
         "Registry created — {} (commit {})",

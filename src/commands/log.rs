@@ -60,7 +60,7 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
         output::print_json(&entries);
         return Ok(exit::OK);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.out();
     if entries.is_empty() {
         let _ = writeln!(out, "No commit has touched {} yet.", brain.rel);
     }

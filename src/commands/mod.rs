@@ -6,19 +6,24 @@ mod close;
 mod hook;
 mod init;
 mod log;
+mod meta;
 mod open;
 mod release;
 mod renew;
 mod status;
 mod verify;
 mod watchdog;
+mod whoami;
 
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, Local};
 
 use crate::cli::{Cli, Command};
+use crate::config::{self, Config};
 use crate::error::{Error, Result};
+use crate::output;
 use crate::registry::{Claim, Registry};
 use crate::resolve;
 use crate::scope::Scope;
@@ -38,6 +43,12 @@ pub struct Ctx {
     pub env_session: Option<String>,
     /// `BSI_AGENT`.
     pub env_agent: Option<String>,
+    /// `--quiet`: nothing on stdout but what was asked for.
+    pub quiet: bool,
+    /// `-v`: more detail.
+    pub verbose: bool,
+    /// Colours on stdout.
+    pub colour: bool,
 }
 
 impl Ctx {
@@ -53,12 +64,20 @@ impl Ctx {
             _ => Local::now().fixed_offset(),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let colour = output::colour_wanted(
+            std::io::stdout().is_terminal(),
+            std::env::var("NO_COLOR").ok().as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+        );
         Ok(Ctx {
             cwd,
             now,
             registry,
             env_session: var("BSI_SESSION"),
             env_agent: var("BSI_AGENT"),
+            quiet: false,
+            verbose: false,
+            colour,
         })
     }
 
@@ -67,9 +86,29 @@ impl Ctx {
         Brain::locate(&self.cwd, self.registry.as_deref())
     }
 
-    /// The agent name: the flag, `BSI_AGENT`, else `user@host`.
-    pub fn agent(&self, flag: Option<&str>) -> Result<String> {
-        let name = match flag.or(self.env_agent.as_deref()) {
+    /// The brain and its `.bsi.toml`.
+    pub fn brain_and_config(&self) -> Result<(Brain, Config)> {
+        let brain = self.brain()?;
+        let config = config::load(&brain.root)?;
+        Ok((brain, config))
+    }
+
+    /// Where human output goes: stdout, or nowhere with `--quiet`.
+    pub fn out(&self) -> Box<dyn Write> {
+        if self.quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(std::io::stdout().lock())
+        }
+    }
+
+    /// The agent name: the flag, `BSI_AGENT`, `default_agent` of the
+    /// configuration, else `user@host`.
+    pub fn agent(&self, flag: Option<&str>, config: &Config) -> Result<String> {
+        let name = match flag
+            .or(self.env_agent.as_deref())
+            .or(config.default_agent.as_deref())
+        {
             Some(a) => a.trim().to_string(),
             None => default_agent(),
         };
@@ -99,6 +138,13 @@ fn default_agent() -> String {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into());
     format!("{user}@{host}")
+}
+
+/// With `-v`, names the commit of a registry change.
+pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<git2::Oid>) {
+    if let (true, Some(c)) = (ctx.verbose, commit) {
+        let _ = writeln!(out, "Commit: {c}");
+    }
 }
 
 /// Session ids go into commit trailers: letters, digits and `._:@+-` only.
@@ -223,7 +269,9 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    let ctx = Ctx::from_env(cli.registry)?;
+    let mut ctx = Ctx::from_env(cli.registry)?;
+    ctx.quiet = cli.quiet;
+    ctx.verbose = cli.verbose;
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Open {
@@ -232,6 +280,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             session,
             agent,
             note,
+            shell,
             out,
         } => open::run(
             &ctx,
@@ -242,7 +291,7 @@ pub fn run(cli: Cli) -> Result<u8> {
                 agent,
                 note,
             },
-            out.json,
+            open::Mode::of(out.json, shell),
         ),
         Command::Close {
             session,
@@ -281,7 +330,8 @@ pub fn run(cli: Cli) -> Result<u8> {
             force,
             out,
         } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
-        Command::Status { out } => status::run(&ctx, out.json),
+        Command::Status { tree, out } => status::run(&ctx, tree, out.json),
+        Command::Whoami { out } => whoami::run(&ctx, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
         Command::Hook { action } => hook::run(&ctx, action),
         Command::Verify {
@@ -289,5 +339,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             worktree,
             out,
         } => verify::run(&ctx, session.as_deref(), worktree, out.json),
+        Command::Completions { shell } => meta::completions(shell),
+        Command::Man => meta::man(),
     }
 }

@@ -26,6 +26,29 @@ pub(crate) struct Request {
     pub(crate) note: Option<String>,
 }
 
+/// How `bsi open` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Sentences for people on stdout.
+    Human,
+    /// One JSON document on stdout.
+    Json,
+    /// Only `export BSI_SESSION=…` on stdout; the sentences go to stderr.
+    Shell,
+}
+
+impl Mode {
+    pub(crate) fn of(json: bool, shell: bool) -> Mode {
+        if json {
+            Mode::Json
+        } else if shell {
+            Mode::Shell
+        } else {
+            Mode::Human
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Opened {
     session: String,
@@ -60,8 +83,9 @@ pub(crate) fn new_session_id(now: chrono::DateTime<chrono::FixedOffset>) -> Stri
     format!("sess-{}-{tag}", now.format("%Y%m%d-%H%M"))
 }
 
-pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
+pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
+    let json = mode == Mode::Json;
+    let (brain, config) = ctx.brain_and_config()?;
     let mut scopes: Vec<Scope> = Vec::new();
     for raw in &req.scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
@@ -74,7 +98,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
             scopes.push(s);
         }
     }
-    let agent = ctx.agent(req.agent.as_deref())?;
+    let agent = ctx.agent(req.agent.as_deref(), &config)?;
     let note = req.note.unwrap_or_default();
     check_text("note", &note)?;
     let generated = req.session.is_none() && ctx.env_session.is_none();
@@ -85,7 +109,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
         }
         None => new_session_id(ctx.now),
     };
-    let ttl = req.ttl.unwrap_or(ttl::DEFAULT_TTL);
+    let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
@@ -114,6 +138,22 @@ pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
         let alternatives = alternatives(&brain, reg, &session, &scopes, &sections);
         report_refusal(ctx, &session, &blockers, &alternatives, json);
         return Ok(exit::CONFLICT);
+    }
+
+    if let Some(limit) = config.max_active_per_agent {
+        let holding = reg
+            .active_claims
+            .iter()
+            .filter(|c| c.agent.eq_ignore_ascii_case(&agent))
+            .count();
+        let wanted = holding + grant.len();
+        if !grant.is_empty() && wanted > limit {
+            return Err(Error::TooManyClaims {
+                agent,
+                wanted,
+                limit,
+            });
+        }
     }
 
     let opened_at = ttl::to_minute(ctx.now);
@@ -158,7 +198,15 @@ pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
         });
         return Ok(exit::OK);
     }
-    let mut out = std::io::stdout().lock();
+    if mode == Mode::Shell {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "export BSI_SESSION={session}");
+    }
+    let mut out: Box<dyn Write> = match mode {
+        Mode::Shell if ctx.quiet => Box::new(std::io::sink()),
+        Mode::Shell => Box::new(std::io::stderr().lock()),
+        _ => ctx.out(),
+    };
     for c in &new_claims {
         let _ = writeln!(
             out,
@@ -184,10 +232,11 @@ pub(crate) fn run(ctx: &Ctx, req: Request, json: bool) -> Result<u8> {
         }
     }
     let _ = writeln!(out, "Session: {session}");
-    if generated {
+    super::note_commit(ctx, &mut out, commit);
+    if generated && mode != Mode::Shell {
         let _ = writeln!(
             out,
-            "Keep this id for the session's next commands: export BSI_SESSION={session}"
+            "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
         );
     }
     Ok(exit::OK)

@@ -140,7 +140,7 @@ pub(crate) fn run(
             commit: Some(commit.to_string()),
         });
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.out();
         for (c, s) in &targets {
             let _ = writeln!(
                 out,
@@ -150,6 +150,7 @@ pub(crate) fn run(
                 s.as_str()
             );
         }
+        super::note_commit(ctx, &mut out, Some(commit));
     }
     Ok(exit::OK)
 }

@@ -27,11 +27,11 @@ pub(crate) fn run(
     (force, agent): (bool, Option<&str>),
     json: bool,
 ) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, config) = ctx.brain_and_config()?;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent)?;
-    let ttl = ttl_arg.unwrap_or(ttl::DEFAULT_TTL);
+    let caller = ctx.agent(agent, &config)?;
+    let ttl = ttl_arg.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
@@ -101,7 +101,7 @@ pub(crate) fn run(
             commit: commit.to_string(),
         });
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.out();
         for c in &renewed {
             let capped = if c.expires == c.opened + ttl::MAX_AGE {
                 " (8h maximum)"
@@ -123,6 +123,7 @@ pub(crate) fn run(
                 ttl::format_ts(c.expires)
             );
         }
+        super::note_commit(ctx, &mut out, Some(commit));
     }
     Ok(exit::OK)
 }

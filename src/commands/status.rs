@@ -2,14 +2,17 @@
 
 use std::io::Write;
 
+use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::Ctx;
 use crate::conflict;
 use crate::error::{Result, exit};
-use crate::output::{self, ClaimJson};
-use crate::registry::Claim;
+use crate::output::{self, ClaimJson, Paint};
+use crate::registry::{Claim, Registry};
 use crate::resolve;
+use crate::store::Brain;
+use crate::tree;
 use crate::ttl;
 
 #[derive(Serialize)]
@@ -20,7 +23,7 @@ struct Status {
     collisions: Vec<[ClaimJson; 2]>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
     let brain = ctx.brain()?;
     let reg = brain.read()?;
     let sections = resolve::sections(&brain.root);
@@ -50,27 +53,63 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         });
         return Ok(exit::OK);
     }
-    let mut out = std::io::stdout().lock();
-    let _ = write!(
-        out,
-        "{}",
-        render(&reg.active_claims, &reg.stale_claims, ctx)
-    );
+    let mut out = ctx.out();
+    if tree {
+        let _ = write!(out, "{}", render_tree(&brain, &reg, ctx));
+    } else {
+        let _ = write!(
+            out,
+            "{}",
+            render(&reg.active_claims, &reg.stale_claims, ctx)
+        );
+    }
     for (a, b) in &collisions {
         let _ = writeln!(
             out,
-            "COLLISION: {} {} overlaps {} {}",
-            a.session, a.scope, b.session, b.scope
+            "{}",
+            output::paint(
+                ctx.colour,
+                Paint::Red,
+                &format!(
+                    "COLLISION: {} {} overlaps {} {}",
+                    a.session, a.scope, b.session, b.scope
+                )
+            )
+        );
+    }
+    if !collisions.is_empty() {
+        let _ = writeln!(
+            out,
+            "Next: the sessions of each collision agree who goes on; the other closes its claim."
         );
     }
     Ok(exit::OK)
 }
 
+/// The state of a claim for people: time left, overdue, STALE.
+pub(crate) fn state(
+    c: &Claim,
+    is_stale: bool,
+    now: DateTime<FixedOffset>,
+) -> (String, Option<Paint>) {
+    if is_stale {
+        (
+            format!("STALE {}", ttl::time_left(c.expires, now)),
+            Some(Paint::Red),
+        )
+    } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
+        (ttl::time_left(c.expires, now), Some(Paint::Yellow))
+    } else {
+        (ttl::time_left(c.expires, now), None)
+    }
+}
+
 /// The human table: one block per session, stale rows marked.
-fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     let now = ctx.now;
     if active.is_empty() && stale.is_empty() {
-        return "No claims: the whole brain is free.\n".into();
+        return "No claims: the whole brain is free.\nNext: `bsi open SCOPE` before editing.\n"
+            .into();
     }
     let mut sessions: Vec<&str> = Vec::new();
     for c in active.iter().chain(stale) {
@@ -78,39 +117,108 @@ fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
             sessions.push(&c.session);
         }
     }
-    let mut rows = vec![vec![
-        "SESSION".to_string(),
+    let mut head: Vec<String> = vec![
+        "SESSION".into(),
         "SCOPE".into(),
         "LEVEL".into(),
         "AGENT".into(),
-        "EXPIRES".into(),
-        "STATE".into(),
-    ]];
+    ];
+    if ctx.verbose {
+        head.push("OPENED".into());
+    }
+    head.extend(["EXPIRES".to_string(), "STATE".into()]);
+    if ctx.verbose {
+        head.push("NOTE".into());
+    }
+    let mut rows = vec![head];
+    let mut styles: Vec<Option<Paint>> = vec![Some(Paint::Bold)];
+    let mut overdue = 0;
     for s in sessions {
         let claims = active
             .iter()
             .map(|c| (c, false))
             .chain(stale.iter().map(|c| (c, true)))
             .filter(|(c, _)| c.session == s);
-        for (c, is_stale) in claims {
-            let state = if is_stale {
-                format!("STALE {}", ttl::time_left(c.expires, now))
-            } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
-                format!("{} (run bsi watchdog)", ttl::time_left(c.expires, now))
-            } else {
-                ttl::time_left(c.expires, now)
-            };
-            rows.push(vec![
-                c.session.clone(),
+        for (i, (c, is_stale)) in claims.enumerate() {
+            let (mut state, paint) = state(c, is_stale, now);
+            if paint == Some(Paint::Yellow) {
+                overdue += 1;
+                state.push_str(" (run bsi watchdog)");
+            }
+            let mut row = vec![
+                if i == 0 {
+                    c.session.clone()
+                } else {
+                    String::new()
+                },
                 c.scope.to_string(),
                 c.level().to_string(),
                 c.agent.clone(),
-                output::short_time(c.expires, now),
-                state,
-            ]);
+            ];
+            if ctx.verbose {
+                row.push(output::short_time(c.opened, now));
+            }
+            row.extend([output::short_time(c.expires, now), state]);
+            if ctx.verbose {
+                row.push(c.note.clone());
+            }
+            rows.push(row);
+            styles.push(paint);
         }
     }
-    let mut s = output::table(&rows);
+    let mut s = output::table_painted(&rows, &styles, ctx.colour);
     s.push_str(&format!("{} active, {} stale\n", active.len(), stale.len()));
+    s.push_str(&next_steps(stale.len(), overdue));
+    s
+}
+
+fn next_steps(stale: usize, overdue: usize) -> String {
+    let mut s = String::new();
+    if overdue > 0 {
+        s.push_str("Next: run `bsi watchdog` to mark the overdue claims stale.\n");
+    }
+    if stale > 0 {
+        s.push_str("Next: stale claims are not free: a person checks each session is gone, then runs `bsi release SESSION --confirm`.\n");
+    }
+    s
+}
+
+/// The brain's directory tree with each claim where it sits.
+fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
+    let (paths, cut) = resolve::walk(&brain.root, &brain.rel_to_root());
+    let marks: Vec<tree::Mark> = reg
+        .all_claims()
+        .map(|(c, is_stale)| {
+            let (state, paint) = state(c, is_stale, ctx.now);
+            let agent = if c.agent.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", c.agent)
+            };
+            tree::Mark {
+                scope: c.scope.clone(),
+                label: format!("{} ({agent}{state})", c.session),
+                paint,
+            }
+        })
+        .collect();
+    let mut s = tree::render(".", &paths, &marks, ctx.colour);
+    if cut {
+        s.push_str(&format!(
+            "(the tree stops at {} entries)\n",
+            resolve::WALK_LIMIT
+        ));
+    }
+    let overdue = reg
+        .active_claims
+        .iter()
+        .filter(|c| ttl::stale_reason(c.opened, c.expires, ctx.now).is_some())
+        .count();
+    s.push_str(&format!(
+        "{} active, {} stale\n",
+        reg.active_claims.len(),
+        reg.stale_claims.len()
+    ));
+    s.push_str(&next_steps(reg.stale_claims.len(), overdue));
     s
 }

@@ -77,10 +77,10 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
                     ]
                 })
                 .collect(),
-            commit: commit.map(|c| c.to_string()),
+            commit: commit.as_ref().map(ToString::to_string),
         });
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.out();
         let _ = writeln!(out, "{active} active claims, {stale} stale");
         for c in &moved {
             let _ = writeln!(
@@ -104,6 +104,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
                 "Stale claims are not free: a person checks each one, then runs `bsi release SESSION --confirm`."
             );
         }
+        super::note_commit(ctx, &mut out, commit);
     }
     Ok(if stale > 0 { exit::STALE } else { exit::OK })
 }

@@ -261,3 +261,26 @@ impl Brain {
         self.git(&["status", "--porcelain"])
     }
 }
+
+/// Compares `actual` with the file `tests/snapshots/<rel>`, byte for byte.
+/// With `BSI_UPDATE_SNAPSHOTS=1` the file is (re)written instead.
+#[track_caller]
+pub fn snapshot(rel: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(rel);
+    if std::env::var_os("BSI_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(&path, actual).expect("write snapshot");
+        return;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot tests/snapshots/{rel}; run with BSI_UPDATE_SNAPSHOTS=1 to create it.\n--- actual\n{actual}"
+        )
+    });
+    assert!(
+        expected == actual,
+        "snapshot tests/snapshots/{rel} differs; run with BSI_UPDATE_SNAPSHOTS=1 if the change is meant.\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
+}

@@ -2,6 +2,11 @@
 //! One test binary, one module per area.
 
 mod common;
+mod config;
 mod core;
+mod demo;
+mod docs;
+mod help;
 mod hooks;
 mod reliability;
+mod ux;

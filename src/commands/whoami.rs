@@ -1,0 +1,71 @@
+//! `bsi whoami`: the current session (`BSI_SESSION`), the agent, and the
+//! session's claims. Read only.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{Ctx, check_session_id, status};
+use crate::error::{Error, Result, exit};
+use crate::output::{self, ClaimJson};
+use crate::registry::Claim;
+
+#[derive(Serialize)]
+struct WhoAmI {
+    session: String,
+    agent: String,
+    active: Vec<ClaimJson>,
+    stale: Vec<ClaimJson>,
+}
+
+pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+    let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
+        return Err(Error::Refused(
+            "no current session: BSI_SESSION is not set".into(),
+            "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into(),
+        ));
+    };
+    check_session_id(session)?;
+    let (brain, config) = ctx.brain_and_config()?;
+    let agent = ctx.agent(None, &config)?;
+    let reg = brain.read()?;
+    let mine = |claims: &[Claim]| -> Vec<Claim> {
+        claims
+            .iter()
+            .filter(|c| c.session == session)
+            .cloned()
+            .collect()
+    };
+    let (active, stale) = (mine(&reg.active_claims), mine(&reg.stale_claims));
+    if json {
+        output::print_json(&WhoAmI {
+            session: session.to_string(),
+            agent,
+            active: active
+                .iter()
+                .map(|c| ClaimJson::new(c, false, ctx.now))
+                .collect(),
+            stale: stale
+                .iter()
+                .map(|c| ClaimJson::new(c, true, ctx.now))
+                .collect(),
+        });
+        return Ok(exit::OK);
+    }
+    let mut out = ctx.out();
+    let _ = writeln!(out, "Session: {session}");
+    let _ = writeln!(out, "Agent: {agent}");
+    if active.is_empty() && stale.is_empty() {
+        let _ = writeln!(out, "This session holds no claim.");
+        let _ = writeln!(out, "Next: `bsi open SCOPE` before editing.");
+    } else {
+        let _ = write!(out, "{}", status::render(&active, &stale, ctx));
+        if !active.is_empty() {
+            let _ = writeln!(
+                out,
+                "Next: `bsi close` when the work is done, `bsi renew` if it needs longer."
+            );
+        }
+    }
+    Ok(exit::OK)
+}

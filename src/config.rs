@@ -1,0 +1,337 @@
+//! The brain's configuration: `.bsi.toml`, next to the registry.
+//!
+//! [`parse`] is pure (text in, [`Config`] or [`ConfigError`] out); [`load`]
+//! reads the file. Every key is optional; a missing file is the default
+//! configuration. Unknown keys are refused with the nearest valid name, so a
+//! typo never silently changes nothing.
+
+use std::path::Path;
+
+use chrono::Duration;
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::ttl;
+
+/// The file name, at the brain root (the directory holding the registry).
+pub const CONFIG_FILE: &str = ".bsi.toml";
+
+/// Every key bsi understands, in the order the documentation lists them.
+pub const KEYS: &[&str] = &[
+    "default_ttl",
+    "default_agent",
+    "hook_mode",
+    "remote",
+    "max_active_per_agent",
+];
+
+/// How strictly the git hooks hold commits to the session's claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HookMode {
+    /// The hooks do nothing.
+    Off,
+    /// The hooks report changes outside the claims, and let the commit pass.
+    Warn,
+    /// The default.
+    #[default]
+    Normal,
+    /// The hooks refuse every change outside the claims.
+    Strict,
+}
+
+impl HookMode {
+    /// The name written in `.bsi.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookMode::Off => "off",
+            HookMode::Warn => "warn",
+            HookMode::Normal => "normal",
+            HookMode::Strict => "strict",
+        }
+    }
+}
+
+/// The configuration of one brain. Absent keys are `None` (or the default).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// TTL of `bsi open` and `bsi renew` when `--ttl` is not given.
+    pub default_ttl: Option<Duration>,
+    /// Agent name when neither `--agent` nor `BSI_AGENT` is given.
+    pub default_agent: Option<String>,
+    /// How the git hooks treat changes outside the session's claims.
+    pub hook_mode: HookMode,
+    /// The git remote the registry is published to.
+    pub remote: Option<String>,
+    /// At most this many active claims per agent.
+    pub max_active_per_agent: Option<usize>,
+}
+
+/// What is wrong with a `.bsi.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Not TOML.
+    #[error("line {line}: {message}")]
+    Syntax {
+        /// 1-based line, 0 when unknown.
+        line: usize,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A key bsi does not know.
+    #[error("unknown key `{key}`{}", match .suggestion {
+        Some(s) => format!(": did you mean `{s}`?"),
+        None => String::new(),
+    })]
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// The nearest valid key, when one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// A known key with a value bsi cannot use.
+    #[error("`{key}` {reason}")]
+    Value {
+        /// The key.
+        key: &'static str,
+        /// Why the value is refused.
+        reason: String,
+    },
+}
+
+/// The file as serde reads it, before validation.
+#[derive(Deserialize)]
+struct Raw {
+    default_ttl: Option<String>,
+    default_agent: Option<String>,
+    hook_mode: Option<String>,
+    remote: Option<String>,
+    max_active_per_agent: Option<i64>,
+}
+
+/// Parses the text of a `.bsi.toml`. Pure.
+pub fn parse(text: &str) -> Result<Config, ConfigError> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| syntax(text, &e))?;
+    for key in table.keys() {
+        if !KEYS.contains(&key.as_str()) {
+            return Err(ConfigError::UnknownKey {
+                key: key.clone(),
+                suggestion: nearest(key),
+            });
+        }
+    }
+    let raw: Raw = toml::from_str(text).map_err(|e| syntax(text, &e))?;
+
+    let default_ttl = raw
+        .default_ttl
+        .map(|s| {
+            ttl::parse_ttl(&s).map_err(|e| ConfigError::Value {
+                key: "default_ttl",
+                reason: format!("is not a TTL: {e}"),
+            })
+        })
+        .transpose()?;
+    let default_agent = raw
+        .default_agent
+        .map(|a| {
+            let a = a.trim().to_string();
+            if a.is_empty() || a.chars().any(char::is_control) || a.contains('|') || a.len() > 200 {
+                Err(ConfigError::Value {
+                    key: "default_agent",
+                    reason: "must be one line of text, not empty, without `|`".into(),
+                })
+            } else {
+                Ok(a)
+            }
+        })
+        .transpose()?;
+    let hook_mode = match raw.hook_mode.as_deref().map(str::trim) {
+        None => HookMode::default(),
+        Some("off") => HookMode::Off,
+        Some("warn") => HookMode::Warn,
+        Some("normal") => HookMode::Normal,
+        Some("strict") => HookMode::Strict,
+        Some(other) => {
+            return Err(ConfigError::Value {
+                key: "hook_mode",
+                reason: format!("is `{other}`; use off, warn, normal or strict"),
+            });
+        }
+    };
+    let remote = raw
+        .remote
+        .map(|r| {
+            let r = r.trim().to_string();
+            if r.is_empty() || r.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                Err(ConfigError::Value {
+                    key: "remote",
+                    reason: "must be the name of a git remote, like `origin`".into(),
+                })
+            } else {
+                Ok(r)
+            }
+        })
+        .transpose()?;
+    let max_active_per_agent = raw
+        .max_active_per_agent
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| ConfigError::Value {
+                    key: "max_active_per_agent",
+                    reason: format!("is {n}; use a whole number of at least 1"),
+                })
+        })
+        .transpose()?;
+    Ok(Config {
+        default_ttl,
+        default_agent,
+        hook_mode,
+        remote,
+        max_active_per_agent,
+    })
+}
+
+/// Reads `.bsi.toml` in `root`; no file is the default configuration.
+pub fn load(root: &Path) -> Result<Config> {
+    let path = root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    parse(&text).map_err(|source| Error::Config { path, source })
+}
+
+fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+        .unwrap_or(0);
+    ConfigError::Syntax {
+        line,
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// The valid key nearest to `key`, when it is a likely typo.
+fn nearest(key: &str) -> Option<&'static str> {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    KEYS.iter()
+        .map(|&c| (distance(&k, c), c))
+        .filter(|&(d, c)| d <= (c.len() / 3).max(2))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance: edits, with swapped neighbours as one.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(parse(""), Ok(Config::default()));
+        assert_eq!(Config::default().hook_mode, HookMode::Normal);
+    }
+
+    #[test]
+    fn every_key_reads() {
+        let c = parse(
+            "default_ttl = \"4h\"\ndefault_agent = \"claude\"\nhook_mode = \"strict\"\nremote = \"origin\"\nmax_active_per_agent = 3\n",
+        )
+        .expect("valid");
+        assert_eq!(c.default_ttl, Some(Duration::hours(4)));
+        assert_eq!(c.default_agent.as_deref(), Some("claude"));
+        assert_eq!(c.hook_mode, HookMode::Strict);
+        assert_eq!(c.remote.as_deref(), Some("origin"));
+        assert_eq!(c.max_active_per_agent, Some(3));
+        for (m, want) in [
+            ("off", HookMode::Off),
+            ("warn", HookMode::Warn),
+            ("normal", HookMode::Normal),
+        ] {
+            let c = parse(&format!("hook_mode = \"{m}\"")).expect("valid");
+            assert_eq!(c.hook_mode, want);
+            assert_eq!(c.hook_mode.as_str(), m);
+        }
+    }
+
+    #[test]
+    fn unknown_keys_name_the_nearest() {
+        let e = parse("defualt_ttl = \"2h\"").expect_err("typo");
+        assert_eq!(
+            e.to_string(),
+            "unknown key `defualt_ttl`: did you mean `default_ttl`?"
+        );
+        let e = parse("max-active-per-agent = 2").expect_err("dashes");
+        assert!(e.to_string().contains("`max_active_per_agent`"), "{e}");
+        let e = parse("hookmode = \"off\"").expect_err("typo");
+        assert!(e.to_string().contains("`hook_mode`"), "{e}");
+        let e = parse("colour = true").expect_err("unrelated");
+        assert_eq!(e.to_string(), "unknown key `colour`");
+        let e = parse("[remote]\nname = \"origin\"").expect_err("a table");
+        assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
+    }
+
+    #[test]
+    fn bad_values_say_what_to_use() {
+        let bad = [
+            ("default_ttl = \"9h\"", "default_ttl"),
+            ("default_ttl = \"soon\"", "default_ttl"),
+            ("default_agent = \"\"", "default_agent"),
+            ("hook_mode = \"loud\"", "off, warn, normal or strict"),
+            ("remote = \"my remote\"", "remote"),
+            ("max_active_per_agent = 0", "at least 1"),
+            ("max_active_per_agent = -2", "at least 1"),
+        ];
+        for (text, want) in bad {
+            let e = parse(text).expect_err(text);
+            assert!(e.to_string().contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn malformed_toml_gives_the_line() {
+        let e = parse("default_ttl = \"2h\"\nremote = \n").expect_err("no value");
+        match e {
+            ConfigError::Syntax { line, .. } => assert_eq!(line, 2),
+            other => panic!("{other:?}"),
+        }
+        let e = parse("max_active_per_agent = \"two\"").expect_err("wrong type");
+        assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn typo_distance() {
+        assert_eq!(distance("defualt_ttl", "default_ttl"), 1);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(nearest("remtoe"), Some("remote"));
+        assert_eq!(nearest("zzz"), None);
+    }
+}

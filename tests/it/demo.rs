@@ -1,0 +1,58 @@
+//! The example day of the README, run on every test run so it cannot rot.
+
+use std::process::Command;
+
+use crate::common::{bin, clean_env};
+
+#[test]
+fn the_example_day_runs_and_shows_each_step() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.sh");
+    let mut cmd = Command::new("bash");
+    clean_env(&mut cmd, home.path());
+    let out = cmd
+        .arg(script)
+        .env("BSI", bin())
+        .env("TMPDIR", home.path())
+        .output()
+        .expect("run the demo");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "demo failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    let all = format!("{stdout}{stderr}");
+    for want in [
+        "$ bsi init",
+        "Claim opened — agents/ / expires 2026-03-14 11:30 +00:00",
+        "Session: sess-20260314-0930-pl02",
+        // The overlap refused, with the free section proposed.
+        "Claim refused — nothing was written.",
+        "Free nearby: projets/plan.md#Risks",
+        "(exit 3)",
+        // Two sessions share one file by sections.
+        "Claim opened — projets/plan.md#Risks",
+        "        ├── #Goals  ← sess-20260314-0930-pl02 (codex, 2h left)",
+        "        └── #Risks  ← sess-20260314-0931-rk03 (gemini, 2h left)",
+        // The watchdog with a later clock.
+        "0 active claims, 2 stale",
+        "(exit 4)",
+        "STALE overdue 30m",
+        // A person releases the stale claim.
+        "Claim released — sess-20260314-0930-ag01 agents/ (released)",
+        // The journal.
+        "bsi: release sess-20260314-0930-ag01 agents/",
+        "| released | tidy the agents |",
+    ] {
+        assert!(all.contains(want), "demo output lacks {want:?}:\n{all}");
+    }
+    assert!(!stdout.contains('\x1b'), "colour codes in piped output");
+    // The brain was removed at the end.
+    let left: Vec<_> = std::fs::read_dir(home.path())
+        .expect("read tmp")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("bsi-demo"))
+        .collect();
+    assert!(left.is_empty(), "the demo left its brain behind");
+}

@@ -1,0 +1,211 @@
+//! What people and agents see: the status table and tree (snapshots, colours
+//! off), the current-session workflow (`open --shell`, `whoami`), `--quiet`
+//! and `-v`, completions and the man page.
+
+use crate::common::{Brain, snapshot};
+
+/// A brain at 13:40 with an active claim, an overdue one the watchdog has not
+/// seen, two stale ones, and a claim on a file that does not exist yet.
+fn busy_brain() -> (Brain, Vec<(&'static str, &'static str)>) {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+        .ok();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "s2",
+        "--agent",
+        "bob",
+        "--ttl",
+        "4h",
+        "--note",
+        "goals for Q2",
+    ])
+    .ok();
+    b.bsi(&[
+        "open",
+        "README.md",
+        "--session",
+        "s2",
+        "--agent",
+        "bob",
+        "--ttl",
+        "1h",
+    ])
+    .ok();
+    let noon = [("BSI_NOW", "2026-03-14T12:00:00Z")];
+    b.bsi_env(&["watchdog"], &noon).code(4);
+    b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Risks",
+            "notes/new.md",
+            "--session",
+            "s3",
+            "--agent",
+            "carol",
+        ],
+        &noon,
+    )
+    .ok();
+    (b, vec![("BSI_NOW", "2026-03-14T13:40:00Z")])
+}
+
+fn no_escapes(s: &str) {
+    assert!(!s.contains('\x1b'), "colour codes in piped output:\n{s}");
+}
+
+#[test]
+fn status_table_is_grouped_aligned_and_marks_stale_rows() {
+    let (b, later) = busy_brain();
+    let r = b.bsi_env(&["status"], &later);
+    r.ok()
+        .stdout_has("overdue 10m (run bsi watchdog)")
+        .stdout_has("STALE overdue 2h10m")
+        .stdout_has("20m left")
+        .stdout_has("3 active, 2 stale");
+    no_escapes(&r.stdout);
+    snapshot("status/table.txt", &r.stdout);
+
+    let v = b.bsi_env(&["status", "-v"], &later);
+    v.ok().stdout_has("OPENED").stdout_has("goals for Q2");
+    snapshot("status/table-verbose.txt", &v.stdout);
+
+    // Never colours when NO_COLOR is set or the output is piped.
+    let mut env = later.clone();
+    env.push(("NO_COLOR", "1"));
+    env.push(("TERM", "xterm-256color"));
+    let nc = b.bsi_env(&["status"], &env);
+    assert_eq!(nc.stdout, r.stdout);
+}
+
+#[test]
+fn status_of_an_empty_registry_says_what_to_do() {
+    let b = Brain::new();
+    let r = b.bsi(&["status"]);
+    r.ok();
+    snapshot("status/empty.txt", &r.stdout);
+}
+
+#[test]
+fn status_tree_draws_each_claim_where_it_sits() {
+    let (b, later) = busy_brain();
+    let r = b.bsi_env(&["status", "--tree"], &later);
+    r.ok();
+    no_escapes(&r.stdout);
+    snapshot("status/tree.txt", &r.stdout);
+    // Read only.
+    assert_eq!(b.status(), "");
+
+    let g = Brain::new();
+    g.bsi(&["open", "global", "--session", "g1", "--agent", "ops"])
+        .ok();
+    g.bsi(&["status", "--tree"])
+        .ok()
+        .stdout_has("./  ← g1 (ops, 2h left)\n");
+    g.bsi(&["status", "--tree", "--json"]).code(2);
+}
+
+#[test]
+fn open_shell_prints_only_the_export_line() {
+    let b = Brain::new();
+    let r = b.bsi(&["open", "agents/", "--shell", "--agent", "claude"]);
+    r.ok().stderr_has("Claim opened — agents/");
+    let line = r.stdout.strip_suffix('\n').expect("one line");
+    let id = line
+        .strip_prefix("export BSI_SESSION=sess-20260314-0930-")
+        .expect("export line");
+    assert_eq!(id.len(), 4, "{line}");
+    assert!(!line.contains('\n'));
+
+    let named = b.bsi(&["open", "projets/", "--session", "s2", "--shell"]);
+    named.ok();
+    assert_eq!(named.stdout, "export BSI_SESSION=s2\n");
+
+    // A refusal leaves stdout empty, so `eval` sets nothing.
+    let refused = b.bsi(&["open", "agents/alice.md", "--session", "s3", "--shell"]);
+    refused.code(3).stderr_has("Claim refused");
+    assert_eq!(refused.stdout, "");
+    b.bsi(&["open", "x.md", "--shell", "--json"]).code(2);
+}
+
+#[test]
+fn whoami_shows_the_current_session_and_its_claims() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/",
+        "projets/plan.md#Risks",
+        "--session",
+        "s1",
+    ])
+    .ok();
+    b.bsi(&["open", "README.md", "--session", "s2"]).ok();
+    let env = [("BSI_SESSION", "s1"), ("BSI_AGENT", "claude")];
+    let r = b.bsi_env(&["whoami"], &env);
+    r.ok()
+        .stdout_has("Session: s1\nAgent: claude\n")
+        .stdout_has("agents/")
+        .stdout_has("projets/plan.md#Risks")
+        .stdout_has("2 active, 0 stale");
+    assert!(!r.stdout.contains("README.md"), "{}", r.stdout);
+    let j = b.bsi_env(&["whoami", "--json"], &env).json();
+    assert_eq!(j["session"], "s1");
+    assert_eq!(j["agent"], "claude");
+    assert_eq!(j["active"].as_array().map(Vec::len), Some(2));
+    assert_eq!(j["stale"].as_array().map(Vec::len), Some(0));
+
+    b.bsi_env(&["whoami"], &[("BSI_SESSION", "s9")])
+        .ok()
+        .stdout_has("This session holds no claim.");
+    b.bsi(&["whoami"])
+        .code(1)
+        .stderr_has("no current session: BSI_SESSION is not set")
+        .stderr_has("--shell");
+}
+
+#[test]
+fn quiet_silences_stdout_and_verbose_names_the_commit() {
+    let b = Brain::new();
+    let q = b.bsi(&["-q", "open", "agents/", "--session", "s1"]);
+    q.ok();
+    assert_eq!(q.stdout, "");
+    assert_eq!(b.active().len(), 1);
+    // What was asked for still prints.
+    let j = b.bsi(&["status", "--json", "--quiet"]).json();
+    assert_eq!(j["active"][0]["session"], "s1");
+    // Errors still go to stderr.
+    b.bsi(&["-q", "close", "nobody"])
+        .code(1)
+        .stderr_has("holds no claim");
+    b.bsi(&["-q", "-v", "status"]).code(2);
+
+    let v = b.bsi(&["close", "s1", "-v"]);
+    v.ok();
+    let head = b.git(&["rev-parse", "HEAD"]);
+    v.stdout_has(&format!("Commit: {}", head.trim()));
+}
+
+#[test]
+fn completions_for_every_shell() {
+    let b = Brain::bare_repo();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let r = b.bsi(&["completions", shell]);
+        r.ok();
+        assert!(r.stdout.contains("bsi"), "{shell}");
+        assert!(r.stdout.contains("whoami"), "{shell}: no subcommand");
+        assert!(r.stdout.contains("ttl"), "{shell}: no flag");
+    }
+    b.bsi(&["completions", "tcsh"]).code(2);
+}
+
+#[test]
+fn man_page_is_roff_with_every_command() {
+    let b = Brain::bare_repo();
+    let r = b.bsi(&["man"]);
+    r.ok().stdout_has(".TH bsi 1").stdout_has(".SH NAME");
+    for c in ["open", "close", "watchdog", "release", "status", "whoami"] {
+        assert!(r.stdout.contains(c), "man page lacks {c}");
+    }
+}
