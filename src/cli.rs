@@ -12,14 +12,23 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
-/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict),
-/// 4 stale claims found, 5 registry unreadable or invalid (nothing written).
+/// With a remote (the branch's upstream, `bsi.remote` or `--remote`), every
+/// change is published there first: the remote decides the order.
+///
+/// Exit codes: 0 ok, 1 error, 2 usage, 3 claim refused (conflict), or
+/// colliding claims found by `sync`, 4 stale claims found, 5 registry
+/// unreadable or invalid (nothing written), 7 recorded locally but not
+/// published (remote unreachable; `bsi sync` publishes it later).
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
     /// The registry file [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
+
+    /// The git remote where registry changes are published [default: git config bsi.remote, else the current branch's upstream; none: local only].
+    #[arg(long, global = true, env = "BSI_REMOTE", value_name = "NAME")]
+    pub remote: Option<String>,
 
     /// The command.
     #[command(subcommand)]

@@ -3,6 +3,7 @@
 //!
 //! Pure rules live in [`scope`], [`ttl`], [`conflict`] and [`registry`];
 //! IO lives in [`store`] (files and locking), [`git`] (the only git2 user),
+//! [`remote`] (the only runner of the `git` command: fetch and push),
 //! [`resolve`] (the file system view of scopes) and [`markdown`] (the only
 //! pulldown-cmark parser). [`commands`] ties them together per subcommand.
 
@@ -14,6 +15,7 @@ pub mod git;
 pub mod markdown;
 pub mod output;
 pub mod registry;
+pub mod remote;
 pub mod resolve;
 pub mod scope;
 pub mod store;

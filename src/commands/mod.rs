@@ -6,6 +6,7 @@ mod close;
 mod init;
 mod log;
 mod open;
+mod publish;
 mod release;
 mod renew;
 mod status;
@@ -36,11 +37,13 @@ pub struct Ctx {
     pub env_session: Option<String>,
     /// `BSI_AGENT`.
     pub env_agent: Option<String>,
+    /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
+    pub remote: Option<String>,
 }
 
 impl Ctx {
     /// Reads the environment.
-    pub fn from_env(registry: Option<PathBuf>) -> Result<Ctx> {
+    pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
         let now = match std::env::var("BSI_NOW") {
@@ -57,6 +60,7 @@ impl Ctx {
             registry,
             env_session: var("BSI_SESSION"),
             env_agent: var("BSI_AGENT"),
+            remote,
         })
     }
 
@@ -221,7 +225,7 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    let ctx = Ctx::from_env(cli.registry)?;
+    let ctx = Ctx::from_env(cli.registry, cli.remote)?;
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Open {
