@@ -144,6 +144,31 @@ pub enum Command {
         out: JsonFlag,
     },
 
+    /// Bring the local registry and the remote's into agreement.
+    ///
+    /// Publishes changes recorded while the remote was unreachable, takes in
+    /// the other machines' changes, and reports claims of two machines that
+    /// overlap (both are kept; exit 3 until a person settles them).
+    Sync {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Git's merge driver for the registry (registered by `bsi init`):
+    /// merges the three tables by rows into OURS.
+    ///
+    /// Claims added on both sides are kept, a claim closed or released on one
+    /// side is closed, history rows are united. Other text follows git's line
+    /// merge; when it conflicts, the driver fails with conflict markers.
+    MergeDriver {
+        /// The common ancestor (%O).
+        base: PathBuf,
+        /// Our version, replaced by the result (%A).
+        ours: PathBuf,
+        /// Their version (%B).
+        theirs: PathBuf,
+    },
+
     /// The journal of sessions: the git history of the registry.
     Log {
         /// Show at most N entries.

@@ -5,11 +5,13 @@
 mod close;
 mod init;
 mod log;
+mod merge_driver;
 mod open;
 mod publish;
 mod release;
 mod renew;
 mod status;
+mod sync;
 mod watchdog;
 
 use std::path::PathBuf;
@@ -285,5 +287,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
         Command::Status { out } => status::run(&ctx, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
+        Command::Sync { out } => sync::run(&ctx, out.json),
+        Command::MergeDriver { base, ours, theirs } => {
+            merge_driver::run(&ctx, &base, &ours, &theirs)
+        }
     }
 }
