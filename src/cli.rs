@@ -12,10 +12,15 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
+/// With a remote (the branch's upstream, `bsi.remote` or `--remote`), every
+/// change is published there first: the remote decides the order.
+///
 /// Exit codes: 0 ok, 1 error, 2 usage (or a bad .bsi.toml), 3 claim refused
-/// (conflict; also a commit refused by the pre-commit hook), 4 stale claims
-/// found, 5 registry unreadable or invalid (nothing written), 6 `verify` found
-/// changes outside the session's claims.
+/// (conflict; also a commit refused by the pre-commit hook, or colliding
+/// claims found by `sync`), 4 stale claims found, 5 registry unreadable or
+/// invalid (nothing written), 6 `verify` found changes outside the session's
+/// claims, 7 recorded locally but not published (remote unreachable; `bsi
+/// sync` publishes it later).
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
@@ -30,6 +35,10 @@ pub struct Cli {
     /// Say more: the commit of each registry change, opening times and notes in status.
     #[arg(long, short, global = true)]
     pub verbose: bool,
+
+    /// The git remote where registry changes are published [default: git config bsi.remote, else the current branch's upstream; none: local only].
+    #[arg(long, global = true, env = "BSI_REMOTE", value_name = "NAME")]
+    pub remote: Option<String>,
 
     /// The command.
     #[command(subcommand)]
@@ -187,6 +196,31 @@ pub enum Command {
         worktree: bool,
         #[command(flatten)]
         out: JsonFlag,
+    },
+
+    /// Bring the local registry and the remote's into agreement.
+    ///
+    /// Publishes changes recorded while the remote was unreachable, takes in
+    /// the other machines' changes, and reports claims of two machines that
+    /// overlap (both are kept; exit 3 until a person settles them).
+    Sync {
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+
+    /// Git's merge driver for the registry (registered by `bsi init`):
+    /// merges the three tables by rows into OURS.
+    ///
+    /// Claims added on both sides are kept, a claim closed or released on one
+    /// side is closed, history rows are united. Other text follows git's line
+    /// merge; when it conflicts, the driver fails with conflict markers.
+    MergeDriver {
+        /// The common ancestor (%O).
+        base: PathBuf,
+        /// Our version, replaced by the result (%A).
+        ours: PathBuf,
+        /// Their version (%B).
+        theirs: PathBuf,
     },
 
     /// The journal of sessions: the git history of the registry.

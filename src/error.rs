@@ -23,6 +23,9 @@ pub mod exit {
     pub const REGISTRY: u8 = 5;
     /// `bsi verify` found changes outside the session's claims.
     pub const OVERFLOW: u8 = 6;
+    /// The change is recorded locally but the remote could not be reached:
+    /// it is not published yet (`bsi sync` publishes it).
+    pub const UNPUBLISHED: u8 = 7;
 }
 
 /// Everything that can go wrong in bsi.
@@ -109,6 +112,14 @@ pub enum Error {
     /// Refused for the user's own protection.
     #[error("{0}")]
     Refused(String, String),
+    /// The remote could not be reached.
+    #[error("{remote} could not be reached: {why}")]
+    Unreachable {
+        /// `remote/branch`.
+        remote: String,
+        /// What git said.
+        why: String,
+    },
     /// libgit2 failed.
     #[error("git: {0}")]
     Git(#[from] git2::Error),
@@ -143,6 +154,7 @@ impl Error {
             | Error::NoSuchSection { .. }
             | Error::Config { .. } => exit::USAGE,
             Error::Registry { .. } | Error::NoRegistry(_) => exit::REGISTRY,
+            Error::Unreachable { .. } => exit::UNPUBLISHED,
             _ => exit::ERROR,
         }
     }
@@ -180,6 +192,9 @@ impl Error {
             Error::Locked { .. } => "wait for the other process to finish, then retry; if none is running, remove the lock file".into(),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
             Error::Refused(_, hint) => hint.clone(),
+            Error::Unreachable { .. } => {
+                "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
+            }
             Error::Git(_) | Error::Io { .. } => return None,
         })
     }

@@ -185,6 +185,29 @@ impl Git {
         expected: Option<Oid>,
         message: &str,
     ) -> Result<Oid> {
+        self.build_commit(rel, bytes, expected, message, Some("HEAD"))
+    }
+
+    /// Like [`Git::commit_file`] on `parent`, but moves no reference: the
+    /// commit that carries a registry change to the remote, built on its tip.
+    pub fn commit_detached(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        parent: Oid,
+        message: &str,
+    ) -> Result<Oid> {
+        self.build_commit(rel, bytes, Some(parent), message, None)
+    }
+
+    fn build_commit(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        expected: Option<Oid>,
+        message: &str,
+        update: Option<&str>,
+    ) -> Result<Oid> {
         let repo = &self.repo;
         let blob = repo.blob(bytes)?;
         let parent = match expected {
@@ -207,8 +230,99 @@ impl Git {
         let tree = repo.find_tree(tree_id)?;
         let sig = self.signature();
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        let id = repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?;
+        let id = repo.commit(update, &sig, &sig, message, &tree, &parents)?;
         Ok(id)
+    }
+
+    /// Moves the branch HEAD is on from `from` to `to`, refusing if it is no
+    /// longer at `from`. The work tree and the index are the caller's.
+    pub fn fast_forward(&self, from: Oid, to: Oid) -> Result<()> {
+        let head = self.repo.head()?;
+        let name = head
+            .name()
+            .ok()
+            .filter(|_| head.is_branch())
+            .ok_or_else(|| Error::RepoBusy("detached HEAD".into()))?
+            .to_string();
+        self.repo.reference_matching(
+            &name,
+            to,
+            true,
+            from,
+            "bsi: fast-forward to the published registry",
+        )?;
+        Ok(())
+    }
+
+    /// The short name of the branch HEAD is on, if it is on one.
+    pub fn head_branch(&self) -> Option<String> {
+        let head = self.repo.head().ok()?;
+        if !head.is_branch() {
+            return None;
+        }
+        head.shorthand().ok().map(String::from)
+    }
+
+    /// A string value of the repository's git configuration.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        let cfg = self.repo.config().ok()?;
+        cfg.get_string(key).ok().filter(|v| !v.trim().is_empty())
+    }
+
+    /// Sets a value in the repository's own configuration (`.git/config`).
+    pub fn set_config(&self, key: &str, value: &str) -> Result<()> {
+        let mut cfg = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
+        cfg.set_str(key, value)?;
+        Ok(())
+    }
+
+    /// The upstream of the current branch: its remote and the branch name
+    /// on that remote (`branch.<name>.remote` and `.merge`).
+    pub fn upstream(&self) -> Option<(String, String)> {
+        let branch = self.head_branch()?;
+        let remote = self.config_string(&format!("branch.{branch}.remote"))?;
+        let merge = self.config_string(&format!("branch.{branch}.merge"))?;
+        if remote == "." {
+            return None;
+        }
+        let name = merge
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&merge)
+            .to_string();
+        Some((remote, name))
+    }
+
+    /// Whether a remote of that name is configured.
+    pub fn has_remote(&self, name: &str) -> bool {
+        self.repo.find_remote(name).is_ok()
+    }
+
+    /// The commit a reference points to, if it exists.
+    pub fn ref_target(&self, name: &str) -> Option<Oid> {
+        let r = self.repo.find_reference(name).ok()?;
+        r.peel_to_commit().ok().map(|c| c.id())
+    }
+
+    /// The content of `rel` in `commit`, or `None` when it has no such file.
+    pub fn file_at(&self, commit: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        match tree.get_path(Path::new(rel)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Blob) => {
+                Ok(Some(self.blob_bytes(entry.id())?))
+            }
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The best common ancestor of two commits, if they have one.
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>> {
+        match self.repo.merge_base(a, b) {
+            Ok(id) => Ok(Some(id)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Moves HEAD back to `to` after a commit whose follow-up failed.
@@ -306,16 +420,6 @@ impl Git {
             }
         }
         Ok(out)
-    }
-
-    /// A string from the repository's git configuration (all levels).
-    pub fn config_string(&self, key: &str) -> Result<Option<String>> {
-        let cfg = self.repo.config()?.snapshot()?;
-        match cfg.get_string(key) {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     }
 
     /// The directory git runs hooks from: `core.hooksPath` (relative to the
@@ -429,17 +533,6 @@ impl Git {
     /// it is not UTF-8.
     pub fn old_text(&self, change: &Change) -> Option<String> {
         String::from_utf8(self.blob_bytes(change.old_blob?).ok()?).ok()
-    }
-
-    /// The content of `rel` in commit `id`, if it has it.
-    pub fn file_at(&self, id: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
-        let tree = self.repo.find_commit(id)?.tree()?;
-        match tree.get_path(Path::new(rel)) {
-            Ok(e) if e.kind() == Some(ObjectType::Blob) => Ok(Some(self.blob_bytes(e.id())?)),
-            Ok(_) => Ok(None),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     }
 
     /// Walks HEAD's first-parent chain, newest first, until `f` returns false.

@@ -2,11 +2,12 @@
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
 //! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`guard`] (changes
-//! against claims), [`trailer`] and [`registry`]; IO lives in [`store`]
-//! (files and locking), [`git`] (the only git2 user), [`hooks`] (hook
-//! scripts), [`resolve`] (the file system view of scopes) and [`markdown`]
-//! (the only pulldown-cmark parser). [`commands`] ties them together per
-//! subcommand.
+//! against claims), [`trailer`] and [`registry`] (including the row merge of
+//! two registries); IO lives in [`store`] (files and locking), [`git`] (the
+//! only git2 user), [`remote`] (the only runner of the `git` command: fetch
+//! and push), [`hooks`] (hook scripts), [`resolve`] (the file system view of
+//! scopes) and [`markdown`] (the only pulldown-cmark parser). [`commands`]
+//! ties them together per subcommand.
 
 pub mod cli;
 pub mod commands;
@@ -19,6 +20,7 @@ pub mod hooks;
 pub mod markdown;
 pub mod output;
 pub mod registry;
+pub mod remote;
 pub mod resolve;
 pub mod scope;
 pub mod store;

@@ -337,6 +337,121 @@ impl Brain {
         Ok(commit)
     }
 
+    /// Takes a registry change that is on the remote (commit `published`,
+    /// built on the remote tip `tip`) into the local branch: a fast-forward
+    /// when HEAD was exactly at `tip`, otherwise a commit of the same
+    /// registry text on HEAD (that file only), or nothing when the registry
+    /// already reads so. Returns the commit HEAD now has.
+    pub fn adopt(
+        &self,
+        lock: &WriterLock,
+        loaded: &Loaded,
+        tip: Oid,
+        published: Oid,
+        text: &str,
+        message: &str,
+    ) -> Result<Oid> {
+        if loaded.head.commit == Some(tip) {
+            let new_blob = Git::hash(text.as_bytes())?;
+            self.wait_for_index_lock()?;
+            self.write_intent(loaded.head, new_blob)?;
+            let old_text = loaded.registry.text();
+            if let Err(e) = self.write_atomic(text.as_bytes()) {
+                self.clear_intent();
+                return Err(e);
+            }
+            if let Err(e) = self.git.fast_forward(tip, published) {
+                self.undo_file(old_text);
+                return Err(e);
+            }
+            self.set_index_with_retry(new_blob)?;
+            self.clear_intent();
+            return Ok(published);
+        }
+        match loaded.head.commit {
+            Some(head) if loaded.registry.text() == text => Ok(head),
+            _ => self.commit(lock, loaded, text, message),
+        }
+    }
+
+    fn state_path(&self, name: &str) -> PathBuf {
+        self.bsi_dir().join(name)
+    }
+
+    /// Registry changes recorded locally that the remote has not received,
+    /// one summary line each, oldest first.
+    pub fn pending(&self) -> Vec<String> {
+        fs::read_to_string(self.state_path("pending"))
+            .map(|s| {
+                s.lines()
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Records a change that could not be published.
+    pub fn add_pending(&self, summary: &str) -> Result<()> {
+        let path = self.state_path("pending");
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        writeln!(f, "{}", summary.replace(['\n', '\r'], " "))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    /// The remote holds every local change: nothing is pending, and `now`
+    /// is the time of the last agreement with it.
+    pub fn mark_synced(&self, now: chrono::DateTime<chrono::FixedOffset>) -> Result<()> {
+        let _ = fs::remove_file(self.state_path("pending"));
+        let path = self.state_path("last-sync");
+        fs::write(&path, format!("{}\n", now.to_rfc3339()))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    /// When the registry last agreed with the remote.
+    pub fn last_sync(&self) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+        let s = fs::read_to_string(self.state_path("last-sync")).ok()?;
+        chrono::DateTime::parse_from_rfc3339(s.trim()).ok()
+    }
+
+    /// Registers the registry's merge driver in this clone: the attribute
+    /// in `.git/info/attributes` and `merge.bsi.*` in `.git/config`. Values
+    /// the user set are kept. Returns whether anything was added.
+    pub fn register_merge_driver(&self) -> Result<bool> {
+        let mut added = false;
+        if self.git.config_string("merge.bsi.driver").is_none() {
+            self.git.set_config(
+                "merge.bsi.name",
+                "bsi registry merge (rows of BRAIN-INDEX.md)",
+            )?;
+            self.git
+                .set_config("merge.bsi.driver", "bsi merge-driver %O %A %B")?;
+            added = true;
+        }
+        let info = self.git.git_dir().join("info");
+        let path = info.join("attributes");
+        let line = format!("/{} merge=bsi", self.rel.replace(' ', "[[:space:]]"));
+        let current = fs::read_to_string(&path).unwrap_or_default();
+        if !current.lines().any(|l| l.trim() == line) {
+            fs::create_dir_all(&info)
+                .map_err(|e| Error::io(format!("cannot create {}", info.display()), e))?;
+            let mut text = current;
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&line);
+            text.push('\n');
+            fs::write(&path, text)
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            added = true;
+        }
+        Ok(added)
+    }
+
     /// Creates the registry for `bsi init`: the file must not exist.
     pub fn create(&self, _lock: &WriterLock, text: &str, message: &str) -> Result<Oid> {
         self.git.ensure_clean_state()?;

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::publish::{self, Plan};
 use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims, verify};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
@@ -32,61 +33,63 @@ pub(crate) fn run(
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, &config)?;
 
-    let lock = brain.lock()?;
-    let loaded = brain.load_for_write(&lock)?;
-    let reg = &loaded.registry;
-    let (active, stale) = session_claims(reg, &session, scope.as_ref());
-    if active.is_empty() && stale.is_empty() {
-        return Err(Error::NotFound(match &scope {
-            Some(s) => format!("session {session} holds no claim on {s}"),
-            None => format!("session {session} holds no claim"),
-        }));
-    }
-    let targets: Vec<(&Claim, bool)> = active
-        .iter()
-        .map(|&i| (&reg.active_claims[i], false))
-        .chain(stale.iter().map(|&i| (&reg.stale_claims[i], true)))
-        .collect();
-    check_owner(
-        &targets.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
-        &caller,
-        force,
-        "close",
-    )?;
-
-    // Alert, never block: an overflow goes into the history note; a clean
-    // session closes as plain `completed`.
-    let (verified, note) = match verify::verify(&brain, reg, &session, false) {
-        Ok(report) => match report.note() {
-            Some(n) => (n.clone(), n),
-            None => ("clean".to_string(), String::new()),
-        },
-        Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "bsi: warning: the changes of {session} could not be verified: {e}"
-            );
-            ("not verified".to_string(), "not verified".to_string())
+    let applied = publish::apply(ctx, &brain, |reg| {
+        let (active, stale) = session_claims(reg, &session, scope.as_ref());
+        if active.is_empty() && stale.is_empty() {
+            return Err(Error::NotFound(match &scope {
+                Some(s) => format!("session {session} holds no claim on {s}"),
+                None => format!("session {session} holds no claim"),
+            }));
         }
-    };
-
-    let mut edited: Registry = reg.clone();
-    for &i in &active {
-        edited.remove_claim(TableKind::Active, i);
-    }
-    for &i in &stale {
-        edited.remove_claim(TableKind::Stale, i);
-    }
-    for (c, _) in &targets {
-        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
-    }
-    let message = commit_message(
-        "close",
-        &[&session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-    );
-    let commit = brain.commit(&lock, &loaded, &edited.render(), &message)?;
-    drop(lock);
+        let targets: Vec<(Claim, bool)> = active
+            .iter()
+            .map(|&i| (reg.active_claims[i].clone(), false))
+            .chain(stale.iter().map(|&i| (reg.stale_claims[i].clone(), true)))
+            .collect();
+        check_owner(
+            &targets.iter().map(|(c, _)| c).collect::<Vec<_>>(),
+            &caller,
+            force,
+            "close",
+        )?;
+        // Alert, never block: an overflow goes into the history note; a
+        // clean session closes as plain `completed`.
+        let (verified, note) = match verify::verify(&brain, reg, &session, false) {
+            Ok(report) => match report.note() {
+                Some(n) => (n.clone(), n),
+                None => ("clean".to_string(), String::new()),
+            },
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "bsi: warning: the changes of {session} could not be verified: {e}"
+                );
+                ("not verified".to_string(), "not verified".to_string())
+            }
+        };
+        let mut edited: Registry = reg.clone();
+        for &i in &active {
+            edited.remove_claim(TableKind::Active, i);
+        }
+        for &i in &stale {
+            edited.remove_claim(TableKind::Stale, i);
+        }
+        for (c, _) in &targets {
+            edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
+        }
+        let message = commit_message(
+            "close",
+            &[&session],
+            &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        );
+        Ok(Plan::Write {
+            text: edited.render(),
+            message,
+            report: (targets, verified),
+        })
+    })?;
+    let (targets, verified) = &applied.report;
+    let commit = applied.commit;
 
     if json {
         output::print_json(&Closed {
@@ -96,8 +99,8 @@ pub(crate) fn run(
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
             status: Status::Completed.as_str(),
-            verify: verified,
-            commit: commit.to_string(),
+            verify: verified.clone(),
+            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
         });
     } else {
         let mut out = ctx.out();
@@ -112,7 +115,7 @@ pub(crate) fn run(
                 "{verified} outside its claims — `bsi verify {session}` lists them"
             );
         }
-        super::note_commit(ctx, &mut out, Some(commit));
+        super::note_commit(ctx, &mut out, commit);
     }
-    Ok(exit::OK)
+    Ok(publish::finish(&applied.landed, exit::OK))
 }

@@ -70,7 +70,7 @@ enum Mode {
 fn mode(git: &Git, err: &mut impl Write) -> Result<Mode> {
     Ok(
         match git
-            .config_string("bsi.hookMode")?
+            .config_string("bsi.hookMode")
             .map(|m| m.trim().to_ascii_lowercase())
             .as_deref()
         {
@@ -223,7 +223,7 @@ fn prepare_commit_msg(ctx: &Ctx, file: &Path) -> Result<u8> {
     check_session_id(session)?;
     let comment = Git::discover(&ctx.cwd)
         .ok()
-        .and_then(|g| g.config_string("core.commentChar").ok().flatten())
+        .and_then(|g| g.config_string("core.commentChar"))
         .and_then(|c| {
             let mut chars = c.chars();
             match (chars.next(), chars.next()) {

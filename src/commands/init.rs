@@ -14,8 +14,15 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         &empty_registry(),
         &commit_message("init", &[], &brain.rel),
     )?;
+    let driver = brain.register_merge_driver();
     drop(lock);
     let mut out = ctx.out();
+    if let Err(e) = driver {
+        let _ = writeln!(
+            out,
+            "Note: the registry's merge driver could not be registered ({e}); `bsi sync` registers it later."
+        );
+    }
     let _ = writeln!(
         out,
         "Registry created — {} (commit {})",

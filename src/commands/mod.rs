@@ -6,11 +6,14 @@ mod close;
 mod hook;
 mod init;
 mod log;
+mod merge_driver;
 mod meta;
 mod open;
+mod publish;
 mod release;
 mod renew;
 mod status;
+mod sync;
 mod verify;
 mod watchdog;
 mod whoami;
@@ -49,11 +52,13 @@ pub struct Ctx {
     pub verbose: bool,
     /// Colours on stdout.
     pub colour: bool,
+    /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
+    pub remote: Option<String>,
 }
 
 impl Ctx {
     /// Reads the environment.
-    pub fn from_env(registry: Option<PathBuf>) -> Result<Ctx> {
+    pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
         let now = match std::env::var("BSI_NOW") {
@@ -78,6 +83,7 @@ impl Ctx {
             quiet: false,
             verbose: false,
             colour,
+            remote,
         })
     }
 
@@ -269,7 +275,7 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    let mut ctx = Ctx::from_env(cli.registry)?;
+    let mut ctx = Ctx::from_env(cli.registry, cli.remote)?;
     ctx.quiet = cli.quiet;
     ctx.verbose = cli.verbose;
     match cli.command {
@@ -341,5 +347,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_deref(), worktree, out.json),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
+        Command::Sync { out } => sync::run(&ctx, out.json),
+        Command::MergeDriver { base, ours, theirs } => {
+            merge_driver::run(&ctx, &base, &ours, &theirs)
+        }
     }
 }

@@ -6,8 +6,9 @@ use chrono::Duration;
 use rand::RngExt;
 use serde::Serialize;
 
+use super::publish::{self, Plan};
 use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
-use crate::conflict::{self, Blocker, Decision};
+use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::markdown::Outline;
 use crate::output::{self, ClaimJson};
@@ -111,77 +112,89 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     };
     let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
-    let lock = brain.lock()?;
-    let loaded = brain.load_for_write(&lock)?;
-    let reg = &loaded.registry;
     let sections = resolve::sections(&brain.root);
-
-    let mut grant: Vec<Scope> = Vec::new();
-    let mut held: Vec<(&Claim, bool)> = Vec::new();
-    let mut blockers: Vec<Blocker<'_>> = Vec::new();
-    for s in &scopes {
-        match conflict::decide(reg, &session, s, &sections) {
-            Decision::Grant => grant.push(s.clone()),
-            Decision::AlreadyHeld { stale } => {
-                if let Some((c, _)) = reg
-                    .all_claims()
-                    .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
-                {
-                    held.push((c, stale));
+    let applied = publish::apply(ctx, &brain, |reg| {
+        let mut grant: Vec<Scope> = Vec::new();
+        let mut held: Vec<(Claim, bool)> = Vec::new();
+        let mut blockers: Vec<Owned> = Vec::new();
+        for s in &scopes {
+            match conflict::decide(reg, &session, s, &sections) {
+                Decision::Grant => grant.push(s.clone()),
+                Decision::AlreadyHeld { stale } => {
+                    if let Some((c, _)) = reg
+                        .all_claims()
+                        .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
+                    {
+                        held.push((c.clone(), stale));
+                    }
                 }
+                Decision::Refuse(b) => blockers.extend(b.into_iter().map(|b| Owned {
+                    requested: b.requested,
+                    claim: b.claim.clone(),
+                    stale: b.stale,
+                })),
             }
-            Decision::Refuse(b) => blockers.extend(b),
         }
-    }
-
-    if !blockers.is_empty() {
-        let alternatives = alternatives(&brain, reg, &session, &scopes, &sections);
-        report_refusal(ctx, &session, &blockers, &alternatives, json);
-        return Ok(exit::CONFLICT);
-    }
-
-    if let Some(limit) = config.max_active_per_agent {
-        let holding = reg
-            .active_claims
+        if !blockers.is_empty() {
+            let alternatives = alternatives(&brain, reg, &session, &scopes, &sections);
+            return Ok(Plan::Keep(Outcome::Refused {
+                blockers,
+                alternatives,
+            }));
+        }
+        if let Some(limit) = config.max_active_per_agent {
+            let holding = reg
+                .active_claims
+                .iter()
+                .filter(|c| c.agent.eq_ignore_ascii_case(&agent))
+                .count();
+            let wanted = holding + grant.len();
+            if !grant.is_empty() && wanted > limit {
+                return Err(Error::TooManyClaims {
+                    agent: agent.clone(),
+                    wanted,
+                    limit,
+                });
+            }
+        }
+        let opened_at = ttl::to_minute(ctx.now);
+        let new_claims: Vec<Claim> = grant
             .iter()
-            .filter(|c| c.agent.eq_ignore_ascii_case(&agent))
-            .count();
-        let wanted = holding + grant.len();
-        if !grant.is_empty() && wanted > limit {
-            return Err(Error::TooManyClaims {
-                agent,
-                wanted,
-                limit,
-            });
+            .map(|s| Claim {
+                session: session.clone(),
+                scope: s.clone(),
+                agent: agent.clone(),
+                opened: opened_at,
+                expires: ttl::expiry(opened_at, ttl),
+                note: note.clone(),
+                reason: None,
+                extra: Vec::new(),
+            })
+            .collect();
+        if new_claims.is_empty() {
+            return Ok(Plan::Keep(Outcome::Opened { new_claims, held }));
         }
-    }
-
-    let opened_at = ttl::to_minute(ctx.now);
-    let new_claims: Vec<Claim> = grant
-        .iter()
-        .map(|s| Claim {
-            session: session.clone(),
-            scope: s.clone(),
-            agent: agent.clone(),
-            opened: opened_at,
-            expires: ttl::expiry(opened_at, ttl),
-            note: note.clone(),
-            reason: None,
-            extra: Vec::new(),
-        })
-        .collect();
-
-    let commit = if new_claims.is_empty() {
-        None
-    } else {
         let mut edited: Registry = reg.clone();
         for c in &new_claims {
             edited.add_claim(TableKind::Active, c);
         }
-        let message = commit_message("open", &[&session], &scopes_summary(&grant));
-        Some(brain.commit(&lock, &loaded, &edited.render(), &message)?)
+        Ok(Plan::Write {
+            text: edited.render(),
+            message: commit_message("open", &[&session], &scopes_summary(&grant)),
+            report: Outcome::Opened { new_claims, held },
+        })
+    })?;
+    let commit = applied.commit;
+    let (new_claims, held) = match applied.report {
+        Outcome::Refused {
+            blockers,
+            alternatives,
+        } => {
+            report_refusal(ctx, &session, &blockers, &alternatives, json);
+            return Ok(exit::CONFLICT);
+        }
+        Outcome::Opened { new_claims, held } => (new_claims, held),
     };
-    drop(lock);
 
     if json {
         output::print_json(&Opened {
@@ -196,7 +209,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 .collect(),
             commit: commit.map(|c| c.to_string()),
         });
-        return Ok(exit::OK);
+        return Ok(publish::finish(&applied.landed, exit::OK));
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
@@ -239,13 +252,32 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
         );
     }
-    Ok(exit::OK)
+    Ok(publish::finish(&applied.landed, exit::OK))
+}
+
+/// A claim in the way of a requested scope.
+struct Owned {
+    requested: Scope,
+    claim: Claim,
+    stale: bool,
+}
+
+/// What the plan decided.
+enum Outcome {
+    Opened {
+        new_claims: Vec<Claim>,
+        held: Vec<(Claim, bool)>,
+    },
+    Refused {
+        blockers: Vec<Owned>,
+        alternatives: Vec<Scope>,
+    },
 }
 
 fn report_refusal(
     ctx: &Ctx,
     session: &str,
-    blockers: &[Blocker<'_>],
+    blockers: &[Owned],
     alternatives: &[Scope],
     json: bool,
 ) {
@@ -257,7 +289,7 @@ fn report_refusal(
                 .iter()
                 .map(|b| ConflictJson {
                     requested: b.requested.to_string(),
-                    claim: ClaimJson::new(b.claim, b.stale, ctx.now),
+                    claim: ClaimJson::new(&b.claim, b.stale, ctx.now),
                 })
                 .collect(),
             alternatives: alternatives.iter().map(ToString::to_string).collect(),
@@ -271,7 +303,7 @@ fn report_refusal(
             err,
             "  {} conflicts: {}",
             b.requested,
-            output::describe(b.claim, b.stale, ctx.now)
+            output::describe(&b.claim, b.stale, ctx.now)
         );
     }
     if alternatives.is_empty() {

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::publish::{self, Plan};
 use super::{Ctx, check_session_id, commit_message, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
@@ -30,39 +31,67 @@ pub(crate) fn run(
     let brain = ctx.brain()?;
     let scope = opt_scope(&brain, ctx, scope)?;
 
-    let lock = brain.lock()?;
-    let loaded = brain.load_for_write(&lock)?;
-    let reg = &loaded.registry;
-    let (active, stale) = session_claims(reg, session, scope.as_ref());
-    if active.is_empty() && stale.is_empty() {
-        return Err(Error::NotFound(format!(
-            "session {session} holds no claim{}",
-            match &scope {
-                Some(s) => format!(" on {s}"),
-                None => String::new(),
-            }
-        )));
-    }
-    if !active.is_empty() && !force {
-        let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-        return Err(Error::Refused(
+    let applied = publish::apply(ctx, &brain, |reg| {
+        let (active, stale) = session_claims(reg, session, scope.as_ref());
+        if active.is_empty() && stale.is_empty() {
+            return Err(Error::NotFound(format!(
+                "session {session} holds no claim{}",
+                match &scope {
+                    Some(s) => format!(" on {s}"),
+                    None => String::new(),
+                }
+            )));
+        }
+        if !active.is_empty() && !force {
+            let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+            return Err(Error::Refused(
             format!(
                 "{session} still has active claims ({}); release frees stale claims",
                 scopes_summary(list.iter().map(|c| &c.scope))
             ),
             "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
         ));
-    }
-    let targets: Vec<(&Claim, Status)> = stale
-        .iter()
-        .map(|&i| (&reg.stale_claims[i], Status::Released))
-        .chain(
-            active
-                .iter()
-                .map(|&i| (&reg.active_claims[i], Status::ForceReleased)),
-        )
-        .collect();
+        }
+        let targets: Vec<(Claim, Status)> = stale
+            .iter()
+            .map(|&i| (reg.stale_claims[i].clone(), Status::Released))
+            .chain(
+                active
+                    .iter()
+                    .map(|&i| (reg.active_claims[i].clone(), Status::ForceReleased)),
+            )
+            .collect();
 
+        if !confirm {
+            return Ok(Plan::Keep(targets));
+        }
+        let mut edited: Registry = reg.clone();
+        for &i in &active {
+            edited.remove_claim(TableKind::Active, i);
+        }
+        for &i in &stale {
+            edited.remove_claim(TableKind::Stale, i);
+        }
+        for (c, s) in &targets {
+            edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
+        }
+        let action = if active.is_empty() {
+            "release"
+        } else {
+            "force-release"
+        };
+        let message = commit_message(
+            action,
+            &[session],
+            &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        );
+        Ok(Plan::Write {
+            text: edited.render(),
+            message,
+            report: targets,
+        })
+    })?;
+    let targets = applied.report;
     if !confirm {
         if json {
             output::print_json(&Released {
@@ -106,28 +135,7 @@ pub(crate) fn run(
         ));
     }
 
-    let mut edited: Registry = reg.clone();
-    for &i in &active {
-        edited.remove_claim(TableKind::Active, i);
-    }
-    for &i in &stale {
-        edited.remove_claim(TableKind::Stale, i);
-    }
-    for (c, s) in &targets {
-        edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
-    }
-    let action = if active.is_empty() {
-        "release"
-    } else {
-        "force-release"
-    };
-    let message = commit_message(
-        action,
-        &[session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-    );
-    let commit = brain.commit(&lock, &loaded, &edited.render(), &message)?;
-    drop(lock);
+    let commit = applied.commit;
 
     if json {
         output::print_json(&Released {
@@ -137,7 +145,7 @@ pub(crate) fn run(
                 .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
                 .collect(),
             dry_run: false,
-            commit: Some(commit.to_string()),
+            commit: commit.map(|c| c.to_string()),
         });
     } else {
         let mut out = ctx.out();
@@ -150,7 +158,7 @@ pub(crate) fn run(
                 s.as_str()
             );
         }
-        super::note_commit(ctx, &mut out, Some(commit));
+        super::note_commit(ctx, &mut out, commit);
     }
-    Ok(exit::OK)
+    Ok(publish::finish(&applied.landed, exit::OK))
 }

@@ -5,6 +5,7 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
+use super::publish::{self, Plan};
 use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
@@ -33,59 +34,63 @@ pub(crate) fn run(
     let caller = ctx.agent(agent, &config)?;
     let ttl = ttl_arg.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
-    let lock = brain.lock()?;
-    let loaded = brain.load_for_write(&lock)?;
-    let reg = &loaded.registry;
-    let (active, stale) = session_claims(reg, &session, scope.as_ref());
-    if active.is_empty() {
-        if !stale.is_empty() {
-            return Err(Error::Refused(
-                format!("the claims of {session} are stale; renew cannot revive them"),
-                format!("a person decides: `bsi release {session} --confirm`, then open again"),
-            ));
+    let applied = publish::apply(ctx, &brain, |reg| {
+        let (active, stale) = session_claims(reg, &session, scope.as_ref());
+        if active.is_empty() {
+            if !stale.is_empty() {
+                return Err(Error::Refused(
+                    format!("the claims of {session} are stale; renew cannot revive them"),
+                    format!("a person decides: `bsi release {session} --confirm`, then open again"),
+                ));
+            }
+            return Err(Error::NotFound(format!(
+                "session {session} holds no active claim"
+            )));
         }
-        return Err(Error::NotFound(format!(
-            "session {session} holds no active claim"
-        )));
-    }
-    let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-    check_owner(&claims, &caller, force, "renew")?;
+        let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+        check_owner(&claims, &caller, force, "renew")?;
 
-    let now = ttl::to_minute(ctx.now);
-    let mut edited: Registry = reg.clone();
-    let mut renewed: Vec<Claim> = Vec::new();
-    let mut unchanged: Vec<&Claim> = Vec::new();
-    for (&i, c) in active.iter().zip(&claims) {
-        if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
-            unchanged.push(c);
-            continue;
+        let now = ttl::to_minute(ctx.now);
+        let mut edited: Registry = reg.clone();
+        let mut renewed: Vec<Claim> = Vec::new();
+        let mut unchanged: Vec<Claim> = Vec::new();
+        for (&i, c) in active.iter().zip(&claims) {
+            if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
+                unchanged.push((*c).clone());
+                continue;
+            }
+            let expires = ttl::renewed_expiry(c.opened, now, ttl);
+            if expires <= c.expires {
+                unchanged.push((*c).clone());
+                continue;
+            }
+            let mut n = (*c).clone();
+            n.expires = expires;
+            edited.replace_claim(TableKind::Active, i, &n);
+            renewed.push(n);
         }
-        let expires = ttl::renewed_expiry(c.opened, now, ttl);
-        if expires <= c.expires {
-            unchanged.push(c);
-            continue;
-        }
-        let mut n = (*c).clone();
-        n.expires = expires;
-        edited.replace_claim(TableKind::Active, i, &n);
-        renewed.push(n);
-    }
-    if renewed.is_empty() {
-        return Err(Error::Refused(
+        if renewed.is_empty() {
+            return Err(Error::Refused(
             format!(
                 "nothing to extend: the claims of {session} already reach {} or have passed their expiry",
                 ttl::format_ts(claims.iter().map(|c| c.expires).max().unwrap_or(now))
             ),
             "a claim lives at most 8h after it was opened, and an expired one waits for the watchdog: close it and open a new claim".into(),
         ));
-    }
-    let message = commit_message(
-        "renew",
-        &[&session],
-        &scopes_summary(renewed.iter().map(|c| &c.scope)),
-    );
-    let commit = brain.commit(&lock, &loaded, &edited.render(), &message)?;
-    drop(lock);
+        }
+        let message = commit_message(
+            "renew",
+            &[&session],
+            &scopes_summary(renewed.iter().map(|c| &c.scope)),
+        );
+        Ok(Plan::Write {
+            text: edited.render(),
+            message,
+            report: (renewed, unchanged),
+        })
+    })?;
+    let (renewed, unchanged) = applied.report;
+    let commit = applied.commit;
 
     if json {
         output::print_json(&Renewed {
@@ -98,7 +103,7 @@ pub(crate) fn run(
                 .iter()
                 .map(|c| ClaimJson::new(c, false, ctx.now))
                 .collect(),
-            commit: commit.to_string(),
+            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
         });
     } else {
         let mut out = ctx.out();
@@ -123,7 +128,7 @@ pub(crate) fn run(
                 ttl::format_ts(c.expires)
             );
         }
-        super::note_commit(ctx, &mut out, Some(commit));
+        super::note_commit(ctx, &mut out, commit);
     }
-    Ok(exit::OK)
+    Ok(publish::finish(&applied.landed, exit::OK))
 }

@@ -10,6 +10,7 @@ use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson, Paint};
 use crate::registry::{Claim, Registry};
+use crate::remote::Remote;
 use crate::resolve;
 use crate::store::Brain;
 use crate::tree;
@@ -21,6 +22,16 @@ struct Status {
     active: Vec<ClaimJson>,
     stale: Vec<ClaimJson>,
     collisions: Vec<[ClaimJson; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sync: Option<SyncJson>,
+}
+
+#[derive(Serialize)]
+struct SyncJson {
+    remote: String,
+    last_sync: Option<String>,
+    minutes_since_sync: Option<i64>,
+    unpublished: Vec<String>,
 }
 
 pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
@@ -28,6 +39,18 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
     let reg = brain.read()?;
     let sections = resolve::sections(&brain.root);
     let collisions = conflict::collisions(&reg, &sections);
+    let sync = Remote::configured(&brain.git, ctx.remote.as_deref())
+        .ok()
+        .flatten()
+        .map(|r| {
+            let last = brain.last_sync();
+            SyncJson {
+                remote: r.label(),
+                last_sync: last.map(output::rfc3339),
+                minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
+                unpublished: brain.pending(),
+            }
+        });
     if json {
         output::print_json(&Status {
             now: output::rfc3339(ctx.now),
@@ -50,6 +73,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
                     ]
                 })
                 .collect(),
+            sync,
         });
         return Ok(exit::OK);
     }
@@ -82,6 +106,26 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
             out,
             "Next: the sessions of each collision agree who goes on; the other closes its claim."
         );
+    }
+    if let Some(s) = &sync {
+        let age = match s.minutes_since_sync {
+            Some(m) => format!(
+                "last sync {} ago",
+                ttl::format_duration(chrono::Duration::minutes(m.max(0)))
+            ),
+            None => "never synced".into(),
+        };
+        let _ = writeln!(out, "Remote {} — {age}", s.remote);
+        if !s.unpublished.is_empty() {
+            let _ = writeln!(
+                out,
+                "NOT PUBLISHED: {} change(s) recorded while the remote was unreachable; run `bsi sync`:",
+                s.unpublished.len()
+            );
+            for p in &s.unpublished {
+                let _ = writeln!(out, "  {p}");
+            }
+        }
     }
     Ok(exit::OK)
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::publish::{self, Plan};
 use super::{Ctx, commit_message};
 use crate::conflict;
 use crate::error::{Result, exit};
@@ -25,36 +26,55 @@ struct Report {
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let brain = ctx.brain()?;
-    let lock = brain.lock()?;
-    let loaded = brain.load_for_write(&lock)?;
-    let reg = &loaded.registry;
-
-    let mut edited: Registry = reg.clone();
-    let mut moved: Vec<Claim> = Vec::new();
-    for (i, c) in reg.active_claims.iter().enumerate() {
-        if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
-            let mut s = c.clone();
-            s.reason = Some(reason.to_string());
-            edited.remove_claim(TableKind::Active, i);
-            edited.add_claim(TableKind::Stale, &s);
-            moved.push(s);
-        }
-    }
-    let commit = if moved.is_empty() {
-        None
-    } else {
-        let sessions: Vec<&str> = moved.iter().map(|c| c.session.as_str()).collect();
-        let message = commit_message("watchdog", &sessions, &format!("{} stale", moved.len()));
-        Some(brain.commit(&lock, &loaded, &edited.render(), &message)?)
-    };
-    drop(lock);
-
-    let active = reg.active_claims.len() - moved.len();
-    let mut stale_claims: Vec<&Claim> = reg.stale_claims.iter().collect();
-    stale_claims.extend(moved.iter());
-    let stale = stale_claims.len();
     let sections = resolve::sections(&brain.root);
-    let collisions = conflict::collisions(reg, &sections);
+    let applied = publish::apply(ctx, &brain, |reg| {
+        let mut edited: Registry = reg.clone();
+        let mut moved: Vec<Claim> = Vec::new();
+        for (i, c) in reg.active_claims.iter().enumerate() {
+            if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
+                let mut s = c.clone();
+                s.reason = Some(reason.to_string());
+                edited.remove_claim(TableKind::Active, i);
+                edited.add_claim(TableKind::Stale, &s);
+                moved.push(s);
+            }
+        }
+        let active = reg.active_claims.len() - moved.len();
+        let mut stale_claims: Vec<Claim> = reg.stale_claims.clone();
+        stale_claims.extend(moved.iter().cloned());
+        let collisions: Vec<(Claim, Claim)> = conflict::collisions(reg, &sections)
+            .into_iter()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect();
+        let report = Seen {
+            active,
+            moved,
+            stale_claims,
+            collisions,
+        };
+        if report.moved.is_empty() {
+            return Ok(Plan::Keep(report));
+        }
+        let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
+        let message = commit_message(
+            "watchdog",
+            &sessions,
+            &format!("{} stale", report.moved.len()),
+        );
+        Ok(Plan::Write {
+            text: edited.render(),
+            message,
+            report,
+        })
+    })?;
+    let Seen {
+        active,
+        moved,
+        stale_claims,
+        collisions,
+    } = applied.report;
+    let commit = applied.commit;
+    let stale = stale_claims.len();
 
     if json {
         output::print_json(&Report {
@@ -106,5 +126,16 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         }
         super::note_commit(ctx, &mut out, commit);
     }
-    Ok(if stale > 0 { exit::STALE } else { exit::OK })
+    Ok(publish::finish(
+        &applied.landed,
+        if stale > 0 { exit::STALE } else { exit::OK },
+    ))
+}
+
+/// What the watchdog saw in the registry it checked.
+struct Seen {
+    active: usize,
+    moved: Vec<Claim>,
+    stale_claims: Vec<Claim>,
+    collisions: Vec<(Claim, Claim)>,
 }

@@ -132,6 +132,59 @@ impl Brain {
         b
     }
 
+    /// A bare repository, `origin` of this brain, holding its `main` branch
+    /// (pushed with upstream set): the remote of [`Brain::clone_of`].
+    pub fn publish_to_bare(&self) -> TempDir {
+        let bare = tempfile::Builder::new()
+            .prefix("bsi-remote")
+            .tempdir()
+            .expect("tempdir");
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, bare.path());
+        let r = Run::from(
+            cmd.current_dir(bare.path())
+                .args(["init", "-q", "--bare", "-b", "main"])
+                .output()
+                .expect("run git"),
+        );
+        assert_eq!(r.code, 0, "git init --bare: {}", r.stderr);
+        let url = bare.path().to_str().expect("utf-8 path");
+        self.git(&["remote", "add", "origin", url]);
+        self.git(&["push", "-q", "-u", "origin", "main"]);
+        bare
+    }
+
+    /// A clone of `remote`, as a second machine: its own identity, and the
+    /// registry's merge driver pointing at the binary under test.
+    pub fn clone_of(remote: &Path, who: &str) -> Brain {
+        let dir = tempfile::Builder::new()
+            .prefix("bsi-clone")
+            .tempdir()
+            .expect("tempdir");
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, dir.path());
+        let r = Run::from(
+            cmd.current_dir(dir.path())
+                .arg("clone")
+                .arg("-q")
+                .arg(remote)
+                .arg(dir.path())
+                .output()
+                .expect("run git"),
+        );
+        assert_eq!(r.code, 0, "git clone: {}", r.stderr);
+        let b = Brain {
+            dir,
+            now: NOW.to_string(),
+        };
+        b.git(&["config", "user.name", who]);
+        b.git(&["config", "user.email", &format!("{who}@example.com")]);
+        b.git(&["config", "commit.gpgsign", "false"]);
+        let driver = format!("{} merge-driver %O %A %B", bin().display());
+        b.git(&["config", "merge.bsi.driver", &driver]);
+        b
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }

@@ -9,4 +9,5 @@ mod docs;
 mod help;
 mod hooks;
 mod reliability;
+mod remote;
 mod ux;

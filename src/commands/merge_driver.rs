@@ -1,0 +1,63 @@
+//! `bsi merge-driver BASE OURS THEIRS`: git's merge driver for the registry.
+//! Merges the three tables by rows into OURS; when the text around the tables
+//! conflicts (or a side cannot be read), falls back to git's own line merge,
+//! so conflict markers keep both sides, and fails as git would.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use super::Ctx;
+use crate::conflict;
+use crate::error::{Error, Result, exit};
+use crate::registry::{self, Registry, merge};
+use crate::remote;
+use crate::resolve;
+
+fn read(path: &Path) -> Result<String> {
+    fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
+}
+
+pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<u8> {
+    let parse = |p: &Path| -> Result<Option<Registry>> { Ok(registry::parse(read(p)?).ok()) };
+    let (b, o, t) = (parse(base)?, parse(ours)?, parse(theirs)?);
+    let mut err = std::io::stderr().lock();
+    let merged = match (&o, &t) {
+        (Some(o), Some(t)) => merge::merge3(b.as_ref(), o, t)
+            .map_err(|e| e.0)
+            .and_then(|text| {
+                registry::parse(text.clone())
+                    .map(|r| (text, r))
+                    .map_err(|e| e.to_string())
+            }),
+        _ => Err("one side is not a registry bsi can read".into()),
+    };
+    match merged {
+        Ok((text, reg)) => {
+            fs::write(ours, &text)
+                .map_err(|e| Error::io(format!("cannot write {}", ours.display()), e))?;
+            let sections = resolve::sections(&ctx.cwd);
+            for (a, b) in conflict::collisions(&reg, &sections) {
+                let _ = writeln!(
+                    err,
+                    "bsi: COLLISION in the merged registry: {} {} overlaps {} {} (both kept; `bsi status` shows them)",
+                    a.session, a.scope, b.session, b.scope
+                );
+            }
+            Ok(exit::OK)
+        }
+        Err(why) => {
+            let _ = writeln!(
+                err,
+                "bsi: the registry cannot be merged by rows ({why}); falling back to git's line merge"
+            );
+            if remote::merge_file(ours, base, theirs)? {
+                Ok(exit::OK)
+            } else {
+                Ok(exit::ERROR)
+            }
+        }
+    }
+}
