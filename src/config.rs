@@ -39,6 +39,17 @@ pub enum HookMode {
     Strict,
 }
 
+/// Reads a hook mode name: `off`, `warn`, `normal` or `strict`, in any case.
+pub fn parse_hook_mode(raw: &str) -> Option<HookMode> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "off" => Some(HookMode::Off),
+        "warn" => Some(HookMode::Warn),
+        "normal" | "" => Some(HookMode::Normal),
+        "strict" => Some(HookMode::Strict),
+        _ => None,
+    }
+}
+
 impl HookMode {
     /// The name written in `.bsi.toml`.
     pub fn as_str(self) -> &'static str {
@@ -144,18 +155,12 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             }
         })
         .transpose()?;
-    let hook_mode = match raw.hook_mode.as_deref().map(str::trim) {
+    let hook_mode = match raw.hook_mode.as_deref() {
         None => HookMode::default(),
-        Some("off") => HookMode::Off,
-        Some("warn") => HookMode::Warn,
-        Some("normal") => HookMode::Normal,
-        Some("strict") => HookMode::Strict,
-        Some(other) => {
-            return Err(ConfigError::Value {
-                key: "hook_mode",
-                reason: format!("is `{other}`; use off, warn, normal or strict"),
-            });
-        }
+        Some(m) => parse_hook_mode(m).ok_or_else(|| ConfigError::Value {
+            key: "hook_mode",
+            reason: format!("is `{}`; use off, warn, normal or strict", m.trim()),
+        })?,
     };
     let remote = raw
         .remote

@@ -33,21 +33,27 @@ pub enum Push {
 }
 
 impl Remote {
-    /// The remote the brain publishes to: `--remote`, else the git config
-    /// `bsi.remote`, else the current branch's upstream; `None` when there is
-    /// none, and bsi works locally.
-    pub fn configured(git: &Git, flag: Option<&str>) -> Result<Option<Remote>> {
+    /// The remote the brain publishes to: `--remote` / `BSI_REMOTE`, else
+    /// the git config `bsi.remote` (this clone), else `remote` in `.bsi.toml`
+    /// (the brain's shared setting), else the current branch's upstream;
+    /// `None` when there is none, and bsi works locally.
+    pub fn configured(
+        git: &Git,
+        flag: Option<&str>,
+        shared: Option<&str>,
+    ) -> Result<Option<Remote>> {
         let named = flag
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
-            .or_else(|| git.config_string("bsi.remote"));
+            .or_else(|| git.config_string("bsi.remote"))
+            .or_else(|| shared.map(str::to_string));
         let upstream = git.upstream();
         let Some(name) = named else {
             return Ok(upstream.map(|(name, branch)| Remote { name, branch }));
         };
         if !git.has_remote(&name) {
             return Err(Error::Usage(format!(
-                "there is no git remote named `{name}` (from --remote or bsi.remote)"
+                "there is no git remote named `{name}` (from --remote, bsi.remote or .bsi.toml)"
             )));
         }
         let branch = match upstream {

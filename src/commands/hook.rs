@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{Ctx, check_session_id, verify};
 use crate::cli::HookAction;
+use crate::config::{self, HookMode};
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
 use crate::guard::{ClaimIndex, Finding};
@@ -57,41 +58,37 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
 }
 
 /// `bsi.hookMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Report everything, refuse nothing.
-    Warn,
-    /// Refuse changes in other sessions' claims and to the registry.
-    Normal,
-    /// Also refuse changes outside the committer's scopes.
-    Strict,
-}
-
-fn mode(git: &Git, err: &mut impl Write) -> Result<Mode> {
-    Ok(
-        match git
-            .config_string("bsi.hookMode")
-            .map(|m| m.trim().to_ascii_lowercase())
-            .as_deref()
-        {
-            None | Some("" | "normal") => Mode::Normal,
-            Some("warn") => Mode::Warn,
-            Some("strict") => Mode::Strict,
-            Some(other) => {
+/// The hook mode: `git config bsi.hookMode` (this clone) wins over
+/// `hook_mode` in `.bsi.toml` (the brain's shared setting).
+fn mode(git: &Git, root: &Path, err: &mut impl Write) -> HookMode {
+    if let Some(m) = git.config_string("bsi.hookMode") {
+        match config::parse_hook_mode(&m) {
+            Some(mode) => return mode,
+            None => {
                 let _ = writeln!(
                     err,
-                    "bsi: warning: bsi.hookMode `{other}` is not warn, normal or strict; using normal"
+                    "bsi: warning: bsi.hookMode `{}` is not off, warn, normal or strict; using .bsi.toml or normal",
+                    m.trim()
                 );
-                Mode::Normal
             }
-        },
-    )
+        }
+    }
+    match config::load(root) {
+        Ok(c) => c.hook_mode,
+        Err(e) => {
+            let _ = writeln!(err, "bsi: warning: {e}; the hook runs in normal mode");
+            HookMode::Normal
+        }
+    }
 }
 
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let brain = ctx.brain()?;
     let mut err = std::io::stderr().lock();
-    let mode = mode(&brain.git, &mut err)?;
+    let mode = mode(&brain.git, &brain.root, &mut err);
+    if mode == HookMode::Off {
+        return Ok(exit::OK);
+    }
     let reg = match brain.read() {
         Ok(r) => r,
         // No registry: bsi is not used in this repository.
@@ -111,8 +108,8 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         return Ok(exit::OK);
     }
 
-    let refuse_claimed = mode != Mode::Warn;
-    let refuse_outside = mode == Mode::Strict;
+    let refuse_claimed = mode != HookMode::Warn;
+    let refuse_outside = mode == HookMode::Strict;
     let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut refused = false;
     let mut holders: Vec<(&str, bool)> = Vec::new();

@@ -69,7 +69,12 @@ pub(crate) fn apply<R>(
 ) -> Result<Applied<R>> {
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
-    let Some(remote) = Remote::configured(&brain.git, ctx.remote.as_deref())? else {
+    let Some(remote) = Remote::configured(
+        &brain.git,
+        ctx.remote.as_deref(),
+        crate::config::load(&brain.root)?.remote.as_deref(),
+    )?
+    else {
         return local(brain, &lock, &loaded, &mut plan, Landed::Local);
     };
     let _ = brain.register_merge_driver();

@@ -39,18 +39,25 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
     let reg = brain.read()?;
     let sections = resolve::sections(&brain.root);
     let collisions = conflict::collisions(&reg, &sections);
-    let sync = Remote::configured(&brain.git, ctx.remote.as_deref())
-        .ok()
-        .flatten()
-        .map(|r| {
-            let last = brain.last_sync();
-            SyncJson {
-                remote: r.label(),
-                last_sync: last.map(output::rfc3339),
-                minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
-                unpublished: brain.pending(),
-            }
-        });
+    let sync = Remote::configured(
+        &brain.git,
+        ctx.remote.as_deref(),
+        crate::config::load(&brain.root)
+            .ok()
+            .and_then(|c| c.remote)
+            .as_deref(),
+    )
+    .ok()
+    .flatten()
+    .map(|r| {
+        let last = brain.last_sync();
+        SyncJson {
+            remote: r.label(),
+            last_sync: last.map(output::rfc3339),
+            minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
+            unpublished: brain.pending(),
+        }
+    });
     if json {
         output::print_json(&Status {
             now: output::rfc3339(ctx.now),

@@ -26,7 +26,11 @@ const MAX_ATTEMPTS: u32 = 12;
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let brain = ctx.brain()?;
-    let remote = Remote::configured(&brain.git, ctx.remote.as_deref())?.ok_or_else(|| {
+    let remote = Remote::configured(
+        &brain.git,
+        ctx.remote.as_deref(),
+        crate::config::load(&brain.root)?.remote.as_deref(),
+    )?.ok_or_else(|| {
         Error::Usage(
             "this branch has no upstream and no remote is named: nothing to sync with (set one with `git branch -u`, `git config bsi.remote NAME` or --remote)".into(),
         )

@@ -535,3 +535,31 @@ fn verify_leaves_out_what_a_merge_brings() {
     assert_eq!(j["clean"], true);
     assert_eq!(j["commits"].as_array().map(Vec::len), Some(1));
 }
+
+#[test]
+fn the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it() {
+    let b = hooked();
+    b.bsi(&["open", "agents/alice.md", "--session", "s1"]).ok();
+    b.write(".bsi.toml", "hook_mode = \"warn\"\n");
+    b.write("agents/alice.md", "# Alice\n\nby s2\n");
+    b.git(&["add", "agents/alice.md"]);
+    commit_as(&b, Some("s2"), "warned by the brain's setting")
+        .ok()
+        .stderr_has("warning: agents/alice.md is inside an active claim of session s1");
+    assert_eq!(b.last_subject(), "warned by the brain's setting");
+
+    // This clone's git config wins over the shared file.
+    b.git(&["config", "bsi.hookMode", "normal"]);
+    b.write("agents/alice.md", "# Alice\n\nby s2 again\n");
+    b.git(&["add", "agents/alice.md"]);
+    commit_as(&b, Some("s2"), "refused")
+        .code(1)
+        .stderr_has("s1");
+    assert_eq!(b.last_subject(), "warned by the brain's setting");
+
+    // `off` turns the guard off entirely.
+    b.git(&["config", "--unset", "bsi.hookMode"]);
+    b.write(".bsi.toml", "hook_mode = \"off\"\n");
+    commit_as(&b, Some("s2"), "unguarded").ok();
+    assert_eq!(b.last_subject(), "unguarded");
+}

@@ -372,3 +372,24 @@ fn a_close_on_one_machine_is_seen_on_the_other_after_sync() {
     assert_eq!(n.b.history().len(), 1);
     assert_eq!(n.b.status(), "");
 }
+
+#[test]
+fn a_remote_named_in_bsi_toml_is_published_to() {
+    let n = Net::new();
+    n.a.git(&["branch", "--unset-upstream"]);
+    // No upstream and nothing named: local only, the remote does not see it.
+    n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    assert!(n.active_with("| sa |").is_empty());
+    n.a.bsi(&["close", "sa"]).ok();
+    // The brain's shared setting names the remote.
+    n.a.write(".bsi.toml", "remote = \"origin\"\n");
+    n.a.bsi(&["open", "projets/", "--session", "sp"]).ok();
+    assert_eq!(n.active_with("| sp |").len(), 1);
+    // A name that is not a remote is a usage error, and nothing is written.
+    n.a.write(".bsi.toml", "remote = \"nowhere\"\n");
+    let before = n.a.registry();
+    n.a.bsi(&["open", "README.md", "--session", "sr"])
+        .code(2)
+        .stderr_has("no git remote named `nowhere`");
+    assert_eq!(n.a.registry(), before);
+}
