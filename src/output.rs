@@ -194,6 +194,25 @@ pub fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -
     out
 }
 
+/// Pairs of overlapping claims, as JSON.
+pub fn collisions_json<'a>(
+    pairs: impl IntoIterator<Item = (&'a Claim, &'a Claim)>,
+    now: DateTime<FixedOffset>,
+) -> Vec<[ClaimJson; 2]> {
+    pairs
+        .into_iter()
+        .map(|(a, b)| [ClaimJson::new(a, false, now), ClaimJson::new(b, false, now)])
+        .collect()
+}
+
+/// One overlapping pair, for people.
+pub fn collision_line(a: &Claim, b: &Claim) -> String {
+    format!(
+        "COLLISION: {} {} overlaps {} {}",
+        a.session, a.scope, b.session, b.scope
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -155,6 +155,10 @@ impl Scope {
             PathIssue::Absolute => ScopeError::Absolute(raw.to_string()),
             PathIssue::Escapes => ScopeError::Escapes(raw.to_string()),
             PathIssue::Backslash => ScopeError::Invalid(raw.to_string(), "use `/` between names"),
+            PathIssue::Spaces => ScopeError::Invalid(
+                raw.to_string(),
+                "a name in it starts or ends with a space, which a registry cell cannot keep",
+            ),
         })?;
         match heading {
             Some(h) => {
@@ -208,6 +212,7 @@ fn collapse_spaces(s: &str) -> String {
 
 enum PathIssue {
     Absolute,
+    Spaces,
     Escapes,
     Backslash,
 }
@@ -230,7 +235,8 @@ fn normalise_path(path: &str) -> Result<String, PathIssue> {
                     return Err(PathIssue::Escapes);
                 }
             }
-            c => parts.push(c.trim_end()),
+            c if c.trim() != c => return Err(PathIssue::Spaces),
+            c => parts.push(c),
         }
     }
     Ok(parts.join("/"))
@@ -390,6 +396,17 @@ mod tests {
             Err(ScopeError::Invalid(..))
         ));
         assert!(Scope::parse_stored(&"x".repeat(2000)).is_err());
+        // Found by fuzzing: a space at the edge of an inner name did not
+        // survive the trip through a registry cell.
+        assert!(matches!(
+            Scope::parse_stored("./ ?"),
+            Err(ScopeError::Invalid(..))
+        ));
+        assert!(matches!(
+            Scope::parse_stored("a /b.md"),
+            Err(ScopeError::Invalid(..))
+        ));
+        assert_eq!(s(" a/b.md "), Scope::File("a/b.md".into()));
     }
 
     #[test]

@@ -71,15 +71,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
                 .iter()
                 .map(|c| ClaimJson::new(c, true, ctx.now))
                 .collect(),
-            collisions: collisions
-                .iter()
-                .map(|(a, b)| {
-                    [
-                        ClaimJson::new(a, false, ctx.now),
-                        ClaimJson::new(b, false, ctx.now),
-                    ]
-                })
-                .collect(),
+            collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             sync,
         });
         return Ok(exit::OK);
@@ -98,14 +90,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
         let _ = writeln!(
             out,
             "{}",
-            output::paint(
-                ctx.colour,
-                Paint::Red,
-                &format!(
-                    "COLLISION: {} {} overlaps {} {}",
-                    a.session, a.scope, b.session, b.scope
-                )
-            )
+            output::paint(ctx.colour, Paint::Red, &output::collision_line(a, b))
         );
     }
     if !collisions.is_empty() {

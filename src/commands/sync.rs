@@ -96,15 +96,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             remote: remote.label(),
             published: pending.len(),
             pushed,
-            collisions: collisions
-                .iter()
-                .map(|(a, b)| {
-                    [
-                        ClaimJson::new(a, false, ctx.now),
-                        ClaimJson::new(b, false, ctx.now),
-                    ]
-                })
-                .collect(),
+            collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
         });
     } else {
         let mut out = std::io::stdout().lock();
@@ -121,11 +113,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             }
         );
         for (a, b) in &collisions {
-            let _ = writeln!(
-                out,
-                "COLLISION: {} {} overlaps {} {}",
-                a.session, a.scope, b.session, b.scope
-            );
+            let _ = writeln!(out, "{}", output::collision_line(a, b));
         }
         if !collisions.is_empty() {
             let _ = writeln!(

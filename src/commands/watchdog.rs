@@ -88,15 +88,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
                 .iter()
                 .map(|c| ClaimJson::new(c, true, ctx.now))
                 .collect(),
-            collisions: collisions
-                .iter()
-                .map(|(a, b)| {
-                    [
-                        ClaimJson::new(a, false, ctx.now),
-                        ClaimJson::new(b, false, ctx.now),
-                    ]
-                })
-                .collect(),
+            collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
             commit: commit.as_ref().map(ToString::to_string),
         });
     } else {
@@ -112,11 +104,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             );
         }
         for (a, b) in &collisions {
-            let _ = writeln!(
-                out,
-                "  COLLISION: {} {} overlaps {} {}",
-                a.session, a.scope, b.session, b.scope
-            );
+            let _ = writeln!(out, "  {}", output::collision_line(a, b));
         }
         if stale > 0 {
             let _ = writeln!(

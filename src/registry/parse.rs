@@ -122,38 +122,43 @@ fn fence_close(line: &str, c: u8, n: usize) -> bool {
 /// line holds no unescaped `|`, so it is not a row.
 pub(crate) fn split_row(line: &str) -> Option<Vec<&str>> {
     let s = line.trim();
-    if !s.contains('|') {
-        return None;
-    }
-    let bytes = s.as_bytes();
     let mut cells = Vec::new();
     let mut start = 0;
-    let mut i = 0;
-    let mut pipes = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'|' => {
-                cells.push(&s[start..i]);
-                start = i + 1;
-                pipes += 1;
-                i += 1;
-            }
-            _ => i += 1,
-        }
+    let mut last = None;
+    for i in unescaped_pipes(s) {
+        cells.push(&s[start..i]);
+        start = i + 1;
+        last = Some(i);
     }
-    if pipes == 0 {
-        return None;
-    }
-    cells.push(&s[start.min(s.len())..]);
+    let last = last?;
+    cells.push(&s[start..]);
     // A leading and a trailing pipe delimit the row; they are not cells.
     if s.starts_with('|') {
         cells.remove(0);
     }
-    if s.ends_with('|') && !s.ends_with("\\|") {
+    if last + 1 == s.len() {
         cells.pop();
     }
     Some(cells.into_iter().map(str::trim).collect())
+}
+
+/// Byte offsets of the `|` in `s` that separate cells (not escaped by `\`).
+fn unescaped_pipes(s: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'|' => {
+                    i += 1;
+                    return Some(i - 1);
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    })
 }
 
 /// Reads an escaped cell: `\|` is `|`, `\\` is `\`; other backslashes stay.
@@ -446,27 +451,14 @@ fn check_history_rows(text: &str, t: &Table) -> Result<(), ParseError> {
 /// Counts cells without allocating.
 fn count_cells(line: &str) -> usize {
     let s = line.trim();
-    let bytes = s.as_bytes();
-    let mut pipes = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'|' => {
-                pipes += 1;
-                i += 1;
-            }
-            _ => i += 1,
-        }
+    let (mut pipes, mut last) = (0, None);
+    for i in unescaped_pipes(s) {
+        pipes += 1;
+        last = Some(i);
     }
-    let mut cells = pipes + 1;
-    if s.starts_with('|') {
-        cells -= 1;
-    }
-    if s.ends_with('|') && !s.ends_with("\\|") {
-        cells -= 1;
-    }
-    cells
+    let leading = usize::from(s.starts_with('|'));
+    let trailing = usize::from(last.is_some_and(|i| i + 1 == s.len()));
+    pipes + 1 - leading - trailing
 }
 
 /// Cells of a row by column, unescaped. Errors on too many cells.

@@ -98,7 +98,7 @@ fn malformed_files_and_bad_values_are_clear_errors() {
     }
     assert!(b.active().is_empty());
     // Keys used by other commands parse without changing what open does.
-    b.write(".bsi.toml", "hook_mode = \"strict\"\nremote = \"origin\"\n");
+    b.write(".bsi.toml", "hook_mode = \"strict\"\n");
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
 }
 
