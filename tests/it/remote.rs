@@ -393,3 +393,74 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
         .stderr_has("no git remote named `nowhere`");
     assert_eq!(n.a.registry(), before);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
+    let n = Net::new();
+    let kills = if std::env::var_os("BSI_LONG").is_some() {
+        60
+    } else {
+        12
+    };
+    let mut seed: u64 = 7;
+    let mut landed = 0;
+    for i in 0..kills {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let pause = (seed >> 33) % 120_000;
+        let session = format!("k{i}");
+        let scope = format!("zone{i}/");
+        // bsi and the git it runs die together, as on a crash or a Ctrl-C
+        // of the whole process group.
+        let mut cmd = n.a.command(&["open", &scope, "--session", &session]);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_micros(pause));
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = child.wait();
+        // The next command on that machine settles whatever was half done.
+        let s = n.a.bsi(&["sync"]);
+        assert!(
+            s.code == 0,
+            "kill {i}: sync exited {}: {}",
+            s.code,
+            s.stderr
+        );
+        let row = format!("| {session} | {scope} |");
+        let remote = n.registry().contains(&row);
+        let local = n.a.registry().contains(&row);
+        assert_eq!(
+            remote,
+            local,
+            "kill {i}: the machine and the remote disagree\nsync: {}{}\nlocal log: {}\nremote log: {}",
+            s.stdout,
+            s.stderr,
+            n.a.git(&["log", "--oneline", "-5"]),
+            n.git(&["log", "--oneline", "-5", "main"])
+        );
+        assert_eq!(n.a.status(), "", "kill {i}: work tree not clean");
+        assert_eq!(
+            n.a.registry(),
+            n.a.git(&["show", "HEAD:BRAIN-INDEX.md"]),
+            "kill {i}"
+        );
+        landed += usize::from(remote);
+        // The remote's history stays a line of registry commits.
+        assert_eq!(
+            n.git(&["rev-list", "--merges", "--count", "main"]).trim(),
+            "0"
+        );
+    }
+    eprintln!("publish kills: {kills}, claims that reached the remote: {landed}");
+    // The other machine sees exactly what the remote holds.
+    n.b.bsi(&["sync"]).ok();
+    assert_eq!(n.b.registry(), n.registry());
+    n.git(&["fsck", "--no-progress"]);
+}
