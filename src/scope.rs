@@ -239,7 +239,12 @@ fn normalise_path(path: &str) -> Result<String, PathIssue> {
             c => parts.push(c),
         }
     }
-    Ok(parts.join("/"))
+    let joined = parts.join("/");
+    // `./C:x` would be stored as `C:x`, which reads back as a drive path.
+    if has_drive(&joined) {
+        return Err(PathIssue::Absolute);
+    }
+    Ok(joined)
 }
 
 fn has_drive(path: &str) -> bool {
@@ -407,6 +412,11 @@ mod tests {
             Err(ScopeError::Invalid(..))
         ));
         assert_eq!(s(" a/b.md "), Scope::File("a/b.md".into()));
+        // Found by fuzzing: `./P:x` was stored as `P:x`, a drive path.
+        assert!(matches!(
+            Scope::parse_stored("./P:x"),
+            Err(ScopeError::Absolute(_))
+        ));
     }
 
     #[test]
