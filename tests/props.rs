@@ -266,3 +266,44 @@ proptest! {
         prop_assert_eq!(theirs, expect);
     }
 }
+
+proptest! {
+    /// Found by fuzzing: a file whose last row has no line ending. Removing
+    /// rows and appending others keeps every row in its table.
+    #[test]
+    fn edits_of_an_unterminated_last_table_stay_in_the_table(
+        claims in prop::collection::vec(claim(), 1..6),
+        added in claim(),
+        remove in prop::collection::vec(any::<bool>(), 6),
+        crlf in any::<bool>(),
+    ) {
+        let claims: Vec<Claim> = dedup(claims)
+            .into_iter()
+            .map(|mut c| { c.reason = Some(c.reason.unwrap_or_default()); c })
+            .collect();
+        // The stale table is made the last thing in the file.
+        let mut text = empty_registry();
+        let hist = text.find("## Historique").expect("history");
+        let stale = text.find("## Claims stale").expect("stale");
+        let history = text[hist..].to_string();
+        text = format!("{}{}\n{}", &text[..stale], history, &text[stale..hist]);
+        let mut reg = registry::parse_in(text, &chrono::Utc).expect("parse");
+        for c in &claims { reg.add_claim(TableKind::Stale, c); }
+        let mut full = reg.render().trim_end().to_string();
+        if crlf { full = full.replace('\n', "\r\n"); }
+        let reg = registry::parse_in(full.clone(), &chrono::Utc).expect("unterminated parses");
+        prop_assert_eq!(&reg.stale_claims, &claims);
+        let mut edited = reg.clone();
+        let mut expect: Vec<Claim> = Vec::new();
+        for (i, c) in claims.iter().enumerate() {
+            if remove[i] { edited.remove_claim(TableKind::Stale, i); } else { expect.push(c.clone()); }
+        }
+        let fresh = Claim { session: "zz-added".into(), reason: Some(String::new()), ..added };
+        edited.add_claim(TableKind::Stale, &fresh);
+        expect.push(fresh);
+        let out = edited.render();
+        let back = registry::parse_in(out.clone(), &chrono::Utc).expect("edited parses");
+        prop_assert_eq!(&back.stale_claims, &expect);
+        prop_assert!(!out.ends_with('\n'));
+    }
+}

@@ -524,6 +524,15 @@ fn read_claims<Tz: TimeZone>(
     for (n, row) in t.rows.iter().enumerate() {
         let line = t.first_row_line + n;
         let cells = row_cells(text, t, row, line, kind)?;
+        if cells
+            .iter()
+            .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
+        {
+            return err(
+                line,
+                "a cell holds a control character (a stray carriage return?)",
+            );
+        }
         let session = cells[i_sess].trim().to_string();
         if session.is_empty() {
             return err(line, "the `Session` cell is empty");

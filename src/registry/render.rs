@@ -105,17 +105,25 @@ impl Registry {
         });
     }
 
-    fn append_row(&mut self, kind: TableKind, line: String) {
-        let end = self.table(kind).end;
-        // A table that ends the file without a final newline gets the line
-        // ending before the new row instead of after it.
-        let unterminated = end == self.text.len() && !self.text.ends_with('\n');
-        let with = if unterminated {
-            format!("{}{line}", self.eol)
+    /// Whether the file's last line has no line ending.
+    fn unterminated(&self) -> bool {
+        !self.text.is_empty() && !self.text.ends_with('\n')
+    }
+
+    /// Edits are made on the text as if its last line were terminated, and
+    /// the final line ending is dropped again when rendering: an offset at
+    /// the very end moves past that virtual line ending.
+    fn virtual_offset(&self, offset: usize) -> usize {
+        if offset == self.text.len() && self.unterminated() {
+            offset + self.eol.len()
         } else {
-            format!("{line}{}", self.eol)
-        };
-        self.push(end, end, with);
+            offset
+        }
+    }
+
+    fn append_row(&mut self, kind: TableKind, line: String) {
+        let end = self.virtual_offset(self.table(kind).end);
+        self.push(end, end, format!("{line}{}", self.eol));
     }
 
     /// Adds a claim at the end of the active or stale table.
@@ -127,7 +135,8 @@ impl Registry {
     /// Removes row `index` of the active or stale table.
     pub fn remove_claim(&mut self, kind: TableKind, index: usize) {
         let r = self.table(kind).rows[index].clone();
-        self.push(r.start, r.end, String::new());
+        let end = self.virtual_offset(r.end);
+        self.push(r.start, end, String::new());
     }
 
     /// Rewrites row `index` of the active or stale table with `claim`,
@@ -148,21 +157,30 @@ impl Registry {
 
     /// The text with every recorded edit applied.
     pub fn render(&self) -> String {
+        let unterminated = self.unterminated();
+        let text: std::borrow::Cow<'_, str> = if unterminated {
+            format!("{}{}", self.text, self.eol).into()
+        } else {
+            self.text.as_str().into()
+        };
         let mut sp: Vec<&Splice> = self.splices.iter().collect();
         sp.sort_by_key(|s| (s.start, s.end > s.start, s.seq));
         let extra: usize = sp.iter().map(|s| s.with.len()).sum();
-        let mut out = String::with_capacity(self.text.len() + extra);
+        let mut out = String::with_capacity(text.len() + extra);
         let mut pos = 0;
         for s in sp {
             if s.start < pos {
                 // Two edits of one row: the planner never does this.
                 continue;
             }
-            out.push_str(&self.text[pos..s.start]);
+            out.push_str(&text[pos..s.start]);
             out.push_str(&s.with);
             pos = s.end;
         }
-        out.push_str(&self.text[pos..]);
+        out.push_str(&text[pos..]);
+        if unterminated && out.ends_with(self.eol) {
+            out.truncate(out.len() - self.eol.len());
+        }
         out
     }
 }
