@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 /// The repository that holds a brain.
 pub struct Git {
     repo: Repository,
+    /// The time bsi's commits carry, when the clock is pinned (`BSI_NOW`).
+    clock: Option<git2::Time>,
 }
 
 /// What HEAD holds for a path.
@@ -86,7 +88,7 @@ impl Git {
     pub fn discover(dir: &Path) -> Result<Git> {
         match Repository::discover(dir) {
             Ok(repo) if repo.is_bare() => Err(Error::NotARepo(dir.to_path_buf())),
-            Ok(repo) => Ok(Git { repo }),
+            Ok(repo) => Ok(Git { repo, clock: None }),
             Err(e) if e.code() == ErrorCode::NotFound => Err(Error::NotARepo(dir.to_path_buf())),
             Err(e) => Err(e.into()),
         }
@@ -366,13 +368,29 @@ impl Git {
     /// The author of bsi's commits: the repository's identity, or `bsi` when
     /// none is configured.
     pub fn signature(&self) -> Signature<'static> {
-        match self.repo.signature() {
-            Ok(s) => s.to_owned(),
-            Err(_) => Signature::now("bsi", "bsi@localhost").unwrap_or_else(|_| {
-                Signature::new("bsi", "bsi@localhost", &git2::Time::new(0, 0))
-                    .expect("static identity")
-            }),
+        let (name, email) = match self.repo.signature() {
+            Ok(s) => match self.clock {
+                None => return s.to_owned(),
+                Some(_) => (
+                    s.name().unwrap_or("bsi").to_string(),
+                    s.email().unwrap_or("bsi@localhost").to_string(),
+                ),
+            },
+            Err(_) => ("bsi".to_string(), "bsi@localhost".to_string()),
+        };
+        let at = |t: &git2::Time| Signature::new(&name, &email, t);
+        match &self.clock {
+            Some(t) => at(t),
+            None => Signature::now(&name, &email),
         }
+        .or_else(|_| Signature::new("bsi", "bsi@localhost", &git2::Time::new(0, 0)))
+        .expect("a static identity is valid")
+    }
+
+    /// Pins the time of bsi's commits (the clock of `BSI_NOW`), so a demo or
+    /// a test has a journal at the times it plays.
+    pub fn pin_clock(&mut self, seconds: i64, offset_minutes: i32) {
+        self.clock = Some(git2::Time::new(seconds, offset_minutes));
     }
 
     /// Whether the repository has an identity of its own.

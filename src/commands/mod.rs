@@ -54,6 +54,8 @@ pub struct Ctx {
     pub colour: bool,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
+    /// Whether `BSI_NOW` pinned the clock (bsi's commits then carry it too).
+    pub pinned: bool,
 }
 
 impl Ctx {
@@ -61,6 +63,7 @@ impl Ctx {
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
+        let pinned = std::env::var("BSI_NOW").is_ok_and(|s| !s.trim().is_empty());
         let now = match std::env::var("BSI_NOW") {
             Ok(s) if !s.trim().is_empty() => DateTime::parse_from_rfc3339(s.trim())
                 .map_err(|e| Error::Usage(format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}")))?
@@ -84,12 +87,20 @@ impl Ctx {
             verbose: false,
             colour,
             remote,
+            pinned,
         })
     }
 
     /// The brain this run works on.
     pub fn brain(&self) -> Result<Brain> {
-        Brain::locate(&self.cwd, self.registry.as_deref())
+        let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
+        if self.pinned {
+            brain.git.pin_clock(
+                self.now.timestamp(),
+                self.now.offset().local_minus_utc() / 60,
+            );
+        }
+        Ok(brain)
     }
 
     /// The brain and its `.bsi.toml`.

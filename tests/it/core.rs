@@ -774,6 +774,11 @@ fn bsi_now_is_the_clock() {
     )
     .ok()
     .stdout_has("expires 2026-03-14 11:30 +00:00");
+    // bsi's commits carry the pinned clock too, so the journal reads in its time.
+    assert_eq!(
+        b.git(&["log", "-1", "--format=%aI %cI"]).trim(),
+        "2026-03-14T09:30:00Z 2026-03-14T09:30:00Z"
+    );
     b.bsi_env(&["status"], &[("BSI_NOW", "yesterday")])
         .code(2)
         .stderr_has("BSI_NOW");
