@@ -38,6 +38,23 @@ fn install(ctx: &Ctx) -> Result<u8> {
             dir.join(name).display()
         );
     }
+    // The registry's merge driver, so `git pull` merges claims by rows.
+    if let Ok(brain) = ctx.brain()
+        && brain.registry.exists()
+    {
+        match brain.register_merge_driver() {
+            Ok(true) => {
+                let _ = writeln!(out, "merge driver: registered for {}", brain.rel);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "merge driver: not registered ({e}); `bsi sync` registers it later"
+                );
+            }
+        }
+    }
     Ok(exit::OK)
 }
 

@@ -563,3 +563,27 @@ fn the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it() {
     commit_as(&b, Some("s2"), "unguarded").ok();
     assert_eq!(b.last_subject(), "unguarded");
 }
+
+#[test]
+fn hook_install_registers_the_registry_merge_driver() {
+    let b = Brain::new();
+    // A clone made elsewhere has neither the driver nor the attribute.
+    b.git(&["config", "--unset", "merge.bsi.driver"]);
+    std::fs::remove_file(b.path().join(".git/info/attributes")).expect("attributes");
+    b.bsi(&["hook", "install"])
+        .ok()
+        .stdout_has("merge driver: registered for BRAIN-INDEX.md");
+    assert_eq!(
+        b.git(&["config", "merge.bsi.driver"]).trim(),
+        "bsi merge-driver %O %A %B"
+    );
+    assert_eq!(
+        b.git(&["check-attr", "merge", "--", "BRAIN-INDEX.md"])
+            .trim(),
+        "BRAIN-INDEX.md: merge: bsi"
+    );
+    // Twice: nothing more to register.
+    let again = b.bsi(&["hook", "install"]);
+    again.ok();
+    assert!(!again.stdout.contains("merge driver"), "{}", again.stdout);
+}
