@@ -7,6 +7,7 @@
 #
 #   bench/run.sh            full run (a few minutes on 2 cores)
 #   bench/run.sh --smoke    a few runs of each figure; timings are not judged
+#   BENCH_KEEP=1 bench/run.sh   keeps the fixture repositories, for profiling
 #
 # See docs/performance.md for the figures and the cost model.
 set -euo pipefail
@@ -16,7 +17,7 @@ case "${1:-}" in
 "") ;;
 --smoke) MODE=smoke ;;
 -h | --help)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *)
@@ -51,7 +52,11 @@ echo "bench: building the release binary" >&2
 BSI="$ROOT/target/release/bsi"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+if [[ -n ${BENCH_KEEP:-} ]]; then
+    echo "bench: keeping the fixtures in $WORK" >&2
+else
+    trap 'rm -rf "$WORK"' EXIT
+fi
 
 # A world of our own: no user or system git configuration, a fixed clock
 # (the fixture's claims never expire during the run), a fixed agent.
@@ -198,6 +203,7 @@ figure() {
     say "$name"
     for ((r = 0; r < ROUNDS; r++)); do
         mapfile -t m < <(medians "$dir" "$prepare" "$a" "$b")
+        ((${#m[@]} == 2)) || exit 1
         ratios+=("$(awk -v a="${m[0]}" -v b="${m[1]}" 'BEGIN { printf "%.3f", a / b }')")
     done
     record "$name" "$target" "${ratios[@]}"
@@ -259,6 +265,7 @@ say "16 concurrent bsi open"
 ratios=()
 for ((r = 0; r < ROUNDS; r++)); do
     mapfile -t m < <(medians "$WORK/conc" "$RESETC" "$CONC" "$OPEN")
+    ((${#m[@]} == 2)) || exit 1
     ratios+=("$(awk -v a="${m[0]}" -v b="${m[1]}" 'BEGIN { printf "%.3f", a / (16 * b) }')")
 done
 record "16 concurrent bsi open, wall / 16 x one bsi open" 1.2 "${ratios[@]}"

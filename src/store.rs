@@ -152,24 +152,11 @@ impl Brain {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
-        let start = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Locked {
-                        what: "the registry",
-                        path,
-                    });
-                }
-                Err(fs::TryLockError::Error(e)) => {
-                    return Err(Error::io(format!("cannot lock {}", path.display()), e));
-                }
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, &path)?,
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", path.display()), e));
             }
         }
         fault("after-lock");
@@ -301,7 +288,11 @@ impl Brain {
         message: &str,
     ) -> Result<Oid> {
         let old_blob = loaded.head.blob;
-        let new_blob = Git::hash(text.as_bytes())?;
+        // The blob goes into the object database first, hashed once from
+        // the bytes in memory; its id is what the intent, the commit and the
+        // index entry record. Should a later step fail, it is an unreferenced
+        // object that git's garbage collection drops.
+        let new_blob = self.git.write_blob(text.as_bytes())?;
         self.wait_for_index_lock()?;
         self.write_intent(loaded.head, new_blob)?;
         fault("after-intent");
@@ -311,17 +302,16 @@ impl Brain {
             return Err(e);
         }
         fault("after-rename");
-        let commit =
-            match self
-                .git
-                .commit_file(&self.rel, text.as_bytes(), loaded.head.commit, message)
-            {
-                Ok(id) => id,
-                Err(e) => {
-                    self.undo_file(old_text);
-                    return Err(e);
-                }
-            };
+        let commit = match self
+            .git
+            .commit_file(&self.rel, new_blob, loaded.head.commit, message)
+        {
+            Ok(id) => id,
+            Err(e) => {
+                self.undo_file(old_text);
+                return Err(e);
+            }
+        };
         fault("after-commit");
         if let Err(e) = self.set_index_with_retry(new_blob) {
             // Put everything back: HEAD, then the file.
@@ -352,7 +342,10 @@ impl Brain {
         message: &str,
     ) -> Result<Oid> {
         if loaded.head.commit == Some(tip) {
-            let new_blob = Git::hash(text.as_bytes())?;
+            let new_blob = match self.git.blob_id_at(published, &self.rel)? {
+                Some(id) => id,
+                None => Git::hash(text.as_bytes())?,
+            };
             self.wait_for_index_lock()?;
             self.write_intent(loaded.head, new_blob)?;
             let old_text = loaded.registry.text();
@@ -463,12 +456,12 @@ impl Brain {
             return Err(self.dirty("deleted from the work tree"));
         }
         self.wait_for_index_lock()?;
-        let new_blob = Git::hash(text.as_bytes())?;
+        let new_blob = self.git.write_blob(text.as_bytes())?;
         self.write_intent(head, new_blob)?;
         self.write_atomic(text.as_bytes())?;
         let commit = match self
             .git
-            .commit_file(&self.rel, text.as_bytes(), head.commit, message)
+            .commit_file(&self.rel, new_blob, head.commit, message)
         {
             Ok(id) => id,
             Err(e) => {
@@ -623,6 +616,30 @@ impl Brain {
         };
         self.clear_intent();
         Ok(done)
+    }
+}
+
+/// Waits up to [`LOCK_WAIT`] for the writer lock held by another process.
+/// The wait is in the kernel, on a second handle of the same open file (so
+/// the lock it takes is `file`'s): the lock passes to a waiter the moment
+/// its holder lets go, where polling would leave it idle between polls and
+/// make a crowd of writers take longer than the sum of their work.
+fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
+    let cannot = |e| Error::io(format!("cannot lock {}", path.display()), e);
+    let handle = file.try_clone().map_err(cannot)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Past the deadline nobody listens; the lock, if it comes, goes
+        // with the last handle of the file.
+        let _ = tx.send(handle.lock());
+    });
+    match rx.recv_timeout(LOCK_WAIT) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(cannot(e)),
+        Err(_) => Err(Error::Locked {
+            what: "the registry",
+            path: path.to_path_buf(),
+        }),
     }
 }
 
