@@ -291,13 +291,37 @@ impl Brain {
         // The blob goes into the object database first, hashed once from
         // the bytes in memory; its id is what the intent, the commit and the
         // index entry record. Should a later step fail, it is an unreferenced
-        // object that git's garbage collection drops.
-        let new_blob = self.git.write_blob(text.as_bytes())?;
-        self.wait_for_index_lock()?;
-        self.write_intent(loaded.head, new_blob)?;
+        // object that git's garbage collection drops. Meanwhile another
+        // thread writes and syncs the temp file: nothing is replaced before
+        // the intent is on disk, and the two costs, which both grow with the
+        // registry, overlap.
+        let tmp = self.temp_path();
+        let registry = self.registry.as_path();
+        let (blob, temp) = std::thread::scope(|s| {
+            let writer = s.spawn(|| write_temp(&tmp, registry, text.as_bytes()));
+            let blob = self.git.write_blob(text.as_bytes());
+            let temp = writer.join().unwrap_or_else(|_| {
+                Err(Error::io(
+                    format!("cannot write {}", tmp.display()),
+                    std::io::Error::other("the writer thread panicked"),
+                ))
+            });
+            (blob, temp)
+        });
+        let prepared = temp
+            .and(blob)
+            .and_then(|id| self.wait_for_index_lock().map(|()| id))
+            .and_then(|id| self.write_intent(loaded.head, id).map(|()| id));
+        let new_blob = match prepared {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
         fault("after-intent");
         let old_text = loaded.registry.text();
-        if let Err(e) = self.write_atomic(text.as_bytes()) {
+        if let Err(e) = self.install_temp() {
             self.clear_intent();
             return Err(e);
         }
@@ -523,23 +547,22 @@ impl Brain {
 
     /// Temp file, fsync, rename over the registry, fsync the directory.
     fn write_atomic(&self, bytes: &[u8]) -> Result<()> {
+        write_temp(&self.temp_path(), &self.registry, bytes)?;
+        self.install_temp()
+    }
+
+    /// Renames the temp file written by [`write_temp`] over the registry,
+    /// then syncs the directory. The temp file is removed on failure.
+    fn install_temp(&self) -> Result<()> {
         let tmp = self.temp_path();
-        let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
-        let mut f = File::create(&tmp).map_err(|e| Error::io(ctx("create"), e))?;
-        let res = (|| {
-            f.write_all(bytes).map_err(|e| Error::io(ctx("write"), e))?;
-            if let Ok(meta) = fs::metadata(&self.registry) {
-                let _ = f.set_permissions(meta.permissions());
-            }
-            f.sync_all().map_err(|e| Error::io(ctx("sync"), e))?;
-            fault("after-temp");
-            fs::rename(&tmp, &self.registry)
-                .map_err(|e| Error::io(format!("cannot replace {}", self.registry.display()), e))
-        })();
-        if res.is_err() {
+        fault("after-temp");
+        if let Err(e) = fs::rename(&tmp, &self.registry) {
             let _ = fs::remove_file(&tmp);
+            return Err(Error::io(
+                format!("cannot replace {}", self.registry.display()),
+                e,
+            ));
         }
-        res?;
         if let Ok(dir) = File::open(&self.root) {
             let _ = dir.sync_all();
         }
@@ -617,6 +640,24 @@ impl Brain {
         self.clear_intent();
         Ok(done)
     }
+}
+
+/// Writes `bytes` to the temp file `tmp` next to `registry`, with the
+/// registry's permissions, and syncs it. The temp file is removed on failure.
+fn write_temp(tmp: &Path, registry: &Path, bytes: &[u8]) -> Result<()> {
+    let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
+    let res = (|| {
+        let mut f = File::create(tmp).map_err(|e| Error::io(ctx("create"), e))?;
+        f.write_all(bytes).map_err(|e| Error::io(ctx("write"), e))?;
+        if let Ok(meta) = fs::metadata(registry) {
+            let _ = f.set_permissions(meta.permissions());
+        }
+        f.sync_all().map_err(|e| Error::io(ctx("sync"), e))
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    res
 }
 
 /// Waits up to [`LOCK_WAIT`] for the writer lock held by another process.
