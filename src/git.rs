@@ -175,23 +175,42 @@ impl Git {
         }))
     }
 
-    /// Commits `bytes` as the new content of `rel`: a tree made from HEAD's
-    /// with that one blob replaced, a commit on HEAD, then the index entry of
-    /// that one path. Other staged changes stay staged and uncommitted.
+    /// Writes `bytes` into the object database as a blob: hashed once, from
+    /// the bytes already in memory.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<Oid> {
+        Ok(self.repo.blob(bytes)?)
+    }
+
+    /// The blob `rel` has in `commit`, if any.
+    pub fn blob_id_at(&self, commit: Oid, rel: &str) -> Result<Option<Oid>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        match tree.get_path(Path::new(rel)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Commits `blob` (already written, see [`Git::write_blob`]) as the new
+    /// content of `rel`: a tree made from HEAD's with that one blob replaced,
+    /// a commit on HEAD. The index is the caller's: other staged changes stay
+    /// staged and uncommitted.
     ///
     /// `expected` is the HEAD the caller read; the commit fails if HEAD moved.
     pub fn commit_file(
         &self,
         rel: &str,
-        bytes: &[u8],
+        blob: Oid,
         expected: Option<Oid>,
         message: &str,
     ) -> Result<Oid> {
-        self.build_commit(rel, bytes, expected, message, Some("HEAD"))
+        self.build_commit(rel, blob, expected, message, Some("HEAD"))
     }
 
-    /// Like [`Git::commit_file`] on `parent`, but moves no reference: the
-    /// commit that carries a registry change to the remote, built on its tip.
+    /// Like [`Git::commit_file`] on `parent`, with the blob written from
+    /// `bytes`, but moves no reference: the commit that carries a registry
+    /// change to the remote, built on its tip.
     pub fn commit_detached(
         &self,
         rel: &str,
@@ -199,19 +218,19 @@ impl Git {
         parent: Oid,
         message: &str,
     ) -> Result<Oid> {
-        self.build_commit(rel, bytes, Some(parent), message, None)
+        let blob = self.write_blob(bytes)?;
+        self.build_commit(rel, blob, Some(parent), message, None)
     }
 
     fn build_commit(
         &self,
         rel: &str,
-        bytes: &[u8],
+        blob: Oid,
         expected: Option<Oid>,
         message: &str,
         update: Option<&str>,
     ) -> Result<Oid> {
         let repo = &self.repo;
-        let blob = repo.blob(bytes)?;
         let parent = match expected {
             Some(id) => Some(repo.find_commit(id)?),
             None => None,

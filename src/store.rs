@@ -152,24 +152,11 @@ impl Brain {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
-        let start = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Locked {
-                        what: "the registry",
-                        path,
-                    });
-                }
-                Err(fs::TryLockError::Error(e)) => {
-                    return Err(Error::io(format!("cannot lock {}", path.display()), e));
-                }
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, &path)?,
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", path.display()), e));
             }
         }
         fault("after-lock");
@@ -301,27 +288,54 @@ impl Brain {
         message: &str,
     ) -> Result<Oid> {
         let old_blob = loaded.head.blob;
-        let new_blob = Git::hash(text.as_bytes())?;
-        self.wait_for_index_lock()?;
-        self.write_intent(loaded.head, new_blob)?;
+        // The blob goes into the object database first, hashed once from
+        // the bytes in memory; its id is what the intent, the commit and the
+        // index entry record. Should a later step fail, it is an unreferenced
+        // object that git's garbage collection drops. Meanwhile another
+        // thread writes and syncs the temp file: nothing is replaced before
+        // the intent is on disk, and the two costs, which both grow with the
+        // registry, overlap.
+        let tmp = self.temp_path();
+        let registry = self.registry.as_path();
+        let (blob, temp) = std::thread::scope(|s| {
+            let writer = s.spawn(|| write_temp(&tmp, registry, text.as_bytes()));
+            let blob = self.git.write_blob(text.as_bytes());
+            let temp = writer.join().unwrap_or_else(|_| {
+                Err(Error::io(
+                    format!("cannot write {}", tmp.display()),
+                    std::io::Error::other("the writer thread panicked"),
+                ))
+            });
+            (blob, temp)
+        });
+        let prepared = temp
+            .and(blob)
+            .and_then(|id| self.wait_for_index_lock().map(|()| id))
+            .and_then(|id| self.write_intent(loaded.head, id).map(|()| id));
+        let new_blob = match prepared {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
         fault("after-intent");
         let old_text = loaded.registry.text();
-        if let Err(e) = self.write_atomic(text.as_bytes()) {
+        if let Err(e) = self.install_temp() {
             self.clear_intent();
             return Err(e);
         }
         fault("after-rename");
-        let commit =
-            match self
-                .git
-                .commit_file(&self.rel, text.as_bytes(), loaded.head.commit, message)
-            {
-                Ok(id) => id,
-                Err(e) => {
-                    self.undo_file(old_text);
-                    return Err(e);
-                }
-            };
+        let commit = match self
+            .git
+            .commit_file(&self.rel, new_blob, loaded.head.commit, message)
+        {
+            Ok(id) => id,
+            Err(e) => {
+                self.undo_file(old_text);
+                return Err(e);
+            }
+        };
         fault("after-commit");
         if let Err(e) = self.set_index_with_retry(new_blob) {
             // Put everything back: HEAD, then the file.
@@ -352,7 +366,10 @@ impl Brain {
         message: &str,
     ) -> Result<Oid> {
         if loaded.head.commit == Some(tip) {
-            let new_blob = Git::hash(text.as_bytes())?;
+            let new_blob = match self.git.blob_id_at(published, &self.rel)? {
+                Some(id) => id,
+                None => Git::hash(text.as_bytes())?,
+            };
             self.wait_for_index_lock()?;
             self.write_intent(loaded.head, new_blob)?;
             let old_text = loaded.registry.text();
@@ -463,12 +480,12 @@ impl Brain {
             return Err(self.dirty("deleted from the work tree"));
         }
         self.wait_for_index_lock()?;
-        let new_blob = Git::hash(text.as_bytes())?;
+        let new_blob = self.git.write_blob(text.as_bytes())?;
         self.write_intent(head, new_blob)?;
         self.write_atomic(text.as_bytes())?;
         let commit = match self
             .git
-            .commit_file(&self.rel, text.as_bytes(), head.commit, message)
+            .commit_file(&self.rel, new_blob, head.commit, message)
         {
             Ok(id) => id,
             Err(e) => {
@@ -530,23 +547,22 @@ impl Brain {
 
     /// Temp file, fsync, rename over the registry, fsync the directory.
     fn write_atomic(&self, bytes: &[u8]) -> Result<()> {
+        write_temp(&self.temp_path(), &self.registry, bytes)?;
+        self.install_temp()
+    }
+
+    /// Renames the temp file written by [`write_temp`] over the registry,
+    /// then syncs the directory. The temp file is removed on failure.
+    fn install_temp(&self) -> Result<()> {
         let tmp = self.temp_path();
-        let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
-        let mut f = File::create(&tmp).map_err(|e| Error::io(ctx("create"), e))?;
-        let res = (|| {
-            f.write_all(bytes).map_err(|e| Error::io(ctx("write"), e))?;
-            if let Ok(meta) = fs::metadata(&self.registry) {
-                let _ = f.set_permissions(meta.permissions());
-            }
-            f.sync_all().map_err(|e| Error::io(ctx("sync"), e))?;
-            fault("after-temp");
-            fs::rename(&tmp, &self.registry)
-                .map_err(|e| Error::io(format!("cannot replace {}", self.registry.display()), e))
-        })();
-        if res.is_err() {
+        fault("after-temp");
+        if let Err(e) = fs::rename(&tmp, &self.registry) {
             let _ = fs::remove_file(&tmp);
+            return Err(Error::io(
+                format!("cannot replace {}", self.registry.display()),
+                e,
+            ));
         }
-        res?;
         if let Ok(dir) = File::open(&self.root) {
             let _ = dir.sync_all();
         }
@@ -576,6 +592,28 @@ impl Brain {
         let _ = fs::remove_file(self.intent_path());
     }
 
+    /// A bsi that died while git2 was writing the index leaves `index.lock`
+    /// behind, and git then refuses every index write. The intent record
+    /// says a bsi died mid-write; a lock made after it that is still there
+    /// after a second (a live git holds it for milliseconds) is that bsi's,
+    /// and is removed.
+    fn clear_dead_index_lock(&self) {
+        let lock = self.git.index_lock_path();
+        let made = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        let (Some(intent), Some(_)) = (made(&self.intent_path()), made(&lock)) else {
+            return;
+        };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(1) {
+            match made(&lock) {
+                None => return,
+                Some(t) if t < intent => return,
+                Some(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        let _ = fs::remove_file(&lock);
+    }
+
     /// Finishes or undoes a write that a bsi process did not complete, as
     /// recorded in its intent. Returns what was done, for the user.
     pub fn repair(&self) -> Result<Option<String>> {
@@ -590,6 +628,7 @@ impl Brain {
                 .and_then(|v| Oid::from_str(&v).ok())
         };
         let (old, new) = (field("old "), field("new "));
+        self.clear_dead_index_lock();
         let Some(new) = new else {
             self.clear_intent();
             return Ok(None);
@@ -623,6 +662,48 @@ impl Brain {
         };
         self.clear_intent();
         Ok(done)
+    }
+}
+
+/// Writes `bytes` to the temp file `tmp` next to `registry`, with the
+/// registry's permissions, and syncs it. The temp file is removed on failure.
+fn write_temp(tmp: &Path, registry: &Path, bytes: &[u8]) -> Result<()> {
+    let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
+    let res = (|| {
+        let mut f = File::create(tmp).map_err(|e| Error::io(ctx("create"), e))?;
+        f.write_all(bytes).map_err(|e| Error::io(ctx("write"), e))?;
+        if let Ok(meta) = fs::metadata(registry) {
+            let _ = f.set_permissions(meta.permissions());
+        }
+        f.sync_all().map_err(|e| Error::io(ctx("sync"), e))
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    res
+}
+
+/// Waits up to [`LOCK_WAIT`] for the writer lock held by another process.
+/// The wait is in the kernel, on a second handle of the same open file (so
+/// the lock it takes is `file`'s): the lock passes to a waiter the moment
+/// its holder lets go, where polling would leave it idle between polls and
+/// make a crowd of writers take longer than the sum of their work.
+fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
+    let cannot = |e| Error::io(format!("cannot lock {}", path.display()), e);
+    let handle = file.try_clone().map_err(cannot)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Past the deadline nobody listens; the lock, if it comes, goes
+        // with the last handle of the file.
+        let _ = tx.send(handle.lock());
+    });
+    match rx.recv_timeout(LOCK_WAIT) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(cannot(e)),
+        Err(_) => Err(Error::Locked {
+            what: "the registry",
+            path: path.to_path_buf(),
+        }),
     }
 }
 

@@ -216,6 +216,8 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
     let mut fence: Option<(u8, usize)> = None;
     // A row-like line under one of our headings that no delimiter row followed.
     let mut suspect: Option<(usize, TableKind)> = None;
+    // The first history row with too many cells: (line, cells, columns).
+    let mut bad_history: Option<(usize, usize, usize)> = None;
 
     let kinds = [TableKind::Active, TableKind::Stale, TableKind::History];
     let norms: Vec<String> = kinds.iter().map(|k| heading_norm(k.heading())).collect();
@@ -241,9 +243,21 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
             let t = tables[found.kind as usize]
                 .as_mut()
                 .expect("table exists while its body is read");
-            if !body.trim().is_empty() && atx_heading(body).is_none() && split_row(body).is_some() {
+            if let Some(cells) = row_cell_count(body)
+                && atx_heading(body).is_none()
+            {
                 if t.rows.is_empty() {
                     t.first_row_line = line.no;
+                }
+                // History rows are only checked for their cell count: bsi
+                // never rewrites them, so their content is not read on the
+                // write path. The first bad one is reported once the whole
+                // file is known to be a registry.
+                if found.kind == TableKind::History
+                    && cells > t.columns.len()
+                    && bad_history.is_none()
+                {
+                    bad_history = Some((line.no, cells, t.columns.len()));
                 }
                 t.rows.push(line.start..line.end);
                 t.end = line.end;
@@ -365,7 +379,15 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
     ] {
         check_columns(t, kind)?;
     }
-    check_history_rows(&text, &history)?;
+    if let Some((line, cells, n)) = bad_history {
+        return err(
+            line,
+            format!(
+                "this `## {}` row has {cells} cells but the header has {n}",
+                TableKind::History.heading()
+            ),
+        );
+    }
 
     let active_claims = read_claims(&text, &active, TableKind::Active, local)?;
     let stale_claims = read_claims(&text, &stale, TableKind::Stale, local)?;
@@ -428,37 +450,41 @@ fn check_columns(t: &Table, kind: TableKind) -> Result<(), ParseError> {
     Ok(())
 }
 
-/// History rows are only checked for their cell count: bsi never rewrites
-/// them, so their content is not read on the write path.
-fn check_history_rows(text: &str, t: &Table) -> Result<(), ParseError> {
-    let n = t.columns.len();
-    for (i, r) in t.rows.iter().enumerate() {
-        let line = &text[r.clone()];
-        let cells = count_cells(line);
-        if cells > n {
-            return err(
-                t.first_row_line + i,
-                format!(
-                    "this `## {}` row has {cells} cells but the header has {n}",
-                    TableKind::History.heading()
-                ),
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Counts cells without allocating.
-fn count_cells(line: &str) -> usize {
+/// The number of cells of a table row, or `None` when the line is not a row
+/// (blank, or no unescaped `|`). Counts as [`split_row`] splits, without
+/// allocating: this runs on every history row.
+fn row_cell_count(line: &str) -> Option<usize> {
     let s = line.trim();
-    let (mut pipes, mut last) = (0, None);
-    for i in unescaped_pipes(s) {
-        pipes += 1;
-        last = Some(i);
+    let bytes = s.as_bytes();
+    // One pass counts the pipes and looks for escapes, in blocks the
+    // compiler vectorises; a row with a `\\` is counted again, escapes
+    // honoured.
+    let mut pipes = 0;
+    let mut escaped = false;
+    for block in bytes.chunks(128) {
+        let (mut p, mut e) = (0u8, 0u8);
+        for &b in block {
+            p += u8::from(b == b'|');
+            e |= u8::from(b == b'\\');
+        }
+        pipes += usize::from(p);
+        escaped |= e != 0;
     }
-    let leading = usize::from(s.starts_with('|'));
-    let trailing = usize::from(last.is_some_and(|i| i + 1 == s.len()));
-    pipes + 1 - leading - trailing
+    let trailing = if escaped {
+        let mut last = None;
+        pipes = 0;
+        for i in unescaped_pipes(s) {
+            pipes += 1;
+            last = Some(i);
+        }
+        last.is_some_and(|i| i + 1 == s.len())
+    } else {
+        s.ends_with('|')
+    };
+    if pipes == 0 {
+        return None;
+    }
+    Some(pipes + 1 - usize::from(s.starts_with('|')) - usize::from(trailing))
 }
 
 /// Cells of a row by column, unescaped. Errors on too many cells.
