@@ -214,8 +214,11 @@ BASE10K=$(git -C "$WORK/b10k" rev-parse HEAD)
 BASE100K=$(git -C "$WORK/b100k" rev-parse HEAD)
 RBASE=$(git -C "$WORK/rclone" rev-parse HEAD)
 
-OPEN="$BSI open d17/f00.md --session sess-bench-open -q"
-SHELL_OPEN="printf '%s\n' '$ROW_OPEN' >>BRAIN-INDEX.md && git add BRAIN-INDEX.md && git commit -q -m 'open d17/f00.md'"
+# Each run writes a registry never seen before (a note with bash's clock, no
+# extra process), as a real open does: otherwise the blob of the previous run
+# is already in the object database, and neither side compresses anything.
+OPEN="$BSI open d17/f00.md --session sess-bench-open -q --note n\$EPOCHREALTIME"
+SHELL_OPEN="printf '%s\n' \"${ROW_OPEN% |  |} | n\$EPOCHREALTIME |\" >>BRAIN-INDEX.md && git add BRAIN-INDEX.md && git commit -q -m 'open d17/f00.md'"
 RESET100="git reset -q --hard $BASE100"
 RESET10K="git reset -q --hard $BASE10K"
 RESET100K="git reset -q --hard $BASE100K"

@@ -3,8 +3,8 @@
 //! commit, and the repair of a write that a dead bsi left unfinished.
 //!
 //! A write goes: lock → repair leftovers → read and check → plan (pure) →
-//! intent record → temp file + fsync → rename → commit → index entry →
-//! intent removed → unlock. Each step that fails undoes the ones before it.
+//! intent record (in the lock file) → temp file + fsync → rename → commit →
+//! index entry → intent cleared → unlock. Each step that fails undoes the ones before it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -41,6 +41,9 @@ pub struct Loaded {
 
 /// How long to wait for another bsi or git to let go of a lock.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// From this registry size on, the temp file is written on a second thread
+/// while the blob is made.
+const OVERLAP_FROM: usize = 256 * 1024;
 const INDEX_LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// Points where a test can make bsi die, to prove a write can be repaired.
@@ -126,8 +129,19 @@ impl Brain {
         self.git.git_dir().join("bsi")
     }
 
-    fn intent_path(&self) -> PathBuf {
-        self.bsi_dir().join("intent")
+    /// The writer lock file. While a write is under way it also holds the
+    /// write's intent record; it is empty otherwise. Keeping the record in
+    /// the file every writer already holds open costs no file creation or
+    /// removal on the write path.
+    fn lock_path(&self) -> PathBuf {
+        self.bsi_dir().join("lock")
+    }
+
+    /// The intent record a write left, if any (empty means none).
+    fn pending_intent(&self) -> Option<String> {
+        fs::read_to_string(self.lock_path())
+            .ok()
+            .filter(|s| !s.trim().is_empty())
     }
 
     fn temp_path(&self) -> PathBuf {
@@ -145,7 +159,7 @@ impl Brain {
         let dir = self.bsi_dir();
         fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-        let path = dir.join("lock");
+        let path = self.lock_path();
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -188,14 +202,21 @@ impl Brain {
     /// When a bsi process died in the middle of a write, the file may hold a
     /// change that never reached a commit: the committed registry is read
     /// instead, and the next write command repairs the file.
+    /// A write under way is not waited for: its intent record is there, and
+    /// the committed registry is what the reader sees.
     pub fn read(&self) -> Result<Registry> {
-        if self.intent_path().exists() {
+        if self.pending_intent().is_some() {
             let head = self.git.head_state(&self.rel)?;
             if let Some(blob) = head.blob {
                 let bytes = self.git.blob_bytes(blob)?;
-                eprintln!(
-                    "warning: a bsi write was interrupted; showing the committed registry (the next bsi write command repairs the file)"
-                );
+                let running = File::open(self.lock_path()).is_ok_and(|f| {
+                    matches!(f.try_lock_shared(), Err(fs::TryLockError::WouldBlock))
+                });
+                if !running {
+                    eprintln!(
+                        "warning: a bsi write was interrupted; showing the committed registry (the next bsi write command repairs the file)"
+                    );
+                }
                 let text = String::from_utf8(bytes).map_err(|_| Error::Registry {
                     path: self.registry.clone(),
                     source: registry::ParseError {
@@ -297,17 +318,23 @@ impl Brain {
         // registry, overlap.
         let tmp = self.temp_path();
         let registry = self.registry.as_path();
-        let (blob, temp) = std::thread::scope(|s| {
-            let writer = s.spawn(|| write_temp(&tmp, registry, text.as_bytes()));
-            let blob = self.git.write_blob(text.as_bytes());
-            let temp = writer.join().unwrap_or_else(|_| {
-                Err(Error::io(
-                    format!("cannot write {}", tmp.display()),
-                    std::io::Error::other("the writer thread panicked"),
-                ))
-            });
-            (blob, temp)
-        });
+        let (blob, temp) = if text.len() < OVERLAP_FROM {
+            // Small: a thread would cost more than it saves.
+            let temp = write_temp(&tmp, registry, text.as_bytes());
+            (self.git.write_blob(text.as_bytes()), temp)
+        } else {
+            std::thread::scope(|s| {
+                let writer = s.spawn(|| write_temp(&tmp, registry, text.as_bytes()));
+                let blob = self.git.write_blob(text.as_bytes());
+                let temp = writer.join().unwrap_or_else(|_| {
+                    Err(Error::io(
+                        format!("cannot write {}", tmp.display()),
+                        std::io::Error::other("the writer thread panicked"),
+                    ))
+                });
+                (blob, temp)
+            })
+        };
         let prepared = temp
             .and(blob)
             .and_then(|id| self.wait_for_index_lock().map(|()| id))
@@ -551,8 +578,8 @@ impl Brain {
         self.install_temp()
     }
 
-    /// Renames the temp file written by [`write_temp`] over the registry,
-    /// then syncs the directory. The temp file is removed on failure.
+    /// Renames the temp file written by [`write_temp`] over the registry.
+    /// The temp file is removed on failure.
     fn install_temp(&self) -> Result<()> {
         let tmp = self.temp_path();
         fault("after-temp");
@@ -563,14 +590,17 @@ impl Brain {
                 e,
             ));
         }
-        if let Ok(dir) = File::open(&self.root) {
-            let _ = dir.sync_all();
-        }
+        // No fsync of the directory, nor of the intent record: what they
+        // would protect is a power cut, and against that the repository
+        // itself is as durable as git makes it (libgit2 does not sync
+        // objects or refs). A killed process loses nothing the page cache
+        // holds; the temp file is synced so the rename never exposes a
+        // partly written registry.
         Ok(())
     }
 
     fn write_intent(&self, head: HeadState, new_blob: Oid) -> Result<()> {
-        let path = self.intent_path();
+        let path = self.lock_path();
         let body = format!(
             "head {}\nold {}\nnew {}\n",
             head.commit
@@ -581,15 +611,24 @@ impl Brain {
                 .unwrap_or_else(|| "-".into()),
             new_blob
         );
-        let mut f = File::create(&path)
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-        f.write_all(body.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+        OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(body.as_bytes()))
+            .map_err(|e| {
+                Error::io(
+                    format!("cannot write the intent record to {}", path.display()),
+                    e,
+                )
+            })
     }
 
     fn clear_intent(&self) {
-        let _ = fs::remove_file(self.intent_path());
+        let _ = OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(self.lock_path());
     }
 
     /// A bsi that died while git2 was writing the index leaves `index.lock`
@@ -600,7 +639,10 @@ impl Brain {
     fn clear_dead_index_lock(&self) {
         let lock = self.git.index_lock_path();
         let made = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        let (Some(intent), Some(_)) = (made(&self.intent_path()), made(&lock)) else {
+        if self.pending_intent().is_none() {
+            return;
+        }
+        let (Some(intent), Some(_)) = (made(&self.lock_path()), made(&lock)) else {
             return;
         };
         let start = Instant::now();
@@ -618,7 +660,7 @@ impl Brain {
     /// recorded in its intent. Returns what was done, for the user.
     pub fn repair(&self) -> Result<Option<String>> {
         let _ = fs::remove_file(self.temp_path());
-        let Ok(intent) = fs::read_to_string(self.intent_path()) else {
+        let Some(intent) = self.pending_intent() else {
             return Ok(None);
         };
         let field = |k: &str| {

@@ -207,7 +207,11 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
             "the file contains a NUL byte; it is not a text registry",
         );
     }
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    // New rows take the line ending of the file's first line.
+    let eol = match text.find('\n') {
+        Some(i) if text[..i].ends_with('\r') => "\r\n",
+        _ => "\n",
+    };
     let mut tables: [Option<Table>; 3] = [None, None, None];
     let mut current: Option<Found> = None;
     // State of the table being read under the current heading.
