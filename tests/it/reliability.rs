@@ -593,12 +593,8 @@ fn a_full_disk_fails_cleanly() {
     let _ = std::process::Command::new("umount").arg(&mnt).status();
 }
 
-/// A hostile input and what must happen.
-struct Case {
-    args: &'static [&'static str],
-    code: i32,
-    says: &'static str,
-}
+/// A hostile input, the exit code it must give and what the message says.
+type Case = (&'static [&'static str], i32, &'static str);
 
 #[test]
 fn hostile_scopes_are_refused_or_handled() {
@@ -608,71 +604,31 @@ fn hostile_scopes_are_refused_or_handled() {
     b.git(&["add", "-A"]);
     b.git(&["commit", "-qm", "odd names"]);
     let ten_k = "x".repeat(10_000);
-    let cases = [
-        Case {
-            args: &["open", "../x.md"],
-            code: 2,
-            says: "outside the brain",
-        },
-        Case {
-            args: &["open", "agents/../../x.md"],
-            code: 2,
-            says: "outside the brain",
-        },
-        Case {
-            args: &["open", "/etc/passwd"],
-            code: 2,
-            says: "absolute path",
-        },
-        Case {
-            args: &["open", "a\nb.md"],
-            code: 2,
-            says: "control character",
-        },
-        Case {
-            args: &["open", "a\tb.md"],
-            code: 2,
-            says: "control character",
-        },
-        Case {
-            args: &["open", "projets/plan.md#No such heading"],
-            code: 2,
-            says: "has no heading",
-        },
-        Case {
-            args: &["open", "projets/plan.md#"],
-            code: 2,
-            says: "section",
-        },
-        Case {
-            args: &["open", "   "],
-            code: 2,
-            says: "empty",
-        },
-        Case {
-            args: &["open", "x.md", "--session", "a|b"],
-            code: 2,
-            says: "not a session id",
-        },
-        Case {
-            args: &["open", "x.md", "--agent", "a\nb"],
-            code: 2,
-            says: "control character",
-        },
-        Case {
-            args: &["open", "x.md", "--ttl=-2h"],
-            code: 2,
-            says: "TTL",
-        },
+    let cases: [Case; 11] = [
+        (&["open", "../x.md"], 2, "outside the brain"),
+        (&["open", "agents/../../x.md"], 2, "outside the brain"),
+        (&["open", "/etc/passwd"], 2, "absolute path"),
+        (&["open", "a\nb.md"], 2, "control character"),
+        (&["open", "a\tb.md"], 2, "control character"),
+        (
+            &["open", "projets/plan.md#No such heading"],
+            2,
+            "has no heading",
+        ),
+        (&["open", "projets/plan.md#"], 2, "section"),
+        (&["open", "   "], 2, "empty"),
+        (&["open", "x.md", "--session", "a|b"], 2, "not a session id"),
+        (&["open", "x.md", "--agent", "a\nb"], 2, "control character"),
+        (&["open", "x.md", "--ttl=-2h"], 2, "TTL"),
     ];
     let reg = b.registry();
     let n = b.commits();
-    for c in &cases {
-        let mut args: Vec<&str> = c.args.to_vec();
+    for (args, code, says) in cases {
+        let mut args: Vec<&str> = args.to_vec();
         if !args.contains(&"--session") {
             args.extend(["--session", "s1"]);
         }
-        b.bsi(&args).code(c.code).stderr_has(c.says);
+        b.bsi(&args).code(code).stderr_has(says);
     }
     b.bsi(&["open", &ten_k, "--session", "s1"])
         .code(2)
