@@ -13,9 +13,11 @@ use crate::git::{Change, ChangesOf};
 use crate::guard::{self, ClaimIndex, Finding, LineRange, Region, Touch};
 use crate::markdown;
 use crate::output;
-use crate::registry::{self, Registry};
+use crate::registry::{self, Claim, Registry, col};
+use crate::scope::Scope;
 use crate::store::Brain;
 use crate::trailer;
+use crate::ttl;
 
 /// The brain-relative path of a work-tree path, `None` when outside the
 /// brain (its registry lives in a subdirectory of the work tree).
@@ -147,7 +149,62 @@ pub(crate) fn verify(
     session: &str,
     worktree: bool,
 ) -> Result<Report> {
-    let index = ClaimIndex::from_claims(reg.all_claims().filter(|(c, _)| c.session == session));
+    let held: Vec<(&Claim, bool)> = reg
+        .all_claims()
+        .filter(|(c, _)| c.session == session)
+        .collect();
+    verify_against(brain, held, session, worktree)
+}
+
+/// The claims a closed session held, read back from its history rows.
+fn closed_claims(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Claim>> {
+    let rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
+        path: brain.registry.clone(),
+        source,
+    })?;
+    let cell = |row: &[(String, String)], name: &str| {
+        row.iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<Claim> = Vec::new();
+    for row in rows {
+        if cell(&row, col::SESSION) != session {
+            continue;
+        }
+        let Ok(scope) = Scope::parse_stored(&cell(&row, col::SCOPE)) else {
+            continue;
+        };
+        if out.iter().any(|c| c.scope == scope) {
+            continue;
+        }
+        let opened = ttl::parse_ts_local(&cell(&row, col::H_OPENED))
+            .unwrap_or_else(|| chrono::DateTime::UNIX_EPOCH.fixed_offset());
+        let closed = ttl::parse_ts_local(&cell(&row, col::H_CLOSED)).unwrap_or(opened);
+        out.push(Claim {
+            session: session.to_string(),
+            scope,
+            agent: cell(&row, col::AGENT),
+            opened,
+            expires: closed,
+            note: String::new(),
+            reason: None,
+            extra: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Verifies `session`'s commits (and, with `worktree`, the work tree)
+/// against the claims it holds or held.
+fn verify_against(
+    brain: &Brain,
+    held: Vec<(&Claim, bool)>,
+    session: &str,
+    worktree: bool,
+) -> Result<Report> {
+    let index = ClaimIndex::from_claims(held);
     let base = opening_commit(brain, session)?;
     let mut commits = Vec::new();
     let mut overflow = Vec::new();
@@ -212,6 +269,8 @@ struct OverflowJson {
 #[derive(Serialize)]
 struct VerifyJson {
     session: String,
+    /// The session has closed: checked against the scopes of its history rows.
+    closed: bool,
     commits: Vec<String>,
     worktree: bool,
     clean: bool,
@@ -244,16 +303,33 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
     let brain = ctx.brain()?;
     let session = ctx.session(session)?;
     let reg = brain.read()?;
-    if !reg.all_claims().any(|(c, _)| c.session == session) {
+    // A closed session is verified against the scopes its history rows name.
+    let holds = reg.all_claims().any(|(c, _)| c.session == session);
+    let closed = if holds {
+        Vec::new()
+    } else {
+        closed_claims(&brain, &reg, &session)?
+    };
+    if !holds && closed.is_empty() {
         return Err(Error::NotFound(format!(
-            "session {session} holds no active or stale claim to verify against"
+            "session {session} holds no claim and has none in the history to verify against"
         )));
     }
-    let report = verify(&brain, &reg, &session, worktree)?;
+    let report = if holds {
+        verify(&brain, &reg, &session, worktree)?
+    } else {
+        verify_against(
+            &brain,
+            closed.iter().map(|c| (c, false)).collect(),
+            &session,
+            worktree,
+        )?
+    };
     let clean = report.overflow.is_empty();
     if json {
         output::print_json(&VerifyJson {
             session: session.clone(),
+            closed: !holds,
             commits: report.commits.iter().map(Oid::to_string).collect(),
             worktree,
             clean,
@@ -282,9 +358,14 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
         let n = report.commits.len();
         let _ = writeln!(
             out,
-            "Verified {session}: {n} commit{}{}",
+            "Verified {session}: {n} commit{}{}{}",
             if n == 1 { "" } else { "s" },
-            if worktree { " and the work tree" } else { "" }
+            if worktree { " and the work tree" } else { "" },
+            if closed.is_empty() {
+                ""
+            } else {
+                " (closed: against the scopes its history rows name)"
+            }
         );
         for o in &report.overflow {
             let _ = writeln!(out, "overflow: {}", describe(o, &session));

@@ -457,6 +457,19 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
         );
     }
     assert!(b.active().is_empty());
+
+    // After the close, verify reads the scopes back from the history rows
+    // and finds the same overflow.
+    let after = b.bsi(&["verify", "s1"]);
+    after
+        .code(6)
+        .stdout_has("Verified s1: 2 commits (closed: against the scopes its history rows name)")
+        .stdout_has("overflow: agents/bob.md — outside every scope of s1")
+        .stdout_has("overflow: 1 file, 1 section");
+    assert_eq!(b.bsi(&["verify", "s1", "--json"]).json()["closed"], true);
+    b.bsi(&["verify", "nobody"])
+        .code(1)
+        .stderr_has("has none in the history");
 }
 
 #[test]
