@@ -645,6 +645,33 @@ impl Git {
     pub fn index_lock_path(&self) -> PathBuf {
         self.repo.path().join("index.lock")
     }
+
+    /// The lock files a writer of this repository's index, HEAD, current
+    /// branch or remote-tracking branches holds while it updates them, and
+    /// leaves behind when it is killed in the middle.
+    pub fn update_locks(&self) -> Vec<PathBuf> {
+        let git_dir = self.repo.path();
+        let common = self.repo.commondir();
+        let mut locks = vec![git_dir.join("index.lock"), git_dir.join("HEAD.lock")];
+        if let Ok(head) = self.repo.find_reference("HEAD")
+            && let Ok(Some(target)) = head.symbolic_target()
+        {
+            locks.push(common.join(format!("{target}.lock")));
+        }
+        // Remote-tracking branches, as `git fetch` updates them.
+        if let Ok(remotes) = std::fs::read_dir(common.join("refs/remotes")) {
+            for remote in remotes.flatten() {
+                if let Ok(refs) = std::fs::read_dir(remote.path()) {
+                    locks.extend(
+                        refs.flatten()
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|x| x == "lock")),
+                    );
+                }
+            }
+        }
+        locks
+    }
 }
 
 /// From this size on, [`Git::write_blob`] writes the loose object itself.

@@ -631,29 +631,48 @@ impl Brain {
             .open(self.lock_path());
     }
 
-    /// A bsi that died while git2 was writing the index leaves `index.lock`
-    /// behind, and git then refuses every index write. The intent record
-    /// says a bsi died mid-write; a lock made after it that is still there
-    /// after a second (a live git holds it for milliseconds) is that bsi's,
-    /// and is removed.
-    fn clear_dead_index_lock(&self) {
-        let lock = self.git.index_lock_path();
+    /// A bsi killed while it (libgit2, or the `git fetch` it ran) updated
+    /// the index, HEAD or a branch leaves that update's `.lock` file behind,
+    /// and git then refuses every later update. The record in the writer
+    /// lock file says a bsi died mid-operation; a lock made after it that is
+    /// still there after a second (a live git holds one for milliseconds) is
+    /// that bsi's, and is removed.
+    fn clear_dead_locks(&self) {
         let made = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
         if self.pending_intent().is_none() {
             return;
         }
-        let (Some(intent), Some(_)) = (made(&self.lock_path()), made(&lock)) else {
+        let Some(since) = made(&self.lock_path()) else {
             return;
         };
+        let mut left: Vec<PathBuf> = self
+            .git
+            .update_locks()
+            .into_iter()
+            .filter(|l| made(l).is_some_and(|t| t >= since))
+            .collect();
         let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(1) {
-            match made(&lock) {
-                None => return,
-                Some(t) if t < intent => return,
-                Some(_) => std::thread::sleep(Duration::from_millis(20)),
-            }
+        while !left.is_empty() && start.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(20));
+            left.retain(|l| made(l).is_some_and(|t| t >= since));
         }
-        let _ = fs::remove_file(&lock);
+        for l in left {
+            let _ = fs::remove_file(l);
+        }
+    }
+
+    /// Records, for the duration of the returned guard, that a bsi is at
+    /// work on this repository beyond the registry file (fetching, pushing,
+    /// moving the branch): if it dies, the next bsi clears the locks it left.
+    pub fn busy<'l>(&self, lock: &'l WriterLock, what: &str) -> Result<Busy<'l>> {
+        let path = self.lock_path();
+        OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .and_then(|mut f| writeln!(f, "busy {what}"))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        Ok(Busy { path, _lock: lock })
     }
 
     /// Finishes or undoes a write that a bsi process did not complete, as
@@ -670,7 +689,7 @@ impl Brain {
                 .and_then(|v| Oid::from_str(&v).ok())
         };
         let (old, new) = (field("old "), field("new "));
-        self.clear_dead_index_lock();
+        self.clear_dead_locks();
         let Some(new) = new else {
             self.clear_intent();
             return Ok(None);
@@ -746,6 +765,21 @@ fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
             what: "the registry",
             path: path.to_path_buf(),
         }),
+    }
+}
+
+/// See [`Brain::busy`]: clears the record when the work is done.
+pub struct Busy<'l> {
+    path: PathBuf,
+    _lock: &'l WriterLock,
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        let _ = OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&self.path);
     }
 }
 

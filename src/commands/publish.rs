@@ -78,6 +78,7 @@ pub(crate) fn apply<R>(
         return local(brain, &lock, &loaded, &mut plan, Landed::Local);
     };
     let _ = brain.register_merge_driver();
+    let _busy = brain.busy(&lock, "publish")?;
     for attempt in 0..MAX_ATTEMPTS {
         if let Err(why) = remote.fetch(&brain.workdir) {
             return offline(ctx, brain, &lock, &loaded, &mut plan, &remote, why);

@@ -38,6 +38,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let lock = brain.lock()?;
     let loaded = brain.load_for_write(&lock)?;
     let _ = brain.register_merge_driver();
+    let busy = brain.busy(&lock, "sync")?;
     let pending = brain.pending();
     let mut pushed = false;
     let mut merged = None;
@@ -87,6 +88,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         ));
     };
     brain.mark_synced(ctx.now)?;
+    drop(busy);
     drop(lock);
 
     let sections = resolve::sections(&brain.root);

@@ -827,7 +827,7 @@ fn stale_leftovers_of_a_dead_process_do_not_block() {
 }
 
 #[test]
-fn an_index_lock_left_by_a_dead_bsi_is_cleared_but_a_live_one_is_not() {
+fn locks_left_by_a_dead_bsi_are_cleared_but_a_live_one_is_not() {
     let b = Brain::new();
     // A bsi dies after its commit, as if inside git2's index write: its
     // intent record is there, and so is the index.lock it was writing.
@@ -837,10 +837,13 @@ fn an_index_lock_left_by_a_dead_bsi_is_cleared_but_a_live_one_is_not() {
     );
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(b.path().join(".git/index.lock"), "").expect("lock");
+    // Likewise the lock of the branch a killed libgit2 was moving.
+    std::fs::write(b.path().join(".git/refs/heads/main.lock"), "").expect("lock");
     let t0 = Instant::now();
     b.bsi(&["open", "projets/", "--session", "s2"]).ok();
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert!(!b.path().join(".git/index.lock").exists());
+    assert!(!b.path().join(".git/refs/heads/main.lock").exists());
     assert_eq!(b.status(), "");
     assert_eq!(b.active().len(), 2);
     // With no dead bsi behind it, a lock is another git's, and is left alone.
