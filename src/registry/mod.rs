@@ -239,7 +239,9 @@ impl Table {
 /// A parsed registry, and the edits made to it since.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    pub(crate) text: String,
+    /// Shared between a registry and the edited copies made from it: a
+    /// plan clones the registry, never its (possibly 10 MB) text.
+    pub(crate) text: std::sync::Arc<String>,
     pub(crate) eol: &'static str,
     pub(crate) active: Table,
     pub(crate) stale: Table,

@@ -413,7 +413,7 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
         }
     }
     Ok(Registry {
-        text,
+        text: std::sync::Arc::new(text),
         eol,
         active,
         stale,
