@@ -65,6 +65,7 @@ struct Refused {
     session: String,
     conflicts: Vec<ConflictJson>,
     alternatives: Vec<String>,
+    free_in_request: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -136,10 +137,18 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             }
         }
         if !blockers.is_empty() {
-            let alternatives = alternatives(&brain, reg, &session, &scopes, &sections);
+            // Alternatives for what was refused; what was free in the
+            // request is said apart.
+            let refused: Vec<Scope> = scopes
+                .iter()
+                .filter(|s| blockers.iter().any(|b| &b.requested == *s))
+                .cloned()
+                .collect();
+            let alternatives = alternatives(&brain, reg, &session, &refused, &scopes, &sections);
             return Ok(Plan::Keep(Outcome::Refused {
                 blockers,
                 alternatives,
+                free: grant,
             }));
         }
         if let Some(limit) = config.max_active_per_agent {
@@ -189,8 +198,9 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         Outcome::Refused {
             blockers,
             alternatives,
+            free,
         } => {
-            report_refusal(ctx, &session, &blockers, &alternatives, json);
+            report_refusal(ctx, &session, &blockers, &alternatives, &free, json);
             return Ok(exit::CONFLICT);
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -271,6 +281,8 @@ enum Outcome {
     Refused {
         blockers: Vec<Owned>,
         alternatives: Vec<Scope>,
+        /// Scopes of the request nobody else holds.
+        free: Vec<Scope>,
     },
 }
 
@@ -279,6 +291,7 @@ fn report_refusal(
     session: &str,
     blockers: &[Owned],
     alternatives: &[Scope],
+    free: &[Scope],
     json: bool,
 ) {
     if json {
@@ -293,6 +306,7 @@ fn report_refusal(
                 })
                 .collect(),
             alternatives: alternatives.iter().map(ToString::to_string).collect(),
+            free_in_request: free.iter().map(ToString::to_string).collect(),
         });
         return;
     }
@@ -304,6 +318,13 @@ fn report_refusal(
             "  {} conflicts: {}",
             b.requested,
             output::describe(&b.claim, b.stale, ctx.now)
+        );
+    }
+    if !free.is_empty() {
+        let _ = writeln!(
+            err,
+            "Free in this request: {} (a request is granted all or none: open these alone if they are enough)",
+            scopes_summary(free)
         );
     }
     if alternatives.is_empty() {
@@ -325,12 +346,13 @@ fn alternatives(
     brain: &Brain,
     reg: &Registry,
     session: &str,
+    refused: &[Scope],
     requested: &[Scope],
     sections: &dyn Sections,
 ) -> Vec<Scope> {
     let registry_rel = brain.rel_to_root();
     let mut cands: Vec<Scope> = Vec::new();
-    for r in requested {
+    for r in refused {
         match r {
             Scope::Global => cands.extend(resolve::children(&brain.root, "")),
             Scope::Dir(d) => {

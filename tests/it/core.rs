@@ -783,3 +783,32 @@ fn bsi_now_is_the_clock() {
         .code(2)
         .stderr_has("BSI_NOW");
 }
+
+#[test]
+fn a_refused_request_says_which_of_its_scopes_are_free() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "agents/alice.md",
+        "--session",
+        "s2",
+        "--json",
+    ]);
+    r.code(3);
+    let j = r.json();
+    assert_eq!(j["free_in_request"][0], "projets/plan.md");
+    // Alternatives are for the refused scope only: nothing in agents/ is free.
+    assert_eq!(j["alternatives"].as_array().map(Vec::len), Some(0), "{j}");
+    b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "agents/alice.md",
+        "--session",
+        "s2",
+    ])
+    .code(3)
+    .stderr_has("Free in this request: projets/plan.md");
+    assert_eq!(b.active().len(), 1);
+}
