@@ -40,6 +40,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(back.active_claims.len(), expect_active.len());
     assert_eq!(back.stale_claims.len(), expect_stale.len());
     for (a, b) in back.active_claims.iter().zip(&expect_active) {
-        assert_eq!((&a.session, &a.scope, a.opened, a.expires), (&b.session, &b.scope, b.opened, b.expires));
+        assert_eq!(
+            (&a.session, &a.scope, a.opened, a.expires),
+            (&b.session, &b.scope, b.opened, b.expires)
+        );
     }
 });
