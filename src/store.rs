@@ -651,10 +651,17 @@ impl Brain {
             .into_iter()
             .filter(|l| made(l).is_some_and(|t| t >= since))
             .collect();
-        let start = Instant::now();
-        while !left.is_empty() && start.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(20));
-            left.retain(|l| made(l).is_some_and(|t| t >= since));
+        // A git that is alive keeps its lock file open (`git commit` does so
+        // while its editor is open, for minutes): such a lock is never
+        // touched. Where open files cannot be listed, a live git is told by
+        // its lock going away within a second.
+        left.retain(|l| !held_open(l).unwrap_or(false));
+        if !Path::new("/proc/self/fd").is_dir() {
+            let start = Instant::now();
+            while !left.is_empty() && start.elapsed() < Duration::from_secs(1) {
+                std::thread::sleep(Duration::from_millis(20));
+                left.retain(|l| made(l).is_some_and(|t| t >= since));
+            }
         }
         for l in left {
             let _ = fs::remove_file(l);
@@ -786,6 +793,33 @@ impl Drop for Busy<'_> {
 /// Held while a bsi process reads, checks, writes and commits the registry.
 pub struct WriterLock {
     _file: File,
+}
+
+/// Whether some process has `path` open, from `/proc/*/fd`; `None` where
+/// that cannot be known (no `/proc`).
+fn held_open(path: &Path) -> Option<bool> {
+    let procs = fs::read_dir("/proc").ok()?;
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    for p in procs.flatten() {
+        if !p
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|t| t == target))
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 fn line_of_byte(bytes: &[u8], at: usize) -> usize {

@@ -846,9 +846,30 @@ fn locks_left_by_a_dead_bsi_are_cleared_but_a_live_one_is_not() {
     assert!(!b.path().join(".git/refs/heads/main.lock").exists());
     assert_eq!(b.status(), "");
     assert_eq!(b.active().len(), 2);
+    // A dead bsi behind, but a live git holding its lock open (as `git
+    // commit` does while its editor is open): that lock is left alone.
+    b.bsi_env(&["close", "s2"], &[("BSI_FAULT_POINT", "after-commit")]);
+    let lock = b.path().join(".git/index.lock");
+    let mut holder = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3>>\"$0\"; sleep 5")
+        .arg(&lock)
+        .spawn()
+        .expect("spawn a lock holder");
+    while !lock.exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    b.bsi(&["open", "README.md", "--session", "s3"])
+        .code(1)
+        .stderr_has("the git index is locked");
+    assert!(lock.exists(), "a live git's lock was removed");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    std::fs::remove_file(&lock).expect("unlock");
+    b.bsi(&["open", "README.md", "--session", "s3"]).ok();
     // With no dead bsi behind it, a lock is another git's, and is left alone.
     std::fs::write(b.path().join(".git/index.lock"), "").expect("lock");
-    b.bsi(&["close", "s2"])
+    b.bsi(&["close", "s3"])
         .code(1)
         .stderr_has("the git index is locked");
     assert!(b.path().join(".git/index.lock").exists());
