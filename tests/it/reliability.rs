@@ -331,19 +331,14 @@ fn check_after_kill(b: &Brain, before_head: &str, label: &str) {
 
 #[test]
 fn killed_at_every_write_point_the_next_command_repairs() {
-    let points = [
-        "after-lock",
-        "after-intent",
-        "after-temp",
-        "after-rename",
-        "after-commit",
-        "after-index",
-    ];
+    // Every point the write path declares.
+    let points = bsi::store::FAULT_POINTS;
+    assert_eq!(points.len(), 6);
     let rounds = if long() { 10 } else { 2 };
     let b = Brain::new();
     let mut kills = 0;
     for round in 0..rounds {
-        for p in points {
+        for &p in points {
             let before = b.git(&["rev-parse", "HEAD"]).trim().to_string();
             let before_reg = b.registry();
             let session = format!("k{round}-{p}");
