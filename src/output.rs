@@ -36,6 +36,20 @@ pub struct ClaimJson {
     pub minutes_left: i64,
 }
 
+impl ClaimJson {
+    /// Claims that are all active or all stale.
+    pub fn list<'a>(
+        claims: impl IntoIterator<Item = &'a Claim>,
+        stale: bool,
+        now: DateTime<FixedOffset>,
+    ) -> Vec<ClaimJson> {
+        claims
+            .into_iter()
+            .map(|c| ClaimJson::new(c, stale, now))
+            .collect()
+    }
+}
+
 /// RFC 3339 to the second.
 pub fn rfc3339(t: DateTime<FixedOffset>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)

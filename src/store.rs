@@ -199,11 +199,11 @@ impl Brain {
 
     /// Reads and parses the registry for a read-only command. Uncommitted
     /// edits are read as they are.
-    /// When a bsi process died in the middle of a write, the file may hold a
-    /// change that never reached a commit: the committed registry is read
-    /// instead, and the next write command repairs the file.
-    /// A write under way is not waited for: its intent record is there, and
-    /// the committed registry is what the reader sees.
+    ///
+    /// While the writer lock file holds a record — a write under way, or one
+    /// a dead bsi left — the file may hold a change no commit has: the
+    /// committed registry is read instead. A write under way is not waited
+    /// for; a dead one is repaired by the next write command.
     pub fn read(&self) -> Result<Registry> {
         if self.pending_intent().is_some() {
             let head = self.git.head_state(&self.rel)?;
@@ -244,7 +244,9 @@ impl Brain {
     /// left, then refuses if the file or its index entry differs from HEAD.
     pub fn load_for_write(&self, _lock: &WriterLock) -> Result<Loaded> {
         self.git.ensure_clean_state()?;
-        self.repair()?;
+        if let Some(done) = self.repair()? {
+            eprintln!("note: {done}");
+        }
         let head = self.git.head_state(&self.rel)?;
         let meta = fs::metadata(&self.registry).ok();
         self.ensure_writable(meta.as_ref())?;

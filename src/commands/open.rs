@@ -209,10 +209,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     if json {
         output::print_json(&Opened {
             session: session.clone(),
-            opened: new_claims
-                .iter()
-                .map(|c| ClaimJson::new(c, false, ctx.now))
-                .collect(),
+            opened: ClaimJson::list(new_claims.iter(), false, ctx.now),
             already_held: held
                 .iter()
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))

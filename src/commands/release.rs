@@ -92,14 +92,15 @@ pub(crate) fn run(
         })
     })?;
     let targets = applied.report;
+    let released: Vec<ClaimJson> = targets
+        .iter()
+        .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
+        .collect();
     if !confirm {
         if json {
             output::print_json(&Released {
                 session: session.to_string(),
-                released: targets
-                    .iter()
-                    .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
-                    .collect(),
+                released,
                 dry_run: true,
                 commit: None,
             });
@@ -140,10 +141,7 @@ pub(crate) fn run(
     if json {
         output::print_json(&Released {
             session: session.to_string(),
-            released: targets
-                .iter()
-                .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
-                .collect(),
+            released,
             dry_run: false,
             commit: commit.map(|c| c.to_string()),
         });

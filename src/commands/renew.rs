@@ -95,14 +95,8 @@ pub(crate) fn run(
     if json {
         output::print_json(&Renewed {
             session,
-            renewed: renewed
-                .iter()
-                .map(|c| ClaimJson::new(c, false, ctx.now))
-                .collect(),
-            unchanged: unchanged
-                .iter()
-                .map(|c| ClaimJson::new(c, false, ctx.now))
-                .collect(),
+            renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
+            unchanged: ClaimJson::list(unchanged.iter(), false, ctx.now),
             commit: commit.map(|c| c.to_string()).unwrap_or_default(),
         });
     } else {

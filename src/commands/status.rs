@@ -61,16 +61,8 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
     if json {
         output::print_json(&Status {
             now: output::rfc3339(ctx.now),
-            active: reg
-                .active_claims
-                .iter()
-                .map(|c| ClaimJson::new(c, false, ctx.now))
-                .collect(),
-            stale: reg
-                .stale_claims
-                .iter()
-                .map(|c| ClaimJson::new(c, true, ctx.now))
-                .collect(),
+            active: ClaimJson::list(reg.active_claims.iter(), false, ctx.now),
+            stale: ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             sync,
         });

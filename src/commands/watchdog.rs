@@ -80,14 +80,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         output::print_json(&Report {
             active,
             stale,
-            moved: moved
-                .iter()
-                .map(|c| ClaimJson::new(c, true, ctx.now))
-                .collect(),
-            stale_claims: stale_claims
-                .iter()
-                .map(|c| ClaimJson::new(c, true, ctx.now))
-                .collect(),
+            moved: ClaimJson::list(moved.iter(), true, ctx.now),
+            stale_claims: ClaimJson::list(stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
             commit: commit.as_ref().map(ToString::to_string),
         });

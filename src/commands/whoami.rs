@@ -41,14 +41,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         output::print_json(&WhoAmI {
             session: session.to_string(),
             agent,
-            active: active
-                .iter()
-                .map(|c| ClaimJson::new(c, false, ctx.now))
-                .collect(),
-            stale: stale
-                .iter()
-                .map(|c| ClaimJson::new(c, true, ctx.now))
-                .collect(),
+            active: ClaimJson::list(active.iter(), false, ctx.now),
+            stale: ClaimJson::list(stale.iter(), true, ctx.now),
         });
         return Ok(exit::OK);
     }

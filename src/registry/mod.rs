@@ -273,11 +273,6 @@ impl Registry {
         self.history.rows.len()
     }
 
-    /// Whether any edit was recorded.
-    pub fn is_changed(&self) -> bool {
-        !self.splices.is_empty()
-    }
-
     /// Every claim, active then stale, with a flag saying which.
     pub fn all_claims(&self) -> impl Iterator<Item = (&Claim, bool)> {
         self.active_claims

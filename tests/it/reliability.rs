@@ -869,3 +869,25 @@ fn locks_left_by_a_dead_bsi_are_cleared_but_a_live_one_is_not() {
         .stderr_has("the git index is locked");
     assert!(b.path().join(".git/index.lock").exists());
 }
+
+#[test]
+fn the_next_command_says_what_it_repaired() {
+    let b = Brain::new();
+    b.bsi_env(
+        &["open", "agents/", "--session", "s1"],
+        &[("BSI_FAULT_POINT", "after-rename")],
+    );
+    b.bsi(&["open", "projets/", "--session", "s2"])
+        .ok()
+        .stderr_has("note: rolled back an interrupted bsi write that never reached a commit");
+    assert!(!b.registry().contains("| s1 |"));
+    b.bsi_env(
+        &["open", "agents/", "--session", "s3"],
+        &[("BSI_FAULT_POINT", "after-commit")],
+    );
+    b.bsi(&["open", "README.md", "--session", "s4"])
+        .ok()
+        .stderr_has("note: finished an interrupted bsi write (its commit had landed)");
+    assert!(b.registry().contains("| s3 | agents/ |"));
+    assert_eq!(b.status(), "");
+}
