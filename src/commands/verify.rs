@@ -300,9 +300,10 @@ pub(crate) fn describe(o: &Overflow, session: &str) -> String {
 }
 
 pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?;
-    let reg = brain.read()?;
+    let remote = settings.remote(&brain.git)?;
+    let reg = brain.view(remote.as_ref())?.registry;
     // A closed session is verified against the scopes its history rows name.
     let holds = reg.all_claims().any(|(c, _)| c.session == session);
     let closed = if holds {

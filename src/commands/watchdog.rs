@@ -4,11 +4,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, commit_message};
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::resolve;
 use crate::ttl;
@@ -25,9 +25,9 @@ struct Report {
 }
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let sections = resolve::sections(&brain.root);
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         let mut edited: Registry = reg.clone();
         let mut moved: Vec<Claim> = Vec::new();
         for (i, c) in reg.active_claims.iter().enumerate() {
@@ -109,7 +109,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(
-        &applied.landed,
+        &brain,
+        &applied.landing,
         if stale > 0 { exit::STALE } else { exit::OK },
     ))
 }
