@@ -21,7 +21,10 @@ fn init_writes_three_tables_and_commits_once() {
     assert_eq!(b.head_commits(), 1);
     assert_eq!(b.status(), "");
     assert_eq!(b.registry_copy(), reg);
-    assert!(b.read("BRAIN-INDEX.md").starts_with("<!-- bsi: this file is a COPY"));
+    assert!(
+        b.read("BRAIN-INDEX.md")
+            .starts_with("<!-- bsi: this file is a COPY")
+    );
     // A second init refuses and changes nothing.
     b.bsi(&["init"])
         .code(1)
@@ -592,7 +595,8 @@ fn staged_user_files_are_not_swept_into_bsi_commits() {
 fn editing_the_copy_changes_nothing_and_is_never_committed() {
     let b = Brain::new();
     let before = b.registry();
-    let edited = b.read("BRAIN-INDEX.md") + "\n| forged | agents/ | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 | |\nmanual note\n";
+    let edited = b.read("BRAIN-INDEX.md")
+        + "\n| forged | agents/ | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 | |\nmanual note\n";
     b.write("BRAIN-INDEX.md", &edited);
     assert_eq!(b.status(), "", "the copy is ignored by git");
     // The forged row is not a claim: agents/ is free.

@@ -305,7 +305,11 @@ fn check_after_kill(b: &Brain, user: &(String, String, String), label: &str) {
         assert_eq!(b.commits(), before + 1, "{label}: one commit per change");
         assert_eq!(b.registry_copy(), b.registry(), "{label}: the copy lags");
     }
-    assert_eq!(&b.user_state(), user, "{label}: the user's branch, index or files changed");
+    assert_eq!(
+        &b.user_state(),
+        user,
+        "{label}: the user's branch, index or files changed"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(b.path())
         .expect("read dir")
         .filter_map(|e| e.ok())
@@ -348,7 +352,10 @@ fn killed_at_every_write_point_the_next_command_repairs() {
             // Right after the kill: the branch holds the old state, or the new one.
             let reg = b.registry();
             let landed = reg.contains(&format!("| {session} | {scope} |"));
-            assert!(reg == before_reg || landed, "{p}: registry is neither old nor new");
+            assert!(
+                reg == before_reg || landed,
+                "{p}: registry is neither old nor new"
+            );
             // Only a kill after the branch moved keeps the change.
             assert_eq!(landed, p == "after-branch", "{p}");
             check_after_kill(&b, &user, p);
@@ -448,7 +455,10 @@ fn claims_work_during_a_merge_or_a_rebase_and_leave_them_as_they_are() {
         std::fs::read(b.path().join(".git/index")).expect("index"),
         index
     );
-    assert!(b.path().join(".git/MERGE_HEAD").exists(), "the merge goes on");
+    assert!(
+        b.path().join(".git/MERGE_HEAD").exists(),
+        "the merge goes on"
+    );
     b.git(&["merge", "--abort"]);
     b.git(&["checkout", "-q", "other"]);
     assert_ne!(b.git_run(&["rebase", "main"]).code, 0);
@@ -704,7 +714,14 @@ fn hostile_registries_are_refused_byte_identical() {
         &["mktree"],
         &format!("100644 blob {}\tBRAIN-INDEX.md\n", blob.trim()),
     );
-    let commit = b.git(&["commit-tree", tree.trim(), "-p", "brain-index", "-m", "binary"]);
+    let commit = b.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        "brain-index",
+        "-m",
+        "binary",
+    ]);
     b.git(&["update-ref", "refs/heads/brain-index", commit.trim()]);
     b.bsi(&["status"]).code(5).stderr_has("not valid UTF-8");
     b.bsi(&["open", "x.md", "--session", "s"]).code(5);
@@ -802,7 +819,10 @@ fn locks_left_by_a_dead_bsi_are_cleared_but_a_live_one_is_not() {
     // never removed, and the error names it.
     std::fs::write(b.path().join(".git/bsi/lock"), dead_record).expect("record");
     std::fs::write(&lock, "").expect("lock");
-    let held = std::fs::OpenOptions::new().append(true).open(&lock).expect("hold");
+    let held = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&lock)
+        .expect("hold");
     b.bsi(&["open", "README.md", "--session", "s3"])
         .code(1)
         .stderr_has("brain-index.lock");
