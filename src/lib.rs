@@ -28,6 +28,7 @@ pub mod publish;
 pub mod registry;
 pub mod resolve;
 pub mod scope;
+pub mod session;
 pub mod settings;
 pub mod store;
 pub mod trailer;
