@@ -12,6 +12,7 @@
 //! [`resolve`] (the file system view of scopes). [`commands`] ties them
 //! together per subcommand.
 
+pub mod agents;
 pub mod cli;
 pub mod commands;
 pub mod config;
