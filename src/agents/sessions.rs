@@ -19,6 +19,15 @@ pub fn dir_in(common_git_dir: &Path) -> PathBuf {
     common_git_dir.join("bsi-agents")
 }
 
+/// The session map of the repository `dir` is in, whichever of its
+/// worktrees that is.
+pub fn in_repo(dir: &Path) -> Result<SessionMap> {
+    let git = crate::git::Git::discover(dir)?;
+    Ok(SessionMap::new(&dir_in(&super::install::common_dir(
+        &git.git_dir(),
+    ))))
+}
+
 /// The session map in one directory.
 #[derive(Debug, Clone)]
 pub struct SessionMap {
