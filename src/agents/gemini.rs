@@ -1,7 +1,9 @@
 //! Gemini CLI: `BeforeTool` events for `write_file` and `replace`,
-//! `SessionStart`, the answers, and the hook entries of
-//! `.gemini/settings.json`. Gemini CLI reads stdout as JSON whenever the hook
-//! exits 0, so even an allow prints `{}`.
+//! `SessionStart`, `AfterAgent` (its stop: the end of a turn), the answers,
+//! and the hook entries of `.gemini/settings.json`. Gemini CLI reads stdout
+//! as JSON whenever the hook exits 0, so even an allow prints `{}`.
+//! `BeforeTool` cannot add to the agent's context: what an agent is told
+//! when it is let through goes to the person (`systemMessage`).
 
 use std::path::Path;
 
@@ -67,10 +69,6 @@ pub fn answer(verdict: &Verdict) -> Answer {
         Verdict::Allow => Answer::json(&json!({})),
         Verdict::Claimed { message, .. } => Answer::json(&json!({
             "systemMessage": format!("bsi: {}", first_line(message)),
-            "hookSpecificOutput": {
-                "hookEventName": "BeforeTool",
-                "additionalContext": message,
-            }
         })),
         Verdict::Deny { reason } => Answer::json(&json!({
             "decision": "deny",
@@ -93,14 +91,23 @@ pub fn answer_session_start(briefing: &Briefing) -> Answer {
     }))
 }
 
+/// The answer to `AfterAgent`: `decision: "deny"` sends the agent back with
+/// the reason as its next prompt.
+pub fn answer_stop(reason: Option<&str>) -> Answer {
+    match reason {
+        Some(r) => Answer::json(&json!({ "decision": "deny", "reason": r })),
+        None => Answer::json(&json!({})),
+    }
+}
+
 /// The project settings file, relative to the work tree root.
 pub const SETTINGS: &str = ".gemini/settings.json";
 
-/// The hook entries bsi adds to `.gemini/settings.json` (Gemini CLI has no
-/// stop event bsi handles).
+/// The hook entries bsi adds to `.gemini/settings.json`.
 pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
     ("BeforeTool", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
+    ("AfterAgent", None, HookKind::Stop),
 ];
 
 #[cfg(test)]
@@ -153,10 +160,25 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(s.session_id, "gemini-session-7");
+        let st = parse_stop(
+            Tool::Gemini,
+            &fixture("gemini-afteragent.json"),
+            Path::new("/"),
+        )
+        .expect("parses");
+        assert!(!st.continued);
         assert!(matches!(
-            parse_stop(Tool::Gemini, "{}", Path::new("/")),
-            Err(EventError::Unsupported { .. })
+            parse_stop(
+                Tool::Gemini,
+                &fixture("gemini-sessionstart.json"),
+                Path::new("/")
+            ),
+            Err(EventError::WrongEvent { .. })
         ));
+        let v: Value = serde_json::from_str(&answer_stop(Some("close")).stdout).expect("json");
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["reason"], "close");
+        assert_eq!(answer_stop(None).stdout, "{}\n");
     }
 
     #[test]

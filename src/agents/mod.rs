@@ -128,14 +128,6 @@ pub enum EventError {
     /// Codex's patch text could not be read.
     #[error("the apply_patch text is malformed: {0}")]
     Patch(String),
-    /// The tool has no such event.
-    #[error("{tool} sends no {what} event bsi handles")]
-    Unsupported {
-        /// The tool's product name.
-        tool: &'static str,
-        /// The event.
-        what: &'static str,
-    },
 }
 
 /// A pre-edit event, tool-neutral.
@@ -453,12 +445,19 @@ pub struct Stop {
     pub continued: bool,
 }
 
-/// Reads a stop event. Gemini CLI has none bsi handles.
+/// Reads a stop event (Gemini CLI: `AfterAgent`, the end of a turn).
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
     let o = object(input)?;
     let continued = match tool {
-        Tool::Claude | Tool::Codex => {
-            check_event(&o, "Stop")?;
+        Tool::Claude | Tool::Codex | Tool::Gemini => {
+            check_event(
+                &o,
+                if tool == Tool::Gemini {
+                    "AfterAgent"
+                } else {
+                    "Stop"
+                },
+            )?;
             opt_bool(&o, "stop_hook_active")?.unwrap_or(false)
         }
         Tool::Cursor => {
@@ -473,12 +472,6 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
                     });
                 }
             }
-        }
-        Tool::Gemini => {
-            return Err(EventError::Unsupported {
-                tool: Tool::Gemini.title(),
-                what: "stop",
-            });
         }
     };
     let keys: &[&'static str] = match tool {
@@ -502,7 +495,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
     match tool {
         Tool::Claude | Tool::Codex => claude::answer_stop(reason),
         Tool::Cursor => cursor::answer_stop(reason),
-        Tool::Gemini => Answer::default(),
+        Tool::Gemini => gemini::answer_stop(reason),
     }
 }
 

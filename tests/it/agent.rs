@@ -47,9 +47,7 @@ fn agent_install_into_an_empty_project_and_back() {
         let edit = format!("{exe} hook edit --tool {tool}");
         assert!(cmds.contains(&edit), "{tool}: {cmds:?}");
         assert!(cmds.contains(&format!("{exe} hook session-start --tool {tool}")));
-        if tool != "gemini" {
-            assert!(cmds.contains(&format!("{exe} hook stop --tool {tool}")));
-        }
+        assert!(cmds.contains(&format!("{exe} hook stop --tool {tool}")));
         match tool {
             "claude" => assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"],
