@@ -223,6 +223,21 @@ impl FileEdit {
     }
 }
 
+/// `path` relative to `root`, with `/` between its parts, as scopes name
+/// files; `None` when it is outside `root` (or not UTF-8). Lexical: give
+/// `root` in the form the tool uses (canonicalize both when in doubt).
+pub fn relative_to(path: &Path, root: &Path) -> Option<String> {
+    let rel = clean(path).strip_prefix(clean(root)).ok()?.to_path_buf();
+    let parts = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// Why the new text of an edit is not known: the edit is then judged at file
 /// level (it touches the whole file).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -673,6 +688,21 @@ mod tests {
             EditOp::Delete,
         );
         assert_eq!(abs.path, PathBuf::from("/elsewhere/b.md"));
+    }
+
+    #[test]
+    fn paths_relative_to_the_brain() {
+        let root = Path::new("/brain");
+        assert_eq!(
+            relative_to(Path::new("/brain/notes/a.md"), root),
+            Some("notes/a.md".into())
+        );
+        assert_eq!(relative_to(Path::new("/elsewhere/a.md"), root), None);
+        assert_eq!(relative_to(Path::new("/brain"), root), None);
+        assert_eq!(
+            relative_to(Path::new("/brain/x/../a.md"), Path::new("/brain/.")),
+            Some("a.md".into())
+        );
     }
 
     #[test]
