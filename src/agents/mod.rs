@@ -811,6 +811,86 @@ mod tests {
         }
     }
 
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop_oneof![
+                Just("PreToolUse"),
+                Just("BeforeTool"),
+                Just("preToolUse"),
+                Just("Edit"),
+                Just("MultiEdit"),
+                Just("Write"),
+                Just("apply_patch"),
+                Just("replace"),
+                Just("Delete"),
+                Just("*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End Patch"),
+                Just(""),
+            ]
+            .prop_map(|s| Value::String(s.into())),
+            ".{0,20}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            let keys = prop_oneof![
+                Just("hook_event_name"),
+                Just("session_id"),
+                Just("conversation_id"),
+                Just("cwd"),
+                Just("tool_name"),
+                Just("tool_input"),
+                Just("file_path"),
+                Just("old_string"),
+                Just("new_string"),
+                Just("replace_all"),
+                Just("edits"),
+                Just("content"),
+                Just("command"),
+                Just("stop_hook_active"),
+                Just("loop_count"),
+                Just("expected_replacements"),
+                Just("workspace_roots"),
+            ];
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((keys, inner), 0..8).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_event_makes_a_hook_panic(v in any_json(), text in proptest::option::of("[a-z\n]{0,30}")) {
+            let input = v.to_string();
+            for tool in Tool::ALL {
+                if let Ok(PreEdit::Edit(r)) = parse_edit(tool, &input, Path::new("/b")) {
+                    for e in &r.edits {
+                        let _ = new_text(e, text.as_deref());
+                    }
+                }
+                let _ = parse_session_start(tool, &input, Path::new("/b"));
+                let _ = parse_stop(tool, &input, Path::new("/b"));
+            }
+        }
+
+        #[test]
+        fn no_patch_makes_a_hook_panic(
+            body in proptest::collection::vec("[ +@*a-z-]{0,6}", 0..16),
+            text in "[a-z \n]{0,60}",
+        ) {
+            let input = format!("*** Begin Patch\n*** Update File: a.md\n{}\n*** End Patch\n", body.join("\n"));
+            if let Ok(edits) = codex::patch_edits(&input, Path::new("/b")) {
+                for e in &edits {
+                    let _ = new_text(e, Some(&text));
+                }
+            }
+        }
+    }
+
     #[test]
     fn fail_open_never_blocks() {
         for tool in Tool::ALL {
