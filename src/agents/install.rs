@@ -371,8 +371,16 @@ pub fn install(
         return Ok((path, Installed::Already));
     };
     let rec = record(common, tool, &path);
-    let first = read_opt(&rec.wrote)?.is_none();
-    if first {
+    let wrote = read_opt(&rec.wrote)?;
+    let had_ours = text
+        .as_deref()
+        .is_some_and(|t| unmerge(tool, t).ok().flatten().is_some());
+    let keep_record = if wrote.is_some() && wrote == before {
+        // The file is as bsi last wrote it (a moved binary): what it held
+        // before the first install is still the original.
+        true
+    } else if !had_ours {
+        // A file without bsi's hooks: these bytes are the original.
         let dir_existed = path.parent().is_some_and(Path::is_dir);
         match &before {
             Some(b) => {
@@ -384,9 +392,19 @@ pub fn install(
                 remove_opt(&rec.original)?;
             }
         }
-    }
+        true
+    } else {
+        // bsi's hooks in a file edited since: the original is unknown, and
+        // uninstall will take out bsi's entries only.
+        remove_opt(&rec.original)?;
+        remove_opt(&rec.absent)?;
+        remove_opt(&rec.wrote)?;
+        false
+    };
     write_atomic(&path, new.as_bytes())?;
-    write_atomic(&rec.wrote, new.as_bytes())?;
+    if keep_record {
+        write_atomic(&rec.wrote, new.as_bytes())?;
+    }
     Ok((
         path,
         if before.is_some() {
@@ -567,6 +585,45 @@ mod tests {
         assert_eq!(
             uninstall(Tool::Cursor, &root, &common).expect("un").1,
             Uninstalled::NotInstalled
+        );
+    }
+
+    #[test]
+    fn a_moved_binary_keeps_the_original_and_a_deleted_file_starts_afresh() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        let common = dir.path().join("git");
+        let settings = root.join(".claude/settings.json");
+        fs::create_dir_all(root.join(".claude")).expect("mkdir");
+        fs::write(&settings, "{\"model\": \"opus\"}").expect("write");
+        install(Tool::Claude, &root, &common, "/old/bsi").expect("install");
+        install(Tool::Claude, &root, &common, BSI).expect("re-point");
+        assert!(
+            !fs::read_to_string(&settings)
+                .expect("read")
+                .contains("/old/bsi")
+        );
+        uninstall(Tool::Claude, &root, &common).expect("uninstall");
+        assert_eq!(
+            fs::read_to_string(&settings).expect("read"),
+            "{\"model\": \"opus\"}"
+        );
+        // Installed, then the file deleted by hand: the next install records
+        // that there was no file.
+        install(Tool::Claude, &root, &common, BSI).expect("install");
+        fs::remove_file(&settings).expect("rm");
+        assert_eq!(
+            install(Tool::Claude, &root, &common, BSI).expect("again").1,
+            Installed::Created
+        );
+        assert_eq!(
+            uninstall(Tool::Claude, &root, &common).expect("un").1,
+            Uninstalled::Restored
+        );
+        assert!(!settings.exists());
+        assert!(
+            root.join(".claude").is_dir(),
+            "the directory was there before"
         );
     }
 
