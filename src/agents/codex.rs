@@ -25,19 +25,29 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let session_id = req_str(&o, "session_id")?;
     let cwd = event_cwd(&o, cwd)?;
     let tool_name = req_str(&o, "tool_name")?;
-    let command = match o.get("tool_input") {
-        Some(serde_json::Value::Object(i)) => opt_str(i, "command")?,
-        _ => None,
+    // The patch: `command` as documented (`patch`, `input` as other builds
+    // name it); paths are relative to `workdir` when the call names one.
+    let (command, base) = match o.get("tool_input") {
+        Some(serde_json::Value::Object(i)) => (
+            opt_str(i, "command")?
+                .or(opt_str(i, "patch")?)
+                .or(opt_str(i, "input")?),
+            match opt_str(i, "workdir")? {
+                Some(w) => super::clean(&cwd.join(w)),
+                None => cwd.clone(),
+            },
+        ),
+        _ => (None, cwd.clone()),
     };
     let edits = match (tool_name.as_str(), command) {
-        ("apply_patch", Some(cmd)) => patch_edits(&cmd, &cwd)?,
+        ("apply_patch", Some(cmd)) => patch_edits(&cmd, &base)?,
         ("apply_patch", None) => {
             req_obj(&o, "tool_input")?;
             return Err(EventError::Missing("command"));
         }
         // A patch sent through the shell.
         (_, Some(cmd)) if cmd.contains("apply_patch") && cmd.contains("*** Begin Patch") => {
-            patch_edits(&cmd, &cwd)?
+            patch_edits(&cmd, &base)?
         }
         _ => match claude::edits_of(&tool_name, &o, &cwd)? {
             Some(e) => e,
@@ -172,6 +182,21 @@ mod tests {
         let e = edits("codex-pretooluse-bash-apply-patch.json");
         assert_eq!(e.len(), 1);
         assert!(e[0].path.ends_with("agents/alice.md"));
+    }
+
+    #[test]
+    fn a_workdir_is_where_patch_paths_start() {
+        let input = fixture("codex-pretooluse-bash-apply-patch.json").replace(
+            "\"tool_input\": {",
+            "\"tool_input\": {\"workdir\": \"sub\", ",
+        );
+        let Ok(PreEdit::Edit(r)) = parse(Tool::Codex, &input, Path::new("/")) else {
+            panic!("{input}");
+        };
+        assert_eq!(
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/sub/agents/alice.md")
+        );
     }
 
     #[test]
