@@ -6,9 +6,10 @@
 //! and the reason in `permissionDecisionReason` (shown to Claude), not exit 2:
 //! with JSON, only a deliberate, well-formed answer blocks. Exit 2 is also
 //! what any usage error of a command line exits with, so under the exit-code
-//! protocol a broken hook command would block every edit; errors must fail
-//! open. The same channel carries what an agent is told when it is let
-//! through (`additionalContext`).
+//! protocol a broken hook command would block every edit, where errors must
+//! fail open (the installed commands end in `|| true` for the same reason).
+//! The same channel carries what an agent is told when it is let through
+//! (`additionalContext`).
 
 use std::io::Write;
 use std::path::Path;

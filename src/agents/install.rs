@@ -36,16 +36,21 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
     }
 }
 
-/// The command a hook runs: `PROGRAM hook edit --tool claude`, the program
-/// quoted for a POSIX shell when it needs it.
+/// The command a hook runs: `PROGRAM hook edit --tool claude || true`, the
+/// program quoted for a POSIX shell when it needs it. `|| true` makes sure
+/// no failure of bsi blocks the agent: exit 2 is the tools' "block", and a
+/// crash or a usage error must fail open like every other error. bsi's own
+/// refusals are JSON on exit 0, which `|| true` leaves alone.
 pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
     format!(
-        "{} hook {} --tool {}",
+        "{} hook {} --tool {}{FAIL_OPEN}",
         shell_quote(program),
         kind.subcommand(),
         tool.name()
     )
 }
+
+const FAIL_OPEN: &str = " || true";
 
 fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
@@ -58,7 +63,11 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// Whether `command` runs bsi's hook `kind` for `tool` (with or without
+/// `|| true`, whatever the program's path).
 fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
+    let command = command.trim_end();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
     command.ends_with(&format!(
         " hook {} --tool {}",
         kind.subcommand(),
@@ -478,12 +487,22 @@ mod tests {
     fn commands_are_quoted_only_when_needed() {
         assert_eq!(
             hook_command(BSI, Tool::Claude, HookKind::Edit),
-            "/opt/bsi/bin/bsi hook edit --tool claude"
+            "/opt/bsi/bin/bsi hook edit --tool claude || true"
         );
         assert_eq!(
             hook_command("/My Apps/it's/bsi", Tool::Codex, HookKind::Stop),
-            r"'/My Apps/it'\''s/bsi' hook stop --tool codex"
+            r"'/My Apps/it'\''s/bsi' hook stop --tool codex || true"
         );
+        assert!(is_ours(
+            "bsi hook stop --tool codex",
+            Tool::Codex,
+            HookKind::Stop
+        ));
+        assert!(!is_ours(
+            "bsi hook stop --tool claude",
+            Tool::Codex,
+            HookKind::Stop
+        ));
     }
 
     #[test]

@@ -44,10 +44,10 @@ fn agent_install_into_an_empty_project_and_back() {
         let v = json(&b, rel);
         let cmds = commands(&v);
         let exe = bin().display().to_string();
-        let edit = format!("{exe} hook edit --tool {tool}");
-        assert!(cmds.contains(&edit), "{tool}: {cmds:?}");
-        assert!(cmds.contains(&format!("{exe} hook session-start --tool {tool}")));
-        assert!(cmds.contains(&format!("{exe} hook stop --tool {tool}")));
+        for kind in ["edit", "session-start", "stop"] {
+            let want = format!("{exe} hook {kind} --tool {tool} || true");
+            assert!(cmds.contains(&want), "{tool}: {cmds:?}");
+        }
         match tool {
             "claude" => assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"],
@@ -127,7 +127,7 @@ fn agent_install_keeps_other_settings_and_hooks_and_is_idempotent() {
     assert_eq!(
         commands(&v)
             .iter()
-            .filter(|c| c.ends_with(" hook edit --tool claude"))
+            .filter(|c| c.ends_with(" hook edit --tool claude || true"))
             .count(),
         1
     );
@@ -210,4 +210,47 @@ fn agent_state_is_shared_by_every_worktree() {
         .ok()
         .stdout_has("back as it was");
     assert!(!second.join(".codex").exists());
+}
+
+#[test]
+fn agent_hook_commands_never_block_when_bsi_fails() {
+    // Whatever bsi does, a hook command it installed exits 0: exit 2 means
+    // "block" to the tools, and errors must fail open.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    for (tool, rel) in TOOLS {
+        let b = Brain::new();
+        b.bsi(&["agent", "install", tool]).ok();
+        let cmds = commands(&json(&b, rel));
+        assert_eq!(cmds.len(), 3, "{tool}: {cmds:?}");
+        for cmd in cmds {
+            for input in [
+                "{ not json".to_string(),
+                std::fs::read_to_string(fixtures.join(format!(
+                    "{tool}-{}.json",
+                    if tool == "gemini" {
+                        "sessionstart"
+                    } else {
+                        "stop"
+                    }
+                )))
+                .expect("fixture"),
+            ] {
+                let mut sh = std::process::Command::new("sh");
+                crate::common::clean_env(&mut sh, b.path());
+                sh.current_dir(b.path())
+                    .arg("-c")
+                    .arg(&cmd)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                let mut child = sh.spawn().expect("sh");
+                if let Some(mut stdin) = child.stdin.take() {
+                    use std::io::Write;
+                    let _ = stdin.write_all(input.as_bytes());
+                }
+                let out = child.wait_with_output().expect("wait");
+                assert_eq!(out.status.code(), Some(0), "{cmd}: {out:?}");
+            }
+        }
+    }
 }
