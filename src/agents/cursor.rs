@@ -73,13 +73,15 @@ fn path_of(input: &Map<String, Value>) -> Result<String, EventError> {
     Err(EventError::Missing("file_path"))
 }
 
-/// The answer to a `preToolUse` event: `permission`, the reason for the
-/// agent in `agent_message`, a line for the person in `user_message`.
+/// The answer to a `preToolUse` event: a refusal is `permission: "deny"`,
+/// the reason for the agent in `agent_message`, a line for the person in
+/// `user_message`. bsi never answers `permission: "allow"`: the edit hook
+/// sees every tool call, and having no objection must not skip the approval
+/// Cursor would otherwise ask for.
 pub fn answer(verdict: &Verdict) -> Answer {
     match verdict {
-        Verdict::Allow => Answer::json(&json!({ "permission": "allow" })),
+        Verdict::Allow => Answer::json(&json!({})),
         Verdict::Claimed { message, .. } => Answer::json(&json!({
-            "permission": "allow",
             "agent_message": message,
         })),
         Verdict::Deny { reason } => Answer::json(&json!({
@@ -88,7 +90,6 @@ pub fn answer(verdict: &Verdict) -> Answer {
             "user_message": format!("bsi refused this edit: {}", first_line(reason)),
         })),
         Verdict::AllowWithWarning { warning } => Answer::json(&json!({
-            "permission": "allow",
             "user_message": format!("bsi: {warning}"),
         }))
         .with_stderr(warning),
@@ -211,13 +212,25 @@ mod tests {
             v["user_message"],
             "bsi refused this edit: projets/plan.md#Goals is held by sess-1"
         );
-        let a: Value = serde_json::from_str(&answer(&Verdict::Allow).stdout).expect("json");
-        assert_eq!(a["permission"], "allow");
+        // No objection is not a permission: Cursor's own approval stays.
+        assert_eq!(answer(&Verdict::Allow).stdout, "{}\n");
         let w = answer(&Verdict::AllowWithWarning {
             warning: "w".into(),
         });
         let v: Value = serde_json::from_str(&w.stdout).expect("json");
-        assert_eq!(v["permission"], "allow");
+        assert!(v.get("permission").is_none());
+        assert!(w.stderr.contains('w'));
+        let c: Value = serde_json::from_str(
+            &answer(&Verdict::Claimed {
+                session: "s".into(),
+                scopes: vec![],
+                message: "you hold a.md".into(),
+            })
+            .stdout,
+        )
+        .expect("json");
+        assert!(c.get("permission").is_none());
+        assert_eq!(c["agent_message"], "you hold a.md");
         let s = answer_session_start(&Briefing {
             context: "ctx".into(),
             session: Some("sess-1".into()),

@@ -311,6 +311,8 @@ fn replace_all(current: Option<&str>, reps: &[Replacement]) -> Result<String, Fi
 }
 
 /// What bsi decided about an edit: the seam between the guard and the tools.
+/// No answer grants a permission: "allow" means bsi has no objection, and
+/// the tool's own rules and approval prompts still apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Let it through, silently.
