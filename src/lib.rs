@@ -8,7 +8,8 @@
 //! lock), [`publish`] (the write protocol: plan, commit, push, retry),
 //! [`settings`] (where each setting comes from), [`git`] (the only git2
 //! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
-//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts) and
+//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts),
+//! [`agents`] (the agent tools' hook events, answers and settings) and
 //! [`resolve`] (the file system view of scopes). [`commands`] ties them
 //! together per subcommand.
 

@@ -265,16 +265,6 @@ fn render(root: &Map<String, Value>, like: &str) -> String {
     out
 }
 
-/// The common git directory of a work tree's git directory: where every
-/// worktree of a clone keeps what they share (`commondir` names it in a
-/// linked worktree's git directory).
-pub fn common_dir(git_dir: &Path) -> PathBuf {
-    match fs::read_to_string(git_dir.join("commondir")) {
-        Ok(s) if !s.trim().is_empty() => super::clean(&git_dir.join(s.trim())),
-        _ => git_dir.to_path_buf(),
-    }
-}
-
 /// What `install` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Installed {
@@ -643,19 +633,6 @@ mod tests {
         assert!(
             root.join(".claude").is_dir(),
             "the directory was there before"
-        );
-    }
-
-    #[test]
-    fn common_dir_follows_commondir() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let wt = dir.path().join("repo/.git/worktrees/w");
-        fs::create_dir_all(&wt).expect("mkdir");
-        fs::write(wt.join("commondir"), "../..\n").expect("write");
-        assert_eq!(common_dir(&wt), dir.path().join("repo/.git"));
-        assert_eq!(
-            common_dir(&dir.path().join("repo/.git")),
-            dir.path().join("repo/.git")
         );
     }
 }

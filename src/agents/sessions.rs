@@ -23,9 +23,7 @@ pub fn dir_in(common_git_dir: &Path) -> PathBuf {
 /// worktrees that is.
 pub fn in_repo(dir: &Path) -> Result<SessionMap> {
     let git = crate::git::Git::discover(dir)?;
-    Ok(SessionMap::new(&dir_in(&super::install::common_dir(
-        &git.git_dir(),
-    ))))
+    Ok(SessionMap::new(&dir_in(&git.common_dir())))
 }
 
 /// The session map in one directory.

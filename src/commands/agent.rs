@@ -18,7 +18,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     };
     let git = Git::discover(&ctx.cwd)?;
     let root = git.workdir()?;
-    let common = install::common_dir(&git.git_dir());
+    let common = git.common_dir();
     let mut out = ctx.out();
     if install {
         let exe = std::env::current_exe().ok();
