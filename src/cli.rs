@@ -271,6 +271,18 @@ pub enum Command {
 
     /// Print the man page (roff): `bsi man > bsi.1 && man ./bsi.1`.
     Man,
+
+    /// Hooks inside the agent tools: install or uninstall them.
+    ///
+    /// For Claude Code, Codex CLI, Gemini CLI and Cursor, in the tool's
+    /// project settings at the work tree root. The hooks run bsi before each file edit (refusing an edit inside
+    /// another session's claim), when a session starts (telling the agent
+    /// who holds what) and when it stops (reminding it to close its claims).
+    Agent {
+        /// What to do.
+        #[command(subcommand)]
+        action: AgentAction,
+    },
 }
 
 /// `bsi hook` actions.
@@ -303,4 +315,41 @@ pub enum HookAction {
         /// The commit being amended or reused.
         commit: Option<String>,
     },
+}
+
+/// `bsi agent` actions.
+#[derive(Debug, Subcommand)]
+pub enum AgentAction {
+    /// Add bsi's hooks to the tool's project settings, keeping the rest.
+    ///
+    /// The file is .claude/settings.json, .codex/hooks.json,
+    /// .gemini/settings.json or .cursor/hooks.json at the work tree root.
+    /// Every other setting and hook stays; running it twice changes nothing.
+    Install {
+        /// The agent tool.
+        #[arg(value_enum)]
+        tool: AgentTool,
+    },
+    /// Remove what `bsi agent install` added, and only that.
+    ///
+    /// A file bsi created is removed; a file it changed gets its bytes back,
+    /// or, when it was edited since, loses only bsi's hooks.
+    Uninstall {
+        /// The agent tool.
+        #[arg(value_enum)]
+        tool: AgentTool,
+    },
+}
+
+/// The agent tools bsi has hooks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentTool {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
 }

@@ -8,10 +8,12 @@
 //! lock), [`publish`] (the write protocol: plan, commit, push, retry),
 //! [`settings`] (where each setting comes from), [`git`] (the only git2
 //! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
-//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts) and
+//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts),
+//! [`agents`] (the agent tools' hook events, answers and settings) and
 //! [`resolve`] (the file system view of scopes). [`commands`] ties them
 //! together per subcommand.
 
+pub mod agents;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -28,6 +30,7 @@ pub mod publish;
 pub mod registry;
 pub mod resolve;
 pub mod scope;
+pub mod session;
 pub mod settings;
 pub mod store;
 pub mod trailer;

@@ -2,6 +2,7 @@
 //! current directory, session and agent from the environment) and the
 //! helpers that find a session's claims and write commit messages.
 
+mod agent;
 mod close;
 mod hook;
 mod init;
@@ -375,5 +376,6 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
+        Command::Agent { action } => agent::run(&ctx, action),
     }
 }

@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use chrono::Duration;
-use rand::RngExt;
 use serde::Serialize;
 
 use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
@@ -75,15 +74,7 @@ struct ConflictJson {
     claim: ClaimJson,
 }
 
-/// A new session id: `sess-YYYYMMDD-HHMM-xxxx`.
-pub(crate) fn new_session_id(now: chrono::DateTime<chrono::FixedOffset>) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let tag: String = (0..4)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
-    format!("sess-{}-{tag}", now.format("%Y%m%d-%H%M"))
-}
+pub(crate) use crate::session::new_session_id;
 
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let json = mode == Mode::Json;

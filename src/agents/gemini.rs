@@ -1,0 +1,208 @@
+//! Gemini CLI: `BeforeTool` events for `write_file` and `replace`,
+//! `SessionStart`, `AfterAgent` (its stop: the end of a turn), the answers,
+//! and the hook entries of `.gemini/settings.json`. Gemini CLI reads stdout
+//! as JSON whenever the hook exits 0, so even an allow prints `{}`.
+//! `BeforeTool` cannot add to the agent's context: what an agent is told
+//! when it is let through goes to the person (`systemMessage`).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{
+    Answer, Briefing, EditOp, EditRequest, EventError, HookKind, PreEdit, Replacement, Verdict,
+    check_event, event_cwd, file_edit, first_line, object, opt_bool, req_obj, req_str,
+};
+
+/// The tools whose calls change files.
+pub const EDIT_TOOLS: &str = "write_file|replace";
+
+/// Reads a `BeforeTool` event.
+pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+    let o = object(input)?;
+    check_event(&o, "BeforeTool")?;
+    let session_id = req_str(&o, "session_id")?;
+    let cwd = event_cwd(&o, cwd)?;
+    let tool_name = req_str(&o, "tool_name")?;
+    let op = match tool_name.as_str() {
+        "write_file" => {
+            let input = req_obj(&o, "tool_input")?;
+            EditOp::Write {
+                content: req_str(input, "content")?,
+            }
+        }
+        "replace" => {
+            let input = req_obj(&o, "tool_input")?;
+            let expected = match input.get("expected_replacements") {
+                None | Some(Value::Null) => 1,
+                Some(Value::Number(n)) => n.as_u64().unwrap_or(1),
+                Some(_) => {
+                    return Err(EventError::BadField {
+                        field: "expected_replacements",
+                        want: "a number",
+                    });
+                }
+            };
+            let all = expected > 1 || opt_bool(input, "allow_multiple")?.unwrap_or(false);
+            EditOp::Replace(vec![Replacement {
+                old: req_str(input, "old_string")?,
+                new: req_str(input, "new_string")?,
+                all,
+            }])
+        }
+        _ => return Ok(PreEdit::Other { tool_name }),
+    };
+    let input = req_obj(&o, "tool_input")?;
+    let path = req_str(input, "file_path")?;
+    Ok(PreEdit::Edit(EditRequest {
+        tool: super::Tool::Gemini,
+        session_id,
+        edits: vec![file_edit(&cwd, path, op)],
+        cwd,
+        tool_name,
+    }))
+}
+
+/// The answer to a `BeforeTool` event: `decision: "deny"` with the reason.
+pub fn answer(verdict: &Verdict) -> Answer {
+    match verdict {
+        Verdict::Allow => Answer::json(&json!({})),
+        Verdict::Claimed { message, .. } => Answer::json(&json!({
+            "systemMessage": format!("bsi: {}", first_line(message)),
+        })),
+        Verdict::Deny { reason } => Answer::json(&json!({
+            "decision": "deny",
+            "reason": reason,
+        })),
+        Verdict::AllowWithWarning { warning } => Answer::json(&json!({
+            "systemMessage": format!("bsi: {warning}"),
+        }))
+        .with_stderr(warning),
+    }
+}
+
+/// The answer to `SessionStart`: the briefing goes into the agent's context.
+pub fn answer_session_start(briefing: &Briefing) -> Answer {
+    Answer::json(&json!({
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": briefing.context,
+        }
+    }))
+}
+
+/// The answer to `AfterAgent`: `decision: "deny"` sends the agent back with
+/// the reason as its next prompt.
+pub fn answer_stop(reason: Option<&str>) -> Answer {
+    match reason {
+        Some(r) => Answer::json(&json!({ "decision": "deny", "reason": r })),
+        None => Answer::json(&json!({})),
+    }
+}
+
+/// The project settings file, relative to the work tree root.
+pub const SETTINGS: &str = ".gemini/settings.json";
+
+/// The hook entries bsi adds to `.gemini/settings.json`.
+pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+    ("BeforeTool", Some(EDIT_TOOLS), HookKind::Edit),
+    ("SessionStart", None, HookKind::SessionStart),
+    ("AfterAgent", None, HookKind::Stop),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_support::fixture;
+    use super::super::{Tool, new_text, parse_edit as parse, parse_session_start, parse_stop};
+    use super::*;
+    use std::path::PathBuf;
+
+    fn request(name: &str) -> EditRequest {
+        match parse(Tool::Gemini, &fixture(name), Path::new("/elsewhere")) {
+            Ok(PreEdit::Edit(r)) => r,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn write_file_event() {
+        let r = request("gemini-beforetool-write-file.json");
+        assert_eq!(r.session_id, "gemini-session-7");
+        assert_eq!(
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/agents/bob.md")
+        );
+        assert!(
+            matches!(&r.edits[0].op, EditOp::Write { content } if content == "# Bob\n\nhello\n")
+        );
+    }
+
+    #[test]
+    fn replace_event() {
+        let r = request("gemini-beforetool-replace.json");
+        assert_eq!(
+            new_text(&r.edits[0], Some("# Plan\n\nrisk text\n\nrisk text\n")),
+            Ok(Some("# Plan\n\nno risk\n\nno risk\n".into()))
+        );
+    }
+
+    #[test]
+    fn other_tools_and_events() {
+        let shell = r#"{"session_id":"g","cwd":"/b","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#;
+        assert!(matches!(
+            parse(Tool::Gemini, shell, Path::new("/")),
+            Ok(PreEdit::Other { .. })
+        ));
+        let s = parse_session_start(
+            Tool::Gemini,
+            &fixture("gemini-sessionstart.json"),
+            Path::new("/"),
+        )
+        .expect("parses");
+        assert_eq!(s.session_id, "gemini-session-7");
+        let st = parse_stop(
+            Tool::Gemini,
+            &fixture("gemini-afteragent.json"),
+            Path::new("/"),
+        )
+        .expect("parses");
+        assert!(!st.continued);
+        assert!(matches!(
+            parse_stop(
+                Tool::Gemini,
+                &fixture("gemini-sessionstart.json"),
+                Path::new("/")
+            ),
+            Err(EventError::WrongEvent { .. })
+        ));
+        let v: Value = serde_json::from_str(&answer_stop(Some("close")).stdout).expect("json");
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["reason"], "close");
+        assert_eq!(answer_stop(None).stdout, "{}\n");
+    }
+
+    #[test]
+    fn answers() {
+        assert_eq!(answer(&Verdict::Allow).stdout, "{}\n");
+        let d = answer(&Verdict::Deny {
+            reason: "held".into(),
+        });
+        assert_eq!(d.exit_code, 0);
+        let v: Value = serde_json::from_str(&d.stdout).expect("json");
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["reason"], "held");
+        let w = answer(&Verdict::AllowWithWarning {
+            warning: "oops".into(),
+        });
+        assert_eq!(w.exit_code, 0);
+        let v: Value = serde_json::from_str(&w.stdout).expect("json");
+        assert!(v.get("decision").is_none());
+        assert!(w.stderr.contains("oops"));
+        let s = answer_session_start(&Briefing {
+            context: "ctx".into(),
+            session: None,
+        });
+        let v: Value = serde_json::from_str(&s.stdout).expect("json");
+        assert_eq!(v["hookSpecificOutput"]["additionalContext"], "ctx");
+    }
+}

@@ -1,0 +1,638 @@
+//! `bsi agent install|uninstall TOOL`: bsi's hook entries merged into a
+//! tool's project settings file at the work tree root, and taken out again.
+//!
+//! [`merge`] and [`unmerge`] are pure: they edit the JSON keeping every other
+//! key in its place and the file's indentation. Install keeps the bytes the
+//! file had before under the common git directory; uninstall puts them back
+//! when the file still holds exactly what install wrote, and otherwise takes
+//! out only bsi's entries. Idempotent both ways.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::{HookKind, Tool, claude, codex, cursor, gemini};
+use crate::error::{Error, Result};
+
+/// The settings file of `tool`, relative to the work tree root.
+pub fn settings_file(tool: Tool) -> &'static str {
+    match tool {
+        Tool::Claude => claude::SETTINGS,
+        Tool::Codex => codex::SETTINGS,
+        Tool::Gemini => gemini::SETTINGS,
+        Tool::Cursor => cursor::SETTINGS,
+    }
+}
+
+/// The hook entries bsi installs for `tool`: event name, matcher, hook.
+pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, HookKind)] {
+    match tool {
+        Tool::Claude => claude::ENTRIES,
+        Tool::Codex => codex::ENTRIES,
+        Tool::Gemini => gemini::ENTRIES,
+        Tool::Cursor => cursor::ENTRIES,
+    }
+}
+
+/// The command a hook runs: `PROGRAM hook edit --tool claude || true`, the
+/// program quoted for a POSIX shell when it needs it. `|| true` makes sure
+/// no failure of bsi blocks the agent: exit 2 is the tools' "block", and a
+/// crash or a usage error must fail open like every other error. bsi's own
+/// refusals are JSON on exit 0, which `|| true` leaves alone.
+pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
+    format!(
+        "{} hook {} --tool {}{FAIL_OPEN}",
+        shell_quote(program),
+        kind.subcommand(),
+        tool.name()
+    )
+}
+
+const FAIL_OPEN: &str = " || true";
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether `command` runs bsi's hook `kind` for `tool` (with or without
+/// `|| true`, whatever the program's path).
+fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
+    let command = command.trim_end();
+    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
+    command.ends_with(&format!(
+        " hook {} --tool {}",
+        kind.subcommand(),
+        tool.name()
+    ))
+}
+
+/// A settings file bsi cannot edit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// Not JSON.
+    #[error("it is not valid JSON ({0})")]
+    NotJson(String),
+    /// A value bsi must edit has an unexpected type.
+    #[error("`{0}` is not what the tool's format says it is")]
+    Shape(String),
+}
+
+/// `existing` (the file's text, `None` if absent) with bsi's hooks for
+/// `tool` added; `None` when they are all there already. A hook of bsi's
+/// that runs another program path is pointed at `program`.
+pub fn merge(
+    tool: Tool,
+    existing: Option<&str>,
+    program: &str,
+) -> Result<Option<String>, SettingsError> {
+    let text = existing.unwrap_or("");
+    let mut root = parse(text)?;
+    if tool == Tool::Cursor && !root.contains_key("version") {
+        let mut with_version = Map::new();
+        with_version.insert("version".into(), json!(1));
+        with_version.extend(root);
+        root = with_version;
+    }
+    let hooks = match root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(h) => h,
+        _ => return Err(SettingsError::Shape("hooks".into())),
+    };
+    let mut changed = false;
+    for (event, matcher, kind) in entries(tool) {
+        let list = match hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            Value::Array(l) => l,
+            _ => return Err(SettingsError::Shape(format!("hooks.{event}"))),
+        };
+        let command = hook_command(program, tool, *kind);
+        match find_ours(tool, list, *kind) {
+            Some(c) if c.as_str() == Some(&command) => {}
+            Some(c) => {
+                *c = Value::String(command);
+                changed = true;
+            }
+            None => {
+                list.push(entry(tool, *matcher, &command, *kind));
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    Ok(Some(render(&root, text)))
+}
+
+/// `existing` without bsi's hooks for `tool` (and without the lists and
+/// groups that held only them); `None` when it has none.
+pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsError> {
+    let mut root = parse(existing)?;
+    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
+        return Ok(None);
+    };
+    let mut changed = false;
+    for (event, _, kind) in entries(tool) {
+        let Some(Value::Array(list)) = hooks.get_mut(*event) else {
+            continue;
+        };
+        let before = list.len();
+        match tool {
+            Tool::Cursor => {
+                list.retain(|e| !command_of(e).is_some_and(|c| is_ours(c, tool, *kind)))
+            }
+            _ => {
+                for group in list.iter_mut() {
+                    if let Some(Value::Array(inner)) = group.get_mut("hooks") {
+                        let n = inner.len();
+                        inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, *kind)));
+                        changed |= inner.len() != n;
+                    }
+                }
+                list.retain(|g| !matches!(g.get("hooks"), Some(Value::Array(i)) if i.is_empty()));
+            }
+        }
+        changed |= list.len() != before;
+        if list.is_empty() {
+            hooks.remove(*event);
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    if hooks.is_empty() {
+        root.remove("hooks");
+    }
+    Ok(Some(render(&root, existing)))
+}
+
+fn parse(text: &str) -> Result<Map<String, Value>, SettingsError> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(SettingsError::Shape("the top level".into())),
+        Err(e) => Err(SettingsError::NotJson(e.to_string())),
+    }
+}
+
+fn command_of(v: &Value) -> Option<&str> {
+    v.get("command").and_then(Value::as_str)
+}
+
+/// The `command` value of bsi's hook `kind` in an event's list.
+fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Value> {
+    for e in list.iter_mut() {
+        match tool {
+            Tool::Cursor => {
+                if command_of(e).is_some_and(|c| is_ours(c, tool, kind)) {
+                    return e.get_mut("command");
+                }
+            }
+            _ => {
+                let Some(Value::Array(inner)) = e.get_mut("hooks") else {
+                    continue;
+                };
+                if let Some(h) = inner
+                    .iter_mut()
+                    .find(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
+                {
+                    return h.get_mut("command");
+                }
+            }
+        }
+    }
+    None
+}
+
+fn entry(tool: Tool, matcher: Option<&str>, command: &str, kind: HookKind) -> Value {
+    let mut e = Map::new();
+    match tool {
+        Tool::Cursor => {
+            e.insert("command".into(), json!(command));
+            if let Some(m) = matcher {
+                e.insert("matcher".into(), json!(m));
+            }
+        }
+        _ => {
+            if let Some(m) = matcher {
+                e.insert("matcher".into(), json!(m));
+            }
+            let mut h = Map::new();
+            if tool == Tool::Gemini {
+                h.insert("name".into(), json!(format!("bsi-{}", kind.subcommand())));
+            }
+            h.insert("type".into(), json!("command"));
+            h.insert("command".into(), json!(command));
+            e.insert("hooks".into(), Value::Array(vec![Value::Object(h)]));
+        }
+    }
+    Value::Object(e)
+}
+
+/// Pretty JSON with the indentation of `like` (two spaces when it has
+/// none) and a final newline unless `like` had text without one.
+fn render(root: &Map<String, Value>, like: &str) -> String {
+    let indent = like
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.len() - l.trim_start().len()])
+        .find(|w| !w.is_empty())
+        .unwrap_or("  ");
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    // Serializing a map of JSON values into memory cannot fail.
+    let _ = root.serialize(&mut ser);
+    let mut out = String::from_utf8_lossy(&buf).into_owned();
+    if like.trim().is_empty() || like.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// What `install` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Installed {
+    /// The settings file did not exist; bsi created it.
+    Created,
+    /// bsi's hooks were added to the existing file.
+    Merged,
+    /// bsi's hooks were there; nothing changed.
+    Already,
+}
+
+/// What `uninstall` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uninstalled {
+    /// The file is back to the bytes it had before install (or gone, when
+    /// install created it).
+    Restored,
+    /// The file changed since install: only bsi's entries were taken out.
+    Removed,
+    /// bsi's hooks were not there; nothing changed.
+    NotInstalled,
+}
+
+/// Where install keeps what it needs to undo itself.
+struct Record {
+    /// The file's bytes before install (absent: there was no file).
+    original: PathBuf,
+    /// Present when there was no file: says so (and whether its directory
+    /// existed).
+    absent: PathBuf,
+    /// The bytes install last wrote.
+    wrote: PathBuf,
+}
+
+fn record(common: &Path, tool: Tool, settings: &Path) -> Record {
+    use sha1::{Digest, Sha1};
+    let hash = Sha1::digest(settings.to_string_lossy().as_bytes());
+    let key: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let dir = super::sessions::dir_in(common).join("installed");
+    let base = format!("{}-{key}", tool.name());
+    Record {
+        original: dir.join(format!("{base}.orig")),
+        absent: dir.join(format!("{base}.absent")),
+        wrote: dir.join(format!("{base}.wrote")),
+    }
+}
+
+fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.bsi-tmp"));
+    fs::write(&tmp, bytes)
+        .and_then(|()| fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(format!("cannot write {}", path.display()), e)
+        })
+}
+
+fn remove_opt(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("cannot remove {}", path.display()), e)),
+    }
+}
+
+fn unusable(path: &Path, e: SettingsError) -> Error {
+    Error::Refused(
+        format!("{} cannot be edited: {e}", path.display()),
+        "fix the file (or move it away), then run the command again; bsi left it as it is".into(),
+    )
+}
+
+/// Installs bsi's hooks for `tool` in the work tree at `root`, the hooks
+/// running `program`. `common` is the common git directory.
+pub fn install(
+    tool: Tool,
+    root: &Path,
+    common: &Path,
+    program: &str,
+) -> Result<(PathBuf, Installed)> {
+    let path = root.join(settings_file(tool));
+    let before = read_opt(&path)?;
+    let text = before
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    let Some(new) = merge(tool, text.as_deref(), program).map_err(|e| unusable(&path, e))? else {
+        return Ok((path, Installed::Already));
+    };
+    let rec = record(common, tool, &path);
+    let wrote = read_opt(&rec.wrote)?;
+    let had_ours = text
+        .as_deref()
+        .is_some_and(|t| unmerge(tool, t).ok().flatten().is_some());
+    let keep_record = if wrote.is_some() && wrote == before {
+        // The file is as bsi last wrote it (a moved binary): what it held
+        // before the first install is still the original.
+        true
+    } else if !had_ours {
+        // A file without bsi's hooks: these bytes are the original.
+        let dir_existed = path.parent().is_some_and(Path::is_dir);
+        match &before {
+            Some(b) => {
+                write_atomic(&rec.original, b)?;
+                remove_opt(&rec.absent)?;
+            }
+            None => {
+                write_atomic(&rec.absent, if dir_existed { b"dir" } else { b"" })?;
+                remove_opt(&rec.original)?;
+            }
+        }
+        true
+    } else {
+        // bsi's hooks in a file edited since: the original is unknown, and
+        // uninstall will take out bsi's entries only.
+        remove_opt(&rec.original)?;
+        remove_opt(&rec.absent)?;
+        remove_opt(&rec.wrote)?;
+        false
+    };
+    write_atomic(&path, new.as_bytes())?;
+    if keep_record {
+        write_atomic(&rec.wrote, new.as_bytes())?;
+    }
+    Ok((
+        path,
+        if before.is_some() {
+            Installed::Merged
+        } else {
+            Installed::Created
+        },
+    ))
+}
+
+/// Removes what [`install`] added for `tool` in the work tree at `root`.
+pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uninstalled)> {
+    let path = root.join(settings_file(tool));
+    let rec = record(common, tool, &path);
+    let forget = |rec: &Record| -> Result<()> {
+        remove_opt(&rec.original)?;
+        remove_opt(&rec.absent)?;
+        remove_opt(&rec.wrote)
+    };
+    let Some(now) = read_opt(&path)? else {
+        forget(&rec)?;
+        return Ok((path, Uninstalled::NotInstalled));
+    };
+    let absent = read_opt(&rec.absent)?;
+    if read_opt(&rec.wrote)?.as_deref() == Some(now.as_slice()) {
+        match (read_opt(&rec.original)?, &absent) {
+            (Some(orig), _) => write_atomic(&path, &orig)?,
+            (None, Some(marker)) => {
+                remove_opt(&path)?;
+                if marker.as_slice() != b"dir"
+                    && let Some(dir) = path.parent()
+                {
+                    // Only when empty: it was created for this file.
+                    let _ = fs::remove_dir(dir);
+                }
+            }
+            (None, None) => {
+                return Err(Error::NotFound(format!(
+                    "the record of what {} held before `bsi agent install` is incomplete",
+                    path.display()
+                )));
+            }
+        }
+        forget(&rec)?;
+        return Ok((path, Uninstalled::Restored));
+    }
+    let text = String::from_utf8_lossy(&now).into_owned();
+    let Some(new) = unmerge(tool, &text).map_err(|e| unusable(&path, e))? else {
+        forget(&rec)?;
+        return Ok((path, Uninstalled::NotInstalled));
+    };
+    let empty = parse(&new).is_ok_and(|m| {
+        m.is_empty() || (tool == Tool::Cursor && m.len() == 1 && m.contains_key("version"))
+    });
+    if empty && absent.is_some() {
+        remove_opt(&path)?;
+    } else {
+        write_atomic(&path, new.as_bytes())?;
+    }
+    forget(&rec)?;
+    Ok((path, Uninstalled::Removed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BSI: &str = "/opt/bsi/bin/bsi";
+
+    #[test]
+    fn commands_are_quoted_only_when_needed() {
+        assert_eq!(
+            hook_command(BSI, Tool::Claude, HookKind::Edit),
+            "/opt/bsi/bin/bsi hook edit --tool claude || true"
+        );
+        assert_eq!(
+            hook_command("/My Apps/it's/bsi", Tool::Codex, HookKind::Stop),
+            r"'/My Apps/it'\''s/bsi' hook stop --tool codex || true"
+        );
+        assert!(is_ours(
+            "bsi hook stop --tool codex",
+            Tool::Codex,
+            HookKind::Stop
+        ));
+        assert!(!is_ours(
+            "bsi hook stop --tool claude",
+            Tool::Codex,
+            HookKind::Stop
+        ));
+    }
+
+    #[test]
+    fn merge_into_nothing_then_again_is_idempotent() {
+        for tool in Tool::ALL {
+            let first = merge(tool, None, BSI).expect("merge").expect("changed");
+            assert!(first.ends_with("}\n"), "{first}");
+            assert_eq!(merge(tool, Some(&first), BSI), Ok(None), "{tool}");
+            let v: Value = serde_json::from_str(&first).expect("json");
+            for (event, _, kind) in entries(tool) {
+                let list = v["hooks"][event].as_array().expect("list");
+                assert_eq!(list.len(), 1, "{tool} {event}");
+                assert!(first.contains(&hook_command(BSI, tool, *kind)));
+            }
+            // Taking it out leaves an empty object (Cursor: its version).
+            let out = unmerge(tool, &first).expect("unmerge").expect("changed");
+            let want = if tool == Tool::Cursor {
+                "{\n  \"version\": 1\n}\n"
+            } else {
+                "{}\n"
+            };
+            assert_eq!(out, want, "{tool}");
+            assert_eq!(unmerge(tool, &out), Ok(None));
+        }
+    }
+
+    #[test]
+    fn other_settings_and_hooks_are_kept_in_order() {
+        let existing = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"./check.sh\"\n                    }\n                ]\n            }\n        ]\n    },\n    \"env\": {\n        \"A\": \"1\"\n    }\n}\n";
+        let merged = merge(Tool::Claude, Some(existing), BSI)
+            .expect("merge")
+            .expect("changed");
+        assert!(merged.starts_with("{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\","), "{merged}");
+        assert!(merged.contains("./check.sh"));
+        assert!(
+            merged
+                .trim_end()
+                .ends_with("\"env\": {\n        \"A\": \"1\"\n    }\n}"),
+            "{merged}"
+        );
+        let back = unmerge(Tool::Claude, &merged)
+            .expect("unmerge")
+            .expect("changed");
+        assert_eq!(back, existing);
+    }
+
+    #[test]
+    fn a_moved_binary_is_repointed_not_duplicated() {
+        let first = merge(Tool::Gemini, None, "/old/bsi")
+            .expect("merge")
+            .expect("changed");
+        let second = merge(Tool::Gemini, Some(&first), BSI)
+            .expect("merge")
+            .expect("changed");
+        assert!(!second.contains("/old/bsi"));
+        assert_eq!(second.matches(" hook edit --tool gemini").count(), 1);
+    }
+
+    #[test]
+    fn files_bsi_cannot_edit_are_errors() {
+        assert!(matches!(
+            merge(Tool::Claude, Some("{"), BSI),
+            Err(SettingsError::NotJson(_))
+        ));
+        assert!(matches!(
+            merge(Tool::Claude, Some("[]"), BSI),
+            Err(SettingsError::Shape(_))
+        ));
+        assert!(matches!(
+            merge(Tool::Claude, Some(r#"{"hooks": []}"#), BSI),
+            Err(SettingsError::Shape(_))
+        ));
+        assert!(matches!(
+            merge(Tool::Cursor, Some(r#"{"hooks": {"stop": {}}}"#), BSI),
+            Err(SettingsError::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn install_and_uninstall_restore_the_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        let common = dir.path().join("git");
+        fs::create_dir_all(root.join(".cursor")).expect("mkdir");
+        let original = "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./x\"}]}}";
+        fs::write(root.join(".cursor/hooks.json"), original).expect("write");
+        let (path, did) = install(Tool::Cursor, &root, &common, BSI).expect("install");
+        assert_eq!(did, Installed::Merged);
+        assert_eq!(
+            install(Tool::Cursor, &root, &common, BSI).expect("again").1,
+            Installed::Already
+        );
+        assert_ne!(fs::read_to_string(&path).expect("read"), original);
+        assert_eq!(
+            uninstall(Tool::Cursor, &root, &common).expect("un").1,
+            Uninstalled::Restored
+        );
+        assert_eq!(fs::read_to_string(&path).expect("read"), original);
+        assert_eq!(
+            uninstall(Tool::Cursor, &root, &common).expect("un").1,
+            Uninstalled::NotInstalled
+        );
+    }
+
+    #[test]
+    fn a_moved_binary_keeps_the_original_and_a_deleted_file_starts_afresh() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        let common = dir.path().join("git");
+        let settings = root.join(".claude/settings.json");
+        fs::create_dir_all(root.join(".claude")).expect("mkdir");
+        fs::write(&settings, "{\"model\": \"opus\"}").expect("write");
+        install(Tool::Claude, &root, &common, "/old/bsi").expect("install");
+        install(Tool::Claude, &root, &common, BSI).expect("re-point");
+        assert!(
+            !fs::read_to_string(&settings)
+                .expect("read")
+                .contains("/old/bsi")
+        );
+        uninstall(Tool::Claude, &root, &common).expect("uninstall");
+        assert_eq!(
+            fs::read_to_string(&settings).expect("read"),
+            "{\"model\": \"opus\"}"
+        );
+        // Installed, then the file deleted by hand: the next install records
+        // that there was no file.
+        install(Tool::Claude, &root, &common, BSI).expect("install");
+        fs::remove_file(&settings).expect("rm");
+        assert_eq!(
+            install(Tool::Claude, &root, &common, BSI).expect("again").1,
+            Installed::Created
+        );
+        assert_eq!(
+            uninstall(Tool::Claude, &root, &common).expect("un").1,
+            Uninstalled::Restored
+        );
+        assert!(!settings.exists());
+        assert!(
+            root.join(".claude").is_dir(),
+            "the directory was there before"
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! The session map: which bsi session an agent tool's session is. One JSON
+//! file in a directory the caller names (the repository's common git
+//! directory, so every worktree of the clone sees the same map), written
+//! whole to a temporary file and renamed over the old one, under an OS file
+//! lock so concurrent hooks never lose each other's entries. Readers take no
+//! lock: a rename is atomic.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Tool;
+use crate::error::{Error, Result};
+
+/// The map's directory under a repository's common git directory.
+pub fn dir_in(common_git_dir: &Path) -> PathBuf {
+    common_git_dir.join("bsi-agents")
+}
+
+/// The session map of the repository `dir` is in, whichever of its
+/// worktrees that is.
+pub fn in_repo(dir: &Path) -> Result<SessionMap> {
+    let git = crate::git::Git::discover(dir)?;
+    Ok(SessionMap::new(&dir_in(&git.common_dir())))
+}
+
+/// The session map in one directory.
+#[derive(Debug, Clone)]
+pub struct SessionMap {
+    dir: PathBuf,
+}
+
+/// One entry of the map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The tool ([`Tool::name`]).
+    pub tool: String,
+    /// The tool's session id.
+    pub tool_session: String,
+    /// The bsi session.
+    pub session: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File1 {
+    version: u32,
+    sessions: Vec<Entry>,
+}
+
+const FILE: &str = "sessions.json";
+const LOCK: &str = "sessions.lock";
+
+impl SessionMap {
+    /// The map kept in `dir` (created when first written).
+    pub fn new(dir: &Path) -> SessionMap {
+        SessionMap {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The map's file.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(FILE)
+    }
+
+    /// The bsi session of a tool's session, if it has one.
+    pub fn get(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
+        Ok(self
+            .read()?
+            .sessions
+            .into_iter()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+            .map(|e| e.session))
+    }
+
+    /// Every entry, in the order they were added.
+    pub fn entries(&self) -> Result<Vec<Entry>> {
+        Ok(self.read()?.sessions)
+    }
+
+    /// The bsi session of a tool's session; when it has none, `make` names
+    /// one and it is recorded. Returns the session and whether it is new.
+    pub fn get_or_insert_with(
+        &self,
+        tool: Tool,
+        tool_session: &str,
+        make: impl FnOnce() -> String,
+    ) -> Result<(String, bool)> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        if let Some(e) = map
+            .sessions
+            .iter()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+        {
+            return Ok((e.session.clone(), false));
+        }
+        let session = make();
+        map.sessions.push(Entry {
+            tool: tool.name().into(),
+            tool_session: tool_session.into(),
+            session: session.clone(),
+        });
+        self.write(&map)?;
+        Ok((session, true))
+    }
+
+    /// Binds a tool's session to `session`, replacing what it had. Returns
+    /// the session it had.
+    pub fn set(&self, tool: Tool, tool_session: &str, session: &str) -> Result<Option<String>> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let old = match map
+            .sessions
+            .iter_mut()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+        {
+            Some(e) => Some(std::mem::replace(&mut e.session, session.into())),
+            None => {
+                map.sessions.push(Entry {
+                    tool: tool.name().into(),
+                    tool_session: tool_session.into(),
+                    session: session.into(),
+                });
+                None
+            }
+        };
+        if old.as_deref() != Some(session) {
+            self.write(&map)?;
+        }
+        Ok(old)
+    }
+
+    /// Forgets a tool's session. Returns the bsi session it had.
+    pub fn remove(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let Some(i) = map
+            .sessions
+            .iter()
+            .position(|e| e.tool == tool.name() && e.tool_session == tool_session)
+        else {
+            return Ok(None);
+        };
+        let e = map.sessions.remove(i);
+        self.write(&map)?;
+        Ok(Some(e.session))
+    }
+
+    fn read(&self) -> Result<File1> {
+        let path = self.path();
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::io(
+                    format!("cannot read the session map {}", path.display()),
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File1 {
+                version: 1,
+                sessions: Vec::new(),
+            }),
+            Err(e) => Err(Error::io(
+                format!("cannot read the session map {}", path.display()),
+                e,
+            )),
+        }
+    }
+
+    fn write(&self, map: &File1) -> Result<()> {
+        let path = self.path();
+        let tmp = self.dir.join(format!("{FILE}.{}.tmp", std::process::id()));
+        let ctx = |what: &str| format!("cannot {what} the session map {}", path.display());
+        let mut text = serde_json::to_string_pretty(map)
+            .map_err(|e| Error::io(ctx("write"), std::io::Error::other(e)))?;
+        text.push('\n');
+        let mut f = File::create(&tmp).map_err(|e| Error::io(ctx("write"), e))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io(ctx("write"), e))?;
+        drop(f);
+        fs::rename(&tmp, &path).map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(ctx("replace"), e)
+        })
+    }
+
+    /// The writers' lock: an OS file lock, released when its process ends.
+    fn lock(&self) -> Result<File> {
+        fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
+        let path = self.dir.join(LOCK);
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        f.lock()
+            .map_err(|e| Error::io(format!("cannot lock {}", path.display()), e))?;
+        Ok(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_session_gets_one_bsi_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = SessionMap::new(&dir.path().join("bsi-agents"));
+        assert_eq!(map.get(Tool::Claude, "abc").expect("get"), None);
+        let (s, new) = map
+            .get_or_insert_with(Tool::Claude, "abc", || "sess-1".into())
+            .expect("insert");
+        assert_eq!((s.as_str(), new), ("sess-1", true));
+        let (s, new) = map
+            .get_or_insert_with(Tool::Claude, "abc", || "sess-2".into())
+            .expect("again");
+        assert_eq!((s.as_str(), new), ("sess-1", false));
+        // The same id from another tool is another session.
+        assert_eq!(map.get(Tool::Codex, "abc").expect("get"), None);
+        assert_eq!(
+            map.set(Tool::Claude, "abc", "sess-3").expect("set"),
+            Some("sess-1".into())
+        );
+        assert_eq!(
+            map.get(Tool::Claude, "abc").expect("get"),
+            Some("sess-3".into())
+        );
+        assert_eq!(
+            map.remove(Tool::Claude, "abc").expect("rm"),
+            Some("sess-3".into())
+        );
+        assert_eq!(map.entries().expect("entries"), vec![]);
+    }
+
+    #[test]
+    fn concurrent_writers_lose_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let d = d.clone();
+                std::thread::spawn(move || {
+                    let map = SessionMap::new(&d);
+                    for j in 0..5 {
+                        map.get_or_insert_with(Tool::Cursor, &format!("c{i}-{j}"), || {
+                            format!("sess-{i}-{j}")
+                        })
+                        .expect("insert");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        assert_eq!(SessionMap::new(&d).entries().expect("entries").len(), 40);
+    }
+
+    #[test]
+    fn a_corrupt_map_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(FILE), "{not json").expect("write");
+        assert!(SessionMap::new(dir.path()).get(Tool::Claude, "x").is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! `bsi agent install|uninstall TOOL`: bsi's hooks in an agent tool's
+//! project settings.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::Ctx;
+use crate::agents::Tool;
+use crate::agents::install::{self, Installed, Uninstalled};
+use crate::cli::{AgentAction, AgentTool};
+use crate::error::{Result, exit};
+use crate::git::Git;
+
+pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
+    let (install, tool) = match action {
+        AgentAction::Install { tool } => (true, tool_of(tool)),
+        AgentAction::Uninstall { tool } => (false, tool_of(tool)),
+    };
+    let git = Git::discover(&ctx.cwd)?;
+    let root = git.workdir()?;
+    let common = git.common_dir();
+    let mut out = ctx.out();
+    if install {
+        let exe = std::env::current_exe().ok();
+        let program = exe.as_deref().and_then(Path::to_str).unwrap_or("bsi");
+        let (path, did) = install::install(tool, &root, &common, program)?;
+        let file = rel(&root, &path);
+        let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
+        let what = match did {
+            Installed::Created => format!("created {file} with bsi's hooks"),
+            Installed::Merged => format!("added bsi's hooks to {file}"),
+            Installed::Already => format!("bsi's hooks are already in {file}"),
+        };
+        let _ = writeln!(out, "{}: {what} ({}).", tool.title(), events.join(", "));
+        if tool == Tool::Codex && did != Installed::Already {
+            let _ = writeln!(
+                out,
+                "Codex runs a new or changed hook only once you trust it: review them with /hooks in codex."
+            );
+        }
+        let _ = writeln!(
+            out,
+            "Next: start a {} session in this brain; `bsi agent uninstall {}` takes the hooks out.",
+            tool.title(),
+            tool.name()
+        );
+    } else {
+        let (path, did) = install::uninstall(tool, &root, &common)?;
+        let file = rel(&root, &path);
+        let what = match did {
+            Uninstalled::Restored => format!("{file} is back as it was before `bsi agent install`"),
+            Uninstalled::Removed => format!("removed bsi's hooks from {file}, kept the rest"),
+            Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
+        };
+        let _ = writeln!(out, "{}: {what}.", tool.title());
+    }
+    Ok(exit::OK)
+}
+
+fn tool_of(t: AgentTool) -> Tool {
+    match t {
+        AgentTool::Claude => Tool::Claude,
+        AgentTool::Codex => Tool::Codex,
+        AgentTool::Gemini => Tool::Gemini,
+        AgentTool::Cursor => Tool::Cursor,
+    }
+}
+
+fn rel(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}

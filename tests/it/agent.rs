@@ -1,0 +1,256 @@
+//! `bsi agent install|uninstall`: bsi's hooks in the agent tools' project
+//! settings, and the session map every worktree of a clone shares.
+
+use crate::common::{Brain, bin};
+
+const TOOLS: [(&str, &str); 4] = [
+    ("claude", ".claude/settings.json"),
+    ("codex", ".codex/hooks.json"),
+    ("gemini", ".gemini/settings.json"),
+    ("cursor", ".cursor/hooks.json"),
+];
+
+fn json(b: &Brain, rel: &str) -> serde_json::Value {
+    serde_json::from_str(&b.read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Every hook command in a settings file, in either shape.
+fn commands(v: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for list in v["hooks"].as_object().into_iter().flat_map(|h| h.values()) {
+        for e in list.as_array().into_iter().flatten() {
+            if let Some(c) = e["command"].as_str() {
+                out.push(c.to_string());
+            }
+            for h in e["hooks"].as_array().into_iter().flatten() {
+                if let Some(c) = h["command"].as_str() {
+                    out.push(c.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn agent_install_into_an_empty_project_and_back() {
+    for (tool, rel) in TOOLS {
+        let b = Brain::new();
+        let status = b.git(&["status", "--porcelain"]);
+        b.bsi(&["agent", "install", tool])
+            .ok()
+            .stdout_has(&format!("created {rel}"))
+            .stdout_has(&format!("bsi agent uninstall {tool}"));
+        let v = json(&b, rel);
+        let cmds = commands(&v);
+        let exe = bin().display().to_string();
+        for kind in ["edit", "session-start", "stop"] {
+            let want = format!("{exe} hook {kind} --tool {tool} || true");
+            assert!(cmds.contains(&want), "{tool}: {cmds:?}");
+        }
+        match tool {
+            "claude" => assert_eq!(
+                v["hooks"]["PreToolUse"][0]["matcher"],
+                "Edit|MultiEdit|Write|NotebookEdit"
+            ),
+            "codex" => assert_eq!(
+                v["hooks"]["PreToolUse"][0]["matcher"],
+                "apply_patch|Edit|Write"
+            ),
+            "gemini" => assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "write_file|replace"),
+            _ => assert_eq!(v["version"], 1),
+        }
+        // Nothing of the user's work changed but the new settings file.
+        let top = rel.split('/').next().unwrap_or(rel);
+        let after = b.git(&["status", "--porcelain"]);
+        let new = format!("?? {top}/");
+        assert!(after.lines().any(|l| l == new), "{after}");
+        let rest: Vec<&str> = after.lines().filter(|l| *l != new).collect();
+        assert_eq!(rest, status.lines().collect::<Vec<_>>());
+        b.bsi(&["agent", "uninstall", tool])
+            .ok()
+            .stdout_has("back as it was");
+        assert!(!b.path().join(rel).exists(), "{tool}");
+        assert!(
+            !b.path().join(top).exists(),
+            "{tool}: its directory was bsi's"
+        );
+        assert_eq!(b.git(&["status", "--porcelain"]), status);
+    }
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "permissions": {
+    "allow": ["Bash(git status)"]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [{ "type": "command", "command": "./scripts/check-bash.sh" }]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [{ "type": "command", "command": "notify-send done", "timeout": 5 }]
+      }
+    ]
+  },
+  "model": "opus"
+}
+"#;
+
+#[test]
+fn agent_install_keeps_other_settings_and_hooks_and_is_idempotent() {
+    let b = Brain::new();
+    b.write(".claude/settings.json", CLAUDE_SETTINGS);
+    b.bsi(&["agent", "install", "claude"])
+        .ok()
+        .stdout_has("added bsi's hooks to .claude/settings.json");
+    let once = b.read(".claude/settings.json");
+    let v: serde_json::Value = serde_json::from_str(&once).expect("json");
+    // The user's settings and hooks are all there, in their order.
+    let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+    assert_eq!(keys, ["permissions", "hooks", "model"]);
+    assert_eq!(v["permissions"]["allow"][0], "Bash(git status)");
+    let pre = v["hooks"]["PreToolUse"].as_array().expect("list");
+    assert_eq!(pre.len(), 2);
+    assert_eq!(pre[0]["hooks"][0]["command"], "./scripts/check-bash.sh");
+    let stop = v["hooks"]["Stop"].as_array().expect("list");
+    assert_eq!(stop[0]["hooks"][0]["timeout"], 5);
+    assert_eq!(stop.len(), 2);
+    // Twice: no duplicate, not a byte changed.
+    b.bsi(&["agent", "install", "claude"])
+        .ok()
+        .stdout_has("already in .claude/settings.json");
+    assert_eq!(b.read(".claude/settings.json"), once);
+    assert_eq!(
+        commands(&v)
+            .iter()
+            .filter(|c| c.ends_with(" hook edit --tool claude || true"))
+            .count(),
+        1
+    );
+    // Uninstall: the original bytes.
+    b.bsi(&["agent", "uninstall", "claude"]).ok();
+    assert_eq!(b.read(".claude/settings.json"), CLAUDE_SETTINGS);
+    b.bsi(&["agent", "uninstall", "claude"])
+        .ok()
+        .stdout_has("nothing changed");
+    assert_eq!(b.read(".claude/settings.json"), CLAUDE_SETTINGS);
+}
+
+#[test]
+fn agent_uninstall_after_an_edit_removes_only_bsi_s_hooks() {
+    let b = Brain::new();
+    b.write(
+        ".cursor/hooks.json",
+        "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      {\n        \"command\": \"./format.sh\"\n      }\n    ]\n  }\n}\n",
+    );
+    b.bsi(&["agent", "install", "cursor"]).ok();
+    // The user edits the file after install.
+    let edited = b
+        .read(".cursor/hooks.json")
+        .replace("./format.sh", "./format.sh --fast");
+    b.write(".cursor/hooks.json", &edited);
+    b.bsi(&["agent", "uninstall", "cursor"])
+        .ok()
+        .stdout_has("removed bsi's hooks from .cursor/hooks.json, kept the rest");
+    assert_eq!(
+        b.read(".cursor/hooks.json"),
+        "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      {\n        \"command\": \"./format.sh --fast\"\n      }\n    ]\n  }\n}\n"
+    );
+}
+
+#[test]
+fn agent_install_refuses_a_broken_settings_file_and_leaves_it() {
+    let b = Brain::new();
+    b.write(".gemini/settings.json", "{ \"theme\": ");
+    b.bsi(&["agent", "install", "gemini"])
+        .code(1)
+        .stderr_has("not valid JSON");
+    assert_eq!(b.read(".gemini/settings.json"), "{ \"theme\": ");
+    b.bsi(&["agent", "install", "vim"]).code(2);
+}
+
+#[test]
+fn agent_state_is_shared_by_every_worktree() {
+    let b = Brain::new();
+    let second = b.path().join("second");
+    b.git(&[
+        "worktree",
+        "add",
+        "-q",
+        second.to_str().expect("utf-8"),
+        "-b",
+        "other",
+    ]);
+    // The session map: written from one worktree, read from the other.
+    let here = bsi::agents::sessions::in_repo(b.path()).expect("map");
+    let there = bsi::agents::sessions::in_repo(&second).expect("map");
+    assert_eq!(here.path(), there.path());
+    let common = b.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    assert!(here.path().starts_with(common.trim()), "{:?}", here.path());
+    let (id, new) = there
+        .get_or_insert_with(bsi::agents::Tool::Claude, "abc123", || {
+            "sess-20260314-0930-ab12".into()
+        })
+        .expect("insert");
+    assert!(new);
+    assert_eq!(
+        here.get(bsi::agents::Tool::Claude, "abc123").expect("get"),
+        Some(id)
+    );
+    // Install in the second worktree: its own settings file, undone there.
+    let r = b.bsi_in("second", &["agent", "install", "codex"]);
+    r.ok().stdout_has("trust");
+    assert!(second.join(".codex/hooks.json").exists());
+    assert!(!b.path().join(".codex/hooks.json").exists());
+    b.bsi_in("second", &["agent", "uninstall", "codex"])
+        .ok()
+        .stdout_has("back as it was");
+    assert!(!second.join(".codex").exists());
+}
+
+#[test]
+fn agent_hook_commands_never_block_when_bsi_fails() {
+    // Whatever bsi does, a hook command it installed exits 0: exit 2 means
+    // "block" to the tools, and errors must fail open.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    for (tool, rel) in TOOLS {
+        let b = Brain::new();
+        b.bsi(&["agent", "install", tool]).ok();
+        let cmds = commands(&json(&b, rel));
+        assert_eq!(cmds.len(), 3, "{tool}: {cmds:?}");
+        for cmd in cmds {
+            for input in [
+                "{ not json".to_string(),
+                std::fs::read_to_string(fixtures.join(format!(
+                    "{tool}-{}.json",
+                    if tool == "gemini" {
+                        "sessionstart"
+                    } else {
+                        "stop"
+                    }
+                )))
+                .expect("fixture"),
+            ] {
+                let mut sh = std::process::Command::new("sh");
+                crate::common::clean_env(&mut sh, b.path());
+                sh.current_dir(b.path())
+                    .arg("-c")
+                    .arg(&cmd)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                let mut child = sh.spawn().expect("sh");
+                if let Some(mut stdin) = child.stdin.take() {
+                    use std::io::Write;
+                    let _ = stdin.write_all(input.as_bytes());
+                }
+                let out = child.wait_with_output().expect("wait");
+                assert_eq!(out.status.code(), Some(0), "{cmd}: {out:?}");
+            }
+        }
+    }
+}
