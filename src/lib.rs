@@ -9,6 +9,7 @@
 //! scopes) and [`markdown`] (the only pulldown-cmark parser). [`commands`]
 //! ties them together per subcommand.
 
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod config;
