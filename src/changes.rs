@@ -84,7 +84,7 @@ impl Touched {
 /// A change to one markdown file: the touched runs and both heading trees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TextChange {
-    /// The runs the change touches, old side first, each side in line order.
+    /// The runs the change touches, new side first, each side in line order.
     pub touched: Vec<Touched>,
     /// The headings of the old version.
     pub old: Outline,
@@ -157,8 +157,8 @@ pub fn text_change(old: &str, new: &str) -> TextChange {
             }
         }
     }
-    let mut touched = old_runs.finish(Side::Old);
-    touched.extend(new_runs.finish(Side::New));
+    let mut touched = new_runs.finish(Side::New);
+    touched.extend(old_runs.finish(Side::Old));
     TextChange {
         touched,
         old: old_outline,
@@ -448,12 +448,12 @@ mod tests {
         let c = text_change(PLAN, "intro\n# Plan\n## Objectives\ng1\ng2\n## Risks\nr\n");
         assert_eq!(c.keys(), vec!["goals", "objectives", "plan"]);
         let moved: Vec<_> = c.touched.iter().filter(|t| t.kind == Kind::Moved).collect();
-        assert_eq!(moved.len(), 2, "{moved:?}");
+        assert_eq!(moved.len(), 2, "{moved:#?}");
         assert_eq!(
-            (moved[0].side, moved[0].start, moved[0].end),
+            (moved[1].side, moved[1].start, moved[1].end),
             (Side::Old, 4, 5)
         );
-        assert_eq!(moved[1].heading.as_deref(), Some("Objectives"));
+        assert_eq!(moved[0].heading.as_deref(), Some("Objectives"));
     }
 
     #[test]

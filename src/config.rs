@@ -23,6 +23,7 @@ pub const KEYS: &[&str] = &[
     "hook_mode",
     "remote",
     "max_active_per_agent",
+    "markdown_extensions",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -75,6 +76,9 @@ pub struct Config {
     pub remote: Option<String>,
     /// At most this many active claims per agent.
     pub max_active_per_agent: Option<usize>,
+    /// File name endings, besides `.md` and `.markdown`, whose files have
+    /// sections (lowercase, without the dot).
+    pub markdown_extensions: Vec<String>,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -117,6 +121,7 @@ struct Raw {
     hook_mode: Option<String>,
     remote: Option<String>,
     max_active_per_agent: Option<i64>,
+    markdown_extensions: Option<Vec<String>>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -188,12 +193,29 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
                 })
         })
         .transpose()?;
+    let markdown_extensions = raw
+        .markdown_extensions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let e = e.trim().trim_start_matches('.').to_ascii_lowercase();
+            if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                Err(ConfigError::Value {
+                    key: "markdown_extensions",
+                    reason: format!("holds `{e}`; use file name endings like \"mdx\""),
+                })
+            } else {
+                Ok(e)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Config {
         default_ttl,
         default_agent,
         hook_mode,
         remote,
         max_active_per_agent,
+        markdown_extensions,
     })
 }
 

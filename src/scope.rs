@@ -197,6 +197,22 @@ fn truncate(s: &str, n: usize) -> String {
     out
 }
 
+/// True when `path` names a markdown file, whose headings make sections:
+/// it ends in `.md` or `.markdown` (any case), or in one of `extra` (from
+/// `markdown_extensions` in `.bsi.toml`, lowercase, without the dot).
+pub fn is_markdown(path: &str, extra: &[String]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (ext == "md"
+            || ext == "markdown"
+            || extra
+                .iter()
+                .any(|e| name.ends_with(&format!(".{e}")) && name.len() > e.len() + 1))
+}
+
 /// Compares heading texts the way the spec asks: trimmed, case-insensitive,
 /// inner runs of whitespace counted as one space.
 pub fn heading_key(text: &str) -> String {

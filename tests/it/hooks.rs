@@ -158,7 +158,7 @@ fn removing_another_sessions_heading_is_refused() {
     commit_as(&b, Some("s1"), "merge risks into goals")
         .code(1)
         .stderr_has(
-            "projets/plan.md section `Risks` (lines 17-19 before this change) removed or renamed is inside an active claim of session s2",
+            "projets/plan.md lines 17-18 under `Risks` in the previous version (removed) is inside an active claim of session s2",
         );
     assert_eq!(b.commits(), before);
 }
