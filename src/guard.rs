@@ -73,6 +73,13 @@ impl<'a> ClaimIndex<'a> {
         if let Some(v) = self.files.get(path) {
             whole.extend(v.iter().copied());
         }
+        // A directory claim on the same name (`newthing/` for a file
+        // `newthing`) is the same name.
+        if !self.dirs.is_empty()
+            && let Some(v) = self.dirs.get(format!("{path}/").as_str())
+        {
+            whole.extend(v.iter().copied());
+        }
         let sections = self.sections.get(path).map(Vec::as_slice).unwrap_or(&[]);
         (whole, sections)
     }
