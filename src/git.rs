@@ -500,6 +500,9 @@ impl Git {
             .include_typechange(true)
             .ignore_submodules(true);
         let mut merged: Option<git2::Tree<'_>> = None;
+        // A work-tree side's id may be computed without the blob being
+        // stored: its text is read from the file.
+        let from_workdir = matches!(of, ChangesOf::Worktree);
         let diff: Diff<'_> = match of {
             ChangesOf::Staged(index_file) => {
                 let head = self.head_tree()?;
@@ -543,7 +546,7 @@ impl Git {
                 .collect::<Vec<_>>()
                 .join("/");
             let new_id = delta.new_file().id();
-            let new_blob = (!deleted && !new_id.is_zero()).then_some(new_id);
+            let new_blob = (!deleted && !from_workdir && !new_id.is_zero()).then_some(new_id);
             let old_id = delta.old_file().id();
             let old_blob = (!old_id.is_zero()).then_some(old_id);
             if let Some(tree) = &merged {

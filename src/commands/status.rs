@@ -91,6 +91,9 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
             "Next: the sessions of each collision agree who goes on; the other closes its claim."
         );
     }
+    for line in super::verify::missing_lines(&brain, &reg) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(s) = &sync {
         let age = match s.minutes_since_sync {
             Some(m) => format!(

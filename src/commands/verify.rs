@@ -338,10 +338,22 @@ pub(crate) fn describe(o: &Overflow, session: &str) -> String {
 
 /// The line that reports a claim naming a heading the file no longer has.
 pub(crate) fn missing_line(scope: &str, session: &str) -> String {
-    let file = scope.split_once('#').map_or(scope, |(f, _)| f);
+    let file = scope::split_section(scope).0;
     format!(
-        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `bsi open \"{file}#HEADING\" --session {session}`"
+        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `bsi open \"{}#HEADING\" --session {session}`, then drop this claim with `bsi close {session} --scope \"{scope}\"`",
+        scope::escape_path(&file)
     )
+}
+
+/// For `status` and `watchdog`: one line per claim of `reg` whose heading
+/// the committed file no longer has, each with the command to run.
+pub(crate) fn missing_lines(brain: &Brain, reg: &Registry) -> Vec<String> {
+    guard::missing_section_claims(reg.all_claims().map(|(c, _)| c), &|file: &str| {
+        outline_of(brain, file, false)
+    })
+    .into_iter()
+    .map(|c| missing_line(&c.scope.to_string(), &c.session))
+    .collect()
 }
 
 pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {

@@ -100,6 +100,11 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for (a, b) in &collisions {
             let _ = writeln!(out, "  {}", output::collision_line(a, b));
         }
+        if let Ok(reg) = brain.read() {
+            for line in super::verify::missing_lines(&brain, &reg) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         if stale > 0 {
             let _ = writeln!(
                 out,
