@@ -298,6 +298,8 @@ mod tests {
         assert_eq!(c.hook_mode, HookMode::Strict);
         assert_eq!(c.remote.as_deref(), Some("origin"));
         assert_eq!(c.max_active_per_agent, Some(3));
+        let c = parse("markdown_extensions = [\".MDX\", \"qmd\"]").expect("valid");
+        assert_eq!(c.markdown_extensions, vec!["mdx", "qmd"]);
         for (m, want) in [
             ("off", HookMode::Off),
             ("warn", HookMode::Warn),
@@ -336,6 +338,8 @@ mod tests {
             ("remote = \"my remote\"", "remote"),
             ("max_active_per_agent = 0", "at least 1"),
             ("max_active_per_agent = -2", "at least 1"),
+            ("markdown_extensions = [\"\"]", "markdown_extensions"),
+            ("markdown_extensions = [\"m d\"]", "markdown_extensions"),
         ];
         for (text, want) in bad {
             let e = parse(text).expect_err(text);

@@ -506,14 +506,14 @@ impl Git {
         let diff: Diff<'_> = match of {
             ChangesOf::Staged(index_file) => {
                 let head = self.head_tree()?;
-                let mut index = match index_file {
+                let index = match index_file {
                     Some(p) => Index::open(p)?,
                     None => repo.index()?,
                 };
                 if let Ok(id) = repo.refname_to_id("MERGE_HEAD") {
                     merged = Some(repo.find_commit(id)?.tree()?);
                 }
-                repo.diff_tree_to_index(head.as_ref(), Some(&mut index), Some(&mut opts))?
+                repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?
             }
             ChangesOf::Worktree => {
                 opts.include_untracked(true)
