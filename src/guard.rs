@@ -12,10 +12,12 @@
 
 use std::collections::HashMap;
 
-use crate::changes::{Kind, Side, TextChange, Touched};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::changes::{Kind, Side, TextChange, Touched, text_change};
 use crate::markdown::Outline;
 use crate::registry::{Claim, Registry};
-use crate::scope::{Scope, heading_key};
+use crate::scope::{Scope, heading_key, is_markdown};
 
 /// A claim and whether it sits in the stale table.
 pub type Held<'a> = (&'a Claim, bool);
@@ -299,6 +301,39 @@ pub fn check_file<'a>(
     out
 }
 
+/// What a change of `path` from `old` to `new` touches. `None` on a side
+/// means its text cannot be read (binary, not UTF-8); an added file is a
+/// change from `Some("")`, a deleted one to `Some("")`. Sections exist only
+/// in markdown files ([`is_markdown`], with the `markdown_extensions` of
+/// `.bsi.toml` in `markdown_extra`); any other change touches the whole file.
+pub fn touch(path: &str, old: Option<&str>, new: Option<&str>, markdown_extra: &[String]) -> Touch {
+    if !is_markdown(path, markdown_extra) {
+        return Touch::Whole;
+    }
+    match (old, new) {
+        (Some(old), Some(new)) => Touch::Text(text_change(old, new)),
+        _ => Touch::Whole,
+    }
+}
+
+/// The verdict on one file's change, from its path and its text before and
+/// after: the entry point for an edit hook inside an agent's tool, and what
+/// the pre-commit hook and `bsi verify` compute per changed file. `path` is
+/// relative to the brain root, with `/`; it is NFC-normalised here, as
+/// scopes are.
+pub fn check_change<'a>(
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    path: &str,
+    old: Option<&str>,
+    new: Option<&str>,
+    markdown_extra: &[String],
+) -> Vec<Finding<'a>> {
+    let path: String = path.nfc().collect();
+    let touch = touch(&path, old, new, markdown_extra);
+    check_file(index, session, &path, &touch)
+}
+
 /// The section claims of `claims` whose heading the file no longer has:
 /// claims that protect nothing. `outline_of` gives a file's heading tree
 /// (`None`: the file is gone or unreadable, so no heading of it exists).
@@ -363,7 +398,6 @@ pub fn overflow_note(files: usize, sections: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::text_change;
     use chrono::DateTime;
 
     fn claim(session: &str, scope: &str) -> Claim {
@@ -496,6 +530,40 @@ mod tests {
             matches!(&f[..], [Finding::HeadingGone { renamed_to, .. }] if renamed_to.is_empty()),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn an_edit_is_judged_from_its_path_and_texts() {
+        let claims = [claim("s1", "caf\u{e9}.md#Goals"), claim("s1", "run.sh")];
+        let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
+        let new = PLAN.replace("\ng\n", "\ng2\n");
+        // A decomposed name is the claimed one.
+        let f = check_change(
+            &ix,
+            Some("s2"),
+            "cafe\u{301}.md",
+            Some(PLAN),
+            Some(&new),
+            &[],
+        );
+        assert!(
+            matches!(&f[0], Finding::Claimed { region: Some(r), .. } if r.heading.as_deref() == Some("Goals")),
+            "{f:?}"
+        );
+        // Elsewhere in the file: free.
+        let other = PLAN.replace("\nr\n", "\nr2\n");
+        let f = check_change(&ix, None, "caf\u{e9}.md", Some(PLAN), Some(&other), &[]);
+        assert!(f.is_empty(), "{f:?}");
+        // Not markdown: the whole file, whatever its `#` lines.
+        assert_eq!(
+            touch("run.sh", Some("# a\n"), Some("# b\n"), &[]),
+            Touch::Whole
+        );
+        assert!(matches!(
+            touch("x.mdx", Some(""), Some("# b\n"), &["mdx".into()]),
+            Touch::Text(_)
+        ));
+        assert_eq!(touch("a.md", None, Some("x"), &[]), Touch::Whole);
     }
 
     #[test]

@@ -11,10 +11,9 @@ use super::Ctx;
 use crate::error::{Error, Result, exit};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::changes;
 use crate::config;
 use crate::git::{Change, ChangesOf};
-use crate::guard::{self, ClaimIndex, Finding, Region, Touch};
+use crate::guard::{self, ClaimIndex, Finding, Region};
 use crate::markdown;
 use crate::output;
 use crate::registry::{self, Claim, Registry, col};
@@ -42,25 +41,6 @@ pub(crate) fn markdown_extra(brain: &Brain) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// What one changed file's change touches: for a markdown file some
-/// section claim concerns, [`changes::text_change`] on its old and new
-/// text; otherwise the whole file.
-fn touch_of(
-    brain: &Brain,
-    index: &ClaimIndex<'_>,
-    path: &str,
-    ch: &Change,
-    md: &[String],
-) -> Touch {
-    if !(index.has_sections(path) && scope::is_markdown(path, md)) {
-        return Touch::Whole;
-    }
-    match (brain.git.old_text(ch), brain.git.new_text(ch)) {
-        (Some(old), Some(new)) => Touch::Text(changes::text_change(&old, &new)),
-        _ => Touch::Whole,
-    }
-}
-
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
 /// findings: the pre-commit hook, `verify` and `verify --worktree` all come
@@ -77,9 +57,22 @@ pub(crate) fn check_changes<'a>(
         let Some(path) = brain_path(brain, &ch.path) else {
             continue;
         };
-        let path: String = path.nfc().collect();
-        let touch = touch_of(brain, index, &path, ch, md);
-        out.extend(guard::check_file(index, session, &path, &touch));
+        // Texts are read only where a section claim needs them; without
+        // them the change touches the whole file.
+        let nfc: String = path.nfc().collect();
+        let (old, new) = if index.has_sections(&nfc) && scope::is_markdown(&nfc, md) {
+            (brain.git.old_text(ch), brain.git.new_text(ch))
+        } else {
+            (None, None)
+        };
+        out.extend(guard::check_change(
+            index,
+            session,
+            path,
+            old.as_deref(),
+            new.as_deref(),
+            md,
+        ));
     }
     out
 }
@@ -108,6 +101,16 @@ pub(crate) struct Report {
     /// Section claims whose heading the file no longer has (as committed,
     /// or in the work tree with `--worktree`): claims that protect nothing.
     pub(crate) missing: Vec<String>,
+}
+
+/// The section claims whose heading neither the committed file (HEAD) nor
+/// the work tree has: a rename or removal that is committed. A heading
+/// written but not yet committed, or renamed but not yet committed, is not
+/// reported.
+fn missing_claims<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<&'a Claim> {
+    let at_head =
+        guard::missing_section_claims(claims, &|file: &str| outline_of(brain, file, false));
+    guard::missing_section_claims(at_head, &|file: &str| outline_of(brain, file, true))
 }
 
 /// The heading tree of `file` (brain-relative) as committed at HEAD, or in
@@ -275,12 +278,10 @@ fn verify_against(
     }
     commits.reverse();
     let (files, sections) = guard::overflow_counts(&findings);
-    let missing = guard::missing_section_claims(held.iter().map(|(c, _)| *c), &|file: &str| {
-        outline_of(brain, file, worktree)
-    })
-    .into_iter()
-    .map(|c| c.scope.to_string())
-    .collect();
+    let missing = missing_claims(brain, held.iter().map(|(c, _)| *c))
+        .into_iter()
+        .map(|c| c.scope.to_string())
+        .collect();
     Ok(Report {
         commits,
         overflow,
@@ -348,12 +349,10 @@ pub(crate) fn missing_line(scope: &str, session: &str) -> String {
 /// For `status` and `watchdog`: one line per claim of `reg` whose heading
 /// the committed file no longer has, each with the command to run.
 pub(crate) fn missing_lines(brain: &Brain, reg: &Registry) -> Vec<String> {
-    guard::missing_section_claims(reg.all_claims().map(|(c, _)| c), &|file: &str| {
-        outline_of(brain, file, false)
-    })
-    .into_iter()
-    .map(|c| missing_line(&c.scope.to_string(), &c.session))
-    .collect()
+    missing_claims(brain, reg.all_claims().map(|(c, _)| c))
+        .into_iter()
+        .map(|c| missing_line(&c.scope.to_string(), &c.session))
+        .collect()
 }
 
 pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {

@@ -393,6 +393,9 @@ fn renaming_a_held_heading_needs_the_new_name_and_a_stale_name_is_reported() {
         "alice",
     ])
     .ok();
+    // Not committed yet: neither name is reported as missing.
+    let r = b.bsi(&["status"]);
+    assert!(!r.stdout.contains("names no heading"), "{}", r.stdout);
     commit_as(&b, Some("s1"), "rename").ok();
     assert_eq!(b.last_subject(), "rename");
     // The old claim names nothing now: status and verify say so.
