@@ -1,7 +1,8 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
-//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`guard`] (changes
+//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
+//! sections a change touches, from old and new text), [`guard`] (changes
 //! against claims), [`trailer`] and [`registry`] (including the row merge of
 //! two registries); IO lives in [`store`] (files and locking), [`git`] (the
 //! only git2 user), [`remote`] (the only runner of the `git` command: fetch
