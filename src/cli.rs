@@ -56,8 +56,21 @@ pub struct JsonFlag {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create an empty registry with its three tables, and commit it.
+    /// Create the registry: an empty BRAIN-INDEX.md on its own branch
+    /// (`brain-index`), committed, and published when there is a remote.
+    ///
+    /// Refused when the brain already has one (here or on the remote); a
+    /// brain that still tracks BRAIN-INDEX.md on its content branch is moved
+    /// with `bsi migrate`.
     Init,
+
+    /// Move a tracked BRAIN-INDEX.md (the layout of older bsi) to the
+    /// registry branch: every row and byte kept, then one commit on the
+    /// current branch that untracks the file and changes nothing else.
+    ///
+    /// A person runs it once per brain; it publishes the registry branch when
+    /// there is a remote. Push the untracking commit with your content.
+    Migrate,
 
     /// Claim one or more scopes for a session, all or none.
     ///
@@ -156,6 +169,10 @@ pub enum Command {
 
     /// Show active and stale claims with the time left, grouped by session. Read only.
     ///
+    /// With a remote, the registry branch is fetched first (a few seconds at
+    /// most); when the remote cannot be reached the local state is shown
+    /// with its age.
+    ///
     /// Stale claims are marked STALE; an active claim past its expiry shows
     /// `overdue` until the watchdog moves it. Colours only on a terminal, never
     /// when NO_COLOR is set.
@@ -163,12 +180,18 @@ pub enum Command {
         /// Draw the brain's directory tree with each claim where it sits.
         #[arg(long, conflicts_with = "json")]
         tree: bool,
+        /// Do not fetch the registry branch first: show the state as last fetched.
+        #[arg(long)]
+        offline: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
 
     /// Show the current session ($BSI_SESSION), the agent, and the session's claims.
     Whoami {
+        /// Do not fetch the registry branch first: show the state as last fetched.
+        #[arg(long)]
+        offline: bool,
         #[command(flatten)]
         out: JsonFlag,
     },

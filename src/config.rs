@@ -24,6 +24,8 @@ pub const KEYS: &[&str] = &[
     "remote",
     "max_active_per_agent",
     "markdown_extensions",
+    "registry_branch",
+    "publish_timeout",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -79,6 +81,10 @@ pub struct Config {
     /// File name endings, besides `.md` and `.markdown`, whose files have
     /// sections (lowercase, without the dot).
     pub markdown_extensions: Vec<String>,
+    /// The branch that holds the registry.
+    pub registry_branch: Option<String>,
+    /// How long a write keeps retrying a push that lost a race.
+    pub publish_timeout: Option<std::time::Duration>,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -122,6 +128,8 @@ struct Raw {
     remote: Option<String>,
     max_active_per_agent: Option<i64>,
     markdown_extensions: Option<Vec<String>>,
+    registry_branch: Option<String>,
+    publish_timeout: Option<String>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -209,6 +217,32 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let registry_branch = raw
+        .registry_branch
+        .map(|b| {
+            let b = b.trim().to_string();
+            if valid_branch_name(&b) {
+                Ok(b)
+            } else {
+                Err(ConfigError::Value {
+                    key: "registry_branch",
+                    reason: format!("is `{b}`; use a plain git branch name, like `brain-index`"),
+                })
+            }
+        })
+        .transpose()?;
+    let publish_timeout = raw
+        .publish_timeout
+        .map(|t| {
+            parse_timeout(&t).ok_or_else(|| ConfigError::Value {
+                key: "publish_timeout",
+                reason: format!(
+                    "is `{}`; use a duration like `30s`, `2m` or `500ms`",
+                    t.trim()
+                ),
+            })
+        })
+        .transpose()?;
     Ok(Config {
         default_ttl,
         default_agent,
@@ -216,7 +250,41 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         remote,
         max_active_per_agent,
         markdown_extensions,
+        registry_branch,
+        publish_timeout,
     })
+}
+
+/// Whether `name` is a branch name bsi accepts for the registry: what
+/// `git check-ref-format --branch` accepts, less the rare forms.
+pub fn valid_branch_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with(['-', '/', '.'])
+        && !name.ends_with(['/', '.'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && !name.contains("//")
+        && !name.contains("@{")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+}
+
+/// A duration written `30s`, `2m`, `500ms` or `1h`. Pure.
+pub fn parse_timeout(raw: &str) -> Option<std::time::Duration> {
+    let raw = raw.trim();
+    let split = raw.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = raw.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    let ms = match unit.trim() {
+        "ms" => n,
+        "s" => n.checked_mul(1000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        _ => return None,
+    };
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
 /// Reads `.bsi.toml` in `root`; no file is the default configuration.

@@ -26,6 +26,9 @@ pub mod exit {
     /// The change is recorded locally but the remote could not be reached:
     /// it is not published yet (`bsi sync` publishes it).
     pub const UNPUBLISHED: u8 = 7;
+    /// The remote stayed busy (every push lost a race) for the whole
+    /// publish timeout: nothing was written; retry.
+    pub const BUSY: u8 = 8;
 }
 
 /// Everything that can go wrong in bsi.
@@ -59,18 +62,56 @@ pub enum Error {
         source: ParseError,
     },
     /// There is no registry yet.
-    #[error("no registry at {0}")]
-    NoRegistry(PathBuf),
-    /// `bsi init` on a brain that has one.
-    #[error("a registry already exists at {0}")]
-    RegistryExists(PathBuf),
-    /// The registry file differs from what is committed.
-    #[error("{path} has changes that are not committed ({what})")]
-    DirtyRegistry {
-        /// The registry file.
+    #[error("this brain has no registry: there is no branch `{branch}`, here or on its remote")]
+    NoRegistry {
+        /// The registry branch looked for.
+        branch: String,
+    },
+    /// The brain keeps its registry as a tracked file of the content
+    /// branch, as bsi did before the registry branch.
+    #[error(
+        "{} is a tracked file of this branch: the registry now lives on the branch `{branch}`, and bsi writes nothing until the brain is migrated",
+        path.display()
+    )]
+    NotMigrated {
+        /// The tracked registry file.
         path: PathBuf,
-        /// Staged, modified, untracked, deleted.
-        what: &'static str,
+        /// The registry branch it moves to.
+        branch: String,
+    },
+    /// `bsi init` on a brain that has one.
+    #[error("this brain already has a registry, on the branch {0}")]
+    RegistryExists(String),
+    /// A reference moved under bsi's feet (another program than bsi wrote it).
+    #[error("the reference {0} moved while bsi was writing it; nothing was written")]
+    Moved(String),
+    /// Every push lost a race for the whole publish timeout.
+    #[error(
+        "{remote} stayed busy: {attempts} pushes lost a race to other writers in {waited_s} s; nothing was written"
+    )]
+    Busy {
+        /// `remote/branch`.
+        remote: String,
+        /// Pushes tried.
+        attempts: u32,
+        /// Seconds spent.
+        waited_s: u64,
+    },
+    /// The remote refused the push for a reason of its own.
+    #[error("{remote} refused the push of the registry branch: {why}")]
+    RemoteRefused {
+        /// `remote/branch`.
+        remote: String,
+        /// What the remote said.
+        why: String,
+    },
+    /// A git command failed.
+    #[error("`{command}` failed: {stderr}")]
+    GitFailed {
+        /// The command.
+        command: String,
+        /// What it said.
+        stderr: String,
     },
     /// `.bsi.toml` could not be used.
     #[error("{}: {source}", path.display())]
@@ -153,8 +194,11 @@ impl Error {
             | Error::Ttl(_)
             | Error::NoSuchSection { .. }
             | Error::Config { .. } => exit::USAGE,
-            Error::Registry { .. } | Error::NoRegistry(_) => exit::REGISTRY,
+            Error::Registry { .. } | Error::NoRegistry { .. } | Error::NotMigrated { .. } => {
+                exit::REGISTRY
+            }
             Error::Unreachable { .. } => exit::UNPUBLISHED,
+            Error::Busy { .. } => exit::BUSY,
             _ => exit::ERROR,
         }
     }
@@ -174,13 +218,21 @@ impl Error {
                 format!("its headings are: {}", available.join(", "))
             }
             Error::Registry { .. } => {
-                "bsi never rewrites a registry it cannot read: fix that line by hand (or `git checkout` the registry) and commit, then retry".into()
+                "bsi never rewrites a registry it cannot read: fix that line on the registry branch (`git worktree add ../fix brain-index`, edit, commit, `git push`), then retry".into()
             }
-            Error::NoRegistry(_) => "run `bsi init` to create it, or point to it with --registry / BSI_REGISTRY".into(),
-            Error::RegistryExists(_) => "use it as it is; `bsi status` shows what it holds".into(),
-            Error::DirtyRegistry { .. } => {
-                "only bsi writes the registry: commit the edit yourself if it is meant, or undo it with `git checkout -- BRAIN-INDEX.md` (and `git restore --staged`), then retry".into()
+            Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
+            Error::NotMigrated { .. } => {
+                "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
             }
+            Error::RegistryExists(_) => "use it as it is: `bsi status` shows what it holds".into(),
+            Error::Moved(_) => "retry: bsi reads the registry again".into(),
+            Error::Busy { .. } => {
+                "retry the same command in a moment (exit 8 means nothing was written); a longer publish_timeout in .bsi.toml waits longer".into()
+            }
+            Error::RemoteRefused { .. } => {
+                "the remote's own rules refuse pushes to the registry branch: ask whoever runs the remote to allow them, or set registry_branch in .bsi.toml to a branch it accepts".into()
+            }
+            Error::GitFailed { .. } => "run the same git command by hand to see the whole error".into(),
             Error::Config { .. } => {
                 "fix .bsi.toml (docs/configuration.md lists every key and its values), then retry".into()
             }

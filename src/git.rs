@@ -1,14 +1,14 @@
-//! The only module that talks to git2: finding the repository, reading the
-//! registry as committed, committing a new registry without touching
-//! anything else the user has staged, and reading changes (staged, in the
-//! work tree, or made by a commit) with their hunks, for the hooks and
-//! `bsi verify`.
+//! The only module that talks to git2: finding the repository, reading and
+//! writing the registry branch (blob, tree, commit and a compare-and-swap of
+//! its reference; never the index or a work tree), and reading changes
+//! (staged, in the work tree, or made by a commit) with their hunks, for the
+//! hooks and `bsi verify`.
 
 use std::path::{Path, PathBuf};
 
 use git2::{
-    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexEntry, IndexTime, ObjectType, Oid,
-    Repository, RepositoryState, Signature, Sort,
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, ObjectType, Oid, Repository,
+    RepositoryState, Signature, Sort,
 };
 
 use crate::error::{Error, Result};
@@ -168,24 +168,6 @@ impl Git {
         Ok(Oid::from_bytes(&blob_sha1(bytes))?)
     }
 
-    fn index(&self) -> Result<Index> {
-        Ok(self.repo.index()?)
-    }
-
-    /// The index entry of `rel`: its blob id, and whether its recorded stat
-    /// data still matches `meta` (so the file need not be hashed again).
-    pub fn index_entry(
-        &self,
-        rel: &str,
-        meta: Option<&std::fs::Metadata>,
-    ) -> Result<Option<(Oid, bool)>> {
-        let index = self.index()?;
-        Ok(index.get_path(Path::new(rel), 0).map(|e| {
-            let fresh = meta.is_some_and(|m| stat_matches(&e, m));
-            (e.id, fresh)
-        }))
-    }
-
     /// Writes `bytes` into the object database as a blob: hashed once, from
     /// the bytes already in memory.
     ///
@@ -210,89 +192,6 @@ impl Git {
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }
-    }
-
-    /// Commits `blob` (already written, see [`Git::write_blob`]) as the new
-    /// content of `rel`: a tree made from HEAD's with that one blob replaced,
-    /// a commit on HEAD. The index is the caller's: other staged changes stay
-    /// staged and uncommitted.
-    ///
-    /// `expected` is the HEAD the caller read; the commit fails if HEAD moved.
-    pub fn commit_file(
-        &self,
-        rel: &str,
-        blob: Oid,
-        expected: Option<Oid>,
-        message: &str,
-    ) -> Result<Oid> {
-        self.build_commit(rel, blob, expected, message, Some("HEAD"))
-    }
-
-    /// Like [`Git::commit_file`] on `parent`, with the blob written from
-    /// `bytes`, but moves no reference: the commit that carries a registry
-    /// change to the remote, built on its tip.
-    pub fn commit_detached(
-        &self,
-        rel: &str,
-        bytes: &[u8],
-        parent: Oid,
-        message: &str,
-    ) -> Result<Oid> {
-        let blob = self.write_blob(bytes)?;
-        self.build_commit(rel, blob, Some(parent), message, None)
-    }
-
-    fn build_commit(
-        &self,
-        rel: &str,
-        blob: Oid,
-        expected: Option<Oid>,
-        message: &str,
-        update: Option<&str>,
-    ) -> Result<Oid> {
-        let repo = &self.repo;
-        let parent = match expected {
-            Some(id) => Some(repo.find_commit(id)?),
-            None => None,
-        };
-        let base = match &parent {
-            Some(p) => Some(p.tree()?),
-            None => None,
-        };
-        let mut builder = git2::build::TreeUpdateBuilder::new();
-        builder.upsert(rel, blob, FileMode::Blob);
-        let tree_id = match &base {
-            Some(t) => builder.create_updated(repo, t)?,
-            None => {
-                let empty = repo.treebuilder(None)?.write()?;
-                builder.create_updated(repo, &repo.find_tree(empty)?)?
-            }
-        };
-        let tree = repo.find_tree(tree_id)?;
-        let sig = self.signature();
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        let id = repo.commit(update, &sig, &sig, message, &tree, &parents)?;
-        Ok(id)
-    }
-
-    /// Moves the branch HEAD is on from `from` to `to`, refusing if it is no
-    /// longer at `from`. The work tree and the index are the caller's.
-    pub fn fast_forward(&self, from: Oid, to: Oid) -> Result<()> {
-        let head = self.repo.head()?;
-        let name = head
-            .name()
-            .ok()
-            .filter(|_| head.is_branch())
-            .ok_or_else(|| Error::RepoBusy("detached HEAD".into()))?
-            .to_string();
-        self.repo.reference_matching(
-            &name,
-            to,
-            true,
-            from,
-            "bsi: fast-forward to the published registry",
-        )?;
-        Ok(())
     }
 
     /// The short name of the branch HEAD is on, if it is on one.
@@ -338,6 +237,39 @@ impl Git {
         self.repo.find_remote(name).is_ok()
     }
 
+    /// The names of the configured remotes.
+    pub fn remotes(&self) -> Vec<String> {
+        self.repo
+            .remotes()
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.ok().flatten().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Commits reachable from `tip` but not from `hide`, newest first.
+    pub fn log_range(&self, tip: Oid, hide: Option<Oid>) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        if let Some(h) = hide {
+            walk.hide(h)?;
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        let mut out = Vec::new();
+        for id in walk {
+            let c = self.repo.find_commit(id?)?;
+            out.push(CommitInfo {
+                id: c.id(),
+                parent: c.parent_id(0).ok(),
+                merge: c.parent_count() > 1,
+                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            });
+        }
+        Ok(out)
+    }
+
     /// The commit a reference points to, if it exists.
     pub fn ref_target(&self, name: &str) -> Option<Oid> {
         let r = self.repo.find_reference(name).ok()?;
@@ -366,42 +298,117 @@ impl Git {
         }
     }
 
-    /// Moves HEAD back to `to` after a commit whose follow-up failed.
-    pub fn reset_head(&self, from: Oid, to: Option<Oid>) -> Result<()> {
-        let head = self.repo.head()?;
-        if head.target() != Some(from) {
-            return Ok(());
-        }
-        match (to, head.is_branch()) {
-            (Some(to), true) => {
-                let name = head.name().unwrap_or("HEAD").to_string();
-                self.repo.reference(
-                    &name,
-                    to,
-                    true,
-                    "bsi: undo a commit whose index update failed",
-                )?;
-            }
-            (Some(to), false) => self.repo.set_head_detached(to)?,
-            (None, _) => {
-                if let Ok(name) = head.name() {
-                    self.repo.find_reference(name)?.delete()?;
+    /// Whether `ancestor` is `descendant` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> Result<bool> {
+        Ok(ancestor == descendant || self.repo.graph_descendant_of(descendant, ancestor)?)
+    }
+
+    /// The common git directory, shared by every work tree of the clone.
+    pub fn common_dir(&self) -> PathBuf {
+        self.repo.commondir().to_path_buf()
+    }
+
+    /// A commit whose tree is `parent`'s (or empty) with `files` written in
+    /// it (`None` removes a file), on `parent`. No reference moves, no
+    /// index or work tree is read: the commit of a registry change.
+    pub fn commit_files(
+        &self,
+        parent: Option<Oid>,
+        files: &[(&str, Option<&[u8]>)],
+        message: &str,
+    ) -> Result<Oid> {
+        let repo = &self.repo;
+        let parent = match parent {
+            Some(id) => Some(repo.find_commit(id)?),
+            None => None,
+        };
+        let base = match &parent {
+            Some(p) => p.tree()?,
+            None => repo.find_tree(repo.treebuilder(None)?.write()?)?,
+        };
+        let mut builder = git2::build::TreeUpdateBuilder::new();
+        for (path, bytes) in files {
+            match bytes {
+                Some(b) => {
+                    let blob = self.write_blob(b)?;
+                    builder.upsert(*path, blob, FileMode::Blob);
+                }
+                None => {
+                    builder.remove(*path);
                 }
             }
         }
-        Ok(())
+        let tree = repo.find_tree(builder.create_updated(repo, &base)?)?;
+        let sig = self.signature();
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        Ok(repo.commit(None, &sig, &sig, message, &tree, &parents)?)
     }
 
-    /// Points the index entry of `rel` at `blob`, with the stat data of the
-    /// file now on disk at `path`. Other entries are left as they are.
-    pub fn set_index_entry(&self, rel: &str, blob: Oid, path: &Path) -> Result<()> {
-        let mut index = self.index()?;
-        let meta =
-            std::fs::metadata(path).map_err(|e| Error::io("reading the registry's metadata", e))?;
-        let entry = entry_for(rel, blob, &meta);
-        index.add(&entry)?;
-        index.write()?;
-        Ok(())
+    /// Points the reference `name` at `to` if it still points at
+    /// `expected` (`None`: if it does not exist yet). Atomic: of two
+    /// writers that read the same value, one moves it and the other fails
+    /// with [`Error::Moved`].
+    pub fn move_ref(&self, name: &str, to: Oid, expected: Option<Oid>, log: &str) -> Result<()> {
+        let res = match expected {
+            Some(old) => self.repo.reference_matching(name, to, true, old, log),
+            None => self.repo.reference(name, to, false, log),
+        };
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => {
+                Err(Error::Moved(name.to_string()))
+            }
+            Err(e) if e.code() == ErrorCode::Locked => Err(Error::Locked {
+                what: "a registry branch reference",
+                path: self.repo.commondir().join(format!("{name}.lock")),
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes the reference `name` if it exists.
+    pub fn delete_ref(&self, name: &str) -> Result<()> {
+        match self.repo.find_reference(name) {
+            Ok(mut r) => Ok(r.delete()?),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether `rel` is tracked in this work tree: in HEAD's tree or in the
+    /// index.
+    pub fn tracks(&self, rel: &str) -> Result<bool> {
+        if self.head_state(rel)?.blob.is_some() {
+            return Ok(true);
+        }
+        Ok(self.repo.index()?.get_path(Path::new(rel), 0).is_some())
+    }
+
+    /// Removes `rel` from the branch HEAD is on in one commit that changes
+    /// nothing else, and from the index; every other staged change stays
+    /// staged, and the work tree is not touched. For `bsi migrate` only.
+    pub fn commit_removal(&self, rel: &str, message: &str) -> Result<Oid> {
+        let head = self.repo.head()?;
+        let name = head
+            .name()
+            .ok()
+            .filter(|_| head.is_branch())
+            .ok_or_else(|| Error::RepoBusy("detached HEAD".into()))?
+            .to_string();
+        let parent = head.peel_to_commit()?;
+        let commit = self.commit_files(Some(parent.id()), &[(rel, None)], message)?;
+        let mut index = self.repo.index()?;
+        self.move_ref(
+            &name,
+            commit,
+            Some(parent.id()),
+            message.lines().next().unwrap_or(""),
+        )?;
+        if index.get_path(Path::new(rel), 0).is_some() {
+            index.remove_path(Path::new(rel))?;
+            index.write()?;
+        }
+        Ok(commit)
     }
 
     /// The author of bsi's commits: the repository's identity, or `bsi` when
@@ -437,17 +444,12 @@ impl Git {
         self.repo.signature().is_ok()
     }
 
-    /// Commits that changed `rel`, newest first, following first parents.
-    pub fn journal(&self, rel: &str, limit: Option<usize>) -> Result<Vec<JournalCommit>> {
+    /// Commits from `tip` that changed `rel`, newest first, following
+    /// first parents.
+    pub fn journal(&self, tip: Oid, rel: &str, limit: Option<usize>) -> Result<Vec<JournalCommit>> {
         let mut out = Vec::new();
         let mut walk = self.repo.revwalk()?;
-        match walk.push_head() {
-            Ok(()) => {}
-            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-                return Ok(out);
-            }
-            Err(e) => return Err(e.into()),
-        }
+        walk.push(tip)?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
         walk.simplify_first_parent()?;
         let path = Path::new(rel);
@@ -646,38 +648,6 @@ impl Git {
         }
         Ok(out)
     }
-
-    /// Paths that `git status` would show for the index lock check.
-    pub fn index_lock_path(&self) -> PathBuf {
-        self.repo.path().join("index.lock")
-    }
-
-    /// The lock files a writer of this repository's index, HEAD, current
-    /// branch or remote-tracking branches holds while it updates them, and
-    /// leaves behind when it is killed in the middle.
-    pub fn update_locks(&self) -> Vec<PathBuf> {
-        let git_dir = self.repo.path();
-        let common = self.repo.commondir();
-        let mut locks = vec![git_dir.join("index.lock"), git_dir.join("HEAD.lock")];
-        if let Ok(head) = self.repo.find_reference("HEAD")
-            && let Ok(Some(target)) = head.symbolic_target()
-        {
-            locks.push(common.join(format!("{target}.lock")));
-        }
-        // Remote-tracking branches, as `git fetch` updates them.
-        if let Ok(remotes) = std::fs::read_dir(common.join("refs/remotes")) {
-            for remote in remotes.flatten() {
-                if let Ok(refs) = std::fs::read_dir(remote.path()) {
-                    locks.extend(
-                        refs.flatten()
-                            .map(|e| e.path())
-                            .filter(|p| p.extension().is_some_and(|x| x == "lock")),
-                    );
-                }
-            }
-        }
-        locks
-    }
 }
 
 /// From this size on, [`Git::write_blob`] writes the loose object itself.
@@ -729,63 +699,6 @@ fn write_loose_blob(objects: &Path, bytes: &[u8]) -> Result<Oid> {
         return Err(io("write a blob", e));
     }
     Ok(id)
-}
-
-#[cfg(unix)]
-fn entry_for(rel: &str, blob: Oid, meta: &std::fs::Metadata) -> IndexEntry {
-    use std::os::unix::fs::MetadataExt;
-    IndexEntry {
-        ctime: IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
-        mtime: IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
-        dev: meta.dev() as u32,
-        ino: meta.ino() as u32,
-        mode: if meta.mode() & 0o111 != 0 {
-            0o100755
-        } else {
-            0o100644
-        },
-        uid: meta.uid(),
-        gid: meta.gid(),
-        file_size: meta.size() as u32,
-        id: blob,
-        flags: (rel.len().min(0xfff)) as u16,
-        flags_extended: 0,
-        path: rel.as_bytes().to_vec(),
-    }
-}
-
-#[cfg(not(unix))]
-fn entry_for(rel: &str, blob: Oid, meta: &std::fs::Metadata) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: 0o100644,
-        uid: 0,
-        gid: 0,
-        file_size: meta.len() as u32,
-        id: blob,
-        flags: (rel.len().min(0xfff)) as u16,
-        flags_extended: 0,
-        path: rel.as_bytes().to_vec(),
-    }
-}
-
-#[cfg(unix)]
-fn stat_matches(e: &IndexEntry, meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    e.mtime.seconds() == meta.mtime() as i32
-        && e.mtime.nanoseconds() == meta.mtime_nsec() as u32
-        && e.ctime.seconds() == meta.ctime() as i32
-        && e.ctime.nanoseconds() == meta.ctime_nsec() as u32
-        && e.ino == meta.ino() as u32
-        && e.file_size == meta.size() as u32
-}
-
-#[cfg(not(unix))]
-fn stat_matches(_: &IndexEntry, _: &std::fs::Metadata) -> bool {
-    false
 }
 
 #[cfg(test)]

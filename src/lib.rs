@@ -3,12 +3,15 @@
 //!
 //! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
 //! sections a change touches, from old and new text), [`guard`] (changes
-//! against claims), [`trailer`] and [`registry`] (including the row merge of
-//! two registries); IO lives in [`store`] (files and locking), [`git`] (the
-//! only git2 user), [`remote`] (the only runner of the `git` command: fetch
-//! and push), [`hooks`] (hook scripts), [`resolve`] (the file system view of
-//! scopes) and [`markdown`] (the only pulldown-cmark parser). [`commands`]
-//! ties them together per subcommand.
+//! against claims), [`trailer`], [`markdown`] (the only pulldown-cmark
+//! parser) and [`registry`] (including the row merge of two registries). IO
+//! lives in [`store`] (the registry branch, its work-tree copy, the writer
+//! lock), [`publish`] (the write protocol: plan, commit, push, retry),
+//! [`settings`] (where each setting comes from), [`git`] (the only git2
+//! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
+//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts) and
+//! [`resolve`] (the file system view of scopes). [`commands`] ties them
+//! together per subcommand.
 
 pub mod changes;
 pub mod cli;
@@ -17,14 +20,17 @@ pub mod config;
 pub mod conflict;
 pub mod error;
 pub mod git;
+pub mod git_cli;
 pub mod guard;
 pub mod hooks;
 pub mod markdown;
 pub mod output;
+pub mod platform;
+pub mod publish;
 pub mod registry;
-pub mod remote;
 pub mod resolve;
 pub mod scope;
+pub mod settings;
 pub mod store;
 pub mod trailer;
 pub mod tree;

@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims, verify};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 
 #[derive(Serialize)]
@@ -28,12 +28,13 @@ pub(crate) fn run(
     agent: Option<&str>,
     json: bool,
 ) -> Result<u8> {
-    let (brain, config) = ctx.brain_and_config()?;
+    let (brain, settings) = ctx.open()?;
+    let config = &settings.config;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, &config)?;
 
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, &session, scope.as_ref());
         if active.is_empty() && stale.is_empty() {
             return Err(Error::NotFound(match &scope {
@@ -117,5 +118,5 @@ pub(crate) fn run(
         }
         super::note_commit(ctx, &mut out, commit);
     }
-    Ok(publish::finish(&applied.landed, exit::OK))
+    Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

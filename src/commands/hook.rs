@@ -101,16 +101,26 @@ fn mode(git: &Git, root: &Path, err: &mut impl Write) -> HookMode {
 }
 
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let mut err = std::io::stderr().lock();
     let mode = mode(&brain.git, &brain.root, &mut err);
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
-    let reg = match brain.read() {
-        Ok(r) => r,
+    // The local registry branch and the remote as last fetched: the hook
+    // never touches the network.
+    let remote = settings.remote(&brain.git).ok().flatten();
+    let reg = match brain.view(remote.as_ref()) {
+        Ok(v) => v.registry,
         // No registry: bsi is not used in this repository.
-        Err(Error::NoRegistry(_)) => return Ok(exit::OK),
+        Err(Error::NoRegistry { .. }) => return Ok(exit::OK),
+        Err(e @ Error::NotMigrated { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; commits are not checked until then. Next: a person runs `bsi migrate`."
+            );
+            return Ok(exit::OK);
+        }
         Err(e) => return Err(e),
     };
     let session = ctx.env_session.as_deref().map(str::trim);
@@ -141,14 +151,15 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         refused |= refuse_claimed;
         let _ = writeln!(
             err,
-            "bsi: {}: {} is staged — only bsi writes the registry, and its own commits do not go through hooks",
+            "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
             label(refuse_claimed),
-            brain.rel
+            brain.rel,
+            brain.branch
         );
         let _ = writeln!(
             err,
-            "  unstage it with `git restore --staged {}` (and undo it with `git checkout -- {}`)",
-            brain.rel, brain.rel
+            "  take it out of the commit with `git rm --cached {}`, then commit again",
+            brain.rel
         );
     }
     for f in &findings {

@@ -1,33 +1,90 @@
-//! `bsi init`: an empty registry, committed.
+//! `bsi init`: the registry branch, with an empty registry, committed and
+//! published.
 
 use std::io::Write;
 
 use super::{Ctx, commit_message};
-use crate::error::{Result, exit};
+use crate::error::{Error, Result, exit};
+use crate::git_cli::{FetchError, Push};
+use crate::publish::backoff;
 use crate::registry::render::empty_registry;
+use crate::settings::FETCH_TIMEOUT;
+use crate::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
-    let brain = ctx.brain()?;
-    let lock = brain.lock()?;
-    let commit = brain.create(
-        &lock,
-        &empty_registry(),
-        &commit_message("init", &[], &brain.rel),
-    )?;
-    let driver = brain.register_merge_driver();
+    let (brain, settings) = ctx.open()?;
+    let mut lock = brain.lock()?;
+    if let Some(done) = brain.repair(&mut lock) {
+        eprintln!("note: {done}");
+    }
+    let _record = lock.record("init")?;
+    if brain.git.tracks(&brain.rel)? {
+        return Err(brain.missing());
+    }
+    let remote = settings.remote(&brain.git)?;
+    // A registry made elsewhere arrives with a fetch: never make a rival.
+    let mut offline = None;
+    if let Some(r) = &remote {
+        match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
+            Err(FetchError::Unreachable(why)) => offline = Some(why),
+        }
+    }
+    let tips = brain.tips(remote.as_ref());
+    if tips.local.is_some() || tips.tracking.is_some() {
+        let view = brain.view_of(tips, remote.is_some())?;
+        brain.refresh_copy(&view.registry);
+        let place = match (tips.tracking, &remote) {
+            (Some(_), Some(r)) => r.label(),
+            _ => brain.branch.clone(),
+        };
+        return Err(Error::RegistryExists(place));
+    }
+    let text = empty_registry();
+    let message = commit_message("init", &[], &format!("{BRANCH_FILE} on {}", brain.branch));
+    let commit = brain
+        .git
+        .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
+    let mut landed = "committed";
+    if let (Some(r), None) = (&remote, &offline) {
+        match r.push(&brain.workdir, commit, settings.publish_timeout) {
+            Push::Pushed => {
+                brain.heard_from_remote(ctx.now);
+                brain
+                    .git
+                    .move_ref(&r.tracking_ref(), commit, None, "bsi: init")
+                    .ok();
+                landed = "committed and published";
+            }
+            Push::Lost => {
+                // Another clone made the registry a moment ago: take it.
+                std::thread::sleep(backoff(1));
+                let _ = r.fetch(&brain.workdir, FETCH_TIMEOUT);
+                return Err(Error::RegistryExists(r.label()));
+            }
+            Push::Refused(why) => {
+                return Err(Error::RemoteRefused {
+                    remote: r.label(),
+                    why,
+                });
+            }
+            Push::Unreachable(why) => offline = Some(why),
+        }
+    }
+    brain
+        .git
+        .move_ref(&brain.local_ref(), commit, None, "bsi: init")?;
+    let registry = brain.parse(text)?;
+    brain.refresh_copy(&registry);
+    drop(_record);
     drop(lock);
     let mut out = ctx.out();
-    if let Err(e) = driver {
-        let _ = writeln!(
-            out,
-            "Note: the registry's merge driver could not be registered ({e}); `bsi sync` registers it later."
-        );
-    }
     let _ = writeln!(
         out,
-        "Registry created — {} (commit {})",
-        brain.registry.display(),
-        &commit.to_string()[..8]
+        "Registry created — {BRANCH_FILE} on branch {} ({landed}, commit {}); a copy to read is at {}",
+        brain.branch,
+        &commit.to_string()[..8],
+        brain.registry.display()
     );
     if !brain.git.has_identity() {
         let _ = writeln!(
@@ -39,5 +96,12 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         out,
         "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
     );
+    if let Some(why) = offline {
+        eprintln!(
+            "warning: {} could not be reached ({why}): the registry branch is NOT PUBLISHED. Run `bsi sync` once the remote is back.",
+            remote.map(|r| r.label()).unwrap_or_default()
+        );
+        return Ok(exit::UNPUBLISHED);
+    }
     Ok(exit::OK)
 }

@@ -31,8 +31,16 @@ fn trailers<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
 }
 
 pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
-    let commits = brain.git.journal(&brain.rel, limit)?;
+    let (brain, settings) = ctx.open()?;
+    let remote = settings.remote(&brain.git)?;
+    let view = brain.view(remote.as_ref())?;
+    let tip = match (view.pending, view.tips.local, view.tips.tracking) {
+        (true, Some(l), _) => l,
+        (_, _, Some(t)) => t,
+        (_, Some(l), None) => l,
+        (_, None, None) => return Err(brain.missing()),
+    };
+    let commits = brain.git.journal(tip, crate::store::BRANCH_FILE, limit)?;
     let entries: Vec<Entry> = commits
         .iter()
         .map(|c| {
@@ -62,7 +70,7 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
     }
     let mut out = ctx.out();
     if entries.is_empty() {
-        let _ = writeln!(out, "No commit has touched {} yet.", brain.rel);
+        let _ = writeln!(out, "No commit has touched the registry yet.");
     }
     for e in &entries {
         let mark = if e.by_bsi {

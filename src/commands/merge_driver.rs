@@ -10,8 +10,8 @@ use std::path::Path;
 use super::Ctx;
 use crate::conflict;
 use crate::error::{Error, Result, exit};
+use crate::git_cli;
 use crate::registry::{self, Registry, merge};
-use crate::remote;
 use crate::resolve;
 
 fn read(path: &Path) -> Result<String> {
@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
                 err,
                 "bsi: the registry cannot be merged by rows ({why}); falling back to git's line merge"
             );
-            if remote::merge_file(ours, base, theirs)? {
+            if git_cli::merge_file(ours, base, theirs)? {
                 Ok(exit::OK)
             } else {
                 Ok(exit::ERROR)

@@ -8,8 +8,8 @@ mod init;
 mod log;
 mod merge_driver;
 mod meta;
+mod migrate;
 mod open;
-mod publish;
 mod release;
 mod renew;
 mod status;
@@ -27,9 +27,11 @@ use crate::cli::{Cli, Command};
 use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::output;
+use crate::publish;
 use crate::registry::{Claim, Registry};
 use crate::resolve;
 use crate::scope::Scope;
+use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
 
@@ -91,8 +93,8 @@ impl Ctx {
         })
     }
 
-    /// The brain this run works on.
-    pub fn brain(&self) -> Result<Brain> {
+    /// The brain this run works on, and its settings, resolved once.
+    pub fn open(&self) -> Result<(Brain, Settings)> {
         let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
         if self.pinned {
             brain.git.pin_clock(
@@ -100,14 +102,24 @@ impl Ctx {
                 self.now.offset().local_minus_utc() / 60,
             );
         }
-        Ok(brain)
+        let config = config::load(&brain.root)?;
+        let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
+        brain.branch = settings.branch.clone();
+        Ok((brain, settings))
     }
 
-    /// The brain and its `.bsi.toml`.
-    pub fn brain_and_config(&self) -> Result<(Brain, Config)> {
-        let brain = self.brain()?;
-        let config = config::load(&brain.root)?;
-        Ok((brain, config))
+    /// The brain this run works on.
+    pub fn brain(&self) -> Result<Brain> {
+        Ok(self.open()?.0)
+    }
+
+    /// How this run's writes publish.
+    pub fn write_options(&self, fresh: bool) -> publish::Options {
+        publish::Options {
+            now: self.now,
+            fresh,
+            verbose: self.verbose,
+        }
     }
 
     /// Where human output goes: stdout, or nowhere with `--quiet`.
@@ -291,6 +303,7 @@ pub fn run(cli: Cli) -> Result<u8> {
     ctx.verbose = cli.verbose;
     match cli.command {
         Command::Init => init::run(&ctx),
+        Command::Migrate => migrate::run(&ctx),
         Command::Open {
             scopes,
             ttl,
@@ -347,8 +360,8 @@ pub fn run(cli: Cli) -> Result<u8> {
             force,
             out,
         } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
-        Command::Status { tree, out } => status::run(&ctx, tree, out.json),
-        Command::Whoami { out } => whoami::run(&ctx, out.json),
+        Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
+        Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
         Command::Hook { action } => hook::run(&ctx, action),
         Command::Verify {

@@ -6,12 +6,12 @@ use chrono::Duration;
 use rand::RngExt;
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::markdown::Outline;
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::resolve;
 use crate::scope::{Scope, Sections};
@@ -87,7 +87,8 @@ pub(crate) fn new_session_id(now: chrono::DateTime<chrono::FixedOffset>) -> Stri
 
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let json = mode == Mode::Json;
-    let (brain, config) = ctx.brain_and_config()?;
+    let (brain, settings) = ctx.open()?;
+    let config = &settings.config;
     let mut scopes: Vec<Scope> = Vec::new();
     for raw in &req.scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
@@ -114,7 +115,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
     let sections = resolve::sections(&brain.root);
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         // A session is one agent's: claims added under another agent's
         // session could not be closed or renewed by the one who added them.
         if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
@@ -232,7 +233,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 .collect(),
             commit: commit.map(|c| c.to_string()),
         });
-        return Ok(publish::finish(&applied.landed, exit::OK));
+        return Ok(publish::finish(&brain, &applied.landing, exit::OK));
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
@@ -275,7 +276,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
         );
     }
-    Ok(publish::finish(&applied.landed, exit::OK))
+    Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }
 
 /// A claim in the way of a requested scope.

@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, check_session_id, commit_message, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 
 #[derive(Serialize)]
@@ -33,10 +33,10 @@ pub(crate) fn run(
     if session.trim().is_empty() || session.chars().any(char::is_control) {
         check_session_id(session)?;
     }
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let scope = opt_scope(&brain, ctx, scope)?;
 
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, session, scope.as_ref());
         if active.is_empty() && stale.is_empty() {
             if !valid {
@@ -166,5 +166,5 @@ pub(crate) fn run(
         }
         super::note_commit(ctx, &mut out, commit);
     }
-    Ok(publish::finish(&applied.landed, exit::OK))
+    Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

@@ -5,10 +5,10 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::ttl;
 
@@ -28,13 +28,14 @@ pub(crate) fn run(
     (force, agent): (bool, Option<&str>),
     json: bool,
 ) -> Result<u8> {
-    let (brain, config) = ctx.brain_and_config()?;
+    let (brain, settings) = ctx.open()?;
+    let config = &settings.config;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, &config)?;
     let ttl = ttl_arg.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, &session, scope.as_ref());
         if active.is_empty() {
             if !stale.is_empty() {
@@ -124,5 +125,5 @@ pub(crate) fn run(
         }
         super::note_commit(ctx, &mut out, commit);
     }
-    Ok(publish::finish(&applied.landed, exit::OK))
+    Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

@@ -9,8 +9,8 @@ use super::Ctx;
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson, Paint};
+use crate::publish::{self, Freshness};
 use crate::registry::{Claim, Registry};
-use crate::remote::Remote;
 use crate::resolve;
 use crate::store::Brain;
 use crate::tree;
@@ -27,37 +27,76 @@ struct Status {
 }
 
 #[derive(Serialize)]
-struct SyncJson {
+pub(crate) struct SyncJson {
     remote: String,
+    /// Whether the registry branch was fetched by this command.
+    fetched: bool,
+    /// Why the remote could not be asked, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreachable: Option<String>,
     last_sync: Option<String>,
     minutes_since_sync: Option<i64>,
     unpublished: Vec<String>,
 }
 
-pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
-    let reg = brain.read()?;
+/// The remote part of a read command's report.
+pub(crate) fn sync_state(
+    ctx: &Ctx,
+    brain: &Brain,
+    settings: &crate::settings::Settings,
+    view: &crate::store::View,
+    fresh: &Freshness,
+) -> Option<SyncJson> {
+    let remote = settings.remote(&brain.git).ok().flatten()?;
+    let last = brain.last_contact();
+    Some(SyncJson {
+        remote: remote.label(),
+        fetched: *fresh == Freshness::Fetched,
+        unreachable: match fresh {
+            Freshness::Unreachable(why) => Some(why.clone()),
+            _ => None,
+        },
+        last_sync: last.map(output::rfc3339),
+        minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
+        unpublished: if view.pending {
+            brain.pending_changes(view.tips).unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+    })
+}
+
+/// One line saying how current the view is, when it may not be.
+pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
+    let age = match s.minutes_since_sync {
+        Some(m) => format!(
+            "as fetched {} ago",
+            ttl::format_duration(chrono::Duration::minutes(m.max(0)))
+        ),
+        None => "never fetched".into(),
+    };
+    if s.fetched {
+        return None;
+    }
+    Some(match &s.unreachable {
+        Some(why) => format!(
+            "Remote {} could not be reached ({why}): showing the registry {age}.",
+            s.remote
+        ),
+        None => format!(
+            "Remote {} not asked (--offline): showing the registry {age}.",
+            s.remote
+        ),
+    })
+}
+
+pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8> {
+    let (brain, settings) = ctx.open()?;
+    let (view, fresh) = publish::read(&brain, &settings, ctx.now, offline)?;
+    let reg = &view.registry;
     let sections = resolve::sections(&brain.root);
-    let collisions = conflict::collisions(&reg, &sections);
-    let sync = Remote::configured(
-        &brain.git,
-        ctx.remote.as_deref(),
-        crate::config::load(&brain.root)
-            .ok()
-            .and_then(|c| c.remote)
-            .as_deref(),
-    )
-    .ok()
-    .flatten()
-    .map(|r| {
-        let last = brain.last_sync();
-        SyncJson {
-            remote: r.label(),
-            last_sync: last.map(output::rfc3339),
-            minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
-            unpublished: brain.pending(),
-        }
-    });
+    let collisions = conflict::collisions(reg, &sections);
+    let sync = sync_state(ctx, &brain, &settings, &view, &fresh);
     if json {
         output::print_json(&Status {
             now: output::rfc3339(ctx.now),
@@ -66,11 +105,15 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             sync,
         });
-        return Ok(exit::OK);
+        return Ok(if collisions.is_empty() {
+            exit::OK
+        } else {
+            exit::CONFLICT
+        });
     }
     let mut out = ctx.out();
     if tree {
-        let _ = write!(out, "{}", render_tree(&brain, &reg, ctx));
+        let _ = write!(out, "{}", render_tree(&brain, reg, ctx));
     } else {
         let _ = write!(
             out,
@@ -91,30 +134,37 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, json: bool) -> Result<u8> {
             "Next: the sessions of each collision agree who goes on; the other closes its claim."
         );
     }
-    for line in super::verify::missing_lines(&brain, &reg) {
+    for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         let _ = writeln!(out, "{line}");
     }
     if let Some(s) = &sync {
-        let age = match s.minutes_since_sync {
-            Some(m) => format!(
-                "last sync {} ago",
-                ttl::format_duration(chrono::Duration::minutes(m.max(0)))
-            ),
-            None => "never synced".into(),
-        };
-        let _ = writeln!(out, "Remote {} — {age}", s.remote);
-        if !s.unpublished.is_empty() {
-            let _ = writeln!(
-                out,
-                "NOT PUBLISHED: {} change(s) recorded while the remote was unreachable; run `bsi sync`:",
-                s.unpublished.len()
-            );
-            for p in &s.unpublished {
-                let _ = writeln!(out, "  {p}");
-            }
+        print_sync(&mut out, s);
+    }
+    // A collision stands until one of its sessions closes: say it in the
+    // exit code too, for scripts and agents.
+    Ok(if collisions.is_empty() {
+        exit::OK
+    } else {
+        exit::CONFLICT
+    })
+}
+
+/// The remote's lines of a read command.
+pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) {
+    if let Some(line) = age_line(s) {
+        let _ = writeln!(out, "{line}");
+    }
+    if !s.unpublished.is_empty() {
+        let _ = writeln!(
+            out,
+            "NOT PUBLISHED: {} change(s) recorded while {} was unreachable; run `bsi sync`:",
+            s.unpublished.len(),
+            s.remote
+        );
+        for p in &s.unpublished {
+            let _ = writeln!(out, "  {p}");
         }
     }
-    Ok(exit::OK)
 }
 
 /// The state of a claim for people: time left, overdue, STALE.

@@ -346,19 +346,23 @@ pub(crate) fn missing_line(scope: &str, session: &str) -> String {
     )
 }
 
-/// For `status` and `watchdog`: one line per claim of `reg` whose heading
+/// For `status` and `watchdog`: one line per claim of `claims` whose heading
 /// the committed file no longer has, each with the command to run.
-pub(crate) fn missing_lines(brain: &Brain, reg: &Registry) -> Vec<String> {
-    missing_claims(brain, reg.all_claims().map(|(c, _)| c))
+pub(crate) fn missing_lines<'a>(
+    brain: &Brain,
+    claims: impl Iterator<Item = &'a Claim>,
+) -> Vec<String> {
+    missing_claims(brain, claims)
         .into_iter()
         .map(|c| missing_line(&c.scope.to_string(), &c.session))
         .collect()
 }
 
 pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?;
-    let reg = brain.read()?;
+    let remote = settings.remote(&brain.git)?;
+    let reg = brain.view(remote.as_ref())?.registry;
     // A closed session is verified against the scopes its history rows name.
     let holds = reg.all_claims().any(|(c, _)| c.session == session);
     let closed = if holds {

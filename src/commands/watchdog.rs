@@ -4,11 +4,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::publish::{self, Plan};
 use super::{Ctx, commit_message};
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson};
+use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::resolve;
 use crate::ttl;
@@ -25,9 +25,9 @@ struct Report {
 }
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
-    let brain = ctx.brain()?;
+    let (brain, settings) = ctx.open()?;
     let sections = resolve::sections(&brain.root);
-    let applied = publish::apply(ctx, &brain, |reg| {
+    let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         let mut edited: Registry = reg.clone();
         let mut moved: Vec<Claim> = Vec::new();
         for (i, c) in reg.active_claims.iter().enumerate() {
@@ -46,11 +46,17 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             .into_iter()
             .map(|(a, b)| (a.clone(), b.clone()))
             .collect();
+        let sections_held: Vec<Claim> = reg
+            .all_claims()
+            .filter(|(c, _)| c.scope.level() == crate::scope::Level::Section)
+            .map(|(c, _)| c.clone())
+            .collect();
         let report = Seen {
             active,
             moved,
             stale_claims,
             collisions,
+            sections_held,
         };
         if report.moved.is_empty() {
             return Ok(Plan::Keep(report));
@@ -72,6 +78,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         moved,
         stale_claims,
         collisions,
+        sections_held,
     } = applied.report;
     let commit = applied.commit;
     let stale = stale_claims.len();
@@ -100,10 +107,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for (a, b) in &collisions {
             let _ = writeln!(out, "  {}", output::collision_line(a, b));
         }
-        if let Ok(reg) = brain.read() {
-            for line in super::verify::missing_lines(&brain, &reg) {
-                let _ = writeln!(out, "  {line}");
-            }
+        for line in super::verify::missing_lines(&brain, sections_held.iter()) {
+            let _ = writeln!(out, "  {line}");
         }
         if stale > 0 {
             let _ = writeln!(
@@ -114,7 +119,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(
-        &applied.landed,
+        &brain,
+        &applied.landing,
         if stale > 0 { exit::STALE } else { exit::OK },
     ))
 }
@@ -125,4 +131,6 @@ struct Seen {
     moved: Vec<Claim>,
     stale_claims: Vec<Claim>,
     collisions: Vec<(Claim, Claim)>,
+    /// The section claims, to report those naming no heading.
+    sections_held: Vec<Claim>,
 }

@@ -18,7 +18,7 @@ struct WhoAmI {
     stale: Vec<ClaimJson>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
         return Err(Error::Refused(
             "no current session: BSI_SESSION is not set".into(),
@@ -26,9 +26,11 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         ));
     };
     check_session_id(session)?;
-    let (brain, config) = ctx.brain_and_config()?;
-    let agent = ctx.agent(None, &config)?;
-    let reg = brain.read()?;
+    let (brain, settings) = ctx.open()?;
+    let agent = ctx.agent(None, &settings.config)?;
+    let (view, fresh) = crate::publish::read(&brain, &settings, ctx.now, offline)?;
+    let sync = status::sync_state(ctx, &brain, &settings, &view, &fresh);
+    let reg = &view.registry;
     let mine = |claims: &[Claim]| -> Vec<Claim> {
         claims
             .iter()
@@ -60,6 +62,9 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
                 "Next: `bsi close` when the work is done, `bsi renew` if it needs longer."
             );
         }
+    }
+    if let Some(s) = &sync {
+        status::print_sync(&mut out, s);
     }
     Ok(exit::OK)
 }

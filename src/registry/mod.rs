@@ -273,6 +273,41 @@ impl Registry {
         self.history.rows.len()
     }
 
+    /// Whether `other` holds the same rows in each table, in any order, and
+    /// the same text around them: the same registry for every command.
+    pub fn same_rows(&self, other: &Registry) -> bool {
+        fn rows(r: &Registry, kind: TableKind) -> Vec<&str> {
+            let mut v: Vec<&str> = r
+                .table(kind)
+                .rows
+                .iter()
+                .map(|range| r.text[range.clone()].trim_end_matches(['\r', '\n']))
+                .collect();
+            v.sort_unstable();
+            v
+        }
+        let frame = |r: &Registry| {
+            let mut cut: Vec<Range<usize>> =
+                [TableKind::Active, TableKind::Stale, TableKind::History]
+                    .iter()
+                    .flat_map(|k| r.table(*k).rows.iter().cloned())
+                    .collect();
+            cut.sort_by_key(|c| c.start);
+            let mut out = String::new();
+            let mut at = 0;
+            for c in cut {
+                out.push_str(&r.text[at..c.start]);
+                at = c.end;
+            }
+            out.push_str(&r.text[at..]);
+            out
+        };
+        [TableKind::Active, TableKind::Stale, TableKind::History]
+            .iter()
+            .all(|k| rows(self, *k) == rows(other, *k))
+            && frame(self) == frame(other)
+    }
+
     /// Every claim, active then stale, with a flag saying which.
     pub fn all_claims(&self) -> impl Iterator<Item = (&Claim, bool)> {
         self.active_claims

@@ -15,6 +15,9 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bsi"))
 }
 
+/// The branch that holds the registry.
+pub const REGISTRY_BRANCH: &str = "brain-index";
+
 /// The clock every command sees unless a test says otherwise.
 pub const NOW: &str = "2026-03-14T09:30:00Z";
 
@@ -238,6 +241,55 @@ impl Brain {
         )
     }
 
+    /// Runs git with `input` on its stdin and returns its stdout.
+    #[track_caller]
+    pub fn git_stdin(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, self.path());
+        let mut child = cmd
+            .current_dir(self.path())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let r = Run::from(child.wait_with_output().expect("wait git"));
+        assert_eq!(r.code, 0, "git {args:?} failed: {}", r.stderr);
+        r.stdout
+    }
+
+    /// Commits `text` as the registry on the registry branch by hand, with
+    /// git's plumbing — what a person editing the branch would do.
+    pub fn commit_registry(&self, text: &str, message: &str) {
+        let blob = self.git_stdin(&["hash-object", "-w", "--stdin"], text);
+        let tree = self.git_stdin(
+            &["mktree"],
+            &format!("100644 blob {}\tBRAIN-INDEX.md\n", blob.trim()),
+        );
+        let parent = self.git(&["rev-parse", REGISTRY_BRANCH]);
+        let commit = self.git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            parent.trim(),
+            "-m",
+            message,
+        ]);
+        self.git(&[
+            "update-ref",
+            &format!("refs/heads/{REGISTRY_BRANCH}"),
+            commit.trim(),
+        ]);
+    }
+
     pub fn write(&self, rel: &str, content: &str) {
         let p = self.path().join(rel);
         fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
@@ -248,30 +300,65 @@ impl Brain {
         fs::read_to_string(self.path().join(rel)).expect("read")
     }
 
+    /// The registry as committed on the local registry branch.
     pub fn registry(&self) -> String {
-        self.read("BRAIN-INDEX.md")
+        self.git(&["show", &format!("{REGISTRY_BRANCH}:BRAIN-INDEX.md")])
     }
 
-    /// Number of commits on HEAD.
+    /// The work-tree copy of the registry, without its banner.
+    pub fn registry_copy(&self) -> String {
+        let text = self.read("BRAIN-INDEX.md");
+        match text.split_once("-->\n") {
+            Some((banner, rest)) if banner.starts_with("<!-- bsi:") => rest.to_string(),
+            _ => text,
+        }
+    }
+
+    /// Number of commits on the registry branch.
     pub fn commits(&self) -> usize {
+        self.git(&["rev-list", "--count", REGISTRY_BRANCH])
+            .trim()
+            .parse()
+            .expect("count")
+    }
+
+    /// Number of commits on HEAD (the user's content branch).
+    pub fn head_commits(&self) -> usize {
         self.git(&["rev-list", "--count", "HEAD"])
             .trim()
             .parse()
             .expect("count")
     }
 
-    /// Subject of the last commit.
+    /// Subject of the last commit of the registry branch.
     pub fn last_subject(&self) -> String {
+        self.git(&["log", "-1", "--format=%s", REGISTRY_BRANCH])
+            .trim()
+            .to_string()
+    }
+
+    /// Subject of the last commit on HEAD.
+    pub fn head_subject(&self) -> String {
         self.git(&["log", "-1", "--format=%s"]).trim().to_string()
     }
 
-    /// Files changed by the last commit.
+    /// Files changed by the last commit of the registry branch.
     pub fn last_files(&self) -> Vec<String> {
-        self.git(&["show", "--name-only", "--format=", "HEAD"])
+        self.git(&["show", "--name-only", "--format=", REGISTRY_BRANCH])
             .lines()
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    /// What a write command must leave as it was: HEAD, the index and the
+    /// work tree (`git status`, the copy of the registry aside).
+    pub fn user_state(&self) -> (String, String, String) {
+        (
+            self.git(&["rev-parse", "HEAD"]),
+            self.git(&["status", "--porcelain", "--untracked-files=all"]),
+            self.git(&["diff", "--cached", "--name-only"]),
+        )
     }
 
     /// Rows of the registry's table under `heading` (body rows only).

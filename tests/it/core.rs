@@ -13,14 +13,25 @@ fn init_writes_three_tables_and_commits_once() {
     assert!(reg.contains("## Claims actifs\n"));
     assert!(reg.contains("## Claims stale — contrôle requis\n"));
     assert!(reg.contains("## Historique\n"));
-    assert_eq!(b.commits(), 2);
-    assert_eq!(b.last_subject(), "bsi: init BRAIN-INDEX.md");
+    assert_eq!(b.commits(), 1);
+    assert_eq!(b.last_subject(), "bsi: init BRAIN-INDEX.md on brain-index");
     assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    // The content branch is untouched: its one commit, nothing to commit,
+    // and a copy of the registry to read that git ignores.
+    assert_eq!(b.head_commits(), 1);
     assert_eq!(b.status(), "");
+    assert_eq!(b.registry_copy(), reg);
+    assert!(
+        b.read("BRAIN-INDEX.md")
+            .starts_with("<!-- bsi: this file is a COPY")
+    );
     // A second init refuses and changes nothing.
-    b.bsi(&["init"]).code(1).stderr_has("already exists");
+    b.bsi(&["init"])
+        .code(1)
+        .stderr_has("already has a registry")
+        .stderr_has("bsi status");
     assert_eq!(b.registry(), reg);
-    assert_eq!(b.commits(), 2);
+    assert_eq!(b.commits(), 1);
 }
 
 #[test]
@@ -54,9 +65,9 @@ fn open_writes_one_row_and_one_commit_with_trailers() {
             "| sess-a | agents/ | dir | alice | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | tidy \\| up |"
         ]
     );
-    assert_eq!(b.commits(), 3);
+    assert_eq!(b.commits(), 2);
     assert_eq!(b.last_subject(), "bsi: open sess-a agents/");
-    let msg = b.git(&["log", "-1", "--format=%B"]);
+    let msg = b.git(&["log", "-1", "--format=%B", "brain-index"]);
     assert!(msg.contains("BSI-Session: sess-a\n"), "{msg}");
     assert!(msg.contains("BSI-Action: open\n"), "{msg}");
     assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
@@ -381,8 +392,7 @@ fn a_hand_edited_expiry_past_eight_hours_does_not_keep_a_claim_active() {
     let reg = b
         .registry()
         .replace("2026-03-14 11:30 +00:00", "2026-03-15 11:30 +00:00");
-    b.write("BRAIN-INDEX.md", &reg);
-    b.git(&["commit", "-qam", "hand edit"]);
+    b.commit_registry(&reg, "hand edit");
     b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:29:00Z")])
         .ok();
     b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:30:00Z")])
@@ -539,8 +549,7 @@ fn a_symlink_out_of_the_brain_is_refused() {
 fn bytes_outside_changed_rows_are_kept() {
     let b = Brain::new();
     let custom = "\u{feff}# My brain index\r\n\r\nSome prose | with a pipe.\r\n\r\n## Claims actifs\r\n\r\n| Session | Scope | Niveau | Ouvert le | Expire le | Owner team |\r\n|:--|---|---|---|---|--:|\r\n| keep | README.md | file | 2026-03-14 08:00 +00:00 | 2026-03-14 10:00 +00:00 | red |\r\n\r\n<!-- a comment -->\r\n\r\n## Claims stale — contrôle requis\r\n\r\n| Session | Scope | Niveau | Ouvert le | Expire le | Raison probable |\r\n|---|---|---|---|---|---|\r\n\r\n## Historique\r\n\r\n| Session | Scope | Ouvert | Fermé | Statut |\r\n|---|---|---|---|---|\r\n| old | x.md | 2026-01-01 10:00 | 2026-01-01 11:00 | completed |\r\n\r\n## Other notes\r\n\r\ntrailing text";
-    b.write("BRAIN-INDEX.md", custom);
-    b.git(&["commit", "-qam", "custom registry"]);
+    b.commit_registry(custom, "custom registry");
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
     let after = b.registry();
     let expected = custom.replace(
@@ -583,20 +592,22 @@ fn staged_user_files_are_not_swept_into_bsi_commits() {
 }
 
 #[test]
-fn uncommitted_registry_edits_are_refused() {
+fn editing_the_copy_changes_nothing_and_is_never_committed() {
     let b = Brain::new();
-    let edited = b.registry() + "\nmanual note\n";
+    let before = b.registry();
+    let edited = b.read("BRAIN-INDEX.md")
+        + "\n| forged | agents/ | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 | |\nmanual note\n";
     b.write("BRAIN-INDEX.md", &edited);
-    let n = b.commits();
-    b.bsi(&["open", "agents/", "--session", "s1"])
-        .code(1)
-        .stderr_has("not committed (modified)");
-    assert_eq!((b.registry(), b.commits()), (edited.clone(), n));
-    b.git(&["add", "BRAIN-INDEX.md"]);
-    b.bsi(&["open", "agents/", "--session", "s1"])
-        .code(1)
-        .stderr_has("(staged)");
-    assert_eq!(b.registry(), edited);
+    assert_eq!(b.status(), "", "the copy is ignored by git");
+    // The forged row is not a claim: agents/ is free.
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let after = b.registry();
+    assert!(!after.contains("forged") && !after.contains("manual note"));
+    assert!(after.starts_with(&before[..before.find("## Claims actifs").expect("table")]));
+    // The copy is rewritten from the branch.
+    assert_eq!(b.registry_copy(), after);
+    assert_eq!(b.head_commits(), 1);
+    assert_eq!(b.status(), "");
 }
 
 #[test]
@@ -628,8 +639,7 @@ fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
         let reg = b
             .registry()
             .replacen("|------|\n", &format!("|------|\n{row}\n"), 1);
-        b.write("BRAIN-INDEX.md", &reg);
-        b.git(&["commit", "-qam", "bad row"]);
+        b.commit_registry(&reg, "bad row");
         let n = b.commits();
         for args in [
             &["open", "projets/", "--session", "s2"][..],
@@ -645,8 +655,7 @@ fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
     }
     let b = Brain::new();
     let reg = b.registry().replace("## Historique", "## History");
-    b.write("BRAIN-INDEX.md", &reg);
-    b.git(&["commit", "-qam", "renamed heading"]);
+    b.commit_registry(&reg, "renamed heading");
     b.bsi(&["open", "x.md", "--session", "s"])
         .code(5)
         .stderr_has("no table under a `## Historique` heading");
@@ -668,14 +677,15 @@ fn commits_work_without_any_git_identity() {
     b.bsi(&["init"]).ok().stdout_has("no git identity");
     b.bsi(&["open", "x.md", "--session", "s1"]).ok();
     assert_eq!(
-        b.git(&["log", "-1", "--format=%an <%ae>"]).trim(),
+        b.git(&["log", "-1", "--format=%an <%ae>", "brain-index"])
+            .trim(),
         "bsi <bsi@localhost>"
     );
 }
 
 #[test]
 fn a_registry_named_elsewhere_is_used_with_scopes_relative_to_it() {
-    let b = Brain::new();
+    let b = Brain::bare_repo();
     b.write("sub/brain/notes.md", "# N\n");
     b.git(&["add", "-A"]);
     b.git(&["commit", "-qm", "sub"]);
@@ -692,7 +702,9 @@ fn a_registry_named_elsewhere_is_used_with_scopes_relative_to_it() {
     .ok();
     let reg = b.read("sub/brain/BRAIN-INDEX.md");
     assert!(reg.contains("| s1 | notes.md | file |"), "{reg}");
-    assert_eq!(b.last_files(), vec!["sub/brain/BRAIN-INDEX.md"]);
+    assert!(b.registry().contains("| s1 | notes.md | file |"));
+    assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    assert_eq!(b.status(), "");
 }
 
 fn spawn_many(b: &Brain, argsets: Vec<Vec<String>>) -> Vec<i32> {
@@ -731,7 +743,7 @@ fn sixteen_concurrent_opens_of_distinct_scopes_all_land() {
     assert!(codes.iter().all(|&c| c == 0), "{codes:?}");
     assert_eq!(b.active().len(), 16);
     assert_eq!(b.commits(), n + 16);
-    let subjects = b.git(&["log", "--format=%s", "-16"]);
+    let subjects = b.git(&["log", "--format=%s", "-16", "brain-index"]);
     for i in 0..16 {
         assert!(
             subjects.contains(&format!("bsi: open s{i} area{i}/\n")),
@@ -775,7 +787,8 @@ fn bsi_now_is_the_clock() {
     .stdout_has("expires 2026-03-14 11:30 +00:00");
     // bsi's commits carry the pinned clock too, so the journal reads in its time.
     assert_eq!(
-        b.git(&["log", "-1", "--format=%aI %cI"]).trim(),
+        b.git(&["log", "-1", "--format=%aI %cI", "brain-index"])
+            .trim(),
         "2026-03-14T09:30:00Z 2026-03-14T09:30:00Z"
     );
     b.bsi_env(&["status"], &[("BSI_NOW", "yesterday")])

@@ -37,12 +37,12 @@ fn two_sessions() -> Brain {
 
 const ALICE_CLAIMED: &str = "agents/alice.md is inside an active claim of session s1";
 
-/// Checks a refused commit: git exits 1, nothing is committed and the
-/// registry is as it was.
+/// Checks a refused commit: git exits 1, nothing is committed on HEAD and
+/// the registry is as it was.
 #[track_caller]
 fn refused(b: &Brain, r: &Run, before: usize, registry: &str, says: &str) {
     r.code(1).stderr_has(says).stderr_has("commit refused");
-    assert_eq!(b.commits(), before, "nothing committed");
+    assert_eq!(b.head_commits(), before, "nothing committed");
     assert_eq!(b.registry(), registry, "registry unchanged");
 }
 
@@ -50,7 +50,7 @@ fn refused(b: &Brain, r: &Run, before: usize, registry: &str, says: &str) {
 #[test]
 fn commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook() {
     let b = two_sessions();
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write("agents/alice.md", "# Alice\n\nchanged by s2\n");
 
     let r = git_as(&b, Some("s2"), &["commit", "-q", "-a", "-m", "all"]);
@@ -105,7 +105,10 @@ fn committing_only_ones_own_paths_passes_while_others_are_staged() {
     );
     r.ok();
     assert!(!r.stderr.contains("bsi:"), "nothing to say: {}", r.stderr);
-    assert_eq!(b.last_files(), vec!["projets/plan.md"]);
+    assert_eq!(
+        b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
+        "projets/plan.md"
+    );
     // s1's staged change is still staged, not committed.
     assert_eq!(
         b.git(&["diff", "--cached", "--name-only"]),
@@ -123,14 +126,14 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
     b.write("projets/plan.md", &plan.replace("risk text", "risk, s2"));
     b.git(&["add", "projets/plan.md"]);
     commit_as(&b, Some("s2"), "own").ok();
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
 
     // --amend: judged against HEAD, as git records it.
     b.write("agents/alice.md", "# Alice\n\namended in by s2\n");
     b.git(&["add", "agents/alice.md"]);
     let r = git_as(&b, Some("s2"), &["commit", "-q", "--amend", "--no-edit"]);
     refused(&b, &r, before, &reg, ALICE_CLAIMED);
-    assert_eq!(b.last_subject(), "own");
+    assert_eq!(b.head_subject(), "own");
     b.git(&["reset", "-q", "agents/alice.md"]);
     // Amending with one's own change passes.
     let plan = b.read("projets/plan.md");
@@ -144,7 +147,7 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
         &["commit", "-q", "--amend", "--no-edit", "projets/plan.md"],
     )
     .ok();
-    assert_eq!(b.commits(), before);
+    assert_eq!(b.head_commits(), before);
 
     // From a subdirectory.
     let r = git_in(
@@ -244,7 +247,7 @@ fn a_merge_is_judged_on_what_its_resolution_adds() {
 
     // A resolution that also edits a claimed file is refused.
     b.git(&["reset", "-q", "--hard", "HEAD~1"]);
-    let before = b.commits();
+    let before = b.head_commits();
     let r = git_as(&b, Some("s2"), &["merge", "-q", "other", "-m", "merge"]);
     assert_ne!(r.code, 0);
     b.write("README.md", "# Brain\n\nresolved\n");
@@ -289,7 +292,7 @@ fn sections() -> Brain {
 fn a_heading_written_inside_another_sessions_section_does_not_take_its_text() {
     let b = sections();
     let plan = b.read("projets/plan.md");
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     for new in [
         // `## Risks` (s2's name) just under `## Goals`, and Goals' line edited.
         plan.replace("## Goals\n\n", "## Goals\n\n## Risks\n\n")
@@ -353,7 +356,7 @@ fn a_decomposed_file_name_is_the_claimed_name() {
         "alice",
     ])
     .ok();
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write(nfd_file, "# Café\n\nchanged by s2\n");
     b.write(&format!("{nfd_dir}/x.md"), "# X\n\nchanged by s2\n");
     b.git(&["add", "-A"]);
@@ -368,7 +371,7 @@ fn a_decomposed_file_name_is_the_claimed_name() {
 fn renaming_a_held_heading_needs_the_new_name_and_a_stale_name_is_reported() {
     let b = sections();
     let plan = b.read("projets/plan.md");
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write(
         "projets/plan.md",
         &plan.replace("## Goals", "## Objectives"),
@@ -397,7 +400,7 @@ fn renaming_a_held_heading_needs_the_new_name_and_a_stale_name_is_reported() {
     let r = b.bsi(&["status"]);
     assert!(!r.stdout.contains("names no heading"), "{}", r.stdout);
     commit_as(&b, Some("s1"), "rename").ok();
-    assert_eq!(b.last_subject(), "rename");
+    assert_eq!(b.head_subject(), "rename");
     // The old claim names nothing now: status and verify say so.
     b.bsi(&["verify", "s1"])
         .ok()
@@ -430,7 +433,7 @@ fn both_headings_of_one_name_are_protected() {
     .ok();
     b.bsi(&["open", "notes.md#Done", "--session", "s2", "--agent", "bob"])
         .ok();
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write("notes.md", "# Notes\n\n## Todo\n\na\n\n## Done\n\nb\n");
     b.git(&["add", "notes.md"]);
     let r = commit_as(&b, Some("s2"), "drop the second todo");
@@ -478,7 +481,7 @@ fn the_preamble_belongs_to_the_file_not_to_its_first_section() {
     r.ok()
         .stderr_has("warning: notes.md lines 1-2 before the first heading in the previous version (removed) is outside the sections s2 holds");
     assert!(!r.stderr.contains("inside"), "{}", r.stderr);
-    assert_eq!(b.last_subject(), "drop the preamble");
+    assert_eq!(b.head_subject(), "drop the preamble");
     assert_eq!(b.registry(), reg);
 }
 
@@ -511,7 +514,7 @@ fn only_markdown_files_have_sections() {
     // Whole-file claims of scripts protect every line, comments included.
     b.bsi(&["open", "run.sh", "--session", "s1", "--agent", "alice"])
         .ok();
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write("run.sh", "# setup\n# mine\necho hi\n");
     b.git(&["add", "run.sh"]);
     let r = commit_as(&b, Some("s2"), "slip a comment in");
@@ -610,7 +613,7 @@ fn a_name_with_a_hash_is_claimed_with_an_escape() {
     .ok();
     assert!(b.registry().contains("lang/C\\\\#.md"), "{}", b.registry());
     b.bsi(&["status"]).ok().stdout_has("lang/C\\#.md");
-    let (before, reg) = (b.commits(), b.registry());
+    let (before, reg) = (b.head_commits(), b.registry());
     b.write("lang/C#.md", "# C#\n\nchanged\n");
     b.write("issue#12/notes.md", "# Notes\n\nchanged\n");
     b.git(&["add", "-A"]);
@@ -695,16 +698,9 @@ fn a_hand_written_session_id_can_be_released() {
         "alice",
     ])
     .ok();
-    b.write(
-        "BRAIN-INDEX.md",
-        &b.registry().replacen("| s1 |", "| s1 x |", 1),
-    );
-    git_as(
-        &b,
-        None,
-        &["commit", "-q", "-a", "--no-verify", "-m", "by hand"],
-    )
-    .ok();
+    let edited = b.registry().replacen("| s1 |", "| s1 x |", 1);
+    assert!(edited.contains("| s1 x |"));
+    b.commit_registry(&edited, "by hand");
     b.bsi(&["status"]).ok().stdout_has("s1 x");
     b.bsi(&["release", "s1 x", "--confirm", "--force"]).ok();
     assert!(b.active().is_empty(), "{:?}", b.active());
@@ -736,7 +732,7 @@ fn a_blank_line_inside_a_table_makes_the_registry_invalid() {
         .position(|l| l.starts_with("| s2 |"))
         .expect("row")
         + 1;
-    b.write("BRAIN-INDEX.md", &broken);
+    b.commit_registry(&broken, "a sloppy merge fix");
     b.bsi(&["status"])
         .code(5)
         .stderr_has(&format!("line {line}"))

@@ -65,8 +65,11 @@ fn a_commit_into_another_sessions_file_is_refused_until_it_is_closed() {
     let r = commit_as(&b, Some("s2"), "edit alice");
     r.ok()
         .stderr_has("warning: agents/alice.md is outside every scope s2 holds");
-    assert_eq!(b.last_subject(), "edit alice");
-    assert_eq!(b.last_files(), vec!["agents/alice.md"]);
+    assert_eq!(b.head_subject(), "edit alice");
+    assert_eq!(
+        b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
+        "agents/alice.md"
+    );
 }
 
 #[test]
@@ -109,7 +112,7 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
     );
     b.git(&["add", "projets/plan.md"]);
     commit_as(&b, Some("s1"), "goals by s1").ok();
-    assert_eq!(b.last_subject(), "goals by s1");
+    assert_eq!(b.head_subject(), "goals by s1");
 
     // s2 edits its Risks.
     let plan = b.read("projets/plan.md");
@@ -125,7 +128,7 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
         "nothing to report: {}",
         r.stderr
     );
-    assert_eq!(b.last_subject(), "risks by s2");
+    assert_eq!(b.head_subject(), "risks by s2");
 
     // s2 now touches Goals' text: that hunk is refused.
     let before = b.commits();
@@ -186,7 +189,7 @@ fn an_existing_hook_is_chained_and_its_failure_still_fails() {
     commit_as(&b, None, "readme")
         .ok()
         .stderr_has("local hook ran");
-    assert_eq!(b.last_subject(), "readme");
+    assert_eq!(b.head_subject(), "readme");
 
     // Its failure still fails the commit, before bsi runs.
     b.write("STOP", "");
@@ -275,17 +278,19 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
 }
 
 #[test]
-fn a_manual_registry_edit_is_refused_and_no_verify_passes() {
+fn a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes() {
     let b = hooked();
     let reg = b.registry();
     b.write("BRAIN-INDEX.md", &format!("{reg}\nhand edit\n"));
-    b.git(&["add", "BRAIN-INDEX.md"]);
-    let before = b.commits();
+    // The copy is ignored: only a forced add stages it.
+    b.git(&["add", "-f", "BRAIN-INDEX.md"]);
+    let before = b.head_commits();
     commit_as(&b, None, "hand edit")
         .code(1)
-        .stderr_has("BRAIN-INDEX.md is staged — only bsi writes the registry")
-        .stderr_has("git restore --staged BRAIN-INDEX.md");
-    assert_eq!(b.commits(), before);
+        .stderr_has("BRAIN-INDEX.md is staged — it is the copy of the registry, which lives on the branch brain-index")
+        .stderr_has("git rm --cached BRAIN-INDEX.md");
+    assert_eq!(b.head_commits(), before);
+    assert_eq!(b.registry(), reg);
 
     // The documented escape hatch.
     git_as(
@@ -294,8 +299,13 @@ fn a_manual_registry_edit_is_refused_and_no_verify_passes() {
         &["commit", "-q", "--no-verify", "-m", "hand edit"],
     )
     .ok();
-    assert_eq!(b.commits(), before + 1);
-    assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
+    assert_eq!(b.head_commits(), before + 1);
+    assert_eq!(
+        b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
+        "BRAIN-INDEX.md"
+    );
+    // The registry itself is not changed by that.
+    assert_eq!(b.registry(), reg);
 }
 
 #[test]
@@ -309,7 +319,7 @@ fn warn_mode_reports_and_strict_mode_refuses_outside_changes() {
     commit_as(&b, Some("s2"), "warned")
         .ok()
         .stderr_has("warning: agents/alice.md is inside an active claim of session s1");
-    assert_eq!(b.last_subject(), "warned");
+    assert_eq!(b.head_subject(), "warned");
 
     b.git(&["config", "bsi.hookMode", "strict"]);
     b.write("README.md", "# Brain\n\nby s2\n");
@@ -322,7 +332,7 @@ fn warn_mode_reports_and_strict_mode_refuses_outside_changes() {
     commit_as(&b, Some("s2"), "normal")
         .ok()
         .stderr_has("warning: README.md is outside every scope s2 holds");
-    assert_eq!(b.last_subject(), "normal");
+    assert_eq!(b.head_subject(), "normal");
 }
 
 #[test]
@@ -559,7 +569,7 @@ fn the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it() {
     commit_as(&b, Some("s2"), "warned by the brain's setting")
         .ok()
         .stderr_has("warning: agents/alice.md is inside an active claim of session s1");
-    assert_eq!(b.last_subject(), "warned by the brain's setting");
+    assert_eq!(b.head_subject(), "warned by the brain's setting");
 
     // This clone's git config wins over the shared file.
     b.git(&["config", "bsi.hookMode", "normal"]);
@@ -568,27 +578,27 @@ fn the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it() {
     commit_as(&b, Some("s2"), "refused")
         .code(1)
         .stderr_has("s1");
-    assert_eq!(b.last_subject(), "warned by the brain's setting");
+    assert_eq!(b.head_subject(), "warned by the brain's setting");
 
     // `off` turns the guard off entirely.
     b.git(&["config", "--unset", "bsi.hookMode"]);
     b.write(".bsi.toml", "hook_mode = \"off\"\n");
     commit_as(&b, Some("s2"), "unguarded").ok();
-    assert_eq!(b.last_subject(), "unguarded");
+    assert_eq!(b.head_subject(), "unguarded");
 }
 
 #[test]
 fn hook_install_registers_the_registry_merge_driver() {
     let b = Brain::new();
     // A clone made elsewhere has neither the driver nor the attribute.
-    b.git(&["config", "--unset", "merge.bsi.driver"]);
-    std::fs::remove_file(b.path().join(".git/info/attributes")).expect("attributes");
+    assert!(b.git_run(&["config", "merge.bsi.driver"]).code != 0);
     b.bsi(&["hook", "install"])
         .ok()
         .stdout_has("merge driver: registered for BRAIN-INDEX.md");
+    // The absolute path of the binary: `git pull` works without bsi on PATH.
     assert_eq!(
         b.git(&["config", "merge.bsi.driver"]).trim(),
-        "bsi merge-driver %O %A %B"
+        format!("{} merge-driver %O %A %B", crate::common::bin().display())
     );
     assert_eq!(
         b.git(&["check-attr", "merge", "--", "BRAIN-INDEX.md"])

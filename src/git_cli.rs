@@ -1,0 +1,330 @@
+//! The only module that runs the system `git` command: fetching and pushing
+//! the registry branch (so SSH keys, credential helpers and
+//! `GIT_SSH_COMMAND` work as they do for git itself), and git's own line
+//! merge for the merge driver's fallback.
+//!
+//! Commands are argument lists, never shell strings. Every git runs with
+//! `LC_ALL=C`, so what bsi reads of its output is the same in every locale,
+//! and a push's outcome is read from its `--porcelain` status line only.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+
+use crate::error::{Error, Result};
+
+/// The remote that holds the brain's registry branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remote {
+    /// The remote's name (`origin`).
+    pub name: String,
+    /// The registry branch on that remote (`brain-index`).
+    pub branch: String,
+}
+
+/// How a push ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Push {
+    /// The remote branch now points to the commit.
+    Pushed,
+    /// Another push landed first: fetch and try again.
+    Lost,
+    /// The remote refused the push for a reason of its own (a hook, a
+    /// protected branch): what it said.
+    Refused(String),
+    /// The remote could not be reached: what git said.
+    Unreachable(String),
+}
+
+/// How a fetch ended, when it did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// The remote could not be reached (or answered with an error): what git said.
+    Unreachable(String),
+    /// The remote was reachable but has no registry branch.
+    NoBranch,
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Unreachable(why) => f.write_str(why),
+            FetchError::NoBranch => f.write_str("the remote has no registry branch"),
+        }
+    }
+}
+
+impl Remote {
+    /// The remote-tracking reference of the registry branch.
+    pub fn tracking_ref(&self) -> String {
+        format!("refs/remotes/{}/{}", self.name, self.branch)
+    }
+
+    /// `remote/branch`, for messages.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.name, self.branch)
+    }
+
+    /// Fetches the registry branch alone into its remote-tracking reference,
+    /// within `timeout`. Nothing else of the repository is touched: no
+    /// other branch, no `FETCH_HEAD`, no automatic maintenance.
+    pub fn fetch(&self, repo: &Path, timeout: Duration) -> Result<(), FetchError> {
+        let refspec = format!("+refs/heads/{}:{}", self.branch, self.tracking_ref());
+        let mut cmd = git(repo);
+        cmd.args([
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--",
+            &self.name,
+            &refspec,
+        ]);
+        let out = run(cmd, timeout).map_err(FetchError::Unreachable)?;
+        if out.success {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("couldn't find remote ref") {
+            return Err(FetchError::NoBranch);
+        }
+        Err(FetchError::Unreachable(last_line(&out.stderr)))
+    }
+
+    /// Pushes `commit` (a child of the last fetched tip, or a first commit)
+    /// to the registry branch. Git refuses a push that does not
+    /// fast-forward the branch: that refusal is the compare-and-swap that
+    /// orders registry changes.
+    pub fn push(&self, repo: &Path, commit: Oid, timeout: Duration) -> Push {
+        let refspec = format!("{commit}:refs/heads/{}", self.branch);
+        let mut cmd = git(repo);
+        cmd.args([
+            "push",
+            "--porcelain",
+            "--no-verify",
+            "--",
+            &self.name,
+            &refspec,
+        ]);
+        match run(cmd, timeout) {
+            Ok(out) => push_outcome(
+                &String::from_utf8_lossy(&out.stdout),
+                &String::from_utf8_lossy(&out.stderr),
+            ),
+            Err(why) => Push::Unreachable(why),
+        }
+    }
+}
+
+/// Reads a push's outcome from its `--porcelain` output: the status line of
+/// the one ref pushed (`<flag>\t<from>:<to>\t<summary>`). Without such a
+/// line git never spoke to the remote. Pure.
+pub fn push_outcome(stdout: &str, stderr: &str) -> Push {
+    let Some(line) = stdout
+        .lines()
+        .find(|l| l.len() > 2 && l.as_bytes()[1] == b'\t' && l.contains(":refs/"))
+    else {
+        return Push::Unreachable(last_line(stderr.as_bytes()));
+    };
+    let flag = line.as_bytes()[0];
+    let summary = line.splitn(3, '\t').nth(2).unwrap_or("").trim();
+    match flag {
+        b' ' | b'*' | b'+' | b'=' => Push::Pushed,
+        _ => {
+            // `[rejected] (fetch first)` / `(non-fast-forward)`: another
+            // push landed first. A remote that lost a race on its own ref
+            // lock says so in a `[remote rejected]` reason.
+            let lost = summary.starts_with("[rejected]")
+                || (summary.starts_with("[remote rejected]")
+                    && [
+                        "cannot lock ref",
+                        "failed to update ref",
+                        "incorrect old value",
+                    ]
+                    .iter()
+                    .any(|w| summary.contains(w)));
+            if lost {
+                Push::Lost
+            } else {
+                let said: Vec<&str> = stderr
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("remote:"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                Push::Refused(if said.is_empty() {
+                    summary.to_string()
+                } else {
+                    format!("{summary}: {}", said.join(" / "))
+                })
+            }
+        }
+    }
+}
+
+/// git's own three-way line merge of three files, written into `ours` with
+/// conflict markers where the sides disagree. Returns whether it was clean.
+pub fn merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<bool> {
+    let dir =
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
+    let mut cmd = git(&dir);
+    cmd.args([
+        "merge-file",
+        "-L",
+        "ours",
+        "-L",
+        "base",
+        "-L",
+        "theirs",
+        "--",
+    ])
+    .arg(ours)
+    .arg(base)
+    .arg(theirs)
+    .stdout(Stdio::null());
+    let out = run(cmd, Duration::from_secs(60)).map_err(|why| Error::GitFailed {
+        command: "git merge-file".into(),
+        stderr: why,
+    })?;
+    match out.code {
+        Some(0) => Ok(true),
+        Some(n) if n > 0 && n < 128 => Ok(false),
+        _ => Err(Error::GitFailed {
+            command: "git merge-file".into(),
+            stderr: last_line(&out.stderr),
+        }),
+    }
+}
+
+fn git(repo: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(repo)
+        .args(["-c", "maintenance.auto=false", "-c", "gc.auto=0"])
+        .env("LC_ALL", "C")
+        .env("LANGUAGE", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_INDEX_FILE")
+        .stdin(Stdio::null());
+    cmd
+}
+
+struct Output {
+    success: bool,
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `cmd` to its end or until `timeout`, when it is killed. Its
+/// output is read on threads of its own, so a chatty git never blocks.
+fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait_until(&mut child, timeout);
+    let collect = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    match status {
+        Some(status) => Ok(Output {
+            success: status.success(),
+            code: status.code(),
+            stdout: collect(stdout),
+            stderr: collect(stderr),
+        }),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(format!(
+                "git gave no answer within {} s",
+                timeout.as_secs_f32()
+            ))
+        }
+    }
+}
+
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<std::thread::JoinHandle<Vec<u8>>> {
+    pipe.map(|mut p| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = p.read_to_end(&mut buf);
+            buf
+        })
+    })
+}
+
+fn wait_until(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(500);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if start.elapsed() >= timeout => return None,
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+fn last_line(stderr: &[u8]) -> String {
+    let s = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let pick = lines
+        .iter()
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or(lines.last());
+    pick.map(|l| l.to_string())
+        .unwrap_or_else(|| "git failed without a message".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_push_is_read_from_its_porcelain_line() {
+        let ok = "To /srv/brain.git\n*\tabc:refs/heads/brain-index\t[new branch]\nDone\n";
+        assert_eq!(push_outcome(ok, ""), Push::Pushed);
+        let ff = "To x\n \tabc:refs/heads/brain-index\t1111..2222\nDone\n";
+        assert_eq!(push_outcome(ff, ""), Push::Pushed);
+        let lost = "To x\n!\tabc:refs/heads/brain-index\t[rejected] (fetch first)\nDone\n";
+        assert_eq!(push_outcome(lost, "error: failed to push"), Push::Lost);
+        let nff = "To x\n!\tabc:refs/heads/brain-index\t[rejected] (non-fast-forward)\n";
+        assert_eq!(push_outcome(nff, ""), Push::Lost);
+        let race = "To x\n!\tabc:refs/heads/brain-index\t[remote rejected] (cannot lock ref 'refs/heads/brain-index': is at 1 but expected 2)\n";
+        assert_eq!(push_outcome(race, ""), Push::Lost);
+    }
+
+    #[test]
+    fn a_policy_refusal_is_not_offline() {
+        let out = "To x\n!\tabc:refs/heads/brain-index\t[remote rejected] (pre-receive hook declined)\nDone\n";
+        let err =
+            "remote: registry pushes are closed today\nTo x\nerror: failed to push some refs\n";
+        assert_eq!(
+            push_outcome(out, err),
+            Push::Refused(
+                "[remote rejected] (pre-receive hook declined): registry pushes are closed today"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn no_status_line_means_unreachable() {
+        // A French git would say this; only the missing status line counts.
+        let err = "fatal: impossible de lire depuis le dépôt distant\n";
+        assert_eq!(
+            push_outcome("", err),
+            Push::Unreachable("fatal: impossible de lire depuis le dépôt distant".into())
+        );
+    }
+}

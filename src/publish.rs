@@ -1,0 +1,518 @@
+//! How a planned registry change lands: on the local registry branch, or —
+//! when the brain has a remote — on the remote's registry branch first.
+//!
+//! The protocol, for every write command and `bsi sync`:
+//!
+//! 1. under the clone's writer lock, read the registry: the union of the
+//!    local branch (pending changes) and the remote as last fetched;
+//! 2. run the plan on it (pure: it does no IO, so a retry costs nothing);
+//! 3. commit the result on the last fetched remote tip (git2: blob, tree,
+//!    commit; no index, no work tree) and push that commit alone;
+//! 4. git refuses a push that does not fast-forward the branch: that is the
+//!    compare-and-swap. A lost race fetches the registry branch and goes
+//!    back to 1 with jittered exponential backoff, within a time budget; a
+//!    plan that keeps the registry as it is (a refusal, nothing to do) is
+//!    checked once against a fresh fetch before it is believed;
+//! 5. once pushed, the remote-tracking and the local branch move to it and
+//!    the work-tree copy is rewritten.
+//!
+//! An unreachable remote keeps the change on the local branch (pending,
+//! exit 7) for `bsi sync`. Content branches are never fetched, pushed,
+//! merged or rebased.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset};
+use git2::Oid;
+use rand::RngExt;
+
+use crate::error::{Error, Result, exit};
+use crate::git_cli::{FetchError, Push, Remote};
+use crate::registry::Registry;
+use crate::settings::{FETCH_TIMEOUT, Settings};
+use crate::store::lock::fault;
+use crate::store::{BRANCH_FILE, Brain, View};
+
+/// What a command decided, given a registry.
+pub enum Plan<R> {
+    /// Write this registry text with this commit message.
+    Write {
+        /// The new registry.
+        text: String,
+        /// The commit message.
+        message: String,
+        /// What to tell the user.
+        report: R,
+    },
+    /// Nothing to write (a refusal, or nothing changed).
+    Keep(R),
+}
+
+/// Where the change went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landed {
+    /// No remote: committed on the local registry branch.
+    Local,
+    /// On the remote's registry branch, and the local one.
+    Published,
+    /// Nothing to write, and the decision was made on the remote's state.
+    Unchanged,
+    /// Nothing to write, but the remote could not be reached: the decision
+    /// was made on the registry as last fetched.
+    Stale(String),
+    /// Committed on the local branch only: the remote could not be reached.
+    Pending(String),
+}
+
+/// A plan carried out.
+pub struct Applied<R> {
+    /// What the plan reported.
+    pub report: R,
+    /// The commit holding the change, when one was written.
+    pub commit: Option<Oid>,
+    /// Where it went.
+    pub landing: Landing,
+}
+
+/// Where a change went, and what came with it.
+pub struct Landing {
+    /// Where it went.
+    pub landed: Landed,
+    /// Pending local changes this write published with its own.
+    pub published: Vec<String>,
+    /// The registry as it stands after the write.
+    pub registry: Registry,
+}
+
+/// How a write runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The clock, for the record of the last contact with the remote.
+    pub now: DateTime<FixedOffset>,
+    /// Fetch before planning even when a remote tip is known (the
+    /// watchdog and `sync` judge the remote's present state).
+    pub fresh: bool,
+    /// Say attempts, rejections and waits on stderr.
+    pub verbose: bool,
+}
+
+/// Plans and writes a change under the writer lock, publishing it when the
+/// brain has a remote. `plan` may run several times, against fresh states.
+pub fn apply<R>(
+    brain: &Brain,
+    settings: &Settings,
+    opts: Options,
+    mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
+) -> Result<Applied<R>> {
+    let mut lock = brain.lock()?;
+    if let Some(done) = brain.repair(&mut lock) {
+        eprintln!("note: {done}");
+    }
+    let remote = settings.remote(&brain.git)?;
+    let _record = lock.record("write")?;
+    match remote {
+        None => local(brain, &mut plan),
+        Some(remote) => Publisher {
+            brain,
+            remote,
+            opts,
+            start: Instant::now(),
+            budget: settings.publish_timeout,
+            fetched: false,
+            attempts: 0,
+        }
+        .run(&mut plan),
+    }
+}
+
+fn local<R>(
+    brain: &Brain,
+    plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
+) -> Result<Applied<R>> {
+    let tips = brain.tips(None);
+    let view = brain.view_of(tips, false)?;
+    match plan(&view.registry)? {
+        Plan::Keep(report) => {
+            brain.refresh_copy(&view.registry);
+            Ok(Applied {
+                report,
+                commit: None,
+                landing: Landing {
+                    landed: Landed::Local,
+                    published: Vec::new(),
+                    registry: view.registry,
+                },
+            })
+        }
+        Plan::Write {
+            text,
+            message,
+            report,
+        } => {
+            let registry = brain.parse(text)?;
+            let commit = commit_on(brain, tips.local, &registry, &message)?;
+            move_local(brain, commit, tips.local, &message)?;
+            brain.refresh_copy(&registry);
+            Ok(Applied {
+                report,
+                commit: Some(commit),
+                landing: Landing {
+                    landed: Landed::Local,
+                    published: Vec::new(),
+                    registry,
+                },
+            })
+        }
+    }
+}
+
+fn commit_on(brain: &Brain, parent: Option<Oid>, reg: &Registry, message: &str) -> Result<Oid> {
+    let commit = brain.git.commit_files(
+        parent,
+        &[(BRANCH_FILE, Some(reg.text().as_bytes()))],
+        message,
+    )?;
+    fault("after-commit");
+    Ok(commit)
+}
+
+fn move_local(brain: &Brain, to: Oid, expected: Option<Oid>, message: &str) -> Result<()> {
+    brain.git.move_ref(
+        &brain.local_ref(),
+        to,
+        expected,
+        message.lines().next().unwrap_or("bsi"),
+    )?;
+    fault("after-branch");
+    Ok(())
+}
+
+struct Publisher<'b> {
+    brain: &'b Brain,
+    remote: Remote,
+    opts: Options,
+    start: Instant,
+    budget: Duration,
+    fetched: bool,
+    attempts: u32,
+}
+
+impl Publisher<'_> {
+    fn run<R>(mut self, plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
+        let brain = self.brain;
+        if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
+            && let Err(why) = self.fetch()
+        {
+            return self.offline(plan, why);
+        }
+        loop {
+            let tips = brain.tips(Some(&self.remote));
+            let view = brain.view_of(tips, true)?;
+            let (text, message, report) = match plan(&view.registry)? {
+                Plan::Keep(report) => {
+                    // A refusal or a no-op decided on an old fetch may be
+                    // wrong: decide again on the remote's present state.
+                    if !self.fetched {
+                        match self.fetch() {
+                            Ok(()) => continue,
+                            Err(why) => return Ok(kept(brain, report, view, Landed::Stale(why))),
+                        }
+                    }
+                    return Ok(kept(brain, report, view, Landed::Unchanged));
+                }
+                // A plan that changes nothing only publishes what is pending.
+                Plan::Write { text, report, .. }
+                    if !view.pending && text == view.registry.text() =>
+                {
+                    return Ok(kept(brain, report, view, Landed::Unchanged));
+                }
+                Plan::Write {
+                    text,
+                    message,
+                    report,
+                } => (text, message, report),
+            };
+            let registry = brain.parse(text)?;
+            let published = if view.pending {
+                brain.pending_changes(tips)?
+            } else {
+                Vec::new()
+            };
+            // The union of pending changes that only reorders the remote's
+            // rows is no change: the local branch takes the remote's.
+            if let Some(t) = tips.tracking
+                && view.pending
+                && brain.parse(brain.text_at(t)?)?.same_rows(&registry)
+            {
+                move_local(brain, t, tips.local, "bsi: adopt the remote registry")?;
+                brain.refresh_copy(&registry);
+                return Ok(Applied {
+                    report,
+                    commit: Some(t),
+                    landing: Landing {
+                        landed: Landed::Published,
+                        published,
+                        registry,
+                    },
+                });
+            }
+            let message = with_published(message, &published);
+            let commit = commit_on(brain, tips.tracking, &registry, &message)?;
+            let pushed =
+                self.remote
+                    .push(&brain.workdir, commit, self.remaining().max(FETCH_TIMEOUT));
+            match pushed {
+                Push::Pushed => {
+                    fault("after-push");
+                    brain.heard_from_remote(self.opts.now);
+                    let tracking = self.remote.tracking_ref();
+                    if brain.git.ref_target(&tracking) != Some(commit) {
+                        match brain
+                            .git
+                            .move_ref(&tracking, commit, tips.tracking, "bsi: pushed")
+                        {
+                            Ok(()) | Err(Error::Moved(_)) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    fault("after-tracking");
+                    move_local(brain, commit, tips.local, &message)?;
+                    self.say(&format!(
+                        "published on {} after {} lost race(s), {} ms",
+                        self.remote.label(),
+                        self.attempts,
+                        self.start.elapsed().as_millis()
+                    ));
+                    brain.refresh_copy(&registry);
+                    return Ok(Applied {
+                        report,
+                        commit: Some(commit),
+                        landing: Landing {
+                            landed: Landed::Published,
+                            published,
+                            registry,
+                        },
+                    });
+                }
+                Push::Lost => {
+                    self.attempts += 1;
+                    if self.start.elapsed() >= self.budget {
+                        return Err(Error::Busy {
+                            remote: self.remote.label(),
+                            attempts: self.attempts,
+                            waited_s: self.start.elapsed().as_secs(),
+                        });
+                    }
+                    let pause = backoff(self.attempts);
+                    self.say(&format!(
+                        "push {} lost a race on {}; waiting {} ms, then fetching",
+                        self.attempts,
+                        self.remote.label(),
+                        pause.as_millis()
+                    ));
+                    std::thread::sleep(pause.min(self.remaining()));
+                    if let Err(why) = self.fetch() {
+                        return self.offline(plan, why);
+                    }
+                }
+                Push::Refused(why) => {
+                    return Err(Error::RemoteRefused {
+                        remote: self.remote.label(),
+                        why,
+                    });
+                }
+                Push::Unreachable(why) => return self.offline(plan, why),
+            }
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.budget.saturating_sub(self.start.elapsed())
+    }
+
+    fn say(&self, what: &str) {
+        if self.opts.verbose {
+            eprintln!("bsi: {what}");
+        }
+    }
+
+    /// Fetches the registry branch. `Err` is why the remote is unreachable;
+    /// a remote without the branch is reachable.
+    fn fetch(&mut self) -> Result<(), String> {
+        let timeout = self.remaining().max(FETCH_TIMEOUT);
+        match self.remote.fetch(&self.brain.workdir, timeout) {
+            Ok(()) | Err(FetchError::NoBranch) => {
+                self.fetched = true;
+                self.brain.heard_from_remote(self.opts.now);
+                Ok(())
+            }
+            Err(FetchError::Unreachable(why)) => {
+                self.say(&format!("fetch of {} failed: {why}", self.remote.label()));
+                Err(format!(
+                    "{} could not be reached ({why})",
+                    self.remote.label()
+                ))
+            }
+        }
+    }
+
+    /// The remote cannot be reached: the change goes on the local branch.
+    fn offline<R>(
+        &self,
+        plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
+        why: String,
+    ) -> Result<Applied<R>> {
+        let brain = self.brain;
+        let tips = brain.tips(Some(&self.remote));
+        let view = brain.view_of(tips, true)?;
+        match plan(&view.registry)? {
+            Plan::Keep(report) => Ok(kept(brain, report, view, Landed::Stale(why))),
+            Plan::Write { text, report, .. } if text == view.registry.text() => {
+                Ok(kept(brain, report, view, Landed::Stale(why)))
+            }
+            Plan::Write {
+                text,
+                message,
+                report,
+            } => {
+                let registry = brain.parse(text)?;
+                let parent = match (tips.local, tips.tracking) {
+                    (None, t) => t,
+                    (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
+                    (l, _) => l,
+                };
+                let commit = commit_on(brain, parent, &registry, &message)?;
+                move_local(brain, commit, tips.local, &message)?;
+                brain.refresh_copy(&registry);
+                Ok(Applied {
+                    report,
+                    commit: Some(commit),
+                    landing: Landing {
+                        landed: Landed::Pending(why),
+                        published: Vec::new(),
+                        registry,
+                    },
+                })
+            }
+        }
+    }
+}
+
+fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {
+    brain.refresh_copy(&view.registry);
+    Applied {
+        report,
+        commit: None,
+        landing: Landing {
+            landed,
+            published: Vec::new(),
+            registry: view.registry,
+        },
+    }
+}
+
+/// The commit message, with the pending changes it also publishes.
+fn with_published(message: String, published: &[String]) -> String {
+    if published.is_empty() {
+        return message;
+    }
+    let (summary, rest) = message.split_once("\n\n").unwrap_or((&message, ""));
+    let mut out = format!("{summary}\n\nAlso publishes changes recorded offline:\n");
+    for p in published {
+        out.push_str(&format!("- {p}\n"));
+    }
+    out.push('\n');
+    out.push_str(rest);
+    out
+}
+
+/// The pause before trying again after the `attempt`-th lost race:
+/// random within a ceiling that doubles from 10 ms up to 1 s ("full
+/// jitter"), so writers that lost to another do not collide again in step.
+pub fn backoff(attempt: u32) -> Duration {
+    let ceiling = (10u64 << attempt.min(7)).min(1000);
+    Duration::from_millis(rand::rng().random_range(1..=ceiling))
+}
+
+/// Fetches the registry branch for a command that only reads (`status`,
+/// `whoami`, `log`), bounded by a short timeout, unless `offline`. Returns
+/// the view and, when the remote could not be asked, why.
+pub fn read(
+    brain: &Brain,
+    settings: &Settings,
+    now: DateTime<FixedOffset>,
+    offline: bool,
+) -> Result<(View, Freshness)> {
+    let remote = settings.remote(&brain.git)?;
+    let fresh = match &remote {
+        None => Freshness::Local,
+        Some(_) if offline => Freshness::NotAsked,
+        Some(r) => match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+            Ok(()) | Err(FetchError::NoBranch) => {
+                brain.heard_from_remote(now);
+                Freshness::Fetched
+            }
+            Err(FetchError::Unreachable(why)) => Freshness::Unreachable(why),
+        },
+    };
+    let view = brain.view(remote.as_ref())?;
+    brain.refresh_copy(&view.registry);
+    Ok((view, fresh))
+}
+
+/// How current a read command's view is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freshness {
+    /// No remote: the local branch is the truth.
+    Local,
+    /// Fetched just now.
+    Fetched,
+    /// `--offline`: the remote was not asked.
+    NotAsked,
+    /// The remote could not be reached: what git said.
+    Unreachable(String),
+}
+
+/// The exit code once the report is printed: a change that could not be
+/// published is said on stderr and turns success into exit 7; pending
+/// changes published now that collide with the remote's claims are said and
+/// turn success into exit 3.
+pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
+    match &applied.landed {
+        Landed::Pending(why) => {
+            eprintln!("warning: {why}.");
+            eprintln!(
+                "The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
+            );
+            if code == exit::OK {
+                return exit::UNPUBLISHED;
+            }
+        }
+        Landed::Stale(why) => {
+            eprintln!(
+                "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
+            );
+        }
+        _ => {}
+    }
+    if !applied.published.is_empty() {
+        let sections = crate::resolve::sections(&brain.root);
+        let collisions = crate::conflict::collisions(&applied.registry, &sections);
+        if !collisions.is_empty() {
+            eprintln!(
+                "warning: this also published {} change(s) recorded offline, and claims now collide:",
+                applied.published.len()
+            );
+            for (a, b) in &collisions {
+                eprintln!("  {}", crate::output::collision_line(a, b));
+            }
+            eprintln!(
+                "Both claims are kept: the sessions agree who goes on, and the other runs `bsi close SESSION --scope SCOPE`."
+            );
+            if code == exit::OK {
+                return exit::CONFLICT;
+            }
+        }
+    }
+    code
+}

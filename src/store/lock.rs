@@ -1,0 +1,174 @@
+//! The writer lock that serialises every bsi writing a clone's registry
+//! branch — from any of its work trees — and the record a writer keeps in
+//! it while it works, so the next writer can tell a dead writer's leftover
+//! lock files from a live one's.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::platform;
+
+/// Points where a test can make bsi die, to prove a write can be repaired.
+/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there.
+pub const FAULT_POINTS: &[&str] = &[
+    "after-lock",
+    "after-record",
+    "after-commit",
+    "after-push",
+    "after-tracking",
+    "after-branch",
+];
+
+/// Aborts the process at `point` when a test asks for it.
+pub(crate) fn fault(point: &str) {
+    if std::env::var_os("BSI_FAULT_POINT").is_some_and(|v| v == point) {
+        std::process::abort();
+    }
+}
+
+/// How long to wait for another bsi to let go of the writer lock, unless
+/// `BSI_LOCK_WAIT_MS` says otherwise (tests).
+fn lock_wait() -> Duration {
+    std::env::var("BSI_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(30))
+}
+
+/// Held while a bsi process reads, plans, commits and publishes. An OS file
+/// lock, so it dies with its process.
+pub struct WriterLock {
+    file: File,
+    path: PathBuf,
+    /// What the last holder left in the record, read when the lock was
+    /// taken: `Some` when a writer died while at work.
+    left: Option<String>,
+}
+
+impl WriterLock {
+    /// Takes the lock file at `path` (created when missing).
+    pub(crate) fn take(path: &Path) -> Result<WriterLock> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, path)?,
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", path.display()), e));
+            }
+        }
+        fault("after-lock");
+        let left = fs::read_to_string(path)
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        Ok(WriterLock {
+            file,
+            path: path.to_path_buf(),
+            left,
+        })
+    }
+
+    /// The record a writer that died left, if one did.
+    pub fn left_by_dead_writer(&self) -> Option<&str> {
+        self.left.as_deref()
+    }
+
+    /// Records, until the returned guard is dropped, that this process is
+    /// at work on the registry references (committing, fetching, pushing):
+    /// its pid and start time, the proof the next writer needs.
+    pub fn record(&self, what: &str) -> Result<Record<'_>> {
+        let body = format!(
+            "busy {what}\npid {}\nstart {}\n",
+            std::process::id(),
+            platform::start_time(std::process::id()).unwrap_or_default()
+        );
+        write_record(&self.file, &self.path, body.as_bytes())?;
+        fault("after-record");
+        Ok(Record { lock: self })
+    }
+
+    /// Forgets a dead writer's record once its leftovers are dealt with.
+    pub(crate) fn clear_left(&mut self) {
+        let _ = write_record(&self.file, &self.path, b"");
+        self.left = None;
+    }
+}
+
+fn write_record(file: &File, path: &Path, body: &[u8]) -> Result<()> {
+    let mut f = file;
+    file.set_len(0)
+        .and_then(|()| {
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::Start(0))?;
+            f.write_all(body)
+        })
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// See [`WriterLock::record`]: cleared when the work is done.
+pub struct Record<'l> {
+    lock: &'l WriterLock,
+}
+
+impl Drop for Record<'_> {
+    fn drop(&mut self) {
+        let _ = write_record(&self.lock.file, &self.lock.path, b"");
+    }
+}
+
+/// Whether the writer that left `record` is proven dead: its pid is gone,
+/// or now belongs to a process started at another time. `false` where that
+/// cannot be proven (no process table to read).
+pub(crate) fn writer_is_dead(record: &str) -> bool {
+    let field = |k: &str| {
+        record
+            .lines()
+            .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+    };
+    let Some(pid) = field("pid ").and_then(|p| p.parse::<u32>().ok()) else {
+        // A record without a pid was left by an older bsi: it held the
+        // writer lock we now hold, so it is gone.
+        return true;
+    };
+    let recorded = field("start ").unwrap_or_default();
+    match platform::process_alive(pid, &recorded) {
+        Some(alive) => !alive,
+        None => false,
+    }
+}
+
+/// Waits up to [`lock_wait`] for the writer lock held by another process.
+/// The wait is in the kernel, on a second handle of the same open file (so
+/// the lock it takes is `file`'s): the lock passes to a waiter the moment
+/// its holder lets go.
+fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
+    let cannot = |e| Error::io(format!("cannot lock {}", path.display()), e);
+    let handle = file.try_clone().map_err(cannot)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Past the deadline nobody listens; the lock, if it comes, goes
+        // with the last handle of the file.
+        let _ = tx.send(handle.lock());
+    });
+    match rx.recv_timeout(lock_wait()) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(cannot(e)),
+        Err(_) => Err(Error::Locked {
+            what: "the registry",
+            path: path.to_path_buf(),
+        }),
+    }
+}

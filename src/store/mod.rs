@@ -1,0 +1,472 @@
+//! Where the registry lives: `BRAIN-INDEX.md` on a branch of its own
+//! (`brain-index` by default), apart from the content, so every branch and
+//! work tree of a clone sees the same claims. A change is one commit on that
+//! branch, made without the index or any work tree; the branch's reference
+//! moves by compare-and-swap under the clone's writer lock ([`lock`]).
+//!
+//! What a command reads is the union of the local registry branch (which
+//! holds changes not yet published) and its remote-tracking copy (what the
+//! remote held at the last fetch), merged by rows when they diverged. Each
+//! work tree also gets an untracked, git-excluded copy of the registry at
+//! the brain root, for people to read ([`Brain::refresh_copy`]).
+
+pub mod lock;
+mod state;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, FixedOffset};
+use git2::Oid;
+
+use crate::error::{Error, Result};
+use crate::git::Git;
+use crate::git_cli::Remote;
+use crate::registry::{self, REGISTRY_FILE, Registry};
+
+pub use lock::{FAULT_POINTS, WriterLock};
+use state::State;
+
+/// The registry's path in the registry branch.
+pub const BRANCH_FILE: &str = REGISTRY_FILE;
+
+/// The first lines of the work-tree copy of the registry.
+pub fn copy_banner(branch: &str) -> String {
+    format!(
+        "<!-- bsi: this file is a COPY of the registry, rewritten by bsi; editing it changes nothing.\n     The live registry is {BRANCH_FILE} on the git branch `{branch}`: see it with `bsi status`. -->\n"
+    )
+}
+
+/// A brain: the repository, the brain root, and where its registry lives.
+pub struct Brain {
+    /// The repository.
+    pub git: Git,
+    /// Absolute path of the work-tree copy of the registry.
+    pub registry: PathBuf,
+    /// Directory holding the copy: scopes are relative to it.
+    pub root: PathBuf,
+    /// The copy's path relative to the work tree root, with `/`.
+    pub rel: String,
+    /// The work tree root.
+    pub workdir: PathBuf,
+    /// The registry branch's short name.
+    pub branch: String,
+}
+
+/// The two references that hold the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tips {
+    /// The local registry branch.
+    pub local: Option<Oid>,
+    /// Its remote-tracking copy: the remote as last fetched.
+    pub tracking: Option<Oid>,
+}
+
+/// The registry as a command sees it.
+pub struct View {
+    /// The union of the local branch and the remote as last fetched.
+    pub registry: Registry,
+    /// The references it was read from.
+    pub tips: Tips,
+    /// The local branch holds changes the remote has not received.
+    pub pending: bool,
+}
+
+impl Brain {
+    /// Finds the brain from `cwd`, or from an explicit registry path (the
+    /// path of its work-tree copy, whose directory is the brain root).
+    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Brain> {
+        let (git, registry) = match registry {
+            Some(p) => {
+                let p = if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    cwd.join(p)
+                };
+                let parent = p.parent().unwrap_or(Path::new("/")).to_path_buf();
+                let parent = fs::canonicalize(&parent).map_err(|e| {
+                    Error::io(
+                        format!("cannot reach the registry's directory {}", parent.display()),
+                        e,
+                    )
+                })?;
+                let name = p
+                    .file_name()
+                    .ok_or_else(|| Error::Usage(format!("{} is not a file path", p.display())))?;
+                (Git::discover(&parent)?, parent.join(name))
+            }
+            None => {
+                let git = Git::discover(cwd)?;
+                let root = git.workdir()?;
+                (git, root.join(REGISTRY_FILE))
+            }
+        };
+        let workdir = fs::canonicalize(git.workdir()?)
+            .map_err(|e| Error::io("cannot resolve the work tree", e))?;
+        let root = registry.parent().unwrap_or(&workdir).to_path_buf();
+        let root = fs::canonicalize(&root).unwrap_or(root);
+        let registry = root.join(registry.file_name().unwrap_or_default());
+        let rel_path = registry.strip_prefix(&workdir).map_err(|_| {
+            Error::Usage(format!(
+                "the registry {} is outside the git work tree {}",
+                registry.display(),
+                workdir.display()
+            ))
+        })?;
+        let rel = rel_path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        Ok(Brain {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+            branch: crate::settings::DEFAULT_BRANCH.to_string(),
+        })
+    }
+
+    /// The registry's path relative to the brain root (its file name).
+    pub fn rel_to_root(&self) -> String {
+        self.registry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// `refs/heads/<registry branch>`.
+    pub fn local_ref(&self) -> String {
+        format!("refs/heads/{}", self.branch)
+    }
+
+    fn bsi_dir(&self) -> PathBuf {
+        self.git.common_dir().join("bsi")
+    }
+
+    fn state(&self) -> State {
+        State::new(&self.bsi_dir())
+    }
+
+    /// Takes the clone's writer lock: one bsi writes the registry branch at
+    /// a time, whichever work tree it runs in.
+    pub fn lock(&self) -> Result<WriterLock> {
+        WriterLock::take(&self.bsi_dir().join("lock"))
+    }
+
+    /// The two references, as they are now.
+    pub fn tips(&self, remote: Option<&Remote>) -> Tips {
+        Tips {
+            local: self.git.ref_target(&self.local_ref()),
+            tracking: remote.and_then(|r| self.git.ref_target(&r.tracking_ref())),
+        }
+    }
+
+    /// A name for the registry at `commit`, for error messages.
+    fn label(&self, what: &str) -> PathBuf {
+        PathBuf::from(format!("{what}:{BRANCH_FILE}"))
+    }
+
+    /// The registry text committed at `commit`.
+    pub fn text_at(&self, commit: Oid) -> Result<String> {
+        let bytes = self
+            .git
+            .file_at(commit, BRANCH_FILE)?
+            .ok_or_else(|| Error::Registry {
+                path: self.label(&self.branch),
+                source: registry::ParseError {
+                    line: 0,
+                    reason: format!("the branch holds no {BRANCH_FILE}"),
+                },
+            })?;
+        String::from_utf8(bytes).map_err(|e| Error::Registry {
+            path: self.label(&self.branch),
+            source: registry::ParseError {
+                line: line_of_byte(e.as_bytes(), e.utf8_error().valid_up_to()),
+                reason: "the file is not valid UTF-8".into(),
+            },
+        })
+    }
+
+    /// Parses a registry text read from the branch.
+    pub fn parse(&self, text: String) -> Result<Registry> {
+        registry::parse(text).map_err(|source| Error::Registry {
+            path: self.label(&self.branch),
+            source,
+        })
+    }
+
+    /// What the registry is, from both references. Refuses when there is
+    /// none, or when the brain still keeps it as a tracked file.
+    pub fn view(&self, remote: Option<&Remote>) -> Result<View> {
+        let tips = self.tips(remote);
+        self.view_of(tips, remote.is_some())
+    }
+
+    /// [`Brain::view`] for references already read.
+    pub fn view_of(&self, tips: Tips, has_remote: bool) -> Result<View> {
+        let (registry, pending) = match (tips.local, tips.tracking) {
+            (None, None) => return Err(self.missing()),
+            (Some(l), None) => (self.parse(self.text_at(l)?)?, has_remote),
+            (None, Some(t)) => (self.parse(self.text_at(t)?)?, false),
+            (Some(l), Some(t)) if self.git.is_ancestor(l, t)? => {
+                (self.parse(self.text_at(t)?)?, false)
+            }
+            (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => {
+                (self.parse(self.text_at(l)?)?, true)
+            }
+            (Some(l), Some(t)) => {
+                let ours = self.parse(self.text_at(l)?)?;
+                let theirs = self.parse(self.text_at(t)?)?;
+                let base = match self.git.merge_base(l, t)? {
+                    Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
+                    None => None,
+                };
+                let merged =
+                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
+                        Error::Refused(
+                            format!(
+                                "the local and the remote registry cannot be merged by rows: {e}"
+                            ),
+                            format!(
+                                "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
+                                b = self.branch
+                            ),
+                        )
+                    })?;
+                (self.parse(merged)?, true)
+            }
+        };
+        Ok(View {
+            registry,
+            tips,
+            pending,
+        })
+    }
+
+    /// The error for a brain without a registry branch: still the old
+    /// tracked file, or none at all.
+    pub fn missing(&self) -> Error {
+        if self.git.tracks(&self.rel).unwrap_or(false) {
+            Error::NotMigrated {
+                path: self.registry.clone(),
+                branch: self.branch.clone(),
+            }
+        } else {
+            Error::NoRegistry {
+                branch: self.branch.clone(),
+            }
+        }
+    }
+
+    /// The summary lines of the local changes the remote has not received,
+    /// oldest first.
+    pub fn pending_changes(&self, tips: Tips) -> Result<Vec<String>> {
+        let Some(local) = tips.local else {
+            return Ok(Vec::new());
+        };
+        let hide = match tips.tracking {
+            Some(t) => self.git.merge_base(local, t)?,
+            None => None,
+        };
+        let mut out: Vec<String> = self
+            .git
+            .log_range(local, hide)?
+            .into_iter()
+            .map(|c| c.message.lines().next().unwrap_or("").to_string())
+            .collect();
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Records that the remote answered now.
+    pub fn heard_from_remote(&self, now: DateTime<FixedOffset>) {
+        let _ = self.state().heard_from_remote(now);
+    }
+
+    /// When the remote last answered a fetch or a push of this clone.
+    pub fn last_contact(&self) -> Option<DateTime<FixedOffset>> {
+        self.state().last_contact()
+    }
+
+    /// Deals with what a writer killed in the middle left: lock files of
+    /// the registry references, removed only on proof that their writer is
+    /// dead and that no process holds them open. Returns what was done.
+    pub fn repair(&self, lock: &mut WriterLock) -> Option<String> {
+        let record = lock.left_by_dead_writer()?.to_string();
+        if !lock::writer_is_dead(&record) {
+            return None;
+        }
+        let mut removed = Vec::new();
+        for path in self.ref_locks() {
+            if !path.exists() {
+                continue;
+            }
+            if crate::platform::held_open(&path) == Some(false) && fs::remove_file(&path).is_ok() {
+                removed.push(path);
+            }
+        }
+        lock.clear_left();
+        (!removed.is_empty()).then(|| {
+            format!(
+                "removed {} lock file(s) a killed bsi left on the registry branch",
+                removed.len()
+            )
+        })
+    }
+
+    /// The lock files git and libgit2 make while they move the registry
+    /// branch or its remote-tracking copies.
+    fn ref_locks(&self) -> Vec<PathBuf> {
+        let common = self.git.common_dir();
+        let mut out = vec![common.join(format!("{}.lock", self.local_ref()))];
+        if let Ok(remotes) = fs::read_dir(common.join("refs/remotes")) {
+            for r in remotes.flatten() {
+                out.push(r.path().join(format!("{}.lock", self.branch)));
+            }
+        }
+        out
+    }
+
+    /// Rewrites this work tree's copy of the registry, when it differs, and
+    /// keeps it out of git (`info/exclude`). Never fails a command: a copy
+    /// that cannot be written is said on stderr. A copy path that this work
+    /// tree still tracks (a branch from before the migration) is left alone.
+    pub fn refresh_copy(&self, registry: &Registry) {
+        if let Err(e) = self.write_copy(registry.text()) {
+            eprintln!(
+                "warning: the copy of the registry at {} was not updated ({e}); `bsi status` shows the live state",
+                self.registry.display()
+            );
+        }
+    }
+
+    fn write_copy(&self, text: &str) -> Result<()> {
+        if self.git.tracks(&self.rel)? {
+            eprintln!(
+                "note: {} is still tracked on this branch, so bsi does not write its copy there; the live registry is on branch `{}` (`git pull` brings the commit of `bsi migrate` that untracks it)",
+                self.rel, self.branch
+            );
+            return Ok(());
+        }
+        self.exclude_copy()?;
+        let banner = copy_banner(&self.branch);
+        let mut body = String::with_capacity(banner.len() + text.len());
+        body.push_str(&banner);
+        body.push_str(text);
+        if fs::read(&self.registry).is_ok_and(|b| b == body.as_bytes()) {
+            return Ok(());
+        }
+        if fs::metadata(&self.registry).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(Error::Usage("the copy is read-only".into()));
+        }
+        let tmp = self.root.join(format!(".{}.bsi-tmp", self.rel_to_root()));
+        fs::write(&tmp, body.as_bytes())
+            .and_then(|()| fs::rename(&tmp, &self.registry))
+            .map_err(|e| {
+                let _ = fs::remove_file(&tmp);
+                Error::io(format!("cannot write {}", self.registry.display()), e)
+            })
+    }
+
+    /// Adds the copy (and its temp file) to `info/exclude` of the clone,
+    /// read by git in every work tree.
+    fn exclude_copy(&self) -> Result<()> {
+        let info = self.git.common_dir().join("info");
+        let path = info.join("exclude");
+        let escape = |s: &str| s.replace(' ', "\\ ");
+        let (dir, name) = match self.rel.rsplit_once('/') {
+            Some((d, n)) => (format!("{d}/"), n.to_string()),
+            None => (String::new(), self.rel.clone()),
+        };
+        let lines = [
+            format!("/{}", escape(&self.rel)),
+            format!("/{}.{}.bsi-tmp", escape(&dir), escape(&name)),
+        ];
+        let current = fs::read_to_string(&path).unwrap_or_default();
+        let missing: Vec<&String> = lines
+            .iter()
+            .filter(|l| !current.lines().any(|c| c.trim() == l.as_str()))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        fs::create_dir_all(&info)
+            .map_err(|e| Error::io(format!("cannot create {}", info.display()), e))?;
+        let mut text = current;
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if !text.contains("# bsi:") {
+            text.push_str(
+                "# bsi: the work-tree copy of the registry (the live one is on its branch)\n",
+            );
+        }
+        for l in missing {
+            text.push_str(l);
+            text.push('\n');
+        }
+        fs::write(&path, text).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    /// Registers the registry's merge driver in this clone, for brains
+    /// whose content branches still carry the registry as a tracked file
+    /// (until `bsi migrate` has reached them): the attribute in
+    /// `info/attributes` and `merge.bsi.*` in the clone's config, with the
+    /// absolute path of this binary so `git pull` works where bsi is not on
+    /// PATH. Returns whether anything changed.
+    pub fn register_merge_driver(&self) -> Result<bool> {
+        let mut added = false;
+        let program = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.to_str().map(str::to_string))
+            .map(|p| {
+                if p.contains(char::is_whitespace) {
+                    format!("'{}'", p.replace('\'', "'\\''"))
+                } else {
+                    p
+                }
+            })
+            .unwrap_or_else(|| "bsi".into());
+        let driver = format!("{program} merge-driver %O %A %B");
+        let current = self.git.config_string("merge.bsi.driver");
+        let ours = current
+            .as_deref()
+            .is_none_or(|c| c.ends_with(" merge-driver %O %A %B"));
+        if ours && current.as_deref() != Some(driver.as_str()) {
+            self.git.set_config(
+                "merge.bsi.name",
+                "bsi registry merge (rows of BRAIN-INDEX.md)",
+            )?;
+            self.git.set_config("merge.bsi.driver", &driver)?;
+            added = true;
+        }
+        let info = self.git.common_dir().join("info");
+        let path = info.join("attributes");
+        let line = format!("/{} merge=bsi", self.rel.replace(' ', "[[:space:]]"));
+        let current = fs::read_to_string(&path).unwrap_or_default();
+        if !current.lines().any(|l| l.trim() == line) {
+            fs::create_dir_all(&info)
+                .map_err(|e| Error::io(format!("cannot create {}", info.display()), e))?;
+            let mut text = current;
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&line);
+            text.push('\n');
+            fs::write(&path, text)
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            added = true;
+        }
+        Ok(added)
+    }
+}
+
+fn line_of_byte(bytes: &[u8], at: usize) -> usize {
+    bytes[..at.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
