@@ -122,10 +122,12 @@ EOF
     }'
 }
 
-# A brain: 1,000 tracked markdown files in 20 directories and the registry
-# with $2 history rows, all committed.
+# A brain: 1,000 tracked markdown files in 20 directories, committed on
+# main, and the registry with $2 history rows on its branch brain-index. With
+# $3 = tracked, the registry is a tracked file of main instead: the layout
+# the hand-written claim works on.
 make_brain() {
-    local dir=$1 hist=$2
+    local dir=$1 hist=$2 layout=${3:-branch}
     mkdir -p "$dir"
     (
         cd "$dir"
@@ -140,9 +142,16 @@ make_brain() {
                 }
             }
         }'
-        registry "$hist" >BRAIN-INDEX.md
+        if [[ $layout == tracked ]]; then
+            registry "$hist" >BRAIN-INDEX.md
+        fi
         git add -A
-        git commit -q -m "fixture: $hist history rows"
+        git commit -q -m "fixture: 1,000 files"
+        if [[ $layout == branch ]]; then
+            blob=$(registry "$hist" | git hash-object -w --stdin)
+            tree=$(printf '100644 blob %s\tBRAIN-INDEX.md\n' "$blob" | git mktree)
+            git update-ref refs/heads/brain-index "$(git commit-tree "$tree" -m "fixture: $hist history rows")"
+        fi
     )
 }
 
@@ -152,6 +161,9 @@ say "making fixtures in $WORK"
 make_brain "$WORK/b100" 100
 make_brain "$WORK/b10k" 10000
 make_brain "$WORK/b100k" 100000
+make_brain "$WORK/s100" 100 tracked
+make_brain "$WORK/s10k" 10000 tracked
+make_brain "$WORK/s100k" 100000 tracked
 cp -a "$WORK/b100" "$WORK/hook"
 cp -a "$WORK/b100" "$WORK/conc"
 git clone -q --bare "$WORK/b100" "$WORK/remote.git"
@@ -209,19 +221,42 @@ figure() {
     record "$name" "$target" "${ratios[@]}"
 }
 
-BASE100=$(git -C "$WORK/b100" rev-parse HEAD)
-BASE10K=$(git -C "$WORK/b10k" rev-parse HEAD)
-BASE100K=$(git -C "$WORK/b100k" rev-parse HEAD)
+# Like figure, but each side in its own directory with its own prepare:
+# $3/$4 directory and prepare of the bsi side, $5/$6 of the other, $7 and
+# $8 the commands. hyperfine times one side, then the other, in each round.
+figure2() {
+    local name=$1 target=$2 da=$3 pa=$4 db=$5 pb=$6 a=$7 b=$8 ratios=() r ma mb
+    say "$name"
+    for ((r = 0; r < ROUNDS; r++)); do
+        ma=$(medians "$da" "$pa" "$a")
+        mb=$(medians "$db" "$pb" "$b")
+        ratios+=("$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", a / b }')")
+    done
+    record "$name" "$target" "${ratios[@]}"
+}
+
+REG100=$(git -C "$WORK/b100" rev-parse brain-index)
+REG10K=$(git -C "$WORK/b10k" rev-parse brain-index)
+REG100K=$(git -C "$WORK/b100k" rev-parse brain-index)
+SBASE100=$(git -C "$WORK/s100" rev-parse HEAD)
+SBASE10K=$(git -C "$WORK/s10k" rev-parse HEAD)
+SBASE100K=$(git -C "$WORK/s100k" rev-parse HEAD)
 RBASE=$(git -C "$WORK/rclone" rev-parse HEAD)
+RREG=$(git -C "$WORK/rclone" rev-parse origin/brain-index)
 
 # Each run writes a registry never seen before (a note with bash's clock, no
 # extra process), as a real open does: otherwise the blob of the previous run
 # is already in the object database, and neither side compresses anything.
 OPEN="$BSI open d17/f00.md --session sess-bench-open -q --note n\$EPOCHREALTIME"
 SHELL_OPEN="printf '%s\n' \"${ROW_OPEN% |  |} | n\$EPOCHREALTIME |\" >>BRAIN-INDEX.md && git add BRAIN-INDEX.md && git commit -q -m 'open d17/f00.md'"
-RESET100="git reset -q --hard $BASE100"
-RESET10K="git reset -q --hard $BASE10K"
-RESET100K="git reset -q --hard $BASE100K"
+# bsi's side starts each run from the fixture's registry branch; the shell's
+# from the fixture's commit of the tracked registry.
+RESET100="git update-ref refs/heads/brain-index $REG100"
+RESET10K="git update-ref refs/heads/brain-index $REG10K"
+RESET100K="git update-ref refs/heads/brain-index $REG100K"
+SRESET100="git reset -q --hard $SBASE100"
+SRESET10K="git reset -q --hard $SBASE10K"
+SRESET100K="git reset -q --hard $SBASE100K"
 
 # Each command is checked once before it is timed.
 check() {
@@ -232,17 +267,21 @@ check() {
     }
 }
 check "$WORK/b100" "$RESET100" "$OPEN"
-check "$WORK/b100" "$RESET100" "$SHELL_OPEN"
+check "$WORK/s100" "$SRESET100" "$SHELL_OPEN"
+[[ -z $(git -C "$WORK/b100" status --porcelain) ]] || {
+    echo "bench: bsi open changed the work tree" >&2
+    exit 1
+}
 (cd "$WORK/b100" && $RESET100)
 
-figure "bsi open + commit, 100 history rows / shell append+add+commit" 0.5 \
-    "$WORK/b100" "$RESET100" "$OPEN" "$SHELL_OPEN"
-figure "bsi open + commit, 100 history rows / git commit --allow-empty" 1.0 \
-    "$WORK/b100" "$RESET100" "$OPEN" "git commit --allow-empty -q -m x"
-figure "bsi open, 10,000 history rows / shell append+add+commit" - \
-    "$WORK/b10k" "$RESET10K" "$OPEN" "$SHELL_OPEN"
-figure "bsi open, 100,000 history rows / shell append+add+commit" 1.0 \
-    "$WORK/b100k" "$RESET100K" "$OPEN" "$SHELL_OPEN"
+figure2 "bsi open + commit, 100 history rows, 1,000 files / shell append+add+commit" 0.35 \
+    "$WORK/b100" "$RESET100" "$WORK/s100" "$SRESET100" "$OPEN" "$SHELL_OPEN"
+figure2 "bsi open + commit, 100 history rows / git commit --allow-empty" 1.0 \
+    "$WORK/b100" "$RESET100" "$WORK/s100" "$SRESET100" "$OPEN" "git commit --allow-empty -q -m x"
+figure2 "bsi open, 10,000 history rows / shell append+add+commit" - \
+    "$WORK/b10k" "$RESET10K" "$WORK/s10k" "$SRESET10K" "$OPEN" "$SHELL_OPEN"
+figure2 "bsi open, 100,000 history rows / shell append+add+commit" 1.0 \
+    "$WORK/b100k" "$RESET100K" "$WORK/s100k" "$SRESET100K" "$OPEN" "$SHELL_OPEN"
 (cd "$WORK/b100k" && $RESET100K)
 
 HOOK="BSI_SESSION=sess-bench-me $BSI hook pre-commit"
@@ -252,15 +291,15 @@ figure "bsi hook pre-commit, 100 staged files, 50 claims / git diff --cached --n
 
 STATUS="$BSI status --json"
 check "$WORK/b100k" "" "$STATUS"
-figure "bsi status --json, 100,000 history rows / cat piped to wc -l" 3.0 \
-    "$WORK/b100k" "" "$STATUS >/dev/null" "cat BRAIN-INDEX.md | wc -l"
+figure2 "bsi status --json, 100,000 history rows / cat piped to wc -l" 3.0 \
+    "$WORK/b100k" "" "$WORK/s100k" "" "$STATUS >/dev/null" "cat BRAIN-INDEX.md | wc -l"
 
 # Sixteen sessions opening distinct scopes at once, against sixteen times one
 # open run alone: the lock serialises them, nothing should pile up beyond that.
 CONC='pids=(); for i in $(seq -w 0 15); do '"$BSI"' open d17/f$i.md --session sess-bench-c$i -q & pids+=($!); done; for p in "${pids[@]}"; do wait $p || exit 1; done'
-RESETC="git -C $WORK/conc reset -q --hard $BASE100"
+RESETC="git -C $WORK/conc update-ref refs/heads/brain-index $REG100"
 check "$WORK/conc" "$RESETC" "$CONC"
-[[ $(grep -c '^| sess-bench-c' "$WORK/conc/BRAIN-INDEX.md") -eq 16 ]] || {
+[[ $(git -C "$WORK/conc" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-bench-c') -eq 16 ]] || {
     echo "bench: the concurrent opens did not all land" >&2
     exit 1
 }
@@ -274,11 +313,11 @@ done
 record "16 concurrent bsi open, wall / 16 x one bsi open" 1.2 "${ratios[@]}"
 
 # Through a remote: a local bare repository, the clone's branch tracking it.
-RRESET="git -C $WORK/remote.git update-ref refs/heads/main $RBASE && git reset -q --hard $RBASE && git update-ref refs/remotes/origin/main $RBASE"
+RRESET="git -C $WORK/remote.git update-ref refs/heads/brain-index $RREG && git -C $WORK/remote.git update-ref refs/heads/main $RBASE && git reset -q --hard $RBASE && git update-ref refs/remotes/origin/main $RBASE && git update-ref refs/remotes/origin/brain-index $RREG && git update-ref refs/heads/brain-index $RREG"
 ROPEN="$BSI open d17/f00.md --session sess-bench-remote -q"
 BYHAND="git fetch -q origin && git commit --allow-empty -q -m x && git push -q origin HEAD:main"
 check "$WORK/rclone" "$RRESET" "$ROPEN"
-[[ $(git -C "$WORK/remote.git" show main:BRAIN-INDEX.md | grep -c sess-bench-remote) -eq 1 ]] || {
+[[ $(git -C "$WORK/remote.git" show brain-index:BRAIN-INDEX.md | grep -c sess-bench-remote) -eq 1 ]] || {
     echo "bench: bsi open did not publish to the remote" >&2
     exit 1
 }
@@ -288,7 +327,7 @@ figure "bsi open through a remote / git fetch + commit + git push" 1.3 \
 
 # Peak memory of one open at 100,000 rows, against 3 x the file + 10 MiB.
 say "peak memory"
-size=$(stat -c %s "$WORK/b100k/BRAIN-INDEX.md")
+size=$(git -C "$WORK/b100k" cat-file -s brain-index:BRAIN-INDEX.md)
 ratios=()
 for ((r = 0; r < MEM_RUNS; r++)); do
     (cd "$WORK/b100k" && $RESET100K)

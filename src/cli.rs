@@ -12,19 +12,22 @@ use clap::{Args, Parser, Subcommand};
 /// (`bsi watchdog`), and commits every change of BRAIN-INDEX.md with git, so
 /// `bsi log` is the journal of who worked where.
 ///
-/// With a remote (the branch's upstream, `bsi.remote` or `--remote`), every
-/// change is published there first: the remote decides the order.
+/// The registry lives on its own branch (`brain-index`), so every branch and
+/// work tree sees the same claims; a readable copy sits at the brain root.
+/// With a remote, every change is pushed to its registry branch first: the
+/// remote decides the order. Content branches are never touched.
 ///
 /// Exit codes: 0 ok, 1 error, 2 usage (or a bad .bsi.toml), 3 claim refused
 /// (conflict; also a commit refused by the pre-commit hook, or colliding
-/// claims found by `sync`), 4 stale claims found, 5 registry unreadable or
+/// claims found by `sync`, `status` or `watchdog`), 4 stale claims found, 5 registry unreadable or
 /// invalid (nothing written), 6 `verify` found changes outside the session's
 /// claims, 7 recorded locally but not published (remote unreachable; `bsi
-/// sync` publishes it later).
+/// sync` publishes it later), 8 the remote stayed busy for the whole publish
+/// timeout (nothing written: retry).
 #[derive(Debug, Parser)]
 #[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
-    /// The registry file [default: BRAIN-INDEX.md at the root of the git work tree].
+    /// Where the readable copy of the registry goes; its directory is the brain root [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
@@ -36,7 +39,7 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
-    /// The git remote where registry changes are published [default: git config bsi.remote, else the current branch's upstream; none: local only].
+    /// The git remote whose registry branch holds the claims [default: git config bsi.remote, else .bsi.toml remote, else the upstream of the registry branch or of the current branch, else the only remote; none: local only].
     #[arg(long, global = true, env = "BSI_REMOTE", value_name = "NAME")]
     pub remote: Option<String>,
 

@@ -186,6 +186,15 @@ impl Error {
         }
     }
 
+    /// Whether this is a plan's refusal (a claim not found, not the
+    /// caller's, a limit reached), which a fresher registry may lift.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Error::NotFound(_) | Error::Refused(..) | Error::TooManyClaims { .. }
+        )
+    }
+
     /// The documented exit code.
     pub fn code(&self) -> u8 {
         match self {

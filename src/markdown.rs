@@ -199,6 +199,27 @@ impl<F: Fn(&str) -> Option<Outline>> Sections for OutlineSections<F> {
     }
 }
 
+/// Outlines of files, each read once per run on first use.
+#[derive(Default)]
+pub struct OutlineCache {
+    cache: std::cell::RefCell<std::collections::HashMap<String, Option<std::rc::Rc<Outline>>>>,
+}
+
+impl OutlineCache {
+    /// The outline of `file`, loaded by `load` the first time.
+    pub fn get(
+        &self,
+        file: &str,
+        load: impl FnOnce() -> Option<Outline>,
+    ) -> Option<std::rc::Rc<Outline>> {
+        self.cache
+            .borrow_mut()
+            .entry(file.to_string())
+            .or_insert_with(|| load().map(std::rc::Rc::new))
+            .clone()
+    }
+}
+
 /// Tables as pulldown-cmark sees them: for each level-2 heading followed by a
 /// table, the heading's text and the number of body rows. The registry's own
 /// fast scanner is checked against this in the test suite.

@@ -27,22 +27,6 @@ pub fn process_alive(pid: u32, start: &str) -> Option<bool> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn this_process_is_alive_and_a_recycled_pid_is_not() {
-        if start_time(std::process::id()).is_none() {
-            return; // no /proc here: nothing can be proven
-        }
-        let me = start_time(std::process::id()).expect("start time");
-        assert_eq!(process_alive(std::process::id(), &me), Some(true));
-        assert_eq!(process_alive(std::process::id(), "1"), Some(false));
-        assert_eq!(process_alive(u32::MAX - 1, &me), Some(false));
-    }
-}
-
 /// Whether some process has `path` open, from `/proc/*/fd`: `Some(false)`
 /// only when every process's open files could be read and none is `path`;
 /// `None` where that cannot be known (no `/proc`, or another user's
@@ -73,4 +57,20 @@ pub fn held_open(path: &std::path::Path) -> Option<bool> {
         }
     }
     if unknown { None } else { Some(false) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_a_recycled_pid_is_not() {
+        if start_time(std::process::id()).is_none() {
+            return; // no /proc here: nothing can be proven
+        }
+        let me = start_time(std::process::id()).expect("start time");
+        assert_eq!(process_alive(std::process::id(), &me), Some(true));
+        assert_eq!(process_alive(std::process::id(), "1"), Some(false));
+        assert_eq!(process_alive(u32::MAX - 1, &me), Some(false));
+    }
 }

@@ -31,7 +31,7 @@ use crate::git_cli::{FetchError, Push, Remote};
 use crate::registry::Registry;
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
-use crate::store::{BRANCH_FILE, Brain, View};
+use crate::store::{BRANCH_FILE, Brain, Tips, View};
 
 /// What a command decided, given a registry.
 pub enum Plan<R> {
@@ -208,7 +208,15 @@ impl Publisher<'_> {
         loop {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, true)?;
-            let (text, message, report) = match plan(&view.registry)? {
+            let planned = match plan(&view.registry) {
+                // A refusal decided on an old fetch may be wrong too.
+                Err(e) if !self.fetched && e.is_refusal() => match self.fetch() {
+                    Ok(()) => continue,
+                    Err(_) => return Err(e),
+                },
+                other => other?,
+            };
+            let (text, message, report) = match planned {
                 Plan::Keep(report) => {
                     // A refusal or a no-op decided on an old fetch may be
                     // wrong: decide again on the remote's present state.
@@ -257,7 +265,10 @@ impl Publisher<'_> {
                 });
             }
             let message = with_published(message, &published);
-            let commit = commit_on(brain, tips.tracking, &registry, &message)?;
+            // On the remote's tip; a remote without the branch yet gets
+            // the local history.
+            let parent = tips.tracking.or(tips.local);
+            let commit = commit_on(brain, parent, &registry, &message)?;
             let pushed =
                 self.remote
                     .push(&brain.workdir, commit, self.remaining().max(FETCH_TIMEOUT));
@@ -399,6 +410,20 @@ impl Publisher<'_> {
 }
 
 fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {
+    // A local branch behind the remote (a write killed after its push, or
+    // nothing written here for a while) catches up: `git log` of the
+    // branch is the journal.
+    if let Tips {
+        local,
+        tracking: Some(t),
+    } = view.tips
+        && local != Some(t)
+        && local.is_none_or(|l| brain.git.is_ancestor(l, t).unwrap_or(false))
+    {
+        let _ = brain
+            .git
+            .move_ref(&brain.local_ref(), t, local, "bsi: fast-forward");
+    }
     brain.refresh_copy(&view.registry);
     Applied {
         report,
@@ -496,7 +521,7 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
         _ => {}
     }
     if !applied.published.is_empty() {
-        let sections = crate::resolve::sections(&brain.root);
+        let sections = brain.sections();
         let collisions = crate::conflict::collisions(&applied.registry, &sections);
         if !collisions.is_empty() {
             eprintln!(

@@ -5,7 +5,7 @@
 //! | setting | flag / environment | git config | `.bsi.toml` | default |
 //! |---|---|---|---|---|
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
-//! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote |
+//! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
 
 use std::time::Duration;
@@ -107,8 +107,16 @@ impl Settings {
             return Ok(Some(at(r)));
         }
         let remotes = git.remotes();
-        Ok(match remotes.as_slice() {
-            [only] => Some(at(only.clone())),
+        if let [only] = remotes.as_slice() {
+            return Ok(Some(at(only.clone())));
+        }
+        // Several remotes and no upstream: the one that has the registry.
+        let holding: Vec<&String> = remotes
+            .iter()
+            .filter(|r| git.ref_target(&at((*r).clone()).tracking_ref()).is_some())
+            .collect();
+        Ok(match holding.as_slice() {
+            [one] => Some(at((*one).clone())),
             _ => None,
         })
     }

@@ -32,7 +32,7 @@ pub(crate) fn run(
     let config = &settings.config;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent, &config)?;
+    let caller = ctx.agent(agent, config)?;
 
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, &session, scope.as_ref());

@@ -101,7 +101,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             scopes.push(s);
         }
     }
-    let agent = ctx.agent(req.agent.as_deref(), &config)?;
+    let agent = ctx.agent(req.agent.as_deref(), config)?;
     let note = req.note.unwrap_or_default();
     check_text("note", &note)?;
     let generated = req.session.is_none() && ctx.env_session.is_none();
@@ -114,7 +114,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     };
     let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
-    let sections = resolve::sections(&brain.root);
+    let sections = brain.sections();
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         // A session is one agent's: claims added under another agent's
         // session could not be closed or renewed by the one who added them.

@@ -32,7 +32,7 @@ pub(crate) fn run(
     let config = &settings.config;
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent, &config)?;
+    let caller = ctx.agent(agent, config)?;
     let ttl = ttl_arg.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {

@@ -94,7 +94,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     let (brain, settings) = ctx.open()?;
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, offline)?;
     let reg = &view.registry;
-    let sections = resolve::sections(&brain.root);
+    let sections = brain.sections();
     let collisions = conflict::collisions(reg, &sections);
     let sync = sync_state(ctx, &brain, &settings, &view, &fresh);
     if json {

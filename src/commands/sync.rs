@@ -11,7 +11,6 @@ use crate::conflict;
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Landed, Plan};
-use crate::resolve;
 
 #[derive(Serialize)]
 struct Synced {
@@ -45,7 +44,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     }
     let reg = &landing.registry;
     let pushed = applied.commit.is_some();
-    let sections = resolve::sections(&brain.root);
+    let sections = brain.sections();
     let collisions = conflict::collisions(reg, &sections);
     if json {
         output::print_json(&Synced {

@@ -10,7 +10,6 @@ use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
-use crate::resolve;
 use crate::ttl;
 
 #[derive(Serialize)]
@@ -26,7 +25,7 @@ struct Report {
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    let sections = resolve::sections(&brain.root);
+    let sections = brain.sections();
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         let mut edited: Registry = reg.clone();
         let mut moved: Vec<Claim> = Vec::new();
@@ -121,7 +120,13 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     Ok(publish::finish(
         &brain,
         &applied.landing,
-        if stale > 0 { exit::STALE } else { exit::OK },
+        if stale > 0 {
+            exit::STALE
+        } else if !collisions.is_empty() {
+            exit::CONFLICT
+        } else {
+            exit::OK
+        },
     ))
 }
 

@@ -463,6 +463,67 @@ impl Brain {
     }
 }
 
+/// The heading trees a section claim is judged against: each file as this
+/// work tree has it, and as the last fetched remote content (the current
+/// branch's upstream) has it. A section nested in another in either version
+/// conflicts with it: a heading moved on another machine is not missed.
+pub struct BrainSections<'b> {
+    brain: &'b Brain,
+    upstream: Option<Oid>,
+    worktree: crate::markdown::OutlineCache,
+    remote: crate::markdown::OutlineCache,
+}
+
+impl Brain {
+    /// The sections oracle of this brain, for conflict checks.
+    pub fn sections(&self) -> BrainSections<'_> {
+        let upstream = self
+            .git
+            .upstream()
+            .and_then(|(r, b)| self.git.ref_target(&format!("refs/remotes/{r}/{b}")));
+        BrainSections {
+            brain: self,
+            upstream,
+            worktree: Default::default(),
+            remote: Default::default(),
+        }
+    }
+
+    /// The path of a brain file from the work tree root, with `/`.
+    fn workdir_path(&self, file: &str) -> String {
+        match self.root.strip_prefix(&self.workdir) {
+            Ok(p) if !p.as_os_str().is_empty() => {
+                format!("{}/{file}", p.to_string_lossy().replace('\\', "/"))
+            }
+            _ => file.to_string(),
+        }
+    }
+}
+
+impl crate::scope::Sections for BrainSections<'_> {
+    fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
+        let here = self.worktree.get(file, || {
+            crate::resolve::read_outline(&self.brain.root, file)
+        });
+        if here.is_some_and(|o| o.contains_key(outer, inner)) {
+            return true;
+        }
+        let Some(tip) = self.upstream else {
+            return false;
+        };
+        self.remote
+            .get(file, || {
+                let bytes = self
+                    .brain
+                    .git
+                    .file_at(tip, &self.brain.workdir_path(file))
+                    .ok()??;
+                Some(crate::markdown::outline(&String::from_utf8_lossy(&bytes)))
+            })
+            .is_some_and(|o| o.contains_key(outer, inner))
+    }
+}
+
 fn line_of_byte(bytes: &[u8], at: usize) -> usize {
     bytes[..at.min(bytes.len())]
         .iter()

@@ -154,6 +154,13 @@ impl Brain {
         let url = bare.path().to_str().expect("utf-8 path");
         self.git(&["remote", "add", "origin", url]);
         self.git(&["push", "-q", "-u", "origin", "main"]);
+        if self
+            .git_run(&["rev-parse", "--verify", "-q", REGISTRY_BRANCH])
+            .code
+            == 0
+        {
+            self.git(&["push", "-q", "origin", REGISTRY_BRANCH]);
+        }
         bare
     }
 
@@ -300,9 +307,15 @@ impl Brain {
         fs::read_to_string(self.path().join(rel)).expect("read")
     }
 
-    /// The registry as committed on the local registry branch.
+    /// The registry as committed on the local registry branch (on its
+    /// remote-tracking copy in a clone that has not written yet).
     pub fn registry(&self) -> String {
-        self.git(&["show", &format!("{REGISTRY_BRANCH}:BRAIN-INDEX.md")])
+        let local = format!("{REGISTRY_BRANCH}:BRAIN-INDEX.md");
+        let r = self.git_run(&["show", &local]);
+        if r.code == 0 {
+            return r.stdout;
+        }
+        self.git(&["show", &format!("origin/{REGISTRY_BRANCH}:BRAIN-INDEX.md")])
     }
 
     /// The work-tree copy of the registry, without its banner.

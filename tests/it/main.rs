@@ -1,6 +1,7 @@
 //! Integration tests: the real `bsi` binary on real temporary git repositories.
 //! One test binary, one module per area.
 
+mod branch;
 mod common;
 mod config;
 mod core;

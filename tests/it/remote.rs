@@ -8,6 +8,11 @@ use tempfile::TempDir;
 
 use crate::common::{Brain, clean_env};
 
+/// What a write command must leave untouched on a machine.
+fn untouched(m: &Brain) -> (String, String, String) {
+    m.user_state()
+}
+
 /// A remote and two machines.
 struct Net {
     _origin: Brain,
@@ -48,9 +53,9 @@ impl Net {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    /// The registry on the remote's main branch.
+    /// The registry on the remote's registry branch.
     fn registry(&self) -> String {
-        self.git(&["show", "main:BRAIN-INDEX.md"])
+        self.git(&["show", "brain-index:BRAIN-INDEX.md"])
     }
 
     /// Active rows of the remote registry naming `needle`.
@@ -108,24 +113,9 @@ fn both(
 }
 
 #[test]
-fn init_registers_the_merge_driver() {
-    let b = Brain::new();
-    let attrs = b.read(".git/info/attributes");
-    assert!(attrs.contains("/BRAIN-INDEX.md merge=bsi"), "{attrs}");
-    assert_eq!(
-        b.git(&["config", "merge.bsi.driver"]).trim(),
-        "bsi merge-driver %O %A %B"
-    );
-    assert_eq!(
-        b.git(&["check-attr", "merge", "BRAIN-INDEX.md"]).trim(),
-        "BRAIN-INDEX.md: merge: bsi"
-    );
-    assert_eq!(b.status(), "");
-}
-
-#[test]
 fn the_same_scope_from_two_machines_at_once_has_one_winner() {
     let n = Net::new();
+    let (ua, ub) = (untouched(&n.a), untouched(&n.b));
     for round in 0..20 {
         let scope = format!("race{round}/");
         let (sa, sb) = (format!("a-{round}"), format!("b-{round}"));
@@ -153,20 +143,22 @@ fn the_same_scope_from_two_machines_at_once_has_one_winner() {
         // The loser left no trace in its own registry.
         for m in [&n.a, &n.b] {
             assert!(!m.registry().contains(&format!("| {loser} |")));
-            assert_eq!(m.status(), "");
         }
     }
-    // Each machine's registry commit is a child of the remote tip: the log of
-    // the remote is one straight line of registry-only commits.
-    let log = n.git(&["log", "--format=%s", "--first-parent", "main"]);
+    // The content branches never moved.
+    assert_eq!((untouched(&n.a), untouched(&n.b)), (ua, ub));
+    // The remote's registry branch is one straight line of registry commits.
+    let log = n.git(&["log", "--format=%s", "--first-parent", "brain-index"]);
     assert_eq!(
         log.lines().filter(|l| l.starts_with("bsi: open")).count(),
         20
     );
     assert_eq!(
-        n.git(&["rev-list", "--merges", "--count", "main"]).trim(),
+        n.git(&["rev-list", "--merges", "--count", "brain-index"])
+            .trim(),
         "0"
     );
+    assert!(!n.git(&["log", "--format=%s", "main"]).contains("bsi:"));
 }
 
 #[test]
@@ -178,22 +170,18 @@ fn disjoint_scopes_from_two_machines_at_once_both_land() {
         &n.b,
         &["open", "agents/bob.md", "--session", "sb"],
     );
-    assert_eq!(
-        oa.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&oa.stderr)
-    );
-    assert_eq!(
-        ob.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&ob.stderr)
-    );
+    for o in [&oa, &ob] {
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     assert_eq!(n.active_with("| sa |").len(), 1);
     assert_eq!(n.active_with("| sb |").len(), 1);
-    // Two registry-only commits on the remote.
-    let files = n.git(&["log", "-2", "--name-only", "--format=", "main"]);
+    // Two registry-only commits on the remote's registry branch.
+    let files = n.git(&["log", "-2", "--name-only", "--format=", "brain-index"]);
     assert_eq!(
         files.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
         vec!["BRAIN-INDEX.md", "BRAIN-INDEX.md"]
@@ -201,62 +189,179 @@ fn disjoint_scopes_from_two_machines_at_once_both_land() {
 }
 
 #[test]
-fn a_machine_with_unpushed_commits_publishes_only_the_claim() {
+fn a_day_on_two_machines_with_unpushed_work_never_touches_their_branches() {
     let n = Net::new();
-    n.a.write("agents/alice.md", "# Alice\n\nlocal work\n");
-    n.a.git(&["commit", "-q", "-am", "local work"]);
-    let mine = n.a.git(&["rev-parse", "HEAD"]).trim().to_string();
-    let tip_before = n.git(&["rev-parse", "main"]).trim().to_string();
-
-    n.a.bsi(&["open", "projets/", "--session", "sa"])
-        .ok()
-        .stdout_has("Claim opened — projets/");
-
-    // The claim is on the remote, in a registry-only child of the old tip.
-    assert_eq!(n.active_with("| sa | projets/ |").len(), 1);
-    assert_eq!(n.git(&["rev-parse", "main~1"]).trim(), tip_before);
-    assert_eq!(
-        n.git(&["show", "--name-only", "--format=", "main"]).trim(),
-        "BRAIN-INDEX.md"
-    );
-    // The user's commit is unchanged, still local, and never reached the remote.
-    assert_eq!(n.a.git(&["rev-parse", "HEAD~1"]).trim(), mine);
-    let ahead = n.a.git(&["rev-list", "origin/main..HEAD"]);
-    assert!(ahead.lines().any(|l| l == mine), "{ahead}");
-    let mut cmd = Command::new("git");
-    clean_env(&mut cmd, n.bare.path());
-    let st = cmd
-        .arg("--git-dir")
-        .arg(n.bare.path())
-        .args(["cat-file", "-e", &mine])
-        .output()
-        .expect("git");
-    assert!(!st.status.success(), "the user's commit reached the remote");
-    // The local branch holds the same registry, the work tree is clean, and
-    // the next pull merges without a conflict.
-    assert_eq!(n.a.last_files(), vec!["BRAIN-INDEX.md"]);
+    // Both machines have content commits of their own, not pushed yet,
+    // and a staged file.
+    n.a.write("agents/alice.md", "# Alice\n\nA's work\n");
+    n.a.git(&["commit", "-q", "-am", "A's work"]);
+    n.a.write("a-staged.md", "staged\n");
+    n.a.git(&["add", "a-staged.md"]);
+    n.b.write("agents/bob.md", "# Bob\n\nB's work\n");
+    n.b.git(&["commit", "-q", "-am", "B's work"]);
+    n.b.write("b-staged.md", "staged\n");
+    n.b.git(&["add", "b-staged.md"]);
+    let (ua, ub) = (untouched(&n.a), untouched(&n.b));
+    let check = |what: &str| {
+        assert_eq!(untouched(&n.a), ua, "machine a after {what}");
+        assert_eq!(untouched(&n.b), ub, "machine b after {what}");
+    };
+    n.a.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sa",
+        "--agent",
+        "alice",
+    ])
+    .ok();
+    check("open on a");
+    n.b.bsi(&["open", "agents/bob.md", "--session", "sb", "--agent", "bob"])
+        .ok();
+    check("open on b");
+    n.b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sb",
+        "--agent",
+        "bob",
+    ])
+    .code(3)
+    .stderr_has("sa holds");
+    check("refused open on b");
+    n.a.bsi_env(
+        &["renew", "sa", "--ttl", "4h", "--agent", "alice"],
+        &[("BSI_NOW", "2026-03-14T10:00:00Z")],
+    )
+    .ok();
+    check("renew on a");
+    n.b.bsi(&["close", "sb", "--agent", "bob"]).ok();
+    check("close on b");
+    n.a.bsi(&["open", "projets/", "--session", "sc", "--agent", "carol"])
+        .ok();
+    n.b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T13:00:00Z")])
+        .code(4)
+        .stdout_has("now stale: sc projets/");
+    check("watchdog on b");
+    n.a.bsi(&["release", "sc", "--confirm"]).ok();
+    check("release on a");
+    n.b.bsi(&["sync"]).ok();
+    check("sync on b");
     assert_eq!(n.a.registry(), n.registry());
-    assert_eq!(n.a.status(), "");
-    n.a.git(&["pull", "-q", "--no-rebase", "--no-edit"]);
-    assert_eq!(n.a.registry(), n.registry());
-    assert_eq!(n.a.read("agents/alice.md"), "# Alice\n\nlocal work\n");
+
+    // The staged files are the users' to commit; then plain pull and push
+    // of content work on both, with git's default configuration.
+    for m in [&n.a, &n.b] {
+        m.git(&["commit", "-q", "-m", "staged work"]);
+    }
+    // bsi moved nothing of main: a plain pull finds nothing to reconcile.
+    for m in [&n.a, &n.b] {
+        let pull = m.git_run(&["pull", "--no-edit"]);
+        assert_eq!(pull.code, 0, "{}{}", pull.stdout, pull.stderr);
+        assert!(
+            pull.stdout.contains("Already up to date"),
+            "{}",
+            pull.stdout
+        );
+    }
+    let push = n.a.git_run(&["push", "-q", "origin", "main"]);
+    assert_eq!(push.code, 0, "{}", push.stderr);
+    // B's content now diverges from A's — the users' own work, merged as
+    // they choose — and the merge has nothing of bsi in it.
+    let pull = n.b.git_run(&["pull", "-q", "--no-rebase", "--no-edit"]);
+    assert_eq!(pull.code, 0, "{}{}", pull.stdout, pull.stderr);
+    let push = n.b.git_run(&["push", "-q", "origin", "main"]);
+    assert_eq!(push.code, 0, "{}", push.stderr);
+    for m in [&n.a, &n.b] {
+        let log = m.git(&["log", "--format=%s", "main"]);
+        assert!(!log.contains("bsi:"), "{log}");
+        assert_eq!(m.status(), "");
+    }
+    assert!(!n.git(&["log", "--format=%s", "main"]).contains("bsi:"));
 }
 
 #[test]
-fn the_machine_at_the_remote_tip_fast_forwards() {
+fn a_content_push_after_another_machines_claims_is_accepted() {
+    let n = Net::new();
+    n.b.bsi(&["open", "agents/", "--session", "sb"]).ok();
+    n.b.bsi(&["open", "projets/plan.md#Risks", "--session", "sc"])
+        .ok();
+    // A never pulled: its content push still fast-forwards main.
+    n.a.write("README.md", "# Brain\n\nnews\n");
+    n.a.git(&["commit", "-q", "-am", "news"]);
+    let push = n.a.git_run(&["push", "-q", "origin", "main"]);
+    assert_eq!(push.code, 0, "{}", push.stderr);
+}
+
+#[test]
+fn status_fetches_first_and_says_how_old_its_view_is_when_it_cannot() {
+    let n = Net::new();
+    // B cloned before A's claim, and never fetched since.
+    n.a.bsi(&["open", "agents/", "--session", "sa", "--agent", "alice"])
+        .ok();
+    let off = n.b.bsi(&["status", "--offline", "--json"]);
+    off.ok();
+    assert_eq!(off.json()["active"].as_array().map(Vec::len), Some(0));
+    assert_eq!(off.json()["sync"]["fetched"], false);
+    n.b.bsi(&["status", "--offline"])
+        .ok()
+        .stdout_has("not asked (--offline)");
+    let j = n.b.bsi(&["status", "--json"]);
+    j.ok();
+    let j = j.json();
+    assert_eq!(j["active"][0]["session"], "sa");
+    assert_eq!(j["sync"]["fetched"], true);
+    // Unreachable: the state as last fetched, its age, exit 0.
+    n.a.bsi(&["close", "sa", "--agent", "alice"]).ok();
+    let away = n.away();
+    let later =
+        n.b.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T10:15:00Z")]);
+    later
+        .ok()
+        .stdout_has("sa")
+        .stdout_has("could not be reached")
+        .stdout_has("as fetched 45m ago");
+    n.b.bsi(&["whoami"]).code(1);
+    n.back(&away);
+    n.b.bsi(&["status"])
+        .ok()
+        .stdout_has("No claims: the whole brain is free.");
+}
+
+#[test]
+fn a_fresh_clone_sees_the_registry_at_once_and_init_refuses_a_rival() {
     let n = Net::new();
     n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
-    assert_eq!(
-        n.a.git(&["rev-parse", "HEAD"]).trim(),
-        n.git(&["rev-parse", "main"]).trim()
-    );
-    assert_eq!(n.a.last_subject(), "bsi: open sa agents/");
-    assert_eq!(n.a.status(), "");
-    // The other machine sees it after a sync, and is refused.
-    n.b.bsi(&["open", "agents/bob.md", "--session", "sb"])
+    let c = Brain::clone_of(n.bare.path(), "carol");
+    c.bsi(&["status"]).ok().stdout_has("sa");
+    c.bsi(&["init"])
+        .code(1)
+        .stderr_has("already has a registry, on the branch origin/brain-index");
+    assert_eq!(c.git(&["branch", "--list", "brain-index"]).trim(), "");
+    c.bsi(&["open", "agents/bob.md", "--session", "sc"])
         .code(3)
         .stderr_has("sa holds");
-    assert!(!n.b.registry().contains("| sb |"));
+    assert_eq!(c.status(), "");
+}
+
+#[test]
+fn init_publishes_the_new_registry_branch() {
+    let origin = Brain::bare_repo();
+    origin.write("notes.md", "# Notes\n");
+    origin.git(&["add", "-A"]);
+    origin.git(&["commit", "-q", "-m", "base"]);
+    let bare = origin.publish_to_bare();
+    let a = Brain::clone_of(bare.path(), "alice");
+    a.bsi(&["init"]).ok().stdout_has("committed and published");
+    let b = Brain::clone_of(bare.path(), "bob");
+    b.bsi(&["init"])
+        .code(1)
+        .stderr_has("already has a registry");
+    b.bsi(&["open", "notes.md", "--session", "sb"]).ok();
+    a.bsi(&["status"]).ok().stdout_has("sb");
+    assert_eq!(a.head_commits(), 1);
+    assert_eq!(b.head_commits(), 1);
 }
 
 #[test]
@@ -285,11 +390,17 @@ fn an_unreachable_remote_records_locally_then_sync_publishes() {
         .stdout_has("1 pending change(s) published");
     assert_eq!(n.active_with("| sa | agents/alice.md |").len(), 1);
     let st = n.a.bsi(&["status"]);
-    st.ok().stdout_has("Remote origin/main — last sync 0m ago");
+    st.ok();
     assert!(!st.stdout.contains("NOT PUBLISHED"), "{}", st.stdout);
     let j = n.a.bsi(&["status", "--json"]).json();
     assert_eq!(j["sync"]["unpublished"].as_array().map(Vec::len), Some(0));
     assert_eq!(j["sync"]["minutes_since_sync"], 0);
+    assert_eq!(j["sync"]["remote"], "origin/brain-index");
+    // A second sync has nothing to publish, from either machine.
+    let tip = n.git(&["rev-parse", "brain-index"]);
+    n.a.bsi(&["sync"]).ok();
+    n.b.bsi(&["sync"]).ok();
+    assert_eq!(n.git(&["rev-parse", "brain-index"]), tip);
 }
 
 #[test]
@@ -309,66 +420,83 @@ fn a_collision_found_at_sync_is_reported_and_nothing_is_dropped() {
     assert_eq!(n.active_with("| sb |").len(), 1);
     assert_eq!(n.a.registry(), n.registry());
     assert_eq!(n.a.status(), "");
-    // The other machine sees the collision after its own sync.
+    // The other machine sees the collision at once, and while it stands
+    // status and watchdog exit 3.
     n.b.bsi(&["sync"]).code(3);
     n.b.bsi(&["status"])
-        .ok()
-        .stdout_has("COLLISION: sb agents/ overlaps sa agents/alice.md");
-    n.b.bsi(&["watchdog"]).ok().stdout_has("COLLISION");
+        .code(3)
+        .stdout_has("COLLISION: sa agents/alice.md overlaps sb agents/");
+    n.b.bsi(&["watchdog"]).code(3).stdout_has("COLLISION");
 }
 
 #[test]
-fn a_diverged_clone_pulls_the_registry_through_the_merge_driver() {
+fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
     let n = Net::new();
-    // Machine A records a claim while the remote is away, and has work of its own.
     let away = n.away();
     n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
         .code(7);
     n.back(&away);
-    n.a.write("README.md", "# Brain\n\nA's work\n");
-    n.a.git(&["commit", "-q", "-am", "A's work"]);
-    // Machine B publishes a claim of its own.
-    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
-
-    // Both appended a row at the same place: a line merge would conflict.
-    let pull = n.a.git_run(&["pull", "--no-rebase", "--no-edit"]);
-    assert_eq!(pull.code, 0, "{}\n{}", pull.stdout, pull.stderr);
-    let rows = n.a.active();
-    assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(
-        rows.iter()
-            .any(|r| r.starts_with("| sa | agents/alice.md |"))
-    );
-    assert!(rows.iter().any(|r| r.starts_with("| sb | projets/ |")));
-    assert_eq!(n.a.status(), "");
-    assert!(!n.a.registry().contains("<<<<<<<"));
-    // The pending claim still reaches the remote.
-    n.a.bsi(&["sync"]).ok();
+    n.b.bsi(&["open", "agents/", "--session", "sb"]).ok();
+    // An unrelated open publishes the pending claim with its own: it says
+    // the collision and exits 3.
+    n.a.bsi(&["open", "README.md", "--session", "sr"])
+        .code(3)
+        .stdout_has("Claim opened — README.md")
+        .stderr_has("COLLISION: sa agents/alice.md overlaps sb agents/");
     assert_eq!(n.active_with("| sa |").len(), 1);
-    assert_eq!(n.active_with("| sb |").len(), 1);
+    assert_eq!(n.active_with("| sr |").len(), 1);
+    // Its commit says which offline change it also carried.
+    let msg = n.git(&["log", "-1", "--format=%B", "brain-index"]);
+    assert!(msg.contains("Also publishes"), "{msg}");
+    assert!(msg.contains("bsi: open sa agents/alice.md"), "{msg}");
 }
 
 #[test]
-fn a_close_on_one_machine_is_seen_on_the_other_after_sync() {
+fn a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows() {
+    let n = Net::new();
+    let away = n.away();
+    n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
+        .code(7);
+    n.back(&away);
+    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    // A fetched: its view is both rows, before anything is published.
+    let st = n.a.bsi(&["status", "--json"]);
+    st.ok();
+    let sessions: Vec<String> = st.json()["active"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|c| c["session"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(sessions, vec!["sa", "sb"]);
+    n.a.bsi(&["sync"]).ok();
+    assert_eq!(n.active_with("| sa |").len(), 1);
+    assert_eq!(n.active_with("| sb |").len(), 1);
+    assert_eq!(
+        n.git(&["rev-list", "--merges", "--count", "brain-index"])
+            .trim(),
+        "0"
+    );
+}
+
+#[test]
+fn a_close_on_one_machine_is_seen_on_the_other_at_once() {
     let n = Net::new();
     n.a.bsi(&["open", "agents/", "--session", "sa", "--agent", "alice"])
         .ok();
-    n.b.bsi(&["sync"]).ok();
     n.b.bsi(&["status"])
         .ok()
         .stdout_has("sa")
         .stdout_has("1 active, 0 stale");
-
     n.a.bsi(&["close", "sa", "--agent", "alice"]).ok();
     assert!(n.active_with("| sa |").is_empty());
-    // B has not synced: it still reads its own copy.
-    n.b.bsi(&["status"]).ok().stdout_has("1 active, 0 stale");
-    n.b.bsi(&["sync"])
-        .ok()
-        .stdout_has("Synced with origin/main — 0 active, 0 stale");
+    // B's status fetches the registry branch first.
     n.b.bsi(&["status"])
         .ok()
         .stdout_has("No claims: the whole brain is free.");
+    n.b.bsi(&["sync"])
+        .ok()
+        .stdout_has("Synced with origin/brain-index — 0 active, 0 stale");
     assert_eq!(n.b.history().len(), 1);
     assert_eq!(n.b.status(), "");
 }
@@ -376,8 +504,23 @@ fn a_close_on_one_machine_is_seen_on_the_other_after_sync() {
 #[test]
 fn a_remote_named_in_bsi_toml_is_published_to() {
     let n = Net::new();
+    n.a.bsi(&["sync"]).ok();
+    // A second remote, and no upstream: nothing says where to publish.
+    let other = tempfile::tempdir().expect("tempdir");
+    n.a.git(&[
+        "init",
+        "-q",
+        "--bare",
+        other.path().to_str().expect("utf-8"),
+    ]);
+    n.a.git(&[
+        "remote",
+        "add",
+        "backup",
+        other.path().to_str().expect("utf-8"),
+    ]);
     n.a.git(&["branch", "--unset-upstream"]);
-    // No upstream and nothing named: local only, the remote does not see it.
+    n.a.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"]);
     n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
     assert!(n.active_with("| sa |").is_empty());
     n.a.bsi(&["close", "sa"]).ok();
@@ -394,6 +537,91 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
     assert_eq!(n.a.registry(), before);
 }
 
+#[test]
+fn a_push_refused_by_the_remotes_policy_is_said_as_such() {
+    let n = Net::new();
+    let hook = n.bare.path().join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'registry pushes are closed today' >&2\nexit 1\n",
+    )
+    .expect("hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let before = n.a.registry();
+    n.a.bsi(&["open", "agents/", "--session", "sa"])
+        .code(1)
+        .stderr_has("refused the push")
+        .stderr_has("registry pushes are closed today");
+    // Nothing written anywhere, and no pending change.
+    assert_eq!(n.a.registry(), before);
+    assert!(n.active_with("| sa |").is_empty());
+    let st = n.a.bsi(&["status"]);
+    assert!(!st.stdout.contains("NOT PUBLISHED"), "{}", st.stdout);
+}
+
+/// A `git` that speaks French under `LANG=fr_FR.UTF-8`, on PATH or in
+/// /usr/bin (some machines put a build without translations first).
+fn french_git(dir: &Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut candidates: Vec<PathBuf> = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .collect();
+    candidates.push(PathBuf::from("/usr/bin/git"));
+    candidates.into_iter().filter(|g| g.is_file()).find(|g| {
+        let mut cmd = Command::new(g);
+        clean_env(&mut cmd, dir);
+        cmd.current_dir(dir)
+            .env("LANG", "fr_FR.UTF-8")
+            .env("LC_ALL", "fr_FR.UTF-8")
+            .args(["status"])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Sur la branche"))
+    })
+}
+
+#[cfg(unix)]
+#[test]
+fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
+    let n = Net::new();
+    let Some(git) = french_git(n.a.path()) else {
+        eprintln!("skipped: no git here speaks French (fr_FR.UTF-8 missing; .ci/run installs it)");
+        return;
+    };
+    // That git first on PATH, and the user's locale French.
+    let bin = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&git, bin.path().join("git")).expect("symlink");
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let fr = [
+        ("LANG", "fr_FR.UTF-8"),
+        ("LC_ALL", "fr_FR.UTF-8"),
+        ("PATH", path.as_str()),
+    ];
+    // A's last fetched tip is behind once B has written: A's push loses
+    // the race, and must be retried, not taken for "offline".
+    n.a.bsi_env(&["status"], &fr).ok();
+    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    n.a.bsi_env(&["open", "agents/", "--session", "sa", "-v"], &fr)
+        .ok()
+        .stderr_has("lost a race");
+    n.a.bsi_env(&["open", "projets/plan.md", "--session", "sa"], &fr)
+        .code(3)
+        .stderr_has("sb holds");
+    assert_eq!(n.active_with("| sa |").len(), 1);
+    // Truly offline under the same locale is still exit 7.
+    let away = n.away();
+    n.a.bsi_env(&["open", "README.md", "--session", "sa"], &fr)
+        .code(7);
+    n.back(&away);
+}
+
 #[cfg(unix)]
 #[test]
 fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
@@ -403,6 +631,7 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     } else {
         12
     };
+    let user = untouched(&n.a);
     let mut seed: u64 = 7;
     let mut landed = 0;
     for i in 0..kills {
@@ -439,28 +668,74 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
         assert_eq!(
             remote,
             local,
-            "kill {i}: the machine and the remote disagree\nsync: {}{}\nlocal log: {}\nremote log: {}",
+            "kill {i}: the machine and the remote disagree\nsync: {}{}\nlocal: {}\ntracking: {}\nremote: {}",
             s.stdout,
             s.stderr,
-            n.a.git(&["log", "--oneline", "-5"]),
-            n.git(&["log", "--oneline", "-5", "main"])
+            n.a.git(&["log", "--oneline", "-4", "brain-index"]),
+            n.a.git(&["log", "--oneline", "-4", "origin/brain-index"]),
+            n.git(&["log", "--oneline", "-4", "brain-index"]),
         );
-        assert_eq!(n.a.status(), "", "kill {i}: work tree not clean");
-        assert_eq!(
-            n.a.registry(),
-            n.a.git(&["show", "HEAD:BRAIN-INDEX.md"]),
-            "kill {i}"
-        );
+        assert_eq!(untouched(&n.a), user, "kill {i}: the user's branch moved");
         landed += usize::from(remote);
-        // The remote's history stays a line of registry commits.
         assert_eq!(
-            n.git(&["rev-list", "--merges", "--count", "main"]).trim(),
+            n.git(&["rev-list", "--merges", "--count", "brain-index"])
+                .trim(),
             "0"
         );
     }
     eprintln!("publish kills: {kills}, claims that reached the remote: {landed}");
-    // The other machine sees exactly what the remote holds.
     n.b.bsi(&["sync"]).ok();
     assert_eq!(n.b.registry(), n.registry());
     n.git(&["fsck", "--no-progress"]);
+}
+
+#[test]
+fn a_publish_killed_at_every_write_point_loses_nothing() {
+    let n = Net::new();
+    let user = untouched(&n.a);
+    for &p in bsi::store::FAULT_POINTS {
+        let session = format!("k-{p}");
+        let scope = format!("zone-{p}/");
+        let r = n.a.bsi_env(
+            &["open", &scope, "--session", &session],
+            &[("BSI_FAULT_POINT", p)],
+        );
+        assert_ne!(r.code, 0, "{p}: the fault point was not reached");
+        let row = format!("| {session} | {scope} |");
+        // Reached the remote only once it was pushed.
+        assert_eq!(
+            n.registry().contains(&row),
+            matches!(p, "after-push" | "after-tracking" | "after-branch"),
+            "{p}"
+        );
+        n.a.bsi(&["sync"]).ok();
+        assert_eq!(
+            n.a.registry().contains(&row),
+            n.registry().contains(&row),
+            "{p}: the machine and the remote disagree"
+        );
+        assert_eq!(untouched(&n.a), user, "{p}");
+    }
+}
+
+#[test]
+fn a_section_nested_in_a_claimed_one_on_the_remote_is_refused() {
+    let n = Net::new();
+    n.a.bsi(&["open", "projets/plan.md#Risks", "--session", "sa"])
+        .ok();
+    // On machine A, Q1 moves under Risks, and is pushed as content.
+    n.a.write(
+        "projets/plan.md",
+        "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n\n### Q1\n\nq1 text\n",
+    );
+    n.a.git(&["commit", "-q", "-am", "Q1 is a risk now"]);
+    n.a.git(&["push", "-q", "origin", "main"]);
+    // Machine B fetched the content but did not merge: in its work tree Q1
+    // is still under Goals, but upstream it sits under the claimed Risks.
+    n.b.git(&["fetch", "-q"]);
+    n.b.bsi(&["open", "projets/plan.md#Q1", "--session", "sb"])
+        .code(3)
+        .stderr_has("sa holds projets/plan.md#Risks");
+    n.b.bsi(&["open", "projets/plan.md#Q2", "--session", "sb"])
+        .ok();
 }

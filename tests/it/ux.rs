@@ -183,8 +183,8 @@ fn quiet_silences_stdout_and_verbose_names_the_commit() {
 
     let v = b.bsi(&["close", "s1", "-v"]);
     v.ok();
-    let head = b.git(&["rev-parse", "HEAD"]);
-    v.stdout_has(&format!("Commit: {}", head.trim()));
+    let tip = b.git(&["rev-parse", "brain-index"]);
+    v.stdout_has(&format!("Commit: {}", tip.trim()));
 }
 
 #[test]

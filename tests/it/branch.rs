@@ -1,0 +1,236 @@
+//! The registry on its own branch: one set of claims for every work tree
+//! and branch of a clone, a readable copy in each, the migration of a brain
+//! that still tracks BRAIN-INDEX.md, and content branches bsi never moves.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{Brain, Run, bin, clean_env};
+
+/// Runs bsi in `dir` (another work tree of `b`).
+fn bsi_in(b: &Brain, dir: &Path, args: &[&str], session: Option<&str>) -> Run {
+    let mut cmd = Command::new(bin());
+    clean_env(&mut cmd, b.path());
+    cmd.current_dir(dir).env("BSI_NOW", &b.now).args(args);
+    if let Some(s) = session {
+        cmd.env("BSI_SESSION", s);
+    }
+    run(cmd)
+}
+
+/// Runs git in `dir`.
+fn git_in(b: &Brain, dir: &Path, args: &[&str], session: Option<&str>) -> Run {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, b.path());
+    cmd.current_dir(dir).env("BSI_NOW", &b.now).args(args);
+    if let Some(s) = session {
+        cmd.env("BSI_SESSION", s);
+    }
+    run(cmd)
+}
+
+fn run(mut cmd: Command) -> Run {
+    let o = cmd.output().expect("run");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    let place = tempfile::tempdir().expect("tempdir");
+    let wt = place.path().join("wt-b");
+    b.git(&[
+        "worktree",
+        "add",
+        "-q",
+        wt.to_str().expect("utf-8"),
+        "-b",
+        "feature",
+    ]);
+
+    // Main work tree claims a folder; the second work tree, on its own
+    // branch, sees it, is refused, and cannot commit into it.
+    b.bsi(&[
+        "open",
+        "agents/",
+        "--session",
+        "s-main",
+        "--agent",
+        "claude",
+    ])
+    .ok();
+    bsi_in(&b, &wt, &["status"], None)
+        .ok()
+        .stdout_has("s-main")
+        .stdout_has("agents/");
+    assert!(
+        std::fs::read_to_string(wt.join("BRAIN-INDEX.md"))
+            .expect("copy in the second work tree")
+            .contains("| s-main | agents/ |")
+    );
+    bsi_in(
+        &b,
+        &wt,
+        &[
+            "open",
+            "agents/alice.md",
+            "--session",
+            "s-wt",
+            "--agent",
+            "codex",
+        ],
+        None,
+    )
+    .code(3)
+    .stderr_has("s-main holds agents/");
+    std::fs::write(wt.join("agents/alice.md"), "# Alice\n\nfrom the worktree\n").expect("write");
+    git_in(&b, &wt, &["add", "agents/alice.md"], None).ok();
+    git_in(
+        &b,
+        &wt,
+        &["commit", "-q", "-m", "into agents"],
+        Some("s-wt"),
+    )
+    .code(1)
+    .stderr_has("s-main");
+    git_in(&b, &wt, &["reset", "-q", "--hard"], None).ok();
+
+    // And the other way round.
+    bsi_in(
+        &b,
+        &wt,
+        &["open", "projets/", "--session", "s-wt", "--agent", "codex"],
+        None,
+    )
+    .ok();
+    b.bsi(&["open", "projets/plan.md", "--session", "s-main2"])
+        .code(3)
+        .stderr_has("s-wt holds projets/");
+    b.write("projets/plan.md", "# Plan\n\nrewritten from main\n");
+    b.git(&["add", "projets/plan.md"]);
+    let c = b.git_run(&["commit", "-q", "-m", "into projets"]);
+    assert_eq!(c.code, 1, "{}", c.stderr);
+    assert!(c.stderr.contains("s-wt"), "{}", c.stderr);
+    b.git(&["reset", "-q", "--hard"]);
+
+    // One registry: one branch, one log, whatever is checked out.
+    assert_eq!(b.active().len(), 2);
+    assert_eq!(
+        git_in(&b, &wt, &["rev-parse", "brain-index"], None).stdout,
+        b.git(&["rev-parse", "brain-index"])
+    );
+    // Neither branch got a bsi commit, and both work trees are clean.
+    assert!(!b.git(&["log", "--format=%s", "main"]).contains("bsi:"));
+    assert!(!b.git(&["log", "--format=%s", "feature"]).contains("bsi:"));
+    assert_eq!(b.status(), "");
+    assert_eq!(git_in(&b, &wt, &["status", "--porcelain"], None).stdout, "");
+}
+
+#[test]
+fn a_detached_head_or_another_branch_reads_the_same_registry() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.git(&["checkout", "-q", "-b", "elsewhere"]);
+    b.bsi(&["status"]).ok().stdout_has("s1");
+    b.git(&["checkout", "-q", "--detach"]);
+    b.bsi(&["open", "agents/bob.md", "--session", "s2"])
+        .code(3)
+        .stderr_has("s1 holds");
+    b.bsi(&["close", "s1"]).ok();
+    b.git(&["checkout", "-q", "main"]);
+    b.bsi(&["status"])
+        .ok()
+        .stdout_has("No claims: the whole brain is free.");
+    assert_eq!(b.head_commits(), 1);
+}
+
+/// A brain as older bsi left it: the registry tracked on main, with active,
+/// stale and history rows, prose and an unknown column.
+fn old_layout() -> (Brain, String) {
+    let b = Brain::bare_repo();
+    let registry = "# BRAIN-INDEX\r\n\r\nOur own prose | kept.\r\n\r\n## Claims actifs\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert le | Expire le | Note | Team |\r\n|---|---|---|---|---|---|---|---|\r\n| s-old | agents/ | dir | alice | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 | tidy | red |\r\n\r\n## Claims stale — contrôle requis\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert le | Expire le | Raison probable |\r\n|---|---|---|---|---|---|---|\r\n| s-stale | notes.md | file | bob | 2026-03-13 09:00 +00:00 | 2026-03-13 11:00 +00:00 | TTL expiré sans fermeture |\r\n\r\n## Historique\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert | Fermé | Statut | Note |\r\n|---|---|---|---|---|---|---|---|\r\n| s-done | README.md | file | carol | 2026-03-12 09:00 +00:00 | 2026-03-12 10:00 +00:00 | completed |  |\r\n\r\nA closing remark.";
+    b.write("BRAIN-INDEX.md", registry);
+    b.write("agents/alice.md", "# Alice\n");
+    b.write("notes.md", "# Notes\n");
+    b.write("README.md", "# Brain\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-q", "-m", "the brain, with its registry tracked"]);
+    (b, registry.to_string())
+}
+
+#[test]
+fn an_old_tracked_registry_is_refused_until_migrated_then_moved_byte_for_byte() {
+    let (b, registry) = old_layout();
+    // Until migrated, writes are refused with the way out.
+    for args in [
+        &["open", "README.md", "--session", "s1"][..],
+        &["status"],
+        &["init"],
+    ] {
+        b.bsi(args).code(5).stderr_has("bsi migrate");
+    }
+    assert_eq!(b.head_commits(), 1);
+    // A staged change of the user's survives the migration, staged.
+    b.write("README.md", "# Brain\n\nstaged edit\n");
+    b.git(&["add", "README.md"]);
+    let head = b.git(&["rev-parse", "HEAD"]);
+    b.bsi(&["migrate"])
+        .ok()
+        .stdout_has("Migrated")
+        .stdout_has("3 rows kept byte for byte")
+        .stdout_has("git push");
+    // Every byte on the registry branch.
+    assert_eq!(b.registry(), registry);
+    // One commit on main, its parent the old HEAD, removing only the file.
+    assert_eq!(b.git(&["rev-parse", "HEAD~1"]), head);
+    assert_eq!(
+        b.git(&["show", "--name-status", "--format=", "HEAD"])
+            .trim(),
+        "D\tBRAIN-INDEX.md"
+    );
+    assert_eq!(
+        b.git(&["diff", "--cached", "--name-only"]).trim(),
+        "README.md"
+    );
+    // The file stays as the readable copy, ignored by git.
+    assert_eq!(b.registry_copy(), registry);
+    assert_eq!(b.status(), "M  README.md\n");
+    // The claims are claims.
+    b.bsi(&["open", "agents/alice.md", "--session", "s1"])
+        .code(3)
+        .stderr_has("s-old holds agents/");
+    b.bsi(&["open", "README.md", "--session", "s1"]).ok();
+    assert_eq!(b.active().len(), 2);
+    // Nothing of bsi is committed on the content branch after that.
+    assert_eq!(b.head_commits(), 2);
+    b.bsi(&["migrate"]).code(1).stderr_has("nothing to migrate");
+}
+
+#[test]
+fn migration_publishes_and_the_other_clone_follows_with_a_pull() {
+    let (b, registry) = old_layout();
+    let bare = b.publish_to_bare();
+    let other = Brain::clone_of(bare.path(), "bob");
+    b.bsi(&["migrate"]).ok().stdout_has("(published)");
+    b.git(&["push", "-q", "origin", "main"]);
+    // The other clone reads the branch at once, even before it pulls:
+    // it does not write the copy over the file its branch still tracks.
+    let st = other.bsi(&["status"]);
+    st.ok()
+        .stdout_has("s-old")
+        .stderr_has("still tracked on this branch");
+    assert_eq!(other.status(), "");
+    other.git(&["pull", "-q"]);
+    other.bsi(&["status"]).ok();
+    assert_eq!(other.registry_copy(), registry);
+    assert_eq!(other.status(), "");
+    other
+        .bsi(&["open", "notes.md", "--session", "s2"])
+        .code(3)
+        .stderr_has("s-stale holds notes.md");
+}
