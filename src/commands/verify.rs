@@ -11,6 +11,7 @@ use super::Ctx;
 use crate::error::{Error, Result, exit};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::changes::Side;
 use crate::config;
 use crate::git::{Change, ChangesOf};
 use crate::guard::{self, ClaimIndex, Finding, Region};
@@ -299,6 +300,10 @@ struct OverflowJson {
     start: Option<usize>,
     end: Option<usize>,
     removal: bool,
+    /// `old` when the lines are numbered in the previous version of the
+    /// file (removed lines, lines a heading change moved out), else `new`;
+    /// null for a file overflow.
+    version: Option<&'static str>,
     heading: Option<String>,
 }
 
@@ -409,6 +414,10 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
                     start: o.region.as_ref().map(|r| r.start),
                     end: o.region.as_ref().map(|r| r.end),
                     removal: o.region.as_ref().is_some_and(Region::removal),
+                    version: o.region.as_ref().map(|r| match r.side {
+                        Side::Old => "old",
+                        Side::New => "new",
+                    }),
                     heading: o.region.as_ref().and_then(|r| r.heading.clone()),
                 })
                 .collect(),

@@ -444,6 +444,18 @@ fn both_headings_of_one_name_are_protected() {
         &reg,
         "under `Todo` in the previous version (removed)",
     );
+    // verify of the committer sees the same place.
+    git_as(
+        &b,
+        Some("s2"),
+        &["commit", "-q", "--no-verify", "-m", "forced"],
+    )
+    .ok();
+    let j = b.bsi(&["verify", "s2", "--json"]).code(6).json();
+    let o = &j["overflow"][0];
+    assert_eq!(o["heading"], "Todo", "{j}");
+    assert_eq!(o["version"], "old", "{j}");
+    assert_eq!(o["removal"], true, "{j}");
 }
 
 // Case 6: a false refusal at the top of a file.
@@ -483,6 +495,28 @@ fn the_preamble_belongs_to_the_file_not_to_its_first_section() {
     assert!(!r.stderr.contains("inside"), "{}", r.stderr);
     assert_eq!(b.head_subject(), "drop the preamble");
     assert_eq!(b.registry(), reg);
+    // verify agrees: outside s2's sections, in no one's.
+    b.bsi(&["verify", "s2"])
+        .code(6)
+        .stdout_has("notes.md lines 1-2 before the first heading in the previous version (removed) — outside the sections s2 holds");
+    // Without a session nothing is said at all.
+    b.write(
+        "notes.md",
+        "new preamble
+
+## First
+
+f
+
+## Second
+
+s
+",
+    );
+    b.git(&["add", "notes.md"]);
+    let r = commit_as(&b, None, "a new preamble");
+    r.ok();
+    assert!(!r.stderr.contains("bsi:"), "{}", r.stderr);
 }
 
 // Case 7: sections of files that are not markdown.
