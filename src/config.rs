@@ -23,6 +23,7 @@ pub const KEYS: &[&str] = &[
     "hook_mode",
     "remote",
     "max_active_per_agent",
+    "markdown_extensions",
     "registry_branch",
     "publish_timeout",
 ];
@@ -77,6 +78,9 @@ pub struct Config {
     pub remote: Option<String>,
     /// At most this many active claims per agent.
     pub max_active_per_agent: Option<usize>,
+    /// File name endings, besides `.md` and `.markdown`, whose files have
+    /// sections (lowercase, without the dot).
+    pub markdown_extensions: Vec<String>,
     /// The branch that holds the registry.
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
@@ -123,6 +127,7 @@ struct Raw {
     hook_mode: Option<String>,
     remote: Option<String>,
     max_active_per_agent: Option<i64>,
+    markdown_extensions: Option<Vec<String>>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
 }
@@ -196,6 +201,22 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
                 })
         })
         .transpose()?;
+    let markdown_extensions = raw
+        .markdown_extensions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let e = e.trim().trim_start_matches('.').to_ascii_lowercase();
+            if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                Err(ConfigError::Value {
+                    key: "markdown_extensions",
+                    reason: format!("holds `{e}`; use file name endings like \"mdx\""),
+                })
+            } else {
+                Ok(e)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let registry_branch = raw
         .registry_branch
         .map(|b| {
@@ -228,6 +249,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         hook_mode,
         remote,
         max_active_per_agent,
+        markdown_extensions,
         registry_branch,
         publish_timeout,
     })
@@ -344,6 +366,8 @@ mod tests {
         assert_eq!(c.hook_mode, HookMode::Strict);
         assert_eq!(c.remote.as_deref(), Some("origin"));
         assert_eq!(c.max_active_per_agent, Some(3));
+        let c = parse("markdown_extensions = [\".MDX\", \"qmd\"]").expect("valid");
+        assert_eq!(c.markdown_extensions, vec!["mdx", "qmd"]);
         for (m, want) in [
             ("off", HookMode::Off),
             ("warn", HookMode::Warn),
@@ -382,6 +406,8 @@ mod tests {
             ("remote = \"my remote\"", "remote"),
             ("max_active_per_agent = 0", "at least 1"),
             ("max_active_per_agent = -2", "at least 1"),
+            ("markdown_extensions = [\"\"]", "markdown_extensions"),
+            ("markdown_extensions = [\"m d\"]", "markdown_extensions"),
         ];
         for (text, want) in bad {
             let e = parse(text).expect_err(text);

@@ -12,6 +12,7 @@ use crate::git::{ChangesOf, Git};
 use crate::guard::{ClaimIndex, Finding};
 use crate::hooks;
 use crate::output;
+use crate::scope::Scope;
 use crate::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
@@ -127,10 +128,16 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         check_session_id(s)?;
     }
     let index = ClaimIndex::new(&reg);
-    let changes = verify::read_changes(&brain, &index, ChangesOf::Staged)?;
+    // `git commit -a`, `git commit PATHS` and `-i` hand the hook a temporary
+    // index: judge that one, which is what the commit records.
+    let index_file = std::env::var_os("GIT_INDEX_FILE")
+        .filter(|p| !p.is_empty())
+        .map(|p| ctx.cwd.join(p));
+    let changes = verify::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
 
     let registry_staged = changes.iter().any(|c| c.path == brain.rel);
-    let findings = verify::check_changes(&brain, &index, session, &changes);
+    let md = verify::markdown_extra(&brain);
+    let findings = verify::check_changes(&brain, &index, session, &changes, &md);
     if findings.is_empty() && !registry_staged {
         return Ok(exit::OK);
     }
@@ -197,6 +204,46 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
                     None => format!("{path} is outside every scope {who} holds"),
                 };
                 let _ = writeln!(err, "bsi: {}: {what}", label(refuse_outside));
+            }
+            Finding::HeadingGone {
+                path,
+                claim,
+                renamed_to,
+            } => {
+                let heading = match &claim.scope {
+                    Scope::Section { heading, .. } => heading.as_str(),
+                    _ => "",
+                };
+                let who = &claim.session;
+                if renamed_to.is_empty() {
+                    let _ = writeln!(
+                        err,
+                        "bsi: warning: this commit removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
+                        claim.scope, claim.scope
+                    );
+                } else {
+                    refused |= refuse_claimed;
+                    let _ = writeln!(
+                        err,
+                        "bsi: {}: this commit renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
+                        label(refuse_claimed),
+                        renamed_to
+                            .iter()
+                            .map(|h| format!("`{h}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    for h in renamed_to {
+                        let _ = writeln!(
+                            err,
+                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then commit again",
+                            Scope::Section {
+                                file: path.clone(),
+                                heading: h.clone()
+                            }
+                        );
+                    }
+                }
             }
         }
     }

@@ -8,6 +8,7 @@ mod config;
 mod core;
 mod demo;
 mod docs;
+mod exact;
 mod help;
 mod hooks;
 mod reliability;
