@@ -26,6 +26,7 @@ pub const KEYS: &[&str] = &[
     "markdown_extensions",
     "registry_branch",
     "publish_timeout",
+    "history_keep",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -85,6 +86,8 @@ pub struct Config {
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
     pub publish_timeout: Option<std::time::Duration>,
+    /// History rows kept in the registry; older ones move to archive files.
+    pub history_keep: Option<usize>,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -130,6 +133,7 @@ struct Raw {
     markdown_extensions: Option<Vec<String>>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
+    history_keep: Option<i64>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -243,6 +247,18 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             })
         })
         .transpose()?;
+    let history_keep = raw
+        .history_keep
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| ConfigError::Value {
+                    key: "history_keep",
+                    reason: format!("is {n}; use a whole number of at least 1"),
+                })
+        })
+        .transpose()?;
     Ok(Config {
         default_ttl,
         default_agent,
@@ -252,6 +268,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         markdown_extensions,
         registry_branch,
         publish_timeout,
+        history_keep,
     })
 }
 
