@@ -7,7 +7,7 @@
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
-//! | history kept | — | — | `history_keep` | 500 rows |
+//! | history kept | — | — | `history_keep` | 200 rows |
 
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ pub const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
 /// History rows kept in the registry when nothing else is set.
-pub const DEFAULT_HISTORY_KEEP: usize = 500;
+pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -372,7 +372,10 @@ impl Brain {
     }
 
     fn write_copy(&self, text: &str) -> Result<()> {
-        if self.git.tracks(&self.rel)? {
+        // HEAD's tree only: reading the index (every file of the brain)
+        // would cost more than the rest of a write; a copy forced into the
+        // index is the pre-commit hook's to refuse.
+        if self.git.head_state(&self.rel)?.blob.is_some() {
             eprintln!(
                 "note: {} is still tracked on this branch, so bsi does not write its copy there; the live registry is on branch `{}` (`git pull` brings the commit of `bsi migrate` that untracks it)",
                 self.rel, self.branch
