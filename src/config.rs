@@ -1,16 +1,13 @@
 //! The brain's configuration: `.bsi.toml`, next to the registry.
 //!
-//! [`parse`] is pure (text in, [`Config`] or [`ConfigError`] out); [`load`]
-//! reads the file. Every key is optional; a missing file is the default
+//! Pure: [`parse`] takes the text and gives a [`Config`] or a
+//! [`ConfigError`]; reading the file is [`crate::settings::load_config`]'s. Every key is optional; a missing file is the default
 //! configuration. Unknown keys are refused with the nearest valid name, so a
 //! typo never silently changes nothing.
-
-use std::path::Path;
 
 use chrono::Duration;
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
 use crate::ttl;
 
 /// The file name, at the brain root (the directory holding the registry).
@@ -304,17 +301,6 @@ pub fn parse_timeout(raw: &str) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
-/// Reads `.bsi.toml` in `root`; no file is the default configuration.
-pub fn load(root: &Path) -> Result<Config> {
-    let path = root.join(CONFIG_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
-    };
-    parse(&text).map_err(|source| Error::Config { path, source })
-}
-
 fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
     let line = e
         .span()
@@ -330,36 +316,10 @@ fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
 fn nearest(key: &str) -> Option<&'static str> {
     let k = key.to_ascii_lowercase().replace('-', "_");
     KEYS.iter()
-        .map(|&c| (distance(&k, c), c))
+        .map(|&c| (strsim::osa_distance(&k, c), c))
         .filter(|&(d, c)| d <= (c.len() / 3).max(2))
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
-}
-
-/// Optimal string alignment distance: edits, with swapped neighbours as one.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -445,8 +405,8 @@ mod tests {
 
     #[test]
     fn typo_distance() {
-        assert_eq!(distance("defualt_ttl", "default_ttl"), 1);
-        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(nearest("defualt_ttl"), Some("default_ttl"));
+        assert_eq!(nearest("zzzzzzzz"), None);
         assert_eq!(nearest("remtoe"), Some("remote"));
         assert_eq!(nearest("zzz"), None);
     }

@@ -7,7 +7,6 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use crate::config;
 use crate::error::{Error, Result};
 use crate::markdown::{self, Outline, OutlineSections};
 use crate::scope::{Scope, ScopeError, escape_path, heading_key, is_markdown, split_section};
@@ -94,7 +93,7 @@ fn check_no_symlink(root: &Path, abs: &Path, shown: &str) -> Result<()> {
 
 /// Resolves a scope typed in `cwd` for the brain rooted at `root` (both
 /// canonical).
-pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
+pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) -> Result<Scope> {
     let trimmed = raw.trim();
     if trimmed.chars().any(char::is_control) {
         return Err(ScopeError::Control.into());
@@ -136,10 +135,7 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
     };
     let scope = Scope::from_relative(&stored, is_dir)?;
     if let Scope::Section { file, heading } = &scope {
-        let extra = config::load(root)
-            .map(|c| c.markdown_extensions)
-            .unwrap_or_default();
-        if !is_markdown(file, &extra) {
+        if !is_markdown(file, markdown) {
             return Err(Error::Usage(format!(
                 "`{raw}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections. Claim the whole file with `bsi open {}`, or, if `#` is part of the name, write it `\\#`: `bsi open '{}'`",
                 escape_path(file),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{Ctx, check_session_id, verify};
 use crate::cli::HookAction;
-use crate::config::{self, HookMode};
+use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
 use crate::guard::{ClaimIndex, Finding};
@@ -73,35 +73,25 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// `bsi.hookMode`.
-/// The hook mode: `git config bsi.hookMode` (this clone) wins over
-/// `hook_mode` in `.bsi.toml` (the brain's shared setting).
-fn mode(git: &Git, root: &Path, err: &mut impl Write) -> HookMode {
-    if let Some(m) = git.config_string("bsi.hookMode") {
-        match config::parse_hook_mode(&m) {
-            Some(mode) => return mode,
-            None => {
-                let _ = writeln!(
-                    err,
-                    "bsi: warning: bsi.hookMode `{}` is not off, warn, normal or strict; using .bsi.toml or normal",
-                    m.trim()
-                );
-            }
-        }
-    }
-    match config::load(root) {
-        Ok(c) => c.hook_mode,
-        Err(e) => {
-            let _ = writeln!(err, "bsi: warning: {e}; the hook runs in normal mode");
-            HookMode::Normal
-        }
-    }
-}
-
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
     let mut err = std::io::stderr().lock();
-    let mode = mode(&brain.git, &brain.root, &mut err);
+    // A broken .bsi.toml does not block commits: it is said, and the hook
+    // runs with the defaults.
+    let (brain, settings) = match ctx.open() {
+        Ok(v) => v,
+        Err(e @ Error::Config { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; the hook runs with the default settings"
+            );
+            ctx.open_with_default_config()?
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(w) = &settings.hook_mode_warning {
+        let _ = writeln!(err, "bsi: warning: {w}");
+    }
+    let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }

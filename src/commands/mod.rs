@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, FixedOffset, Local};
 
 use crate::cli::{Cli, Command};
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::publish;
@@ -103,8 +103,18 @@ impl Ctx {
                 self.now.offset().local_minus_utc() / 60,
             );
         }
-        let config = config::load(&brain.root)?;
+        let config = crate::settings::load_config(&brain.root)?;
         let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
+        brain.branch = settings.branch.clone();
+        brain.markdown = settings.config.markdown_extensions.clone();
+        Ok((brain, settings))
+    }
+
+    /// [`Ctx::open`] with the default configuration, for a hook that must
+    /// run when `.bsi.toml` cannot be read.
+    pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
+        let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
+        let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
         brain.branch = settings.branch.clone();
         Ok((brain, settings))
     }
@@ -135,13 +145,7 @@ impl Ctx {
     /// The agent name: the flag, `BSI_AGENT`, `default_agent` of the
     /// configuration, else `user@host`.
     pub fn agent(&self, flag: Option<&str>, config: &Config) -> Result<String> {
-        let name = match flag
-            .or(self.env_agent.as_deref())
-            .or(config.default_agent.as_deref())
-        {
-            Some(a) => a.trim().to_string(),
-            None => default_agent(),
-        };
+        let name = crate::settings::agent_name(flag, self.env_agent.as_deref(), config);
         check_text("agent", &name)?;
         Ok(name)
     }
@@ -156,20 +160,6 @@ impl Ctx {
     }
 }
 
-fn default_agent() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "user".into());
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    format!("{user}@{host}")
-}
-
 /// With `-v`, names the commit of a registry change.
 pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<git2::Oid>) {
     if let (true, Some(c)) = (ctx.verbose, commit) {
@@ -177,21 +167,7 @@ pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<git2::O
     }
 }
 
-/// Session ids go into commit trailers: letters, digits and `._:@+-` only.
-pub fn check_session_id(s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len() <= 100
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._:@+-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
-            s.escape_debug()
-        )))
-    }
-}
+pub use crate::session::check_session_id;
 
 /// Free text that lands in a registry cell: one line, no control characters.
 pub fn check_text(what: &str, s: &str) -> Result<()> {
@@ -269,7 +245,7 @@ pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<O
 /// Resolves a scope naming an existing claim: like [`resolve::resolve_scope`],
 /// but a section need not exist in the file any more.
 pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Scope> {
-    match resolve::resolve_scope(&brain.root, &ctx.cwd, raw) {
+    match resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown) {
         Err(Error::NoSuchSection { file, heading, .. }) => Ok(Scope::Section { file, heading }),
         other => other,
     }

@@ -82,7 +82,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let config = &settings.config;
     let mut scopes: Vec<Scope> = Vec::new();
     for raw in &req.scopes {
-        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
+        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
             return Err(Error::Usage(
                 "the registry itself cannot be claimed: only bsi writes it".into(),
@@ -103,7 +103,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         }
         None => new_session_id(ctx.now),
     };
-    let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
+    let ttl = settings.ttl(req.ttl);
 
     let sections = brain.sections();
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {

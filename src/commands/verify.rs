@@ -12,7 +12,6 @@ use crate::error::{Error, Result, exit};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::changes::Side;
-use crate::config;
 use crate::git::{Change, ChangesOf};
 use crate::guard::{self, ClaimIndex, Finding, Region};
 use crate::markdown;
@@ -37,9 +36,7 @@ pub(crate) fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
 /// The brain's extra markdown file endings (`markdown_extensions` in
 /// `.bsi.toml`); none when the file cannot be read.
 pub(crate) fn markdown_extra(brain: &Brain) -> Vec<String> {
-    config::load(&brain.root)
-        .map(|c| c.markdown_extensions)
-        .unwrap_or_default()
+    brain.markdown.clone()
 }
 
 /// Checks changed files against `index`. Paths are compared NFC-normalised,

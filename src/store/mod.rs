@@ -51,6 +51,9 @@ pub struct Brain {
     pub workdir: PathBuf,
     /// The registry branch's short name.
     pub branch: String,
+    /// File endings beyond `.md` and `.markdown` whose headings make
+    /// sections (`markdown_extensions` of `.bsi.toml`).
+    pub markdown: Vec<String>,
 }
 
 /// The two references that hold the registry.
@@ -137,6 +140,7 @@ impl Brain {
             rel,
             workdir,
             branch: crate::settings::DEFAULT_BRANCH.to_string(),
+            markdown: Vec::new(),
         })
     }
 

@@ -1,8 +1,6 @@
 //! The git hooks and `bsi verify`: real `git commit` runs through the
 //! installed hooks, on real temporary repositories.
 
-use std::time::Instant;
-
 use crate::common::{Brain, Run, bin};
 
 /// Runs git with `BSI_SESSION` set (or not): what a session's commit does.
@@ -524,12 +522,13 @@ fn the_guard_is_fast_on_many_staged_files_and_claims() {
         b.write(&format!("free/n{i}.md"), &format!("# N{i}\n\ntext\n"));
     }
     b.git(&["add", "-A"]);
-    let start = Instant::now();
-    b.bsi_env(&["hook", "pre-commit"], &[("BSI_SESSION", "me")])
-        .ok();
-    let took = start.elapsed();
-    eprintln!("pre-commit on 100 staged files, 101 claims: {took:?}");
-    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    // Its speed is bench/run.sh's to measure; here, what it says.
+    let r = b.bsi_env(&["hook", "pre-commit"], &[("BSI_SESSION", "me")]);
+    r.ok();
+    assert_eq!(
+        r.stderr, "",
+        "nothing to say about 100 files of the session's own"
+    );
 }
 
 #[test]

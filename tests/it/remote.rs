@@ -634,6 +634,7 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     let user = untouched(&n.a);
     let mut seed: u64 = 7;
     let mut landed = 0;
+    let mut interrupted = 0;
     for i in 0..kills {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
         let pause = (seed >> 33) % 120_000;
@@ -653,7 +654,8 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             .args(["-KILL", "--", &format!("-{}", child.id())])
             .stderr(Stdio::null())
             .status();
-        let _ = child.wait();
+        let status = child.wait().expect("wait");
+        interrupted += usize::from(!status.success());
         // The next command on that machine settles whatever was half done.
         let s = n.a.bsi(&["sync"]);
         assert!(
@@ -683,7 +685,13 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             "0"
         );
     }
-    eprintln!("publish kills: {kills}, claims that reached the remote: {landed}");
+    eprintln!(
+        "publish kills: {kills}, of them mid-run: {interrupted}, claims that reached the remote: {landed}"
+    );
+    assert!(
+        interrupted * 4 >= kills,
+        "only {interrupted} of {kills} kills landed while bsi ran"
+    );
     n.b.bsi(&["sync"]).ok();
     assert_eq!(n.b.registry(), n.registry());
     n.git(&["fsck", "--no-progress"]);
