@@ -7,9 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use git2::{
-    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, ObjectType, Oid, Repository,
-    RepositoryState, Signature, Sort,
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, ObjectType, Repository, RepositoryState,
+    Signature, Sort,
 };
+
+/// A git object id: the one git2 type the rest of bsi handles, through here.
+pub use git2::Oid;
 
 use crate::error::{Error, Result};
 

@@ -22,8 +22,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
-use git2::Oid;
 use rand::RngExt;
 
 use crate::error::{Error, Result, exit};
@@ -598,4 +598,209 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
         }
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    //! The write path below the binary: real repositories made with the
+    //! `git` command, bsi run in-process through [`crate::commands::run_with`].
+
+    use std::path::Path;
+    use std::process::Command;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+    use crate::commands::{Ctx, run_with};
+    use crate::config::Config;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("LC_ALL", "C")
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn now() -> chrono::DateTime<chrono::FixedOffset> {
+        chrono::DateTime::parse_from_rfc3339("2026-03-14T09:30:00+00:00").expect("time")
+    }
+
+    /// A repository with one content commit and a registry made by `bsi init`.
+    fn brain() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["config", "user.name", "T"]);
+        git(p, &["config", "user.email", "t@example.com"]);
+        std::fs::create_dir_all(p.join("notes")).expect("mkdir");
+        std::fs::write(p.join("notes/a.md"), "# A\n").expect("write");
+        git(p, &["add", "-A"]);
+        git(p, &["commit", "-q", "-m", "base"]);
+        let cli = Cli::try_parse_from(["bsi", "init"]).expect("args");
+        assert_eq!(run_with(Ctx::at(p, now()), cli).expect("init"), 0);
+        dir
+    }
+
+    fn open(dir: &Path) -> (Brain, Settings) {
+        let brain = Brain::locate(dir, None).expect("brain");
+        let settings = Settings::resolve(&brain.git, Config::default(), None).expect("settings");
+        (brain, settings)
+    }
+
+    fn opts() -> Options {
+        Options {
+            now: now(),
+            fresh: false,
+            verbose: false,
+        }
+    }
+
+    #[test]
+    fn a_local_write_moves_the_registry_branch_and_nothing_else() {
+        let dir = brain();
+        let p = dir.path();
+        let (head, index) = (
+            git(p, &["rev-parse", "HEAD"]),
+            std::fs::read(p.join(".git/index")).expect("index"),
+        );
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let applied = apply(&brain, &settings, opts(), |reg| {
+            Ok(Plan::Write {
+                text: format!("{}\nA closing remark.\n", reg.text()),
+                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        })
+        .expect("apply");
+        assert_eq!(applied.landing.landed, Landed::Local);
+        let tip = git(p, &["rev-parse", "brain-index"]);
+        assert_eq!(
+            Some(tip.trim().to_string()),
+            applied.commit.map(|c| c.to_string())
+        );
+        assert_eq!(git(p, &["rev-parse", "brain-index~1"]), before);
+        assert!(git(p, &["show", "brain-index:BRAIN-INDEX.md"]).ends_with("A closing remark.\n"));
+        // HEAD, the index and the work tree are the user's.
+        assert_eq!(git(p, &["rev-parse", "HEAD"]), head);
+        assert_eq!(std::fs::read(p.join(".git/index")).expect("index"), index);
+        assert_eq!(git(p, &["status", "--porcelain"]), "");
+        // The copy follows, after its banner.
+        let copy = std::fs::read_to_string(p.join("BRAIN-INDEX.md")).expect("copy");
+        assert!(copy.starts_with("<!-- bsi:") && copy.ends_with("A closing remark.\n"));
+    }
+
+    #[test]
+    fn a_plan_that_keeps_the_registry_writes_no_commit() {
+        let dir = brain();
+        let p = dir.path();
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let applied = apply(&brain, &settings, opts(), |_| Ok(Plan::Keep(7))).expect("apply");
+        assert_eq!((applied.report, applied.commit), (7, None));
+        assert_eq!(git(p, &["rev-parse", "brain-index"]), before);
+    }
+
+    #[test]
+    fn a_refusing_plan_leaves_no_trace_and_the_lock_free() {
+        let dir = brain();
+        let p = dir.path();
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let r: Result<Applied<()>> = apply(&brain, &settings, opts(), |_| {
+            Err(Error::NotFound("nothing here".into()))
+        });
+        assert!(matches!(r, Err(Error::NotFound(_))));
+        assert_eq!(git(p, &["rev-parse", "brain-index"]), before);
+        assert_eq!(
+            std::fs::read_to_string(p.join(".git/bsi/lock")).expect("lock"),
+            "",
+            "the record is cleared"
+        );
+        // The next writer gets the lock at once.
+        apply(&brain, &settings, opts(), |_| Ok(Plan::Keep(()))).expect("again");
+    }
+
+    #[test]
+    fn an_unreachable_remote_keeps_the_change_pending_until_it_is_back() {
+        let dir = brain();
+        let p = dir.path();
+        let remote = tempfile::tempdir().expect("tempdir");
+        let url = remote.path().join("brain.git");
+        git(
+            p,
+            &["remote", "add", "origin", url.to_str().expect("utf-8")],
+        );
+        let (brain, settings) = open(p);
+        let plan = |reg: &Registry| {
+            Ok(Plan::Write {
+                text: format!("{}\nremark\n", reg.text()),
+                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        };
+        let applied = apply(&brain, &settings, opts(), plan).expect("offline");
+        assert!(matches!(applied.landing.landed, Landed::Pending(_)));
+        let tips = brain.tips(settings.remote(&brain.git).expect("remote").as_ref());
+        assert!(tips.tracking.is_none() && tips.local.is_some());
+        // The remote comes into being: the next write publishes both.
+        git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
+        let applied = apply(&brain, &settings, opts(), |reg| {
+            Ok(Plan::Write {
+                text: format!("{}more\n", reg.text()),
+                message: "bsi: test 2\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        })
+        .expect("online");
+        assert_eq!(applied.landing.landed, Landed::Published);
+        assert_eq!(
+            applied.landing.published.len(),
+            2,
+            "{:?}",
+            applied.landing.published
+        );
+        let theirs = git(&url, &["show", "brain-index:BRAIN-INDEX.md"]);
+        assert!(theirs.ends_with("remark\nmore\n"), "{theirs}");
+    }
+
+    #[test]
+    fn repair_removes_a_dead_writers_lock_and_never_a_live_ones() {
+        let dir = brain();
+        let p = dir.path();
+        let (brain, _) = open(p);
+        let lock_file = p.join(".git/refs/heads/brain-index.lock");
+        std::fs::write(
+            p.join(".git/bsi/lock"),
+            "busy write\npid 4000000000\nstart 1\n",
+        )
+        .expect("rec");
+        std::fs::write(&lock_file, "").expect("lock");
+        let mut lock = brain.lock().expect("writer lock");
+        assert!(brain.repair(&mut lock).is_some());
+        assert!(!lock_file.exists());
+        drop(lock);
+        // This process's own record: its writer is alive.
+        let me = format!(
+            "busy write\npid {}\nstart {}\n",
+            std::process::id(),
+            crate::platform::start_time(std::process::id()).unwrap_or_default()
+        );
+        std::fs::write(p.join(".git/bsi/lock"), me).expect("rec");
+        std::fs::write(&lock_file, "").expect("lock");
+        let mut lock = brain.lock().expect("writer lock");
+        assert!(brain.repair(&mut lock).is_none());
+        assert!(lock_file.exists());
+    }
 }

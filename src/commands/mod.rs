@@ -62,6 +62,23 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A run in `cwd` at the pinned time `now`, with nothing from the
+    /// environment: for tests of the library.
+    pub fn at(cwd: &std::path::Path, now: DateTime<FixedOffset>) -> Ctx {
+        Ctx {
+            cwd: cwd.to_path_buf(),
+            now,
+            registry: None,
+            env_session: None,
+            env_agent: None,
+            quiet: true,
+            verbose: false,
+            colour: false,
+            remote: None,
+            pinned: true,
+        }
+    }
+
     /// Reads the environment.
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
@@ -161,7 +178,7 @@ impl Ctx {
 }
 
 /// With `-v`, names the commit of a registry change.
-pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<git2::Oid>) {
+pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<crate::git::Oid>) {
     if let (true, Some(c)) = (ctx.verbose, commit) {
         let _ = writeln!(out, "Commit: {c}");
     }
@@ -275,9 +292,16 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    let mut ctx = Ctx::from_env(cli.registry, cli.remote)?;
-    ctx.quiet = cli.quiet;
-    ctx.verbose = cli.verbose;
+    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
+    run_with(ctx, cli)
+}
+
+/// Runs a parsed command line in `ctx` — the environment of [`run`], or one
+/// a test builds: the seam that runs bsi in-process on a prepared
+/// repository. The command line's `--quiet` and `-v` apply.
+pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
+    ctx.quiet |= cli.quiet;
+    ctx.verbose |= cli.verbose;
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Migrate => migrate::run(&ctx),

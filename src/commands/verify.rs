@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use git2::Oid;
+use crate::git::Oid;
 use serde::Serialize;
 
 use super::Ctx;

@@ -16,8 +16,8 @@ mod state;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
-use git2::Oid;
 
 use crate::error::{Error, Result};
 use crate::git::Git;
