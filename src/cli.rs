@@ -99,6 +99,11 @@ pub enum Command {
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
+        /// When refused, keep the request and retry until it is granted or DUR has passed
+        /// (exit 3 then): 30s, 10m, 1h. Watches the registry branch, fetching it with backoff
+        /// when there is a remote; nothing is written while waiting.
+        #[arg(long, value_name = "DUR")]
+        wait: Option<String>,
         /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
         /// messages go to stderr.
         #[arg(long, conflicts_with = "json")]

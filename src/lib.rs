@@ -38,6 +38,7 @@ pub mod store;
 pub mod trailer;
 pub mod tree;
 pub mod ttl;
+pub mod wait;
 
 pub use error::{Error, Result, exit};
 

@@ -297,6 +297,16 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
     Ok(())
 }
 
+/// Reads `--wait DUR`.
+fn parse_wait(raw: &str) -> Result<std::time::Duration> {
+    config::parse_timeout(raw).ok_or_else(|| {
+        Error::Usage(format!(
+            "--wait `{}` is not a duration: use 30s, 10m or 1h",
+            raw.trim()
+        ))
+    })
+}
+
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     let mut ctx = Ctx::from_env(cli.registry, cli.remote)?;
@@ -311,6 +321,7 @@ pub fn run(cli: Cli) -> Result<u8> {
             session,
             agent,
             note,
+            wait,
             shell,
             out,
         } => open::run(
@@ -321,6 +332,7 @@ pub fn run(cli: Cli) -> Result<u8> {
                 session,
                 agent,
                 note,
+                wait: wait.as_deref().map(parse_wait).transpose()?,
             },
             open::Mode::of(out.json, shell),
         ),
