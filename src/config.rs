@@ -373,8 +373,16 @@ mod tests {
         assert_eq!(c.remote.as_deref(), Some("origin"));
         assert_eq!(c.max_active_per_agent, Some(3));
         assert!(!c.claim_on_write, "off unless asked for");
-        assert!(parse("claim_on_write = true").expect("valid").claim_on_write);
-        assert!(!parse("claim_on_write = false").expect("valid").claim_on_write);
+        assert!(
+            parse("claim_on_write = true")
+                .expect("valid")
+                .claim_on_write
+        );
+        assert!(
+            !parse("claim_on_write = false")
+                .expect("valid")
+                .claim_on_write
+        );
         let c = parse("markdown_extensions = [\".MDX\", \"qmd\"]").expect("valid");
         assert_eq!(c.markdown_extensions, vec!["mdx", "qmd"]);
         for (m, want) in [
