@@ -54,9 +54,13 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match cli::Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
+            if let Some(code) = agent_hook_usage_error(&args, &e) {
+                return code;
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -77,4 +81,34 @@ where
             e.code()
         }
     }
+}
+
+/// A command line of an agent tool's hook that clap cannot read fails open:
+/// the tools take exit 2 (clap's usage error) for "block". Returns the exit
+/// code once the tool's fail-open answer is printed.
+fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
+    if matches!(
+        e.kind(),
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+    ) {
+        return None;
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let kind = commands::agent_hook::kind_in_args(&args)?;
+    let why = format!(
+        "bsi could not read its command line ({})",
+        e.kind().as_str().unwrap_or("usage error")
+    );
+    let answer = match commands::agent_hook::tool_in_args(&args) {
+        Some(tool) => commands::agent_hook::fail_open(tool, kind, &why),
+        None => agents::Answer {
+            exit_code: exit::OK,
+            stdout: String::new(),
+            stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
+        },
+    };
+    Some(commands::agent_hook::emit(&answer))
 }

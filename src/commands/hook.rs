@@ -21,6 +21,12 @@ pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
         HookAction::Uninstall => uninstall(ctx),
         HookAction::PreCommit { .. } => pre_commit(ctx),
         HookAction::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
+        HookAction::Edit { .. } | HookAction::SessionStart { .. } | HookAction::Stop { .. } => {
+            match super::agent_hook::event_of(&action) {
+                Some((tool, kind)) => Ok(super::agent_hook::run(Ok(ctx.clone()), tool, kind)),
+                None => Ok(exit::OK),
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! helpers that find a session's claims and write commit messages.
 
 mod agent;
+pub(crate) mod agent_hook;
 mod close;
 mod hook;
 mod init;
@@ -309,6 +310,16 @@ fn parse_wait(raw: &str) -> Result<std::time::Duration> {
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
+    // The agent tools' hooks fail open, even when the context cannot be read.
+    if let Command::Hook { action } = &cli.command
+        && let Some((tool, kind)) = agent_hook::event_of(action)
+    {
+        return Ok(agent_hook::run(
+            Ctx::from_env(cli.registry, cli.remote),
+            tool,
+            kind,
+        ));
+    }
     let mut ctx = Ctx::from_env(cli.registry, cli.remote)?;
     ctx.quiet = cli.quiet;
     ctx.verbose = cli.verbose;
