@@ -498,19 +498,18 @@ fn claim(
         })?;
         match applied.report {
             Outcome::Opened { new_claims, held } => {
+                let held_now: Vec<String> = new_claims
+                    .iter()
+                    .map(|c| format!("{} (until {})", c.scope, ttl::format_ts(c.expires)))
+                    .chain(
+                        held.iter()
+                            .map(|(c, _)| format!("{} (already yours)", c.scope)),
+                    )
+                    .collect();
                 let mut message = format!(
-                    "bsi: this edit was outside your claims and free, so your session {session} now holds it:"
+                    "bsi claimed {} for your session {session}: this edit was free and outside your claims.",
+                    held_now.join(", ")
                 );
-                for c in &new_claims {
-                    message.push_str(&format!(
-                        "\n- {} (until {})",
-                        c.scope,
-                        ttl::format_ts(c.expires)
-                    ));
-                }
-                for (c, _) in &held {
-                    message.push_str(&format!("\n- {} (already yours)", c.scope));
-                }
                 if let Landed::Pending(why) = &applied.landing.landed {
                     message.push_str(&format!(
                         "\nRecorded on this machine only: {why}; `bsi sync` publishes it once the remote is back."
