@@ -65,7 +65,18 @@ pub(crate) fn tool_in_args(args: &[String]) -> Option<Tool> {
 
 /// The hook kind of a `bsi hook …` command line clap could not read.
 pub(crate) fn kind_in_args(args: &[String]) -> Option<HookKind> {
-    let at = args.iter().position(|a| a == "hook")?;
+    // The first word that is no global option must be `hook`.
+    let mut at = 1;
+    while let Some(a) = args.get(at) {
+        match a.as_str() {
+            "--registry" | "--remote" => at += 2,
+            a if a.starts_with('-') => at += 1,
+            _ => break,
+        }
+    }
+    if args.get(at).map(String::as_str) != Some("hook") {
+        return None;
+    }
     match args.get(at + 1)?.as_str() {
         "edit" => Some(HookKind::Edit),
         "session-start" => Some(HookKind::SessionStart),
@@ -193,18 +204,17 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         }
         Err(e) => return Err(e),
     };
-    let map = sessions::in_repo(&brain.workdir)?;
-    let claim_on_write = settings.config.claim_on_write;
-    // Claiming needs a session; only then is one named before a refusal.
-    let mut session = match claim_on_write {
-        true => Some(session_or_new(&ctx, &map, tool, &req.session_id)?.0),
-        false => known_session(&ctx, &map, tool, &req.session_id)?,
-    };
-
     let targets = targets(&brain, &req.edits);
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
+    let map = sessions::in_repo(&brain.workdir)?;
+    let claim_on_write = settings.config.claim_on_write;
+    // Claiming needs a session: then one is named now if the agent has none.
+    let mut session = match claim_on_write {
+        true => Some(session_or_new(&ctx, &map, tool, &req.session_id)?.0),
+        false => known_session(&ctx, &map, tool, &req.session_id)?,
+    };
     let copy = brain.rel_to_root();
     if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
         let reason = format!(
@@ -447,7 +457,8 @@ fn scopes_for(targets: &[Target], outside: &[&Finding<'_>], split: bool) -> Vec<
             }
         }
         let replace = target.is_some_and(|t| t.replace);
-        let sections = !whole && !headings.is_empty() && (headings.len() == 1 && replace || split);
+        let one_replace = headings.len() == 1 && replace;
+        let sections = !whole && !headings.is_empty() && (one_replace || split);
         if sections {
             out.extend(headings.into_iter().map(|h| Scope::Section {
                 file: file.to_string(),
@@ -784,4 +795,133 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         held.join(", ")
     );
     Ok(agents::answer_stop(tool, &ev, Some(&reason)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::{Kind, Side};
+    use crate::guard::Region;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_hook_command_line_is_recognised_even_when_clap_cannot_read_it() {
+        assert_eq!(
+            kind_in_args(&args("bsi hook edit --tool vim")),
+            Some(HookKind::Edit)
+        );
+        assert_eq!(
+            kind_in_args(&args("bsi -q hook session-start")),
+            Some(HookKind::SessionStart)
+        );
+        assert_eq!(kind_in_args(&args("bsi hook pre-commit")), None);
+        assert_eq!(kind_in_args(&args("bsi open hook")), None);
+        assert_eq!(kind_in_args(&args("bsi open --bad hook edit")), None);
+        assert_eq!(
+            kind_in_args(&args("bsi --remote origin hook stop")),
+            Some(HookKind::Stop)
+        );
+        assert_eq!(
+            tool_in_args(&args("bsi hook stop --tool codex --x")),
+            Some(Tool::Codex)
+        );
+        assert_eq!(
+            tool_in_args(&args("bsi hook stop --tool=cursor")),
+            Some(Tool::Cursor)
+        );
+        assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
+        assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);
+    }
+
+    #[test]
+    fn scopes_are_quoted_for_the_shell_only_when_needed() {
+        assert_eq!(arg(&Scope::File("notes/a.md".into())), "notes/a.md");
+        assert_eq!(
+            arg(&Scope::Section {
+                file: "a.md".into(),
+                heading: "Goals".into()
+            }),
+            "\"a.md#Goals\""
+        );
+    }
+
+    fn outside(path: &str, heading: Option<&str>, kind: Kind) -> Finding<'static> {
+        Finding::Outside {
+            path: path.into(),
+            region: Some(Region {
+                side: Side::New,
+                kind,
+                start: 1,
+                end: 1,
+                heading: heading.map(String::from),
+            }),
+        }
+    }
+
+    fn target(rel: &str, replace: bool) -> Target {
+        Target {
+            rel: rel.into(),
+            old: Some("# A\n\na\n\n## B\n\nb\n".into()),
+            new: None,
+            replace,
+        }
+    }
+
+    fn section(h: &str) -> Scope {
+        Scope::Section {
+            file: "f.md".into(),
+            heading: h.into(),
+        }
+    }
+
+    #[test]
+    fn the_narrowest_claim_is_the_section_of_a_replacement_inside_it() {
+        let one = [outside("f.md", Some("B"), Kind::Added)];
+        let refs: Vec<&Finding<'_>> = one.iter().collect();
+        assert_eq!(narrowest(&[target("f.md", true)], &refs), [section("B")]);
+        // A whole-file write, or a heading the file does not have yet: the file.
+        assert_eq!(
+            narrowest(&[target("f.md", false)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        let new = [outside("f.md", Some("C"), Kind::Added)];
+        let refs: Vec<&Finding<'_>> = new.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        // Two sections: the file, or each section apart.
+        let two = [
+            outside("f.md", Some("A"), Kind::Added),
+            outside("f.md", Some("B"), Kind::Removed),
+        ];
+        let refs: Vec<&Finding<'_>> = two.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        assert_eq!(
+            by_section(&[target("f.md", true)], &refs),
+            [section("A"), section("B")]
+        );
+        // Lines moved by a heading change, or a whole-file finding: the file.
+        let moved = [outside("f.md", Some("B"), Kind::Moved)];
+        let refs: Vec<&Finding<'_>> = moved.iter().collect();
+        assert_eq!(
+            by_section(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        let whole = [Finding::Outside {
+            path: "f.md".into(),
+            region: None,
+        }];
+        let refs: Vec<&Finding<'_>> = whole.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+    }
 }
