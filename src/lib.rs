@@ -11,8 +11,9 @@
 //! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
 //! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts),
 //! [`agents`] (the agent tools' hook events, answers and settings) and
-//! [`resolve`] (the file system view of scopes). [`commands`] ties them
-//! together per subcommand.
+//! [`resolve`] (the file system view of scopes) and [`wait`] (watching the
+//! registry for `bsi open --wait`). [`commands`] ties them together per
+//! subcommand.
 
 pub mod agents;
 pub mod changes;

@@ -364,9 +364,15 @@ fn agent_hook_claims_a_free_section_on_the_first_write() {
         b.write(".bsi.toml", "claim_on_write = true\n");
         other_holds(&b, "projets/plan.md#Goals");
         let commits = b.commits();
+        let user = b.user_state();
         let ev = replace_event(&b, tool, "projets/plan.md", "risk text", "no risk");
         let r = hook(&b, "edit", tool, &ev);
         assert_eq!(denial(tool, &r), None, "{tool}: {r:?}");
+        assert_eq!(
+            b.user_state(),
+            user,
+            "{tool}: HEAD, index and files untouched"
+        );
         r.stdout_has(
             "bsi claimed projets/plan.md#Risks (until 2026-03-14 11:30 +00:00) for your session",
         );
