@@ -27,6 +27,7 @@ pub const KEYS: &[&str] = &[
     "registry_branch",
     "publish_timeout",
     "claim_on_write",
+    "history_keep",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -89,6 +90,8 @@ pub struct Config {
     /// The agent tools' edit hook claims a free scope on an agent's first
     /// edit of it, instead of only refusing edits in other sessions' claims.
     pub claim_on_write: bool,
+    /// History rows kept in the registry; older ones move to archive files.
+    pub history_keep: Option<usize>,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -135,6 +138,7 @@ struct Raw {
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
     claim_on_write: Option<bool>,
+    history_keep: Option<i64>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -248,6 +252,18 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             })
         })
         .transpose()?;
+    let history_keep = raw
+        .history_keep
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| ConfigError::Value {
+                    key: "history_keep",
+                    reason: format!("is {n}; use a whole number of at least 1"),
+                })
+        })
+        .transpose()?;
     Ok(Config {
         default_ttl,
         default_agent,
@@ -258,6 +274,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         registry_branch,
         publish_timeout,
         claim_on_write: raw.claim_on_write.unwrap_or(false),
+        history_keep,
     })
 }
 

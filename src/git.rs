@@ -289,6 +289,26 @@ impl Git {
         }
     }
 
+    /// The files directly under `dir` in `commit`, by name, with their
+    /// content; none when there is no such directory.
+    pub fn files_under(&self, commit: Oid, dir: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let sub = match tree.get_path(Path::new(dir)) {
+            Ok(e) if e.kind() == Some(ObjectType::Tree) => self.repo.find_tree(e.id())?,
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for e in sub.iter() {
+            if e.kind() == Some(ObjectType::Blob) {
+                let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+                out.push((name, self.blob_bytes(e.id())?));
+            }
+        }
+        Ok(out)
+    }
+
     /// The best common ancestor of two commits, if they have one.
     pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>> {
         match self.repo.merge_base(a, b) {

@@ -28,7 +28,7 @@ use rand::RngExt;
 
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
-use crate::registry::Registry;
+use crate::registry::{Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::{BRANCH_FILE, Brain, Tips, View};
@@ -111,13 +111,14 @@ pub fn apply<R>(
     let remote = settings.remote(&brain.git)?;
     let _record = lock.record("write")?;
     match remote {
-        None => local(brain, &mut plan),
+        None => local(brain, settings.history_keep, &mut plan),
         Some(remote) => Publisher {
             brain,
             remote,
             opts,
             start: Instant::now(),
             budget: settings.publish_timeout,
+            keep: settings.history_keep,
             fetched: false,
             attempts: 0,
         }
@@ -127,6 +128,7 @@ pub fn apply<R>(
 
 fn local<R>(
     brain: &Brain,
+    keep: usize,
     plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
     let tips = brain.tips(None);
@@ -149,8 +151,8 @@ fn local<R>(
             message,
             report,
         } => {
-            let registry = brain.parse(text)?;
-            let commit = commit_on(brain, tips.local, &registry, &message)?;
+            let (commit, registry) =
+                commit_on(brain, tips.local, brain.parse(text)?, &message, Some(keep))?;
             move_local(brain, commit, tips.local, &message)?;
             brain.refresh_copy(&registry);
             Ok(Applied {
@@ -166,14 +168,69 @@ fn local<R>(
     }
 }
 
-fn commit_on(brain: &Brain, parent: Option<Oid>, reg: &Registry, message: &str) -> Result<Oid> {
-    let commit = brain.git.commit_files(
-        parent,
-        &[(BRANCH_FILE, Some(reg.text().as_bytes()))],
-        message,
-    )?;
+/// Commits `reg` on `parent`. With `keep`, old history rows beyond it
+/// move to the archive files of the registry branch in the same commit
+/// ([`archive`]); the registry that was committed is returned. Archiving is
+/// only done on a commit whose parent is the branch everyone shares (the
+/// remote's tip, or the local branch of a brain without remote): an offline
+/// commit never archives, so no archive file can be left behind on a side
+/// branch while the merge by rows drops its rows from the table.
+fn commit_on(
+    brain: &Brain,
+    parent: Option<Oid>,
+    reg: Registry,
+    message: &str,
+    keep: Option<usize>,
+) -> Result<(Oid, Registry)> {
+    let split = keep.and_then(|k| archive::split(&reg, k));
+    let (reg, archived, message) = match split {
+        None => (reg, Vec::new(), message.to_string()),
+        Some(split) => {
+            let mut files = Vec::with_capacity(split.moved.len());
+            let mut rows = 0;
+            for (month, moved) in &split.moved {
+                let path = archive::archive_path(month);
+                let existing = match parent {
+                    Some(p) => brain
+                        .git
+                        .file_at(p, &path)?
+                        .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                    None => None,
+                };
+                rows += moved.lines().count();
+                files.push((
+                    path,
+                    archive::append(existing.as_deref(), &reg, month, moved),
+                ));
+            }
+            let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+            let message = with_note(
+                message,
+                &format!(
+                    "Archives {rows} old history row(s) to {}.",
+                    names.join(", ")
+                ),
+            );
+            (brain.parse(split.kept)?, files, message)
+        }
+    };
+    let mut files: Vec<(&str, Option<&[u8]>)> = vec![(BRANCH_FILE, Some(reg.text().as_bytes()))];
+    files.extend(
+        archived
+            .iter()
+            .map(|(p, t)| (p.as_str(), Some(t.as_bytes()))),
+    );
+    let commit = brain.git.commit_files(parent, &files, &message)?;
     fault("after-commit");
-    Ok(commit)
+    Ok((commit, reg))
+}
+
+/// `message` with a paragraph added before its trailers.
+fn with_note(message: &str, note: &str) -> String {
+    match message.rsplit_once("\n\n") {
+        Some((body, trailers)) => format!("{body}\n\n{note}\n\n{trailers}"),
+        None => format!("{message}\n\n{note}\n"),
+    }
 }
 
 fn move_local(brain: &Brain, to: Oid, expected: Option<Oid>, message: &str) -> Result<()> {
@@ -193,6 +250,7 @@ struct Publisher<'b> {
     opts: Options,
     start: Instant,
     budget: Duration,
+    keep: usize,
     fetched: bool,
     attempts: u32,
 }
@@ -268,7 +326,7 @@ impl Publisher<'_> {
             // On the remote's tip; a remote without the branch yet gets
             // the local history.
             let parent = tips.tracking.or(tips.local);
-            let commit = commit_on(brain, parent, &registry, &message)?;
+            let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
             let pushed =
                 self.remote
                     .push(&brain.workdir, commit, self.remaining().max(FETCH_TIMEOUT));
@@ -386,13 +444,13 @@ impl Publisher<'_> {
                 message,
                 report,
             } => {
-                let registry = brain.parse(text)?;
                 let parent = match (tips.local, tips.tracking) {
                     (None, t) => t,
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                let commit = commit_on(brain, parent, &registry, &message)?;
+                let (commit, registry) =
+                    commit_on(brain, parent, brain.parse(text)?, &message, None)?;
                 move_local(brain, commit, tips.local, &message)?;
                 brain.refresh_copy(&registry);
                 Ok(Applied {

@@ -7,6 +7,7 @@
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
+//! | history kept | — | — | `history_keep` | 200 rows |
 
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ use crate::git_cli::Remote;
 pub const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
+/// History rows kept in the registry when nothing else is set.
+pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -34,6 +37,8 @@ pub struct Settings {
     pub named_remote: Option<String>,
     /// How long a write retries pushes that lost a race.
     pub publish_timeout: Duration,
+    /// History rows kept in the registry; older rows move to the archive.
+    pub history_keep: usize,
 }
 
 impl Settings {
@@ -72,11 +77,13 @@ impl Settings {
             })?,
             None => config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
         };
+        let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
         Ok(Settings {
             config,
             branch,
             named_remote,
             publish_timeout,
+            history_keep,
         })
     }
 

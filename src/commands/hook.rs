@@ -46,9 +46,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
         );
     }
     // The registry's merge driver, so `git pull` merges claims by rows.
-    if let Ok(brain) = ctx.brain()
-        && brain.registry.exists()
-    {
+    if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
             Ok(true) => {
                 let _ = writeln!(out, "merge driver: registered for {}", brain.rel);

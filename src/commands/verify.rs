@@ -136,40 +136,6 @@ impl Report {
     }
 }
 
-/// The commit that opened `session`'s claims: the newest `open` commit of
-/// the session on HEAD's first-parent chain whose parent's registry holds no
-/// claim of it. `None` when not found (all of history is read then).
-fn opening_commit(brain: &Brain, session: &str) -> Result<Option<Oid>> {
-    let mut found = None;
-    brain.git.walk_first_parents(&mut |c| {
-        if !(trailer::has(&c.message, trailer::SESSION, session)
-            && trailer::has(&c.message, trailer::ACTION, "open"))
-        {
-            return Ok(true);
-        }
-        let held_before = match c.parent {
-            None => false,
-            Some(p) => match brain.git.file_at(p, &brain.rel)? {
-                None => false,
-                Some(bytes) => {
-                    match registry::parse(String::from_utf8_lossy(&bytes).into_owned()) {
-                        Ok(reg) => reg.all_claims().any(|(cl, _)| cl.session == session),
-                        // An unreadable registry back then: keep walking.
-                        Err(_) => true,
-                    }
-                }
-            },
-        };
-        if held_before {
-            Ok(true)
-        } else {
-            found = Some(c.id);
-            Ok(false)
-        }
-    })?;
-    Ok(found)
-}
-
 /// Verifies `session` against its active and stale claims in `reg`.
 pub(crate) fn verify(
     brain: &Brain,
@@ -185,11 +151,20 @@ pub(crate) fn verify(
 }
 
 /// The claims a closed session held, read back from its history rows.
-fn closed_claims(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Claim>> {
-    let rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
+/// Rows moved to the archive files count too.
+fn closed_claims(
+    brain: &Brain,
+    reg: &Registry,
+    archives: &[String],
+    session: &str,
+) -> Result<Vec<Claim>> {
+    let mut rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
         path: brain.registry.clone(),
         source,
     })?;
+    for text in archives {
+        rows.extend(registry::archive::rows_of(text).unwrap_or_default());
+    }
     let cell = |row: &[(String, String)], name: &str| {
         row.iter()
             .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
@@ -234,7 +209,9 @@ fn verify_against(
 ) -> Result<Report> {
     let index = ClaimIndex::from_claims(held.iter().copied());
     let md = markdown_extra(brain);
-    let base = opening_commit(brain, session)?;
+    // The session's commits carry its trailer; bsi's own commits live on the
+    // registry branch, so HEAD's history is the content alone.
+    let base = None;
     let mut commits = Vec::new();
     let mut overflow = Vec::new();
     let mut findings = Vec::new();
@@ -367,14 +344,19 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?;
     let remote = settings.remote(&brain.git)?;
-    let reg = brain.view(remote.as_ref())?.registry;
-    // A closed session is verified against the scopes its history rows name.
-    let holds = reg.all_claims().any(|(c, _)| c.session == session);
+    let view = brain.view(remote.as_ref())?;
+    // A closed session is verified against the scopes its history rows
+    // name, in the registry or in its archive files.
+    let holds = view
+        .registry
+        .all_claims()
+        .any(|(c, _)| c.session == session);
     let closed = if holds {
         Vec::new()
     } else {
-        closed_claims(&brain, &reg, &session)?
+        closed_claims(&brain, &view.registry, &brain.archives(&view)?, &session)?
     };
+    let reg = view.registry;
     if !holds && closed.is_empty() {
         return Err(Error::NotFound(format!(
             "session {session} holds no claim and has none in the history to verify against"

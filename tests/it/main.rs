@@ -3,6 +3,7 @@
 
 mod agent;
 mod agent_hook;
+mod archive;
 mod branch;
 mod common;
 mod config;
