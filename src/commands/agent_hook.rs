@@ -208,12 +208,29 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
-    let map = sessions::in_repo(&brain.workdir)?;
+    // From here on an error must not let an overlap through: a session
+    // that cannot be read or named only makes every claim someone else's.
+    let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
     let claim_on_write = settings.config.claim_on_write;
+    let mut session = known_session(&ctx, &map, tool, &req.session_id).unwrap_or_else(|e| {
+        eprintln!("bsi: warning: {e}; the agent's session is unknown, so every claim counts as another session's");
+        None
+    });
     // Claiming needs a session: then one is named now if the agent has none.
-    let mut session = match claim_on_write {
-        true => Some(session_or_new(&ctx, &map, tool, &req.session_id)?.0),
-        false => known_session(&ctx, &map, tool, &req.session_id)?,
+    if claim_on_write && session.is_none() {
+        session = session_or_new(&ctx, &map, tool, &req.session_id)
+            .ok()
+            .map(|(s, _)| s);
+    }
+    // The session a refusal names in its commands.
+    let name = |session: Option<String>| {
+        session
+            .or_else(|| {
+                session_or_new(&ctx, &map, tool, &req.session_id)
+                    .ok()
+                    .map(|(s, _)| s)
+            })
+            .unwrap_or_else(|| new_session_id(ctx.now))
     };
     let copy = brain.rel_to_root();
     if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
@@ -237,11 +254,8 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         .collect();
     let judged = hook::judge(&theirs, session.as_deref(), mode, "edit");
     if judged.refused {
-        if session.is_none() {
-            session = Some(session_or_new(&ctx, &map, tool, &req.session_id)?.0);
-        }
-        let s = session.as_deref().unwrap_or_default();
-        let reason = refusal(&brain, &reg, s, &judged, &theirs, &[]);
+        let s = name(session);
+        let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[]);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     let outside: Vec<&Finding<'_>> = findings
@@ -257,10 +271,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let all = hook::judge(&findings, session.as_deref(), mode, "edit");
     if all.refused {
         // Strict: an edit outside the session's scopes is refused.
-        let s = match session {
-            Some(s) => s,
-            None => session_or_new(&ctx, &map, tool, &req.session_id)?.0,
-        };
+        let s = name(session);
         let wanted = narrowest(&targets, &outside);
         let reason = refusal(&brain, &reg, &s, &all, &findings, &wanted);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));

@@ -108,7 +108,6 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     };
     let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
 
-    let sections = brain.sections();
     let claiming = Claiming {
         session: &session,
         agent: &agent,
@@ -124,6 +123,8 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let applied = loop {
         // The references before the plan reads them: anything since is news.
         let since = waiting.as_ref().map(|(w, _)| w.tips(&brain));
+        // Read afresh each time: a heading may have moved while waiting.
+        let sections = brain.sections();
         let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
             plan(&brain, reg, &claiming, &sections)
         })?;

@@ -317,6 +317,17 @@ fn agent_hook_fails_open_on_a_malformed_event_or_a_missing_registry() {
         r.ok();
         r.stderr_has("bsi could not read its command line");
     }
+    // A session map bsi cannot read fails open for the session only: the
+    // overlap is still refused.
+    b.write(".git/bsi-agents/sessions.json", "{ not json");
+    let r = hook(
+        &b,
+        "edit",
+        "claude",
+        &event(&b, "claude-pretooluse-edit.json"),
+    );
+    assert!(denial("claude", &r).is_some(), "{r:?}");
+    r.stderr_has("the agent's session is unknown");
     // Not a brain bsi knows: let through, with a warning.
     let bare = Brain::bare_repo();
     bare.write("projets/plan.md", PLAN);
