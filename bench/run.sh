@@ -60,6 +60,7 @@ fi
 
 # A world of our own: no user or system git configuration, a fixed clock
 # (the fixture's claims never expire during the run), a fixed agent.
+USER_HOME=$HOME # the toolchain lives there; bench/scale.sh builds with it
 export HOME="$WORK/home" GIT_CONFIG_NOSYSTEM=1 BSI_AGENT=bench
 export BSI_NOW=2026-03-14T09:30:00+00:00
 unset BSI_SESSION BSI_REGISTRY BSI_REMOTE GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
@@ -383,10 +384,10 @@ done <"$RESULTS"
 # Many machines at once, a slow link, an old brain: see bench/scale.sh.
 echo
 if [[ $MODE == smoke ]]; then
-    "$ROOT/bench/scale.sh" --smoke || FAILED=1
+    HOME=$USER_HOME "$ROOT/bench/scale.sh" --smoke || FAILED=1
     echo
     echo "smoke run: every step worked; timings are not judged"
     exit "$FAILED"
 fi
-"$ROOT/bench/scale.sh" || FAILED=1
+HOME=$USER_HOME "$ROOT/bench/scale.sh" || FAILED=1
 exit "$FAILED"

@@ -461,3 +461,19 @@ proptest! {
         prop_assert!(bsi::changes::text_change(&a, &a).touched.is_empty());
     }
 }
+
+proptest! {
+    /// The timestamps bsi writes read back to the same minute, whatever the
+    /// offset (the hand-written fast path and chrono agree).
+    #[test]
+    fn written_timestamps_read_back(t in ts(), off in -14i32 * 60..=14 * 60) {
+        let o = FixedOffset::east_opt(off * 60).expect("offset");
+        let t = t.with_timezone(&o);
+        let written = bsi::ttl::format_ts(t);
+        prop_assert_eq!(bsi::ttl::parse_ts(&written, &chrono::Utc), Some(t));
+        prop_assert_eq!(
+            bsi::ttl::parse_ts(&written, &chrono::Utc),
+            DateTime::parse_from_str(&written, "%Y-%m-%d %H:%M %:z").ok()
+        );
+    }
+}
