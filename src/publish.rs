@@ -244,6 +244,28 @@ fn move_local(brain: &Brain, to: Oid, expected: Option<Oid>, message: &str) -> R
     Ok(())
 }
 
+/// What a plan decided, on one view.
+enum Decided<R> {
+    /// Plan again, on a fresh fetch.
+    Again,
+    /// Nothing to write: this is the outcome.
+    Done(Applied<R>),
+    /// Write this.
+    Write {
+        text: String,
+        message: String,
+        report: R,
+        view: View,
+    },
+}
+
+/// How one push ended.
+enum Step<R> {
+    Landed(Box<Applied<R>>),
+    Lost,
+    Unreachable(String),
+}
+
 struct Publisher<'b> {
     brain: &'b Brain,
     remote: Remote,
@@ -266,133 +288,166 @@ impl Publisher<'_> {
         loop {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, true)?;
-            let planned = match plan(&view.registry) {
-                // A refusal decided on an old fetch may be wrong too.
-                Err(e) if !self.fetched && e.is_refusal() => match self.fetch() {
-                    Ok(()) => continue,
-                    Err(_) => return Err(e),
-                },
-                other => other?,
-            };
-            let (text, message, report) = match planned {
-                Plan::Keep(report) => {
-                    // A refusal or a no-op decided on an old fetch may be
-                    // wrong: decide again on the remote's present state.
-                    if !self.fetched {
-                        match self.fetch() {
-                            Ok(()) => continue,
-                            Err(why) => return Ok(kept(brain, report, view, Landed::Stale(why))),
-                        }
-                    }
-                    return Ok(kept(brain, report, view, Landed::Unchanged));
-                }
-                // A plan that changes nothing only publishes what is pending.
-                Plan::Write { text, report, .. }
-                    if !view.pending && text == view.registry.text() =>
-                {
-                    return Ok(kept(brain, report, view, Landed::Unchanged));
-                }
-                Plan::Write {
+            match self.decide(plan, view)? {
+                Decided::Again => continue,
+                Decided::Done(applied) => return Ok(applied),
+                Decided::Write {
                     text,
                     message,
                     report,
-                } => (text, message, report),
-            };
-            let registry = brain.parse(text)?;
-            let published = if view.pending {
-                brain.pending_changes(tips)?
-            } else {
-                Vec::new()
-            };
-            // The union of pending changes that only reorders the remote's
-            // rows is no change: the local branch takes the remote's.
-            if let Some(t) = tips.tracking
-                && view.pending
-                && brain.parse(brain.text_at(t)?)?.same_rows(&registry)
-            {
-                move_local(brain, t, tips.local, "bsi: adopt the remote registry")?;
-                brain.refresh_copy(&registry);
-                return Ok(Applied {
-                    report,
-                    commit: Some(t),
-                    landing: Landing {
-                        landed: Landed::Published,
-                        published,
-                        registry,
-                    },
-                });
-            }
-            let message = with_published(message, &published);
-            // On the remote's tip; a remote without the branch yet gets
-            // the local history.
-            let parent = tips.tracking.or(tips.local);
-            let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
-            let pushed =
-                self.remote
-                    .push(&brain.workdir, commit, self.remaining().max(FETCH_TIMEOUT));
-            match pushed {
-                Push::Pushed => {
-                    fault("after-push");
-                    brain.heard_from_remote(self.opts.now);
-                    let tracking = self.remote.tracking_ref();
-                    if brain.git.ref_target(&tracking) != Some(commit) {
-                        match brain
-                            .git
-                            .move_ref(&tracking, commit, tips.tracking, "bsi: pushed")
-                        {
-                            Ok(()) | Err(Error::Moved(_)) => {}
-                            Err(e) => return Err(e),
+                    view,
+                } => match self.publish(tips, &view, text, message, report)? {
+                    Step::Landed(applied) => return Ok(*applied),
+                    Step::Lost => {
+                        if let Some(why) = self.after_lost_race()? {
+                            return self.offline(plan, why);
                         }
                     }
-                    fault("after-tracking");
-                    move_local(brain, commit, tips.local, &message)?;
-                    self.say(&format!(
-                        "published on {} after {} lost race(s), {} ms",
-                        self.remote.label(),
-                        self.attempts,
-                        self.start.elapsed().as_millis()
-                    ));
-                    brain.refresh_copy(&registry);
-                    return Ok(Applied {
-                        report,
-                        commit: Some(commit),
-                        landing: Landing {
-                            landed: Landed::Published,
-                            published,
-                            registry,
-                        },
-                    });
-                }
-                Push::Lost => {
-                    self.attempts += 1;
-                    if self.start.elapsed() >= self.budget {
-                        return Err(Error::Busy {
-                            remote: self.remote.label(),
-                            attempts: self.attempts,
-                            waited_s: self.start.elapsed().as_secs(),
-                        });
-                    }
-                    let pause = backoff(self.attempts);
-                    self.say(&format!(
-                        "push {} lost a race on {}; waiting {} ms, then fetching",
-                        self.attempts,
-                        self.remote.label(),
-                        pause.as_millis()
-                    ));
-                    std::thread::sleep(pause.min(self.remaining()));
-                    if let Err(why) = self.fetch() {
-                        return self.offline(plan, why);
-                    }
-                }
-                Push::Refused(why) => {
-                    return Err(Error::RemoteRefused {
-                        remote: self.remote.label(),
-                        why,
-                    });
-                }
-                Push::Unreachable(why) => return self.offline(plan, why),
+                    Step::Unreachable(why) => return self.offline(plan, why),
+                },
             }
         }
+    }
+
+    /// Runs the plan on `view`. A refusal, or a plan that writes nothing,
+    /// decided on an old fetch may be wrong: it is decided again once on
+    /// the remote's present state before it is believed.
+    fn decide<R>(
+        &mut self,
+        plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
+        view: View,
+    ) -> Result<Decided<R>> {
+        let brain = self.brain;
+        let planned = match plan(&view.registry) {
+            Err(e) if !self.fetched && e.is_refusal() => {
+                return match self.fetch() {
+                    Ok(()) => Ok(Decided::Again),
+                    Err(_) => Err(e),
+                };
+            }
+            other => other?,
+        };
+        Ok(match planned {
+            Plan::Keep(report) if !self.fetched => match self.fetch() {
+                Ok(()) => Decided::Again,
+                Err(why) => Decided::Done(kept(brain, report, view, Landed::Stale(why))),
+            },
+            Plan::Keep(report) => Decided::Done(kept(brain, report, view, Landed::Unchanged)),
+            // A plan that changes nothing only publishes what is pending.
+            Plan::Write { text, report, .. } if !view.pending && text == view.registry.text() => {
+                Decided::Done(kept(brain, report, view, Landed::Unchanged))
+            }
+            Plan::Write {
+                text,
+                message,
+                report,
+            } => Decided::Write {
+                text,
+                message,
+                report,
+                view,
+            },
+        })
+    }
+
+    /// Commits the planned registry on the remote's last fetched tip and
+    /// pushes it; once it landed, the remote-tracking and the local branch
+    /// take it.
+    fn publish<R>(
+        &mut self,
+        tips: Tips,
+        view: &View,
+        text: String,
+        message: String,
+        report: R,
+    ) -> Result<Step<R>> {
+        let brain = self.brain;
+        let registry = brain.parse(text)?;
+        let published = if view.pending {
+            brain.pending_changes(tips)?
+        } else {
+            Vec::new()
+        };
+        let landed = |commit, registry, published| Applied {
+            report,
+            commit: Some(commit),
+            landing: Landing {
+                landed: Landed::Published,
+                published,
+                registry,
+            },
+        };
+        // The union of pending changes that only reorders the remote's
+        // rows is no change: the local branch takes the remote's.
+        if let Some(t) = tips.tracking
+            && view.pending
+            && brain.parse(brain.text_at(t)?)?.same_rows(&registry)
+        {
+            move_local(brain, t, tips.local, "bsi: adopt the remote registry")?;
+            brain.refresh_copy(&registry);
+            return Ok(Step::Landed(Box::new(landed(t, registry, published))));
+        }
+        let message = with_published(message, &published);
+        // On the remote's tip; a remote without the branch yet gets the
+        // local history.
+        let parent = tips.tracking.or(tips.local);
+        let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
+        let timeout = self.remaining().max(FETCH_TIMEOUT);
+        match self.remote.push(&brain.workdir, commit, timeout) {
+            Push::Pushed => {
+                fault("after-push");
+                brain.heard_from_remote(self.opts.now);
+                let tracking = self.remote.tracking_ref();
+                if brain.git.ref_target(&tracking) != Some(commit) {
+                    match brain
+                        .git
+                        .move_ref(&tracking, commit, tips.tracking, "bsi: pushed")
+                    {
+                        Ok(()) | Err(Error::Moved(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                fault("after-tracking");
+                move_local(brain, commit, tips.local, &message)?;
+                self.say(&format!(
+                    "published on {} after {} lost race(s), {} ms",
+                    self.remote.label(),
+                    self.attempts,
+                    self.start.elapsed().as_millis()
+                ));
+                brain.refresh_copy(&registry);
+                Ok(Step::Landed(Box::new(landed(commit, registry, published))))
+            }
+            Push::Lost => Ok(Step::Lost),
+            Push::Refused(why) => Err(Error::RemoteRefused {
+                remote: self.remote.label(),
+                why,
+            }),
+            Push::Unreachable(why) => Ok(Step::Unreachable(why)),
+        }
+    }
+
+    /// After a push that lost a race: within the time budget, a random
+    /// pause, then a fetch of the new tip (`Some(why)` when the remote is
+    /// gone meanwhile); past the budget, exit 8.
+    fn after_lost_race(&mut self) -> Result<Option<String>> {
+        self.attempts += 1;
+        if self.start.elapsed() >= self.budget {
+            return Err(Error::Busy {
+                remote: self.remote.label(),
+                attempts: self.attempts,
+                waited_s: self.start.elapsed().as_secs(),
+            });
+        }
+        let pause = backoff(self.attempts);
+        self.say(&format!(
+            "push {} lost a race on {}; waiting {} ms, then fetching",
+            self.attempts,
+            self.remote.label(),
+            pause.as_millis()
+        ));
+        std::thread::sleep(pause.min(self.remaining()));
+        Ok(self.fetch().err())
     }
 
     fn remaining(&self) -> Duration {
