@@ -19,6 +19,65 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     }
     let _record = lock.record("migrate")?;
     brain.git.ensure_clean_state()?;
+    let (text, registry) = committed_registry(&brain)?;
+
+    let remote = settings.remote(&brain.git)?;
+    if let Some(r) = &remote {
+        match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
+            Err(FetchError::Unreachable(why)) => {
+                return Err(Error::Unreachable {
+                    remote: r.label(),
+                    why,
+                });
+            }
+        }
+    }
+    let tips = brain.tips(remote.as_ref());
+    let published = if tips.local.is_none() && tips.tracking.is_none() {
+        create_branch(&brain, &settings, remote.as_ref(), &text, ctx)?
+    } else {
+        check_rows_present(&brain, tips, remote.is_some(), &registry)?;
+        false
+    };
+    let untrack = commit_message(
+        "migrate",
+        &[],
+        &format!(
+            "untrack {} (the registry lives on branch {})",
+            brain.rel, brain.branch
+        ),
+    );
+    let removal = brain.git.commit_removal(&brain.rel, &untrack)?;
+    // The file stays in the work tree, now the excluded copy.
+    brain.refresh_copy(&registry);
+    drop(_record);
+    drop(lock);
+    let mut out = ctx.out();
+    let _ = writeln!(
+        out,
+        "Migrated — {} now lives on branch {}{}; {} rows kept byte for byte.",
+        BRANCH_FILE,
+        brain.branch,
+        if published { " (published)" } else { "" },
+        registry.active_claims.len() + registry.stale_claims.len() + registry.history_len()
+    );
+    let _ = writeln!(
+        out,
+        "This branch has one new commit that untracks {} and changes nothing else ({}).",
+        brain.rel,
+        &removal.to_string()[..8]
+    );
+    let _ = writeln!(
+        out,
+        "Next: push it with your content (`git push`); other clones take it with `git pull`."
+    );
+    Ok(exit::OK)
+}
+
+/// The registry as the current branch committed it: what moves. An edit of
+/// it nobody committed would be lost, so it is refused.
+fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
     let head = brain.git.head_state(&brain.rel)?;
     let Some(blob) = head.blob else {
         return Err(Error::Refused(
@@ -54,12 +113,51 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         path: brain.registry.clone(),
         source,
     })?;
+    Ok((text, registry))
+}
 
-    let remote = settings.remote(&brain.git)?;
-    if let Some(r) = &remote {
-        match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
-            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
-            Err(FetchError::Unreachable(why)) => {
+/// Makes the registry branch with `text` as its first commit, and pushes it
+/// when there is a remote. Returns whether it was published.
+fn create_branch(
+    brain: &crate::store::Brain,
+    settings: &crate::settings::Settings,
+    remote: Option<&crate::git_cli::Remote>,
+    text: &str,
+    ctx: &Ctx,
+) -> Result<bool> {
+    let message = commit_message(
+        "migrate",
+        &[],
+        &format!("{} from the content branch to {}", brain.rel, brain.branch),
+    );
+    let commit = brain
+        .git
+        .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
+    let mut published = false;
+    if let Some(r) = remote {
+        match r.push(&brain.workdir, commit, settings.publish_timeout) {
+            Push::Pushed => {
+                brain.heard_from_remote(ctx.now);
+                brain
+                    .git
+                    .move_ref(&r.tracking_ref(), commit, None, "bsi: migrate")
+                    .ok();
+                published = true;
+            }
+            Push::Lost => {
+                return Err(Error::Refused(
+                    format!("{} received a registry branch a moment ago", r.label()),
+                    "another clone migrated at the same time: run `git pull`, then `bsi status`"
+                        .into(),
+                ));
+            }
+            Push::Refused(why) => {
+                return Err(Error::RemoteRefused {
+                    remote: r.label(),
+                    why,
+                });
+            }
+            Push::Unreachable(why) => {
                 return Err(Error::Unreachable {
                     remote: r.label(),
                     why,
@@ -67,104 +165,35 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             }
         }
     }
-    let tips = brain.tips(remote.as_ref());
-    let mut published = false;
-    if tips.local.is_none() && tips.tracking.is_none() {
-        let message = commit_message(
-            "migrate",
-            &[],
-            &format!("{} from the content branch to {}", brain.rel, brain.branch),
-        );
-        let commit =
-            brain
-                .git
-                .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
-        if let Some(r) = &remote {
-            match r.push(&brain.workdir, commit, settings.publish_timeout) {
-                Push::Pushed => {
-                    brain.heard_from_remote(ctx.now);
-                    brain
-                        .git
-                        .move_ref(&r.tracking_ref(), commit, None, "bsi: migrate")
-                        .ok();
-                    published = true;
-                }
-                Push::Lost => {
-                    return Err(Error::Refused(
-                        format!("{} received a registry branch a moment ago", r.label()),
-                        "another clone migrated at the same time: run `git pull`, then `bsi status`".into(),
-                    ));
-                }
-                Push::Refused(why) => {
-                    return Err(Error::RemoteRefused {
-                        remote: r.label(),
-                        why,
-                    });
-                }
-                Push::Unreachable(why) => {
-                    return Err(Error::Unreachable {
-                        remote: r.label(),
-                        why,
-                    });
-                }
-            }
-        }
-        brain
-            .git
-            .move_ref(&brain.local_ref(), commit, None, "bsi: migrate")?;
-    } else {
-        // The brain was migrated from another clone (or another branch):
-        // the rows of this branch's file must all be there already.
-        let view = brain.view_of(tips, remote.is_some())?;
-        let merged =
-            crate::registry::merge::merge3(None, &view.registry, &registry).map_err(|e| {
-                Error::Refused(
-                    format!("the registries cannot be merged by rows: {e}"),
-                    "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
-                )
-            })?;
-        let merged = brain.parse(merged)?;
-        if !merged.same_rows(&view.registry) {
-            return Err(Error::Refused(
-                format!(
-                    "the registry branch {} exists already, and this branch's {} holds rows it lacks",
-                    brain.branch, brain.rel
-                ),
-                "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
-            ));
-        }
+    brain
+        .git
+        .move_ref(&brain.local_ref(), commit, None, "bsi: migrate")?;
+    Ok(published)
+}
+
+/// The brain was migrated from another clone (or another branch): the rows
+/// of this branch's file must all be on the registry branch already.
+fn check_rows_present(
+    brain: &crate::store::Brain,
+    tips: crate::store::Tips,
+    has_remote: bool,
+    registry: &crate::registry::Registry,
+) -> Result<()> {
+    let view = brain.view_of(tips, has_remote)?;
+    let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
+        Error::Refused(
+            format!("the registries cannot be merged by rows: {e}"),
+            "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
+        )
+    })?;
+    if !brain.parse(merged)?.same_rows(&view.registry) {
+        return Err(Error::Refused(
+            format!(
+                "the registry branch {} exists already, and this branch's {} holds rows it lacks",
+                brain.branch, brain.rel
+            ),
+            "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
+        ));
     }
-    let untrack = commit_message(
-        "migrate",
-        &[],
-        &format!(
-            "untrack {} (the registry lives on branch {})",
-            brain.rel, brain.branch
-        ),
-    );
-    let removal = brain.git.commit_removal(&brain.rel, &untrack)?;
-    // The file stays in the work tree, now the excluded copy.
-    brain.refresh_copy(&registry);
-    drop(_record);
-    drop(lock);
-    let mut out = ctx.out();
-    let _ = writeln!(
-        out,
-        "Migrated — {} now lives on branch {}{}; {} rows kept byte for byte.",
-        BRANCH_FILE,
-        brain.branch,
-        if published { " (published)" } else { "" },
-        registry.active_claims.len() + registry.stale_claims.len() + registry.history_len()
-    );
-    let _ = writeln!(
-        out,
-        "This branch has one new commit that untracks {} and changes nothing else ({}).",
-        brain.rel,
-        &removal.to_string()[..8]
-    );
-    let _ = writeln!(
-        out,
-        "Next: push it with your content (`git push`); other clones take it with `git pull`."
-    );
-    Ok(exit::OK)
+    Ok(())
 }
