@@ -25,9 +25,15 @@ use clap::{Args, Parser, Subcommand};
 /// sync` publishes it later), 8 the remote stayed busy for the whole publish
 /// timeout (nothing written: retry).
 #[derive(Debug, Parser)]
-#[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "bsi",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    disable_help_subcommand = true
+)]
 pub struct Cli {
-    /// Where the readable copy of the registry goes; its directory is the brain root [default: BRAIN-INDEX.md at the root of the git work tree].
+    /// Where the readable copy of the registry goes; its directory is the brain root. A relative path starts at the root of the git work tree, wherever bsi runs [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
@@ -100,7 +106,8 @@ pub enum Command {
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
         /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
-        /// messages go to stderr.
+        /// messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
+        /// `eval` fails with the same code.
         #[arg(long, conflicts_with = "json")]
         shell: bool,
         #[command(flatten)]
@@ -272,6 +279,13 @@ pub enum Command {
     /// Print the man page (roff): `bsi man > bsi.1 && man ./bsi.1`.
     Man,
 
+    /// Print the help of bsi, or of one command (`bsi help open`).
+    Help {
+        /// The command, and its subcommand if it has some (`bsi help hook install`).
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+
     /// Hooks inside the agent tools: install or uninstall them.
     ///
     /// For Claude Code, Codex CLI, Gemini CLI and Cursor, in the tool's
@@ -352,4 +366,52 @@ pub enum AgentTool {
     Gemini,
     /// Cursor.
     Cursor,
+}
+
+/// Subcommands whose help and completions do without the global flags:
+/// they never read the registry or a remote.
+const WITHOUT_GLOBALS: [&str; 4] = ["completions", "man", "merge-driver", "help"];
+
+/// The global flags hidden from those subcommands.
+const GLOBALS: [&str; 4] = ["registry", "quiet", "verbose", "remote"];
+
+/// The command line definition as bsi uses it: the derived one, with the
+/// global flags hidden from the subcommands that ignore them (a subcommand
+/// that has its own flag of a global's name does not get the global).
+pub fn command() -> clap::Command {
+    use clap::{Arg, ArgAction, CommandFactory};
+    let mut cmd = Cli::command();
+    for sub in WITHOUT_GLOBALS {
+        cmd = cmd.mut_subcommand(sub, |mut s| {
+            for g in GLOBALS {
+                let a = Arg::new(g).long(g).hide(true);
+                s = s.arg(match g {
+                    "quiet" | "verbose" => a.action(ArgAction::SetTrue),
+                    _ => a.num_args(1),
+                });
+            }
+            s
+        });
+    }
+    cmd
+}
+
+impl Cli {
+    /// Whether the command asked for JSON output (errors then come out as
+    /// JSON on stdout too).
+    pub fn wants_json(&self) -> bool {
+        match &self.command {
+            Command::Open { out, .. }
+            | Command::Close { out, .. }
+            | Command::Renew { out, .. }
+            | Command::Watchdog { out }
+            | Command::Release { out, .. }
+            | Command::Status { out, .. }
+            | Command::Whoami { out, .. }
+            | Command::Verify { out, .. }
+            | Command::Sync { out }
+            | Command::Log { out, .. } => out.json,
+            _ => false,
+        }
+    }
 }

@@ -42,7 +42,7 @@ pub use error::{Error, Result, exit};
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 /// Runs bsi with these arguments and returns the process exit code. Errors
 /// are printed on stderr as what happened, then what to do next.
@@ -51,7 +51,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match cli::Cli::try_parse_from(args) {
+    let parsed = cli::command()
+        .try_get_matches_from(args)
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -63,9 +66,13 @@ where
             };
         }
     };
+    let json = cli.wants_json();
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
+            if json {
+                output::print_json(&output::ErrorJson::of(&e));
+            }
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "error: {e}");
             if let Some(h) = e.hint() {

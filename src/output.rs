@@ -73,6 +73,33 @@ impl ClaimJson {
     }
 }
 
+/// An error, as JSON on stdout for a command run with `--json` (the same
+/// words go to stderr as text).
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorJson {
+    /// A short name of the kind of error (`usage`, `refused`, `not-found`…).
+    pub error: &'static str,
+    /// What happened.
+    pub message: String,
+    /// The next command to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The exit code.
+    pub exit: u8,
+}
+
+impl ErrorJson {
+    /// From a library error.
+    pub fn of(e: &crate::Error) -> ErrorJson {
+        ErrorJson {
+            error: e.kind(),
+            message: e.to_string(),
+            hint: e.hint(),
+            exit: e.code(),
+        }
+    }
+}
+
 /// Prints one JSON document on stdout.
 pub fn print_json<T: Serialize>(value: &T) {
     let mut out = std::io::stdout().lock();
@@ -119,6 +146,13 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A time in the reader's zone (the zone of `now`), with the zone shown:
+/// `2026-03-14 11:30 +00:00`. The registry keeps the writer's offset; a
+/// reader elsewhere sees the same instant in its own zone.
+pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
+    ttl::format_ts(t.with_timezone(now.offset()))
+}
+
 /// `09:30` when the day is today, else `2026-03-14 09:30`.
 pub fn short_time(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
     if t.date_naive() == now.with_timezone(t.offset()).date_naive() {
@@ -138,12 +172,12 @@ pub fn describe(c: &Claim, stale: bool, now: DateTime<FixedOffset>) -> String {
     let state = if stale {
         format!(
             "STALE since {} (a person must release it)",
-            ttl::format_ts(c.expires)
+            local_ts(c.expires, now)
         )
     } else {
         format!(
             "expires {} ({})",
-            ttl::format_ts(c.expires),
+            local_ts(c.expires, now),
             ttl::time_left(c.expires, now)
         )
     };
@@ -168,6 +202,8 @@ pub enum Paint {
     Green,
     /// Secondary text.
     Dim,
+    /// No colour.
+    Plain,
 }
 
 /// Whether to colour: only on a terminal, never when `NO_COLOR` is set to a
@@ -178,10 +214,11 @@ pub fn colour_wanted(is_terminal: bool, no_color: Option<&str>, term: Option<&st
 
 /// `s` wrapped in the ANSI codes of `p` when `on`.
 pub fn paint(on: bool, p: Paint, s: &str) -> String {
-    if !on || s.is_empty() {
+    if !on || s.is_empty() || p == Paint::Plain {
         return s.to_string();
     }
     let code = match p {
+        Paint::Plain => "0",
         Paint::Bold => "1",
         Paint::Red => "31",
         Paint::Yellow => "33",
@@ -206,6 +243,190 @@ pub fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -
         out.push('\n');
     }
     out
+}
+
+/// One cell of a [`Table`]: its text and its colour on a terminal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cell {
+    /// The text.
+    pub text: String,
+    /// Its colour.
+    pub paint: Option<Paint>,
+}
+
+impl Cell {
+    /// A plain cell.
+    pub fn new(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            paint: None,
+        }
+    }
+
+    /// A painted cell.
+    pub fn painted(text: impl Into<String>, paint: Option<Paint>) -> Cell {
+        Cell {
+            text: text.into(),
+            paint,
+        }
+    }
+}
+
+/// How a column gives way when a table is wider than the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shrink {
+    /// Never shortened (scopes, times, states).
+    Never,
+    /// Cut at the end with `…`, down to this many characters.
+    End(usize),
+    /// Cut in the middle with `…` (the start and the end of an id stay), down
+    /// to this many characters.
+    Middle(usize),
+}
+
+/// A column: its header and how it shrinks. Columns shrink in the order of
+/// `order` (lowest first) until the table fits.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    /// The header.
+    pub header: &'static str,
+    /// How it shrinks.
+    pub shrink: Shrink,
+    /// When it shrinks, among the shrinkable columns.
+    pub order: u8,
+}
+
+/// A table for people: columns separated by two spaces, fitted to a width,
+/// cells painted one by one (the padding stays unpainted, so alignment
+/// holds with colours on).
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The columns.
+    pub columns: Vec<Column>,
+    /// The rows, one cell per column.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// `s` cut to `width` characters, with `…` where text was taken out.
+pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
+    let n = s.chars().count();
+    if n <= width || width == 0 {
+        return if width == 0 { String::new() } else { s.to_string() };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    match how {
+        Shrink::Never => s.to_string(),
+        Shrink::End(_) => chars[..width - 1].iter().collect::<String>() + "…",
+        Shrink::Middle(_) => {
+            let keep = width - 1;
+            let tail = keep / 2;
+            let head = keep - tail;
+            let mut out: String = chars[..head].iter().collect();
+            out.push('…');
+            out.extend(&chars[n - tail..]);
+            out
+        }
+    }
+}
+
+impl Table {
+    /// The column widths that fit `width` characters, shrinking the
+    /// shrinkable columns in their order; a table whose fixed columns alone
+    /// are too wide stays too wide.
+    pub fn widths(&self, width: usize) -> Vec<usize> {
+        let n = self.columns.len();
+        let mut w: Vec<usize> = (0..n)
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.text.chars().count())
+                    .chain(std::iter::once(self.columns[i].header.chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        // Empty columns other than the first are dropped (width 0).
+        for (i, wi) in w.iter_mut().enumerate() {
+            if i > 0 && self.rows.iter().all(|r| r.get(i).is_none_or(|c| c.text.is_empty())) {
+                *wi = 0;
+            }
+        }
+        let total = |w: &[usize]| {
+            let shown = w.iter().filter(|x| **x > 0).count();
+            w.iter().sum::<usize>() + 2 * shown.saturating_sub(1)
+        };
+        let mut order: Vec<usize> = (0..n)
+            .filter(|&i| self.columns[i].shrink != Shrink::Never)
+            .collect();
+        order.sort_by_key(|&i| self.columns[i].order);
+        for i in order {
+            let over = total(&w).saturating_sub(width);
+            if over == 0 {
+                break;
+            }
+            let min = match self.columns[i].shrink {
+                Shrink::End(m) | Shrink::Middle(m) => m.max(self.columns[i].header.chars().count()),
+                Shrink::Never => w[i],
+            };
+            if w[i] > min {
+                w[i] -= over.min(w[i] - min);
+            }
+        }
+        w
+    }
+
+    /// The table as text, fitted to `width`, painted when `colour`.
+    pub fn render(&self, width: usize, colour: bool) -> String {
+        let w = self.widths(width);
+        let header: Vec<Cell> = self
+            .columns
+            .iter()
+            .map(|c| Cell::painted(c.header, Some(Paint::Bold)))
+            .collect();
+        let mut out = String::new();
+        for row in std::iter::once(&header).chain(&self.rows) {
+            let mut line = String::new();
+            let mut pending = 0usize;
+            let last = (0..w.len()).rev().find(|&i| w[i] > 0).unwrap_or(0);
+            for (i, &wi) in w.iter().enumerate() {
+                if wi == 0 && i > 0 {
+                    continue;
+                }
+                let cell = row.get(i).cloned().unwrap_or_default();
+                let text = shorten(&cell.text, wi, self.columns[i].shrink);
+                let len = text.chars().count();
+                if !text.is_empty() {
+                    line.push_str(&" ".repeat(pending));
+                    pending = 0;
+                    line.push_str(&paint(colour, cell.paint.unwrap_or(Paint::Plain), &text));
+                }
+                if i < last {
+                    pending += wi - len.min(wi) + 2;
+                }
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The width to fit: `COLUMNS` when it is a number, else 80.
+pub fn screen_width(columns: Option<&str>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= 20)
+        .unwrap_or(80)
+}
+
+/// The name of a zone for people: `UTC`, or its offset `+01:00`.
+pub fn zone_name(offset: FixedOffset) -> String {
+    if offset.local_minus_utc() == 0 {
+        "UTC".into()
+    } else {
+        offset.to_string()
+    }
 }
 
 /// Pairs of overlapping claims, as JSON.

@@ -69,7 +69,12 @@ impl Ctx {
         let pinned = std::env::var("BSI_NOW").is_ok_and(|s| !s.trim().is_empty());
         let now = match std::env::var("BSI_NOW") {
             Ok(s) if !s.trim().is_empty() => DateTime::parse_from_rfc3339(s.trim())
-                .map_err(|e| Error::Usage(format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}")))?
+                .map_err(|e| {
+                    Error::BadInput(
+                        format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}"),
+                        "give a full time with its zone, like `export BSI_NOW=2026-03-14T09:30:00Z`, or `unset BSI_NOW` to use the clock".into(),
+                    )
+                })?
                 .with_timezone(&Local)
                 .fixed_offset(),
             _ => Local::now().fixed_offset(),
@@ -96,7 +101,8 @@ impl Ctx {
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
+        let registry = self.registry_path()?;
+        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
         if self.pinned {
             brain.git.pin_clock(
                 self.now.timestamp(),
@@ -107,6 +113,31 @@ impl Ctx {
         let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
         brain.branch = settings.branch.clone();
         Ok((brain, settings))
+    }
+
+    /// `--registry` / `BSI_REGISTRY` made absolute: a relative path starts
+    /// at the root of the git work tree, so it names the same file from
+    /// every directory.
+    fn registry_path(&self) -> Result<Option<PathBuf>> {
+        let Some(p) = self.registry.as_deref() else {
+            return Ok(None);
+        };
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            crate::git::Git::discover(&self.cwd)?.workdir()?.join(p)
+        };
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(Error::BadInput(
+                format!(
+                    "the registry path {} (from --registry or BSI_REGISTRY) is in a directory that does not exist",
+                    p.display()
+                ),
+                "create that directory, or `unset BSI_REGISTRY` to keep the registry's copy at the root of the work tree".into(),
+            ));
+        }
+        Ok(Some(p))
     }
 
     /// The brain this run works on.
@@ -150,7 +181,12 @@ impl Ctx {
     pub fn session(&self, arg: Option<&str>) -> Result<String> {
         let s = arg
             .or(self.env_session.as_deref())
-            .ok_or_else(|| Error::Usage("no session given: name one, or set BSI_SESSION".into()))?;
+            .ok_or_else(|| {
+                Error::BadInput(
+                    "no session given: name one, or set BSI_SESSION".into(),
+                    "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
+                )
+            })?;
         check_session_id(s.trim())?;
         Ok(s.trim().to_string())
     }
@@ -186,22 +222,40 @@ pub fn check_session_id(s: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
-            s.escape_debug()
-        )))
+        Err(Error::BadInput(
+            format!(
+                "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
+                s.escape_debug()
+            ),
+            "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
+        ))
     }
 }
 
 /// Free text that lands in a registry cell: one line, no control characters.
 pub fn check_text(what: &str, s: &str) -> Result<()> {
+    let flag = if what == "note" { "--note" } else { "--agent" };
     if s.chars().any(char::is_control) {
-        return Err(Error::Usage(format!(
-            "the {what} contains a newline or another control character; registry cells hold one line"
-        )));
+        return Err(Error::BadInput(
+            format!(
+                "the {what} contains a newline or another control character; registry cells hold one line"
+            ),
+            format!("run the same command with a one-line {flag} (join the lines with `; `)"),
+        ));
     }
-    if s.len() > 500 {
-        return Err(Error::Usage(format!("the {what} is longer than 500 bytes")));
+    // The same limits as `default_agent` in .bsi.toml.
+    let limit = if what == "agent" { 200 } else { 500 };
+    if s.len() > limit {
+        return Err(Error::BadInput(
+            format!("the {what} is longer than {limit} bytes"),
+            format!("run the same command with a shorter {flag}"),
+        ));
+    }
+    if what == "agent" && s.contains('|') {
+        return Err(Error::BadInput(
+            format!("the agent name `{s}` contains `|`, the registry's column separator"),
+            "run the same command with a name without `|`, like `--agent claude`".into(),
+        ));
     }
     Ok(())
 }
@@ -372,6 +426,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_deref(), worktree, out.json),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
+        Command::Help { command } => meta::help(&command),
         Command::Sync { out } => sync::run(&ctx, out.json),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)

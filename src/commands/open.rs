@@ -76,7 +76,24 @@ struct ConflictJson {
 
 pub(crate) use crate::session::new_session_id;
 
+/// Runs `bsi open`. With `--shell`, a run that does not exit 0 also prints
+/// `(exit N)` on stdout, so that `eval "$(bsi open … --shell)"` fails with
+/// bsi's own exit code instead of succeeding on an empty string.
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
+    let result = open(ctx, req, mode);
+    if mode == Mode::Shell {
+        let code = match &result {
+            Ok(c) => *c,
+            Err(e) => e.code(),
+        };
+        if code != exit::OK {
+            let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
+        }
+    }
+    result
+}
+
+fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let json = mode == Mode::Json;
     let (brain, settings) = ctx.open()?;
     let config = &settings.config;
@@ -84,8 +101,9 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     for raw in &req.scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
-            return Err(Error::Usage(
+            return Err(Error::BadInput(
                 "the registry itself cannot be claimed: only bsi writes it".into(),
+                "claim what you will edit (`bsi open notes/`); bsi changes the registry for you, and `bsi status` shows it".into(),
             ));
         }
         if !scopes.contains(&s) {
@@ -224,7 +242,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             out,
             "Claim opened — {} / expires {}",
             c.scope,
-            ttl::format_ts(c.expires)
+            output::local_ts(c.expires, ctx.now)
         );
     }
     for (c, stale) in &held {
@@ -239,7 +257,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 out,
                 "Already held — {} / expires {}",
                 c.scope,
-                ttl::format_ts(c.expires)
+                output::local_ts(c.expires, ctx.now)
             );
         }
     }

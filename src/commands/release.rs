@@ -97,6 +97,15 @@ pub(crate) fn run(
         .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
         .collect();
     if !confirm {
+        // A preview: nothing written, nothing wrong.
+        let again = format!(
+            "bsi release {session} --confirm{}{}",
+            scope
+                .as_ref()
+                .map(|s| format!(" --scope {s}"))
+                .unwrap_or_default(),
+            if force { " --force" } else { "" }
+        );
         if json {
             output::print_json(&Released {
                 session: session.to_string(),
@@ -105,35 +114,25 @@ pub(crate) fn run(
                 commit: None,
             });
         } else {
-            let mut err = std::io::stderr().lock();
+            let mut out = ctx.out();
             let _ = writeln!(
-                err,
-                "Nothing released: a release needs --confirm. It would free:"
+                out,
+                "Nothing released yet (a preview: a release needs --confirm). It would free:"
             );
             for (c, s) in &targets {
                 let _ = writeln!(
-                    err,
+                    out,
                     "  {} → history as {}",
                     output::describe(c, *s == Status::Released, ctx.now),
                     s.as_str()
                 );
             }
             let _ = writeln!(
-                err,
-                "Next: check that session is really gone, then run the same command with --confirm."
+                out,
+                "Next: check that the session is really gone, then run `{again}`."
             );
         }
-        return Err(Error::Refused(
-            "nothing released: release needs --confirm".into(),
-            format!(
-                "run `bsi release {session} --confirm{}{}` once the session is known to be gone",
-                scope
-                    .as_ref()
-                    .map(|s| format!(" --scope {s}"))
-                    .unwrap_or_default(),
-                if force { " --force" } else { "" }
-            ),
-        ));
+        return Ok(exit::OK);
     }
 
     let commit = applied.commit;
