@@ -180,7 +180,7 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
                     if *stale { " stale" } else { "n active" },
                     claim.session,
                     claim.scope,
-                    output::rfc3339(claim.expires),
+                    output::local_ts(claim.expires, ctx.now),
                 );
                 if !holders.iter().any(|(s, _)| *s == claim.session) {
                     holders.push((&claim.session, *stale));
