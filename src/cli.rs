@@ -41,7 +41,7 @@ pub struct Cli {
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Say more: the commit of each registry change, opening times and notes in status.
+    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log.
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
@@ -153,8 +153,9 @@ pub enum Command {
 
     /// Move expired claims (and any older than 8h) to the stale table.
     ///
-    /// Prints `N active claims, M stale` and exits 4 when M > 0: stale claims
-    /// are never freed by bsi, a person decides (`bsi release`).
+    /// Prints `N active, M stale`, names the claims it marks now, then lists
+    /// every stale claim as `status` does, and exits 4 when M > 0: stale
+    /// claims are never freed by bsi, a person decides (`bsi release`).
     Watchdog {
         #[command(flatten)]
         out: JsonFlag,
@@ -164,7 +165,7 @@ pub enum Command {
     Release {
         /// The session whose claims are released.
         session: String,
-        /// Confirm the release; without it bsi only says what it would do.
+        /// Confirm the release; without it bsi only says what it would free (a preview, exit 0).
         #[arg(long)]
         confirm: bool,
         /// Release only this scope.
@@ -183,9 +184,14 @@ pub enum Command {
     /// most); when the remote cannot be reached the local state is shown
     /// with its age.
     ///
-    /// Stale claims are marked STALE; an active claim past its expiry shows
-    /// `overdue` until the watchdog moves it. Colours only on a terminal, never
-    /// when NO_COLOR is set.
+    /// One block per session, its scopes below it, with agent, expiry (in
+    /// this machine's time zone, named in the header), time left and note,
+    /// fitted to $COLUMNS (80 by default; notes and agents are shortened,
+    /// never scopes or session ids; `-v` shortens nothing and adds the level
+    /// and the opening time). Stale claims are marked STALE; an active claim
+    /// past its expiry shows `overdue` until the watchdog moves it. Colours
+    /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
+    /// NO_COLOR is set. Exits 3 while two claims collide.
     Status {
         /// Draw the brain's directory tree with each claim where it sits.
         #[arg(long, conflicts_with = "json")]
@@ -197,7 +203,7 @@ pub enum Command {
         out: JsonFlag,
     },
 
-    /// Show the current session ($BSI_SESSION), the agent, and the session's claims.
+    /// Show the current session ($BSI_SESSION), the agent holding its claims, and the claims.
     Whoami {
         /// Do not fetch the registry branch first: show the state as last fetched.
         #[arg(long)]
@@ -257,6 +263,10 @@ pub enum Command {
     },
 
     /// The journal of sessions: the git history of the registry.
+    ///
+    /// One line per change: time (in this machine's time zone), action, the
+    /// agent that acted, session and scopes, fitted to 100 columns (or
+    /// $COLUMNS). `-v` adds each commit's id, git author and trailers.
     Log {
         /// Show at most N entries.
         #[arg(long, short = 'n', value_name = "N")]

@@ -153,10 +153,15 @@ pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String 
     ttl::format_ts(t.with_timezone(now.offset()))
 }
 
-/// `09:30` when the day is today, else `2026-03-14 09:30`.
+/// `09:30` when the day is today, `03-10 09:30` in this year, else
+/// `2025-12-31 09:30`.
 pub fn short_time(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
-    if t.date_naive() == now.with_timezone(t.offset()).date_naive() {
+    use chrono::Datelike;
+    let today = now.with_timezone(t.offset()).date_naive();
+    if t.date_naive() == today {
         t.format("%H:%M").to_string()
+    } else if t.year() == today.year() {
+        t.format("%m-%d %H:%M").to_string()
     } else {
         t.format("%Y-%m-%d %H:%M").to_string()
     }
@@ -210,6 +215,22 @@ pub enum Paint {
 /// non-empty value (<https://no-color.org>) or `TERM` is `dumb`.
 pub fn colour_wanted(is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> bool {
     is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb")
+}
+
+/// [`colour_wanted`], or forced by `CLICOLOR_FORCE` set to anything but `0`
+/// (for a pager that shows colours, `less -R`); `NO_COLOR` still wins.
+pub fn colour_wanted_or_forced(
+    is_terminal: bool,
+    no_color: Option<&str>,
+    term: Option<&str>,
+    force: Option<&str>,
+) -> bool {
+    let forced = force.is_some_and(|f| !f.is_empty() && f != "0");
+    if forced {
+        no_color.is_none_or(str::is_empty)
+    } else {
+        colour_wanted(is_terminal, no_color, term)
+    }
 }
 
 /// `s` wrapped in the ANSI codes of `p` when `on`.
@@ -286,10 +307,10 @@ pub enum Shrink {
 
 /// A column: its header and how it shrinks. Columns shrink in the order of
 /// `order` (lowest first) until the table fits.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Column {
     /// The header.
-    pub header: &'static str,
+    pub header: String,
     /// How it shrinks.
     pub shrink: Shrink,
     /// When it shrinks, among the shrinkable columns.
@@ -298,7 +319,9 @@ pub struct Column {
 
 /// A table for people: columns separated by two spaces, fitted to a width,
 /// cells painted one by one (the padding stays unpainted, so alignment
-/// holds with colours on).
+/// holds with colours on). A row of one cell in a table of several columns
+/// is a title line (a session above its claims): written whole, never
+/// shortened, and not counted in the widths.
 #[derive(Debug, Clone)]
 pub struct Table {
     /// The columns.
@@ -311,7 +334,11 @@ pub struct Table {
 pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
     let n = s.chars().count();
     if n <= width || width == 0 {
-        return if width == 0 { String::new() } else { s.to_string() };
+        return if width == 0 {
+            String::new()
+        } else {
+            s.to_string()
+        };
     }
     let chars: Vec<char> = s.chars().collect();
     match how {
@@ -339,6 +366,7 @@ impl Table {
             .map(|i| {
                 self.rows
                     .iter()
+                    .filter(|r| !self.is_title(r))
                     .filter_map(|r| r.get(i))
                     .map(|c| c.text.chars().count())
                     .chain(std::iter::once(self.columns[i].header.chars().count()))
@@ -348,7 +376,12 @@ impl Table {
             .collect();
         // Empty columns other than the first are dropped (width 0).
         for (i, wi) in w.iter_mut().enumerate() {
-            if i > 0 && self.rows.iter().all(|r| r.get(i).is_none_or(|c| c.text.is_empty())) {
+            if i > 0
+                && self
+                    .rows
+                    .iter()
+                    .all(|r| r.get(i).is_none_or(|c| c.text.is_empty()))
+            {
                 *wi = 0;
             }
         }
@@ -360,20 +393,31 @@ impl Table {
             .filter(|&i| self.columns[i].shrink != Shrink::Never)
             .collect();
         order.sort_by_key(|&i| self.columns[i].order);
-        for i in order {
-            let over = total(&w).saturating_sub(width);
-            if over == 0 {
-                break;
-            }
-            let min = match self.columns[i].shrink {
-                Shrink::End(m) | Shrink::Middle(m) => m.max(self.columns[i].header.chars().count()),
-                Shrink::Never => w[i],
-            };
-            if w[i] > min {
-                w[i] -= over.min(w[i] - min);
+        // Two passes: every shrinkable column down to a readable width
+        // first (20 characters), then down to its own minimum.
+        for pass in [Some(20), None] {
+            for &i in &order {
+                let over = total(&w).saturating_sub(width);
+                if over == 0 {
+                    break;
+                }
+                let hard = match self.columns[i].shrink {
+                    Shrink::End(m) | Shrink::Middle(m) => {
+                        m.max(self.columns[i].header.chars().count())
+                    }
+                    Shrink::Never => w[i],
+                };
+                let min = pass.map_or(hard, |soft| soft.max(hard));
+                if w[i] > min {
+                    w[i] -= over.min(w[i] - min);
+                }
             }
         }
         w
+    }
+
+    fn is_title(&self, row: &[Cell]) -> bool {
+        row.len() == 1 && self.columns.len() > 1
     }
 
     /// The table as text, fitted to `width`, painted when `colour`.
@@ -382,10 +426,16 @@ impl Table {
         let header: Vec<Cell> = self
             .columns
             .iter()
-            .map(|c| Cell::painted(c.header, Some(Paint::Bold)))
+            .map(|c| Cell::painted(c.header.as_str(), Some(Paint::Bold)))
             .collect();
         let mut out = String::new();
         for row in std::iter::once(&header).chain(&self.rows) {
+            if self.is_title(row) {
+                let c = &row[0];
+                out.push_str(&paint(colour, c.paint.unwrap_or(Paint::Plain), &c.text));
+                out.push('\n');
+                continue;
+            }
             let mut line = String::new();
             let mut pending = 0usize;
             let last = (0..w.len()).rev().find(|&i| w[i] > 0).unwrap_or(0);
@@ -459,6 +509,10 @@ mod tests {
         assert!(!colour_wanted(false, None, Some("xterm")));
         assert!(!colour_wanted(true, Some("1"), Some("xterm")));
         assert!(!colour_wanted(true, None, Some("dumb")));
+        assert!(colour_wanted_or_forced(false, None, None, Some("1")));
+        assert!(!colour_wanted_or_forced(false, Some("1"), None, Some("1")));
+        assert!(!colour_wanted_or_forced(false, None, None, Some("0")));
+        assert!(colour_wanted_or_forced(true, None, None, None));
     }
 
     #[test]

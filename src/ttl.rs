@@ -270,7 +270,13 @@ mod tests {
         assert_eq!(time_left(x, x + Duration::minutes(35)), "overdue 35m");
         assert_eq!(time_left(x, x + Duration::hours(23)), "overdue 23h");
         assert_eq!(time_left(x, x + Duration::hours(24)), "overdue 1d");
-        assert_eq!(time_left(x, x + Duration::minutes(28 * 60 + 5)), "overdue 1d4h");
-        assert_eq!(time_left(x, x + Duration::minutes(6283 * 60 + 27)), "overdue 261d");
+        assert_eq!(
+            time_left(x, x + Duration::minutes(28 * 60 + 5)),
+            "overdue 1d4h"
+        );
+        assert_eq!(
+            time_left(x, x + Duration::minutes(6283 * 60 + 27)),
+            "overdue 261d"
+        );
     }
 }

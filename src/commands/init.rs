@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message};
+use super::{Ctx, commit_message_by};
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::publish::backoff;
@@ -41,7 +41,13 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         return Err(Error::RegistryExists(place));
     }
     let text = empty_registry();
-    let message = commit_message("init", &[], &format!("{BRANCH_FILE} on {}", brain.branch));
+    let agent = ctx.agent(None, &settings.config)?;
+    let message = commit_message_by(
+        "init",
+        &[],
+        &format!("{BRANCH_FILE} on {}", brain.branch),
+        Some(&agent),
+    );
     let commit = brain
         .git
         .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;

@@ -55,6 +55,10 @@ pub struct Ctx {
     pub verbose: bool,
     /// Colours on stdout.
     pub colour: bool,
+    /// The width tables fit: `COLUMNS`, else 80.
+    pub width: usize,
+    /// `COLUMNS`, when it is set to a width.
+    pub columns: Option<usize>,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
     /// Whether `BSI_NOW` pinned the clock (bsi's commits then carry it too).
@@ -80,10 +84,11 @@ impl Ctx {
             _ => Local::now().fixed_offset(),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let colour = output::colour_wanted(
+        let colour = output::colour_wanted_or_forced(
             std::io::stdout().is_terminal(),
             std::env::var("NO_COLOR").ok().as_deref(),
             std::env::var("TERM").ok().as_deref(),
+            std::env::var("CLICOLOR_FORCE").ok().as_deref(),
         );
         Ok(Ctx {
             cwd,
@@ -94,6 +99,10 @@ impl Ctx {
             quiet: false,
             verbose: false,
             colour,
+            width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
+            columns: std::env::var("COLUMNS")
+                .ok()
+                .map(|c| output::screen_width(Some(&c))),
             remote,
             pinned,
         })
@@ -280,6 +289,17 @@ pub(crate) fn session_claims(
 
 /// The commit message of a registry change: a summary line and trailers.
 pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
+    commit_message_by(action, sessions, what, None)
+}
+
+/// [`commit_message`], with a `BSI-Agent` trailer naming who acted, so the
+/// journal shows the agent rather than a shared git identity.
+pub(crate) fn commit_message_by(
+    action: &str,
+    sessions: &[&str],
+    what: &str,
+    agent: Option<&str>,
+) -> String {
     let mut uniq: Vec<&str> = Vec::new();
     for s in sessions {
         if !uniq.contains(s) {
@@ -303,6 +323,9 @@ pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> Str
         msg.push_str(&format!("BSI-Session: {s}\n"));
     }
     msg.push_str(&format!("BSI-Action: {action}\n"));
+    if let Some(a) = agent.filter(|a| !a.is_empty()) {
+        msg.push_str(&format!("BSI-Agent: {a}\n"));
+    }
     msg
 }
 

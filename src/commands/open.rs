@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
+use super::{Ctx, check_session_id, check_text, commit_message_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::markdown::Outline;
@@ -199,7 +199,7 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         }
         Ok(Plan::Write {
             text: edited.render(),
-            message: commit_message("open", &[&session], &scopes_summary(&grant)),
+            message: commit_message_by("open", &[&session], &scopes_summary(&grant), Some(&agent)),
             report: Outcome::Opened { new_claims, held },
         })
     })?;

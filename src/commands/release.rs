@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, commit_message, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, check_session_id, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -30,6 +30,7 @@ pub(crate) fn run(
     check_session_id(session)?;
     let (brain, settings) = ctx.open()?;
     let scope = opt_scope(&brain, ctx, scope)?;
+    let by = ctx.agent(None, &settings.config)?;
 
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, session, scope.as_ref());
@@ -80,10 +81,11 @@ pub(crate) fn run(
         } else {
             "force-release"
         };
-        let message = commit_message(
+        let message = super::commit_message_by(
             action,
             &[session],
             &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+            Some(&by),
         );
         Ok(Plan::Write {
             text: edited.render(),

@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -112,10 +112,11 @@ pub(crate) fn run(
                 ),
             ));
         }
-        let message = commit_message(
+        let message = super::commit_message_by(
             "renew",
             &[&session],
             &scopes_summary(renewed.iter().map(|c| &c.scope)),
+            Some(&caller),
         );
         Ok(Plan::Write {
             text: edited.render(),

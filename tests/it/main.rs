@@ -13,3 +13,4 @@ mod hooks;
 mod reliability;
 mod remote;
 mod ux;
+mod views;

@@ -61,7 +61,7 @@ fn status_table_is_grouped_aligned_and_marks_stale_rows() {
     let (b, later) = busy_brain();
     let r = b.bsi_env(&["status"], &later);
     r.ok()
-        .stdout_has("overdue 10m (run bsi watchdog)")
+        .stdout_has("  projets/plan.md#Goals  bob    13:30          overdue 10m")
         .stdout_has("STALE overdue 2h10m")
         .stdout_has("20m left")
         .stdout_has("3 active, 2 stale");
@@ -69,7 +69,7 @@ fn status_table_is_grouped_aligned_and_marks_stale_rows() {
     snapshot("status/table.txt", &r.stdout);
 
     let v = b.bsi_env(&["status", "-v"], &later);
-    v.ok().stdout_has("OPENED").stdout_has("goals for Q2");
+    v.ok().stdout_has("OPENED (UTC)").stdout_has("goals for Q2");
     snapshot("status/table-verbose.txt", &v.stdout);
 
     // Never colours when NO_COLOR is set or the output is piped.
@@ -123,10 +123,13 @@ fn open_shell_prints_only_the_export_line() {
     named.ok();
     assert_eq!(named.stdout, "export BSI_SESSION=s2\n");
 
-    // A refusal leaves stdout empty, so `eval` sets nothing.
+    // A refusal sets nothing and makes `eval` fail with bsi's exit code.
     let refused = b.bsi(&["open", "agents/alice.md", "--session", "s3", "--shell"]);
     refused.code(3).stderr_has("Claim refused");
-    assert_eq!(refused.stdout, "");
+    assert_eq!(refused.stdout, "(exit 3)\n");
+    let bad = b.bsi(&["open", "nowhere/../../x.md", "--shell"]);
+    bad.code(2);
+    assert_eq!(bad.stdout, "(exit 2)\n");
     b.bsi(&["open", "x.md", "--shell", "--json"]).code(2);
 }
 
@@ -142,17 +145,19 @@ fn whoami_shows_the_current_session_and_its_claims() {
     ])
     .ok();
     b.bsi(&["open", "README.md", "--session", "s2"]).ok();
+    // The agent shown is the one holding the session's claims, not the
+    // default of this shell.
     let env = [("BSI_SESSION", "s1"), ("BSI_AGENT", "claude")];
     let r = b.bsi_env(&["whoami"], &env);
     r.ok()
-        .stdout_has("Session: s1\nAgent: claude\n")
+        .stdout_has("Session: s1\nAgent: tester@box\n")
         .stdout_has("agents/")
         .stdout_has("projets/plan.md#Risks")
         .stdout_has("2 active, 0 stale");
     assert!(!r.stdout.contains("README.md"), "{}", r.stdout);
     let j = b.bsi_env(&["whoami", "--json"], &env).json();
     assert_eq!(j["session"], "s1");
-    assert_eq!(j["agent"], "claude");
+    assert_eq!(j["agent"], "tester@box");
     assert_eq!(j["active"].as_array().map(Vec::len), Some(2));
     assert_eq!(j["stale"].as_array().map(Vec::len), Some(0));
 
