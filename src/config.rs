@@ -25,6 +25,7 @@ pub const KEYS: &[&str] = &[
     "max_active_per_agent",
     "registry_branch",
     "publish_timeout",
+    "registry_language",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -81,6 +82,8 @@ pub struct Config {
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
     pub publish_timeout: Option<std::time::Duration>,
+    /// The words of the headings and stale reasons `bsi init` writes.
+    pub registry_language: crate::registry::Language,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -125,6 +128,7 @@ struct Raw {
     max_active_per_agent: Option<i64>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
+    registry_language: Option<String>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -222,6 +226,13 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             })
         })
         .transpose()?;
+    let registry_language = match raw.registry_language.as_deref() {
+        None => crate::registry::Language::default(),
+        Some(l) => crate::registry::Language::parse(l).ok_or_else(|| ConfigError::Value {
+            key: "registry_language",
+            reason: format!("is `{}`; use french or english", l.trim()),
+        })?,
+    };
     Ok(Config {
         default_ttl,
         default_agent,
@@ -230,6 +241,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         max_active_per_agent,
         registry_branch,
         publish_timeout,
+        registry_language,
     })
 }
 

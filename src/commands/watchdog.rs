@@ -33,7 +33,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for (i, c) in reg.active_claims.iter().enumerate() {
             if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
                 let mut s = c.clone();
-                s.reason = Some(reason.to_string());
+                let max = reason == ttl::STALE_REASON_MAX;
+                s.reason = Some(reg.language().stale_reason(max).to_string());
                 edited.remove_claim(TableKind::Active, i);
                 edited.add_claim(TableKind::Stale, &s);
                 moved.push(s);
