@@ -231,6 +231,11 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "export BSI_SESSION={session}");
+        // An agent named on the command line is kept too, so that the
+        // shell's later renew and close act as the holder.
+        if req.agent.is_some() {
+            let _ = writeln!(stdout, "export BSI_AGENT={}", shell_quote(&agent));
+        }
     }
     let mut out: Box<dyn Write> = match mode {
         Mode::Shell if ctx.quiet => Box::new(std::io::sink()),
@@ -270,6 +275,19 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         );
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
+}
+
+/// `s` as one word for a POSIX shell: bare when it is made of safe
+/// characters, else in single quotes.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:@+-/=,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 /// A claim in the way of a requested scope.
@@ -334,18 +352,47 @@ fn report_refusal(
             scopes_summary(free)
         );
     }
-    if alternatives.is_empty() {
-        let _ = writeln!(
-            err,
-            "Next: wait for the holder to close, ask them, or (for a stale claim) have a person run `bsi release SESSION --confirm`."
-        );
-    } else {
-        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
-        let _ = writeln!(
-            err,
-            "Next: open one of those instead, or wait for the holder to close."
-        );
+    let mut holders: Vec<(&str, bool)> = Vec::new();
+    for b in blockers {
+        if !holders.iter().any(|(s, _)| *s == b.claim.session) {
+            holders.push((&b.claim.session, b.stale));
+        }
     }
+    let active: Vec<&str> = holders
+        .iter()
+        .filter(|(_, st)| !st)
+        .map(|(s, _)| *s)
+        .collect();
+    let stale: Vec<&str> = holders
+        .iter()
+        .filter(|(_, st)| *st)
+        .map(|(s, _)| *s)
+        .collect();
+    let mut ways: Vec<String> = Vec::new();
+    if let Some(first) = alternatives.first() {
+        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
+        ways.push(format!("open a free scope instead (`bsi open {first}`)"));
+    } else if !free.is_empty() {
+        ways.push(format!(
+            "open the free part alone (`bsi open {}`)",
+            free.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    if !active.is_empty() {
+        ways.push(format!(
+            "wait for {} to close (`bsi status` shows until when), or ask the holder",
+            active.join(", ")
+        ));
+    }
+    for s in &stale {
+        ways.push(format!(
+            "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
+        ));
+    }
+    let _ = writeln!(err, "Next: {}.", ways.join("; or "));
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.
