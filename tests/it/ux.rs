@@ -108,16 +108,30 @@ fn status_tree_draws_each_claim_where_it_sits() {
 }
 
 #[test]
-fn open_shell_prints_only_the_export_line() {
+fn open_shell_prints_only_the_export_lines() {
     let b = Brain::new();
     let r = b.bsi(&["open", "agents/", "--shell", "--agent", "claude"]);
     r.ok().stderr_has("Claim opened — agents/");
-    let line = r.stdout.strip_suffix('\n').expect("one line");
+    let (line, agent) = r.stdout.split_once('\n').expect("two lines");
     let id = line
         .strip_prefix("export BSI_SESSION=sess-20260314-0930-")
         .expect("export line");
     assert_eq!(id.len(), 4, "{line}");
-    assert!(!line.contains('\n'));
+    // The agent given is kept too, so the shell's renew and close act as it.
+    assert_eq!(agent, "export BSI_AGENT=claude\n");
+    let quoted = b.bsi(&[
+        "open",
+        "notes/",
+        "--shell",
+        "--agent",
+        "o'neil x",
+        "--session",
+        "q1",
+    ]);
+    assert_eq!(
+        quoted.stdout,
+        "export BSI_SESSION=q1\nexport BSI_AGENT='o'\\''neil x'\n"
+    );
 
     let named = b.bsi(&["open", "projets/", "--session", "s2", "--shell"]);
     named.ok();
