@@ -100,6 +100,19 @@ impl ErrorJson {
     }
 }
 
+/// `s` as one word for a POSIX shell: bare when it is made of safe
+/// characters, else in single quotes.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:@+-/=,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Prints one JSON document on stdout.
 pub fn print_json<T: Serialize>(value: &T) {
     let mut out = std::io::stdout().lock();

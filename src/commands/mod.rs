@@ -367,7 +367,9 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
                 c.session, c.scope, c.agent
             ),
             format!(
-                "if you mean to {verb} another agent's claim, add --force (or run as that agent with --agent / BSI_AGENT)"
+                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
+                c.session,
+                output::shell_quote(&c.agent)
             ),
         ));
     }

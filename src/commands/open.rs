@@ -234,7 +234,7 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
         if req.agent.is_some() {
-            let _ = writeln!(stdout, "export BSI_AGENT={}", shell_quote(&agent));
+            let _ = writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(&agent));
         }
     }
     let mut out: Box<dyn Write> = match mode {
@@ -275,19 +275,6 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         );
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
-}
-
-/// `s` as one word for a POSIX shell: bare when it is made of safe
-/// characters, else in single quotes.
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._:@+-/=,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// A claim in the way of a requested scope.

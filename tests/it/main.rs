@@ -9,6 +9,7 @@ mod core;
 mod demo;
 mod docs;
 mod help;
+mod hints;
 mod hooks;
 mod reliability;
 mod remote;
