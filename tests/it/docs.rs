@@ -78,8 +78,12 @@ fn announced_exit(command: &str) -> i32 {
         .unwrap_or(0)
 }
 
+/// A marked fenced block: the line of its fence, the environment of its
+/// marker, its lines.
+type Marked = (usize, Vec<(String, String)>, Vec<String>);
+
 /// The blocks of `doc` whose fence follows a `<!-- bsi:{marker} … -->` line.
-fn blocks(doc: &str, marker: &str) -> Vec<(usize, Vec<(String, String)>, Vec<String>)> {
+fn blocks(doc: &str, marker: &str) -> Vec<Marked> {
     let lines: Vec<&str> = doc.lines().collect();
     let tag = format!("<!-- bsi:{marker}");
     let mut out = Vec::new();
@@ -180,7 +184,7 @@ fn line_matches(expected: &str, actual: &str, ids: &mut Vec<(String, String)>) -
         }
         e = i + n;
     }
-    if &actual[a..] != &expected[e..] {
+    if actual[a..] != expected[e..] {
         return false;
     }
     for f in found {
