@@ -17,7 +17,9 @@ struct Renewed {
     session: String,
     renewed: Vec<ClaimJson>,
     unchanged: Vec<ClaimJson>,
-    commit: String,
+    /// The registry commit; absent when nothing needed extending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
 }
 
 pub(crate) fn run(
@@ -132,7 +134,7 @@ pub(crate) fn run(
             session,
             renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
             unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            commit: commit.map(|c| c.to_string()),
         });
     } else {
         let mut out = ctx.out();

@@ -666,7 +666,7 @@ fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
         assert_eq!((b.registry(), b.commits()), (reg, n));
     }
     let b = Brain::new();
-    let reg = b.registry().replace("## Historique", "## History");
+    let reg = b.registry().replace("## Historique", "## Histoire");
     b.commit_registry(&reg, "renamed heading");
     b.bsi(&["open", "x.md", "--session", "s"])
         .code(5)

@@ -215,6 +215,10 @@ fn renew_right_after_open_succeeds_and_says_why_nothing_moved() {
     )
     .stdout_has("`bsi renew s1 --ttl 4h`");
     assert_eq!(b.commits(), n);
+    let j = b.bsi(&["renew", "s1", "--json"]);
+    j.ok();
+    assert!(j.json().get("commit").is_none(), "{}", j.stdout);
+    assert_eq!(j.json()["unchanged"][0]["scope"], "agents/");
     b.bsi(&["renew", "s1", "--ttl", "4h"])
         .ok()
         .stdout_has("Claim renewed — agents/ / expires 2026-03-14 13:30 +00:00");
