@@ -223,15 +223,17 @@ impl Error {
             Error::Usage(_) => "run `bsi help` for the commands and their flags".into(),
             Error::BadInput(_, hint) => hint.clone(),
             Error::Scope(_) => {
-                "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain".into()
+                "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
-            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long (8h at most)".into(),
-            Error::NoSuchSection { available, .. } if available.is_empty() => {
-                "the file has no headings: claim the whole file instead".into()
+            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long, 8h at most: `bsi open SCOPE --ttl 4h`".into(),
+            Error::NoSuchSection { file, available, .. } if available.is_empty() => {
+                format!("the file has no headings: claim the whole file instead (`bsi open {file}`)")
             }
-            Error::NoSuchSection { available, .. } => {
-                format!("its headings are: {}", available.join(", "))
-            }
+            Error::NoSuchSection { file, available, .. } => format!(
+                "its headings are: {}; claim one with `bsi open \"{file}#{}\"`",
+                available.join(", "),
+                available.first().map_or("Heading", String::as_str)
+            ),
             Error::Registry { .. } => {
                 "bsi never rewrites a registry it cannot read: fix that line on the registry branch (`git worktree add ../fix brain-index`, edit, commit, `git push`), then retry".into()
             }
@@ -240,7 +242,7 @@ impl Error {
                 "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
             }
             Error::RegistryExists(_) => "use it as it is: `bsi status` shows what it holds (`bsi hook install` adds the commit guard to this clone)".into(),
-            Error::Moved(_) => "retry: bsi reads the registry again".into(),
+            Error::Moved(_) => "run the same command again: bsi reads the registry afresh".into(),
             Error::Busy { .. } => {
                 "retry the same command in a moment (exit 8 means nothing was written); a longer publish_timeout in .bsi.toml waits longer".into()
             }
@@ -255,8 +257,11 @@ impl Error {
                 "close a claim you no longer need (`bsi close SESSION --scope SCOPE`), or raise max_active_per_agent in .bsi.toml".into()
             }
             Error::NotARepo(_) => "run bsi inside the brain's git repository (`git init` makes one)".into(),
-            Error::RepoBusy(_) => "finish it (or abort it) with git, then retry".into(),
-            Error::Locked { .. } => "wait for the other process to finish, then retry; if none is running, remove the lock file".into(),
+            Error::RepoBusy(_) => "finish it or abort it with git (`git status` says how), then run the same command again".into(),
+            Error::Locked { path, .. } => format!(
+                "wait for the other process to finish, then run the same command again; if no bsi or git is running, `rm {}`",
+                path.display()
+            ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
             Error::Refused(_, hint) => hint.clone(),
             Error::Unreachable { .. } => {

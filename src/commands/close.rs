@@ -117,6 +117,10 @@ pub(crate) fn run(
                 "{verified} outside its claims — `bsi verify {session}` lists them"
             );
         }
+        let _ = writeln!(
+            out,
+            "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
+        );
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))

@@ -273,6 +273,11 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             out,
             "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
         );
+    } else if !new_claims.is_empty() || !held.is_empty() {
+        let _ = writeln!(
+            out,
+            "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
+        );
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

@@ -157,6 +157,10 @@ pub(crate) fn run(
                 s.as_str()
             );
         }
+        let _ = writeln!(
+            out,
+            "Next: the scope is free: `bsi open SCOPE` to claim it, `bsi status` for what is still held."
+        );
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))

@@ -176,6 +176,11 @@ pub(crate) fn run(
                 out,
                 "Next: renew nearer the expiry, or ask for more now: `bsi renew {session} --ttl 4h`."
             );
+        } else {
+            let _ = writeln!(
+                out,
+                "Next: `bsi close {session}` when the work is committed."
+            );
         }
         super::note_commit(ctx, &mut out, commit);
     }

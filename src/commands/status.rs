@@ -224,7 +224,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     columns.extend([
         col(&expires_head, Shrink::Never, 0),
         col("STATE", Shrink::Never, 0),
-        col("NOTE", Shrink::End(10), 2),
+        col("NOTE", Shrink::End(6), 2),
     ]);
     let mut rows = Vec::new();
     for s in sessions {

@@ -96,10 +96,9 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for c in &moved {
             let _ = writeln!(
                 out,
-                "Now stale: {} {} (expired {}, {})",
+                "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
-                output::local_ts(c.expires, ctx.now),
                 crate::ttl::time_left(c.expires, ctx.now)
             );
         }

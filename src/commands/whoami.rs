@@ -86,12 +86,12 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         if overdue {
             let _ = writeln!(
                 out,
-                "Next: an overdue claim cannot be renewed: `bsi close {session}` when the work is committed, then open again if it goes on."
+                "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
             );
         } else if !active.is_empty() {
             let _ = writeln!(
                 out,
-                "Next: `bsi close {session}` when the work is committed, `bsi renew {session}` if it needs longer."
+                "Next: `bsi close` when the work is committed, `bsi renew` if it needs longer."
             );
         }
     }

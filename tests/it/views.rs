@@ -108,6 +108,26 @@ fn env<'a>(tz: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)>
     e
 }
 
+/// Runs `args` with colours forced on, snapshots it as `<name>-colour.txt`
+/// and checks it says exactly what `plain_run` said, colours aside.
+#[track_caller]
+fn colour_twin(b: &Brain, args: &[&str], env: &[(&str, &str)], name: &str, plain_run: &str) {
+    let mut e = env.to_vec();
+    e.push(("CLICOLOR_FORCE", "1"));
+    let on = b.bsi_env(args, &e);
+    assert!(
+        on.stdout.contains('\x1b'),
+        "no colour in {name}:\n{}",
+        on.stdout
+    );
+    assert_eq!(
+        plain(&on.stdout),
+        plain_run,
+        "{name}: colours change the text"
+    );
+    snapshot(&format!("views/{name}-colour.txt"), &on.stdout);
+}
+
 fn widest(s: &str) -> usize {
     s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
@@ -153,6 +173,13 @@ fn status_fits_80_and_120_columns_in_the_readers_zone() {
         .stdout_has("tidy the agents' notes before the");
     assert!(widest(&ny.stdout) <= 120, "{}", ny.stdout);
     snapshot("views/status-120-new-york.txt", &ny.stdout);
+    colour_twin(
+        &b,
+        &["status"],
+        &env("America/New_York", &[("COLUMNS", "120")]),
+        "status-120-new-york",
+        &ny.stdout,
+    );
 
     // Every session id is whole, whatever the width.
     for id in [
@@ -252,8 +279,7 @@ fn log_shows_agent_action_scopes_and_time_in_100_columns() {
         .stdout_has("by Test Person <test@example.com>")
         .stdout_has("BSI-Agent: mistral");
     snapshot("views/log-verbose.txt", &v.stdout);
-    let on = b.bsi_env(&["log"], &env("UTC", &[("CLICOLOR_FORCE", "1")]));
-    assert_eq!(plain(&on.stdout), utc.stdout);
+    colour_twin(&b, &["log"], &env("UTC", &[]), "log-utc", &utc.stdout);
 }
 
 #[test]
@@ -273,6 +299,19 @@ fn whoami_names_the_sessions_agent() {
         .stdout_has("Agent: a-very-long-agent-name@workstation-7\n");
     assert!(!r.stdout.contains("someone-else"), "{}", r.stdout);
     snapshot("views/whoami.txt", &r.stdout);
+    colour_twin(
+        &b,
+        &["whoami"],
+        &env(
+            "UTC",
+            &[
+                ("BSI_SESSION", "sess-20260314-1250-rk03"),
+                ("BSI_AGENT", "someone-else"),
+            ],
+        ),
+        "whoami",
+        &r.stdout,
+    );
     let overdue = b.bsi_env(
         &["whoami"],
         &env("UTC", &[("BSI_SESSION", "sess-20260314-1000-ag01")]),
@@ -321,16 +360,32 @@ fn the_watchdog_names_every_stale_claim_on_every_run() {
         );
     }
     snapshot("views/watchdog-again.txt", &again.stdout);
+    colour_twin(
+        &b,
+        &["watchdog"],
+        &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
+        "watchdog-again",
+        &again.stdout,
+    );
     // The same words as status.
     let status = b.bsi_env(
         &["status"],
         &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
     );
-    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let status_lines: Vec<String> = status.stdout.lines().map(words).collect();
+    // Scope, agent, expiry and state, cell by cell (a note may be cut to
+    // a different width in a different table).
+    let cells = |s: &str| {
+        s.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let status_lines: Vec<String> = status.stdout.lines().map(cells).collect();
     for line in again.stdout.lines().filter(|l| l.contains("STALE")) {
         assert!(
-            status_lines.contains(&words(line)),
+            status_lines.contains(&cells(line)),
             "{line:?} not in status:\n{}",
             status.stdout
         );
