@@ -265,6 +265,21 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
 /// The human view of a list of claims: the table, the counts and, unless
 /// `--quiet`, what to do next.
 pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+    let mut s = render_claims(active, stale, ctx);
+    let any = !active.is_empty() || !stale.is_empty();
+    if any && !ctx.quiet && !s.contains("\nNext: ") {
+        s.push_str(GENERIC_NEXT);
+    }
+    s
+}
+
+/// What to do after reading the claims when nothing needs a person.
+const GENERIC_NEXT: &str =
+    "Next: `bsi open SCOPE` before editing; it must not overlap the claims above.\n";
+
+/// [`render`] without the closing line for a reader about to claim (whoami
+/// says its own).
+pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     if active.is_empty() && stale.is_empty() {
         let mut s = String::from("No claims: the whole brain is free.\n");
         if !ctx.quiet {
@@ -330,7 +345,8 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
         .count();
     s.push_str(&counts(reg.active_claims.len(), reg.stale_claims.len()));
     if !ctx.quiet {
-        s.push_str(&next_steps(reg.stale_claims.len(), overdue));
+        let next = next_steps(reg.stale_claims.len(), overdue);
+        s.push_str(if next.is_empty() { GENERIC_NEXT } else { &next });
     }
     s
 }

@@ -111,6 +111,11 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         }
         if stale > 0 {
             let _ = write!(out, "{}", status::next_steps(stale, 0));
+        } else if collisions.is_empty() {
+            let _ = writeln!(
+                out,
+                "Next: `bsi status` shows who holds what; `bsi open SCOPE` before editing."
+            );
         }
         if !collisions.is_empty() {
             let _ = writeln!(

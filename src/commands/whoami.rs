@@ -79,7 +79,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
             "Next: `bsi open SCOPE --session {session}` before editing."
         );
     } else {
-        let _ = write!(out, "{}", status::render(&active, &stale, ctx));
+        let _ = write!(out, "{}", status::render_claims(&active, &stale, ctx));
         let overdue = active
             .iter()
             .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());

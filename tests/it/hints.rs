@@ -369,3 +369,23 @@ fn a_french_registry_names_the_eight_hour_ceiling_only_when_reached() {
         "{stale:?}"
     );
 }
+
+#[test]
+fn views_with_nothing_to_fix_end_with_how_to_claim() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    for args in [&["status"][..], &["status", "--tree"]] {
+        let r = b.bsi(args);
+        let last = r.stdout.lines().last().unwrap_or_default().to_string();
+        assert_eq!(
+            last, "Next: `bsi open SCOPE` before editing; it must not overlap the claims above.",
+            "{args:?}:\n{}",
+            r.stdout
+        );
+    }
+    b.bsi(&["watchdog"])
+        .ok()
+        .stdout_has("0 stale\nNext: `bsi status` shows who holds what");
+    let w = b.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]);
+    assert_eq!(w.stdout.matches("Next:").count(), 1, "{}", w.stdout);
+}
