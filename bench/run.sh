@@ -161,6 +161,12 @@ say "making fixtures in $WORK"
 make_brain "$WORK/b100" 100
 make_brain "$WORK/b10k" 10000
 make_brain "$WORK/b100k" 100000
+# bsi's old brains are measured as they live: the first write has moved
+# their old history rows to the archive files (the hand-written table has
+# no archive, and keeps growing).
+for b in b10k b100k; do
+    (cd "$WORK/$b" && "$BSI" open d18/ --session sess-archive -q && "$BSI" close sess-archive -q) >/dev/null
+done
 make_brain "$WORK/s100" 100 tracked
 make_brain "$WORK/s10k" 10000 tracked
 make_brain "$WORK/s100k" 100000 tracked
@@ -341,7 +347,7 @@ record "peak memory, bsi open at 100,000 rows / (3 x file + 10 MiB)" 1.0 "${rati
 
 echo
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
-printf 'registry at 100,000 rows: %.1f MiB; last peak RSS of bsi open there: %.1f MiB\n\n' \
+printf 'brain with 100,000 history rows: BRAIN-INDEX.md is %.2f MiB (the rest is archived); last peak RSS of bsi open there: %.1f MiB\n\n' \
     "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')" "$(awk -v k="$PEAK_KIB" 'BEGIN { print k / 1024 }')"
 printf '| %s | %s | %s | %s | %s |\n' figure median min–max target result
 printf '|---|---|---|---|---|\n'
@@ -360,9 +366,13 @@ while IFS=$'\t' read -r name target ratios; do
     printf '| %s | %.2f× | %.2f–%.2f | ≤ %s | %s |\n' "$name" "$med" "$lo" "$hi" "$target" "$result"
 done <"$RESULTS"
 
+# Many machines at once, a slow link, an old brain: see bench/scale.sh.
+echo
 if [[ $MODE == smoke ]]; then
+    "$ROOT/bench/scale.sh" --smoke || FAILED=1
     echo
     echo "smoke run: every step worked; timings are not judged"
-    exit 0
+    exit "$FAILED"
 fi
+"$ROOT/bench/scale.sh" || FAILED=1
 exit "$FAILED"

@@ -1,16 +1,13 @@
 //! The brain's configuration: `.bsi.toml`, next to the registry.
 //!
-//! [`parse`] is pure (text in, [`Config`] or [`ConfigError`] out); [`load`]
-//! reads the file. Every key is optional; a missing file is the default
+//! Pure: [`parse`] takes the text and gives a [`Config`] or a
+//! [`ConfigError`]; reading the file is [`crate::settings::load_config`]'s. Every key is optional; a missing file is the default
 //! configuration. Unknown keys are refused with the nearest valid name, so a
 //! typo never silently changes nothing.
-
-use std::path::Path;
 
 use chrono::Duration;
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
 use crate::ttl;
 
 /// The file name, at the brain root (the directory holding the registry).
@@ -23,8 +20,10 @@ pub const KEYS: &[&str] = &[
     "hook_mode",
     "remote",
     "max_active_per_agent",
+    "markdown_extensions",
     "registry_branch",
     "publish_timeout",
+    "history_keep",
     "registry_language",
 ];
 
@@ -78,10 +77,15 @@ pub struct Config {
     pub remote: Option<String>,
     /// At most this many active claims per agent.
     pub max_active_per_agent: Option<usize>,
+    /// File name endings, besides `.md` and `.markdown`, whose files have
+    /// sections (lowercase, without the dot).
+    pub markdown_extensions: Vec<String>,
     /// The branch that holds the registry.
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
     pub publish_timeout: Option<std::time::Duration>,
+    /// History rows kept in the registry; older ones move to archive files.
+    pub history_keep: Option<usize>,
     /// The words of the headings and stale reasons `bsi init` writes.
     pub registry_language: crate::registry::Language,
 }
@@ -126,8 +130,10 @@ struct Raw {
     hook_mode: Option<String>,
     remote: Option<String>,
     max_active_per_agent: Option<i64>,
+    markdown_extensions: Option<Vec<String>>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
+    history_keep: Option<i64>,
     registry_language: Option<String>,
 }
 
@@ -200,6 +206,22 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
                 })
         })
         .transpose()?;
+    let markdown_extensions = raw
+        .markdown_extensions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let e = e.trim().trim_start_matches('.').to_ascii_lowercase();
+            if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                Err(ConfigError::Value {
+                    key: "markdown_extensions",
+                    reason: format!("holds `{e}`; use file name endings like \"mdx\""),
+                })
+            } else {
+                Ok(e)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let registry_branch = raw
         .registry_branch
         .map(|b| {
@@ -226,6 +248,18 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             })
         })
         .transpose()?;
+    let history_keep = raw
+        .history_keep
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| ConfigError::Value {
+                    key: "history_keep",
+                    reason: format!("is {n}; use a whole number of at least 1"),
+                })
+        })
+        .transpose()?;
     let registry_language = match raw.registry_language.as_deref() {
         None => crate::registry::Language::default(),
         Some(l) => crate::registry::Language::parse(l).ok_or_else(|| ConfigError::Value {
@@ -239,8 +273,10 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         hook_mode,
         remote,
         max_active_per_agent,
+        markdown_extensions,
         registry_branch,
         publish_timeout,
+        history_keep,
         registry_language,
     })
 }
@@ -277,17 +313,6 @@ pub fn parse_timeout(raw: &str) -> Option<std::time::Duration> {
     (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
-/// Reads `.bsi.toml` in `root`; no file is the default configuration.
-pub fn load(root: &Path) -> Result<Config> {
-    let path = root.join(CONFIG_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
-    };
-    parse(&text).map_err(|source| Error::Config { path, source })
-}
-
 fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
     let line = e
         .span()
@@ -303,36 +328,10 @@ fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
 fn nearest(key: &str) -> Option<&'static str> {
     let k = key.to_ascii_lowercase().replace('-', "_");
     KEYS.iter()
-        .map(|&c| (distance(&k, c), c))
+        .map(|&c| (strsim::osa_distance(&k, c), c))
         .filter(|&(d, c)| d <= (c.len() / 3).max(2))
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
-}
-
-/// Optimal string alignment distance: edits, with swapped neighbours as one.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -356,6 +355,8 @@ mod tests {
         assert_eq!(c.hook_mode, HookMode::Strict);
         assert_eq!(c.remote.as_deref(), Some("origin"));
         assert_eq!(c.max_active_per_agent, Some(3));
+        let c = parse("markdown_extensions = [\".MDX\", \"qmd\"]").expect("valid");
+        assert_eq!(c.markdown_extensions, vec!["mdx", "qmd"]);
         for (m, want) in [
             ("off", HookMode::Off),
             ("warn", HookMode::Warn),
@@ -394,6 +395,8 @@ mod tests {
             ("remote = \"my remote\"", "remote"),
             ("max_active_per_agent = 0", "at least 1"),
             ("max_active_per_agent = -2", "at least 1"),
+            ("markdown_extensions = [\"\"]", "markdown_extensions"),
+            ("markdown_extensions = [\"m d\"]", "markdown_extensions"),
         ];
         for (text, want) in bad {
             let e = parse(text).expect_err(text);
@@ -414,8 +417,8 @@ mod tests {
 
     #[test]
     fn typo_distance() {
-        assert_eq!(distance("defualt_ttl", "default_ttl"), 1);
-        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(nearest("defualt_ttl"), Some("default_ttl"));
+        assert_eq!(nearest("zzzzzzzz"), None);
         assert_eq!(nearest("remtoe"), Some("remote"));
         assert_eq!(nearest("zzz"), None);
     }

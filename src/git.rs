@@ -7,9 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use git2::{
-    Delta, Diff, DiffOptions, ErrorCode, FileMode, ObjectType, Oid, Patch, Repository,
-    RepositoryState, Signature, Sort,
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, ObjectType, Repository, RepositoryState,
+    Signature, Sort,
 };
+
+/// A git object id: the one git2 type the rest of bsi handles, through here.
+pub use git2::Oid;
 
 use crate::error::{Error, Result};
 
@@ -44,9 +47,14 @@ pub struct JournalCommit {
 
 /// Which changes to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangesOf {
-    /// The index against HEAD: what `git commit` would record.
-    Staged,
+pub enum ChangesOf<'p> {
+    /// An index against HEAD: what `git commit` will record. `None` is the
+    /// repository's own index; a pre-commit hook passes the file git names
+    /// in `GIT_INDEX_FILE` (a temporary index for `git commit -a`,
+    /// `git commit PATHS` and `-i`). During a merge, a file the index takes
+    /// as it is on the merged branch is not counted: that branch's commits
+    /// were checked when they were made.
+    Staged(Option<&'p Path>),
     /// The work tree (with untracked files) against HEAD.
     Worktree,
     /// A commit against its first parent.
@@ -65,9 +73,6 @@ pub struct Change {
     pub new_blob: Option<Oid>,
     /// Its blob in the old version; `None` for an added file.
     pub old_blob: Option<Oid>,
-    /// Changed line ranges of the new version, as `(start, count)` from each
-    /// hunk header; `None` when not asked for, or for binary files.
-    pub hunks: Option<Vec<(usize, usize)>>,
 }
 
 /// A commit seen while walking history.
@@ -287,6 +292,26 @@ impl Git {
         }
     }
 
+    /// The files directly under `dir` in `commit`, by name, with their
+    /// content; none when there is no such directory.
+    pub fn files_under(&self, commit: Oid, dir: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let sub = match tree.get_path(Path::new(dir)) {
+            Ok(e) if e.kind() == Some(ObjectType::Tree) => self.repo.find_tree(e.id())?,
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for e in sub.iter() {
+            if e.kind() == Some(ObjectType::Blob) {
+                let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
+                out.push((name, self.blob_bytes(e.id())?));
+            }
+        }
+        Ok(out)
+    }
+
     /// The best common ancestor of two commits, if they have one.
     pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>> {
         match self.repo.merge_base(a, b) {
@@ -492,18 +517,28 @@ impl Git {
         }
     }
 
-    /// The changed files of `of`. Hunks are computed only for paths
-    /// `want_lines` accepts: a diff without them is a comparison of ids.
-    pub fn changes(&self, of: ChangesOf, want_lines: &dyn Fn(&str) -> bool) -> Result<Vec<Change>> {
+    /// The changed files of `of`: a comparison of ids, no content read.
+    pub fn changes(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
         let repo = &self.repo;
         let mut opts = DiffOptions::new();
         opts.context_lines(0)
             .include_typechange(true)
             .ignore_submodules(true);
+        let mut merged: Option<git2::Tree<'_>> = None;
+        // A work-tree side's id may be computed without the blob being
+        // stored: its text is read from the file.
+        let from_workdir = matches!(of, ChangesOf::Worktree);
         let diff: Diff<'_> = match of {
-            ChangesOf::Staged => {
+            ChangesOf::Staged(index_file) => {
                 let head = self.head_tree()?;
-                repo.diff_tree_to_index(head.as_ref(), None, Some(&mut opts))?
+                let index = match index_file {
+                    Some(p) => Index::open(p)?,
+                    None => repo.index()?,
+                };
+                if let Ok(id) = repo.refname_to_id("MERGE_HEAD") {
+                    merged = Some(repo.find_commit(id)?.tree()?);
+                }
+                repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?
             }
             ChangesOf::Worktree => {
                 opts.include_untracked(true)
@@ -522,44 +557,34 @@ impl Git {
             }
         };
         let mut out = Vec::with_capacity(diff.deltas().len());
-        for (idx, delta) in diff.deltas().enumerate() {
+        for delta in diff.deltas() {
             let deleted = delta.status() == Delta::Deleted;
             let file = if deleted {
                 delta.old_file()
             } else {
                 delta.new_file()
             };
-            let Some(path) = file.path() else { continue };
-            let path = path
+            let Some(fs_path) = file.path() else { continue };
+            let path = fs_path
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
                 .join("/");
             let new_id = delta.new_file().id();
-            let new_blob = (!deleted && !new_id.is_zero()).then_some(new_id);
+            let new_blob = (!deleted && !from_workdir && !new_id.is_zero()).then_some(new_id);
             let old_id = delta.old_file().id();
             let old_blob = (!old_id.is_zero()).then_some(old_id);
-            let hunks = if !deleted && want_lines(&path) {
-                match Patch::from_diff(&diff, idx)? {
-                    Some(p) if !p.delta().flags().is_binary() => {
-                        let mut v = Vec::with_capacity(p.num_hunks());
-                        for h in 0..p.num_hunks() {
-                            let (hunk, _) = p.hunk(h)?;
-                            v.push((hunk.new_start() as usize, hunk.new_lines() as usize));
-                        }
-                        Some(v)
-                    }
-                    _ => None,
+            if let Some(tree) = &merged {
+                let theirs = tree.get_path(fs_path).ok().map(|e| e.id());
+                if theirs == new_blob {
+                    continue;
                 }
-            } else {
-                None
-            };
+            }
             out.push(Change {
                 path,
                 deleted,
                 new_blob,
                 old_blob,
-                hunks,
             });
         }
         Ok(out)
@@ -574,10 +599,11 @@ impl Git {
     }
 
     /// The text of the new version of a change: its blob, else the file in
-    /// the work tree. `None` when gone or not UTF-8.
+    /// the work tree; `""` when the file is gone. `None` when it cannot be
+    /// read or is not UTF-8.
     pub fn new_text(&self, change: &Change) -> Option<String> {
         if change.deleted {
-            return None;
+            return Some(String::new());
         }
         let bytes = match change.new_blob {
             Some(id) => self.blob_bytes(id).ok()?,
@@ -586,10 +612,13 @@ impl Git {
         String::from_utf8(bytes).ok()
     }
 
-    /// The text of the old version of a change. `None` when it had none or
-    /// it is not UTF-8.
+    /// The text of the old version of a change; `""` for an added file.
+    /// `None` when it is not UTF-8.
     pub fn old_text(&self, change: &Change) -> Option<String> {
-        String::from_utf8(self.blob_bytes(change.old_blob?).ok()?).ok()
+        match change.old_blob {
+            None => Some(String::new()),
+            Some(id) => String::from_utf8(self.blob_bytes(id).ok()?).ok(),
+        }
     }
 
     /// Walks HEAD's first-parent chain, newest first, until `f` returns false.

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use git2::Oid;
+use crate::git::Oid;
 
 use crate::error::{Error, Result};
 

@@ -3,7 +3,8 @@
 //!
 //! Used by the pre-commit hook (is a staged change inside another session's
 //! claim? outside the committer's own?) and by `bsi verify` (what did a
-//! session change that its claims do not cover?).
+//! session change that its claims do not cover?). What a change touches is
+//! decided by [`crate::changes::text_change`], for every caller alike.
 //!
 //! Claims are indexed once by path, so checking a path costs a few hash
 //! lookups (one per directory above it), whatever the number of claims: no
@@ -11,9 +12,12 @@
 
 use std::collections::HashMap;
 
+use unicode_normalization::UnicodeNormalization;
+
+use crate::changes::{Kind, Side, TextChange, Touched, text_change};
 use crate::markdown::Outline;
 use crate::registry::{Claim, Registry};
-use crate::scope::{Scope, heading_key};
+use crate::scope::{Scope, heading_key, is_markdown};
 
 /// A claim and whether it sits in the stale table.
 pub type Held<'a> = (&'a Claim, bool);
@@ -71,96 +75,82 @@ impl<'a> ClaimIndex<'a> {
         if let Some(v) = self.files.get(path) {
             whole.extend(v.iter().copied());
         }
+        // A directory claim on the same name (`newthing/` for a file
+        // `newthing`) is the same name.
+        if !self.dirs.is_empty()
+            && let Some(v) = self.dirs.get(format!("{path}/").as_str())
+        {
+            whole.extend(v.iter().copied());
+        }
         let sections = self.sections.get(path).map(Vec::as_slice).unwrap_or(&[]);
         (whole, sections)
-    }
-}
-
-/// A range of changed lines, 1-based and inclusive, in the new version of a
-/// file. A hunk that only removes lines is placed on the line before the
-/// removal (`removal` is then true).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRange {
-    /// First line.
-    pub start: usize,
-    /// Last line.
-    pub end: usize,
-    /// Only lines were removed here.
-    pub removal: bool,
-}
-
-impl LineRange {
-    /// From a hunk header's new side: `+start,count`.
-    pub fn from_hunk(new_start: usize, new_lines: usize) -> Self {
-        if new_lines == 0 {
-            let at = new_start.max(1);
-            LineRange {
-                start: at,
-                end: at,
-                removal: true,
-            }
-        } else {
-            LineRange {
-                start: new_start.max(1),
-                end: new_start.max(1) + new_lines - 1,
-                removal: false,
-            }
-        }
     }
 }
 
 /// What a change did to a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Touch {
-    /// The whole file: added without readable text, deleted, binary, or
-    /// its lines are not known.
+    /// The whole file: deleted or added without readable text, binary, not
+    /// a markdown file, or its text is not known.
     Whole,
-    /// These lines of the new version.
-    Lines(Vec<LineRange>),
+    /// A markdown file whose old and new text are known: what
+    /// [`changes::text_change`] says the change touches.
+    Text(TextChange),
 }
 
-/// A part of a file a finding is about: lines and the innermost heading
-/// above them.
+/// A part of a file a finding is about: a run of lines of one version and
+/// the innermost heading holding them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Region {
+    /// The version the lines are numbered in.
+    pub side: Side,
+    /// Removed, added, or kept lines whose section changed.
+    pub kind: Kind,
     /// First line (1-based).
     pub start: usize,
     /// Last line.
     pub end: usize,
-    /// Only lines were removed at this place.
-    pub removal: bool,
-    /// The heading whose section holds the lines; `None` before the first
-    /// heading.
+    /// The innermost heading holding the lines in that version; `None`
+    /// before the first heading.
     pub heading: Option<String>,
-    /// The heading itself is gone from the new version: the lines are those
-    /// its section spanned before the change.
-    pub heading_gone: bool,
 }
 
 impl Region {
-    /// `lines 3-5 under `Goals``.
-    pub fn describe(&self) -> String {
-        if self.heading_gone {
-            return format!(
-                "section `{}` (lines {}-{} before this change) removed or renamed",
-                self.heading.as_deref().unwrap_or(""),
-                self.start,
-                self.end
-            );
+    fn of(t: &Touched) -> Region {
+        Region {
+            side: t.side,
+            kind: t.kind,
+            start: t.start,
+            end: t.end,
+            heading: t.heading.clone(),
         }
+    }
+
+    /// True for lines that were removed.
+    pub fn removal(&self) -> bool {
+        self.kind == Kind::Removed
+    }
+
+    /// `lines 3-5 under `Goals``, `line 4 (removed) under `Goals``, …
+    pub fn describe(&self) -> String {
         let lines = if self.start == self.end {
             format!("line {}", self.start)
         } else {
             format!("lines {}-{}", self.start, self.end)
         };
-        let what = if self.removal {
-            format!("lines removed after {lines}")
-        } else {
-            lines
+        let under = match &self.heading {
+            Some(h) => format!("under `{h}`"),
+            None => "before the first heading".to_string(),
         };
-        match &self.heading {
-            Some(h) => format!("{what} under `{h}`"),
-            None => format!("{what} before the first heading"),
+        match (self.kind, self.side) {
+            (Kind::Added, _) => format!("{lines} {under}"),
+            (Kind::Removed, _) => format!("{lines} {under} in the previous version (removed)"),
+            (Kind::Moved, Side::Old) => format!(
+                "{lines} {under} in the previous version (moved out of it by a heading change)"
+            ),
+            (Kind::Moved, Side::New) => {
+                format!("{lines} {under} (moved there by a heading change)")
+            }
         }
     }
 }
@@ -187,87 +177,29 @@ pub enum Finding<'a> {
         /// outside the sections the session holds in it.
         region: Option<Region>,
     },
-}
-
-/// One piece of a changed range that falls in one section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Piece {
-    start: usize,
-    end: usize,
-    removal: bool,
-    section: Option<usize>,
-}
-
-/// Splits `r` at the headings inside it: each piece lies in one innermost
-/// section (or before the first heading).
-fn pieces(outline: &Outline, r: LineRange) -> Vec<Piece> {
-    let hs = &outline.headings;
-    let mut out = Vec::new();
-    let mut start = r.start;
-    let mut section = outline.section_at(start);
-    // Headings strictly after `start` and not after `end` begin new pieces.
-    let mut i = hs.partition_point(|h| h.line <= r.start);
-    while i < hs.len() && hs[i].line <= r.end {
-        out.push(Piece {
-            start,
-            end: hs[i].line - 1,
-            removal: r.removal,
-            section,
-        });
-        start = hs[i].line;
-        section = Some(i);
-        i += 1;
-    }
-    out.push(Piece {
-        start,
-        end: r.end,
-        removal: r.removal,
-        section,
-    });
-    out
-}
-
-fn region(outline: &Outline, p: &Piece) -> Region {
-    Region {
-        start: p.start,
-        end: p.end,
-        removal: p.removal,
-        heading: p.section.map(|i| outline.headings[i].text.clone()),
-        heading_gone: false,
-    }
-}
-
-/// Keys of the section claims on `path` whose heading the new version of
-/// the file no longer has. Only when some are missing is the old version
-/// worth reading (see [`check_file`]).
-pub fn missing_headings(index: &ClaimIndex<'_>, path: &str, new: &Outline) -> Vec<String> {
-    let (_, sections) = index.for_path(path);
-    let mut out: Vec<String> = Vec::new();
-    for (c, _) in sections {
-        if let Scope::Section { heading, .. } = &c.scope {
-            let key = heading_key(heading);
-            if new.find(&key).next().is_none() && !out.contains(&key) {
-                out.push(key);
-            }
-        }
-    }
-    out
+    /// The change removes or renames the heading of one of the session's own
+    /// section claims: afterwards the claim names no heading of the file.
+    HeadingGone {
+        /// The path, relative to the brain root.
+        path: String,
+        /// The session's claim.
+        claim: &'a Claim,
+        /// Headings of the new version that took the section's lines and
+        /// that the session does not hold (what to claim instead); empty
+        /// when the session holds them or the section is simply gone.
+        renamed_to: Vec<String>,
+    },
 }
 
 /// Checks one changed file. `session` is the session making the change
 /// (`None`: every claim belongs to someone else, and nothing is "outside").
-/// `outline` is the heading tree of the new version, needed only when
-/// [`ClaimIndex::has_sections`] says so; without it a section claim counts as
-/// touched by any change of its file. `old` is the outline of the previous
-/// version, needed only when [`missing_headings`] finds some: a change that
-/// removes or renames another session's heading touches that section.
+/// With [`Touch::Whole`] a section claim counts as touched by any change of
+/// its file.
 pub fn check_file<'a>(
     index: &ClaimIndex<'a>,
     session: Option<&str>,
     path: &str,
     touch: &Touch,
-    outline: Option<&Outline>,
-    old: Option<&Outline>,
 ) -> Vec<Finding<'a>> {
     let mut out = Vec::new();
     let (whole, sections) = index.for_path(path);
@@ -290,59 +222,66 @@ pub fn check_file<'a>(
         .filter(|(c, _)| !mine(c))
         .map(|&h| (h, key_of(h.0)))
         .collect();
-    let own_keys: Vec<String> = sections
+    let own: Vec<(&'a Claim, String)> = sections
         .iter()
         .filter(|(c, _)| mine(c))
-        .map(|(c, _)| key_of(c))
+        .map(|(c, _)| (*c, key_of(c)))
         .collect();
     let check_own = session.is_some() && !own_whole;
 
-    match (touch, outline) {
-        (Touch::Lines(ranges), Some(outline)) if !foreign.is_empty() || check_own => {
-            if let Some(old) = old {
-                for ((claim, stale), key) in &foreign {
-                    if outline.find(key).next().is_some() {
-                        continue;
-                    }
-                    if let Some((_, h)) = old.find(key).next() {
-                        out.push(Finding::Claimed {
+    match touch {
+        Touch::Text(change) => {
+            for ((claim, stale), key) in &foreign {
+                // The first run that touches it names the place.
+                if let Some(t) = change.touched.iter().find(|t| t.keys.contains(key)) {
+                    out.push(Finding::Claimed {
+                        path: path.to_string(),
+                        claim,
+                        stale: *stale,
+                        region: Some(Region::of(t)),
+                    });
+                }
+            }
+            let mut outside_new: Vec<String> = Vec::new();
+            if check_own {
+                for t in &change.touched {
+                    let held = own.iter().any(|(_, k)| t.ancestry.contains(k));
+                    if !held {
+                        // A heading the old version did not have took lines.
+                        if t.side == Side::New
+                            && let Some(h) = &t.heading
+                            && change.old.find(&heading_key(h)).next().is_none()
+                            && !outside_new.contains(h)
+                        {
+                            outside_new.push(h.clone());
+                        }
+                        out.push(Finding::Outside {
                             path: path.to_string(),
-                            claim,
-                            stale: *stale,
-                            region: Some(Region {
-                                start: h.line,
-                                end: h.end_line,
-                                removal: true,
-                                heading: Some(h.text.clone()),
-                                heading_gone: true,
-                            }),
+                            region: Some(Region::of(t)),
                         });
                     }
                 }
             }
-            for r in ranges {
-                for p in pieces(outline, *r) {
-                    let keys = p.section.map(|i| outline.ancestry(i)).unwrap_or_default();
-                    for ((claim, stale), key) in &foreign {
-                        if keys.contains(&key.as_str()) {
-                            out.push(Finding::Claimed {
-                                path: path.to_string(),
-                                claim,
-                                stale: *stale,
-                                region: Some(region(outline, &p)),
-                            });
-                        }
+            if !own_whole {
+                let mut seen: Vec<&str> = Vec::new();
+                for (claim, key) in &own {
+                    if seen.contains(&key.as_str()) {
+                        continue;
                     }
-                    if check_own && !own_keys.iter().any(|k| keys.contains(&k.as_str())) {
-                        out.push(Finding::Outside {
+                    seen.push(key);
+                    let was = change.old.find(key).next().is_some();
+                    let is = change.new.find(key).next().is_some();
+                    if was && !is {
+                        out.push(Finding::HeadingGone {
                             path: path.to_string(),
-                            region: Some(region(outline, &p)),
+                            claim,
+                            renamed_to: outside_new.clone(),
                         });
                     }
                 }
             }
         }
-        _ => {
+        Touch::Whole => {
             for &((claim, stale), _) in &foreign {
                 out.push(Finding::Claimed {
                     path: path.to_string(),
@@ -356,6 +295,63 @@ pub fn check_file<'a>(
                     path: path.to_string(),
                     region: None,
                 });
+            }
+        }
+    }
+    out
+}
+
+/// What a change of `path` from `old` to `new` touches. `None` on a side
+/// means its text cannot be read (binary, not UTF-8); an added file is a
+/// change from `Some("")`, a deleted one to `Some("")`. Sections exist only
+/// in markdown files ([`is_markdown`], with the `markdown_extensions` of
+/// `.bsi.toml` in `markdown_extra`); any other change touches the whole file.
+pub fn touch(path: &str, old: Option<&str>, new: Option<&str>, markdown_extra: &[String]) -> Touch {
+    if !is_markdown(path, markdown_extra) {
+        return Touch::Whole;
+    }
+    match (old, new) {
+        (Some(old), Some(new)) => Touch::Text(text_change(old, new)),
+        _ => Touch::Whole,
+    }
+}
+
+/// The verdict on one file's change, from its path and its text before and
+/// after: the entry point for an edit hook inside an agent's tool, and what
+/// the pre-commit hook and `bsi verify` compute per changed file. `path` is
+/// relative to the brain root, with `/`; it is NFC-normalised here, as
+/// scopes are.
+pub fn check_change<'a>(
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    path: &str,
+    old: Option<&str>,
+    new: Option<&str>,
+    markdown_extra: &[String],
+) -> Vec<Finding<'a>> {
+    let path: String = path.nfc().collect();
+    let touch = touch(&path, old, new, markdown_extra);
+    check_file(index, session, &path, &touch)
+}
+
+/// The section claims of `claims` whose heading the file no longer has:
+/// claims that protect nothing. `outline_of` gives a file's heading tree
+/// (`None`: the file is gone or unreadable, so no heading of it exists).
+/// For `status`, `watchdog` and `verify`.
+pub fn missing_section_claims<'a>(
+    claims: impl IntoIterator<Item = &'a Claim>,
+    outline_of: &dyn Fn(&str) -> Option<Outline>,
+) -> Vec<&'a Claim> {
+    let mut outlines: HashMap<String, Option<Outline>> = HashMap::new();
+    let mut out = Vec::new();
+    for c in claims {
+        if let Scope::Section { file, heading } = &c.scope {
+            let o = outlines
+                .entry(file.clone())
+                .or_insert_with(|| outline_of(file));
+            let key = heading_key(heading);
+            if o.as_ref().is_none_or(|o| o.find(&key).next().is_none()) {
+                out.push(c);
             }
         }
     }
@@ -402,7 +398,6 @@ pub fn overflow_note(files: usize, sections: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::markdown::outline;
     use chrono::DateTime;
 
     fn claim(session: &str, scope: &str) -> Claim {
@@ -421,47 +416,8 @@ mod tests {
 
     const PLAN: &str = "# Plan\nintro\n## Goals\ng\n### Q1\nq\n## Risks\nr\n";
 
-    fn lines(a: usize, b: usize) -> Touch {
-        Touch::Lines(vec![LineRange {
-            start: a,
-            end: b,
-            removal: false,
-        }])
-    }
-
-    #[test]
-    fn hunk_header_to_range() {
-        assert_eq!(
-            LineRange::from_hunk(4, 2),
-            LineRange {
-                start: 4,
-                end: 5,
-                removal: false
-            }
-        );
-        assert_eq!(
-            LineRange::from_hunk(0, 0),
-            LineRange {
-                start: 1,
-                end: 1,
-                removal: true
-            }
-        );
-    }
-
-    #[test]
-    fn ranges_split_at_headings() {
-        let o = outline(PLAN);
-        let r = LineRange {
-            start: 2,
-            end: 6,
-            removal: false,
-        };
-        let p: Vec<_> = pieces(&o, r)
-            .iter()
-            .map(|p| (p.start, p.end, p.section))
-            .collect();
-        assert_eq!(p, vec![(2, 2, Some(0)), (3, 4, Some(1)), (5, 6, Some(2))]);
+    fn edit(new: &str) -> Touch {
+        Touch::Text(text_change(PLAN, new))
     }
 
     #[test]
@@ -472,29 +428,30 @@ mod tests {
             claim("s3", "x/"),
         ];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
-        let f = check_file(&ix, Some("s2"), "a/b/c.md", &Touch::Whole, None, None);
+        let f = check_file(&ix, Some("s2"), "a/b/c.md", &Touch::Whole);
         assert_eq!(f.len(), 1);
         assert!(matches!(&f[0], Finding::Claimed { claim, .. } if claim.session == "s1"));
         // Nobody's claim and not the session's: outside.
-        let f = check_file(&ix, Some("s2"), "z.md", &Touch::Whole, None, None);
+        let f = check_file(&ix, Some("s2"), "z.md", &Touch::Whole);
         assert!(matches!(&f[..], [Finding::Outside { region: None, .. }]));
         // Without a session nothing is outside.
-        assert!(check_file(&ix, None, "z.md", &Touch::Whole, None, None).is_empty());
+        assert!(check_file(&ix, None, "z.md", &Touch::Whole).is_empty());
         // `ab/` is not under `a/`.
-        assert!(check_file(&ix, Some("s3"), "ab/c.md", &Touch::Whole, None, None).len() == 1);
+        assert!(check_file(&ix, Some("s3"), "ab/c.md", &Touch::Whole).len() == 1);
     }
 
     #[test]
-    fn sections_are_checked_per_hunk() {
-        let o = outline(PLAN);
+    fn sections_are_checked_in_both_versions() {
         let claims = [claim("s1", "p.md#Goals"), claim("s2", "p.md#Risks")];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
         assert!(ix.has_sections("p.md"));
         // s2 edits its own section: nothing to say.
-        assert!(check_file(&ix, Some("s2"), "p.md", &lines(8, 8), Some(&o), None).is_empty());
+        let own = edit("# Plan\nintro\n## Goals\ng\n### Q1\nq\n## Risks\nr2\n");
+        assert!(check_file(&ix, Some("s2"), "p.md", &own).is_empty());
         // s2 edits Q1, a subsection of s1's Goals: claimed, and outside its own.
-        let f = check_file(&ix, Some("s2"), "p.md", &lines(6, 6), Some(&o), None);
-        assert_eq!(f.len(), 2, "{f:?}");
+        let q1 = edit("# Plan\nintro\n## Goals\ng\n### Q1\nq2\n## Risks\nr\n");
+        let f = check_file(&ix, Some("s2"), "p.md", &q1);
+        assert_eq!(f.len(), 3, "{f:?}");
         match &f[0] {
             Finding::Claimed {
                 claim,
@@ -514,73 +471,123 @@ mod tests {
                 ..
             }
         ));
-        // A deleted file touches every section.
-        let f = check_file(&ix, Some("s2"), "p.md", &Touch::Whole, Some(&o), None);
-        assert_eq!(f.len(), 2);
-        // The preamble belongs to no section.
-        let f = check_file(&ix, Some("s2"), "p.md", &lines(2, 2), Some(&o), None);
+        // s2 writes its own `## Risks` heading inside Goals and edits below
+        // it: the lines were Goals' in the old version.
+        let taken = edit("# Plan\nintro\n## Goals\n## Risks\ng\n### Q1\nq\nr\n");
+        let f = check_file(&ix, Some("s2"), "p.md", &taken);
         assert!(
-            matches!(&f[..], [Finding::Outside { region: Some(r), .. }] if r.heading.as_deref() == Some("Plan"))
+            f.iter()
+                .any(|f| matches!(f, Finding::Claimed { claim, .. } if claim.session == "s1")),
+            "{f:?}"
+        );
+        // A deleted file touches every section.
+        let f = check_file(&ix, Some("s2"), "p.md", &Touch::Whole);
+        assert_eq!(f.len(), 2);
+        // The preamble belongs to no section: no claim is in the way.
+        let pre = Touch::Text(text_change(
+            "top\n# Plan\n## Goals\ng\n",
+            "# Plan\n## Goals\ng\n",
+        ));
+        let f = check_file(&ix, None, "p.md", &pre);
+        assert!(f.is_empty(), "{f:?}");
+        let f = check_file(&ix, Some("s2"), "p.md", &pre);
+        assert!(
+            matches!(&f[..], [Finding::Outside { region: Some(r), .. }] if r.heading.is_none()),
+            "{f:?}"
         );
     }
 
     #[test]
     fn a_removed_heading_touches_its_section() {
-        let old = outline(PLAN);
-        let new = outline("# Plan\nintro\n## Goals\ng\n### Q1\nq\nr\n");
         let claims = [claim("s1", "p.md#Goals"), claim("s2", "p.md#Risks")];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
-        assert_eq!(missing_headings(&ix, "p.md", &new), vec!["risks"]);
-        let t = Touch::Lines(vec![LineRange::from_hunk(6, 0)]);
-        let f = check_file(&ix, Some("s1"), "p.md", &t, Some(&new), Some(&old));
-        match &f[..] {
-            [
-                Finding::Claimed {
-                    claim,
-                    region: Some(r),
-                    ..
-                },
-            ] => {
-                assert_eq!(claim.session, "s2");
-                assert_eq!(
-                    r.describe(),
-                    "section `Risks` (lines 7-8 before this change) removed or renamed"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
+        let t = edit("# Plan\nintro\n## Goals\ng\n### Q1\nq\nr\n");
+        let f = check_file(&ix, Some("s1"), "p.md", &t);
+        assert!(
+            matches!(&f[0], Finding::Claimed { claim, region: Some(r), .. }
+                if claim.session == "s2" && r.heading.as_deref() == Some("Risks")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn renaming_a_held_heading_names_the_new_one() {
+        let claims = [claim("s1", "p.md#Goals")];
+        let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
+        let t = edit("# Plan\nintro\n## Objectives\ng\n### Q1\nq\n## Risks\nr\n");
+        let f = check_file(&ix, Some("s1"), "p.md", &t);
+        assert!(
+            f.iter()
+                .any(|f| matches!(f, Finding::HeadingGone { renamed_to, .. }
+                if renamed_to == &vec!["Objectives".to_string()])),
+            "{f:?}"
+        );
+        // Holding the new name too, the rename is the session's own.
+        let claims = [claim("s1", "p.md#Goals"), claim("s1", "p.md#Objectives")];
+        let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
+        let f = check_file(&ix, Some("s1"), "p.md", &t);
+        assert!(
+            matches!(&f[..], [Finding::HeadingGone { renamed_to, .. }] if renamed_to.is_empty()),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn an_edit_is_judged_from_its_path_and_texts() {
+        let claims = [claim("s1", "caf\u{e9}.md#Goals"), claim("s1", "run.sh")];
+        let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
+        let new = PLAN.replace("\ng\n", "\ng2\n");
+        // A decomposed name is the claimed one.
+        let f = check_change(
+            &ix,
+            Some("s2"),
+            "cafe\u{301}.md",
+            Some(PLAN),
+            Some(&new),
+            &[],
+        );
+        assert!(
+            matches!(&f[0], Finding::Claimed { region: Some(r), .. } if r.heading.as_deref() == Some("Goals")),
+            "{f:?}"
+        );
+        // Elsewhere in the file: free.
+        let other = PLAN.replace("\nr\n", "\nr2\n");
+        let f = check_change(&ix, None, "caf\u{e9}.md", Some(PLAN), Some(&other), &[]);
+        assert!(f.is_empty(), "{f:?}");
+        // Not markdown: the whole file, whatever its `#` lines.
+        assert_eq!(
+            touch("run.sh", Some("# a\n"), Some("# b\n"), &[]),
+            Touch::Whole
+        );
+        assert!(matches!(
+            touch("x.mdx", Some(""), Some("# b\n"), &["mdx".into()]),
+            Touch::Text(_)
+        ));
+        assert_eq!(touch("a.md", None, Some("x"), &[]), Touch::Whole);
+    }
+
+    #[test]
+    fn claims_naming_no_heading_are_found() {
+        let claims = [
+            claim("s1", "p.md#Goals"),
+            claim("s2", "p.md#Gone"),
+            claim("s3", "q.md#X"),
+            claim("s4", "p.md"),
+        ];
+        let load = |f: &str| (f == "p.md").then(|| crate::markdown::outline(PLAN));
+        let m = missing_section_claims(claims.iter(), &load);
+        let names: Vec<&str> = m.iter().map(|c| c.session.as_str()).collect();
+        assert_eq!(names, vec!["s2", "s3"]);
     }
 
     #[test]
     fn counts_and_note() {
-        let o = outline(PLAN);
         let claims = [claim("s1", "p.md#Risks")];
         let ix = ClaimIndex::from_claims(claims.iter().map(|c| (c, false)));
-        let mut f = check_file(&ix, Some("s1"), "p.md", &lines(3, 4), Some(&o), None);
-        f.extend(check_file(
-            &ix,
-            Some("s1"),
-            "p.md",
-            &lines(4, 4),
-            Some(&o),
-            None,
-        ));
-        f.extend(check_file(
-            &ix,
-            Some("s1"),
-            "q.md",
-            &Touch::Whole,
-            None,
-            None,
-        ));
-        f.extend(check_file(
-            &ix,
-            Some("s1"),
-            "r.md",
-            &Touch::Whole,
-            None,
-            None,
-        ));
+        let t = edit("# Plan\nintro\n## Goals\ng2\n### Q1\nq\n## Risks\nr\n");
+        let mut f = check_file(&ix, Some("s1"), "p.md", &t);
+        f.extend(check_file(&ix, Some("s1"), "q.md", &Touch::Whole));
+        f.extend(check_file(&ix, Some("s1"), "r.md", &Touch::Whole));
         assert_eq!(overflow_counts(&f), (2, 1));
         assert_eq!(
             overflow_note(2, 1).as_deref(),

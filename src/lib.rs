@@ -1,7 +1,8 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
-//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`guard`] (changes
+//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
+//! sections a change touches, from old and new text), [`guard`] (changes
 //! against claims), [`trailer`], [`markdown`] (the only pulldown-cmark
 //! parser) and [`registry`] (including the row merge of two registries). IO
 //! lives in [`store`] (the registry branch, its work-tree copy, the writer
@@ -14,6 +15,7 @@
 //! together per subcommand.
 
 pub mod agents;
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -42,8 +42,9 @@ fn level_num(l: HeadingLevel) -> u8 {
     }
 }
 
-/// The parser options bsi uses everywhere: GFM tables and heading attributes
-/// off, so `{#id}` stays part of a heading's text.
+/// The parser options bsi uses everywhere: GFM tables, strikethrough and
+/// task lists on; heading attributes off, so `{#id}` stays part of a
+/// heading's text.
 pub fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }

@@ -22,13 +22,13 @@
 
 use std::time::{Duration, Instant};
 
+use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
-use git2::Oid;
 use rand::RngExt;
 
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
-use crate::registry::Registry;
+use crate::registry::{Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::{BRANCH_FILE, Brain, Tips, View};
@@ -111,13 +111,14 @@ pub fn apply<R>(
     let remote = settings.remote(&brain.git)?;
     let _record = lock.record("write")?;
     match remote {
-        None => local(brain, &mut plan),
+        None => local(brain, settings.history_keep, &mut plan),
         Some(remote) => Publisher {
             brain,
             remote,
             opts,
             start: Instant::now(),
             budget: settings.publish_timeout,
+            keep: settings.history_keep,
             fetched: false,
             attempts: 0,
         }
@@ -127,6 +128,7 @@ pub fn apply<R>(
 
 fn local<R>(
     brain: &Brain,
+    keep: usize,
     plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
     let tips = brain.tips(None);
@@ -149,8 +151,8 @@ fn local<R>(
             message,
             report,
         } => {
-            let registry = brain.parse(text)?;
-            let commit = commit_on(brain, tips.local, &registry, &message)?;
+            let (commit, registry) =
+                commit_on(brain, tips.local, brain.parse(text)?, &message, Some(keep))?;
             move_local(brain, commit, tips.local, &message)?;
             brain.refresh_copy(&registry);
             Ok(Applied {
@@ -166,14 +168,69 @@ fn local<R>(
     }
 }
 
-fn commit_on(brain: &Brain, parent: Option<Oid>, reg: &Registry, message: &str) -> Result<Oid> {
-    let commit = brain.git.commit_files(
-        parent,
-        &[(BRANCH_FILE, Some(reg.text().as_bytes()))],
-        message,
-    )?;
+/// Commits `reg` on `parent`. With `keep`, old history rows beyond it
+/// move to the archive files of the registry branch in the same commit
+/// ([`archive`]); the registry that was committed is returned. Archiving is
+/// only done on a commit whose parent is the branch everyone shares (the
+/// remote's tip, or the local branch of a brain without remote): an offline
+/// commit never archives, so no archive file can be left behind on a side
+/// branch while the merge by rows drops its rows from the table.
+fn commit_on(
+    brain: &Brain,
+    parent: Option<Oid>,
+    reg: Registry,
+    message: &str,
+    keep: Option<usize>,
+) -> Result<(Oid, Registry)> {
+    let split = keep.and_then(|k| archive::split(&reg, k));
+    let (reg, archived, message) = match split {
+        None => (reg, Vec::new(), message.to_string()),
+        Some(split) => {
+            let mut files = Vec::with_capacity(split.moved.len());
+            let mut rows = 0;
+            for (month, moved) in &split.moved {
+                let path = archive::archive_path(month);
+                let existing = match parent {
+                    Some(p) => brain
+                        .git
+                        .file_at(p, &path)?
+                        .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                    None => None,
+                };
+                rows += moved.lines().count();
+                files.push((
+                    path,
+                    archive::append(existing.as_deref(), &reg, month, moved),
+                ));
+            }
+            let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+            let message = with_note(
+                message,
+                &format!(
+                    "Archives {rows} old history row(s) to {}.",
+                    names.join(", ")
+                ),
+            );
+            (brain.parse(split.kept)?, files, message)
+        }
+    };
+    let mut files: Vec<(&str, Option<&[u8]>)> = vec![(BRANCH_FILE, Some(reg.text().as_bytes()))];
+    files.extend(
+        archived
+            .iter()
+            .map(|(p, t)| (p.as_str(), Some(t.as_bytes()))),
+    );
+    let commit = brain.git.commit_files(parent, &files, &message)?;
     fault("after-commit");
-    Ok(commit)
+    Ok((commit, reg))
+}
+
+/// `message` with a paragraph added before its trailers.
+fn with_note(message: &str, note: &str) -> String {
+    match message.rsplit_once("\n\n") {
+        Some((body, trailers)) => format!("{body}\n\n{note}\n\n{trailers}"),
+        None => format!("{message}\n\n{note}\n"),
+    }
 }
 
 fn move_local(brain: &Brain, to: Oid, expected: Option<Oid>, message: &str) -> Result<()> {
@@ -193,6 +250,7 @@ struct Publisher<'b> {
     opts: Options,
     start: Instant,
     budget: Duration,
+    keep: usize,
     fetched: bool,
     attempts: u32,
 }
@@ -268,7 +326,7 @@ impl Publisher<'_> {
             // On the remote's tip; a remote without the branch yet gets
             // the local history.
             let parent = tips.tracking.or(tips.local);
-            let commit = commit_on(brain, parent, &registry, &message)?;
+            let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
             let pushed =
                 self.remote
                     .push(&brain.workdir, commit, self.remaining().max(FETCH_TIMEOUT));
@@ -386,13 +444,13 @@ impl Publisher<'_> {
                 message,
                 report,
             } => {
-                let registry = brain.parse(text)?;
                 let parent = match (tips.local, tips.tracking) {
                     (None, t) => t,
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                let commit = commit_on(brain, parent, &registry, &message)?;
+                let (commit, registry) =
+                    commit_on(brain, parent, brain.parse(text)?, &message, None)?;
                 move_local(brain, commit, tips.local, &message)?;
                 brain.refresh_copy(&registry);
                 Ok(Applied {
@@ -540,4 +598,209 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
         }
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    //! The write path below the binary: real repositories made with the
+    //! `git` command, bsi run in-process through [`crate::commands::run_with`].
+
+    use std::path::Path;
+    use std::process::Command;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+    use crate::commands::{Ctx, run_with};
+    use crate::config::Config;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("LC_ALL", "C")
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn now() -> chrono::DateTime<chrono::FixedOffset> {
+        chrono::DateTime::parse_from_rfc3339("2026-03-14T09:30:00+00:00").expect("time")
+    }
+
+    /// A repository with one content commit and a registry made by `bsi init`.
+    fn brain() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["config", "user.name", "T"]);
+        git(p, &["config", "user.email", "t@example.com"]);
+        std::fs::create_dir_all(p.join("notes")).expect("mkdir");
+        std::fs::write(p.join("notes/a.md"), "# A\n").expect("write");
+        git(p, &["add", "-A"]);
+        git(p, &["commit", "-q", "-m", "base"]);
+        let cli = Cli::try_parse_from(["bsi", "init"]).expect("args");
+        assert_eq!(run_with(Ctx::at(p, now()), cli).expect("init"), 0);
+        dir
+    }
+
+    fn open(dir: &Path) -> (Brain, Settings) {
+        let brain = Brain::locate(dir, None).expect("brain");
+        let settings = Settings::resolve(&brain.git, Config::default(), None).expect("settings");
+        (brain, settings)
+    }
+
+    fn opts() -> Options {
+        Options {
+            now: now(),
+            fresh: false,
+            verbose: false,
+        }
+    }
+
+    #[test]
+    fn a_local_write_moves_the_registry_branch_and_nothing_else() {
+        let dir = brain();
+        let p = dir.path();
+        let (head, index) = (
+            git(p, &["rev-parse", "HEAD"]),
+            std::fs::read(p.join(".git/index")).expect("index"),
+        );
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let applied = apply(&brain, &settings, opts(), |reg| {
+            Ok(Plan::Write {
+                text: format!("{}\nA closing remark.\n", reg.text()),
+                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        })
+        .expect("apply");
+        assert_eq!(applied.landing.landed, Landed::Local);
+        let tip = git(p, &["rev-parse", "brain-index"]);
+        assert_eq!(
+            Some(tip.trim().to_string()),
+            applied.commit.map(|c| c.to_string())
+        );
+        assert_eq!(git(p, &["rev-parse", "brain-index~1"]), before);
+        assert!(git(p, &["show", "brain-index:BRAIN-INDEX.md"]).ends_with("A closing remark.\n"));
+        // HEAD, the index and the work tree are the user's.
+        assert_eq!(git(p, &["rev-parse", "HEAD"]), head);
+        assert_eq!(std::fs::read(p.join(".git/index")).expect("index"), index);
+        assert_eq!(git(p, &["status", "--porcelain"]), "");
+        // The copy follows, after its banner.
+        let copy = std::fs::read_to_string(p.join("BRAIN-INDEX.md")).expect("copy");
+        assert!(copy.starts_with("<!-- bsi:") && copy.ends_with("A closing remark.\n"));
+    }
+
+    #[test]
+    fn a_plan_that_keeps_the_registry_writes_no_commit() {
+        let dir = brain();
+        let p = dir.path();
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let applied = apply(&brain, &settings, opts(), |_| Ok(Plan::Keep(7))).expect("apply");
+        assert_eq!((applied.report, applied.commit), (7, None));
+        assert_eq!(git(p, &["rev-parse", "brain-index"]), before);
+    }
+
+    #[test]
+    fn a_refusing_plan_leaves_no_trace_and_the_lock_free() {
+        let dir = brain();
+        let p = dir.path();
+        let before = git(p, &["rev-parse", "brain-index"]);
+        let (brain, settings) = open(p);
+        let r: Result<Applied<()>> = apply(&brain, &settings, opts(), |_| {
+            Err(Error::NotFound("nothing here".into()))
+        });
+        assert!(matches!(r, Err(Error::NotFound(_))));
+        assert_eq!(git(p, &["rev-parse", "brain-index"]), before);
+        assert_eq!(
+            std::fs::read_to_string(p.join(".git/bsi/lock")).expect("lock"),
+            "",
+            "the record is cleared"
+        );
+        // The next writer gets the lock at once.
+        apply(&brain, &settings, opts(), |_| Ok(Plan::Keep(()))).expect("again");
+    }
+
+    #[test]
+    fn an_unreachable_remote_keeps_the_change_pending_until_it_is_back() {
+        let dir = brain();
+        let p = dir.path();
+        let remote = tempfile::tempdir().expect("tempdir");
+        let url = remote.path().join("brain.git");
+        git(
+            p,
+            &["remote", "add", "origin", url.to_str().expect("utf-8")],
+        );
+        let (brain, settings) = open(p);
+        let plan = |reg: &Registry| {
+            Ok(Plan::Write {
+                text: format!("{}\nremark\n", reg.text()),
+                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        };
+        let applied = apply(&brain, &settings, opts(), plan).expect("offline");
+        assert!(matches!(applied.landing.landed, Landed::Pending(_)));
+        let tips = brain.tips(settings.remote(&brain.git).expect("remote").as_ref());
+        assert!(tips.tracking.is_none() && tips.local.is_some());
+        // The remote comes into being: the next write publishes both.
+        git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
+        let applied = apply(&brain, &settings, opts(), |reg| {
+            Ok(Plan::Write {
+                text: format!("{}more\n", reg.text()),
+                message: "bsi: test 2\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        })
+        .expect("online");
+        assert_eq!(applied.landing.landed, Landed::Published);
+        assert_eq!(
+            applied.landing.published.len(),
+            2,
+            "{:?}",
+            applied.landing.published
+        );
+        let theirs = git(&url, &["show", "brain-index:BRAIN-INDEX.md"]);
+        assert!(theirs.ends_with("remark\nmore\n"), "{theirs}");
+    }
+
+    #[test]
+    fn repair_removes_a_dead_writers_lock_and_never_a_live_ones() {
+        let dir = brain();
+        let p = dir.path();
+        let (brain, _) = open(p);
+        let lock_file = p.join(".git/refs/heads/brain-index.lock");
+        std::fs::write(
+            p.join(".git/bsi/lock"),
+            "busy write\npid 4000000000\nstart 1\n",
+        )
+        .expect("rec");
+        std::fs::write(&lock_file, "").expect("lock");
+        let mut lock = brain.lock().expect("writer lock");
+        assert!(brain.repair(&mut lock).is_some());
+        assert!(!lock_file.exists());
+        drop(lock);
+        // This process's own record: its writer is alive.
+        let me = format!(
+            "busy write\npid {}\nstart {}\n",
+            std::process::id(),
+            crate::platform::start_time(std::process::id()).unwrap_or_default()
+        );
+        std::fs::write(p.join(".git/bsi/lock"), me).expect("rec");
+        std::fs::write(&lock_file, "").expect("lock");
+        let mut lock = brain.lock().expect("writer lock");
+        assert!(brain.repair(&mut lock).is_none());
+        assert!(lock_file.exists());
+    }
 }

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::markdown::{self, Outline, OutlineSections};
-use crate::scope::{Scope, ScopeError, heading_key};
+use crate::scope::{Scope, ScopeError, escape_path, heading_key, is_markdown, split_section};
 
 /// Lexically joins `rel` onto `base`, resolving `.` and `..`.
 fn lexical_join(base: &Path, rel: &str) -> PathBuf {
@@ -56,9 +56,44 @@ fn check_no_escape(root: &Path, abs: &Path, shown: &str) -> Result<()> {
     }
 }
 
+/// Refuses a scope whose path goes through a symbolic link inside the
+/// brain: one thing, one name. The message names the target to claim.
+fn check_no_symlink(root: &Path, abs: &Path, shown: &str) -> Result<()> {
+    let Ok(rest) = abs.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut probe = root.to_path_buf();
+    for comp in rest.components() {
+        probe.push(comp);
+        match fs::symlink_metadata(&probe) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::canonicalize(abs)
+                    .ok()
+                    .and_then(|real| {
+                        let rel = below(root, &real)?;
+                        Some(if real.is_dir() {
+                            format!("{rel}/")
+                        } else {
+                            rel
+                        })
+                    })
+                    .unwrap_or_else(|| "its target".to_string());
+                return Err(Error::Usage(format!(
+                    "`{shown}` goes through the symbolic link {}, so it is another name for `{target}`: a claim names a thing by its one real name; claim it with `bsi open {}`",
+                    below(root, &probe).unwrap_or_default(),
+                    escape_path(&target)
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
 /// Resolves a scope typed in `cwd` for the brain rooted at `root` (both
 /// canonical).
-pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
+pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) -> Result<Scope> {
     let trimmed = raw.trim();
     if trimmed.chars().any(char::is_control) {
         return Err(ScopeError::Control.into());
@@ -66,10 +101,8 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
     if trimmed.eq_ignore_ascii_case("global") {
         return Ok(Scope::Global);
     }
-    let (path_part, heading) = match trimmed.split_once('#') {
-        Some((p, h)) => (p, Some(h)),
-        None => (trimmed, None),
-    };
+    let (path_owned, heading) = split_section(trimmed);
+    let path_part = path_owned.as_str();
     if trimmed.is_empty() {
         return Err(ScopeError::Empty.into());
     }
@@ -86,14 +119,30 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str) -> Result<Scope> {
         return Err(ScopeError::Escapes(raw.to_string()).into());
     };
     check_no_escape(root, &abs, raw)?;
+    check_no_symlink(root, &abs, raw)?;
     let trailing_slash = path_part.ends_with('/');
+    if trailing_slash && abs.is_file() {
+        let file = rel.trim_end_matches('/');
+        return Err(Error::Usage(format!(
+            "`{raw}` names a file, not a directory: claim it as a file with `bsi open {}`",
+            escape_path(file)
+        )));
+    }
     let is_dir = heading.is_none() && (trailing_slash || abs.is_dir());
     let stored = match heading {
-        Some(h) => format!("{rel}#{h}"),
-        None => rel.clone(),
+        Some(h) => format!("{}#{h}", escape_path(&rel)),
+        None => escape_path(&rel),
     };
     let scope = Scope::from_relative(&stored, is_dir)?;
     if let Scope::Section { file, heading } = &scope {
+        if !is_markdown(file, markdown) {
+            return Err(Error::Usage(format!(
+                "`{raw}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections. Claim the whole file with `bsi open {}`, or, if `#` is part of the name, write it `\\#`: `bsi open '{}'`",
+                escape_path(file),
+                escape_path(file),
+                raw.replacen('#', "\\#", 1)
+            )));
+        }
         return resolve_section(root, &abs, file, heading);
     }
     if let Scope::File(f) = &scope
@@ -112,8 +161,18 @@ fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result
         heading: heading.to_string(),
         available: Vec::new(),
     })?;
+    // The heading may be typed with its inline markup (`The *big* plan`) or
+    // without it (`The big plan`): both name the same heading.
+    let reduced = markdown::outline(&format!("# {heading}\n"))
+        .headings
+        .first()
+        .map(|h| h.key.clone());
     let key = heading_key(heading);
-    match outline.find(&key).next() {
+    let found = outline
+        .find(&key)
+        .next()
+        .or_else(|| reduced.as_deref().and_then(|k| outline.find(k).next()));
+    match found {
         Some((_, h)) => Ok(Scope::Section {
             file: file.to_string(),
             heading: h.text.clone(),
@@ -168,7 +227,7 @@ pub fn children(root: &Path, dir: &str) -> Vec<Scope> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || name.contains(['#', '|']) {
+            if name.starts_with('.') || name.contains('|') {
                 return None;
             }
             let ty = e.file_type().ok()?;

@@ -143,13 +143,12 @@ impl Scope {
         if raw.eq_ignore_ascii_case("global") {
             return Ok(Scope::Global);
         }
-        let (path, heading) = match raw.split_once('#') {
-            Some((p, h)) => (p, Some(h.trim())),
-            None => (raw, None),
-        };
+        let (path, heading) = split_section(raw);
+        let heading = heading.map(str::trim);
         if heading.is_some() && (path.is_empty() || heading.is_some_and(str::is_empty)) {
             return Err(ScopeError::BadSection(raw.to_string()));
         }
+        let path = path.as_str();
         let trailing = path.ends_with('/') || path.ends_with('\\');
         let norm = normalise_path(path).map_err(|e| match e {
             PathIssue::Absolute => ScopeError::Absolute(raw.to_string()),
@@ -189,12 +188,49 @@ impl Scope {
     }
 }
 
+/// Splits a typed or stored scope at its first `#` that is not written
+/// `\#`: the path (with `\#` read as `#`) and the heading, if any. A name
+/// containing `#` is written with `\#`: `lang/C\#.md`, `issue\#12/`.
+pub fn split_section(raw: &str) -> (String, Option<&str>) {
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if bytes.get(i + 1) == Some(&b'#') => i += 2,
+            b'#' => return (raw[..i].replace("\\#", "#"), Some(&raw[i + 1..])),
+            _ => i += 1,
+        }
+    }
+    (raw.replace("\\#", "#"), None)
+}
+
+/// A path as a scope writes it: `#` in a name becomes `\#`.
+pub fn escape_path(path: &str) -> String {
+    path.replace('#', "\\#")
+}
+
 fn truncate(s: &str, n: usize) -> String {
     let mut out: String = s.chars().take(n).collect();
     if out.len() < s.len() {
         out.push('…');
     }
     out
+}
+
+/// True when `path` names a markdown file, whose headings make sections:
+/// it ends in `.md` or `.markdown` (any case), or in one of `extra` (from
+/// `markdown_extensions` in `.bsi.toml`, lowercase, without the dot).
+pub fn is_markdown(path: &str, extra: &[String]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (ext == "md"
+            || ext == "markdown"
+            || extra
+                .iter()
+                .any(|e| name.ends_with(&format!(".{e}")) && name.len() > e.len() + 1))
 }
 
 /// Compares heading texts the way the spec asks: trimmed, case-insensitive,
@@ -256,9 +292,9 @@ impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Scope::Global => f.write_str("global"),
-            Scope::Dir(d) => f.write_str(d),
-            Scope::File(p) => f.write_str(p),
-            Scope::Section { file, heading } => write!(f, "{file}#{heading}"),
+            Scope::Dir(d) => f.write_str(&escape_path(d)),
+            Scope::File(p) => f.write_str(&escape_path(p)),
+            Scope::Section { file, heading } => write!(f, "{}#{heading}", escape_path(file)),
         }
     }
 }
@@ -288,6 +324,10 @@ pub fn overlaps(a: &Scope, b: &Scope, sections: &dyn Sections) -> bool {
         (Global, _) | (_, Global) => true,
         (Dir(d), other) | (other, Dir(d)) => match other {
             Dir(e) => d.starts_with(e.as_str()) || e.starts_with(d.as_str()),
+            // `newthing` and `newthing/` are one name: whichever it becomes.
+            File(f) | Section { file: f, .. } => {
+                other.under_dir(d) || d.strip_suffix('/') == Some(f)
+            }
             _ => other.under_dir(d),
         },
         (File(f), File(g)) => f == g,
@@ -420,7 +460,40 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_in_a_name_is_written_escaped() {
+        assert_eq!(s("lang/C\\#.md"), Scope::File("lang/C#.md".into()));
+        assert_eq!(s("issue\\#12/"), Scope::Dir("issue#12/".into()));
+        assert_eq!(
+            s("lang/C\\#.md#Tips #1"),
+            Scope::Section {
+                file: "lang/C#.md".into(),
+                heading: "Tips #1".into()
+            }
+        );
+        for raw in [
+            "lang/C\\#.md",
+            "issue\\#12/",
+            "lang/C\\#.md#Tips #1",
+            "a.md#B",
+        ] {
+            assert_eq!(s(raw).to_string(), raw);
+            assert_eq!(s(&s(raw).to_string()), s(raw));
+        }
+    }
+
+    #[test]
+    fn markdown_files_only() {
+        assert!(is_markdown("a/b.md", &[]));
+        assert!(is_markdown("B.MARKDOWN", &[]));
+        assert!(!is_markdown("run.sh", &[]));
+        assert!(!is_markdown(".md", &[]));
+        assert!(is_markdown("x.mdx", &["mdx".into()]));
+    }
+
+    #[test]
     fn conflict_rules() {
+        assert!(overlaps(&s("newthing"), &s("newthing/"), &FlatSections));
+        assert!(overlaps(&s("a/x.md/"), &s("a/x.md#H"), &FlatSections));
         let f = &FlatSections;
         assert!(overlaps(&s("global"), &s("a.md#x"), f));
         assert!(overlaps(&s("a/"), &s("a/b/c.md"), f));

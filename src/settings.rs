@@ -7,10 +7,18 @@
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
+//! | history kept | — | — | `history_keep` | 200 rows |
+//! | hook mode | — | `bsi.hookMode` | `hook_mode` | normal |
+//! | agent | `--agent` / `BSI_AGENT` | — | `default_agent` | `user@host` |
+//! | TTL | `--ttl` | — | `default_ttl` | 2h |
+//!
+//! [`config`](crate::config) only parses `.bsi.toml`; reading it, and every
+//! other source, is here.
 
+use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{self, Config};
+use crate::config::{self, CONFIG_FILE, Config, HookMode};
 use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::git_cli::Remote;
@@ -19,6 +27,8 @@ use crate::git_cli::Remote;
 pub const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
+/// History rows kept in the registry when nothing else is set.
+pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -34,6 +44,50 @@ pub struct Settings {
     pub named_remote: Option<String>,
     /// How long a write retries pushes that lost a race.
     pub publish_timeout: Duration,
+    /// History rows kept in the registry; older rows move to the archive.
+    pub history_keep: usize,
+    /// How the pre-commit hook treats changes.
+    pub hook_mode: HookMode,
+    /// Why a clone's `bsi.hookMode` was ignored, when it was.
+    pub hook_mode_warning: Option<String>,
+}
+
+/// Reads `.bsi.toml` in `root`; no file is the default configuration.
+pub fn load_config(root: &Path) -> Result<Config> {
+    let path = root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    config::parse(&text).map_err(|source| Error::Config { path, source })
+}
+
+/// The agent name from a flag, the environment and a `.bsi.toml`.
+pub fn agent_name(flag: Option<&str>, env: Option<&str>, config: &Config) -> String {
+    match flag.or(env).or(config.default_agent.as_deref()) {
+        Some(a) => a.trim().to_string(),
+        None => default_agent(),
+    }
+}
+
+/// `user@host`: who holds claims when nothing names an agent.
+pub fn default_agent() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "user".into());
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| {
+            gethostname::gethostname()
+                .into_string()
+                .ok()
+                .filter(|h| !h.trim().is_empty())
+        })
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{user}@{host}")
 }
 
 impl Settings {
@@ -72,12 +126,43 @@ impl Settings {
             })?,
             None => config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
         };
+        let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
+        let (hook_mode, hook_mode_warning) = match git.config_string("bsi.hookMode") {
+            Some(m) => match config::parse_hook_mode(&m) {
+                Some(mode) => (mode, None),
+                None => (
+                    config.hook_mode,
+                    Some(format!(
+                        "git config bsi.hookMode `{}` is not off, warn, normal or strict; using `{}`",
+                        m.trim(),
+                        config.hook_mode.as_str()
+                    )),
+                ),
+            },
+            None => (config.hook_mode, None),
+        };
         Ok(Settings {
             config,
             branch,
             named_remote,
             publish_timeout,
+            history_keep,
+            hook_mode,
+            hook_mode_warning,
         })
+    }
+
+    /// The agent name: `--agent`, else `BSI_AGENT` (`env`), else
+    /// `default_agent` of `.bsi.toml`, else `user@host`.
+    pub fn agent(&self, flag: Option<&str>, env: Option<&str>) -> String {
+        agent_name(flag, env, &self.config)
+    }
+
+    /// The TTL of `open` and `renew`: `--ttl`, else `default_ttl` of
+    /// `.bsi.toml`, else 2h.
+    pub fn ttl(&self, flag: Option<chrono::Duration>) -> chrono::Duration {
+        flag.or(self.config.default_ttl)
+            .unwrap_or(crate::ttl::DEFAULT_TTL)
     }
 
     /// The remote that holds the registry branch, `None` when the brain is

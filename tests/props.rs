@@ -63,7 +63,8 @@ proptest! {
         let dir = Scope::Dir(format!("{}/", d.join("/")));
         let file = Scope::File(p.join("/"));
         let under = p.len() > d.len() && p[..d.len()] == d[..];
-        prop_assert_eq!(overlaps(&dir, &file, &Tree), under);
+        // `a` and `a/` are one name: whichever it turns out to be on disk.
+        prop_assert_eq!(overlaps(&dir, &file, &Tree), under || p == d);
         prop_assert_eq!(covers(&dir, &file, &Tree), under);
     }
 
@@ -305,5 +306,158 @@ proptest! {
         let back = registry::parse_in(out.clone(), &chrono::Utc).expect("edited parses");
         prop_assert_eq!(&back.stale_claims, &expect);
         prop_assert!(!out.ends_with('\n'));
+    }
+}
+
+/// One line of a generated markdown file. Every line is unique (its id is
+/// written into it), so the shortest edit script between two versions is
+/// the one the edit made: the expected answer does not depend on a diff.
+#[derive(Debug, Clone)]
+enum Md {
+    Text,
+    Blank,
+    Atx(usize, usize),
+    Setext(bool),
+    Fence,
+}
+
+const NAMES: [&str; 4] = ["Goals", "Risks", "Notes", "Q1"];
+
+fn md_line() -> impl Strategy<Value = Md> {
+    prop_oneof![
+        4 => Just(Md::Text),
+        3 => Just(Md::Blank),
+        4 => (1..=3usize, 0..NAMES.len()).prop_map(|(l, n)| Md::Atx(l, n)),
+        1 => any::<bool>().prop_map(Md::Setext),
+        1 => Just(Md::Fence),
+    ]
+}
+
+fn render_line(l: &Md, id: usize) -> String {
+    match l {
+        Md::Text => format!("text {id}\n"),
+        Md::Blank => format!("{}\n", " ".repeat(id)),
+        Md::Atx(level, n) => format!("{} {} <!--{id}-->\n", "#".repeat(*level), NAMES[*n]),
+        Md::Setext(eq) => format!("{}\n", if *eq { "=" } else { "-" }.repeat(3 + id)),
+        Md::Fence => format!("{}\n", "~".repeat(3 + id)),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Keep,
+    Delete,
+    Replace(Md),
+    InsertBefore(Md),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        6 => Just(Edit::Keep),
+        2 => Just(Edit::Delete),
+        2 => md_line().prop_map(Edit::Replace),
+        2 => md_line().prop_map(Edit::InsertBefore),
+    ]
+}
+
+/// For each line (0-based), the keys of the headings holding it, computed
+/// with a stack walk over the heading list: independent of how
+/// `bsi::changes` finds sections. `None`: before the first heading.
+fn chains(text: &str, n: usize) -> Vec<Option<Vec<String>>> {
+    let o = markdown::outline(text);
+    let mut stack: Vec<(u8, String)> = Vec::new();
+    let mut hs = o.headings.iter().peekable();
+    let mut out = Vec::with_capacity(n);
+    let mut seen_heading = false;
+    for line in 1..=n {
+        while let Some(h) = hs.next_if(|h| h.line <= line) {
+            while stack.last().is_some_and(|(l, _)| *l >= h.level) {
+                stack.pop();
+            }
+            stack.push((h.level, h.key.clone()));
+            seen_heading = true;
+        }
+        out.push(seen_heading.then(|| stack.iter().rev().map(|(_, k)| k.clone()).collect()));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The sections `changes::text_change` says an edit touches are those
+    /// computed from the old and new heading trees: removed lines in the
+    /// old tree, added lines in the new, kept lines whose headings changed
+    /// in both (what they left and what they joined); the preamble belongs
+    /// to no section.
+    #[test]
+    fn touched_sections_match_the_heading_trees(
+        old in prop::collection::vec(md_line(), 0..40),
+        edits in prop::collection::vec(edit(), 40),
+        tail in prop::collection::vec(md_line(), 0..4),
+    ) {
+        let mut id = 1;
+        let mut fresh = |l: &Md| { id += 1; render_line(l, id) };
+        let old_lines: Vec<String> = old.iter().map(&mut fresh).collect();
+        let mut new_lines: Vec<String> = Vec::new();
+        // (old index or None, new index or None) per line of the script.
+        let mut kept: Vec<(usize, usize)> = Vec::new();
+        let mut removed: Vec<usize> = Vec::new();
+        let mut added: Vec<usize> = Vec::new();
+        for (i, line) in old_lines.iter().enumerate() {
+            match &edits[i] {
+                Edit::Keep => { kept.push((i, new_lines.len())); new_lines.push(line.clone()); }
+                Edit::Delete => removed.push(i),
+                Edit::Replace(l) => { removed.push(i); added.push(new_lines.len()); new_lines.push(fresh(l)); }
+                Edit::InsertBefore(l) => {
+                    added.push(new_lines.len()); new_lines.push(fresh(l));
+                    kept.push((i, new_lines.len())); new_lines.push(line.clone());
+                }
+            }
+        }
+        for l in &tail { added.push(new_lines.len()); new_lines.push(fresh(l)); }
+        let old_text = old_lines.concat();
+        let new_text = new_lines.concat();
+        let oc = chains(&old_text, old_lines.len());
+        let nc = chains(&new_text, new_lines.len());
+
+        let mut expected: std::collections::BTreeSet<String> = Default::default();
+        let mut preamble = false;
+        for &i in &removed {
+            match &oc[i] { Some(c) => expected.extend(c.iter().cloned()), None => preamble = true }
+        }
+        for &j in &added {
+            match &nc[j] { Some(c) => expected.extend(c.iter().cloned()), None => preamble = true }
+        }
+        for &(i, j) in &kept {
+            match (&oc[i], &nc[j]) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    expected.extend(a.iter().filter(|k| !b.contains(k)).cloned());
+                    expected.extend(b.iter().filter(|k| !a.contains(k)).cloned());
+                }
+                (Some(c), None) | (None, Some(c)) => { preamble = true; expected.extend(c.iter().cloned()); }
+            }
+        }
+        let change = bsi::changes::text_change(&old_text, &new_text);
+        let got: std::collections::BTreeSet<String> = change.keys().into_iter().collect();
+        prop_assert_eq!(&got, &expected, "old:\n{}\nnew:\n{}", old_text, new_text);
+        prop_assert_eq!(change.touches_preamble(), preamble, "old:\n{}\nnew:\n{}", old_text, new_text);
+        // Every touched run lies inside its version.
+        for t in &change.touched {
+            let n = match t.side { bsi::changes::Side::Old => old_lines.len(), bsi::changes::Side::New => new_lines.len() };
+            prop_assert!(1 <= t.start && t.start <= t.end && t.end <= n, "{:?}", t);
+        }
+    }
+}
+
+proptest! {
+    /// Any two texts, markdown or not: an answer, never a panic, and no
+    /// change means nothing touched.
+    #[test]
+    fn text_change_takes_any_text(a in "([#=~ -]{0,3}[a-z\r]{0,4}\n?){0,20}", b in "([#=~ -]{0,3}[a-z\r]{0,4}\n?){0,20}") {
+        let c = bsi::changes::text_change(&a, &b);
+        prop_assert_eq!(c.touched.is_empty(), a == b);
+        prop_assert!(bsi::changes::text_change(&a, &a).touched.is_empty());
     }
 }

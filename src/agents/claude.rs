@@ -140,7 +140,7 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// `CLAUDE_ENV_FILE`, so Claude's later shell commands have `BSI_SESSION`.
 /// `None` when the id is not a plain session id (nothing is quoted).
 pub fn env_file_line(session: &str) -> Option<String> {
-    crate::commands::check_session_id(session).ok()?;
+    crate::session::check_session_id(session).ok()?;
     Some(format!("export BSI_SESSION={session}\n"))
 }
 

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use super::{Ctx, check_session_id, verify};
 use crate::cli::HookAction;
-use crate::config::{self, HookMode};
+use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
 use crate::guard::{ClaimIndex, Finding};
 use crate::hooks;
 use crate::output;
+use crate::scope::Scope;
 use crate::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
@@ -39,9 +40,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
         );
     }
     // The registry's merge driver, so `git pull` merges claims by rows.
-    if let Ok(brain) = ctx.brain()
-        && brain.registry.exists()
-    {
+    if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
             Ok(true) => {
                 let _ = writeln!(out, "merge driver: registered for {}", brain.rel);
@@ -74,35 +73,25 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// `bsi.hookMode`.
-/// The hook mode: `git config bsi.hookMode` (this clone) wins over
-/// `hook_mode` in `.bsi.toml` (the brain's shared setting).
-fn mode(git: &Git, root: &Path, err: &mut impl Write) -> HookMode {
-    if let Some(m) = git.config_string("bsi.hookMode") {
-        match config::parse_hook_mode(&m) {
-            Some(mode) => return mode,
-            None => {
-                let _ = writeln!(
-                    err,
-                    "bsi: warning: bsi.hookMode `{}` is not off, warn, normal or strict; using .bsi.toml or normal",
-                    m.trim()
-                );
-            }
-        }
-    }
-    match config::load(root) {
-        Ok(c) => c.hook_mode,
-        Err(e) => {
-            let _ = writeln!(err, "bsi: warning: {e}; the hook runs in normal mode");
-            HookMode::Normal
-        }
-    }
-}
-
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
     let mut err = std::io::stderr().lock();
-    let mode = mode(&brain.git, &brain.root, &mut err);
+    // A broken .bsi.toml does not block commits: it is said, and the hook
+    // runs with the defaults.
+    let (brain, settings) = match ctx.open() {
+        Ok(v) => v,
+        Err(e @ Error::Config { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; the hook runs with the default settings"
+            );
+            ctx.open_with_default_config()?
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(w) = &settings.hook_mode_warning {
+        let _ = writeln!(err, "bsi: warning: {w}");
+    }
+    let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
@@ -127,10 +116,16 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         check_session_id(s)?;
     }
     let index = ClaimIndex::new(&reg);
-    let changes = verify::read_changes(&brain, &index, ChangesOf::Staged)?;
+    // `git commit -a`, `git commit PATHS` and `-i` hand the hook a temporary
+    // index: judge that one, which is what the commit records.
+    let index_file = std::env::var_os("GIT_INDEX_FILE")
+        .filter(|p| !p.is_empty())
+        .map(|p| ctx.cwd.join(p));
+    let changes = verify::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
 
     let registry_staged = changes.iter().any(|c| c.path == brain.rel);
-    let findings = verify::check_changes(&brain, &index, session, &changes);
+    let md = verify::markdown_extra(&brain);
+    let findings = verify::check_changes(&brain, &index, session, &changes, &md);
     if findings.is_empty() && !registry_staged {
         return Ok(exit::OK);
     }
@@ -197,6 +192,46 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
                     None => format!("{path} is outside every scope {who} holds"),
                 };
                 let _ = writeln!(err, "bsi: {}: {what}", label(refuse_outside));
+            }
+            Finding::HeadingGone {
+                path,
+                claim,
+                renamed_to,
+            } => {
+                let heading = match &claim.scope {
+                    Scope::Section { heading, .. } => heading.as_str(),
+                    _ => "",
+                };
+                let who = &claim.session;
+                if renamed_to.is_empty() {
+                    let _ = writeln!(
+                        err,
+                        "bsi: warning: this commit removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
+                        claim.scope, claim.scope
+                    );
+                } else {
+                    refused |= refuse_claimed;
+                    let _ = writeln!(
+                        err,
+                        "bsi: {}: this commit renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
+                        label(refuse_claimed),
+                        renamed_to
+                            .iter()
+                            .map(|h| format!("`{h}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    for h in renamed_to {
+                        let _ = writeln!(
+                            err,
+                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then commit again",
+                            Scope::Section {
+                                file: path.clone(),
+                                heading: h.clone()
+                            }
+                        );
+                    }
+                }
             }
         }
     }

@@ -56,12 +56,7 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote(&brain.git)?;
     let view = brain.view(remote.as_ref())?;
-    let tip = match (view.pending, view.tips.local, view.tips.tracking) {
-        (true, Some(l), _) => l,
-        (_, _, Some(t)) => t,
-        (_, Some(l), None) => l,
-        (_, None, None) => return Err(brain.missing()),
-    };
+    let tip = view.tip().ok_or_else(|| brain.missing())?;
     let commits = brain.git.journal(tip, crate::store::BRANCH_FILE, limit)?;
     let entries: Vec<Entry> = commits
         .iter()

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, FixedOffset, Local};
 
 use crate::cli::{Cli, Command};
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::publish;
@@ -66,6 +66,25 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A run in `cwd` at the pinned time `now`, with nothing from the
+    /// environment: for tests of the library.
+    pub fn at(cwd: &std::path::Path, now: DateTime<FixedOffset>) -> Ctx {
+        Ctx {
+            cwd: cwd.to_path_buf(),
+            now,
+            registry: None,
+            env_session: None,
+            env_agent: None,
+            quiet: true,
+            verbose: false,
+            colour: false,
+            width: 80,
+            columns: None,
+            remote: None,
+            pinned: true,
+        }
+    }
+
     /// Reads the environment.
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
@@ -118,8 +137,19 @@ impl Ctx {
                 self.now.offset().local_minus_utc() / 60,
             );
         }
-        let config = config::load(&brain.root)?;
+        let config = crate::settings::load_config(&brain.root)?;
         let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
+        brain.branch = settings.branch.clone();
+        brain.markdown = settings.config.markdown_extensions.clone();
+        Ok((brain, settings))
+    }
+
+    /// [`Ctx::open`] with the default configuration, for a hook that must
+    /// run when `.bsi.toml` cannot be read.
+    pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
+        let registry = self.registry_path()?;
+        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
+        let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
         brain.branch = settings.branch.clone();
         Ok((brain, settings))
     }
@@ -175,13 +205,7 @@ impl Ctx {
     /// The agent name: the flag, `BSI_AGENT`, `default_agent` of the
     /// configuration, else `user@host`.
     pub fn agent(&self, flag: Option<&str>, config: &Config) -> Result<String> {
-        let name = match flag
-            .or(self.env_agent.as_deref())
-            .or(config.default_agent.as_deref())
-        {
-            Some(a) => a.trim().to_string(),
-            None => default_agent(),
-        };
+        let name = crate::settings::agent_name(flag, self.env_agent.as_deref(), config);
         check_text("agent", &name)?;
         Ok(name)
     }
@@ -201,45 +225,14 @@ impl Ctx {
     }
 }
 
-fn default_agent() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "user".into());
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    format!("{user}@{host}")
-}
-
 /// With `-v`, names the commit of a registry change.
-pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<git2::Oid>) {
+pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<crate::git::Oid>) {
     if let (true, Some(c)) = (ctx.verbose, commit) {
         let _ = writeln!(out, "Commit: {c}");
     }
 }
 
-/// Session ids go into commit trailers: letters, digits and `._:@+-` only.
-pub fn check_session_id(s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len() <= 100
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._:@+-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::BadInput(
-            format!(
-                "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
-                s.escape_debug()
-            ),
-            "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
-        ))
-    }
-}
+pub use crate::session::check_session_id;
 
 /// Free text that lands in a registry cell: one line, no control characters.
 pub fn check_text(what: &str, s: &str) -> Result<()> {
@@ -346,7 +339,7 @@ pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<O
 /// Resolves a scope naming an existing claim: like [`resolve::resolve_scope`],
 /// but a section need not exist in the file any more.
 pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Scope> {
-    match resolve::resolve_scope(&brain.root, &ctx.cwd, raw) {
+    match resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown) {
         Err(Error::NoSuchSection { file, heading, .. }) => Ok(Scope::Section { file, heading }),
         other => other,
     }
@@ -378,9 +371,16 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    let mut ctx = Ctx::from_env(cli.registry, cli.remote)?;
-    ctx.quiet = cli.quiet;
-    ctx.verbose = cli.verbose;
+    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
+    run_with(ctx, cli)
+}
+
+/// Runs a parsed command line in `ctx` — the environment of [`run`], or one
+/// a test builds: the seam that runs bsi in-process on a prepared
+/// repository. The command line's `--quiet` and `-v` apply.
+pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
+    ctx.quiet |= cli.quiet;
+    ctx.verbose |= cli.verbose;
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Migrate => migrate::run(&ctx),

@@ -99,7 +99,7 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let config = &settings.config;
     let mut scopes: Vec<Scope> = Vec::new();
     for raw in &req.scopes {
-        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw)?;
+        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
             return Err(Error::BadInput(
                 "the registry itself cannot be claimed: only bsi writes it".into(),
@@ -121,10 +121,26 @@ fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         }
         None => new_session_id(ctx.now),
     };
-    let ttl = req.ttl.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
+    let ttl = settings.ttl(req.ttl);
 
     let sections = brain.sections();
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
+        // A session is one agent's: claims added under another agent's
+        // session could not be closed or renewed by the one who added them.
+        if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
+            c.session == session && !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(&agent)
+        }) {
+            return Err(Error::Refused(
+                format!(
+                    "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
+                    c.agent, c.agent
+                ),
+                format!(
+                    "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
+                    c.agent, c.agent
+                ),
+            ));
+        }
         let mut grant: Vec<Scope> = Vec::new();
         let mut held: Vec<(Claim, bool)> = Vec::new();
         let mut blockers: Vec<Owned> = Vec::new();

@@ -27,7 +27,12 @@ pub(crate) fn run(
     force: bool,
     json: bool,
 ) -> Result<u8> {
-    check_session_id(session)?;
+    // An id bsi would not hand out can still be in the registry (edited by
+    // hand, like `s1 x`): such rows are released by their id as written.
+    let valid = check_session_id(session).is_ok();
+    if session.trim().is_empty() || session.chars().any(char::is_control) {
+        check_session_id(session)?;
+    }
     let (brain, settings) = ctx.open()?;
     let scope = opt_scope(&brain, ctx, scope)?;
     let by = ctx.agent(None, &settings.config)?;
@@ -35,6 +40,9 @@ pub(crate) fn run(
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, session, scope.as_ref());
         if active.is_empty() && stale.is_empty() {
+            if !valid {
+                check_session_id(session)?;
+            }
             return Err(Error::NotFound(format!(
                 "session {session} holds no claim{}",
                 match &scope {

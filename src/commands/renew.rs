@@ -35,7 +35,7 @@ pub(crate) fn run(
     let session = ctx.session(session)?;
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, config)?;
-    let ttl = ttl_arg.or(config.default_ttl).unwrap_or(ttl::DEFAULT_TTL);
+    let ttl = settings.ttl(ttl_arg);
 
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, &session, scope.as_ref());

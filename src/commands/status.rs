@@ -136,6 +136,9 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
             "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
         );
     }
+    for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(s) = &sync {
         print_sync(&mut out, s);
     }

@@ -4,16 +4,21 @@
 
 use std::io::Write;
 
-use git2::Oid;
+use crate::git::Oid;
 use serde::Serialize;
 
 use super::Ctx;
 use crate::error::{Error, Result, exit};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::changes::Side;
 use crate::git::{Change, ChangesOf};
-use crate::guard::{self, ClaimIndex, Finding, LineRange, Region, Touch};
+use crate::guard::{self, ClaimIndex, Finding, Region};
 use crate::markdown;
 use crate::output;
 use crate::registry::{self, Claim, Registry, col};
+use crate::resolve;
+use crate::scope;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::trailer;
@@ -28,59 +33,51 @@ pub(crate) fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
     }
 }
 
-/// Checks changed files against `index`. Hunks and outlines are read only
-/// for files a section claim concerns (the caller asked git for hunks of
-/// those alone).
+/// The brain's extra markdown file endings (`markdown_extensions` in
+/// `.bsi.toml`); none when the file cannot be read.
+pub(crate) fn markdown_extra(brain: &Brain) -> Vec<String> {
+    brain.markdown.clone()
+}
+
+/// Checks changed files against `index`. Paths are compared NFC-normalised,
+/// as scopes are stored. This is the one path from a list of changes to
+/// findings: the pre-commit hook, `verify` and `verify --worktree` all come
+/// through here.
 pub(crate) fn check_changes<'a>(
     brain: &Brain,
     index: &ClaimIndex<'a>,
     session: Option<&str>,
     changes: &[Change],
+    md: &[String],
 ) -> Vec<Finding<'a>> {
     let mut out = Vec::new();
     for ch in changes {
         let Some(path) = brain_path(brain, &ch.path) else {
             continue;
         };
-        let touch = match &ch.hunks {
-            Some(h) => Touch::Lines(h.iter().map(|&(s, n)| LineRange::from_hunk(s, n)).collect()),
-            None => Touch::Whole,
-        };
-        let outline = if index.has_sections(path) && matches!(touch, Touch::Lines(_)) {
-            brain.git.new_text(ch).map(|t| markdown::outline(&t))
+        // Texts are read only where a section claim needs them; without
+        // them the change touches the whole file.
+        let nfc: String = path.nfc().collect();
+        let (old, new) = if index.has_sections(&nfc) && scope::is_markdown(&nfc, md) {
+            (brain.git.old_text(ch), brain.git.new_text(ch))
         } else {
-            None
+            (None, None)
         };
-        // A claimed heading gone from the new version: read the old one to
-        // see whether this change removed it.
-        let old = match &outline {
-            Some(o) if !guard::missing_headings(index, path, o).is_empty() => {
-                brain.git.old_text(ch).map(|t| markdown::outline(&t))
-            }
-            _ => None,
-        };
-        out.extend(guard::check_file(
+        out.extend(guard::check_change(
             index,
             session,
             path,
-            &touch,
-            outline.as_ref(),
-            old.as_ref(),
+            old.as_deref(),
+            new.as_deref(),
+            md,
         ));
     }
     out
 }
 
-/// Reads the changes of `of`, with hunks for the files `index` has section
-/// claims on.
-pub(crate) fn read_changes(
-    brain: &Brain,
-    index: &ClaimIndex<'_>,
-    of: ChangesOf,
-) -> Result<Vec<Change>> {
-    brain.git.changes(of, &|p: &str| {
-        brain_path(brain, p).is_some_and(|p| index.has_sections(p))
-    })
+/// Reads the changes of `of`.
+pub(crate) fn read_changes(brain: &Brain, of: ChangesOf<'_>) -> Result<Vec<Change>> {
+    brain.git.changes(of)
 }
 
 /// An overflow, with where it was found.
@@ -99,6 +96,34 @@ pub(crate) struct Report {
     pub(crate) overflow: Vec<Overflow>,
     pub(crate) files: usize,
     pub(crate) sections: usize,
+    /// Section claims whose heading the file no longer has (as committed,
+    /// or in the work tree with `--worktree`): claims that protect nothing.
+    pub(crate) missing: Vec<String>,
+}
+
+/// The section claims whose heading neither the committed file (HEAD) nor
+/// the work tree has: a rename or removal that is committed. A heading
+/// written but not yet committed, or renamed but not yet committed, is not
+/// reported.
+fn missing_claims<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<&'a Claim> {
+    let at_head =
+        guard::missing_section_claims(claims, &|file: &str| outline_of(brain, file, false));
+    guard::missing_section_claims(at_head, &|file: &str| outline_of(brain, file, true))
+}
+
+/// The heading tree of `file` (brain-relative) as committed at HEAD, or in
+/// the work tree.
+pub(crate) fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown::Outline> {
+    if worktree {
+        return resolve::read_outline(&brain.root, file);
+    }
+    let head = brain.git.head_state(&brain.rel).ok()?.commit?;
+    let rel = match brain.rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{file}"),
+        None => file.to_string(),
+    };
+    let bytes = brain.git.file_at(head, &rel).ok()??;
+    Some(markdown::outline(&String::from_utf8(bytes).ok()?))
 }
 
 impl Report {
@@ -106,40 +131,6 @@ impl Report {
     pub(crate) fn note(&self) -> Option<String> {
         guard::overflow_note(self.files, self.sections)
     }
-}
-
-/// The commit that opened `session`'s claims: the newest `open` commit of
-/// the session on HEAD's first-parent chain whose parent's registry holds no
-/// claim of it. `None` when not found (all of history is read then).
-fn opening_commit(brain: &Brain, session: &str) -> Result<Option<Oid>> {
-    let mut found = None;
-    brain.git.walk_first_parents(&mut |c| {
-        if !(trailer::has(&c.message, trailer::SESSION, session)
-            && trailer::has(&c.message, trailer::ACTION, "open"))
-        {
-            return Ok(true);
-        }
-        let held_before = match c.parent {
-            None => false,
-            Some(p) => match brain.git.file_at(p, &brain.rel)? {
-                None => false,
-                Some(bytes) => {
-                    match registry::parse(String::from_utf8_lossy(&bytes).into_owned()) {
-                        Ok(reg) => reg.all_claims().any(|(cl, _)| cl.session == session),
-                        // An unreadable registry back then: keep walking.
-                        Err(_) => true,
-                    }
-                }
-            },
-        };
-        if held_before {
-            Ok(true)
-        } else {
-            found = Some(c.id);
-            Ok(false)
-        }
-    })?;
-    Ok(found)
 }
 
 /// Verifies `session` against its active and stale claims in `reg`.
@@ -157,11 +148,20 @@ pub(crate) fn verify(
 }
 
 /// The claims a closed session held, read back from its history rows.
-fn closed_claims(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Claim>> {
-    let rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
+/// Rows moved to the archive files count too.
+fn closed_claims(
+    brain: &Brain,
+    reg: &Registry,
+    archives: &[String],
+    session: &str,
+) -> Result<Vec<Claim>> {
+    let mut rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
         path: brain.registry.clone(),
         source,
     })?;
+    for text in archives {
+        rows.extend(registry::archive::rows_of(text).unwrap_or_default());
+    }
     let cell = |row: &[(String, String)], name: &str| {
         row.iter()
             .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
@@ -204,8 +204,11 @@ fn verify_against(
     session: &str,
     worktree: bool,
 ) -> Result<Report> {
-    let index = ClaimIndex::from_claims(held);
-    let base = opening_commit(brain, session)?;
+    let index = ClaimIndex::from_claims(held.iter().copied());
+    let md = markdown_extra(brain);
+    // The session's commits carry its trailer; bsi's own commits live on the
+    // registry branch, so HEAD's history is the content alone.
+    let base = None;
     let mut commits = Vec::new();
     let mut overflow = Vec::new();
     let mut findings = Vec::new();
@@ -234,24 +237,32 @@ fn verify_against(
         {
             continue;
         }
-        let changes = read_changes(brain, &index, ChangesOf::Commit(c.id))?;
+        let changes = read_changes(brain, ChangesOf::Commit(c.id))?;
         take(
             Some(c.id),
-            check_changes(brain, &index, Some(session), &changes),
+            check_changes(brain, &index, Some(session), &changes, &md),
         );
         commits.push(c.id);
     }
     if worktree {
-        let changes = read_changes(brain, &index, ChangesOf::Worktree)?;
-        take(None, check_changes(brain, &index, Some(session), &changes));
+        let changes = read_changes(brain, ChangesOf::Worktree)?;
+        take(
+            None,
+            check_changes(brain, &index, Some(session), &changes, &md),
+        );
     }
     commits.reverse();
     let (files, sections) = guard::overflow_counts(&findings);
+    let missing = missing_claims(brain, held.iter().map(|(c, _)| *c))
+        .into_iter()
+        .map(|c| c.scope.to_string())
+        .collect();
     Ok(Report {
         commits,
         overflow,
         files,
         sections,
+        missing,
     })
 }
 
@@ -263,6 +274,10 @@ struct OverflowJson {
     start: Option<usize>,
     end: Option<usize>,
     removal: bool,
+    /// `old` when the lines are numbered in the previous version of the
+    /// file (removed lines, lines a heading change moved out), else `new`;
+    /// null for a file overflow.
+    version: Option<&'static str>,
     heading: Option<String>,
 }
 
@@ -277,6 +292,8 @@ struct VerifyJson {
     files: usize,
     sections: usize,
     overflow: Vec<OverflowJson>,
+    /// Section claims naming a heading the file no longer has.
+    missing_sections: Vec<String>,
 }
 
 fn short(id: Oid) -> String {
@@ -299,18 +316,44 @@ pub(crate) fn describe(o: &Overflow, session: &str) -> String {
     }
 }
 
+/// The line that reports a claim naming a heading the file no longer has.
+pub(crate) fn missing_line(scope: &str, session: &str) -> String {
+    let file = scope::split_section(scope).0;
+    format!(
+        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `bsi open \"{}#HEADING\" --session {session}`, then drop this claim with `bsi close {session} --scope \"{scope}\"`",
+        scope::escape_path(&file)
+    )
+}
+
+/// For `status` and `watchdog`: one line per claim of `claims` whose heading
+/// the committed file no longer has, each with the command to run.
+pub(crate) fn missing_lines<'a>(
+    brain: &Brain,
+    claims: impl Iterator<Item = &'a Claim>,
+) -> Vec<String> {
+    missing_claims(brain, claims)
+        .into_iter()
+        .map(|c| missing_line(&c.scope.to_string(), &c.session))
+        .collect()
+}
+
 pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?;
     let remote = settings.remote(&brain.git)?;
-    let reg = brain.view(remote.as_ref())?.registry;
-    // A closed session is verified against the scopes its history rows name.
-    let holds = reg.all_claims().any(|(c, _)| c.session == session);
+    let view = brain.view(remote.as_ref())?;
+    // A closed session is verified against the scopes its history rows
+    // name, in the registry or in its archive files.
+    let holds = view
+        .registry
+        .all_claims()
+        .any(|(c, _)| c.session == session);
     let closed = if holds {
         Vec::new()
     } else {
-        closed_claims(&brain, &reg, &session)?
+        closed_claims(&brain, &view.registry, &brain.archives(&view)?, &session)?
     };
+    let reg = view.registry;
     if !holds && closed.is_empty() {
         return Err(Error::NotFound(format!(
             "session {session} holds no claim and has none in the history to verify against"
@@ -349,10 +392,15 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
                     },
                     start: o.region.as_ref().map(|r| r.start),
                     end: o.region.as_ref().map(|r| r.end),
-                    removal: o.region.as_ref().is_some_and(|r| r.removal),
+                    removal: o.region.as_ref().is_some_and(Region::removal),
+                    version: o.region.as_ref().map(|r| match r.side {
+                        Side::Old => "old",
+                        Side::New => "new",
+                    }),
                     heading: o.region.as_ref().and_then(|r| r.heading.clone()),
                 })
                 .collect(),
+            missing_sections: report.missing.clone(),
         });
     } else {
         let mut out = std::io::stdout().lock();
@@ -370,6 +418,9 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
         );
         for o in &report.overflow {
             let _ = writeln!(out, "overflow: {}", describe(o, &session));
+        }
+        for m in &report.missing {
+            let _ = writeln!(out, "{}", missing_line(m, &session));
         }
         match report.note() {
             Some(note) => {

@@ -47,11 +47,17 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             .into_iter()
             .map(|(a, b)| (a.clone(), b.clone()))
             .collect();
+        let sections_held: Vec<Claim> = reg
+            .all_claims()
+            .filter(|(c, _)| c.scope.level() == crate::scope::Level::Section)
+            .map(|(c, _)| c.clone())
+            .collect();
         let report = Seen {
             active,
             moved,
             stale_claims,
             collisions,
+            sections_held,
         };
         if report.moved.is_empty() {
             return Ok(Plan::Keep(report));
@@ -77,6 +83,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         moved,
         stale_claims,
         collisions,
+        sections_held,
     } = applied.report;
     let commit = applied.commit;
     let stale = stale_claims.len();
@@ -108,6 +115,9 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         }
         for (a, b) in &collisions {
             let _ = writeln!(out, "{}", output::collision_line(a, b));
+        }
+        for line in super::verify::missing_lines(&brain, sections_held.iter()) {
+            let _ = writeln!(out, "  {line}");
         }
         if stale > 0 {
             let _ = write!(out, "{}", status::next_steps(stale, 0));
@@ -144,4 +154,6 @@ struct Seen {
     moved: Vec<Claim>,
     stale_claims: Vec<Claim>,
     collisions: Vec<(Claim, Claim)>,
+    /// The section claims, to report those naming no heading.
+    sections_held: Vec<Claim>,
 }

@@ -6,6 +6,7 @@
 //! prose, unknown columns of untouched rows, blank lines, line endings) is
 //! carried over exactly.
 
+pub mod archive;
 pub mod merge;
 pub mod parse;
 pub mod render;

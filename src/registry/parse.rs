@@ -222,6 +222,9 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
     let mut suspect: Option<(usize, TableKind)> = None;
     // The first history row with too many cells: (line, cells, columns).
     let mut bad_history: Option<(usize, usize, usize)> = None;
+    // A table of ours ended at this blank line: a row-like line next would
+    // be a row silently cut off from it.
+    let mut cut: Option<(usize, TableKind)> = None;
 
     let kinds = [TableKind::Active, TableKind::Stale, TableKind::History];
     // Each heading in either language: French (the spec's) or English.
@@ -247,6 +250,21 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
                 fence = None;
             }
             continue;
+        }
+        if let Some((blank, kind)) = cut {
+            if body.trim().is_empty() {
+                continue;
+            }
+            cut = None;
+            if row_cell_count(body).is_some() && atx_heading(body).is_none() {
+                return err(
+                    line.no,
+                    format!(
+                        "this row comes after the blank line on line {blank}, which ends the `## {}` table: the rows after it are not part of the table. Remove the blank line so the rows are read again",
+                        kind.heading()
+                    ),
+                );
+            }
         }
         // Body rows of the table being read.
         if in_body {
@@ -276,6 +294,9 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
                 t.rows.push(line.start..line.end);
                 t.end = line.end;
                 continue;
+            }
+            if body.trim().is_empty() {
+                cut = Some((line.no, found.kind));
             }
             in_body = false;
             current = None;

@@ -16,8 +16,8 @@ mod state;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
-use git2::Oid;
 
 use crate::error::{Error, Result};
 use crate::git::Git;
@@ -51,6 +51,9 @@ pub struct Brain {
     pub workdir: PathBuf,
     /// The registry branch's short name.
     pub branch: String,
+    /// File endings beyond `.md` and `.markdown` whose headings make
+    /// sections (`markdown_extensions` of `.bsi.toml`).
+    pub markdown: Vec<String>,
 }
 
 /// The two references that hold the registry.
@@ -70,6 +73,18 @@ pub struct View {
     pub tips: Tips,
     /// The local branch holds changes the remote has not received.
     pub pending: bool,
+}
+
+impl View {
+    /// The commit the registry is read from: the local branch when it holds
+    /// pending changes, else the remote as last fetched.
+    pub fn tip(&self) -> Option<Oid> {
+        match (self.pending, self.tips.local, self.tips.tracking) {
+            (true, Some(l), _) => Some(l),
+            (_, _, Some(t)) => Some(t),
+            (_, l, None) => l,
+        }
+    }
 }
 
 impl Brain {
@@ -125,6 +140,7 @@ impl Brain {
             rel,
             workdir,
             branch: crate::settings::DEFAULT_BRANCH.to_string(),
+            markdown: Vec::new(),
         })
     }
 
@@ -245,6 +261,23 @@ impl Brain {
         })
     }
 
+    /// The texts of the archive files of the registry branch (old history
+    /// rows, see [`crate::registry::archive`]), oldest month first.
+    pub fn archives(&self, view: &View) -> Result<Vec<String>> {
+        let Some(tip) = view.tip() else {
+            return Ok(Vec::new());
+        };
+        let mut files = self
+            .git
+            .files_under(tip, crate::registry::archive::ARCHIVE_DIR)?;
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(files
+            .into_iter()
+            .filter(|(n, _)| n.ends_with(".md"))
+            .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+            .collect())
+    }
+
     /// The error for a brain without a registry branch: still the old
     /// tracked file, or none at all.
     pub fn missing(&self) -> Error {
@@ -343,7 +376,10 @@ impl Brain {
     }
 
     fn write_copy(&self, text: &str) -> Result<()> {
-        if self.git.tracks(&self.rel)? {
+        // HEAD's tree only: reading the index (every file of the brain)
+        // would cost more than the rest of a write; a copy forced into the
+        // index is the pre-commit hook's to refuse.
+        if self.git.head_state(&self.rel)?.blob.is_some() {
             eprintln!(
                 "note: {} is still tracked on this branch, so bsi does not write its copy there; the live registry is on branch `{}` (`git pull` brings the commit of `bsi migrate` that untracks it)",
                 self.rel, self.branch

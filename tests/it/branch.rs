@@ -112,8 +112,7 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
         .code(3)
         .stderr_has("s-wt holds projets/");
     b.write("projets/plan.md", "# Plan\n\nrewritten from main\n");
-    b.git(&["add", "projets/plan.md"]);
-    let c = b.git_run(&["commit", "-q", "-m", "into projets"]);
+    let c = b.git_run(&["commit", "-q", "-am", "into projets"]);
     assert_eq!(c.code, 1, "{}", c.stderr);
     assert!(c.stderr.contains("s-wt"), "{}", c.stderr);
     b.git(&["reset", "-q", "--hard"]);

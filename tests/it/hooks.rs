@@ -1,12 +1,10 @@
 //! The git hooks and `bsi verify`: real `git commit` runs through the
 //! installed hooks, on real temporary repositories.
 
-use std::time::Instant;
-
 use crate::common::{Brain, Run, bin};
 
 /// Runs git with `BSI_SESSION` set (or not): what a session's commit does.
-fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
+pub(crate) fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
     let mut cmd = std::process::Command::new("git");
     crate::common::clean_env(&mut cmd, b.path());
     cmd.current_dir(b.path()).env("BSI_NOW", &b.now).args(args);
@@ -22,7 +20,7 @@ fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
 }
 
 /// A brain with the hooks installed.
-fn hooked() -> Brain {
+pub(crate) fn hooked() -> Brain {
     let b = Brain::new();
     b.bsi(&["hook", "install"])
         .ok()
@@ -31,7 +29,7 @@ fn hooked() -> Brain {
     b
 }
 
-fn commit_as(b: &Brain, session: Option<&str>, msg: &str) -> Run {
+pub(crate) fn commit_as(b: &Brain, session: Option<&str>, msg: &str) -> Run {
     git_as(b, session, &["commit", "-q", "-m", msg])
 }
 
@@ -161,7 +159,7 @@ fn removing_another_sessions_heading_is_refused() {
     commit_as(&b, Some("s1"), "merge risks into goals")
         .code(1)
         .stderr_has(
-            "projets/plan.md section `Risks` (lines 17-19 before this change) removed or renamed is inside an active claim of session s2",
+            "projets/plan.md lines 17-18 under `Risks` in the previous version (removed) is inside an active claim of session s2",
         );
     assert_eq!(b.commits(), before);
 }
@@ -524,12 +522,13 @@ fn the_guard_is_fast_on_many_staged_files_and_claims() {
         b.write(&format!("free/n{i}.md"), &format!("# N{i}\n\ntext\n"));
     }
     b.git(&["add", "-A"]);
-    let start = Instant::now();
-    b.bsi_env(&["hook", "pre-commit"], &[("BSI_SESSION", "me")])
-        .ok();
-    let took = start.elapsed();
-    eprintln!("pre-commit on 100 staged files, 101 claims: {took:?}");
-    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    // Its speed is bench/run.sh's to measure; here, what it says.
+    let r = b.bsi_env(&["hook", "pre-commit"], &[("BSI_SESSION", "me")]);
+    r.ok();
+    assert_eq!(
+        r.stderr, "",
+        "nothing to say about 100 files of the session's own"
+    );
 }
 
 #[test]

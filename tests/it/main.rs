@@ -2,12 +2,14 @@
 //! One test binary, one module per area.
 
 mod agent;
+mod archive;
 mod branch;
 mod common;
 mod config;
 mod core;
 mod demo;
 mod docs;
+mod exact;
 mod help;
 mod hints;
 mod hooks;

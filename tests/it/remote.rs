@@ -634,6 +634,7 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     let user = untouched(&n.a);
     let mut seed: u64 = 7;
     let mut landed = 0;
+    let mut interrupted = 0;
     for i in 0..kills {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
         let pause = (seed >> 33) % 120_000;
@@ -653,7 +654,8 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             .args(["-KILL", "--", &format!("-{}", child.id())])
             .stderr(Stdio::null())
             .status();
-        let _ = child.wait();
+        let status = child.wait().expect("wait");
+        interrupted += usize::from(!status.success());
         // The next command on that machine settles whatever was half done.
         let s = n.a.bsi(&["sync"]);
         assert!(
@@ -683,7 +685,13 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             "0"
         );
     }
-    eprintln!("publish kills: {kills}, claims that reached the remote: {landed}");
+    eprintln!(
+        "publish kills: {kills}, of them mid-run: {interrupted}, claims that reached the remote: {landed}"
+    );
+    assert!(
+        interrupted * 4 >= kills,
+        "only {interrupted} of {kills} kills landed while bsi ran"
+    );
     n.b.bsi(&["sync"]).ok();
     assert_eq!(n.b.registry(), n.registry());
     n.git(&["fsck", "--no-progress"]);
@@ -738,4 +746,139 @@ fn a_section_nested_in_a_claimed_one_on_the_remote_is_refused() {
         .stderr_has("sa holds projets/plan.md#Risks");
     n.b.bsi(&["open", "projets/plan.md#Q2", "--session", "sb"])
         .ok();
+}
+
+#[test]
+fn thirty_two_machines_opening_distinct_scopes_at_once_all_land() {
+    let origin = Brain::new();
+    let bare = origin.publish_to_bare();
+    let machines: Vec<Brain> = (0..32)
+        .map(|i| Brain::clone_of(bare.path(), &format!("m{i}")))
+        .collect();
+    // A barrier: every machine waits on a lock this test holds, then all
+    // are let go at once (no timing in the assertion).
+    let gate = origin.path().join("gate");
+    let lock = std::fs::File::create(&gate).expect("gate");
+    lock.lock().expect("lock the gate");
+    let children: Vec<_> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut cmd = Command::new("flock");
+            clean_env(&mut cmd, m.path());
+            cmd.current_dir(m.path())
+                .env("BSI_NOW", &m.now)
+                .arg("-s")
+                .arg(&gate)
+                .arg(crate::common::bin())
+                .args(["open", &format!("zone{i}/"), "--session", &format!("s{i}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    lock.unlock().expect("open the gate");
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("wait"))
+        .collect();
+    for (i, o) in outs.iter().enumerate() {
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "machine {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, bare.path());
+    let reg = cmd
+        .arg("--git-dir")
+        .arg(bare.path())
+        .args(["show", "brain-index:BRAIN-INDEX.md"])
+        .output()
+        .expect("git");
+    let reg = String::from_utf8_lossy(&reg.stdout).into_owned();
+    for i in 0..32 {
+        assert!(
+            reg.contains(&format!("| s{i} | zone{i}/ |")),
+            "s{i} missing"
+        );
+    }
+}
+
+#[test]
+fn a_remote_busy_past_the_publish_timeout_exits_8_and_writes_nothing() {
+    let n = Net::new();
+    // A fetched, then B moved the remote: A's push is sure to lose once,
+    // and a timeout of 1 ms leaves no time to try again.
+    n.a.bsi(&["status"]).ok();
+    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    let before = n.a.registry();
+    let tip = n.git(&["rev-parse", "brain-index"]);
+    n.a.bsi_env(
+        &["open", "agents/", "--session", "sa"],
+        &[("BSI_PUBLISH_TIMEOUT", "1ms")],
+    )
+    .code(8)
+    .stderr_has("stayed busy")
+    .stderr_has("nothing was written")
+    .stderr_has("retry");
+    assert_eq!(n.a.registry(), before);
+    assert_eq!(n.git(&["rev-parse", "brain-index"]), tip);
+    assert!(!n.a.bsi(&["status"]).stdout.contains("NOT PUBLISHED"));
+    // With the default timeout the same command lands.
+    n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    assert_eq!(n.active_with("| sa |").len(), 1);
+}
+
+#[test]
+fn a_pull_of_the_registry_branch_merges_by_rows_without_bsi_on_path() {
+    let n = Net::new();
+    n.a.bsi(&["hook", "install"]).ok();
+    // A records a claim offline; B publishes one.
+    let away = n.away();
+    n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
+        .code(7);
+    n.back(&away);
+    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    // A person fixes things by hand on the registry branch, in a work tree
+    // of its own, and pulls: git merges BRAIN-INDEX.md with bsi's driver,
+    // found by its absolute path although bsi is not on PATH.
+    let place = tempfile::tempdir().expect("tempdir");
+    let wt = place.path().join("registry");
+    n.a.git(&[
+        "worktree",
+        "add",
+        "-q",
+        wt.to_str().expect("utf-8"),
+        "brain-index",
+    ]);
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, n.a.path());
+    let out = cmd
+        .current_dir(&wt)
+        .env("PATH", "/usr/bin:/bin")
+        .args([
+            "pull",
+            "-q",
+            "--no-rebase",
+            "--no-edit",
+            "origin",
+            "brain-index",
+        ])
+        .output()
+        .expect("git pull");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = std::fs::read_to_string(wt.join("BRAIN-INDEX.md")).expect("read");
+    assert!(!merged.contains("<<<<<<<"), "{merged}");
+    assert!(merged.contains("| sa | agents/alice.md |"), "{merged}");
+    assert!(merged.contains("| sb | projets/ |"), "{merged}");
 }

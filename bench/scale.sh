@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# The scale benchmark: many machines claiming at the same instant, on a local
+# bare remote and over a slow link; the cost of one open over that link
+# against the hand-written fetch + commit + push; and the cost of a write in
+# an old brain (100,000 history rows) against a young one (100 rows).
+#
+#   bench/scale.sh            full run: N = 2, 8, 32, 64 local, 8 and 32 delayed
+#   bench/scale.sh --smoke    N = 2, 8 local and 8 delayed, a few timing runs;
+#                             success is judged, timings are not
+#
+# The slow link is a userspace proxy (examples/delay_proxy.rs, 30 ms each
+# way) in front of `git daemon`, both on loopback inside a network namespace
+# of the run's own (`unshare --net`) when the system allows it, else on the
+# host's loopback. Nothing leaves the machine. Exits 1 when a target is
+# missed (full run) or a claim is lost or refused (any run).
+set -euo pipefail
+
+MODE=full
+INNER=
+for a in "$@"; do
+    case "$a" in
+    --smoke) MODE=smoke ;;
+    --in-namespace) INNER=1 ;;
+    -h | --help)
+        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "usage: bench/scale.sh [--smoke]" >&2
+        exit 2
+        ;;
+    esac
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+say() { printf 'scale: %s\n' "$*" >&2; }
+
+if [[ -z $INNER ]]; then
+    say "building the release binary and the delay proxy"
+    (cd "$ROOT" && cargo build --release --quiet && cargo build --release --quiet --example delay_proxy)
+    # A network namespace of our own: loopback only, nothing else reachable.
+    if command -v unshare >/dev/null && unshare --net true 2>/dev/null; then
+        exec unshare --net -- bash -c 'ip link set lo up 2>/dev/null || true; exec "$0" "$@" --in-namespace' "$0" "$@"
+    fi
+    say "no network namespace here: using the host's loopback"
+fi
+
+BSI="$ROOT/target/release/bsi"
+PROXY="$ROOT/target/release/examples/delay_proxy"
+if [[ $MODE == smoke ]]; then
+    LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3
+else
+    LOCAL_NS=(2 8 32 64) SLOW_NS=(8 32) RUNS=15
+fi
+DELAY_MS=30
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-scale.XXXXXX")
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    [[ -n ${BENCH_KEEP:-} ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export HOME="$WORK/home" GIT_CONFIG_NOSYSTEM=1 BSI_AGENT=bench
+export BSI_NOW=2026-03-14T09:30:00+00:00
+unset BSI_SESSION BSI_REGISTRY BSI_REMOTE GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
+mkdir -p "$HOME"
+git config --global user.name bench
+git config --global user.email bench@example.invalid
+git config --global init.defaultBranch main
+git config --global commit.gpgsign false
+
+# ---------------------------------------------------------------- fixtures
+
+# The origin brain: 64 directories, a registry with 100 history rows.
+say "making fixtures in $WORK"
+mkdir -p "$WORK/origin" "$WORK/srv"
+(
+    cd "$WORK/origin"
+    git init -q
+    for d in $(seq -w 0 63); do
+        mkdir -p "d$d"
+        printf '# D%s\n\n## Notes\n\ntext\n' "$d" >"d$d/notes.md"
+    done
+    git add -A
+    git commit -q -m "fixture"
+    "$BSI" init -q >/dev/null
+    for i in $(seq -w 1 100); do
+        "$BSI" open "d00/notes.md" --session "sess-old-$i" -q >/dev/null
+        "$BSI" close "sess-old-$i" -q >/dev/null
+    done
+)
+git clone -q --bare "$WORK/origin" "$WORK/srv/brain.git"
+BASE=$(git -C "$WORK/srv/brain.git" rev-parse brain-index)
+
+# git daemon on loopback, and the slow link in front of it.
+PORT=$((20000 + RANDOM % 20000))
+SLOW=$((PORT + 1))
+git daemon --reuseaddr --export-all --enable=receive-pack --base-path="$WORK/srv" \
+    --listen=127.0.0.1 --port="$PORT" "$WORK/srv" 2>"$WORK/daemon.log" &
+PIDS+=($!)
+"$PROXY" "127.0.0.1:$SLOW" "127.0.0.1:$PORT" "$DELAY_MS" 2>"$WORK/proxy.log" &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+    git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null
+
+# N clones of the remote at URL, named $2-0 … $2-(N-1).
+clones() {
+    local url=$1 prefix=$2 n=$3 i
+    for ((i = 0; i < n; i++)); do
+        [[ -d "$WORK/$prefix-$i" ]] || git clone -q "$url" "$WORK/$prefix-$i"
+    done
+}
+
+# Every clone and the remote back at the base registry.
+reset_all() {
+    local prefix=$1 n=$2 i
+    git -C "$WORK/srv/brain.git" update-ref refs/heads/brain-index "$BASE"
+    for ((i = 0; i < n; i++)); do
+        git -C "$WORK/$prefix-$i" update-ref refs/remotes/origin/brain-index "$BASE"
+        git -C "$WORK/$prefix-$i" update-ref -d refs/heads/brain-index 2>/dev/null || true
+    done
+}
+
+RESULTS="$WORK/results"
+: >"$RESULTS"
+FAILED=0
+record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
+
+# N machines open distinct scopes at the same instant: each waits on a
+# shared lock the script holds, then all are let go together.
+race() {
+    local label=$1 url=$2 prefix=$3 n=$4 i
+    clones "$url" "$prefix" "$n"
+    reset_all "$prefix" "$n"
+    say "$label: $n simultaneous opens"
+    local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
+    rm -rf "$out" && mkdir -p "$out"
+    exec 9>"$gate"
+    flock 9
+    local pids=()
+    for ((i = 0; i < n; i++)); do
+        (
+            cd "$WORK/$prefix-$i"
+            flock -s "$gate" true
+            set +e
+            "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" -q 2>"$out/$i.err"
+            echo $? >"$out/$i.rc"
+        ) &
+        pids+=($!)
+    done
+    sleep 1
+    local t0 t1
+    t0=$(date +%s%N)
+    flock -u 9
+    for p in "${pids[@]}"; do wait "$p" || true; done
+    t1=$(date +%s%N)
+    exec 9>&-
+    local ok=0 lost=0 busy=0
+    for ((i = 0; i < n; i++)); do
+        case $(cat "$out/$i.rc") in
+        0) ok=$((ok + 1)) ;;
+        8) busy=$((busy + 1)) ;;
+        esac
+        lost=$((lost + $(grep -c 'lost a race' "$out/$i.err" || true)))
+    done
+    local rows
+    rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
+    local merges
+    merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
+    local pushes
+    pushes=$(awk -v o="$ok" -v l="$lost" 'BEGIN { printf "%.1f", o ? (o + l) / o : 0 }')
+    local wall
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    record "$label" "$n" "$ok/$n ($busy busy), $rows rows on the remote, $merges merges" "$pushes pushes per claim, ${wall} s"
+    if ((ok != n || rows != n || merges != 0)); then
+        say "$label N=$n: $ok of $n landed, $rows rows, $merges merges"
+        for ((i = 0; i < n; i++)); do
+            [[ $(cat "$out/$i.rc") == 0 ]] || sed "s/^/  $i: /" "$out/$i.err" | tail -3 >&2
+        done
+        FAILED=1
+    fi
+}
+
+for n in "${LOCAL_NS[@]}"; do race "local bare remote" "$WORK/srv/brain.git" local "$n"; done
+for n in "${SLOW_NS[@]}"; do race "${DELAY_MS} ms link" "git://127.0.0.1:$SLOW/brain.git" slow "$n"; done
+
+# The median wall time, in ms, of $RUNS runs of $2 in directory $1, each
+# after the preparation $3.
+median_ms() {
+    local dir=$1 cmd=$2 prep=$3 i t0 t1 all=()
+    for ((i = 0; i < RUNS; i++)); do
+        (cd "$dir" && bash -c "$prep") >/dev/null 2>&1
+        t0=$(date +%s%N)
+        (cd "$dir" && bash -c "$cmd") >/dev/null 2>&1 || {
+            echo "scale: this step failed in $dir: $cmd" >&2
+            exit 1
+        }
+        t1=$(date +%s%N)
+        all+=("$(((t1 - t0) / 1000))")
+    done
+    printf '%s\n' "${all[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] / 1000 }'
+}
+
+judge() {
+    local name=$1 a=$2 b=$3 target=$4 ratio result
+    ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')
+    if [[ $MODE == smoke ]]; then
+        result="not judged (smoke)"
+    elif awk -v r="$ratio" -v t="$target" 'BEGIN { exit !(r <= t) }'; then
+        result=pass
+    else
+        result=FAIL
+        FAILED=1
+    fi
+    record "$name" "-" "${a} ms / ${b} ms = ${ratio}× (target ≤ ${target})" "$result"
+}
+
+# One uncontended open over the slow link, against what people write by hand.
+say "one open over the ${DELAY_MS} ms link"
+clones "git://127.0.0.1:$SLOW/brain.git" slow 1
+ONE="$WORK/slow-0"
+RESET_ONE="git -C $WORK/srv/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && git update-ref refs/heads/brain-index $BASE && git -C $WORK/srv/brain.git update-ref refs/heads/main $(git -C "$ONE" rev-parse HEAD) && git reset -q --hard origin/main"
+OPEN_ONE="$BSI open d63/ --session sess-one -q"
+BYHAND="git fetch -q origin && git commit --allow-empty -q -m claim && git push -q origin HEAD:main"
+a=$(median_ms "$ONE" "$OPEN_ONE" "$RESET_ONE")
+b=$(median_ms "$ONE" "$BYHAND" "$RESET_ONE")
+judge "bsi open over the link / fetch + commit + push by hand" "$a" "$b" 0.6
+
+# A write in an old brain against one in a young brain, locally.
+say "open at 100,000 history rows against 100"
+mkdir -p "$WORK/young" "$WORK/old"
+for b in young old; do
+    git -C "$WORK/origin" bundle create -q "$WORK/$b.bundle" --all 2>/dev/null
+    git clone -q "$WORK/$b.bundle" "$WORK/$b-brain" 2>/dev/null
+    git -C "$WORK/$b-brain" update-ref refs/heads/brain-index "$(git -C "$WORK/origin" rev-parse brain-index)"
+    git -C "$WORK/$b-brain" remote remove origin
+done
+(
+    cd "$WORK/old-brain"
+    text=$(git show brain-index:BRAIN-INDEX.md)
+    rows=$(awk 'BEGIN {
+        for (i = 0; i < 100000; i++)
+            printf "| sess-2025%04d-0900-h%03d | d%02d/notes.md | file | agent-%d | 2025-%02d-01 09:00 +00:00 | 2025-%02d-01 10:%02d +00:00 | completed | done %d |\n", i % 10000, i % 1000, i % 64, i % 7, i % 12 + 1, i % 12 + 1, i % 60, i
+    }')
+    blob=$( { printf '%s\n' "$text"; printf '%s\n' "$rows"; } | git hash-object -w --stdin)
+    tree=$(printf '100644 blob %s\tBRAIN-INDEX.md\n' "$blob" | git mktree)
+    git update-ref refs/heads/brain-index "$(git commit-tree "$tree" -p brain-index -m 'fixture: 100,000 history rows')"
+    # The first write archives the old rows; the brain is old from then on.
+    "$BSI" open d62/ --session sess-archive -q >/dev/null
+    "$BSI" close sess-archive -q >/dev/null
+)
+OLD=$(git -C "$WORK/old-brain" rev-parse brain-index)
+YOUNG=$(git -C "$WORK/young-brain" rev-parse brain-index)
+archived=$(git -C "$WORK/old-brain" ls-tree --name-only brain-index archive/ | wc -l)
+a=$(median_ms "$WORK/old-brain" "$BSI open d61/ --session sess-t -q --note n\$EPOCHREALTIME" "git update-ref refs/heads/brain-index $OLD")
+b=$(median_ms "$WORK/young-brain" "$BSI open d61/ --session sess-t -q --note n\$EPOCHREALTIME" "git update-ref refs/heads/brain-index $YOUNG")
+judge "bsi open at 100,000 history rows ($archived archive files) / at 100 rows" "$a" "$b" 1.2
+
+# ---------------------------------------------------------------- report
+
+echo
+echo "bsi $("$BSI" --version | awk '{ print $2 }') — scale, $MODE run, $(nproc) cores, link delay ${DELAY_MS} ms each way"
+echo
+printf '| %s | %s | %s | %s |\n' scenario N result cost
+printf '|---|---|---|---|\n'
+while IFS=$'\t' read -r a b c d; do
+    printf '| %s | %s | %s | %s |\n' "$a" "$b" "$c" "$d"
+done <"$RESULTS"
+exit "$FAILED"
