@@ -528,6 +528,101 @@ mod tests {
         assert!(colour_wanted_or_forced(true, None, None, None));
     }
 
+    fn cols(spec: &[(&str, Shrink, u8)]) -> Vec<Column> {
+        spec.iter()
+            .map(|(h, shrink, order)| Column {
+                header: (*h).to_string(),
+                shrink: *shrink,
+                order: *order,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shortening_keeps_what_matters() {
+        assert_eq!(shorten("tidy the notes", 8, Shrink::End(4)), "tidy th…");
+        assert_eq!(
+            shorten("sess-20260314-0930-ag01", 11, Shrink::Middle(8)),
+            "sess-…-ag01"
+        );
+        assert_eq!(shorten("short", 8, Shrink::End(4)), "short");
+        assert_eq!(shorten("abc", 1, Shrink::End(1)), "…");
+        assert_eq!(shorten("abc", 1, Shrink::Middle(1)), "…");
+        assert_eq!(shorten("abc", 0, Shrink::End(0)), "");
+        assert_eq!(shorten("ééééé", 3, Shrink::End(2)), "éé…");
+    }
+
+    #[test]
+    fn a_table_fits_its_width_by_shrinking_notes_then_agents_never_scopes() {
+        let t = Table {
+            columns: cols(&[
+                ("SCOPE", Shrink::Never, 0),
+                ("AGENT", Shrink::End(5), 1),
+                ("NOTE", Shrink::End(5), 2),
+            ]),
+            rows: vec![
+                vec![Cell::new("sess-1")],
+                vec![
+                    Cell::new("  a/very/long/scope/that/stays.md"),
+                    Cell::new("an-agent-with-a-long-name"),
+                    Cell::new("a note that goes on and on"),
+                ],
+                vec![Cell::new("  b.md"), Cell::new("x"), Cell::new("")],
+            ],
+        };
+        for width in [40, 60, 80, 200] {
+            let out = t.render(width, false);
+            assert!(out.contains("  a/very/long/scope/that/stays.md"), "{out}");
+            // A title row is whole and does not widen the columns.
+            assert!(out.contains("\nsess-1\n"), "{out}");
+            for line in out.lines() {
+                assert_eq!(line, line.trim_end(), "trailing spaces in {line:?}");
+                assert!(
+                    line.chars().count() <= width.max(47),
+                    "{width}: {line:?} is {} wide",
+                    line.chars().count()
+                );
+            }
+        }
+        // Nothing shrinks when it fits.
+        assert!(t.render(200, false).contains("a note that goes on and on"));
+        // Painted cells keep the same text.
+        let on = t.render(60, true);
+        assert!(on.contains("\x1b[1mSCOPE\x1b[0m"), "{on}");
+    }
+
+    #[test]
+    fn an_empty_column_is_left_out() {
+        let t = Table {
+            columns: cols(&[("A", Shrink::Never, 0), ("NOTE", Shrink::End(4), 1)]),
+            rows: vec![vec![Cell::new("x"), Cell::new("")]],
+        };
+        assert_eq!(t.render(80, false), "A\nx\n");
+        assert_eq!(screen_width(Some("120")), 120);
+        assert_eq!(screen_width(Some("wide")), 80);
+        assert_eq!(screen_width(Some("3")), 80);
+        assert_eq!(screen_width(None), 80);
+    }
+
+    #[test]
+    fn times_in_the_readers_zone() {
+        let paris = chrono::DateTime::parse_from_rfc3339("2026-03-14T12:30:00+01:00").expect("t");
+        let utc_now = chrono::DateTime::parse_from_rfc3339("2026-03-14T09:30:00Z").expect("t");
+        assert_eq!(local_ts(paris, utc_now), "2026-03-14 11:30 +00:00");
+        assert_eq!(
+            short_time(paris.with_timezone(utc_now.offset()), utc_now),
+            "11:30"
+        );
+        let earlier = chrono::DateTime::parse_from_rfc3339("2026-03-10T08:00:00Z").expect("t");
+        assert_eq!(short_time(earlier, utc_now), "03-10 08:00");
+        let last_year = chrono::DateTime::parse_from_rfc3339("2025-12-31T08:00:00Z").expect("t");
+        assert_eq!(short_time(last_year, utc_now), "2025-12-31 08:00");
+        assert_eq!(zone_name(*utc_now.offset()), "UTC");
+        assert_eq!(zone_name(*paris.offset()), "+01:00");
+        assert_eq!(shell_quote("claude"), "claude");
+        assert_eq!(shell_quote("o'neil x"), "'o'\\''neil x'");
+    }
+
     #[test]
     fn painting_keeps_alignment() {
         assert_eq!(paint(false, Paint::Red, "x"), "x");
