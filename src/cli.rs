@@ -407,6 +407,11 @@ pub fn command() -> clap::Command {
 }
 
 impl Cli {
+    /// Whether the command is `open --shell`, whose output is `eval`ed.
+    pub fn wants_shell(&self) -> bool {
+        matches!(self.command, Command::Open { shell: true, .. })
+    }
+
     /// Whether the command asked for JSON output (errors then come out as
     /// JSON on stdout too).
     pub fn wants_json(&self) -> bool {

@@ -53,8 +53,9 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let parsed = cli::command()
-        .try_get_matches_from(args)
+        .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));
     let cli = match parsed {
         Ok(cli) => cli,
@@ -64,12 +65,18 @@ where
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     exit::OK
                 }
-                _ => exit::USAGE,
+                _ => {
+                    if args.iter().any(|a| a == "--shell") {
+                        shell_exit(exit::USAGE);
+                    }
+                    exit::USAGE
+                }
             };
         }
     };
     let json = cli.wants_json();
-    match commands::run(cli) {
+    let shell = cli.wants_shell();
+    let code = match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
             if json {
@@ -82,5 +89,16 @@ where
             }
             e.code()
         }
+    };
+    if shell && code != exit::OK {
+        shell_exit(code);
     }
+    code
+}
+
+/// For `eval "$(bsi open … --shell)"`: a run that does not exit 0 prints
+/// `(exit N)` on stdout, so the `eval` fails with bsi's code instead of
+/// succeeding on an empty string.
+fn shell_exit(code: u8) {
+    let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
 }

@@ -76,24 +76,9 @@ struct ConflictJson {
 
 pub(crate) use crate::session::new_session_id;
 
-/// Runs `bsi open`. With `--shell`, a run that does not exit 0 also prints
-/// `(exit N)` on stdout, so that `eval "$(bsi open … --shell)"` fails with
-/// bsi's own exit code instead of succeeding on an empty string.
+/// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
+/// does not exit 0.)
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
-    let result = open(ctx, req, mode);
-    if mode == Mode::Shell {
-        let code = match &result {
-            Ok(c) => *c,
-            Err(e) => e.code(),
-        };
-        if code != exit::OK {
-            let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
-        }
-    }
-    result
-}
-
-fn open(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let json = mode == Mode::Json;
     let (brain, settings) = ctx.open()?;
     let config = &settings.config;

@@ -141,9 +141,16 @@ fn open_shell_prints_only_the_export_lines() {
     let refused = b.bsi(&["open", "agents/alice.md", "--session", "s3", "--shell"]);
     refused.code(3).stderr_has("Claim refused");
     assert_eq!(refused.stdout, "(exit 3)\n");
-    let bad = b.bsi(&["open", "nowhere/../../x.md", "--shell"]);
-    bad.code(2);
-    assert_eq!(bad.stdout, "(exit 2)\n");
+    // So does any failure: a bad scope, a bad TTL, a bad command line.
+    for args in [
+        &["open", "nowhere/../../x.md", "--shell"][..],
+        &["open", "x.md", "--ttl", "99h", "--shell"],
+        &["open", "--shell"],
+    ] {
+        let bad = b.bsi(args);
+        bad.code(2);
+        assert_eq!(bad.stdout, "(exit 2)\n", "{args:?}");
+    }
     b.bsi(&["open", "x.md", "--shell", "--json"]).code(2);
 }
 
