@@ -37,7 +37,7 @@ pub struct Cli {
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
-    /// Print nothing on stdout but what was asked for (JSON, the --shell line); errors still go to stderr.
+    /// Print nothing on stdout but what was asked for (JSON, the --shell lines, the views of status and whoami without their next steps); errors still go to stderr.
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 

@@ -62,7 +62,9 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         });
         return Ok(exit::OK);
     }
-    let mut out = ctx.out();
+    // The view is what `whoami` is asked for: it prints even with -q,
+    // without the lines that say what to do next.
+    let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "Session: {session}");
     if by_default {
         let _ = writeln!(
@@ -74,16 +76,20 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     }
     if active.is_empty() && stale.is_empty() {
         let _ = writeln!(out, "This session holds no claim.");
-        let _ = writeln!(
-            out,
-            "Next: `bsi open SCOPE --session {session}` before editing."
-        );
+        if !ctx.quiet {
+            let _ = writeln!(
+                out,
+                "Next: `bsi open SCOPE --session {session}` before editing."
+            );
+        }
     } else {
         let _ = write!(out, "{}", status::render_claims(&active, &stale, ctx));
         let overdue = active
             .iter()
             .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
-        if overdue {
+        if ctx.quiet {
+            // The claims only.
+        } else if overdue {
             let _ = writeln!(
                 out,
                 "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."

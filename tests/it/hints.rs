@@ -389,3 +389,22 @@ fn views_with_nothing_to_fix_end_with_how_to_claim() {
     let w = b.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]);
     assert_eq!(w.stdout.matches("Next:").count(), 1, "{}", w.stdout);
 }
+
+#[test]
+fn quiet_keeps_the_views_and_drops_what_to_do_next() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "claude"])
+        .ok();
+    for (args, env) in [
+        (&["-q", "status"][..], &[][..]),
+        (&["-q", "status", "--tree"], &[]),
+        (&["-q", "whoami"], &[("BSI_SESSION", "s1")]),
+    ] {
+        let r = b.bsi_env(args, env);
+        r.ok().stdout_has("agents/").stdout_has("1 active, 0 stale");
+        assert!(!r.stdout.contains("Next:"), "{args:?}:\n{}", r.stdout);
+    }
+    b.bsi_env(&["-q", "whoami"], &[("BSI_SESSION", "s1")])
+        .ok()
+        .stdout_has("Agent: claude");
+}
