@@ -295,6 +295,20 @@ check "$WORK/hook" "" "$HOOK"
 figure "bsi hook pre-commit, 100 staged files, 50 claims / git diff --cached --name-only" 2.5 \
     "$WORK/hook" "" "$HOOK" "git diff --cached --name-only"
 
+# One pre-edit event of Claude Code (an Edit inside the session's own
+# section of a file whose other section others hold) against 50 claims and
+# 10,000 history rows: the edit hook reads the registry, never writes.
+(cd "$WORK/b10k" && $RESET10K)
+printf '{"session_id":"bench","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/d05/f00.md","old_string":"More text\\n","new_string":"More text, edited\\n"}}\n' \
+    "$WORK/b10k" "$WORK/b10k" >"$WORK/edit.json"
+EDIT="BSI_SESSION=sess-bench-me $BSI hook edit --tool claude <$WORK/edit.json"
+[[ -z $(cd "$WORK/b10k" && bash -c "$EDIT" 2>&1) && $(git -C "$WORK/b10k" rev-parse brain-index) == "$REG10K" ]] || {
+    echo "bench: the edit hook did not let the edit through untouched" >&2
+    exit 1
+}
+figure "bsi hook edit (a Claude Edit event), 50 claims, 10,000 history rows / git rev-parse HEAD" 1.5 \
+    "$WORK/b10k" "" "$EDIT" "git rev-parse HEAD"
+
 STATUS="$BSI status --json"
 check "$WORK/b100k" "" "$STATUS"
 figure2 "bsi status --json, 100,000 history rows / cat piped to wc -l" 3.0 \

@@ -105,6 +105,11 @@ pub enum Command {
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
+        /// When refused, keep the request and retry until it is granted or DUR has passed
+        /// (exit 3 then): 30s, 10m, 1h. Watches the registry branch, fetching it with backoff
+        /// when there is a remote; nothing is written while waiting.
+        #[arg(long, value_name = "DUR")]
+        wait: Option<String>,
         /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
         /// messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
         /// `eval` fails with the same code.
@@ -328,6 +333,35 @@ pub enum HookAction {
         /// Ignored (file names some hook runners pass).
         #[arg(hide = true)]
         files: Vec<PathBuf>,
+    },
+    /// Judge an agent tool's pre-edit event (JSON on stdin) against the
+    /// claims and answer in that tool's protocol (what `bsi agent install`
+    /// sets up).
+    ///
+    /// An edit inside another session's claim, active or stale, is refused
+    /// down to the section, with who holds it and the next step. Errors fail
+    /// open: a broken event or a missing registry lets the edit through with
+    /// a warning. No network; nothing is written unless `claim_on_write` is
+    /// on in .bsi.toml.
+    Edit {
+        /// The agent tool that sends the event.
+        #[arg(long, value_enum)]
+        tool: AgentTool,
+    },
+    /// Answer an agent tool's session-start event: the claims of others, the
+    /// agent's own and stale ones go into its context, and its bsi session
+    /// is named (for Claude Code, also appended to $CLAUDE_ENV_FILE).
+    SessionStart {
+        /// The agent tool that sends the event.
+        #[arg(long, value_enum)]
+        tool: AgentTool,
+    },
+    /// Answer an agent tool's stop event: while the agent's session holds
+    /// claims, send it back once to commit its paths and `bsi close`.
+    Stop {
+        /// The agent tool that sends the event.
+        #[arg(long, value_enum)]
+        tool: AgentTool,
     },
     /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
     /// (the prepare-commit-msg hook).

@@ -23,6 +23,7 @@ pub const KEYS: &[&str] = &[
     "markdown_extensions",
     "registry_branch",
     "publish_timeout",
+    "claim_on_write",
     "history_keep",
     "registry_language",
 ];
@@ -84,6 +85,9 @@ pub struct Config {
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
     pub publish_timeout: Option<std::time::Duration>,
+    /// The agent tools' edit hook claims a free scope on an agent's first
+    /// edit of it, instead of only refusing edits in other sessions' claims.
+    pub claim_on_write: bool,
     /// History rows kept in the registry; older ones move to archive files.
     pub history_keep: Option<usize>,
     /// The words of the headings and stale reasons `bsi init` writes.
@@ -133,6 +137,7 @@ struct Raw {
     markdown_extensions: Option<Vec<String>>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
+    claim_on_write: Option<bool>,
     history_keep: Option<i64>,
     registry_language: Option<String>,
 }
@@ -276,6 +281,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         markdown_extensions,
         registry_branch,
         publish_timeout,
+        claim_on_write: raw.claim_on_write.unwrap_or(false),
         history_keep,
         registry_language,
     })
@@ -355,6 +361,17 @@ mod tests {
         assert_eq!(c.hook_mode, HookMode::Strict);
         assert_eq!(c.remote.as_deref(), Some("origin"));
         assert_eq!(c.max_active_per_agent, Some(3));
+        assert!(!c.claim_on_write, "off unless asked for");
+        assert!(
+            parse("claim_on_write = true")
+                .expect("valid")
+                .claim_on_write
+        );
+        assert!(
+            !parse("claim_on_write = false")
+                .expect("valid")
+                .claim_on_write
+        );
         let c = parse("markdown_extensions = [\".MDX\", \"qmd\"]").expect("valid");
         assert_eq!(c.markdown_extensions, vec!["mdx", "qmd"]);
         for (m, want) in [
@@ -413,6 +430,10 @@ mod tests {
         }
         let e = parse("max_active_per_agent = \"two\"").expect_err("wrong type");
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
+        let e = parse("claim_on_write = \"yes\"").expect_err("not a boolean");
+        assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
+        let e = parse("claim_on_writes = true").expect_err("typo");
+        assert!(e.to_string().contains("`claim_on_write`"), "{e}");
     }
 
     #[test]

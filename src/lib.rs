@@ -11,8 +11,9 @@
 //! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
 //! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts),
 //! [`agents`] (the agent tools' hook events, answers and settings) and
-//! [`resolve`] (the file system view of scopes). [`commands`] ties them
-//! together per subcommand.
+//! [`resolve`] (the file system view of scopes) and [`wait`] (watching the
+//! registry for `bsi open --wait`). [`commands`] ties them together per
+//! subcommand.
 
 pub mod agents;
 pub mod changes;
@@ -38,6 +39,7 @@ pub mod store;
 pub mod trailer;
 pub mod tree;
 pub mod ttl;
+pub mod wait;
 
 pub use error::{Error, Result, exit};
 
@@ -60,6 +62,9 @@ where
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
+            if let Some(code) = agent_hook_usage_error(&args, &e) {
+                return code;
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -101,4 +106,34 @@ where
 /// succeeding on an empty string.
 fn shell_exit(code: u8) {
     let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
+}
+
+/// A command line of an agent tool's hook that clap cannot read fails open:
+/// the tools take exit 2 (clap's usage error) for "block". Returns the exit
+/// code once the tool's fail-open answer is printed.
+fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
+    if matches!(
+        e.kind(),
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+    ) {
+        return None;
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let kind = commands::agent_hook::kind_in_args(&args)?;
+    let why = format!(
+        "bsi could not read its command line ({})",
+        e.kind().as_str().unwrap_or("usage error")
+    );
+    let answer = match commands::agent_hook::tool_in_args(&args) {
+        Some(tool) => commands::agent_hook::fail_open(tool, kind, &why),
+        None => agents::Answer {
+            exit_code: exit::OK,
+            stdout: String::new(),
+            stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
+        },
+    };
+    Some(commands::agent_hook::emit(&answer))
 }

@@ -166,6 +166,12 @@ pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String 
     ttl::format_ts(t.with_timezone(now.offset()))
 }
 
+/// [`local_ts`] in this machine's zone, for a message written without a
+/// `now` at hand.
+pub fn local_zone_ts(t: DateTime<FixedOffset>) -> String {
+    ttl::format_ts(t.with_timezone(&chrono::Local).fixed_offset())
+}
+
 /// `09:30` when the day is today, `03-10 09:30` in this year, else
 /// `2025-12-31 09:30`.
 pub fn short_time(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {

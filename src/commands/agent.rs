@@ -57,7 +57,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     Ok(exit::OK)
 }
 
-fn tool_of(t: AgentTool) -> Tool {
+pub(crate) fn tool_of(t: AgentTool) -> Tool {
     match t {
         AgentTool::Claude => Tool::Claude,
         AgentTool::Codex => Tool::Codex,

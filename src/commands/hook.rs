@@ -21,6 +21,12 @@ pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
         HookAction::Uninstall => uninstall(ctx),
         HookAction::PreCommit { .. } => pre_commit(ctx),
         HookAction::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
+        HookAction::Edit { .. } | HookAction::SessionStart { .. } | HookAction::Stop { .. } => {
+            match super::agent_hook::event_of(&action) {
+                Some((tool, kind)) => Ok(super::agent_hook::run(Ok(ctx.clone()), tool, kind)),
+                None => Ok(exit::OK),
+            }
+        }
     }
 }
 
@@ -131,10 +137,8 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     }
 
     let refuse_claimed = mode != HookMode::Warn;
-    let refuse_outside = mode == HookMode::Strict;
     let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut refused = false;
-    let mut holders: Vec<(&str, bool)> = Vec::new();
     if registry_staged {
         refused |= refuse_claimed;
         let _ = writeln!(
@@ -150,91 +154,12 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
             brain.rel
         );
     }
-    for f in &findings {
-        match f {
-            Finding::Claimed {
-                path,
-                claim,
-                stale,
-                region,
-            } => {
-                refused |= refuse_claimed;
-                let place = match region {
-                    Some(r) => format!("{path} {}", r.describe()),
-                    None => path.clone(),
-                };
-                let agent = if claim.agent.is_empty() {
-                    "unknown agent".to_string()
-                } else {
-                    format!("agent {}", claim.agent)
-                };
-                let _ = writeln!(
-                    err,
-                    "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
-                    label(refuse_claimed),
-                    if *stale { " stale" } else { "n active" },
-                    claim.session,
-                    claim.scope,
-                    output::local_ts(claim.expires, ctx.now),
-                );
-                if !holders.iter().any(|(s, _)| *s == claim.session) {
-                    holders.push((&claim.session, *stale));
-                }
-            }
-            Finding::Outside { path, region } => {
-                refused |= refuse_outside;
-                let who = session.unwrap_or("the session");
-                let what = match region {
-                    Some(r) => format!(
-                        "{path} {} is outside the sections {who} holds in this file",
-                        r.describe()
-                    ),
-                    None => format!("{path} is outside every scope {who} holds"),
-                };
-                let _ = writeln!(err, "bsi: {}: {what}", label(refuse_outside));
-            }
-            Finding::HeadingGone {
-                path,
-                claim,
-                renamed_to,
-            } => {
-                let heading = match &claim.scope {
-                    Scope::Section { heading, .. } => heading.as_str(),
-                    _ => "",
-                };
-                let who = &claim.session;
-                if renamed_to.is_empty() {
-                    let _ = writeln!(
-                        err,
-                        "bsi: warning: this commit removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
-                        claim.scope, claim.scope
-                    );
-                } else {
-                    refused |= refuse_claimed;
-                    let _ = writeln!(
-                        err,
-                        "bsi: {}: this commit renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
-                        label(refuse_claimed),
-                        renamed_to
-                            .iter()
-                            .map(|h| format!("`{h}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    for h in renamed_to {
-                        let _ = writeln!(
-                            err,
-                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then commit again",
-                            Scope::Section {
-                                file: path.clone(),
-                                heading: h.clone()
-                            }
-                        );
-                    }
-                }
-            }
-        }
+    let judged = judge(&findings, session, mode, "commit");
+    refused |= judged.refused;
+    for line in &judged.lines {
+        let _ = writeln!(err, "{line}");
     }
+    let holders = judged.holders;
     if !holders.is_empty() {
         if session.is_none() {
             let _ = writeln!(
@@ -256,10 +181,7 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
             }
         }
     }
-    if findings
-        .iter()
-        .any(|f| matches!(f, Finding::Outside { .. }))
-    {
+    if judged.outside {
         let _ = writeln!(
             err,
             "  claim what you change with `bsi open SCOPE` (as the same session)"
@@ -273,6 +195,124 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         Ok(exit::CONFLICT)
     } else {
         Ok(exit::OK)
+    }
+}
+
+/// The findings of a change as lines for the person or agent who made it,
+/// and what they add up to under `mode`: one wording for the pre-commit
+/// hook and the agent tools' edit hook.
+pub(crate) struct Judged<'a> {
+    /// One line per finding (and the command that settles a rename).
+    pub(crate) lines: Vec<String>,
+    /// Whether `mode` refuses the change.
+    pub(crate) refused: bool,
+    /// The sessions whose claims the change is inside, and whether stale.
+    pub(crate) holders: Vec<(&'a str, bool)>,
+    /// Whether something lies outside every scope of the session.
+    pub(crate) outside: bool,
+}
+
+/// Words the findings of a change (`change`: "commit", "edit"): [`Judged`].
+pub(crate) fn judge<'a>(
+    findings: &[Finding<'a>],
+    session: Option<&str>,
+    mode: HookMode,
+    change: &str,
+) -> Judged<'a> {
+    let refuse_claimed = mode != HookMode::Warn;
+    let refuse_outside = mode == HookMode::Strict;
+    let label = |refused: bool| if refused { "refused" } else { "warning" };
+    let mut lines: Vec<String> = Vec::new();
+    let mut refused = false;
+    let mut holders: Vec<(&'a str, bool)> = Vec::new();
+    for f in findings {
+        match f {
+            Finding::Claimed {
+                path,
+                claim,
+                stale,
+                region,
+            } => {
+                refused |= refuse_claimed;
+                let place = match region {
+                    Some(r) => format!("{path} {}", r.describe()),
+                    None => path.clone(),
+                };
+                let agent = if claim.agent.is_empty() {
+                    "unknown agent".to_string()
+                } else {
+                    format!("agent {}", claim.agent)
+                };
+                lines.push(format!(
+                    "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
+                    label(refuse_claimed),
+                    if *stale { " stale" } else { "n active" },
+                    claim.session,
+                    claim.scope,
+                    output::local_zone_ts(claim.expires),
+                ));
+                if !holders.iter().any(|(s, _)| *s == claim.session) {
+                    holders.push((&claim.session, *stale));
+                }
+            }
+            Finding::Outside { path, region } => {
+                refused |= refuse_outside;
+                let who = session.unwrap_or("the session");
+                let what = match region {
+                    Some(r) => format!(
+                        "{path} {} is outside the sections {who} holds in this file",
+                        r.describe()
+                    ),
+                    None => format!("{path} is outside every scope {who} holds"),
+                };
+                lines.push(format!("bsi: {}: {what}", label(refuse_outside)));
+            }
+            Finding::HeadingGone {
+                path,
+                claim,
+                renamed_to,
+            } => {
+                let heading = match &claim.scope {
+                    Scope::Section { heading, .. } => heading.as_str(),
+                    _ => "",
+                };
+                let who = &claim.session;
+                if renamed_to.is_empty() {
+                    lines.push(format!(
+                        "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
+                        claim.scope, claim.scope
+                    ));
+                } else {
+                    refused |= refuse_claimed;
+                    lines.push(format!(
+                        "bsi: {}: this {change} renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
+                        label(refuse_claimed),
+                        renamed_to
+                            .iter()
+                            .map(|h| format!("`{h}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                    for h in renamed_to {
+                        lines.push(format!(
+                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
+                            Scope::Section {
+                                file: path.clone(),
+                                heading: h.clone()
+                            }
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Judged {
+        lines,
+        refused,
+        holders,
+        outside: findings
+            .iter()
+            .any(|f| matches!(f, Finding::Outside { .. })),
     }
 }
 

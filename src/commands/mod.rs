@@ -3,6 +3,7 @@
 //! helpers that find a session's claims and write commit messages.
 
 mod agent;
+pub(crate) mod agent_hook;
 mod close;
 mod hook;
 mod init;
@@ -369,8 +370,28 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
     Ok(())
 }
 
+/// Reads `--wait DUR`.
+fn parse_wait(raw: &str) -> Result<std::time::Duration> {
+    crate::config::parse_timeout(raw).ok_or_else(|| {
+        Error::Usage(format!(
+            "--wait `{}` is not a duration: use 30s, 10m or 1h",
+            raw.trim()
+        ))
+    })
+}
+
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
+    // The agent tools' hooks fail open, even when the context cannot be read.
+    if let Command::Hook { action } = &cli.command
+        && let Some((tool, kind)) = agent_hook::event_of(action)
+    {
+        return Ok(agent_hook::run(
+            Ctx::from_env(cli.registry, cli.remote),
+            tool,
+            kind,
+        ));
+    }
     let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
     run_with(ctx, cli)
 }
@@ -390,6 +411,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             session,
             agent,
             note,
+            wait,
             shell,
             out,
         } => open::run(
@@ -400,6 +422,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
                 session,
                 agent,
                 note,
+                wait: wait.as_deref().map(parse_wait).transpose()?,
             },
             open::Mode::of(out.json, shell),
         ),

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, FixedOffset};
 use serde::Serialize;
 
 use super::{Ctx, check_session_id, check_text, commit_message_by, scopes_summary};
@@ -16,6 +16,7 @@ use crate::resolve;
 use crate::scope::{Scope, Sections};
 use crate::store::Brain;
 use crate::ttl;
+use crate::wait::Waiting;
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -24,6 +25,8 @@ pub(crate) struct Request {
     pub(crate) session: Option<String>,
     pub(crate) agent: Option<String>,
     pub(crate) note: Option<String>,
+    /// `--wait`: how long to keep a refused request and retry.
+    pub(crate) wait: Option<std::time::Duration>,
 }
 
 /// How `bsi open` reports.
@@ -108,102 +111,39 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     };
     let ttl = settings.ttl(req.ttl);
 
-    let sections = brain.sections();
-    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
-        // A session is one agent's: claims added under another agent's
-        // session could not be closed or renewed by the one who added them.
-        if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
-            c.session == session && !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(&agent)
-        }) {
-            return Err(Error::Refused(
-                format!(
-                    "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
-                    c.agent, c.agent
-                ),
-                format!(
-                    "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
-                    c.agent, c.agent
-                ),
-            ));
+    let claiming = Claiming {
+        session: &session,
+        agent: &agent,
+        scopes: &scopes,
+        ttl,
+        note: &note,
+        now: ctx.now,
+        max_active_per_agent: config.max_active_per_agent,
+    };
+    let mut waiting = req
+        .wait
+        .map(|w| (Waiting::new(&brain, &settings, w), false));
+    let applied = loop {
+        // The references before the plan reads them: anything since is news.
+        let since = waiting.as_ref().map(|(w, _)| w.tips(&brain));
+        // Read afresh each time: a heading may have moved while waiting.
+        let sections = brain.sections();
+        let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
+            plan(&brain, reg, &claiming, &sections)
+        })?;
+        let (Some((w, announced)), Some(since), Outcome::Refused { blockers, .. }) =
+            (waiting.as_mut(), since, &applied.report)
+        else {
+            break applied;
+        };
+        if !*announced {
+            announce(blockers, req.wait.unwrap_or_default());
+            *announced = true;
         }
-        let mut grant: Vec<Scope> = Vec::new();
-        let mut held: Vec<(Claim, bool)> = Vec::new();
-        let mut blockers: Vec<Owned> = Vec::new();
-        for s in &scopes {
-            match conflict::decide(reg, &session, s, &sections) {
-                Decision::Grant => grant.push(s.clone()),
-                Decision::AlreadyHeld { stale } => {
-                    if let Some((c, _)) = reg
-                        .all_claims()
-                        .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
-                    {
-                        held.push((c.clone(), stale));
-                    }
-                }
-                Decision::Refuse(b) => blockers.extend(b.into_iter().map(|b| Owned {
-                    requested: b.requested,
-                    claim: b.claim.clone(),
-                    stale: b.stale,
-                })),
-            }
+        if !w.until_changed(&brain, since) {
+            break applied;
         }
-        if !blockers.is_empty() {
-            // Alternatives for what was refused; what was free in the
-            // request is said apart.
-            let refused: Vec<Scope> = scopes
-                .iter()
-                .filter(|s| blockers.iter().any(|b| &b.requested == *s))
-                .cloned()
-                .collect();
-            let alternatives = alternatives(&brain, reg, &session, &refused, &scopes, &sections);
-            return Ok(Plan::Keep(Outcome::Refused {
-                blockers,
-                alternatives,
-                free: grant,
-            }));
-        }
-        if let Some(limit) = config.max_active_per_agent {
-            let holding = reg
-                .active_claims
-                .iter()
-                .filter(|c| c.agent.eq_ignore_ascii_case(&agent))
-                .count();
-            let wanted = holding + grant.len();
-            if !grant.is_empty() && wanted > limit {
-                return Err(Error::TooManyClaims {
-                    agent: agent.clone(),
-                    wanted,
-                    limit,
-                });
-            }
-        }
-        let opened_at = ttl::to_minute(ctx.now);
-        let new_claims: Vec<Claim> = grant
-            .iter()
-            .map(|s| Claim {
-                session: session.clone(),
-                scope: s.clone(),
-                agent: agent.clone(),
-                opened: opened_at,
-                expires: ttl::expiry(opened_at, ttl),
-                note: note.clone(),
-                reason: None,
-                extra: Vec::new(),
-            })
-            .collect();
-        if new_claims.is_empty() {
-            return Ok(Plan::Keep(Outcome::Opened { new_claims, held }));
-        }
-        let mut edited: Registry = reg.clone();
-        for c in &new_claims {
-            edited.add_claim(TableKind::Active, c);
-        }
-        Ok(Plan::Write {
-            text: edited.render(),
-            message: commit_message_by("open", &[&session], &scopes_summary(&grant), Some(&agent)),
-            report: Outcome::Opened { new_claims, held },
-        })
-    })?;
+    };
     let commit = applied.commit;
     let (new_claims, held) = match applied.report {
         Outcome::Refused {
@@ -283,15 +223,139 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }
 
+/// What a claim request holds once resolved: the input of [`plan`].
+pub(crate) struct Claiming<'a> {
+    pub(crate) session: &'a str,
+    pub(crate) agent: &'a str,
+    pub(crate) scopes: &'a [Scope],
+    pub(crate) ttl: Duration,
+    pub(crate) note: &'a str,
+    pub(crate) now: DateTime<FixedOffset>,
+    pub(crate) max_active_per_agent: Option<usize>,
+}
+
+/// The plan of `bsi open` (also the edit hook's claim on first write):
+/// grant every scope or none. Pure but for the alternatives of a refusal,
+/// which read heading outlines.
+pub(crate) fn plan(
+    brain: &Brain,
+    reg: &Registry,
+    c: &Claiming<'_>,
+    sections: &dyn Sections,
+) -> Result<Plan<Outcome>> {
+    let Claiming {
+        session,
+        agent,
+        scopes,
+        ttl,
+        note,
+        now,
+        max_active_per_agent,
+    } = *c;
+    // A session is one agent's: claims added under another agent's
+    // session could not be closed or renewed by the one who added them.
+    if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
+        c.session == session && !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(agent)
+    }) {
+        return Err(Error::Refused(
+            format!(
+                "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
+                c.agent, c.agent
+            ),
+            format!(
+                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
+                c.agent, c.agent
+            ),
+        ));
+    }
+    let mut grant: Vec<Scope> = Vec::new();
+    let mut held: Vec<(Claim, bool)> = Vec::new();
+    let mut blockers: Vec<Owned> = Vec::new();
+    for s in scopes {
+        match conflict::decide(reg, session, s, sections) {
+            Decision::Grant => grant.push(s.clone()),
+            Decision::AlreadyHeld { stale } => {
+                if let Some((c, _)) = reg
+                    .all_claims()
+                    .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
+                {
+                    held.push((c.clone(), stale));
+                }
+            }
+            Decision::Refuse(b) => blockers.extend(b.into_iter().map(|b| Owned {
+                requested: b.requested,
+                claim: b.claim.clone(),
+                stale: b.stale,
+            })),
+        }
+    }
+    if !blockers.is_empty() {
+        // Alternatives for what was refused; what was free in the
+        // request is said apart.
+        let refused: Vec<Scope> = scopes
+            .iter()
+            .filter(|s| blockers.iter().any(|b| &b.requested == *s))
+            .cloned()
+            .collect();
+        let alternatives = alternatives(brain, reg, session, &refused, scopes, sections);
+        return Ok(Plan::Keep(Outcome::Refused {
+            blockers,
+            alternatives,
+            free: grant,
+        }));
+    }
+    if let Some(limit) = max_active_per_agent {
+        let holding = reg
+            .active_claims
+            .iter()
+            .filter(|c| c.agent.eq_ignore_ascii_case(agent))
+            .count();
+        let wanted = holding + grant.len();
+        if !grant.is_empty() && wanted > limit {
+            return Err(Error::TooManyClaims {
+                agent: agent.to_string(),
+                wanted,
+                limit,
+            });
+        }
+    }
+    let opened_at = ttl::to_minute(now);
+    let new_claims: Vec<Claim> = grant
+        .iter()
+        .map(|s| Claim {
+            session: session.to_string(),
+            scope: s.clone(),
+            agent: agent.to_string(),
+            opened: opened_at,
+            expires: ttl::expiry(opened_at, ttl),
+            note: note.to_string(),
+            reason: None,
+            extra: Vec::new(),
+        })
+        .collect();
+    if new_claims.is_empty() {
+        return Ok(Plan::Keep(Outcome::Opened { new_claims, held }));
+    }
+    let mut edited: Registry = reg.clone();
+    for c in &new_claims {
+        edited.add_claim(TableKind::Active, c);
+    }
+    Ok(Plan::Write {
+        text: edited.render(),
+        message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
+        report: Outcome::Opened { new_claims, held },
+    })
+}
+
 /// A claim in the way of a requested scope.
-struct Owned {
-    requested: Scope,
-    claim: Claim,
-    stale: bool,
+pub(crate) struct Owned {
+    pub(crate) requested: Scope,
+    pub(crate) claim: Claim,
+    pub(crate) stale: bool,
 }
 
 /// What the plan decided.
-enum Outcome {
+pub(crate) enum Outcome {
     Opened {
         new_claims: Vec<Claim>,
         held: Vec<(Claim, bool)>,
@@ -302,6 +366,39 @@ enum Outcome {
         /// Scopes of the request nobody else holds.
         free: Vec<Scope>,
     },
+}
+
+/// The one line `--wait` prints when it starts waiting: who it waits for.
+fn announce(blockers: &[Owned], wait: std::time::Duration) {
+    let mut holders: Vec<String> = Vec::new();
+    for b in blockers {
+        let agent = if b.claim.agent.is_empty() {
+            String::new()
+        } else {
+            format!(", agent {}", b.claim.agent)
+        };
+        let line = if b.stale {
+            format!(
+                "{} ({} STALE{agent}: only `bsi release {}` by a person frees it)",
+                b.claim.session, b.claim.scope, b.claim.session
+            )
+        } else {
+            format!(
+                "{} ({}{agent}, until {})",
+                b.claim.session,
+                b.claim.scope,
+                output::local_zone_ts(b.claim.expires)
+            )
+        };
+        if !holders.contains(&line) {
+            holders.push(line);
+        }
+    }
+    eprintln!(
+        "Waiting up to {} for {} to close; nothing is written meanwhile (Ctrl-C stops).",
+        crate::wait::describe(wait),
+        holders.join(" and ")
+    );
 }
 
 fn report_refusal(
@@ -389,7 +486,7 @@ fn report_refusal(
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.
-fn alternatives(
+pub(crate) fn alternatives(
     brain: &Brain,
     reg: &Registry,
     session: &str,

@@ -1,0 +1,941 @@
+//! `bsi hook edit|session-start|stop --tool T`: what the agent tools run
+//! before a file edit, when a session starts and when the agent stops.
+//!
+//! The edit hook turns the tool's event into (file, old text, new text),
+//! asks the guard which claims that touches — the same function as the
+//! pre-commit hook — and answers in the tool's protocol. It reads the local
+//! registry branch and its remote-tracking copy: no network, and no write
+//! unless it claims on the first write (`claim_on_write`) or names a new
+//! session in a refusal.
+//!
+//! Errors fail open, refusals never do: a broken event, a missing registry
+//! or an internal error lets the edit through with a warning; a real overlap
+//! with another session's claim is always refused.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use super::hook::{self, Judged};
+use super::open::{self, Claiming, Outcome};
+use super::{Ctx, check_session_id, session_claims, verify};
+use crate::agents::{
+    self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
+};
+use crate::cli::HookAction;
+use crate::config::HookMode;
+use crate::error::{Error, Result};
+use crate::guard::{self, ClaimIndex, Finding};
+use crate::markdown;
+use crate::output;
+use crate::publish::{self, Freshness, Landed};
+use crate::registry::{Claim, Registry};
+use crate::scope::{Scope, heading_key};
+use crate::session::new_session_id;
+use crate::settings::Settings;
+use crate::store::Brain;
+use crate::ttl;
+
+/// The agent tool and hook a `bsi hook` action is, when it is one of them.
+pub(crate) fn event_of(action: &HookAction) -> Option<(Tool, HookKind)> {
+    let (tool, kind) = match action {
+        HookAction::Edit { tool } => (tool, HookKind::Edit),
+        HookAction::SessionStart { tool } => (tool, HookKind::SessionStart),
+        HookAction::Stop { tool } => (tool, HookKind::Stop),
+        _ => return None,
+    };
+    Some((super::agent::tool_of(*tool), kind))
+}
+
+/// The tool named on a command line that clap could not read
+/// (`--tool claude` or `--tool=claude`).
+pub(crate) fn tool_in_args(args: &[String]) -> Option<Tool> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--tool" {
+            return it.next().and_then(|t| Tool::from_name(t));
+        }
+        if let Some(t) = a.strip_prefix("--tool=") {
+            return Tool::from_name(t);
+        }
+    }
+    None
+}
+
+/// The hook kind of a `bsi hook …` command line clap could not read.
+pub(crate) fn kind_in_args(args: &[String]) -> Option<HookKind> {
+    // The first word that is no global option must be `hook`.
+    let mut at = 1;
+    while let Some(a) = args.get(at) {
+        match a.as_str() {
+            "--registry" | "--remote" => at += 2,
+            a if a.starts_with('-') => at += 1,
+            _ => break,
+        }
+    }
+    if args.get(at).map(String::as_str) != Some("hook") {
+        return None;
+    }
+    match args.get(at + 1)?.as_str() {
+        "edit" => Some(HookKind::Edit),
+        "session-start" => Some(HookKind::SessionStart),
+        "stop" => Some(HookKind::Stop),
+        _ => None,
+    }
+}
+
+/// Prints an answer and returns its exit code.
+pub(crate) fn emit(a: &Answer) -> u8 {
+    let _ = std::io::stdout().lock().write_all(a.stdout.as_bytes());
+    let _ = std::io::stderr().lock().write_all(a.stderr.as_bytes());
+    a.exit_code
+}
+
+/// Runs one hook: reads the event on stdin, answers on stdout. Never fails:
+/// every error (even a panic) becomes the tool's fail-open answer.
+pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
+    let mut input = String::new();
+    let answer = match std::io::stdin().read_to_string(&mut input) {
+        Err(e) => fail_open(tool, kind, &format!("cannot read the hook event: {e}")),
+        Ok(_) => {
+            let handled = catch_unwind(AssertUnwindSafe(|| {
+                let ctx = ctx?;
+                match kind {
+                    HookKind::Edit => edit(&ctx, tool, &input),
+                    HookKind::SessionStart => session_start(&ctx, tool, &input),
+                    HookKind::Stop => stop(&ctx, tool, &input),
+                }
+            }));
+            match handled {
+                Ok(Ok(a)) => a,
+                Ok(Err(e)) => fail_open(tool, kind, &e.to_string()),
+                Err(_) => fail_open(tool, kind, "internal error (bsi panicked)"),
+            }
+        }
+    };
+    emit(&answer)
+}
+
+/// The fail-open answer, saying what goes on unchecked.
+pub(crate) fn fail_open(tool: Tool, kind: HookKind, why: &str) -> Answer {
+    let then = match kind {
+        HookKind::Edit => "the edit goes through unchecked",
+        HookKind::SessionStart => "the session starts without bsi's briefing",
+        HookKind::Stop => "the agent stops without bsi's reminder",
+    };
+    agents::fail_open(tool, kind, &format!("{}; {then}", why.trim_end()))
+}
+
+/// The brain of the directory an event names.
+fn open_at(ctx: &Ctx, dir: &Path) -> Result<(Ctx, Brain, Settings)> {
+    let mut here = ctx.clone();
+    if dir.is_dir() {
+        here.cwd = dir.to_path_buf();
+    }
+    let (brain, settings) = here.open()?;
+    Ok((here, brain, settings))
+}
+
+/// The agent's bsi session: `BSI_SESSION`, else the session map's entry.
+fn known_session(
+    ctx: &Ctx,
+    map: &sessions::SessionMap,
+    tool: Tool,
+    id: &str,
+) -> Result<Option<String>> {
+    if let Some(s) = ctx.env_session.as_deref() {
+        check_session_id(s.trim())?;
+        return Ok(Some(s.trim().to_string()));
+    }
+    map.get(tool, id)
+}
+
+/// The agent's bsi session, named now (and recorded) when it has none.
+fn session_or_new(
+    ctx: &Ctx,
+    map: &sessions::SessionMap,
+    tool: Tool,
+    id: &str,
+) -> Result<(String, bool)> {
+    match known_session(ctx, map, tool, id)? {
+        Some(s) => Ok((s, false)),
+        None => map.get_or_insert_with(tool, id, || new_session_id(ctx.now)),
+    }
+}
+
+// --- before an edit ------------------------------------------------------
+
+/// One path an edit changes, with its text before and after.
+struct Target {
+    /// Relative to the brain root, with `/`.
+    rel: String,
+    /// `None`: unknown (the file is judged whole).
+    old: Option<String>,
+    new: Option<String>,
+    /// A string replacement (a candidate for a section claim).
+    replace: bool,
+}
+
+fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    let req = match agents::parse_edit(tool, input, &ctx.cwd) {
+        Ok(PreEdit::Edit(r)) => r,
+        Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
+        Err(e) => return Ok(fail_open(tool, HookKind::Edit, &e.to_string())),
+    };
+    if req.edits.is_empty() {
+        return Ok(agents::answer(tool, &Verdict::Allow));
+    }
+    let (ctx, brain, settings) = open_at(ctx, &req.cwd)?;
+    if let Some(w) = &settings.hook_mode_warning {
+        eprintln!("bsi: warning: {w}");
+    }
+    let mode = settings.hook_mode;
+    if mode == HookMode::Off {
+        return Ok(agents::answer(tool, &Verdict::Allow));
+    }
+    // The local registry branch and the remote as last fetched.
+    let remote = settings.remote(&brain.git).ok().flatten();
+    let reg = match brain.view(remote.as_ref()) {
+        Ok(v) => v.registry,
+        Err(e @ Error::NoRegistry { .. }) => {
+            return Ok(fail_open(
+                tool,
+                HookKind::Edit,
+                &format!("{e} (bsi is not set up in this repository: `bsi init`)"),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let targets = targets(&brain, &req.edits);
+    if targets.is_empty() {
+        return Ok(agents::answer(tool, &Verdict::Allow));
+    }
+    // From here on an error must not let an overlap through: a session
+    // that cannot be read or named only makes every claim someone else's.
+    let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
+    let claim_on_write = settings.config.claim_on_write;
+    let mut session = known_session(&ctx, &map, tool, &req.session_id).unwrap_or_else(|e| {
+        eprintln!("bsi: warning: {e}; the agent's session is unknown, so every claim counts as another session's");
+        None
+    });
+    // Claiming needs a session: then one is named now if the agent has none.
+    if claim_on_write && session.is_none() {
+        session = session_or_new(&ctx, &map, tool, &req.session_id)
+            .ok()
+            .map(|(s, _)| s);
+    }
+    // The session a refusal names in its commands.
+    let name = |session: Option<String>| {
+        session
+            .or_else(|| {
+                session_or_new(&ctx, &map, tool, &req.session_id)
+                    .ok()
+                    .map(|(s, _)| s)
+            })
+            .unwrap_or_else(|| new_session_id(ctx.now))
+    };
+    let copy = brain.rel_to_root();
+    if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
+        let reason = format!(
+            "bsi: refused: {copy} is the copy of the registry, rewritten by bsi; editing it changes nothing (the live registry is on the branch {}).\nNext: change claims with bsi commands (`bsi open`, `bsi close`), and see them with `bsi status`.",
+            brain.branch
+        );
+        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+    }
+    let md = verify::markdown_extra(&brain);
+    let index = ClaimIndex::new(&reg);
+    let findings = check(&index, session.as_deref(), &targets, &md);
+    if findings.is_empty() {
+        return Ok(agents::answer(tool, &Verdict::Allow));
+    }
+    // What refuses the edit whatever the mode says about its own scopes.
+    let theirs: Vec<Finding<'_>> = findings
+        .iter()
+        .filter(|f| !matches!(f, Finding::Outside { .. }))
+        .cloned()
+        .collect();
+    let judged = hook::judge(&theirs, session.as_deref(), mode, "edit");
+    if judged.refused {
+        let s = name(session);
+        let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[]);
+        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+    }
+    let outside: Vec<&Finding<'_>> = findings
+        .iter()
+        .filter(|f| matches!(f, Finding::Outside { .. }))
+        .collect();
+    if claim_on_write
+        && !outside.is_empty()
+        && let Some(s) = session.as_deref()
+    {
+        return claim(&ctx, &brain, &settings, tool, s, &targets, &outside, &md);
+    }
+    let all = hook::judge(&findings, session.as_deref(), mode, "edit");
+    if all.refused {
+        // Strict: an edit outside the session's scopes is refused.
+        let s = name(session);
+        let wanted = narrowest(&targets, &outside);
+        let reason = refusal(&brain, &reg, &s, &all, &findings, &wanted);
+        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+    }
+    if mode == HookMode::Warn && !theirs.is_empty() {
+        let warning = all.lines.join("\n");
+        return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
+    }
+    Ok(agents::answer(tool, &Verdict::Allow))
+}
+
+/// The guard's findings on every target.
+fn check<'a>(
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    targets: &[Target],
+    md: &[String],
+) -> Vec<Finding<'a>> {
+    targets
+        .iter()
+        .flat_map(|t| {
+            guard::check_change(
+                index,
+                session,
+                &t.rel,
+                t.old.as_deref(),
+                t.new.as_deref(),
+                md,
+            )
+        })
+        .collect()
+}
+
+/// What a file holds on disk now.
+enum Current {
+    Missing,
+    Text(String),
+    Unreadable,
+}
+
+impl Current {
+    fn read(path: &Path) -> Current {
+        match fs::read(path) {
+            Ok(bytes) => String::from_utf8(bytes).map_or(Current::Unreadable, Current::Text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Current::Missing,
+            Err(_) => Current::Unreadable,
+        }
+    }
+
+    fn text(&self) -> Option<&str> {
+        match self {
+            Current::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The old side for the guard: an absent file is empty.
+    fn old(&self) -> Option<String> {
+        match self {
+            Current::Missing => Some(String::new()),
+            Current::Text(t) => Some(t.clone()),
+            Current::Unreadable => None,
+        }
+    }
+}
+
+/// The paths of the edits inside the brain, with their old and new text.
+fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
+    let mut out = Vec::new();
+    for e in edits {
+        let Some(rel) = brain_rel(&brain.root, &e.path) else {
+            continue;
+        };
+        let current = Current::read(&e.path);
+        let replace = matches!(e.op, EditOp::Replace(_));
+        let after = agents::new_text(e, current.text());
+        if let EditOp::Move { to, .. } = &e.op {
+            // The source is gone; the destination gets the text.
+            if !in_git_dir(&rel) {
+                out.push(Target {
+                    rel,
+                    old: current.old(),
+                    new: Some(String::new()),
+                    replace: false,
+                });
+            }
+            if let Some(to_rel) = brain_rel(&brain.root, to).filter(|r| !in_git_dir(r)) {
+                let (old, new) = match after {
+                    Ok(Some(text)) => (Current::read(to).old(), Some(text)),
+                    _ => (None, None),
+                };
+                out.push(Target {
+                    rel: to_rel,
+                    old,
+                    new,
+                    replace: false,
+                });
+            }
+            continue;
+        }
+        if in_git_dir(&rel) {
+            continue;
+        }
+        let (old, new) = match after {
+            Ok(Some(text)) => (current.old(), Some(text)),
+            Ok(None) => (current.old(), Some(String::new())),
+            // Judged at file level.
+            Err(_) => (None, None),
+        };
+        out.push(Target {
+            rel,
+            old,
+            new,
+            replace,
+        });
+    }
+    out
+}
+
+fn in_git_dir(rel: &str) -> bool {
+    rel == ".git" || rel.starts_with(".git/")
+}
+
+/// `path` relative to the brain root; the tool may name it through a
+/// symbolic link, so the deepest part of it that exists is resolved.
+fn brain_rel(root: &Path, path: &Path) -> Option<String> {
+    if let Some(r) = agents::relative_to(path, root) {
+        return Some(r);
+    }
+    let mut base = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(&base) {
+            let mut full: PathBuf = real;
+            for part in rest.iter().rev() {
+                full.push(part);
+            }
+            return agents::relative_to(&full, root);
+        }
+        rest.push(base.file_name()?.to_os_string());
+        base = base.parent()?.to_path_buf();
+    }
+}
+
+/// The narrowest scopes that hold what lies outside the session's claims:
+/// per file, the section for a replacement inside one section, else the
+/// file.
+fn narrowest(targets: &[Target], outside: &[&Finding<'_>]) -> Vec<Scope> {
+    scopes_for(targets, outside, false)
+}
+
+/// Like [`narrowest`], but each touched section apart where the headings
+/// are known: for a file whose other sections are held by others.
+fn by_section(targets: &[Target], outside: &[&Finding<'_>]) -> Vec<Scope> {
+    scopes_for(targets, outside, true)
+}
+
+fn scopes_for(targets: &[Target], outside: &[&Finding<'_>], split: bool) -> Vec<Scope> {
+    let mut out: Vec<Scope> = Vec::new();
+    let mut files: Vec<&str> = Vec::new();
+    for f in outside {
+        if let Finding::Outside { path, .. } = f
+            && !files.contains(&path.as_str())
+        {
+            files.push(path);
+        }
+    }
+    for file in files {
+        let target = targets.iter().find(|t| t.rel == file);
+        let old = target.and_then(|t| t.old.as_deref()).map(markdown::outline);
+        let mut headings: Vec<&str> = Vec::new();
+        let mut whole = false;
+        for f in outside {
+            let Finding::Outside { path, region } = f else {
+                continue;
+            };
+            if path != file {
+                continue;
+            }
+            match region {
+                Some(r) if r.kind != crate::changes::Kind::Moved => match &r.heading {
+                    Some(h)
+                        if old
+                            .as_ref()
+                            .is_some_and(|o| o.find(&heading_key(h)).next().is_some()) =>
+                    {
+                        if !headings.contains(&h.as_str()) {
+                            headings.push(h);
+                        }
+                    }
+                    _ => whole = true,
+                },
+                _ => whole = true,
+            }
+        }
+        let replace = target.is_some_and(|t| t.replace);
+        let one_replace = headings.len() == 1 && replace;
+        let sections = !whole && !headings.is_empty() && (one_replace || split);
+        if sections {
+            out.extend(headings.into_iter().map(|h| Scope::Section {
+                file: file.to_string(),
+                heading: h.to_string(),
+            }));
+        } else {
+            out.push(Scope::File(file.to_string()));
+        }
+    }
+    out
+}
+
+/// Claim on the first write: opens the narrowest free scopes for the
+/// session, with the plan of `bsi open`, and lets the edit through.
+#[allow(clippy::too_many_arguments)]
+fn claim(
+    ctx: &Ctx,
+    brain: &Brain,
+    settings: &Settings,
+    tool: Tool,
+    session: &str,
+    targets: &[Target],
+    outside: &[&Finding<'_>],
+    md: &[String],
+) -> Result<Answer> {
+    let agent = ctx.agent(None, &settings.config)?;
+    let note = format!("claimed on the first edit ({})", tool.title());
+    let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
+    let sections = brain.sections();
+    let mut tries = vec![narrowest(targets, outside)];
+    let split = by_section(targets, outside);
+    if split != tries[0] {
+        tries.push(split);
+    }
+    let mut last_registry: Option<Registry> = None;
+    for scopes in &tries {
+        let claiming = Claiming {
+            session,
+            agent: &agent,
+            scopes,
+            ttl,
+            note: &note,
+            now: ctx.now,
+            max_active_per_agent: settings.config.max_active_per_agent,
+        };
+        let applied = publish::apply(brain, settings, ctx.write_options(false), |reg| {
+            open::plan(brain, reg, &claiming, &sections)
+        })?;
+        match applied.report {
+            Outcome::Opened { new_claims, held } => {
+                let held_now: Vec<String> = new_claims
+                    .iter()
+                    .map(|c| format!("{} (until {})", c.scope, ttl::format_ts(c.expires)))
+                    .chain(
+                        held.iter()
+                            .map(|(c, _)| format!("{} (already yours)", c.scope)),
+                    )
+                    .collect();
+                let mut message = format!(
+                    "bsi claimed {} for your session {session}: this edit was free and outside your claims.",
+                    held_now.join(", ")
+                );
+                if let Landed::Pending(why) = &applied.landing.landed {
+                    message.push_str(&format!(
+                        "\nRecorded on this machine only: {why}; `bsi sync` publishes it once the remote is back."
+                    ));
+                }
+                message.push_str(&format!(
+                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `bsi close {session}`."
+                ));
+                return Ok(agents::answer(
+                    tool,
+                    &Verdict::Claimed {
+                        session: session.to_string(),
+                        scopes: new_claims.iter().map(|c| c.scope.to_string()).collect(),
+                        message,
+                    },
+                ));
+            }
+            Outcome::Refused { .. } => last_registry = Some(applied.landing.registry),
+        }
+    }
+    // Refused: judge the edit again on the registry the refusal saw.
+    let Some(reg) = last_registry else {
+        return Ok(agents::answer(tool, &Verdict::Allow));
+    };
+    let index = ClaimIndex::new(&reg);
+    let theirs: Vec<Finding<'_>> = check(&index, Some(session), targets, md)
+        .into_iter()
+        .filter(|f| !matches!(f, Finding::Outside { .. }))
+        .collect();
+    let judged = hook::judge(&theirs, Some(session), HookMode::Normal, "edit");
+    if judged.refused {
+        let reason = refusal(brain, &reg, session, &judged, &theirs, &[]);
+        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+    }
+    let wanted = narrowest(targets, outside);
+    Ok(agents::answer(
+        tool,
+        &Verdict::AllowWithWarning {
+            warning: format!(
+                "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",
+                super::scopes_summary(&wanted)
+            ),
+        },
+    ))
+}
+
+/// A scope as an argument of a shell command.
+fn arg(s: &Scope) -> String {
+    let text = s.to_string();
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
+    {
+        text
+    } else {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// The refusal for the agent: what is held and by whom (the pre-commit
+/// hook's wording), the free alternatives, and the next step. `wanted`:
+/// scopes to claim for an edit outside the session's own (strict mode).
+fn refusal(
+    brain: &Brain,
+    reg: &Registry,
+    session: &str,
+    judged: &Judged<'_>,
+    findings: &[Finding<'_>],
+    wanted: &[Scope],
+) -> String {
+    let mut text = judged.lines.join("\n");
+    // What to wait for: the part of the file the edit needs.
+    let mut waits: Vec<Scope> = Vec::new();
+    for f in findings {
+        if let Finding::Claimed { path, claim, .. } = f {
+            let s = match &claim.scope {
+                Scope::Section { .. } | Scope::File(_) => claim.scope.clone(),
+                _ => Scope::File(path.clone()),
+            };
+            if !waits.contains(&s) {
+                waits.push(s);
+            }
+        }
+    }
+    let sections = brain.sections();
+    let free = if waits.is_empty() {
+        Vec::new()
+    } else {
+        open::alternatives(brain, reg, session, &waits, &waits, &sections)
+    };
+    if !free.is_empty() {
+        text.push_str(&format!("\nFree nearby: {}", super::scopes_summary(&free)));
+    }
+    text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
+    if let Some(first) = free.first() {
+        text.push_str(&format!(
+            "\n- work on something free instead: `bsi open {} --session {session}`, then edit there",
+            arg(first)
+        ));
+    }
+    for s in wanted {
+        text.push_str(&format!(
+            "\n- claim it first: `bsi open {} --session {session}`, then edit again",
+            arg(s)
+        ));
+    }
+    let active: Vec<&Scope> = waits
+        .iter()
+        .filter(|s| {
+            findings.iter().any(|f| {
+                matches!(f, Finding::Claimed { claim, stale: false, path, .. }
+                    if &claim.scope == *s || Scope::File(path.clone()) == **s)
+            })
+        })
+        .collect();
+    if !active.is_empty() {
+        text.push_str(&format!(
+            "\n- wait for it: `bsi open {} --session {session} --wait 10m` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
+            active.iter().map(|s| arg(s)).collect::<Vec<_>>().join(" ")
+        ));
+    }
+    for (s, stale) in &judged.holders {
+        if *stale {
+            text.push_str(&format!(
+                "\n- {s}'s claim is stale: only a person frees it (`bsi release {s} --confirm`); tell the user"
+            ));
+        }
+    }
+    text.push_str("\n- or stop and tell the user who holds it.");
+    text
+}
+
+// --- when a session starts -----------------------------------------------
+
+fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    let ev = match agents::parse_session_start(tool, input, &ctx.cwd) {
+        Ok(ev) => ev,
+        Err(e) => return Ok(fail_open(tool, HookKind::SessionStart, &e.to_string())),
+    };
+    let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
+    let map = sessions::in_repo(&brain.workdir)?;
+    let session = match ctx.env_session.as_deref() {
+        Some(s) => {
+            check_session_id(s.trim())?;
+            map.set(tool, &ev.session_id, s.trim())?;
+            s.trim().to_string()
+        }
+        None => {
+            map.get_or_insert_with(tool, &ev.session_id, || new_session_id(ctx.now))?
+                .0
+        }
+    };
+    let mut env_note = match tool {
+        Tool::Claude | Tool::Codex | Tool::Cursor => "BSI_SESSION is set to it in your shell",
+        Tool::Gemini => "pass it to bsi: `export BSI_SESSION=…` in your shell, or `--session`",
+    }
+    .to_string();
+    if tool == Tool::Claude {
+        match std::env::var_os("CLAUDE_ENV_FILE").filter(|f| !f.is_empty()) {
+            Some(f) => {
+                if let Err(e) = agents::claude::append_env_file(Path::new(&f), &session) {
+                    eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
+                    env_note = format!("pass it to bsi: `export BSI_SESSION={session}`");
+                }
+            }
+            None => env_note = format!("pass it to bsi: `export BSI_SESSION={session}`"),
+        }
+    }
+    let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
+    let context = briefing(&view.registry, &session, &env_note, &fresh, &ctx);
+    Ok(agents::answer_session_start(
+        tool,
+        &Briefing {
+            context,
+            session: Some(session),
+        },
+    ))
+}
+
+fn claim_line(c: &Claim, stale: bool, now: chrono::DateTime<chrono::FixedOffset>) -> String {
+    format!("- {}", output::describe(c, stale, now))
+}
+
+/// What the agent is told when its session starts.
+fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ctx: &Ctx) -> String {
+    let now = ctx.now;
+    let mut t = format!(
+        "bsi guards this repository: sessions claim what they edit, and an edit inside another session's claim is refused before it happens.\nYour bsi session: {session} ({env_note})."
+    );
+    t.push_str(match fresh {
+        Freshness::Local => "\nClaims (this clone has no remote):",
+        Freshness::Fetched => "\nClaims (fetched from the remote just now):",
+        Freshness::NotAsked | Freshness::Unreachable(_) => {
+            "\nClaims (as last fetched: the remote could not be reached):"
+        }
+    });
+    let own: Vec<&Claim> = reg
+        .active_claims
+        .iter()
+        .filter(|c| c.session == session)
+        .collect();
+    let others: Vec<&Claim> = reg
+        .active_claims
+        .iter()
+        .filter(|c| c.session != session)
+        .collect();
+    t.push_str("\nYours:");
+    if own.is_empty() {
+        t.push_str(" none");
+    }
+    for c in &own {
+        t.push('\n');
+        t.push_str(&claim_line(c, false, now));
+    }
+    t.push_str("\nOther sessions' (do not edit inside them):");
+    if others.is_empty() {
+        t.push_str(" none");
+    }
+    for c in &others {
+        t.push('\n');
+        t.push_str(&claim_line(c, false, now));
+    }
+    if !reg.stale_claims.is_empty() {
+        t.push_str("\nStale (expired, still not free: a person decides with `bsi release SESSION --confirm`; tell the user):");
+        for c in &reg.stale_claims {
+            t.push('\n');
+            t.push_str(&claim_line(c, true, now));
+        }
+    }
+    t.push_str(&format!(
+        "\nNext: before editing, claim what you will change: `bsi open SCOPE --session {session}` (SCOPE: dir/, file.md or \"file.md#Heading\"); if it is held, `bsi open SCOPE --session {session} --wait 10m` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `bsi close {session}`."
+    ));
+    t
+}
+
+// --- when the agent stops ------------------------------------------------
+
+fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    let ev = match agents::parse_stop(tool, input, &ctx.cwd) {
+        Ok(ev) => ev,
+        Err(e) => return Ok(fail_open(tool, HookKind::Stop, &e.to_string())),
+    };
+    if ev.continued {
+        return Ok(agents::answer_stop(tool, &ev, None));
+    }
+    let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
+    let map = sessions::in_repo(&brain.workdir)?;
+    let Some(session) = known_session(&ctx, &map, tool, &ev.session_id)? else {
+        return Ok(agents::answer_stop(tool, &ev, None));
+    };
+    let remote = settings.remote(&brain.git).ok().flatten();
+    let reg = match brain.view(remote.as_ref()) {
+        Ok(v) => v.registry,
+        Err(Error::NoRegistry { .. }) => return Ok(agents::answer_stop(tool, &ev, None)),
+        Err(e) => return Err(e),
+    };
+    let (active, stale) = session_claims(&reg, &session, None);
+    if active.is_empty() && stale.is_empty() {
+        return Ok(agents::answer_stop(tool, &ev, None));
+    }
+    let held: Vec<String> = active
+        .iter()
+        .map(|&i| reg.active_claims[i].scope.to_string())
+        .chain(
+            stale
+                .iter()
+                .map(|&i| format!("{} (stale)", reg.stale_claims[i].scope)),
+        )
+        .collect();
+    let reason = format!(
+        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `bsi close {session}`. If you keep the claims on purpose (the work goes on later), say so and why.",
+        held.join(", ")
+    );
+    Ok(agents::answer_stop(tool, &ev, Some(&reason)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::{Kind, Side};
+    use crate::guard::Region;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_hook_command_line_is_recognised_even_when_clap_cannot_read_it() {
+        assert_eq!(
+            kind_in_args(&args("bsi hook edit --tool vim")),
+            Some(HookKind::Edit)
+        );
+        assert_eq!(
+            kind_in_args(&args("bsi -q hook session-start")),
+            Some(HookKind::SessionStart)
+        );
+        assert_eq!(kind_in_args(&args("bsi hook pre-commit")), None);
+        assert_eq!(kind_in_args(&args("bsi open hook")), None);
+        assert_eq!(kind_in_args(&args("bsi open --bad hook edit")), None);
+        assert_eq!(
+            kind_in_args(&args("bsi --remote origin hook stop")),
+            Some(HookKind::Stop)
+        );
+        assert_eq!(
+            tool_in_args(&args("bsi hook stop --tool codex --x")),
+            Some(Tool::Codex)
+        );
+        assert_eq!(
+            tool_in_args(&args("bsi hook stop --tool=cursor")),
+            Some(Tool::Cursor)
+        );
+        assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
+        assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);
+    }
+
+    #[test]
+    fn scopes_are_quoted_for_the_shell_only_when_needed() {
+        assert_eq!(arg(&Scope::File("notes/a.md".into())), "notes/a.md");
+        assert_eq!(
+            arg(&Scope::Section {
+                file: "a.md".into(),
+                heading: "Goals".into()
+            }),
+            "\"a.md#Goals\""
+        );
+    }
+
+    fn outside(path: &str, heading: Option<&str>, kind: Kind) -> Finding<'static> {
+        Finding::Outside {
+            path: path.into(),
+            region: Some(Region {
+                side: Side::New,
+                kind,
+                start: 1,
+                end: 1,
+                heading: heading.map(String::from),
+            }),
+        }
+    }
+
+    fn target(rel: &str, replace: bool) -> Target {
+        Target {
+            rel: rel.into(),
+            old: Some("# A\n\na\n\n## B\n\nb\n".into()),
+            new: None,
+            replace,
+        }
+    }
+
+    fn section(h: &str) -> Scope {
+        Scope::Section {
+            file: "f.md".into(),
+            heading: h.into(),
+        }
+    }
+
+    #[test]
+    fn the_narrowest_claim_is_the_section_of_a_replacement_inside_it() {
+        let one = [outside("f.md", Some("B"), Kind::Added)];
+        let refs: Vec<&Finding<'_>> = one.iter().collect();
+        assert_eq!(narrowest(&[target("f.md", true)], &refs), [section("B")]);
+        // A whole-file write, or a heading the file does not have yet: the file.
+        assert_eq!(
+            narrowest(&[target("f.md", false)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        let new = [outside("f.md", Some("C"), Kind::Added)];
+        let refs: Vec<&Finding<'_>> = new.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        // Two sections: the file, or each section apart.
+        let two = [
+            outside("f.md", Some("A"), Kind::Added),
+            outside("f.md", Some("B"), Kind::Removed),
+        ];
+        let refs: Vec<&Finding<'_>> = two.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        assert_eq!(
+            by_section(&[target("f.md", true)], &refs),
+            [section("A"), section("B")]
+        );
+        // Lines moved by a heading change, or a whole-file finding: the file.
+        let moved = [outside("f.md", Some("B"), Kind::Moved)];
+        let refs: Vec<&Finding<'_>> = moved.iter().collect();
+        assert_eq!(
+            by_section(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+        let whole = [Finding::Outside {
+            path: "f.md".into(),
+            region: None,
+        }];
+        let refs: Vec<&Finding<'_>> = whole.iter().collect();
+        assert_eq!(
+            narrowest(&[target("f.md", true)], &refs),
+            [Scope::File("f.md".into())]
+        );
+    }
+}

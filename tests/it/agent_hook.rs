@@ -1,0 +1,614 @@
+//! `bsi hook edit|session-start|stop --tool T`: each tool's real event
+//! shapes (tests/fixtures/agents, named after the documented formats) fed to
+//! the real binary on real repositories; and `bsi open --wait`.
+
+use std::io::Write;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Brain, Run};
+
+const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
+
+/// A fixture event, its made-up brain path replaced by `b`'s.
+fn event(b: &Brain, name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    text.replace("/home/me/brain", b.path().to_str().expect("utf-8 path"))
+}
+
+/// Runs `bsi ARGS` with `input` on stdin and extra environment.
+fn with_stdin(b: &Brain, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
+    let mut cmd = b.command(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let o = child.wait_with_output().expect("wait bsi");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn hook(b: &Brain, kind: &str, tool: &str, input: &str) -> Run {
+    with_stdin(b, &["hook", kind, "--tool", tool], input, &[])
+}
+
+fn other_holds(b: &Brain, scope: &str) {
+    b.bsi(&["open", scope, "--session", "sess-other", "--agent", "bob"])
+        .ok();
+}
+
+/// The refusal's text for the agent, in the tool's protocol; `None` when
+/// the answer does not refuse.
+fn denial(tool: &str, r: &Run) -> Option<String> {
+    assert_eq!(r.code, 0, "refusals and passes exit 0: {r:?}");
+    if r.stdout.trim().is_empty() {
+        return None;
+    }
+    let v = r.json();
+    let s = |v: &serde_json::Value| v.as_str().map(String::from);
+    match tool {
+        "claude" | "codex" => (v["hookSpecificOutput"]["permissionDecision"] == "deny")
+            .then(|| s(&v["hookSpecificOutput"]["permissionDecisionReason"]))
+            .flatten(),
+        "gemini" => (v["decision"] == "deny").then(|| s(&v["reason"])).flatten(),
+        "cursor" => (v["permission"] == "deny")
+            .then(|| s(&v["agent_message"]))
+            .flatten(),
+        _ => unreachable!(),
+    }
+}
+
+/// An edit event of `tool` that replaces `old` by `new` in `file`.
+fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &str) -> String {
+    let abs = b.path().join(file);
+    let abs = abs.to_str().expect("utf-8");
+    match tool {
+        "claude" => event(b, "claude-pretooluse-edit.json")
+            .replace(&format!("{}/projets/plan.md", b.path().display()), abs)
+            .replace("\"goal text\"", &format!("{old:?}"))
+            .replace("\"better goal text\"", &format!("{new:?}")),
+        "gemini" => event(b, "gemini-beforetool-replace.json")
+            .replace("\"projets/plan.md\"", &format!("{file:?}"))
+            .replace("\"risk text\"", &format!("{old:?}"))
+            .replace("\"no risk\"", &format!("{new:?}"))
+            .replace(
+                "\"expected_replacements\": 2",
+                "\"expected_replacements\": 1",
+            ),
+        "codex" => {
+            let patch = format!(
+                "*** Begin Patch\n*** Update File: {file}\n@@\n-{old}\n+{new}\n*** End Patch\n"
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&event(b, "codex-pretooluse-apply-patch.json")).expect("json");
+            let mut v = v;
+            v["tool_input"]["command"] = serde_json::Value::String(patch);
+            v.to_string()
+        }
+        "cursor" => {
+            let text = b.read(file).replacen(old, new, 1);
+            let mut v: serde_json::Value =
+                serde_json::from_str(&event(b, "cursor-pretooluse-write.json")).expect("json");
+            v["tool_input"]["file_path"] = serde_json::Value::String(abs.to_string());
+            v["tool_input"]["content"] = serde_json::Value::String(text);
+            v.to_string()
+        }
+        _ => unreachable!(),
+    }
+}
+
+const TOOLS: [&str; 4] = ["claude", "codex", "gemini", "cursor"];
+
+#[test]
+fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol() {
+    for tool in TOOLS {
+        let b = Brain::new();
+        other_holds(&b, "projets/plan.md#Goals");
+        let before = (b.commits(), b.user_state());
+        let ev = replace_event(&b, tool, "projets/plan.md", "goal text", "better goal text");
+        let r = hook(&b, "edit", tool, &ev);
+        let reason = denial(tool, &r).unwrap_or_else(|| panic!("{tool}: not refused: {r:?}"));
+        for want in [
+            "projets/plan.md line 7 under `Goals`",
+            "session sess-other",
+            "agent bob",
+            "scope projets/plan.md#Goals",
+            "expires 2026-03-14 11:30 +00:00",
+            "Free nearby: projets/plan.md#Risks",
+            "bsi open \"projets/plan.md#Risks\" --session sess-",
+            "bsi open \"projets/plan.md#Goals\" --session sess-",
+            "--wait 10m",
+            "tell the user",
+        ] {
+            assert!(reason.contains(want), "{tool}: {want:?} not in\n{reason}");
+        }
+        assert_eq!(b.commits(), before.0, "{tool}: a refusal writes no claim");
+        assert_eq!(b.user_state(), before.1);
+        // An edit of another section of the same file goes through.
+        let ev = replace_event(&b, tool, "projets/plan.md", "risk text", "no risk");
+        let r = hook(&b, "edit", tool, &ev);
+        assert_eq!(denial(tool, &r), None, "{tool}: {r:?}");
+        assert!(!r.stderr.contains("warning"), "{tool}: {}", r.stderr);
+        // A stale claim refuses too, and says who frees it.
+        let b = Brain::new();
+        other_holds(&b, "projets/plan.md#Goals");
+        b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+        let ev = replace_event(&b, tool, "projets/plan.md", "q1 text", "q1 done");
+        let reason = denial(tool, &hook(&b, "edit", tool, &ev)).expect("refused");
+        assert!(reason.contains("inside a stale claim"), "{tool}: {reason}");
+        assert!(
+            reason.contains("bsi release sess-other --confirm"),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn agent_hook_refuses_a_multi_file_change_touching_one_claimed_file() {
+    // Codex: a patch of four files, one of them (deleted) held by another session.
+    let b = Brain::new();
+    other_holds(&b, "agents/bob.md");
+    let r = hook(
+        &b,
+        "edit",
+        "codex",
+        &event(&b, "codex-pretooluse-apply-patch.json"),
+    );
+    let reason = denial("codex", &r).expect("refused");
+    assert!(reason.contains("agents/bob.md is inside an active claim of session sess-other"));
+    // The same patch with nothing claimed goes through.
+    let b = Brain::new();
+    let r = hook(
+        &b,
+        "edit",
+        "codex",
+        &event(&b, "codex-pretooluse-apply-patch.json"),
+    );
+    assert_eq!(denial("codex", &r), None);
+    // The destination of a move is checked too.
+    let b = Brain::new();
+    other_holds(&b, "projets/plan-2026.md");
+    let r = hook(
+        &b,
+        "edit",
+        "codex",
+        &event(&b, "codex-pretooluse-apply-patch.json"),
+    );
+    assert!(
+        denial("codex", &r)
+            .expect("refused")
+            .contains("projets/plan-2026.md")
+    );
+    // Claude's MultiEdit: the second edit reaches into the held section.
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Risks");
+    let r = hook(
+        &b,
+        "edit",
+        "claude",
+        &event(&b, "claude-pretooluse-multiedit.json"),
+    );
+    let reason = denial("claude", &r).expect("refused");
+    assert!(reason.contains("under `Risks`"), "{reason}");
+}
+
+#[test]
+fn agent_hook_lets_a_whole_file_write_change_only_the_agents_own_section() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "sess-me"])
+        .ok();
+    let write = |content: &str| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&event(&b, "claude-pretooluse-write.json")).expect("json");
+        v["tool_input"]["file_path"] =
+            serde_json::Value::String(b.path().join("projets/plan.md").display().to_string());
+        v["tool_input"]["content"] = serde_json::Value::String(content.to_string());
+        v.to_string()
+    };
+    let env = [("BSI_SESSION", "sess-me")];
+    let own = write(&PLAN.replace("risk text", "no risk left"));
+    let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &own, &env);
+    assert_eq!(denial("claude", &r), None, "{r:?}");
+    assert_eq!(r.stdout, "", "an allowed edit gets no decision");
+    let theirs = write(&PLAN.replace("goal text", "my goals"));
+    let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &theirs, &env);
+    assert!(
+        denial("claude", &r)
+            .expect("refused")
+            .contains("under `Goals`")
+    );
+    // Outside every claim: allowed in the normal mode, refused in strict.
+    let outside = write(&PLAN.replace("intro", "a new intro"));
+    let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &outside, &env);
+    assert_eq!(denial("claude", &r), None);
+    b.git(&["config", "bsi.hookMode", "strict"]);
+    let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &outside, &env);
+    let reason = denial("claude", &r).expect("strict refuses");
+    assert!(
+        reason.contains("claim it first: `bsi open projets/plan.md --session sess-me`"),
+        "{reason}"
+    );
+    // warn: reported, not refused.
+    b.git(&["config", "bsi.hookMode", "warn"]);
+    let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &theirs, &env);
+    assert_eq!(denial("claude", &r), None);
+    r.stderr_has("sess-other");
+}
+
+#[test]
+fn agent_hook_never_refuses_an_agent_its_own_claim() {
+    // The session-start hook names the session; the agent opens with it in
+    // its shell; its edits there pass, in another process.
+    let b = Brain::new();
+    let env_file = b.path().join(".git/claude-env");
+    let env_file = env_file.to_str().expect("utf-8");
+    let r = with_stdin(
+        &b,
+        &["hook", "session-start", "--tool", "claude"],
+        &event(&b, "claude-sessionstart.json"),
+        &[("CLAUDE_ENV_FILE", env_file)],
+    );
+    r.ok();
+    let line = std::fs::read_to_string(env_file).expect("env file");
+    let session = line
+        .trim()
+        .strip_prefix("export BSI_SESSION=")
+        .expect("export line")
+        .to_string();
+    assert!(
+        r.json()["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .expect("context")
+            .contains(&format!("Your bsi session: {session}"))
+    );
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", &session])
+        .ok();
+    let ev = event(&b, "claude-pretooluse-edit.json");
+    let r = hook(&b, "edit", "claude", &ev);
+    assert_eq!(denial("claude", &r), None, "{r:?}");
+    // Another Claude session is refused the same edit.
+    let r = hook(&b, "edit", "claude", &ev.replace("abc123", "other-chat"));
+    assert!(denial("claude", &r).expect("refused").contains(&session));
+}
+
+#[test]
+fn agent_hook_fails_open_on_a_malformed_event_or_a_missing_registry() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md");
+    for tool in TOOLS {
+        for input in ["{not json", "[]", "{\"tool_input\": 3}"] {
+            let r = hook(&b, "edit", tool, input);
+            r.ok();
+            assert_eq!(denial(tool, &r), None, "{tool} {input}");
+            r.stderr_has("the edit goes through unchecked");
+        }
+        for kind in ["session-start", "stop"] {
+            let r = hook(&b, kind, tool, "{not json");
+            r.ok();
+            assert!(!r.stdout.contains("block"), "{tool} {kind}: {r:?}");
+        }
+    }
+    // A command line clap cannot read fails open too (exit 2 would block).
+    for args in [
+        &["hook", "edit", "--tool", "vim"][..],
+        &["hook", "edit"][..],
+        &["hook", "stop", "--tool", "claude", "--bad"][..],
+        &["hook", "session-start", "--tool=cursor", "extra"][..],
+    ] {
+        let r = with_stdin(&b, args, "{}", &[]);
+        r.ok();
+        r.stderr_has("bsi could not read its command line");
+    }
+    // A session map bsi cannot read fails open for the session only: the
+    // overlap is still refused.
+    b.write(".git/bsi-agents/sessions.json", "{ not json");
+    let r = hook(
+        &b,
+        "edit",
+        "claude",
+        &event(&b, "claude-pretooluse-edit.json"),
+    );
+    assert!(denial("claude", &r).is_some(), "{r:?}");
+    r.stderr_has("the agent's session is unknown");
+    // Not a brain bsi knows: let through, with a warning.
+    let bare = Brain::bare_repo();
+    bare.write("projets/plan.md", PLAN);
+    bare.git(&["add", "-A"]);
+    bare.git(&["commit", "-q", "-m", "base"]);
+    let r = hook(
+        &bare,
+        "edit",
+        "claude",
+        &event(&bare, "claude-pretooluse-edit.json"),
+    );
+    r.ok();
+    assert_eq!(denial("claude", &r), None);
+    r.stderr_has("bsi init");
+}
+
+#[test]
+fn agent_hook_allow_path_writes_nothing() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    let before = (b.commits(), b.user_state(), b.registry_copy());
+    let ev = replace_event(&b, "claude", "projets/plan.md", "risk text", "no risk");
+    let r = hook(&b, "edit", "claude", &ev);
+    assert_eq!(r.stdout, "");
+    assert_eq!((b.commits(), b.user_state(), b.registry_copy()), before);
+    assert!(
+        !b.path().join(".git/bsi-agents/sessions.json").exists(),
+        "no session named on the allow path"
+    );
+    // Not a file edit at all: untouched.
+    let r = hook(
+        &b,
+        "edit",
+        "claude",
+        &event(&b, "claude-pretooluse-bash.json"),
+    );
+    r.ok();
+    assert_eq!(r.stdout, "");
+}
+
+#[test]
+fn agent_hook_claims_a_free_section_on_the_first_write() {
+    for tool in ["claude", "gemini"] {
+        let b = Brain::new();
+        b.write(".bsi.toml", "claim_on_write = true\n");
+        other_holds(&b, "projets/plan.md#Goals");
+        let commits = b.commits();
+        let user = b.user_state();
+        let ev = replace_event(&b, tool, "projets/plan.md", "risk text", "no risk");
+        let r = hook(&b, "edit", tool, &ev);
+        assert_eq!(denial(tool, &r), None, "{tool}: {r:?}");
+        assert_eq!(
+            b.user_state(),
+            user,
+            "{tool}: HEAD, index and files untouched"
+        );
+        r.stdout_has(
+            "bsi claimed projets/plan.md#Risks (until 2026-03-14 11:30 +00:00) for your session",
+        );
+        assert_eq!(b.commits(), commits + 1, "{tool}: one claim");
+        let rows: Vec<String> = b
+            .active()
+            .into_iter()
+            .filter(|r| r.contains("projets/plan.md#Risks"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{tool}: {rows:?}");
+        // The next edit of the same session passes without a second claim.
+        let again = replace_event(&b, tool, "projets/plan.md", "risk text", "still no risk");
+        let r = hook(&b, "edit", tool, &again);
+        assert_eq!(denial(tool, &r), None);
+        assert!(!r.stdout.contains("claimed"), "{tool}: {}", r.stdout);
+        assert_eq!(b.commits(), commits + 1, "{tool}: no second claim");
+        // Another session's claim is refused as before.
+        let ev = replace_event(&b, tool, "projets/plan.md", "goal text", "mine");
+        assert!(denial(tool, &hook(&b, "edit", tool, &ev)).is_some());
+        assert_eq!(b.commits(), commits + 1);
+    }
+    // A change across sections claims the file.
+    let b = Brain::new();
+    b.write(".bsi.toml", "claim_on_write = true\n");
+    let r = hook(
+        &b,
+        "edit",
+        "claude",
+        &event(&b, "claude-pretooluse-multiedit.json"),
+    );
+    r.stdout_has("projets/plan.md (until");
+    assert_eq!(b.active().len(), 1);
+}
+
+#[test]
+fn agent_hook_session_start_shows_the_other_machines_claims() {
+    let origin = Brain::new();
+    let bare = origin.publish_to_bare();
+    let a = Brain::clone_of(bare.path(), "alice");
+    let b = Brain::clone_of(bare.path(), "bob");
+    a.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-alice",
+        "--agent",
+        "alice",
+    ])
+    .ok();
+    for tool in TOOLS {
+        let name = format!("{tool}-sessionstart.json");
+        let r = hook(&b, "session-start", tool, &event(&b, &name));
+        r.ok();
+        let v = r.json();
+        let context = v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .or(v["additional_context"].as_str())
+            .unwrap_or_else(|| panic!("{tool}: {v}"));
+        for want in [
+            "sess-alice holds agents/alice.md",
+            "fetched from the remote just now",
+            "Yours: none",
+            "--wait 10m",
+            "git commit PATHS",
+        ] {
+            assert!(context.contains(want), "{tool}: {want:?} not in {context}");
+        }
+    }
+    // Stale claims are said apart, for a person.
+    a.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+    let r = hook(
+        &b,
+        "session-start",
+        "claude",
+        &event(&b, "claude-sessionstart.json"),
+    );
+    let context = r.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context")
+        .to_string();
+    assert!(context.contains("Stale"), "{context}");
+    assert!(context.contains("STALE"), "{context}");
+}
+
+#[test]
+fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
+    let b = Brain::new();
+    let r = hook(
+        &b,
+        "session-start",
+        "codex",
+        &event(&b, "codex-sessionstart.json"),
+    );
+    let v = r.json();
+    let session = v["hookSpecificOutput"]["env"]["BSI_SESSION"]
+        .as_str()
+        .or(v["env"]["BSI_SESSION"].as_str())
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let again = event(&b, "codex-stop.json");
+    let stop = again.replace("\"stop_hook_active\": true", "\"stop_hook_active\": false");
+    assert_ne!(again, stop, "the fixture has stop_hook_active");
+    // Nothing held: it stops.
+    assert_eq!(hook(&b, "stop", "codex", &stop).stdout, "");
+    b.bsi(&["open", "agents/alice.md", "--session", &session])
+        .ok();
+    let r = hook(&b, "stop", "codex", &stop);
+    let v = r.json();
+    assert_eq!(v["decision"], "block");
+    let reason = v["reason"].as_str().expect("reason");
+    assert!(reason.contains("agents/alice.md"), "{reason}");
+    assert!(reason.contains(&format!("bsi close {session}")), "{reason}");
+    assert!(reason.contains("git commit PATHS"), "{reason}");
+    // Back once already: it may stop.
+    assert_eq!(hook(&b, "stop", "codex", &again).stdout, "");
+    // Closed: it stops.
+    b.bsi(&["close", &session]).ok();
+    assert_eq!(hook(&b, "stop", "codex", &stop).stdout, "");
+}
+
+// --- bsi open --wait -----------------------------------------------------
+
+fn spawn(b: &Brain, args: &[&str]) -> Child {
+    b.command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi")
+}
+
+fn finish(child: Child) -> Run {
+    let o = child.wait_with_output().expect("wait bsi");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn open_wait_is_granted_as_soon_as_the_holder_closes() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    let commits = b.commits();
+    let start = Instant::now();
+    let child = spawn(
+        &b,
+        &[
+            "open",
+            "projets/plan.md#Q1",
+            "--session",
+            "sess-me",
+            "--wait",
+            "60s",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(b.commits(), commits, "nothing written while waiting");
+    b.bsi(&["close", "sess-other", "--agent", "bob"]).ok();
+    let r = finish(child);
+    r.ok().stdout_has("Claim opened — projets/plan.md#Q1");
+    r.stderr_has("Waiting up to 1m for sess-other (projets/plan.md#Goals, agent bob, until");
+    assert_eq!(
+        r.stderr.matches("Waiting").count(),
+        1,
+        "one line: {}",
+        r.stderr
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(b.commits(), commits + 2, "the close, then the claim");
+}
+
+#[test]
+fn open_wait_exits_3_when_the_time_runs_out() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    let before = (b.commits(), b.registry());
+    let start = Instant::now();
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-me",
+        "--wait",
+        "1s",
+    ]);
+    r.code(3).stderr_has("Claim refused — nothing was written.");
+    r.stderr_has("Waiting up to 1s for sess-other");
+    assert!(start.elapsed() >= Duration::from_secs(1));
+    assert_eq!((b.commits(), b.registry()), before);
+    b.bsi(&["open", "x.md", "--wait", "soon"])
+        .code(2)
+        .stderr_has("--wait `soon` is not a duration");
+}
+
+#[test]
+fn open_wait_sees_another_clone_close_through_the_remote() {
+    let origin = Brain::new();
+    let bare = origin.publish_to_bare();
+    let a = Brain::clone_of(bare.path(), "alice");
+    let b = Brain::clone_of(bare.path(), "bob");
+    a.bsi(&["open", "agents/", "--session", "sess-a", "--agent", "alice"])
+        .ok();
+    let remote_tip = |m: &Brain| m.git(&["ls-remote", "origin", "refs/heads/brain-index"]);
+    let tip = remote_tip(&b);
+    let child = spawn(
+        &b,
+        &[
+            "open",
+            "agents/alice.md",
+            "--session",
+            "sess-b",
+            "--agent",
+            "bob",
+            "--wait",
+            "60s",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(remote_tip(&b), tip, "nothing published while waiting");
+    a.bsi(&["close", "sess-a", "--agent", "alice"]).ok();
+    let start = Instant::now();
+    let r = finish(child);
+    r.ok().stdout_has("Claim opened — agents/alice.md");
+    r.stderr_has("Waiting up to 1m for sess-a (agents/, agent alice");
+    assert!(start.elapsed() < Duration::from_secs(20));
+    a.bsi(&["status"]).ok().stdout_has("sess-b");
+}
