@@ -5,6 +5,10 @@
 # sharing one file by sections, the watchdog with a later clock, a person
 # releasing a stale claim, and the journal.
 #
+# Each command is printed with everything it says, stdout and stderr
+# together and in order, so `examples/demo.sh > day.txt` keeps the
+# explanations next to the exit codes.
+#
 # Usage: examples/demo.sh            (keeps nothing: the brain is deleted at the end)
 #        KEEP=1 examples/demo.sh     (prints where the brain is and keeps it)
 set -euo pipefail
@@ -17,20 +21,14 @@ fi
 
 brain=$(mktemp -d "${TMPDIR:-/tmp}/bsi-demo.XXXXXX")
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$brain"' EXIT; fi
-cd "$brain"
+# The example brain of the README: agents/, notes/, projets/plan.md.
+"$here/examples/example-brain.sh" "$brain/brain" > /dev/null
+cd "$brain/brain"
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
-run() { local shown="$*"; step "${shown//"$BSI"/bsi}"; set +e; "$@"; local rc=$?; set -e; [ $rc -eq 0 ] || echo "(exit $rc)"; }
-
-git init -q -b main
-git config user.name "Demo Person"
-git config user.email "demo@example.com"
-mkdir -p agents projets
-printf '# Alice\n\nWhat Alice knows.\n' > agents/alice.md
-printf '# Bob\n\nWhat Bob knows.\n' > agents/bob.md
-printf '# Plan\n\n## Goals\n\n### Q1\n\nShip it.\n\n### Q2\n\nGrow it.\n\n## Risks\n\nNone yet.\n' > projets/plan.md
-git add -A && git commit -q -m "A small brain"
+# Runs one command with its stderr on stdout, so both stay in order.
+run() { local shown="$*"; step "${shown//"$BSI"/bsi}"; set +e; "$@" 2>&1; local rc=$?; set -e; [ $rc -eq 0 ] || echo "(exit $rc)"; }
 
 # Morning, 09:30: every command below sees this clock.
 export BSI_NOW=2026-03-14T09:30:00Z TZ=UTC
@@ -40,7 +38,7 @@ run "$BSI" open agents/ --session sess-20260314-0930-ag01 --agent claude --note 
 # The second agent keeps its session in the shell: `--shell` prints the
 # export line, and every later command (and commit) of this shell uses it.
 step 'eval "$(bsi open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex --shell)"'
-eval "$("$BSI" open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex --shell)"
+{ eval "$("$BSI" open projets/plan.md#Goals --session sess-20260314-0930-pl02 --agent codex --shell)"; } 2>&1
 run "$BSI" whoami
 # Another agent wants the whole plan: refused, with what is free instead.
 run "$BSI" open projets/plan.md --session sess-20260314-0931-rk03 --agent gemini
@@ -49,7 +47,7 @@ run "$BSI" open "projets/plan.md#Risks" --session sess-20260314-0931-rk03 --agen
 run "$BSI" status
 run "$BSI" status --tree
 run "$BSI" close sess-20260314-0931-rk03 --agent gemini
-unset BSI_SESSION
+unset BSI_SESSION BSI_AGENT
 
 # Afternoon, 12:00: the first two sessions never closed.
 export BSI_NOW=2026-03-14T12:00:00Z
@@ -59,8 +57,8 @@ run "$BSI" status
 run "$BSI" release sess-20260314-0930-ag01
 run "$BSI" release sess-20260314-0930-ag01 --confirm
 run "$BSI" log
-step "git log --oneline -- BRAIN-INDEX.md"
-git log --oneline -- BRAIN-INDEX.md
+step "git log --oneline brain-index"
+git log --oneline brain-index
 step "cat BRAIN-INDEX.md"
 cat BRAIN-INDEX.md
 if [ -n "${KEEP:-}" ]; then echo; echo "The brain is kept in $brain"; fi

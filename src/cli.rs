@@ -25,17 +25,23 @@ use clap::{Args, Parser, Subcommand};
 /// sync` publishes it later), 8 the remote stayed busy for the whole publish
 /// timeout (nothing written: retry).
 #[derive(Debug, Parser)]
-#[command(name = "bsi", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "bsi",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    disable_help_subcommand = true
+)]
 pub struct Cli {
-    /// Where the readable copy of the registry goes; its directory is the brain root [default: BRAIN-INDEX.md at the root of the git work tree].
+    /// Where the readable copy of the registry goes; its directory is the brain root. A relative path starts at the root of the git work tree, wherever bsi runs [default: BRAIN-INDEX.md at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
-    /// Print nothing on stdout but what was asked for (JSON, the --shell line); errors still go to stderr.
+    /// Print nothing on stdout but what was asked for (JSON, the --shell lines, the views of status and whoami without their next steps); errors still go to stderr.
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Say more: the commit of each registry change, opening times and notes in status.
+    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log.
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
@@ -105,7 +111,8 @@ pub enum Command {
         #[arg(long, value_name = "DUR")]
         wait: Option<String>,
         /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
-        /// messages go to stderr.
+        /// messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
+        /// `eval` fails with the same code.
         #[arg(long, conflicts_with = "json")]
         shell: bool,
         #[command(flatten)]
@@ -151,8 +158,9 @@ pub enum Command {
 
     /// Move expired claims (and any older than 8h) to the stale table.
     ///
-    /// Prints `N active claims, M stale` and exits 4 when M > 0: stale claims
-    /// are never freed by bsi, a person decides (`bsi release`).
+    /// Prints `N active, M stale`, names the claims it marks now, then lists
+    /// every stale claim as `status` does, and exits 4 when M > 0: stale
+    /// claims are never freed by bsi, a person decides (`bsi release`).
     Watchdog {
         #[command(flatten)]
         out: JsonFlag,
@@ -162,7 +170,7 @@ pub enum Command {
     Release {
         /// The session whose claims are released.
         session: String,
-        /// Confirm the release; without it bsi only says what it would do.
+        /// Confirm the release; without it bsi only says what it would free (a preview, exit 0).
         #[arg(long)]
         confirm: bool,
         /// Release only this scope.
@@ -181,9 +189,14 @@ pub enum Command {
     /// most); when the remote cannot be reached the local state is shown
     /// with its age.
     ///
-    /// Stale claims are marked STALE; an active claim past its expiry shows
-    /// `overdue` until the watchdog moves it. Colours only on a terminal, never
-    /// when NO_COLOR is set.
+    /// One block per session, its scopes below it, with agent, expiry (in
+    /// this machine's time zone, named in the header), time left and note,
+    /// fitted to $COLUMNS (80 by default; notes and agents are shortened,
+    /// never scopes or session ids; `-v` shortens nothing and adds the level
+    /// and the opening time). Stale claims are marked STALE; an active claim
+    /// past its expiry shows `overdue` until the watchdog moves it. Colours
+    /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
+    /// NO_COLOR is set. Exits 3 while two claims collide.
     Status {
         /// Draw the brain's directory tree with each claim where it sits.
         #[arg(long, conflicts_with = "json")]
@@ -195,7 +208,7 @@ pub enum Command {
         out: JsonFlag,
     },
 
-    /// Show the current session ($BSI_SESSION), the agent, and the session's claims.
+    /// Show the current session ($BSI_SESSION), the agent holding its claims, and the claims.
     Whoami {
         /// Do not fetch the registry branch first: show the state as last fetched.
         #[arg(long)]
@@ -255,6 +268,10 @@ pub enum Command {
     },
 
     /// The journal of sessions: the git history of the registry.
+    ///
+    /// One line per change: time (in this machine's time zone), action, the
+    /// agent that acted, session and scopes, fitted to 100 columns (or
+    /// $COLUMNS). `-v` adds each commit's id, git author and trailers.
     Log {
         /// Show at most N entries.
         #[arg(long, short = 'n', value_name = "N")]
@@ -276,6 +293,13 @@ pub enum Command {
 
     /// Print the man page (roff): `bsi man > bsi.1 && man ./bsi.1`.
     Man,
+
+    /// Print the help of bsi, or of one command (`bsi help open`).
+    Help {
+        /// The command, and its subcommand if it has some (`bsi help hook install`).
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
 
     /// Hooks inside the agent tools: install or uninstall them.
     ///
@@ -386,4 +410,57 @@ pub enum AgentTool {
     Gemini,
     /// Cursor.
     Cursor,
+}
+
+/// Subcommands whose help and completions do without the global flags:
+/// they never read the registry or a remote.
+const WITHOUT_GLOBALS: [&str; 4] = ["completions", "man", "merge-driver", "help"];
+
+/// The global flags hidden from those subcommands.
+const GLOBALS: [&str; 4] = ["registry", "quiet", "verbose", "remote"];
+
+/// The command line definition as bsi uses it: the derived one, with the
+/// global flags hidden from the subcommands that ignore them (a subcommand
+/// that has its own flag of a global's name does not get the global).
+pub fn command() -> clap::Command {
+    use clap::{Arg, ArgAction, CommandFactory};
+    let mut cmd = Cli::command();
+    for sub in WITHOUT_GLOBALS {
+        cmd = cmd.mut_subcommand(sub, |mut s| {
+            for g in GLOBALS {
+                let a = Arg::new(g).long(g).hide(true);
+                s = s.arg(match g {
+                    "quiet" | "verbose" => a.action(ArgAction::SetTrue),
+                    _ => a.num_args(1),
+                });
+            }
+            s
+        });
+    }
+    cmd
+}
+
+impl Cli {
+    /// Whether the command is `open --shell`, whose output is `eval`ed.
+    pub fn wants_shell(&self) -> bool {
+        matches!(self.command, Command::Open { shell: true, .. })
+    }
+
+    /// Whether the command asked for JSON output (errors then come out as
+    /// JSON on stdout too).
+    pub fn wants_json(&self) -> bool {
+        match &self.command {
+            Command::Open { out, .. }
+            | Command::Close { out, .. }
+            | Command::Renew { out, .. }
+            | Command::Watchdog { out }
+            | Command::Release { out, .. }
+            | Command::Status { out, .. }
+            | Command::Whoami { out, .. }
+            | Command::Verify { out, .. }
+            | Command::Sync { out }
+            | Command::Log { out, .. } => out.json,
+            _ => false,
+        }
+    }
 }

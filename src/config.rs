@@ -25,6 +25,7 @@ pub const KEYS: &[&str] = &[
     "publish_timeout",
     "claim_on_write",
     "history_keep",
+    "registry_language",
 ];
 
 /// How strictly the git hooks hold commits to the session's claims.
@@ -89,6 +90,8 @@ pub struct Config {
     pub claim_on_write: bool,
     /// History rows kept in the registry; older ones move to archive files.
     pub history_keep: Option<usize>,
+    /// The words of the headings and stale reasons `bsi init` writes.
+    pub registry_language: crate::registry::Language,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -136,6 +139,7 @@ struct Raw {
     publish_timeout: Option<String>,
     claim_on_write: Option<bool>,
     history_keep: Option<i64>,
+    registry_language: Option<String>,
 }
 
 /// Parses the text of a `.bsi.toml`. Pure.
@@ -261,6 +265,13 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
                 })
         })
         .transpose()?;
+    let registry_language = match raw.registry_language.as_deref() {
+        None => crate::registry::Language::default(),
+        Some(l) => crate::registry::Language::parse(l).ok_or_else(|| ConfigError::Value {
+            key: "registry_language",
+            reason: format!("is `{}`; use french or english", l.trim()),
+        })?,
+    };
     Ok(Config {
         default_ttl,
         default_agent,
@@ -272,6 +283,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         publish_timeout,
         claim_on_write: raw.claim_on_write.unwrap_or(false),
         history_keep,
+        registry_language,
     })
 }
 

@@ -37,6 +37,10 @@ pub enum Error {
     /// The command line asks for something impossible.
     #[error("{0}")]
     Usage(String),
+    /// A bad value on the command line or in the environment, with the
+    /// next command to run for that case.
+    #[error("{0}")]
+    BadInput(String, String),
     /// A scope was refused.
     #[error("bad scope: {0}")]
     Scope(#[from] ScopeError),
@@ -199,6 +203,7 @@ impl Error {
     pub fn code(&self) -> u8 {
         match self {
             Error::Usage(_)
+            | Error::BadInput(..)
             | Error::Scope(_)
             | Error::Ttl(_)
             | Error::NoSuchSection { .. }
@@ -216,16 +221,19 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             Error::Usage(_) => "run `bsi help` for the commands and their flags".into(),
+            Error::BadInput(_, hint) => hint.clone(),
             Error::Scope(_) => {
-                "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain".into()
+                "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
-            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long (8h at most)".into(),
-            Error::NoSuchSection { available, .. } if available.is_empty() => {
-                "the file has no headings: claim the whole file instead".into()
+            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long, 8h at most: `bsi open SCOPE --ttl 4h`".into(),
+            Error::NoSuchSection { file, available, .. } if available.is_empty() => {
+                format!("the file has no headings: claim the whole file instead (`bsi open {file}`)")
             }
-            Error::NoSuchSection { available, .. } => {
-                format!("its headings are: {}", available.join(", "))
-            }
+            Error::NoSuchSection { file, available, .. } => format!(
+                "its headings are: {}; claim one with `bsi open \"{file}#{}\"`",
+                available.join(", "),
+                available.first().map_or("Heading", String::as_str)
+            ),
             Error::Registry { .. } => {
                 "bsi never rewrites a registry it cannot read: fix that line on the registry branch (`git worktree add ../fix brain-index`, edit, commit, `git push`), then retry".into()
             }
@@ -233,8 +241,8 @@ impl Error {
             Error::NotMigrated { .. } => {
                 "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
             }
-            Error::RegistryExists(_) => "use it as it is: `bsi status` shows what it holds".into(),
-            Error::Moved(_) => "retry: bsi reads the registry again".into(),
+            Error::RegistryExists(_) => "use it as it is: `bsi status` shows what it holds (`bsi hook install` adds the commit guard to this clone)".into(),
+            Error::Moved(_) => "run the same command again: bsi reads the registry afresh".into(),
             Error::Busy { .. } => {
                 "retry the same command in a moment (exit 8 means nothing was written); a longer publish_timeout in .bsi.toml waits longer".into()
             }
@@ -249,14 +257,46 @@ impl Error {
                 "close a claim you no longer need (`bsi close SESSION --scope SCOPE`), or raise max_active_per_agent in .bsi.toml".into()
             }
             Error::NotARepo(_) => "run bsi inside the brain's git repository (`git init` makes one)".into(),
-            Error::RepoBusy(_) => "finish it (or abort it) with git, then retry".into(),
-            Error::Locked { .. } => "wait for the other process to finish, then retry; if none is running, remove the lock file".into(),
+            Error::RepoBusy(_) => "finish it or abort it with git (`git status` says how), then run the same command again".into(),
+            Error::Locked { path, .. } => format!(
+                "wait for the other process to finish, then run the same command again; if no bsi or git is running, `rm {}`",
+                path.display()
+            ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
             Error::Refused(_, hint) => hint.clone(),
             Error::Unreachable { .. } => {
                 "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
-            Error::Git(_) | Error::Io { .. } => return None,
+            Error::Git(_) => "run `git status` in the brain to see what git says, then retry".into(),
+            Error::Io { .. } => "check the path and its permissions, then run the same command again".into(),
         })
+    }
+
+    /// A short name of the kind of error, for JSON output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Usage(_) | Error::BadInput(..) => "usage",
+            Error::Scope(_) => "scope",
+            Error::Ttl(_) => "ttl",
+            Error::NoSuchSection { .. } => "no-such-section",
+            Error::Registry { .. } => "registry-invalid",
+            Error::NoRegistry { .. } => "no-registry",
+            Error::NotMigrated { .. } => "not-migrated",
+            Error::RegistryExists(_) => "registry-exists",
+            Error::Moved(_) => "moved",
+            Error::Busy { .. } => "busy",
+            Error::RemoteRefused { .. } => "remote-refused",
+            Error::GitFailed { .. } => "git-failed",
+            Error::Config { .. } => "config",
+            Error::TooManyClaims { .. } => "too-many-claims",
+            Error::NotARepo(_) => "not-a-repo",
+            Error::RepoBusy(_) => "repo-busy",
+            Error::Locked { .. } => "locked",
+            Error::NotFound(_) => "not-found",
+            Error::Refused(..) => "refused",
+            Error::Unreachable { .. } => "unreachable",
+            Error::Git(_) => "git",
+            Error::Io { .. } => "io",
+        }
     }
 }

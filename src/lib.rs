@@ -46,7 +46,7 @@ pub use error::{Error, Result, exit};
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 /// Runs bsi with these arguments and returns the process exit code. Errors
 /// are printed on stderr as what happened, then what to do next.
@@ -56,7 +56,10 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let parsed = cli::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             if let Some(code) = agent_hook_usage_error(&args, &e) {
@@ -67,13 +70,23 @@ where
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     exit::OK
                 }
-                _ => exit::USAGE,
+                _ => {
+                    if args.iter().any(|a| a == "--shell") {
+                        shell_exit(exit::USAGE);
+                    }
+                    exit::USAGE
+                }
             };
         }
     };
-    match commands::run(cli) {
+    let json = cli.wants_json();
+    let shell = cli.wants_shell();
+    let code = match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
+            if json {
+                output::print_json(&output::ErrorJson::of(&e));
+            }
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "error: {e}");
             if let Some(h) = e.hint() {
@@ -81,7 +94,18 @@ where
             }
             e.code()
         }
+    };
+    if shell && code != exit::OK {
+        shell_exit(code);
     }
+    code
+}
+
+/// For `eval "$(bsi open … --shell)"`: a run that does not exit 0 prints
+/// `(exit N)` on stdout, so the `eval` fails with bsi's code instead of
+/// succeeding on an empty string.
+fn shell_exit(code: u8) {
+    let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
 }
 
 /// A command line of an agent tool's hook that clap cannot read fails open:

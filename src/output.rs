@@ -73,6 +73,46 @@ impl ClaimJson {
     }
 }
 
+/// An error, as JSON on stdout for a command run with `--json` (the same
+/// words go to stderr as text).
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorJson {
+    /// A short name of the kind of error (`usage`, `refused`, `not-found`…).
+    pub error: &'static str,
+    /// What happened.
+    pub message: String,
+    /// The next command to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The exit code.
+    pub exit: u8,
+}
+
+impl ErrorJson {
+    /// From a library error.
+    pub fn of(e: &crate::Error) -> ErrorJson {
+        ErrorJson {
+            error: e.kind(),
+            message: e.to_string(),
+            hint: e.hint(),
+            exit: e.code(),
+        }
+    }
+}
+
+/// `s` as one word for a POSIX shell: bare when it is made of safe
+/// characters, else in single quotes.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:@+-/=,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Prints one JSON document on stdout.
 pub fn print_json<T: Serialize>(value: &T) {
     let mut out = std::io::stdout().lock();
@@ -119,10 +159,28 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// `09:30` when the day is today, else `2026-03-14 09:30`.
+/// A time in the reader's zone (the zone of `now`), with the zone shown:
+/// `2026-03-14 11:30 +00:00`. The registry keeps the writer's offset; a
+/// reader elsewhere sees the same instant in its own zone.
+pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
+    ttl::format_ts(t.with_timezone(now.offset()))
+}
+
+/// [`local_ts`] in this machine's zone, for a message written without a
+/// `now` at hand.
+pub fn local_zone_ts(t: DateTime<FixedOffset>) -> String {
+    ttl::format_ts(t.with_timezone(&chrono::Local).fixed_offset())
+}
+
+/// `09:30` when the day is today, `03-10 09:30` in this year, else
+/// `2025-12-31 09:30`.
 pub fn short_time(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
-    if t.date_naive() == now.with_timezone(t.offset()).date_naive() {
+    use chrono::Datelike;
+    let today = now.with_timezone(t.offset()).date_naive();
+    if t.date_naive() == today {
         t.format("%H:%M").to_string()
+    } else if t.year() == today.year() {
+        t.format("%m-%d %H:%M").to_string()
     } else {
         t.format("%Y-%m-%d %H:%M").to_string()
     }
@@ -138,12 +196,12 @@ pub fn describe(c: &Claim, stale: bool, now: DateTime<FixedOffset>) -> String {
     let state = if stale {
         format!(
             "STALE since {} (a person must release it)",
-            ttl::format_ts(c.expires)
+            local_ts(c.expires, now)
         )
     } else {
         format!(
             "expires {} ({})",
-            ttl::format_ts(c.expires),
+            local_ts(c.expires, now),
             ttl::time_left(c.expires, now)
         )
     };
@@ -168,6 +226,8 @@ pub enum Paint {
     Green,
     /// Secondary text.
     Dim,
+    /// No colour.
+    Plain,
 }
 
 /// Whether to colour: only on a terminal, never when `NO_COLOR` is set to a
@@ -176,12 +236,29 @@ pub fn colour_wanted(is_terminal: bool, no_color: Option<&str>, term: Option<&st
     is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb")
 }
 
+/// [`colour_wanted`], or forced by `CLICOLOR_FORCE` set to anything but `0`
+/// (for a pager that shows colours, `less -R`); `NO_COLOR` still wins.
+pub fn colour_wanted_or_forced(
+    is_terminal: bool,
+    no_color: Option<&str>,
+    term: Option<&str>,
+    force: Option<&str>,
+) -> bool {
+    let forced = force.is_some_and(|f| !f.is_empty() && f != "0");
+    if forced {
+        no_color.is_none_or(str::is_empty)
+    } else {
+        colour_wanted(is_terminal, no_color, term)
+    }
+}
+
 /// `s` wrapped in the ANSI codes of `p` when `on`.
 pub fn paint(on: bool, p: Paint, s: &str) -> String {
-    if !on || s.is_empty() {
+    if !on || s.is_empty() || p == Paint::Plain {
         return s.to_string();
     }
     let code = match p {
+        Paint::Plain => "0",
         Paint::Bold => "1",
         Paint::Red => "31",
         Paint::Yellow => "33",
@@ -206,6 +283,219 @@ pub fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -
         out.push('\n');
     }
     out
+}
+
+/// One cell of a [`Table`]: its text and its colour on a terminal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cell {
+    /// The text.
+    pub text: String,
+    /// Its colour.
+    pub paint: Option<Paint>,
+}
+
+impl Cell {
+    /// A plain cell.
+    pub fn new(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            paint: None,
+        }
+    }
+
+    /// A painted cell.
+    pub fn painted(text: impl Into<String>, paint: Option<Paint>) -> Cell {
+        Cell {
+            text: text.into(),
+            paint,
+        }
+    }
+}
+
+/// How a column gives way when a table is wider than the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shrink {
+    /// Never shortened (scopes, times, states).
+    Never,
+    /// Cut at the end with `…`, down to this many characters.
+    End(usize),
+    /// Cut in the middle with `…` (the start and the end of an id stay), down
+    /// to this many characters.
+    Middle(usize),
+}
+
+/// A column: its header and how it shrinks. Columns shrink in the order of
+/// `order` (lowest first) until the table fits.
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// The header.
+    pub header: String,
+    /// How it shrinks.
+    pub shrink: Shrink,
+    /// When it shrinks, among the shrinkable columns.
+    pub order: u8,
+}
+
+/// A table for people: columns separated by two spaces, fitted to a width,
+/// cells painted one by one (the padding stays unpainted, so alignment
+/// holds with colours on). A row of one cell in a table of several columns
+/// is a title line (a session above its claims): written whole, never
+/// shortened, and not counted in the widths.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The columns.
+    pub columns: Vec<Column>,
+    /// The rows, one cell per column.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// `s` cut to `width` characters, with `…` where text was taken out.
+pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
+    let n = s.chars().count();
+    if n <= width || width == 0 {
+        return if width == 0 {
+            String::new()
+        } else {
+            s.to_string()
+        };
+    }
+    let chars: Vec<char> = s.chars().collect();
+    match how {
+        Shrink::Never => s.to_string(),
+        Shrink::End(_) => chars[..width - 1].iter().collect::<String>() + "…",
+        Shrink::Middle(_) => {
+            let keep = width - 1;
+            let tail = keep / 2;
+            let head = keep - tail;
+            let mut out: String = chars[..head].iter().collect();
+            out.push('…');
+            out.extend(&chars[n - tail..]);
+            out
+        }
+    }
+}
+
+impl Table {
+    /// The column widths that fit `width` characters, shrinking the
+    /// shrinkable columns in their order; a table whose fixed columns alone
+    /// are too wide stays too wide.
+    pub fn widths(&self, width: usize) -> Vec<usize> {
+        let n = self.columns.len();
+        let mut w: Vec<usize> = (0..n)
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter(|r| !self.is_title(r))
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.text.chars().count())
+                    .chain(std::iter::once(self.columns[i].header.chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        // Empty columns other than the first are dropped (width 0).
+        for (i, wi) in w.iter_mut().enumerate() {
+            if i > 0
+                && self
+                    .rows
+                    .iter()
+                    .all(|r| r.get(i).is_none_or(|c| c.text.is_empty()))
+            {
+                *wi = 0;
+            }
+        }
+        let total = |w: &[usize]| {
+            let shown = w.iter().filter(|x| **x > 0).count();
+            w.iter().sum::<usize>() + 2 * shown.saturating_sub(1)
+        };
+        let mut order: Vec<usize> = (0..n)
+            .filter(|&i| self.columns[i].shrink != Shrink::Never)
+            .collect();
+        order.sort_by_key(|&i| self.columns[i].order);
+        // Two passes: every shrinkable column down to a readable width
+        // first (20 characters), then down to its own minimum.
+        for pass in [Some(20), None] {
+            for &i in &order {
+                let over = total(&w).saturating_sub(width);
+                if over == 0 {
+                    break;
+                }
+                let hard = match self.columns[i].shrink {
+                    Shrink::End(m) | Shrink::Middle(m) => {
+                        m.max(self.columns[i].header.chars().count())
+                    }
+                    Shrink::Never => w[i],
+                };
+                let min = pass.map_or(hard, |soft| soft.max(hard));
+                if w[i] > min {
+                    w[i] -= over.min(w[i] - min);
+                }
+            }
+        }
+        w
+    }
+
+    fn is_title(&self, row: &[Cell]) -> bool {
+        row.len() == 1 && self.columns.len() > 1
+    }
+
+    /// The table as text, fitted to `width`, painted when `colour`.
+    pub fn render(&self, width: usize, colour: bool) -> String {
+        let w = self.widths(width);
+        let header: Vec<Cell> = self
+            .columns
+            .iter()
+            .map(|c| Cell::painted(c.header.as_str(), Some(Paint::Bold)))
+            .collect();
+        let mut out = String::new();
+        for row in std::iter::once(&header).chain(&self.rows) {
+            if self.is_title(row) {
+                let c = &row[0];
+                out.push_str(&paint(colour, c.paint.unwrap_or(Paint::Plain), &c.text));
+                out.push('\n');
+                continue;
+            }
+            let mut line = String::new();
+            let mut pending = 0usize;
+            let last = (0..w.len()).rev().find(|&i| w[i] > 0).unwrap_or(0);
+            for (i, &wi) in w.iter().enumerate() {
+                if wi == 0 && i > 0 {
+                    continue;
+                }
+                let cell = row.get(i).cloned().unwrap_or_default();
+                let text = shorten(&cell.text, wi, self.columns[i].shrink);
+                let len = text.chars().count();
+                if !text.is_empty() {
+                    line.push_str(&" ".repeat(pending));
+                    pending = 0;
+                    line.push_str(&paint(colour, cell.paint.unwrap_or(Paint::Plain), &text));
+                }
+                if i < last {
+                    pending += wi - len.min(wi) + 2;
+                }
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The width to fit: `COLUMNS` when it is a number, else 80.
+pub fn screen_width(columns: Option<&str>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= 20)
+        .unwrap_or(80)
+}
+
+/// The name of a zone for people: `UTC`, or its offset `+01:00`.
+pub fn zone_name(offset: FixedOffset) -> String {
+    if offset.local_minus_utc() == 0 {
+        "UTC".into()
+    } else {
+        offset.to_string()
+    }
 }
 
 /// Pairs of overlapping claims, as JSON.
@@ -238,6 +528,105 @@ mod tests {
         assert!(!colour_wanted(false, None, Some("xterm")));
         assert!(!colour_wanted(true, Some("1"), Some("xterm")));
         assert!(!colour_wanted(true, None, Some("dumb")));
+        assert!(colour_wanted_or_forced(false, None, None, Some("1")));
+        assert!(!colour_wanted_or_forced(false, Some("1"), None, Some("1")));
+        assert!(!colour_wanted_or_forced(false, None, None, Some("0")));
+        assert!(colour_wanted_or_forced(true, None, None, None));
+    }
+
+    fn cols(spec: &[(&str, Shrink, u8)]) -> Vec<Column> {
+        spec.iter()
+            .map(|(h, shrink, order)| Column {
+                header: (*h).to_string(),
+                shrink: *shrink,
+                order: *order,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shortening_keeps_what_matters() {
+        assert_eq!(shorten("tidy the notes", 8, Shrink::End(4)), "tidy th…");
+        assert_eq!(
+            shorten("sess-20260314-0930-ag01", 11, Shrink::Middle(8)),
+            "sess-…-ag01"
+        );
+        assert_eq!(shorten("short", 8, Shrink::End(4)), "short");
+        assert_eq!(shorten("abc", 1, Shrink::End(1)), "…");
+        assert_eq!(shorten("abc", 1, Shrink::Middle(1)), "…");
+        assert_eq!(shorten("abc", 0, Shrink::End(0)), "");
+        assert_eq!(shorten("ééééé", 3, Shrink::End(2)), "éé…");
+    }
+
+    #[test]
+    fn a_table_fits_its_width_by_shrinking_notes_then_agents_never_scopes() {
+        let t = Table {
+            columns: cols(&[
+                ("SCOPE", Shrink::Never, 0),
+                ("AGENT", Shrink::End(5), 1),
+                ("NOTE", Shrink::End(5), 2),
+            ]),
+            rows: vec![
+                vec![Cell::new("sess-1")],
+                vec![
+                    Cell::new("  a/very/long/scope/that/stays.md"),
+                    Cell::new("an-agent-with-a-long-name"),
+                    Cell::new("a note that goes on and on"),
+                ],
+                vec![Cell::new("  b.md"), Cell::new("x"), Cell::new("")],
+            ],
+        };
+        for width in [40, 60, 80, 200] {
+            let out = t.render(width, false);
+            assert!(out.contains("  a/very/long/scope/that/stays.md"), "{out}");
+            // A title row is whole and does not widen the columns.
+            assert!(out.contains("\nsess-1\n"), "{out}");
+            for line in out.lines() {
+                assert_eq!(line, line.trim_end(), "trailing spaces in {line:?}");
+                assert!(
+                    line.chars().count() <= width.max(47),
+                    "{width}: {line:?} is {} wide",
+                    line.chars().count()
+                );
+            }
+        }
+        // Nothing shrinks when it fits.
+        assert!(t.render(200, false).contains("a note that goes on and on"));
+        // Painted cells keep the same text.
+        let on = t.render(60, true);
+        assert!(on.contains("\x1b[1mSCOPE\x1b[0m"), "{on}");
+    }
+
+    #[test]
+    fn an_empty_column_is_left_out() {
+        let t = Table {
+            columns: cols(&[("A", Shrink::Never, 0), ("NOTE", Shrink::End(4), 1)]),
+            rows: vec![vec![Cell::new("x"), Cell::new("")]],
+        };
+        assert_eq!(t.render(80, false), "A\nx\n");
+        assert_eq!(screen_width(Some("120")), 120);
+        assert_eq!(screen_width(Some("wide")), 80);
+        assert_eq!(screen_width(Some("3")), 80);
+        assert_eq!(screen_width(None), 80);
+    }
+
+    #[test]
+    fn times_in_the_readers_zone() {
+        let paris = chrono::DateTime::parse_from_rfc3339("2026-03-14T12:30:00+01:00").expect("t");
+        let utc_now = chrono::DateTime::parse_from_rfc3339("2026-03-14T09:30:00Z").expect("t");
+        assert_eq!(local_ts(paris, utc_now), "2026-03-14 11:30 +00:00");
+        assert_eq!(
+            short_time(paris.with_timezone(utc_now.offset()), utc_now),
+            "11:30"
+        );
+        let earlier = chrono::DateTime::parse_from_rfc3339("2026-03-10T08:00:00Z").expect("t");
+        assert_eq!(short_time(earlier, utc_now), "03-10 08:00");
+        let last_year = chrono::DateTime::parse_from_rfc3339("2025-12-31T08:00:00Z").expect("t");
+        assert_eq!(short_time(last_year, utc_now), "2025-12-31 08:00");
+        assert_eq!(zone_name(*utc_now.offset()), "UTC");
+        assert_eq!(zone_name(*paris.offset()), "+01:00");
+        assert_eq!(shell_quote("claude"), "claude");
+        assert_eq!(shell_quote("o'neil x"), "'o'\\''neil x'");
     }
 
     #[test]

@@ -25,10 +25,13 @@ pub fn check_session_id(s: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
-            s.escape_debug()
-        )))
+        Err(Error::BadInput(
+            format!(
+                "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
+                s.escape_debug()
+            ),
+            "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
+        ))
     }
 }
 

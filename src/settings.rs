@@ -176,9 +176,12 @@ impl Settings {
         };
         if let Some(name) = &self.named_remote {
             if !git.has_remote(name) {
-                return Err(Error::Usage(format!(
-                    "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
-                )));
+                return Err(Error::BadInput(
+                    format!(
+                        "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
+                    ),
+                    "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
+                ));
             }
             return Ok(Some(at(name.clone())));
         }

@@ -114,22 +114,40 @@ pub fn stale_reason(
     expires: DateTime<FixedOffset>,
     now: DateTime<FixedOffset>,
 ) -> Option<&'static str> {
-    if now >= opened + MAX_AGE {
-        Some(STALE_REASON_MAX)
-    } else if now >= expires {
-        Some(STALE_REASON)
-    } else {
+    // The ceiling is named only for a claim that reached it: one that
+    // lasted 8h, or whose expiry was pushed past them by hand. A short
+    // claim swept late is just expired.
+    let ceiling = opened + MAX_AGE;
+    if now < expires.min(ceiling) {
         None
+    } else if expires >= ceiling {
+        Some(STALE_REASON_MAX)
+    } else {
+        Some(STALE_REASON)
     }
 }
 
-/// `1h12m left` or `overdue 35m`.
+/// `1h12m left`, `overdue 35m`; a long overdue figure is capped to days
+/// (`overdue 1d4h`, `overdue 3d`).
 pub fn time_left(expires: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
     let d = expires - now;
     if d > Duration::zero() {
         format!("{} left", format_duration(d))
     } else {
-        format!("overdue {}", format_duration(d))
+        format!("overdue {}", format_rough(d))
+    }
+}
+
+/// A duration for people, rougher past a day: `35m`, `5h20m`, `1d4h`, `3d`.
+pub fn format_rough(d: Duration) -> String {
+    let hours = d.num_hours().abs();
+    match hours {
+        0..24 => format_duration(d),
+        24..48 => match hours % 24 {
+            0 => "1d".into(),
+            h => format!("1d{h}h"),
+        },
+        _ => format!("{}d", hours / 24),
     }
 }
 
@@ -285,6 +303,16 @@ mod tests {
             stale_reason(o, far, t("2026-03-14T17:00:00+01:00")),
             Some(STALE_REASON_MAX)
         );
+        // A 2h claim swept a day later is expired, not at the ceiling.
+        assert_eq!(
+            stale_reason(o, e, t("2026-03-15T17:00:00+01:00")),
+            Some(STALE_REASON)
+        );
+        let full = expiry(o, MAX_AGE);
+        assert_eq!(
+            stale_reason(o, full, t("2026-03-14T17:00:00+01:00")),
+            Some(STALE_REASON_MAX)
+        );
         let r = renewed_expiry(o, t("2026-03-14T16:00:00+01:00"), Duration::hours(2));
         assert_eq!(r, o + MAX_AGE);
     }
@@ -301,5 +329,15 @@ mod tests {
         assert_eq!(parse_ts("2026-02-30 09:30 +00:00", &Utc), None);
         assert_eq!(time_left(x, x - Duration::minutes(72)), "1h12m left");
         assert_eq!(time_left(x, x + Duration::minutes(35)), "overdue 35m");
+        assert_eq!(time_left(x, x + Duration::hours(23)), "overdue 23h");
+        assert_eq!(time_left(x, x + Duration::hours(24)), "overdue 1d");
+        assert_eq!(
+            time_left(x, x + Duration::minutes(28 * 60 + 5)),
+            "overdue 1d4h"
+        );
+        assert_eq!(
+            time_left(x, x + Duration::minutes(6283 * 60 + 27)),
+            "overdue 261d"
+        );
     }
 }

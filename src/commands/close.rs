@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims, verify};
+use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims, verify};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -78,10 +78,11 @@ pub(crate) fn run(
         for (c, _) in &targets {
             edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
         }
-        let message = commit_message(
+        let message = super::commit_message_by(
             "close",
             &[&session],
             &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+            Some(&caller),
         );
         Ok(Plan::Write {
             text: edited.render(),
@@ -116,6 +117,10 @@ pub(crate) fn run(
                 "{verified} outside its claims — `bsi verify {session}` lists them"
             );
         }
+        let _ = writeln!(
+            out,
+            "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
+        );
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))

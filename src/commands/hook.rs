@@ -249,7 +249,7 @@ pub(crate) fn judge<'a>(
                     if *stale { " stale" } else { "n active" },
                     claim.session,
                     claim.scope,
-                    output::rfc3339(claim.expires),
+                    output::local_zone_ts(claim.expires),
                 ));
                 if !holders.iter().any(|(s, _)| *s == claim.session) {
                     holders.push((&claim.session, *stale));

@@ -3,11 +3,11 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message};
+use super::{Ctx, commit_message_by};
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::publish::backoff;
-use crate::registry::render::empty_registry;
+use crate::registry::render::empty_registry_in;
 use crate::settings::FETCH_TIMEOUT;
 use crate::store::BRANCH_FILE;
 
@@ -40,8 +40,14 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         };
         return Err(Error::RegistryExists(place));
     }
-    let text = empty_registry();
-    let message = commit_message("init", &[], &format!("{BRANCH_FILE} on {}", brain.branch));
+    let text = empty_registry_in(settings.config.registry_language);
+    let agent = ctx.agent(None, &settings.config)?;
+    let message = commit_message_by(
+        "init",
+        &[],
+        &format!("{BRANCH_FILE} on {}", brain.branch),
+        Some(&agent),
+    );
     let commit = brain
         .git
         .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;

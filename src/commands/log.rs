@@ -15,9 +15,31 @@ struct Entry {
     time: String,
     author: String,
     action: Option<String>,
+    /// Who acted: the `BSI-Agent` trailer (commits of an older bsi have none).
+    agent: Option<String>,
     sessions: Vec<String>,
+    /// What the change was about: the summary after the action and session.
+    what: String,
     summary: String,
     by_bsi: bool,
+    #[serde(skip)]
+    trailers: Vec<String>,
+}
+
+/// The summary line without `bsi: ACTION` and a single session: the scopes.
+fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
+    let Some(action) = action else {
+        return summary.to_string();
+    };
+    let mut rest = summary
+        .strip_prefix("bsi: ")
+        .and_then(|r| r.strip_prefix(action))
+        .unwrap_or(summary)
+        .trim_start();
+    if let [one] = sessions {
+        rest = rest.strip_prefix(one.as_str()).unwrap_or(rest).trim_start();
+    }
+    rest.to_string()
 }
 
 fn trailers<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
@@ -45,17 +67,29 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
             let time = FixedOffset::east_opt(c.time.1 * 60)
                 .and_then(|o| o.timestamp_opt(c.time.0, 0).single())
                 .unwrap_or_else(|| DateTime::UNIX_EPOCH.fixed_offset());
+            let sessions: Vec<String> = trailers(&c.message, "BSI-Session")
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let summary = c.message.lines().next().unwrap_or("").to_string();
             Entry {
                 commit: c.id.to_string(),
                 time: output::rfc3339(time),
                 author: c.author.clone(),
                 by_bsi: action.is_some(),
+                agent: trailers(&c.message, "BSI-Agent")
+                    .first()
+                    .map(|s| s.to_string()),
+                what: what_of(&summary, action.as_deref(), &sessions),
                 action,
-                sessions: trailers(&c.message, "BSI-Session")
-                    .iter()
-                    .map(|s| s.to_string())
+                sessions,
+                summary,
+                trailers: c
+                    .message
+                    .lines()
+                    .filter(|l| l.starts_with("BSI-"))
+                    .map(String::from)
                     .collect(),
-                summary: c.message.lines().next().unwrap_or("").to_string(),
             }
         })
         .collect();
@@ -66,21 +100,81 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
     let mut out = ctx.out();
     if entries.is_empty() {
         let _ = writeln!(out, "No commit has touched the registry yet.");
+        return Ok(exit::OK);
     }
-    for e in &entries {
-        let mark = if e.by_bsi {
-            ""
-        } else {
-            "  (not written by bsi)"
-        };
-        let _ = writeln!(
-            out,
-            "{}  {}  {}  {}{mark}",
-            &e.commit[..8],
-            &e.time[..16].replace('T', " "),
-            e.summary,
-            e.author
-        );
-    }
+    let _ = write!(out, "{}", render(&entries, ctx));
     Ok(exit::OK)
+}
+
+/// One line per change: time (in the reader's zone), action, agent,
+/// session, scopes, fitted to 100 columns (or `COLUMNS`); with `-v`, the
+/// commit, its git author and its trailers below each line.
+fn render(entries: &[Entry], ctx: &Ctx) -> String {
+    use output::{Cell, Column, Paint, Shrink, Table};
+    let zone = output::zone_name(*ctx.now.offset());
+    let col = |header: String, shrink, order| Column {
+        header,
+        shrink,
+        order,
+    };
+    let columns = vec![
+        col(format!("TIME ({zone})"), Shrink::Never, 0),
+        col("ACTION".into(), Shrink::Never, 0),
+        col("AGENT".into(), Shrink::End(12), 1),
+        col("SESSION".into(), Shrink::Middle(12), 3),
+        col("SCOPES".into(), Shrink::End(12), 2),
+    ];
+    let rows = entries
+        .iter()
+        .map(|e| {
+            let time = DateTime::parse_from_rfc3339(&e.time)
+                .map(|t| {
+                    t.with_timezone(ctx.now.offset())
+                        .format("%Y-%m-%d %H:%M")
+                        .to_string()
+                })
+                .unwrap_or_default();
+            let (action, agent) = match &e.action {
+                Some(a) => (
+                    Cell::new(a.as_str()),
+                    Cell::new(e.agent.clone().unwrap_or_else(|| "-".into())),
+                ),
+                // A commit bsi did not write: who made it, from git.
+                None => (
+                    Cell::painted("by hand", Some(Paint::Yellow)),
+                    Cell::new(e.author.split(" <").next().unwrap_or("")),
+                ),
+            };
+            vec![
+                Cell::new(time),
+                action,
+                agent,
+                Cell::new(match e.sessions.as_slice() {
+                    [] => String::new(),
+                    [one] => one.clone(),
+                    many => format!("{} sessions", many.len()),
+                }),
+                Cell::new(e.what.as_str()),
+            ]
+        })
+        .collect();
+    let table = Table { columns, rows }.render(ctx.columns.unwrap_or(100), ctx.colour);
+    if !ctx.verbose {
+        return table;
+    }
+    let mut out = String::new();
+    let mut lines = table.lines();
+    if let Some(h) = lines.next() {
+        out.push_str(h);
+        out.push('\n');
+    }
+    for (line, e) in lines.zip(entries) {
+        out.push_str(line);
+        out.push('\n');
+        out.push_str(&format!("    commit {} by {}\n", e.commit, e.author));
+        for t in &e.trailers {
+            out.push_str(&format!("    {t}\n"));
+        }
+    }
+    out
 }

@@ -1,15 +1,14 @@
-//! `bsi completions` and `bsi man`: generated from the command line definition.
+//! `bsi completions`, `bsi man` and `bsi help`: generated from the command
+//! line definition.
 
 use std::io::Write;
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
+use crate::cli;
 use crate::error::{Error, Result, exit};
 
 /// Prints the completion script of `shell` on stdout.
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8> {
-    let mut cmd = Cli::command();
+    let mut cmd = cli::command();
     let mut buf: Vec<u8> = Vec::new();
     clap_complete::generate(shell, &mut cmd, "bsi", &mut buf);
     write_stdout(&buf)
@@ -18,10 +17,31 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8> {
 /// Prints the man page, in roff, on stdout.
 pub(crate) fn man() -> Result<u8> {
     let mut buf: Vec<u8> = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(cli::command())
         .render(&mut buf)
         .map_err(|e| Error::io("cannot render the man page", e))?;
     write_stdout(&buf)
+}
+
+/// Prints the long help of bsi or of the command named by `path`.
+pub(crate) fn help(path: &[String]) -> Result<u8> {
+    let mut cmd = cli::command();
+    let mut walked = vec!["bsi".to_string()];
+    for name in path {
+        let Some(sub) = cmd.find_subcommand(name).cloned() else {
+            return Err(Error::BadInput(
+                format!("`{}` is not a command of `{}`", name, walked.join(" ")),
+                format!(
+                    "run `{} --help` for the list of its commands",
+                    walked.join(" ")
+                ),
+            ));
+        };
+        walked.push(name.clone());
+        cmd = sub.bin_name(walked.join(" "));
+    }
+    let text = cmd.render_long_help().to_string();
+    write_stdout(text.as_bytes())
 }
 
 fn write_stdout(bytes: &[u8]) -> Result<u8> {

@@ -56,6 +56,10 @@ pub struct Ctx {
     pub verbose: bool,
     /// Colours on stdout.
     pub colour: bool,
+    /// The width tables fit: `COLUMNS`, else 80.
+    pub width: usize,
+    /// `COLUMNS`, when it is set to a width.
+    pub columns: Option<usize>,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
     /// Whether `BSI_NOW` pinned the clock (bsi's commits then carry it too).
@@ -75,6 +79,8 @@ impl Ctx {
             quiet: true,
             verbose: false,
             colour: false,
+            width: 80,
+            columns: None,
             remote: None,
             pinned: true,
         }
@@ -87,16 +93,22 @@ impl Ctx {
         let pinned = std::env::var("BSI_NOW").is_ok_and(|s| !s.trim().is_empty());
         let now = match std::env::var("BSI_NOW") {
             Ok(s) if !s.trim().is_empty() => DateTime::parse_from_rfc3339(s.trim())
-                .map_err(|e| Error::Usage(format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}")))?
+                .map_err(|e| {
+                    Error::BadInput(
+                        format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}"),
+                        "give a full time with its zone, like `export BSI_NOW=2026-03-14T09:30:00Z`, or `unset BSI_NOW` to use the clock".into(),
+                    )
+                })?
                 .with_timezone(&Local)
                 .fixed_offset(),
             _ => Local::now().fixed_offset(),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let colour = output::colour_wanted(
+        let colour = output::colour_wanted_or_forced(
             std::io::stdout().is_terminal(),
             std::env::var("NO_COLOR").ok().as_deref(),
             std::env::var("TERM").ok().as_deref(),
+            std::env::var("CLICOLOR_FORCE").ok().as_deref(),
         );
         Ok(Ctx {
             cwd,
@@ -107,6 +119,10 @@ impl Ctx {
             quiet: false,
             verbose: false,
             colour,
+            width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
+            columns: std::env::var("COLUMNS")
+                .ok()
+                .map(|c| output::screen_width(Some(&c))),
             remote,
             pinned,
         })
@@ -114,7 +130,8 @@ impl Ctx {
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
+        let registry = self.registry_path()?;
+        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
         if self.pinned {
             brain.git.pin_clock(
                 self.now.timestamp(),
@@ -131,10 +148,36 @@ impl Ctx {
     /// [`Ctx::open`] with the default configuration, for a hook that must
     /// run when `.bsi.toml` cannot be read.
     pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
-        let mut brain = Brain::locate(&self.cwd, self.registry.as_deref())?;
+        let registry = self.registry_path()?;
+        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
         let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
         brain.branch = settings.branch.clone();
         Ok((brain, settings))
+    }
+
+    /// `--registry` / `BSI_REGISTRY` made absolute: a relative path starts
+    /// at the root of the git work tree, so it names the same file from
+    /// every directory.
+    fn registry_path(&self) -> Result<Option<PathBuf>> {
+        let Some(p) = self.registry.as_deref() else {
+            return Ok(None);
+        };
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            crate::git::Git::discover(&self.cwd)?.workdir()?.join(p)
+        };
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(Error::BadInput(
+                format!(
+                    "the registry path {} (from --registry or BSI_REGISTRY) is in a directory that does not exist",
+                    p.display()
+                ),
+                "create that directory, or `unset BSI_REGISTRY` to keep the registry's copy at the root of the work tree".into(),
+            ));
+        }
+        Ok(Some(p))
     }
 
     /// The brain this run works on.
@@ -172,7 +215,12 @@ impl Ctx {
     pub fn session(&self, arg: Option<&str>) -> Result<String> {
         let s = arg
             .or(self.env_session.as_deref())
-            .ok_or_else(|| Error::Usage("no session given: name one, or set BSI_SESSION".into()))?;
+            .ok_or_else(|| {
+                Error::BadInput(
+                    "no session given: name one, or set BSI_SESSION".into(),
+                    "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
+                )
+            })?;
         check_session_id(s.trim())?;
         Ok(s.trim().to_string())
     }
@@ -189,13 +237,28 @@ pub use crate::session::check_session_id;
 
 /// Free text that lands in a registry cell: one line, no control characters.
 pub fn check_text(what: &str, s: &str) -> Result<()> {
+    let flag = if what == "note" { "--note" } else { "--agent" };
     if s.chars().any(char::is_control) {
-        return Err(Error::Usage(format!(
-            "the {what} contains a newline or another control character; registry cells hold one line"
-        )));
+        return Err(Error::BadInput(
+            format!(
+                "the {what} contains a newline or another control character; registry cells hold one line"
+            ),
+            format!("run the same command with a one-line {flag} (join the lines with `; `)"),
+        ));
     }
-    if s.len() > 500 {
-        return Err(Error::Usage(format!("the {what} is longer than 500 bytes")));
+    // The same limits as `default_agent` in .bsi.toml.
+    let limit = if what == "agent" { 200 } else { 500 };
+    if s.len() > limit {
+        return Err(Error::BadInput(
+            format!("the {what} is longer than {limit} bytes"),
+            format!("run the same command with a shorter {flag}"),
+        ));
+    }
+    if what == "agent" && s.contains('|') {
+        return Err(Error::BadInput(
+            format!("the agent name `{s}` contains `|`, the registry's column separator"),
+            "run the same command with a name without `|`, like `--agent claude`".into(),
+        ));
     }
     Ok(())
 }
@@ -220,6 +283,17 @@ pub(crate) fn session_claims(
 
 /// The commit message of a registry change: a summary line and trailers.
 pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
+    commit_message_by(action, sessions, what, None)
+}
+
+/// [`commit_message`], with a `BSI-Agent` trailer naming who acted, so the
+/// journal shows the agent rather than a shared git identity.
+pub(crate) fn commit_message_by(
+    action: &str,
+    sessions: &[&str],
+    what: &str,
+    agent: Option<&str>,
+) -> String {
     let mut uniq: Vec<&str> = Vec::new();
     for s in sessions {
         if !uniq.contains(s) {
@@ -243,6 +317,9 @@ pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> Str
         msg.push_str(&format!("BSI-Session: {s}\n"));
     }
     msg.push_str(&format!("BSI-Action: {action}\n"));
+    if let Some(a) = agent.filter(|a| !a.is_empty()) {
+        msg.push_str(&format!("BSI-Agent: {a}\n"));
+    }
     msg
 }
 
@@ -284,7 +361,9 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
                 c.session, c.scope, c.agent
             ),
             format!(
-                "if you mean to {verb} another agent's claim, add --force (or run as that agent with --agent / BSI_AGENT)"
+                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
+                c.session,
+                output::shell_quote(&c.agent)
             ),
         ));
     }
@@ -395,6 +474,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_deref(), worktree, out.json),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
+        Command::Help { command } => meta::help(&command),
         Command::Sync { out } => sync::run(&ctx, out.json),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)

@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::{DateTime, Duration, FixedOffset};
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, check_text, commit_message, scopes_summary};
+use super::{Ctx, check_session_id, check_text, commit_message_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::markdown::Outline;
@@ -79,6 +79,8 @@ struct ConflictJson {
 
 pub(crate) use crate::session::new_session_id;
 
+/// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
+/// does not exit 0.)
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let json = mode == Mode::Json;
     let (brain, settings) = ctx.open()?;
@@ -87,8 +89,9 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     for raw in &req.scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
-            return Err(Error::Usage(
+            return Err(Error::BadInput(
                 "the registry itself cannot be claimed: only bsi writes it".into(),
+                "claim what you will edit (`bsi open notes/`); bsi changes the registry for you, and `bsi status` shows it".into(),
             ));
         }
         if !scopes.contains(&s) {
@@ -169,6 +172,11 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "export BSI_SESSION={session}");
+        // An agent named on the command line is kept too, so that the
+        // shell's later renew and close act as the holder.
+        if req.agent.is_some() {
+            let _ = writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(&agent));
+        }
     }
     let mut out: Box<dyn Write> = match mode {
         Mode::Shell if ctx.quiet => Box::new(std::io::sink()),
@@ -180,7 +188,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             out,
             "Claim opened — {} / expires {}",
             c.scope,
-            ttl::format_ts(c.expires)
+            output::local_ts(c.expires, ctx.now)
         );
     }
     for (c, stale) in &held {
@@ -195,7 +203,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 out,
                 "Already held — {} / expires {}",
                 c.scope,
-                ttl::format_ts(c.expires)
+                output::local_ts(c.expires, ctx.now)
             );
         }
     }
@@ -205,6 +213,11 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         let _ = writeln!(
             out,
             "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
+        );
+    } else if !new_claims.is_empty() || !held.is_empty() {
+        let _ = writeln!(
+            out,
+            "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
         );
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
@@ -329,7 +342,7 @@ pub(crate) fn plan(
     }
     Ok(Plan::Write {
         text: edited.render(),
-        message: commit_message("open", &[session], &scopes_summary(&grant)),
+        message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
         report: Outcome::Opened { new_claims, held },
     })
 }
@@ -374,7 +387,7 @@ fn announce(blockers: &[Owned], wait: std::time::Duration) {
                 "{} ({}{agent}, until {})",
                 b.claim.session,
                 b.claim.scope,
-                ttl::format_ts(b.claim.expires)
+                output::local_zone_ts(b.claim.expires)
             )
         };
         if !holders.contains(&line) {
@@ -429,18 +442,47 @@ fn report_refusal(
             scopes_summary(free)
         );
     }
-    if alternatives.is_empty() {
-        let _ = writeln!(
-            err,
-            "Next: wait for the holder to close, ask them, or (for a stale claim) have a person run `bsi release SESSION --confirm`."
-        );
-    } else {
-        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
-        let _ = writeln!(
-            err,
-            "Next: open one of those instead, or wait for the holder to close."
-        );
+    let mut holders: Vec<(&str, bool)> = Vec::new();
+    for b in blockers {
+        if !holders.iter().any(|(s, _)| *s == b.claim.session) {
+            holders.push((&b.claim.session, b.stale));
+        }
     }
+    let active: Vec<&str> = holders
+        .iter()
+        .filter(|(_, st)| !st)
+        .map(|(s, _)| *s)
+        .collect();
+    let stale: Vec<&str> = holders
+        .iter()
+        .filter(|(_, st)| *st)
+        .map(|(s, _)| *s)
+        .collect();
+    let mut ways: Vec<String> = Vec::new();
+    if let Some(first) = alternatives.first() {
+        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
+        ways.push(format!("open a free scope instead (`bsi open {first}`)"));
+    } else if !free.is_empty() {
+        ways.push(format!(
+            "open the free part alone (`bsi open {}`)",
+            free.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    if !active.is_empty() {
+        ways.push(format!(
+            "wait for {} to close (`bsi status` shows until when), or ask the holder",
+            active.join(", ")
+        ));
+    }
+    for s in &stale {
+        ways.push(format!(
+            "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
+        ));
+    }
+    let _ = writeln!(err, "Next: {}.", ways.join("; or "));
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, commit_message, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, check_session_id, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -35,6 +35,7 @@ pub(crate) fn run(
     }
     let (brain, settings) = ctx.open()?;
     let scope = opt_scope(&brain, ctx, scope)?;
+    let by = ctx.agent(None, &settings.config)?;
 
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, session, scope.as_ref());
@@ -88,10 +89,11 @@ pub(crate) fn run(
         } else {
             "force-release"
         };
-        let message = commit_message(
+        let message = super::commit_message_by(
             action,
             &[session],
             &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+            Some(&by),
         );
         Ok(Plan::Write {
             text: edited.render(),
@@ -105,6 +107,15 @@ pub(crate) fn run(
         .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
         .collect();
     if !confirm {
+        // A preview: nothing written, nothing wrong.
+        let again = format!(
+            "bsi release {session} --confirm{}{}",
+            scope
+                .as_ref()
+                .map(|s| format!(" --scope {s}"))
+                .unwrap_or_default(),
+            if force { " --force" } else { "" }
+        );
         if json {
             output::print_json(&Released {
                 session: session.to_string(),
@@ -113,35 +124,25 @@ pub(crate) fn run(
                 commit: None,
             });
         } else {
-            let mut err = std::io::stderr().lock();
+            let mut out = ctx.out();
             let _ = writeln!(
-                err,
-                "Nothing released: a release needs --confirm. It would free:"
+                out,
+                "Nothing released yet (a preview: a release needs --confirm). It would free:"
             );
             for (c, s) in &targets {
                 let _ = writeln!(
-                    err,
+                    out,
                     "  {} → history as {}",
                     output::describe(c, *s == Status::Released, ctx.now),
                     s.as_str()
                 );
             }
             let _ = writeln!(
-                err,
-                "Next: check that session is really gone, then run the same command with --confirm."
+                out,
+                "Next: check that the session is really gone, then run `{again}`."
             );
         }
-        return Err(Error::Refused(
-            "nothing released: release needs --confirm".into(),
-            format!(
-                "run `bsi release {session} --confirm{}{}` once the session is known to be gone",
-                scope
-                    .as_ref()
-                    .map(|s| format!(" --scope {s}"))
-                    .unwrap_or_default(),
-                if force { " --force" } else { "" }
-            ),
-        ));
+        return Ok(exit::OK);
     }
 
     let commit = applied.commit;
@@ -164,6 +165,10 @@ pub(crate) fn run(
                 s.as_str()
             );
         }
+        let _ = writeln!(
+            out,
+            "Next: the scope is free: `bsi open SCOPE` to claim it, `bsi status` for what is still held."
+        );
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))

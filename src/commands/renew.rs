@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, check_owner, commit_message, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -17,7 +17,9 @@ struct Renewed {
     session: String,
     renewed: Vec<ClaimJson>,
     unchanged: Vec<ClaimJson>,
-    commit: String,
+    /// The registry commit; absent when nothing needed extending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
 }
 
 pub(crate) fn run(
@@ -54,35 +56,69 @@ pub(crate) fn run(
         let now = ttl::to_minute(ctx.now);
         let mut edited: Registry = reg.clone();
         let mut renewed: Vec<Claim> = Vec::new();
-        let mut unchanged: Vec<Claim> = Vec::new();
+        let mut unchanged: Vec<(Claim, Why)> = Vec::new();
         for (&i, c) in active.iter().zip(&claims) {
-            if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
-                unchanged.push((*c).clone());
-                continue;
-            }
-            let expires = ttl::renewed_expiry(c.opened, now, ttl);
-            if expires <= c.expires {
-                unchanged.push((*c).clone());
-                continue;
-            }
-            let mut n = (*c).clone();
-            n.expires = expires;
-            edited.replace_claim(TableKind::Active, i, &n);
-            renewed.push(n);
+            let why = if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
+                Why::Overdue
+            } else if c.expires >= c.opened + ttl::MAX_AGE {
+                Why::Ceiling
+            } else {
+                let expires = ttl::renewed_expiry(c.opened, now, ttl);
+                if expires <= c.expires {
+                    Why::Reaches
+                } else {
+                    let mut n = (*c).clone();
+                    n.expires = expires;
+                    edited.replace_claim(TableKind::Active, i, &n);
+                    renewed.push(n);
+                    continue;
+                }
+            };
+            unchanged.push(((*c).clone(), why));
         }
         if renewed.is_empty() {
+            if unchanged.iter().any(|(_, w)| *w == Why::Reaches) {
+                // What was asked already holds: at least `ttl` is left.
+                return Ok(Plan::Keep((renewed, unchanged)));
+            }
+            let overdue: Vec<&Claim> = unchanged
+                .iter()
+                .filter(|(_, w)| *w == Why::Overdue)
+                .map(|(c, _)| c)
+                .collect();
+            if let Some(c) = overdue.first() {
+                return Err(Error::Refused(
+                    format!(
+                        "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
+                        c.scope,
+                        output::local_ts(c.expires, ctx.now),
+                        ttl::time_left(c.expires, ctx.now)
+                    ),
+                    format!(
+                        "close it and claim again: `bsi close {session}`, then `bsi open {}`",
+                        scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
+                    ),
+                ));
+            }
             return Err(Error::Refused(
-            format!(
-                "nothing to extend: the claims of {session} already reach {} or have passed their expiry",
-                ttl::format_ts(claims.iter().map(|c| c.expires).max().unwrap_or(now))
-            ),
-            "a claim lives at most 8h after it was opened, and an expired one waits for the watchdog: close it and open a new claim".into(),
-        ));
+                format!(
+                    "the claims of {session} already reach the 8h maximum after their opening ({})",
+                    output::local_ts(
+                        claims.iter().map(|c| c.expires).max().unwrap_or(now),
+                        ctx.now
+                    )
+                ),
+                format!(
+                    "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
+                    scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
+                ),
+            ));
         }
-        let message = commit_message(
+        let message = super::commit_message_by(
             "renew",
             &[&session],
             &scopes_summary(renewed.iter().map(|c| &c.scope)),
+            Some(&caller),
         );
         Ok(Plan::Write {
             text: edited.render(),
@@ -97,8 +133,8 @@ pub(crate) fn run(
         output::print_json(&Renewed {
             session,
             renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
-            unchanged: ClaimJson::list(unchanged.iter(), false, ctx.now),
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),
+            commit: commit.map(|c| c.to_string()),
         });
     } else {
         let mut out = ctx.out();
@@ -112,18 +148,52 @@ pub(crate) fn run(
                 out,
                 "Claim renewed — {} / expires {}{capped}",
                 c.scope,
-                ttl::format_ts(c.expires)
+                output::local_ts(c.expires, ctx.now)
             );
         }
-        for c in &unchanged {
+        for (c, why) in &unchanged {
+            let because = match why {
+                Why::Reaches => format!(
+                    "{}, already at least {} from now",
+                    ttl::time_left(c.expires, ctx.now),
+                    ttl::format_duration(ttl)
+                ),
+                Why::Ceiling => "the 8h maximum".into(),
+                Why::Overdue => format!(
+                    "{}: close it and claim again",
+                    ttl::time_left(c.expires, ctx.now)
+                ),
+            };
             let _ = writeln!(
                 out,
-                "Unchanged — {} / expires {}",
+                "Unchanged — {} / expires {} ({because})",
                 c.scope,
-                ttl::format_ts(c.expires)
+                output::local_ts(c.expires, ctx.now)
+            );
+        }
+        if renewed.is_empty() {
+            let _ = writeln!(
+                out,
+                "Next: renew nearer the expiry, or ask for more now: `bsi renew {session} --ttl 4h`."
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Next: `bsi close {session}` when the work is committed."
             );
         }
         super::note_commit(ctx, &mut out, commit);
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
+}
+
+/// Why a claim was not extended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// It already lasts at least the TTL asked for.
+    Reaches,
+    /// It already reaches 8h after its opening.
+    Ceiling,
+    /// It passed its expiry: only the watchdog and a person act on it now.
+    Overdue,
 }

@@ -111,7 +111,9 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
             exit::CONFLICT
         });
     }
-    let mut out = ctx.out();
+    // The view is what `status` is asked for: it prints even with -q,
+    // without the lines that say what to do next.
+    let mut out = std::io::stdout().lock();
     if tree {
         let _ = write!(out, "{}", render_tree(&brain, reg, ctx));
     } else {
@@ -128,10 +130,10 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
             output::paint(ctx.colour, Paint::Red, &output::collision_line(a, b))
         );
     }
-    if !collisions.is_empty() {
+    if !collisions.is_empty() && !ctx.quiet {
         let _ = writeln!(
             out,
-            "Next: the sessions of each collision agree who goes on; the other closes its claim."
+            "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
         );
     }
     for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
@@ -167,7 +169,9 @@ pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) {
     }
 }
 
-/// The state of a claim for people: time left, overdue, STALE.
+/// The state of a claim for people: time left, overdue, STALE, and its
+/// urgency as a colour: stale or overdue red, 30 minutes or less left
+/// yellow, more green.
 pub(crate) fn state(
     c: &Claim,
     is_stale: bool,
@@ -179,87 +183,134 @@ pub(crate) fn state(
             Some(Paint::Red),
         )
     } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
+        (ttl::time_left(c.expires, now), Some(Paint::Red))
+    } else if c.expires - now <= chrono::Duration::minutes(30) {
         (ttl::time_left(c.expires, now), Some(Paint::Yellow))
     } else {
-        (ttl::time_left(c.expires, now), None)
+        (ttl::time_left(c.expires, now), Some(Paint::Green))
     }
 }
 
-/// The human table: one block per session, stale rows marked.
-pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+/// Whether an active claim is past its expiry, waiting for the watchdog.
+fn is_overdue(c: &Claim, now: DateTime<FixedOffset>) -> bool {
+    ttl::stale_reason(c.opened, c.expires, now).is_some()
+}
+
+/// The claims' table for people, one block per session (its id on a line
+/// of its own, whole, then its scopes indented), stale rows marked,
+/// times in the reader's zone, fitted to the screen width.
+pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+    use output::{Cell, Column, Paint, Shrink, Table};
     let now = ctx.now;
-    if active.is_empty() && stale.is_empty() {
-        return "No claims: the whole brain is free.\nNext: `bsi open SCOPE` before editing.\n"
-            .into();
-    }
     let mut sessions: Vec<&str> = Vec::new();
     for c in active.iter().chain(stale) {
         if !sessions.contains(&c.session.as_str()) {
             sessions.push(&c.session);
         }
     }
-    let mut head: Vec<String> = vec![
-        "SESSION".into(),
-        "SCOPE".into(),
-        "LEVEL".into(),
-        "AGENT".into(),
-    ];
+    let zone = output::zone_name(*now.offset());
+    let expires_head = format!("EXPIRES ({zone})");
+    let opened_head = format!("OPENED ({zone})");
+    let col = |header: &str, shrink, order| Column {
+        header: header.to_string(),
+        shrink,
+        order,
+    };
+    let mut columns = vec![col("SESSION / SCOPE", Shrink::Never, 0)];
     if ctx.verbose {
-        head.push("OPENED".into());
+        columns.push(col("LEVEL", Shrink::Never, 0));
     }
-    head.extend(["EXPIRES".to_string(), "STATE".into()]);
+    columns.push(col("AGENT", Shrink::End(8), 1));
     if ctx.verbose {
-        head.push("NOTE".into());
+        columns.push(col(&opened_head, Shrink::Never, 0));
     }
-    let mut rows = vec![head];
-    let mut styles: Vec<Option<Paint>> = vec![Some(Paint::Bold)];
-    let mut overdue = 0;
+    columns.extend([
+        col(&expires_head, Shrink::Never, 0),
+        col("STATE", Shrink::Never, 0),
+        col("NOTE", Shrink::End(6), 2),
+    ]);
+    let mut rows = Vec::new();
     for s in sessions {
         let claims = active
             .iter()
             .map(|c| (c, false))
             .chain(stale.iter().map(|c| (c, true)))
             .filter(|(c, _)| c.session == s);
-        for (i, (c, is_stale)) in claims.enumerate() {
-            let (mut state, paint) = state(c, is_stale, now);
-            if paint == Some(Paint::Yellow) {
-                overdue += 1;
-                state.push_str(" (run bsi watchdog)");
-            }
-            let mut row = vec![
-                if i == 0 {
-                    c.session.clone()
-                } else {
-                    String::new()
-                },
-                c.scope.to_string(),
-                c.level().to_string(),
-                c.agent.clone(),
-            ];
+        rows.push(vec![Cell::painted(s, Some(Paint::Bold))]);
+        for (c, is_stale) in claims {
+            // Overdue but not yet stale reads `overdue 30m`, stale
+            // `STALE overdue 30m`; the line under the table says to run
+            // the watchdog.
+            let (state, paint) = state(c, is_stale, now);
+            let mut row = vec![Cell::new(format!("  {}", c.scope))];
             if ctx.verbose {
-                row.push(output::short_time(c.opened, now));
+                row.push(Cell::new(c.level().to_string()));
             }
-            row.extend([output::short_time(c.expires, now), state]);
+            row.push(Cell::new(c.agent.as_str()));
+            let local =
+                |t: DateTime<FixedOffset>| output::short_time(t.with_timezone(now.offset()), now);
             if ctx.verbose {
-                row.push(c.note.clone());
+                row.push(Cell::new(local(c.opened)));
             }
+            row.extend([
+                Cell::new(local(c.expires)),
+                Cell::painted(state, paint),
+                Cell::painted(c.note.as_str(), Some(Paint::Dim)),
+            ]);
             rows.push(row);
-            styles.push(paint);
         }
     }
-    let mut s = output::table_painted(&rows, &styles, ctx.colour);
-    s.push_str(&format!("{} active, {} stale\n", active.len(), stale.len()));
-    s.push_str(&next_steps(stale.len(), overdue));
+    // With -v nothing is shortened: every note whole.
+    let width = if ctx.verbose { usize::MAX } else { ctx.width };
+    Table { columns, rows }.render(width, ctx.colour)
+}
+
+/// The human view of a list of claims: the table, the counts and, unless
+/// `--quiet`, what to do next.
+pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+    let mut s = render_claims(active, stale, ctx);
+    let any = !active.is_empty() || !stale.is_empty();
+    if any && !ctx.quiet && !s.contains("\nNext: ") {
+        s.push_str(GENERIC_NEXT);
+    }
     s
 }
 
-fn next_steps(stale: usize, overdue: usize) -> String {
+/// What to do after reading the claims when nothing needs a person.
+const GENERIC_NEXT: &str =
+    "Next: `bsi open SCOPE` before editing; it must not overlap the claims above.\n";
+
+/// [`render`] without the closing line for a reader about to claim (whoami
+/// says its own).
+pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+    if active.is_empty() && stale.is_empty() {
+        let mut s = String::from("No claims: the whole brain is free.\n");
+        if !ctx.quiet {
+            s.push_str("Next: `bsi open SCOPE` before editing.\n");
+        }
+        return s;
+    }
+    let overdue = active.iter().filter(|c| is_overdue(c, ctx.now)).count();
+    let mut s = table(active, stale, ctx);
+    s.push_str(&counts(active.len(), stale.len()));
+    if !ctx.quiet {
+        s.push_str(&next_steps(stale.len(), overdue));
+    }
+    s
+}
+
+/// `3 active, 2 stale`: the same words in status, whoami and watchdog.
+pub(crate) fn counts(active: usize, stale: usize) -> String {
+    format!("{active} active, {stale} stale\n")
+}
+
+pub(crate) fn next_steps(stale: usize, overdue: usize) -> String {
     let mut s = String::new();
     if overdue > 0 {
         s.push_str("Next: run `bsi watchdog` to mark the overdue claims stale.\n");
     }
     if stale > 0 {
-        s.push_str("Next: stale claims are not free: a person checks each session is gone, then runs `bsi release SESSION --confirm`.\n");
+        s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n");
     }
     s
 }
@@ -293,13 +344,12 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
     let overdue = reg
         .active_claims
         .iter()
-        .filter(|c| ttl::stale_reason(c.opened, c.expires, ctx.now).is_some())
+        .filter(|c| is_overdue(c, ctx.now))
         .count();
-    s.push_str(&format!(
-        "{} active, {} stale\n",
-        reg.active_claims.len(),
-        reg.stale_claims.len()
-    ));
-    s.push_str(&next_steps(reg.stale_claims.len(), overdue));
+    s.push_str(&counts(reg.active_claims.len(), reg.stale_claims.len()));
+    if !ctx.quiet {
+        let next = next_steps(reg.stale_claims.len(), overdue);
+        s.push_str(if next.is_empty() { GENERIC_NEXT } else { &next });
+    }
     s
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, commit_message};
+use super::{Ctx, status};
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson};
@@ -25,6 +25,7 @@ struct Report {
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
+    let by = ctx.agent(None, &settings.config)?;
     let sections = brain.sections();
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         let mut edited: Registry = reg.clone();
@@ -32,7 +33,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for (i, c) in reg.active_claims.iter().enumerate() {
             if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
                 let mut s = c.clone();
-                s.reason = Some(reason.to_string());
+                let max = reason == ttl::STALE_REASON_MAX;
+                s.reason = Some(reg.language().stale_reason(max).to_string());
                 edited.remove_claim(TableKind::Active, i);
                 edited.add_claim(TableKind::Stale, &s);
                 moved.push(s);
@@ -61,10 +63,14 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             return Ok(Plan::Keep(report));
         }
         let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
-        let message = commit_message(
+        let message = super::commit_message_by(
             "watchdog",
             &sessions,
-            &format!("{} stale", report.moved.len()),
+            &format!(
+                "stale: {}",
+                super::scopes_summary(report.moved.iter().map(|c| &c.scope))
+            ),
+            Some(&by),
         );
         Ok(Plan::Write {
             text: edited.render(),
@@ -93,26 +99,38 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         });
     } else {
         let mut out = ctx.out();
-        let _ = writeln!(out, "{active} active claims, {stale} stale");
+        let _ = write!(out, "{}", status::counts(active, stale));
         for c in &moved {
             let _ = writeln!(
                 out,
-                "  now stale: {} {} (expired {})",
+                "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
-                ttl::format_ts(c.expires)
+                crate::ttl::time_left(c.expires, ctx.now)
             );
         }
+        // Every stale claim, on every run, as status shows it.
+        if stale > 0 {
+            let _ = write!(out, "{}", status::table(&[], &stale_claims, ctx));
+        }
         for (a, b) in &collisions {
-            let _ = writeln!(out, "  {}", output::collision_line(a, b));
+            let _ = writeln!(out, "{}", output::collision_line(a, b));
         }
         for line in super::verify::missing_lines(&brain, sections_held.iter()) {
             let _ = writeln!(out, "  {line}");
         }
         if stale > 0 {
+            let _ = write!(out, "{}", status::next_steps(stale, 0));
+        } else if collisions.is_empty() {
             let _ = writeln!(
                 out,
-                "Stale claims are not free: a person checks each one, then runs `bsi release SESSION --confirm`."
+                "Next: `bsi status` shows who holds what; `bsi open SCOPE` before editing."
+            );
+        }
+        if !collisions.is_empty() {
+            let _ = writeln!(
+                out,
+                "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
             );
         }
         super::note_commit(ctx, &mut out, commit);

@@ -39,6 +39,20 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
             .collect()
     };
     let (active, stale) = (mine(&reg.active_claims), mine(&reg.stale_claims));
+    // The agent is the one that holds the session's claims; without claims,
+    // the one a new claim would get.
+    let mut holders: Vec<&str> = Vec::new();
+    for c in active.iter().chain(&stale) {
+        if !c.agent.is_empty() && !holders.iter().any(|h| h.eq_ignore_ascii_case(&c.agent)) {
+            holders.push(&c.agent);
+        }
+    }
+    let agent = if holders.is_empty() {
+        agent
+    } else {
+        holders.join(", ")
+    };
+    let by_default = holders.is_empty();
     if json {
         output::print_json(&WhoAmI {
             session: session.to_string(),
@@ -48,18 +62,42 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         });
         return Ok(exit::OK);
     }
-    let mut out = ctx.out();
+    // The view is what `whoami` is asked for: it prints even with -q,
+    // without the lines that say what to do next.
+    let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "Session: {session}");
-    let _ = writeln!(out, "Agent: {agent}");
+    if by_default {
+        let _ = writeln!(
+            out,
+            "Agent: {agent} (no claim yet: the name a new claim gets)"
+        );
+    } else {
+        let _ = writeln!(out, "Agent: {agent}");
+    }
     if active.is_empty() && stale.is_empty() {
         let _ = writeln!(out, "This session holds no claim.");
-        let _ = writeln!(out, "Next: `bsi open SCOPE` before editing.");
-    } else {
-        let _ = write!(out, "{}", status::render(&active, &stale, ctx));
-        if !active.is_empty() {
+        if !ctx.quiet {
             let _ = writeln!(
                 out,
-                "Next: `bsi close` when the work is done, `bsi renew` if it needs longer."
+                "Next: `bsi open SCOPE --session {session}` before editing."
+            );
+        }
+    } else {
+        let _ = write!(out, "{}", status::render_claims(&active, &stale, ctx));
+        let overdue = active
+            .iter()
+            .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
+        if ctx.quiet {
+            // The claims only.
+        } else if overdue {
+            let _ = writeln!(
+                out,
+                "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
+            );
+        } else if !active.is_empty() {
+            let _ = writeln!(
+                out,
+                "Next: `bsi close` when the work is committed, `bsi renew` if it needs longer."
             );
         }
     }

@@ -28,6 +28,47 @@ pub const H_STALE: &str = "Claims stale — contrôle requis";
 /// Heading of the history table.
 pub const H_HISTORY: &str = "Historique";
 
+/// Heading of the active claims table, in an English registry.
+pub const H_ACTIVE_EN: &str = "Active claims";
+/// Heading of the stale claims table, in an English registry.
+pub const H_STALE_EN: &str = "Stale claims — check required";
+/// Heading of the history table, in an English registry.
+pub const H_HISTORY_EN: &str = "History";
+
+/// The words of a registry's table headings and stale reasons: the spec's
+/// French ones, or English ones chosen at `bsi init` (`registry_language`
+/// in `.bsi.toml`). Every command reads both; column names stay the spec's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Language {
+    /// `## Claims actifs`, `TTL expiré sans fermeture`.
+    #[default]
+    French,
+    /// `## Active claims`, `TTL expired without closing`.
+    English,
+}
+
+impl Language {
+    /// Reads `french` / `fr` or `english` / `en`, in any case.
+    pub fn parse(raw: &str) -> Option<Language> {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "french" | "fr" | "français" | "francais" => Some(Language::French),
+            "english" | "en" => Some(Language::English),
+            _ => None,
+        }
+    }
+
+    /// The stale reason written by the watchdog, in this language: `max`
+    /// when the claim reached the 8-hour ceiling.
+    pub fn stale_reason(self, max: bool) -> &'static str {
+        match (self, max) {
+            (Language::French, false) => crate::ttl::STALE_REASON,
+            (Language::French, true) => crate::ttl::STALE_REASON_MAX,
+            (Language::English, false) => "TTL expired without closing",
+            (Language::English, true) => "TTL expired without closing (8h maximum reached)",
+        }
+    }
+}
+
 /// Column names, as written by bsi and looked up case-insensitively.
 pub mod col {
     /// Session id.
@@ -66,12 +107,20 @@ pub enum TableKind {
 }
 
 impl TableKind {
-    /// The heading text of this table.
+    /// The heading text of this table, as the spec writes it (French).
     pub fn heading(self) -> &'static str {
-        match self {
-            TableKind::Active => H_ACTIVE,
-            TableKind::Stale => H_STALE,
-            TableKind::History => H_HISTORY,
+        self.heading_in(Language::French)
+    }
+
+    /// The heading text of this table in `lang`.
+    pub fn heading_in(self, lang: Language) -> &'static str {
+        match (self, lang) {
+            (TableKind::Active, Language::French) => H_ACTIVE,
+            (TableKind::Stale, Language::French) => H_STALE,
+            (TableKind::History, Language::French) => H_HISTORY,
+            (TableKind::Active, Language::English) => H_ACTIVE_EN,
+            (TableKind::Stale, Language::English) => H_STALE_EN,
+            (TableKind::History, Language::English) => H_HISTORY_EN,
         }
     }
 
@@ -252,9 +301,16 @@ pub struct Registry {
     /// Claims of the stale table, in row order.
     pub stale_claims: Vec<Claim>,
     pub(crate) splices: Vec<render::Splice>,
+    /// The words of its headings (those of its active table).
+    pub(crate) language: Language,
 }
 
 impl Registry {
+    /// The words of its headings, for the stale reasons written into it.
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
     /// The original text.
     pub fn text(&self) -> &str {
         &self.text

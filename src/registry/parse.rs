@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use chrono::TimeZone;
 
-use super::{Claim, Registry, Table, TableKind, col};
+use super::{Claim, Language, Registry, Table, TableKind, col};
 use crate::scope::{Level, Scope};
 use crate::ttl;
 
@@ -227,7 +227,17 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
     let mut cut: Option<(usize, TableKind)> = None;
 
     let kinds = [TableKind::Active, TableKind::Stale, TableKind::History];
-    let norms: Vec<String> = kinds.iter().map(|k| heading_norm(k.heading())).collect();
+    // Each heading in either language: French (the spec's) or English.
+    let norms: Vec<[String; 2]> = kinds
+        .iter()
+        .map(|k| {
+            [
+                heading_norm(k.heading_in(Language::French)),
+                heading_norm(k.heading_in(Language::English)),
+            ]
+        })
+        .collect();
+    let mut language = Language::French;
 
     for line in lines(&text) {
         let body = if line.no == 1 {
@@ -301,7 +311,10 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
             current = None;
             if level == 2 {
                 let n = heading_norm(h);
-                if let Some(i) = norms.iter().position(|x| *x == n) {
+                if let Some(i) = norms.iter().position(|x| x.contains(&n)) {
+                    if kinds[i] == TableKind::Active && norms[i][1] == n {
+                        language = Language::English;
+                    }
                     if let Some(prev) = &tables[i] {
                         return err(
                             line.no,
@@ -384,11 +397,14 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
                 return err(
                     0,
                     format!(
-                        "no table under a `## {}` heading; a registry needs `## {}`, `## {}` and `## {}`, each with its table",
+                        "no table under a `## {}` heading; a registry needs `## {}`, `## {}` and `## {}` (or, in English, `## {}`, `## {}` and `## {}`), each with its table",
                         kinds[i].heading(),
                         kinds[0].heading(),
                         kinds[1].heading(),
-                        kinds[2].heading()
+                        kinds[2].heading(),
+                        kinds[0].heading_in(Language::English),
+                        kinds[1].heading_in(Language::English),
+                        kinds[2].heading_in(Language::English)
                     ),
                 );
             }
@@ -442,6 +458,7 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
         active_claims,
         stale_claims,
         splices: Vec::new(),
+        language,
     })
 }
 

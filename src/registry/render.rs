@@ -1,7 +1,7 @@
 //! Writing the registry back: rows are spliced into the original text, so
 //! every byte bsi did not mean to change stays as it was.
 
-use super::{Claim, HistoryEntry, Registry, Table, TableKind, col};
+use super::{Claim, HistoryEntry, Language, Registry, Table, TableKind, col};
 use crate::ttl;
 
 /// One replacement of a byte range of the original text.
@@ -187,6 +187,11 @@ impl Registry {
 
 /// The registry `bsi init` writes.
 pub fn empty_registry() -> String {
+    empty_registry_in(Language::French)
+}
+
+/// An empty registry whose headings are in `lang`.
+pub fn empty_registry_in(lang: Language) -> String {
     let table = |kind: TableKind| {
         let cols = kind.default_columns();
         let head = format!("| {} |", cols.join(" | "));
@@ -197,7 +202,7 @@ pub fn empty_registry() -> String {
                 .collect::<Vec<_>>()
                 .join("|")
         );
-        format!("## {}\n\n{head}\n{delim}\n", kind.heading())
+        format!("## {}\n\n{head}\n{delim}\n", kind.heading_in(lang))
     };
     format!(
         "# BRAIN-INDEX\n\n\

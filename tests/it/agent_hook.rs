@@ -130,7 +130,7 @@ fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol()
             "session sess-other",
             "agent bob",
             "scope projets/plan.md#Goals",
-            "expires 2026-03-14T11:30:00Z",
+            "expires 2026-03-14 11:30 +00:00",
             "Free nearby: projets/plan.md#Risks",
             "bsi open \"projets/plan.md#Risks\" --session sess-",
             "bsi open \"projets/plan.md#Goals\" --session sess-",

@@ -210,7 +210,7 @@ fn stale_claims_still_block() {
     let b = Brain::new();
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
     let late = b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
-    late.code(4).stdout_has("0 active claims, 1 stale");
+    late.code(4).stdout_has("0 active, 1 stale");
     assert_eq!(b.stale().len(), 1);
     let r = b.bsi_env(
         &["open", "agents/bob.md", "--session", "s2", "--json"],
@@ -327,7 +327,8 @@ fn renew_extends_and_never_past_eight_hours() {
     let n = b.commits();
     b.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T16:00:00Z")])
         .code(1)
-        .stderr_has("nothing to extend");
+        .stderr_has("already reach the 8h maximum")
+        .stderr_has("hint: finish before then, or close and claim again: `bsi close s1`");
     assert_eq!(b.commits(), n);
 }
 
@@ -355,9 +356,7 @@ fn watchdog_marks_expired_and_over_eight_hours_stale() {
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
     b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "8h"])
         .ok();
-    b.bsi(&["watchdog"])
-        .ok()
-        .stdout_has("2 active claims, 0 stale");
+    b.bsi(&["watchdog"]).ok().stdout_has("2 active, 0 stale");
     let n = b.commits();
     // Nothing expired: no commit.
     assert_eq!(b.commits(), n);
@@ -376,12 +375,15 @@ fn watchdog_marks_expired_and_over_eight_hours_stale() {
         b.stale()[0].contains("| s1 | agents/ |")
             && b.stale()[0].contains("TTL expiré sans fermeture")
     );
-    assert_eq!(b.last_subject(), "bsi: watchdog s1 1 stale");
+    assert_eq!(b.last_subject(), "bsi: watchdog s1 stale: agents/");
     // Already stale, nothing new: exit 4 again, no new commit.
     let n = b.commits();
     b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
         .code(4)
-        .stdout_has("1 active claims, 1 stale");
+        .stdout_has("1 active, 1 stale")
+        // Every run names every stale claim, in the words of status.
+        .stdout_has("  agents/")
+        .stdout_has("STALE overdue 30m");
     assert_eq!(b.commits(), n);
 }
 
@@ -410,10 +412,14 @@ fn release_needs_confirm_and_force_for_active_claims() {
     b.bsi_env(&["watchdog"], &later).code(4);
     let reg = b.registry();
     let n = b.commits();
-    b.bsi_env(&["release", "s1"], &later)
-        .code(1)
-        .stderr_has("It would free")
-        .stderr_has("--confirm");
+    // Without --confirm, a preview: exit 0, said once, on stdout.
+    let preview = b.bsi_env(&["release", "s1"], &later);
+    preview
+        .ok()
+        .stdout_has("It would free")
+        .stdout_has("run `bsi release s1 --confirm`");
+    assert_eq!(preview.stderr, "");
+    assert_eq!(preview.stdout.matches("--confirm").count(), 2);
     assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
     b.bsi_env(&["release", "s2", "--confirm"], &later)
         .code(1)
@@ -484,9 +490,15 @@ fn log_is_the_journal_from_git() {
     assert_eq!(entries[1]["action"], "open");
     assert_eq!(entries[2]["action"], "init");
     assert_eq!(entries[0]["author"], "Test Person <test@example.com>");
+    assert_eq!(entries[0]["agent"], "tester@box");
+    assert_eq!(entries[0]["what"], "agents/");
     b.bsi(&["log", "-n", "1"])
         .ok()
-        .stdout_has("bsi: close s1 agents/");
+        .stdout_has("2026-03-14 09:30  close   tester@box  s1       agents/");
+    b.bsi(&["log", "-n", "1", "-v"])
+        .ok()
+        .stdout_has("by Test Person <test@example.com>")
+        .stdout_has("    BSI-Action: close");
 }
 
 #[test]
@@ -654,7 +666,7 @@ fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
         assert_eq!((b.registry(), b.commits()), (reg, n));
     }
     let b = Brain::new();
-    let reg = b.registry().replace("## Historique", "## History");
+    let reg = b.registry().replace("## Historique", "## Histoire");
     b.commit_registry(&reg, "renamed heading");
     b.bsi(&["open", "x.md", "--session", "s"])
         .code(5)

@@ -22,7 +22,18 @@ fn the_example_day_runs_and_shows_each_step() {
         out.status.success(),
         "demo failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
-    let all = format!("{stdout}{stderr}");
+    // Everything a command says is on stdout, in order: a refusal's
+    // explanation comes before its exit code.
+    assert!(stderr.is_empty(), "the demo wrote on stderr:\n{stderr}");
+    let refused = stdout
+        .find("Claim refused — nothing was written.")
+        .expect("a refusal");
+    let exit3 = stdout.find("(exit 3)").expect("exit 3");
+    assert!(
+        refused < exit3,
+        "the refusal is not next to its exit code:\n{stdout}"
+    );
+    let all = stdout.to_string();
     for want in [
         "$ bsi init",
         "Claim opened — agents/ / expires 2026-03-14 11:30 +00:00",
@@ -33,16 +44,20 @@ fn the_example_day_runs_and_shows_each_step() {
         "(exit 3)",
         // Two sessions share one file by sections.
         "Claim opened — projets/plan.md#Risks",
-        "        ├── #Goals  ← sess-20260314-0930-pl02 (codex, 2h left)",
-        "        └── #Risks  ← sess-20260314-0931-rk03 (gemini, 2h left)",
+        "│       ├── #Goals  ← sess-20260314-0930-pl02 (codex, 2h left)",
+        "│       └── #Risks  ← sess-20260314-0931-rk03 (gemini, 2h left)",
+        // The journal shows who acted.
+        "open      gemini      sess-20260314-0931-rk03",
         // The watchdog with a later clock.
-        "0 active claims, 2 stale",
+        "0 active, 2 stale",
+        "Now stale: sess-20260314-0930-ag01 agents/",
         "(exit 4)",
         "STALE overdue 30m",
         // A person releases the stale claim.
         "Claim released — sess-20260314-0930-ag01 agents/ (released)",
         // The journal.
         "bsi: release sess-20260314-0930-ag01 agents/",
+        "release   tester@box  sess-20260314-0930-ag01  agents/",
         "| released | tidy the agents |",
     ] {
         assert!(all.contains(want), "demo output lacks {want:?}:\n{all}");

@@ -1,6 +1,24 @@
-//! The documentation's examples, run: the conflict table of docs/scopes.md.
+//! The documentation's examples, run: the conflict table of docs/scopes.md,
+//! every console example of README.md and docs/*.md marked runnable, and
+//! the README's tour, pasted into one shell top to bottom.
+//!
+//! A console block is runnable when the line before its fence (blank lines
+//! aside) is `<!-- bsi:runnable -->`, optionally with `VAR=value` pairs for
+//! its environment. Each `$ ` line is a command; the lines under it are what
+//! it prints, stdout and stderr together: each of them must be a line of the
+//! real output, in order (the output may have more lines). A command must
+//! exit 0 unless its comment says `# exit N`. The runnable blocks of one
+//! document run in order on one example brain (`examples/example-brain.sh`,
+//! with `bsi init` done unless the first command is `bsi init`), at
+//! `BSI_NOW=2026-03-14T09:30:00Z` in UTC. The brain's path prints as
+//! `/brain`; a generated session id (`sess-YYYYMMDD-HHMM-xxxx`) in the text
+//! matches any generated id, and later commands of the document use the
+//! real one.
 
-use crate::common::Brain;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{Brain, bin, clean_env};
 
 #[test]
 fn every_conflict_rule_in_docs_scopes_holds() {
@@ -29,4 +47,398 @@ fn every_conflict_rule_in_docs_scopes_holds() {
             r.ok();
         }
     }
+}
+
+/// One command of a console example.
+#[derive(Debug, Clone)]
+struct Step {
+    command: String,
+    expected: Vec<String>,
+    exit: i32,
+}
+
+/// A runnable block: where it is, its environment, its steps.
+#[derive(Debug, Clone)]
+struct Block {
+    line: usize,
+    env: Vec<(String, String)>,
+    steps: Vec<Step>,
+}
+
+/// The exit code a command's comment announces (`# exit 3`, `# exit 4: …`).
+fn announced_exit(command: &str) -> i32 {
+    let Some(i) = command.find("# exit ") else {
+        return 0;
+    };
+    command[i + 7..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
+}
+
+/// A marked fenced block: the line of its fence, the environment of its
+/// marker, its lines.
+type Marked = (usize, Vec<(String, String)>, Vec<String>);
+
+/// The blocks of `doc` whose fence follows a `<!-- bsi:{marker} … -->` line.
+fn blocks(doc: &str, marker: &str) -> Vec<Marked> {
+    let lines: Vec<&str> = doc.lines().collect();
+    let tag = format!("<!-- bsi:{marker}");
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim();
+        if let Some(rest) = l.strip_prefix(&tag) {
+            let env: Vec<(String, String)> = rest
+                .trim_end_matches("-->")
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].trim().is_empty() {
+                j += 1;
+            }
+            assert!(
+                j < lines.len() && lines[j].starts_with("```"),
+                "line {}: `{tag}` is not followed by a fenced block",
+                i + 1
+            );
+            let mut body = Vec::new();
+            let mut k = j + 1;
+            while k < lines.len() && !lines[k].starts_with("```") {
+                body.push(lines[k].to_string());
+                k += 1;
+            }
+            out.push((j + 1, env, body));
+            i = k;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn console_blocks(doc: &str) -> Vec<Block> {
+    blocks(doc, "runnable")
+        .into_iter()
+        .map(|(line, env, body)| {
+            let mut steps: Vec<Step> = Vec::new();
+            for l in body {
+                if let Some(c) = l.strip_prefix("$ ") {
+                    steps.push(Step {
+                        command: c.to_string(),
+                        expected: Vec::new(),
+                        exit: announced_exit(c),
+                    });
+                } else if let Some(s) = steps.last_mut() {
+                    if !l.trim().is_empty() {
+                        s.expected.push(l.trim_end().to_string());
+                    }
+                } else {
+                    panic!("line {line}: a runnable block starts with `$ `, not {l:?}");
+                }
+            }
+            Block { line, env, steps }
+        })
+        .collect()
+}
+
+/// Where a generated session id starts in `s` at or after `from`, and its
+/// length.
+fn find_generated_id(s: &str, from: usize) -> Option<(usize, usize)> {
+    let b = s.as_bytes();
+    let shape = |i: usize| -> bool {
+        let p = |k: usize, f: fn(u8) -> bool| b.get(i + k).copied().is_some_and(f);
+        s[i..].starts_with("sess-")
+            && (5..13).all(|k| p(k, |c| c.is_ascii_digit()))
+            && p(13, |c| c == b'-')
+            && (14..18).all(|k| p(k, |c| c.is_ascii_digit()))
+            && p(18, |c| c == b'-')
+            && (19..23).all(|k| p(k, |c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+    };
+    (from..s.len().saturating_sub(22))
+        .filter(|&i| s.is_char_boundary(i))
+        .find(|&i| shape(i))
+        .map(|i| (i, 23))
+}
+
+/// Whether `actual` is the `expected` line, a generated id in `expected`
+/// matching any generated id; the ids met are added to `ids`.
+fn line_matches(expected: &str, actual: &str, ids: &mut Vec<(String, String)>) -> bool {
+    let (mut e, mut a) = (0, 0);
+    let mut found = Vec::new();
+    while let Some((i, n)) = find_generated_id(expected, e) {
+        let lit = &expected[e..i];
+        if !actual[a..].starts_with(lit) {
+            return false;
+        }
+        a += lit.len();
+        match find_generated_id(actual, a) {
+            Some((j, m)) if j == a => {
+                found.push((expected[i..i + n].to_string(), actual[j..j + m].to_string()));
+                a += m;
+            }
+            _ => return false,
+        }
+        e = i + n;
+    }
+    if actual[a..] != expected[e..] {
+        return false;
+    }
+    for f in found {
+        if !ids.iter().any(|(d, _)| *d == f.0) {
+            ids.push(f);
+        }
+    }
+    true
+}
+
+fn substitute(s: &str, ids: &[(String, String)]) -> String {
+    let mut s = s.to_string();
+    for (doc, real) in ids {
+        s = s.replace(doc.as_str(), real);
+    }
+    s
+}
+
+/// Runs `commands` in one bash process in `dir`, and returns each one's
+/// output (stdout and stderr together) and exit code.
+fn run_steps(
+    dir: &Path,
+    home: &Path,
+    env: &[(String, String)],
+    commands: &[String],
+) -> Vec<(String, i32)> {
+    let mut script = String::from("exec 2>&1\n__rc=0\n");
+    for (i, c) in commands.iter().enumerate() {
+        script.push_str(&format!(
+            "printf '\\n@@begin {i}\\n'; (exit $__rc)\n{c}\n__rc=$?; printf '\\n@@end {i} %d\\n' $__rc\n"
+        ));
+    }
+    let mut cmd = Command::new("bash");
+    clean_env(&mut cmd, home);
+    let path = format!(
+        "{}:{}",
+        bin().parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.current_dir(dir)
+        .env("PATH", path)
+        .env("BSI_NOW", "2026-03-14T09:30:00Z")
+        .env("TMPDIR", home)
+        .arg("-c")
+        .arg(&script);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run bash");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut results = Vec::new();
+    for i in 0..commands.len() {
+        let begin = format!("\n@@begin {i}\n");
+        let end = format!("\n@@end {i} ");
+        let Some(b) = text.find(&begin) else {
+            results.push((format!("(never ran)\n{text}"), -1));
+            continue;
+        };
+        let body_at = b + begin.len();
+        let Some(e) = text[body_at..].find(&end).map(|e| body_at + e) else {
+            results.push((format!("(did not finish)\n{}", &text[body_at..]), -1));
+            continue;
+        };
+        let code: i32 = text[e + end.len()..]
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(-1);
+        results.push((text[body_at..e].to_string(), code));
+    }
+    results
+}
+
+fn example_brain(home: &Path) -> PathBuf {
+    let dir = home.join("brain");
+    let mut cmd = Command::new("bash");
+    clean_env(&mut cmd, home);
+    let out = cmd
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/example-brain.sh"
+        ))
+        .arg(&dir)
+        .output()
+        .expect("make the example brain");
+    assert!(
+        out.status.success(),
+        "example-brain.sh: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::canonicalize(dir).expect("brain path")
+}
+
+/// Runs every runnable console block of one document; returns the failures.
+fn check_document(name: &str, doc: &str) -> (usize, Vec<String>) {
+    let blocks = console_blocks(doc);
+    if blocks.is_empty() {
+        return (0, Vec::new());
+    }
+    let home = tempfile::tempdir().expect("tempdir");
+    let home_path = std::fs::canonicalize(home.path()).expect("home");
+    let brain = example_brain(&home_path);
+    let first = blocks[0].steps.first().map(|s| s.command.as_str());
+    if !first.is_some_and(|c| c.starts_with("bsi init")) {
+        let r = run_steps(&brain, &home_path, &[], &["bsi init".to_string()]);
+        assert_eq!(r[0].1, 0, "bsi init: {}", r[0].0);
+    }
+    let mut ids: Vec<(String, String)> = Vec::new();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    let brain_str = brain.display().to_string();
+    for block in &blocks {
+        let commands: Vec<String> = block
+            .steps
+            .iter()
+            .map(|s| substitute(&s.command, &ids))
+            .collect();
+        let results = run_steps(&brain, &home_path, &block.env, &commands);
+        for (step, (output, code)) in block.steps.iter().zip(results) {
+            count += 1;
+            let output = output.replace(&brain_str, "/brain");
+            let where_ = format!("{name}:{} `$ {}`", block.line, step.command);
+            if code != step.exit {
+                failures.push(format!(
+                    "{where_}: exit {code}, the doc says {}\n{output}",
+                    step.exit
+                ));
+                continue;
+            }
+            let actual: Vec<&str> = output.lines().map(str::trim_end).collect();
+            let mut at = 0;
+            for want in &step.expected {
+                let want = substitute(want, &ids);
+                match (at..actual.len()).find(|&i| line_matches(&want, actual[i], &mut ids)) {
+                    Some(i) => at = i + 1,
+                    None => {
+                        failures.push(format!(
+                            "{where_}: the doc shows\n  {want}\nwhich the binary does not print (in this order):\n{output}"
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    (count, failures)
+}
+
+#[test]
+fn every_runnable_console_example_of_the_docs_prints_what_it_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = vec![root.join("README.md")];
+    let mut more: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    more.sort();
+    docs.extend(more);
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for path in &docs {
+        let text = std::fs::read_to_string(path).expect("read doc");
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let (n, f) = check_document(&name, &text);
+        total += n;
+        failures.extend(f);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {total} documented commands drifted:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    assert!(total >= 20, "only {total} runnable commands in the docs");
+}
+
+#[test]
+fn the_readme_tour_runs_top_to_bottom() {
+    let readme = include_str!("../../README.md");
+    let tours = blocks(readme, "tour");
+    assert_eq!(tours.len(), 1, "one tour in the README");
+    let (line, env, body) = &tours[0];
+    let steps: Vec<(String, i32)> = body
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|l| (l.clone(), announced_exit(l)))
+        .collect();
+    assert!(steps.len() >= 15, "a short tour: {steps:?}");
+    let home = tempfile::tempdir().expect("tempdir");
+    let home_path = std::fs::canonicalize(home.path()).expect("home");
+    let commands: Vec<String> = steps.iter().map(|(c, _)| c.clone()).collect();
+    // The tour starts in a fresh clone of bsi: the repository's root.
+    let results = run_steps(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &home_path,
+        env,
+        &commands,
+    );
+    let mut seen = String::new();
+    for ((command, want), (output, code)) in steps.iter().zip(&results) {
+        seen.push_str(&format!("$ {command}\n{output}"));
+        assert_eq!(
+            code, want,
+            "README.md:{line}: `{command}` exited {code}, the tour says {want}\n--- the tour so far\n{seen}"
+        );
+    }
+    let all: String = results.iter().map(|(o, _)| o.as_str()).collect();
+    for want in [
+        "Registry created",
+        "Claim refused — nothing was written.",
+        "Free nearby:",
+        "Claim renewed",
+        "Claim closed",
+        "Now stale:",
+        "Nothing released yet",
+        "Claim released",
+        "TIME (UTC)",
+    ] {
+        assert!(all.contains(want), "the tour never shows {want:?}:\n{seen}");
+    }
+    assert!(!all.contains("error:"), "an error in the tour:\n{seen}");
+}
+
+#[test]
+fn the_doc_runner_matches_generated_ids_and_exit_codes() {
+    let mut ids = Vec::new();
+    assert!(line_matches(
+        "Session: sess-20260314-0930-ag01",
+        "Session: sess-20260314-0930-x7k2",
+        &mut ids
+    ));
+    assert_eq!(
+        ids,
+        vec![(
+            "sess-20260314-0930-ag01".to_string(),
+            "sess-20260314-0930-x7k2".to_string()
+        )]
+    );
+    assert!(!line_matches("Session: s1", "Session: s2", &mut ids));
+    assert!(!line_matches(
+        "Session: sess-20260314-0930-ag01 x",
+        "Session: sess-20260314-0930-x7k2 y",
+        &mut ids
+    ));
+    assert_eq!(
+        substitute("bsi close sess-20260314-0930-ag01", &ids),
+        "bsi close sess-20260314-0930-x7k2"
+    );
+    assert_eq!(announced_exit("bsi open x   # exit 3: refused"), 3);
+    assert_eq!(announced_exit("bsi status   # who holds what"), 0);
 }

@@ -50,7 +50,7 @@ fn a_commit_into_another_sessions_file_is_refused_until_it_is_closed() {
     let r = commit_as(&b, Some("s2"), "edit alice");
     assert_ne!(r.code, 0, "{r:?}");
     r.stderr_has("agents/alice.md is inside an active claim of session s1")
-        .stderr_has("agent alice, scope agents/, expires 2026-03-14T11:30:00Z")
+        .stderr_has("agent alice, scope agents/, expires 2026-03-14 11:30 +00:00")
         .stderr_has("ways out: wait for s1 to close its claim")
         .stderr_has("bsi release s1 --confirm")
         .stderr_has("--no-verify")

@@ -242,7 +242,7 @@ fn a_day_on_two_machines_with_unpushed_work_never_touches_their_branches() {
         .ok();
     n.b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T13:00:00Z")])
         .code(4)
-        .stdout_has("now stale: sc projets/");
+        .stdout_has("Now stale: sc projets/");
     check("watchdog on b");
     n.a.bsi(&["release", "sc", "--confirm"]).ok();
     check("release on a");

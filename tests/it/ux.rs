@@ -61,7 +61,7 @@ fn status_table_is_grouped_aligned_and_marks_stale_rows() {
     let (b, later) = busy_brain();
     let r = b.bsi_env(&["status"], &later);
     r.ok()
-        .stdout_has("overdue 10m (run bsi watchdog)")
+        .stdout_has("  projets/plan.md#Goals  bob    13:30          overdue 10m")
         .stdout_has("STALE overdue 2h10m")
         .stdout_has("20m left")
         .stdout_has("3 active, 2 stale");
@@ -69,7 +69,7 @@ fn status_table_is_grouped_aligned_and_marks_stale_rows() {
     snapshot("status/table.txt", &r.stdout);
 
     let v = b.bsi_env(&["status", "-v"], &later);
-    v.ok().stdout_has("OPENED").stdout_has("goals for Q2");
+    v.ok().stdout_has("OPENED (UTC)").stdout_has("goals for Q2");
     snapshot("status/table-verbose.txt", &v.stdout);
 
     // Never colours when NO_COLOR is set or the output is piped.
@@ -108,25 +108,49 @@ fn status_tree_draws_each_claim_where_it_sits() {
 }
 
 #[test]
-fn open_shell_prints_only_the_export_line() {
+fn open_shell_prints_only_the_export_lines() {
     let b = Brain::new();
     let r = b.bsi(&["open", "agents/", "--shell", "--agent", "claude"]);
     r.ok().stderr_has("Claim opened — agents/");
-    let line = r.stdout.strip_suffix('\n').expect("one line");
+    let (line, agent) = r.stdout.split_once('\n').expect("two lines");
     let id = line
         .strip_prefix("export BSI_SESSION=sess-20260314-0930-")
         .expect("export line");
     assert_eq!(id.len(), 4, "{line}");
-    assert!(!line.contains('\n'));
+    // The agent given is kept too, so the shell's renew and close act as it.
+    assert_eq!(agent, "export BSI_AGENT=claude\n");
+    let quoted = b.bsi(&[
+        "open",
+        "notes/",
+        "--shell",
+        "--agent",
+        "o'neil x",
+        "--session",
+        "q1",
+    ]);
+    assert_eq!(
+        quoted.stdout,
+        "export BSI_SESSION=q1\nexport BSI_AGENT='o'\\''neil x'\n"
+    );
 
     let named = b.bsi(&["open", "projets/", "--session", "s2", "--shell"]);
     named.ok();
     assert_eq!(named.stdout, "export BSI_SESSION=s2\n");
 
-    // A refusal leaves stdout empty, so `eval` sets nothing.
+    // A refusal sets nothing and makes `eval` fail with bsi's exit code.
     let refused = b.bsi(&["open", "agents/alice.md", "--session", "s3", "--shell"]);
     refused.code(3).stderr_has("Claim refused");
-    assert_eq!(refused.stdout, "");
+    assert_eq!(refused.stdout, "(exit 3)\n");
+    // So does any failure: a bad scope, a bad TTL, a bad command line.
+    for args in [
+        &["open", "nowhere/../../x.md", "--shell"][..],
+        &["open", "x.md", "--ttl", "99h", "--shell"],
+        &["open", "--shell"],
+    ] {
+        let bad = b.bsi(args);
+        bad.code(2);
+        assert_eq!(bad.stdout, "(exit 2)\n", "{args:?}");
+    }
     b.bsi(&["open", "x.md", "--shell", "--json"]).code(2);
 }
 
@@ -142,17 +166,19 @@ fn whoami_shows_the_current_session_and_its_claims() {
     ])
     .ok();
     b.bsi(&["open", "README.md", "--session", "s2"]).ok();
+    // The agent shown is the one holding the session's claims, not the
+    // default of this shell.
     let env = [("BSI_SESSION", "s1"), ("BSI_AGENT", "claude")];
     let r = b.bsi_env(&["whoami"], &env);
     r.ok()
-        .stdout_has("Session: s1\nAgent: claude\n")
+        .stdout_has("Session: s1\nAgent: tester@box\n")
         .stdout_has("agents/")
         .stdout_has("projets/plan.md#Risks")
         .stdout_has("2 active, 0 stale");
     assert!(!r.stdout.contains("README.md"), "{}", r.stdout);
     let j = b.bsi_env(&["whoami", "--json"], &env).json();
     assert_eq!(j["session"], "s1");
-    assert_eq!(j["agent"], "claude");
+    assert_eq!(j["agent"], "tester@box");
     assert_eq!(j["active"].as_array().map(Vec::len), Some(2));
     assert_eq!(j["stale"].as_array().map(Vec::len), Some(0));
 

@@ -1,0 +1,393 @@
+//! The views people read, snapshotted on one fixture of mixed claims written
+//! from two time zones: status at 80 and 120 columns, the tree, the journal,
+//! whoami and the watchdog, colours off and forced on, read in two zones.
+
+use crate::common::{Brain, snapshot};
+
+/// When the views are read.
+const READ_AT: &str = "2026-03-14T13:30:00Z";
+
+/// A brain at 13:30 UTC: a claim stale for days, two overdue claims the
+/// watchdog has not seen (one written from Paris), one with 20 minutes
+/// left, one with 1h30 left, and long names and notes.
+fn fixture() -> Brain {
+    let at = |t: &'static str| ("BSI_NOW", t);
+    let b = Brain::bare_repo();
+    b.write("agents/alice.md", "# Alice\n\nnotes\n");
+    b.write("agents/bob.md", "# Bob\n");
+    b.write(
+        "projets/plan.md",
+        "# Plan\n\n## Goals\n\n### Q1\n\n## Risks\n",
+    );
+    b.write("README.md", "# Brain\n");
+    b.write("journal/today.md", "# Today\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-q", "-m", "base"]);
+    b.bsi_env(&["init"], &[at("2026-03-10T07:00:00Z")]).ok();
+    b.bsi_env(
+        &[
+            "open",
+            "README.md",
+            "--session",
+            "sess-20260310-0800-old1",
+            "--agent",
+            "gemini",
+            "--ttl",
+            "1h",
+        ],
+        &[at("2026-03-10T08:00:00Z")],
+    )
+    .ok();
+    b.bsi_env(&["watchdog"], &[at("2026-03-10T12:00:00Z")])
+        .code(4);
+    b.bsi_env(
+        &[
+            "open",
+            "agents/",
+            "--session",
+            "sess-20260314-1000-ag01",
+            "--agent",
+            "claude",
+            "--note",
+            "tidy the agents' notes before the Monday review",
+        ],
+        &[at("2026-03-14T09:00:00Z"), ("TZ", "Europe/Paris")],
+    )
+    .ok();
+    b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-20260314-0900-pl02",
+            "--agent",
+            "codex",
+            "--ttl",
+            "4h",
+            "--note",
+            "goals for Q2",
+        ],
+        &[at("2026-03-14T09:00:00Z")],
+    )
+    .ok();
+    b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Risks",
+            "notes/new.md",
+            "--session",
+            "sess-20260314-1250-rk03",
+            "--agent",
+            "a-very-long-agent-name@workstation-7",
+            "--ttl",
+            "1h",
+            "--note",
+            "risks",
+        ],
+        &[at("2026-03-14T12:50:00Z")],
+    )
+    .ok();
+    b.bsi_env(
+        &[
+            "open",
+            "journal/",
+            "--session",
+            "sess-20260314-1300-jr07",
+            "--agent",
+            "mistral",
+        ],
+        &[at("2026-03-14T13:00:00Z")],
+    )
+    .ok();
+    b
+}
+
+fn env<'a>(tz: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut e = vec![("BSI_NOW", READ_AT), ("TZ", tz)];
+    e.extend_from_slice(extra);
+    e
+}
+
+/// Runs `args` with colours forced on, snapshots it as `<name>-colour.txt`
+/// and checks it says exactly what `plain_run` said, colours aside.
+#[track_caller]
+fn colour_twin(b: &Brain, args: &[&str], env: &[(&str, &str)], name: &str, plain_run: &str) {
+    let mut e = env.to_vec();
+    e.push(("CLICOLOR_FORCE", "1"));
+    let on = b.bsi_env(args, &e);
+    assert!(
+        on.stdout.contains('\x1b'),
+        "no colour in {name}:\n{}",
+        on.stdout
+    );
+    assert_eq!(
+        plain(&on.stdout),
+        plain_run,
+        "{name}: colours change the text"
+    );
+    snapshot(&format!("views/{name}-colour.txt"), &on.stdout);
+}
+
+fn widest(s: &str) -> usize {
+    s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+fn plain(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn status_fits_80_and_120_columns_in_the_readers_zone() {
+    let b = fixture();
+    let utc = b.bsi_env(&["status"], &env("UTC", &[]));
+    utc.ok()
+        .stdout_has("EXPIRES (UTC)")
+        // Written from Paris (+01:00), read in UTC: the same instant.
+        .stdout_has("  agents/")
+        .stdout_has("11:00")
+        .stdout_has("03-10 09:00")
+        .stdout_has("STALE overdue 4d")
+        .stdout_has("20m left")
+        .stdout_has("tidy the");
+    assert!(widest(&utc.stdout) <= 80, "{}", utc.stdout);
+    assert!(!utc.stdout.contains('\x1b'));
+    snapshot("views/status-80-utc.txt", &utc.stdout);
+
+    let ny = b.bsi_env(&["status"], &env("America/New_York", &[("COLUMNS", "120")]));
+    ny.ok()
+        .stdout_has("EXPIRES (-04:00)")
+        .stdout_has("07:00")
+        .stdout_has("tidy the agents' notes before the");
+    assert!(widest(&ny.stdout) <= 120, "{}", ny.stdout);
+    snapshot("views/status-120-new-york.txt", &ny.stdout);
+    colour_twin(
+        &b,
+        &["status"],
+        &env("America/New_York", &[("COLUMNS", "120")]),
+        "status-120-new-york",
+        &ny.stdout,
+    );
+
+    // Every session id is whole, whatever the width.
+    for id in [
+        "sess-20260310-0800-old1",
+        "sess-20260314-1000-ag01",
+        "sess-20260314-1250-rk03",
+    ] {
+        assert!(utc.stdout.contains(&format!("{id}\n")), "{id}");
+    }
+}
+
+#[test]
+fn status_colours_time_left_by_urgency_only_when_asked() {
+    let b = fixture();
+    let off = b.bsi_env(&["status"], &env("UTC", &[]));
+    let on = b.bsi_env(&["status"], &env("UTC", &[("CLICOLOR_FORCE", "1")]));
+    on.ok();
+    // Red for stale and overdue, yellow for 30 minutes or less, green else.
+    assert!(
+        on.stdout.contains("\x1b[31mSTALE overdue 4d\x1b[0m"),
+        "{}",
+        on.stdout
+    );
+    assert!(
+        on.stdout.contains("\x1b[33m20m left\x1b[0m"),
+        "{}",
+        on.stdout
+    );
+    assert!(
+        on.stdout.contains("\x1b[32m1h30m left\x1b[0m"),
+        "{}",
+        on.stdout
+    );
+    // The same text and alignment as without colours.
+    assert_eq!(plain(&on.stdout), off.stdout);
+    snapshot("views/status-80-colour.txt", &on.stdout);
+    // NO_COLOR wins over the force.
+    let nc = b.bsi_env(
+        &["status"],
+        &env("UTC", &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+    );
+    assert_eq!(nc.stdout, off.stdout);
+}
+
+#[test]
+fn status_verbose_and_quiet() {
+    let b = fixture();
+    let v = b.bsi_env(&["status", "-v"], &env("UTC", &[]));
+    v.ok()
+        .stdout_has("LEVEL")
+        .stdout_has("OPENED (UTC)")
+        .stdout_has("tidy the agents' notes before the Monday review");
+    snapshot("views/status-verbose.txt", &v.stdout);
+    // -q keeps the view, drops what to do next.
+    let q = b.bsi_env(&["-q", "status"], &env("UTC", &[]));
+    q.ok()
+        .stdout_has("sess-20260314-1000-ag01")
+        .stdout_has("stale\n");
+    assert!(!q.stdout.contains("Next:"), "{}", q.stdout);
+}
+
+#[test]
+fn the_tree_colours_off_and_on() {
+    let b = fixture();
+    let off = b.bsi_env(&["status", "--tree"], &env("UTC", &[]));
+    off.ok();
+    snapshot("views/tree.txt", &off.stdout);
+    let on = b.bsi_env(
+        &["status", "--tree"],
+        &env("UTC", &[("CLICOLOR_FORCE", "1")]),
+    );
+    on.ok();
+    assert!(on.stdout.contains('\x1b'));
+    assert_eq!(plain(&on.stdout), off.stdout);
+    snapshot("views/tree-colour.txt", &on.stdout);
+}
+
+#[test]
+fn log_shows_agent_action_scopes_and_time_in_100_columns() {
+    let b = fixture();
+    let utc = b.bsi_env(&["log"], &env("UTC", &[]));
+    utc.ok()
+        .stdout_has("TIME (UTC)")
+        .stdout_has("open      claude")
+        .stdout_has("sess-20260314-1000-ag01  agents/");
+    assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
+    assert!(widest(&utc.stdout) <= 100, "{}", utc.stdout);
+    snapshot("views/log-utc.txt", &utc.stdout);
+    let paris = b.bsi_env(&["log"], &env("Europe/Paris", &[]));
+    paris
+        .ok()
+        .stdout_has("TIME (+01:00)")
+        .stdout_has("2026-03-14 10:00");
+    snapshot("views/log-paris.txt", &paris.stdout);
+    let v = b.bsi_env(&["log", "-v", "-n", "2"], &env("UTC", &[]));
+    v.ok()
+        .stdout_has("by Test Person <test@example.com>")
+        .stdout_has("BSI-Agent: mistral");
+    snapshot("views/log-verbose.txt", &v.stdout);
+    colour_twin(&b, &["log"], &env("UTC", &[]), "log-utc", &utc.stdout);
+}
+
+#[test]
+fn whoami_names_the_sessions_agent() {
+    let b = fixture();
+    let r = b.bsi_env(
+        &["whoami"],
+        &env(
+            "UTC",
+            &[
+                ("BSI_SESSION", "sess-20260314-1250-rk03"),
+                ("BSI_AGENT", "someone-else"),
+            ],
+        ),
+    );
+    r.ok()
+        .stdout_has("Agent: a-very-long-agent-name@workstation-7\n");
+    assert!(!r.stdout.contains("someone-else"), "{}", r.stdout);
+    snapshot("views/whoami.txt", &r.stdout);
+    colour_twin(
+        &b,
+        &["whoami"],
+        &env(
+            "UTC",
+            &[
+                ("BSI_SESSION", "sess-20260314-1250-rk03"),
+                ("BSI_AGENT", "someone-else"),
+            ],
+        ),
+        "whoami",
+        &r.stdout,
+    );
+    let overdue = b.bsi_env(
+        &["whoami"],
+        &env("UTC", &[("BSI_SESSION", "sess-20260314-1000-ag01")]),
+    );
+    overdue
+        .ok()
+        .stdout_has("Agent: claude\n")
+        .stdout_has("an overdue claim cannot be renewed");
+    snapshot("views/whoami-overdue.txt", &overdue.stdout);
+    let none = b.bsi_env(
+        &["whoami"],
+        &env("UTC", &[("BSI_SESSION", "s9"), ("BSI_AGENT", "claude")]),
+    );
+    none.ok()
+        .stdout_has("Agent: claude (no claim yet: the name a new claim gets)");
+}
+
+#[test]
+fn the_watchdog_names_every_stale_claim_on_every_run() {
+    let b = fixture();
+    let first = b.bsi_env(&["watchdog"], &env("UTC", &[]));
+    first
+        .code(4)
+        .stdout_has("Now stale: sess-20260314-1000-ag01 agents/")
+        .stdout_has("sess-20260310-0800-old1");
+    snapshot("views/watchdog-first.txt", &first.stdout);
+    assert_eq!(
+        b.last_subject(),
+        "bsi: watchdog stale: agents/, projets/plan.md#Goals"
+    );
+    let again = b.bsi_env(
+        &["watchdog"],
+        &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
+    );
+    again.code(4);
+    assert!(!again.stdout.contains("Now stale"), "{}", again.stdout);
+    for id in [
+        "sess-20260310-0800-old1",
+        "sess-20260314-1000-ag01",
+        "sess-20260314-0900-pl02",
+    ] {
+        assert!(
+            again.stdout.contains(id),
+            "{id} not named:\n{}",
+            again.stdout
+        );
+    }
+    snapshot("views/watchdog-again.txt", &again.stdout);
+    colour_twin(
+        &b,
+        &["watchdog"],
+        &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
+        "watchdog-again",
+        &again.stdout,
+    );
+    // The same words as status.
+    let status = b.bsi_env(
+        &["status"],
+        &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
+    );
+    // Scope, agent, expiry and state, cell by cell (a note may be cut to
+    // a different width in a different table).
+    let cells = |s: &str| {
+        s.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let status_lines: Vec<String> = status.stdout.lines().map(cells).collect();
+    for line in again.stdout.lines().filter(|l| l.contains("STALE")) {
+        assert!(
+            status_lines.contains(&cells(line)),
+            "{line:?} not in status:\n{}",
+            status.stdout
+        );
+    }
+}
