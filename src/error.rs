@@ -168,6 +168,10 @@ pub enum Error {
     /// libgit2 failed.
     #[error("git: {0}")]
     Git(#[from] git2::Error),
+    /// Writing what was asked for to stdout failed (a full disk, a closed
+    /// pipe: the latter ends the run quietly, see [`crate::run`]).
+    #[error("cannot write the output: {0}")]
+    Output(std::io::Error),
     /// A file system operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -182,6 +186,11 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error writing to stdout.
+    pub fn output(source: std::io::Error) -> Error {
+        Error::Output(source)
+    }
+
     /// Wraps an IO error with what bsi was doing.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
         Error::Io {
@@ -269,6 +278,9 @@ impl Error {
             }
             Error::Git(_) => "run `git status` in the brain to see what git says, then retry".into(),
             Error::Io { .. } => "check the path and its permissions, then run the same command again".into(),
+            Error::Output(_) => {
+                "the output could not be written (a full disk?): free some room, or send the output elsewhere, then run the same command again".into()
+            }
         })
     }
 
@@ -287,6 +299,7 @@ impl Error {
             Error::Busy { .. } => "busy",
             Error::RemoteRefused { .. } => "remote-refused",
             Error::GitFailed { .. } => "git-failed",
+            Error::Output(_) => "output",
             Error::Config { .. } => "config",
             Error::TooManyClaims { .. } => "too-many-claims",
             Error::NotARepo(_) => "not-a-repo",

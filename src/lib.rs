@@ -83,9 +83,12 @@ where
     let shell = cli.wants_shell();
     let code = match commands::run(cli) {
         Ok(code) => code,
+        // A reader that closed the pipe (`bsi log | head`) wanted no more:
+        // a quiet end, as for any well-behaved filter.
+        Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return exit::OK,
         Err(e) => {
-            if json {
-                output::print_json(&output::ErrorJson::of(&e));
+            if json && !matches!(e, Error::Output(_)) {
+                let _ = output::print_json(&output::ErrorJson::of(&e));
             }
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "error: {e}");
@@ -105,7 +108,9 @@ where
 /// `(exit N)` on stdout, so the `eval` fails with bsi's code instead of
 /// succeeding on an empty string.
 fn shell_exit(code: u8) {
-    let _ = writeln!(std::io::stdout().lock(), "(exit {code})");
+    if let Err(e) = writeln!(std::io::stdout().lock(), "(exit {code})") {
+        eprintln!("error: cannot write the output: {e}");
+    }
 }
 
 /// A command line of an agent tool's hook that clap cannot read fails open:

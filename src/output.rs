@@ -114,10 +114,11 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// Prints one JSON document on stdout.
-pub fn print_json<T: Serialize>(value: &T) {
+pub fn print_json<T: Serialize>(value: &T) -> crate::error::Result<()> {
     let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, value);
-    let _ = writeln!(out);
+    serde_json::to_writer_pretty(&mut out, value)
+        .map_err(|e| crate::error::Error::output(e.into()))?;
+    writeln!(out).map_err(crate::error::Error::output)
 }
 
 /// Pads `s` with spaces to `width` characters.

@@ -31,19 +31,21 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             Installed::Merged => format!("added bsi's hooks to {file}"),
             Installed::Already => format!("bsi's hooks are already in {file}"),
         };
-        let _ = writeln!(out, "{}: {what} ({}).", tool.title(), events.join(", "));
+        writeln!(out, "{}: {what} ({}).", tool.title(), events.join(", "))
+            .map_err(crate::Error::output)?;
         if tool == Tool::Codex && did != Installed::Already {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Codex runs a new or changed hook only once you trust it: review them with /hooks in codex."
-            );
+            ).map_err(crate::Error::output)?;
         }
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: start a {} session in this brain; `bsi agent uninstall {}` takes the hooks out.",
             tool.title(),
             tool.name()
-        );
+        )
+        .map_err(crate::Error::output)?;
     } else {
         let (path, did) = install::uninstall(tool, &root, &common)?;
         let file = rel(&root, &path);
@@ -52,7 +54,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             Uninstalled::Removed => format!("removed bsi's hooks from {file}, kept the rest"),
             Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
         };
-        let _ = writeln!(out, "{}: {what}.", tool.title());
+        writeln!(out, "{}: {what}.", tool.title()).map_err(crate::Error::output)?;
     }
     Ok(exit::OK)
 }

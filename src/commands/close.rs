@@ -103,25 +103,27 @@ pub(crate) fn run(
             status: Status::Completed.as_str(),
             verify: verified.clone(),
             commit: commit.map(|c| c.to_string()).unwrap_or_default(),
-        });
+        })?;
     } else {
         let mut out = ctx.out();
-        let _ = writeln!(
+        writeln!(
             out,
             "Claim closed — {session} ({})",
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
-        );
+        )
+        .map_err(Error::output)?;
         if verified.starts_with("overflow") {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "{verified} outside its claims — `bsi verify {session}` lists them"
-            );
+            )
+            .map_err(Error::output)?;
         }
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
-        );
-        super::note_commit(ctx, &mut out, commit);
+        ).map_err(Error::output)?;
+        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

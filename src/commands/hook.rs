@@ -38,25 +38,28 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     for name in hooks::HOOKS {
         let outcome = hooks::install(&dir, name, program)?;
-        let _ = writeln!(
+        writeln!(
             out,
             "{name}: {} ({})",
             outcome.describe(),
             dir.join(name).display()
-        );
+        )
+        .map_err(Error::output)?;
     }
     // The registry's merge driver, so `git pull` merges claims by rows.
     if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
             Ok(true) => {
-                let _ = writeln!(out, "merge driver: registered for {}", brain.rel);
+                writeln!(out, "merge driver: registered for {}", brain.rel)
+                    .map_err(Error::output)?;
             }
             Ok(false) => {}
             Err(e) => {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "merge driver: not registered ({e}); `bsi sync` registers it later"
-                );
+                )
+                .map_err(Error::output)?;
             }
         }
     }
@@ -69,12 +72,13 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     for name in hooks::HOOKS {
         let outcome = hooks::uninstall(&dir, name)?;
-        let _ = writeln!(
+        writeln!(
             out,
             "{name}: {} ({})",
             outcome.describe(),
             dir.join(name).display()
-        );
+        )
+        .map_err(Error::output)?;
     }
     Ok(exit::OK)
 }

@@ -85,23 +85,24 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     drop(_record);
     drop(lock);
     let mut out = ctx.out();
-    let _ = writeln!(
+    writeln!(
         out,
         "Registry created — {BRANCH_FILE} on branch {} ({landed}, commit {}); a copy to read is at {}",
         brain.branch,
         &commit.to_string()[..8],
         brain.registry.display()
-    );
+    ).map_err(Error::output)?;
     if !brain.git.has_identity() {
-        let _ = writeln!(
+        writeln!(
             out,
             "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set one with `git config user.name` and `git config user.email`."
-        );
+        ).map_err(Error::output)?;
     }
-    let _ = writeln!(
+    writeln!(
         out,
         "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
-    );
+    )
+    .map_err(Error::output)?;
     if let Some(why) = offline {
         eprintln!(
             "warning: {} could not be reached ({why}): the registry branch is NOT PUBLISHED. Run `bsi sync` once the remote is back.",

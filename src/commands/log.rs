@@ -94,15 +94,15 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
         })
         .collect();
     if json {
-        output::print_json(&entries);
+        output::print_json(&entries)?;
         return Ok(exit::OK);
     }
     let mut out = ctx.out();
     if entries.is_empty() {
-        let _ = writeln!(out, "No commit has touched the registry yet.");
+        writeln!(out, "No commit has touched the registry yet.").map_err(crate::Error::output)?;
         return Ok(exit::OK);
     }
-    let _ = write!(out, "{}", render(&entries, ctx));
+    write!(out, "{}", render(&entries, ctx)).map_err(crate::Error::output)?;
     Ok(exit::OK)
 }
 

@@ -54,24 +54,27 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     drop(_record);
     drop(lock);
     let mut out = ctx.out();
-    let _ = writeln!(
+    writeln!(
         out,
         "Migrated — {} now lives on branch {}{}; {} rows kept byte for byte.",
         BRANCH_FILE,
         brain.branch,
         if published { " (published)" } else { "" },
         registry.active_claims.len() + registry.stale_claims.len() + registry.history_len()
-    );
-    let _ = writeln!(
+    )
+    .map_err(Error::output)?;
+    writeln!(
         out,
         "This branch has one new commit that untracks {} and changes nothing else ({}).",
         brain.rel,
         &removal.to_string()[..8]
-    );
-    let _ = writeln!(
+    )
+    .map_err(Error::output)?;
+    writeln!(
         out,
         "Next: push it with your content (`git push`); other clones take it with `git pull`."
-    );
+    )
+    .map_err(Error::output)?;
     Ok(exit::OK)
 }
 

@@ -227,10 +227,15 @@ impl Ctx {
 }
 
 /// With `-v`, names the commit of a registry change.
-pub(crate) fn note_commit(ctx: &Ctx, out: &mut dyn Write, commit: Option<crate::git::Oid>) {
+pub(crate) fn note_commit(
+    ctx: &Ctx,
+    out: &mut dyn Write,
+    commit: Option<crate::git::Oid>,
+) -> Result<()> {
     if let (true, Some(c)) = (ctx.verbose, commit) {
-        let _ = writeln!(out, "Commit: {c}");
+        writeln!(out, "Commit: {c}").map_err(Error::output)?;
     }
+    Ok(())
 }
 
 pub use crate::session::check_session_id;

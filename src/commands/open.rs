@@ -151,7 +151,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             alternatives,
             free,
         } => {
-            report_refusal(ctx, &session, &blockers, &alternatives, &free, json);
+            report_refusal(ctx, &session, &blockers, &alternatives, &free, json)?;
             return Ok(exit::CONFLICT);
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -166,16 +166,17 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
             commit: commit.map(|c| c.to_string()),
-        });
+        })?;
         return Ok(publish::finish(&brain, &applied.landing, exit::OK));
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "export BSI_SESSION={session}");
+        writeln!(stdout, "export BSI_SESSION={session}").map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
         if req.agent.is_some() {
-            let _ = writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(&agent));
+            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(&agent))
+                .map_err(Error::output)?;
         }
     }
     let mut out: Box<dyn Write> = match mode {
@@ -184,41 +185,44 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
         _ => ctx.out(),
     };
     for c in &new_claims {
-        let _ = writeln!(
+        writeln!(
             out,
             "Claim opened — {} / expires {}",
             c.scope,
             output::local_ts(c.expires, ctx.now)
-        );
+        )
+        .map_err(Error::output)?;
     }
     for (c, stale) in &held {
         if *stale {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Already held — {} (STALE: renew cannot revive it; a person must `bsi release {}`)",
                 c.scope, c.session
-            );
+            )
+            .map_err(Error::output)?;
         } else {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Already held — {} / expires {}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            );
+            )
+            .map_err(Error::output)?;
         }
     }
-    let _ = writeln!(out, "Session: {session}");
-    super::note_commit(ctx, &mut out, commit);
+    writeln!(out, "Session: {session}").map_err(Error::output)?;
+    super::note_commit(ctx, &mut out, commit)?;
     if generated && mode != Mode::Shell {
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
-        );
+        ).map_err(Error::output)?;
     } else if !new_claims.is_empty() || !held.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
-        );
+        ).map_err(Error::output)?;
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }
@@ -408,7 +412,7 @@ fn report_refusal(
     alternatives: &[Scope],
     free: &[Scope],
     json: bool,
-) {
+) -> Result<()> {
     if json {
         output::print_json(&Refused {
             error: "conflict",
@@ -422,8 +426,8 @@ fn report_refusal(
                 .collect(),
             alternatives: alternatives.iter().map(ToString::to_string).collect(),
             free_in_request: free.iter().map(ToString::to_string).collect(),
-        });
-        return;
+        })?;
+        return Ok(());
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "Claim refused — nothing was written.");
@@ -483,6 +487,7 @@ fn report_refusal(
         ));
     }
     let _ = writeln!(err, "Next: {}.", ways.join("; or "));
+    Ok(())
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.

@@ -122,25 +122,28 @@ pub(crate) fn run(
                 released,
                 dry_run: true,
                 commit: None,
-            });
+            })?;
         } else {
             let mut out = ctx.out();
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Nothing released yet (a preview: a release needs --confirm). It would free:"
-            );
+            )
+            .map_err(Error::output)?;
             for (c, s) in &targets {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "  {} → history as {}",
                     output::describe(c, *s == Status::Released, ctx.now),
                     s.as_str()
-                );
+                )
+                .map_err(Error::output)?;
             }
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: check that the session is really gone, then run `{again}`."
-            );
+            )
+            .map_err(Error::output)?;
         }
         return Ok(exit::OK);
     }
@@ -153,23 +156,24 @@ pub(crate) fn run(
             released,
             dry_run: false,
             commit: commit.map(|c| c.to_string()),
-        });
+        })?;
     } else {
         let mut out = ctx.out();
         for (c, s) in &targets {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Claim released — {} {} ({})",
                 c.session,
                 c.scope,
                 s.as_str()
-            );
+            )
+            .map_err(Error::output)?;
         }
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: the scope is free: `bsi open SCOPE` to claim it, `bsi status` for what is still held."
-        );
-        super::note_commit(ctx, &mut out, commit);
+        ).map_err(Error::output)?;
+        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

@@ -135,7 +135,7 @@ pub(crate) fn run(
             renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
             unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),
             commit: commit.map(|c| c.to_string()),
-        });
+        })?;
     } else {
         let mut out = ctx.out();
         for c in &renewed {
@@ -144,12 +144,13 @@ pub(crate) fn run(
             } else {
                 ""
             };
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Claim renewed — {} / expires {}{capped}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            );
+            )
+            .map_err(Error::output)?;
         }
         for (c, why) in &unchanged {
             let because = match why {
@@ -164,25 +165,27 @@ pub(crate) fn run(
                     ttl::time_left(c.expires, ctx.now)
                 ),
             };
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Unchanged — {} / expires {} ({because})",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            );
+            )
+            .map_err(Error::output)?;
         }
         if renewed.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: renew nearer the expiry, or ask for more now: `bsi renew {session} --ttl 4h`."
-            );
+            ).map_err(Error::output)?;
         } else {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: `bsi close {session}` when the work is committed."
-            );
+            )
+            .map_err(Error::output)?;
         }
-        super::note_commit(ctx, &mut out, commit);
+        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(publish::finish(&brain, &applied.landing, exit::OK))
 }

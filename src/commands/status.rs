@@ -104,7 +104,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
             stale: ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             sync,
-        });
+        })?;
         return Ok(if collisions.is_empty() {
             exit::OK
         } else {
@@ -115,32 +115,34 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     // without the lines that say what to do next.
     let mut out = std::io::stdout().lock();
     if tree {
-        let _ = write!(out, "{}", render_tree(&brain, reg, ctx));
+        write!(out, "{}", render_tree(&brain, reg, ctx)).map_err(crate::Error::output)?;
     } else {
-        let _ = write!(
+        write!(
             out,
             "{}",
             render(&reg.active_claims, &reg.stale_claims, ctx)
-        );
+        )
+        .map_err(crate::Error::output)?;
     }
     for (a, b) in &collisions {
-        let _ = writeln!(
+        writeln!(
             out,
             "{}",
             output::paint(ctx.colour, Paint::Red, &output::collision_line(a, b))
-        );
+        )
+        .map_err(crate::Error::output)?;
     }
     if !collisions.is_empty() && !ctx.quiet {
-        let _ = writeln!(
+        writeln!(
             out,
             "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
-        );
+        ).map_err(crate::Error::output)?;
     }
     for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
-        let _ = writeln!(out, "{line}");
+        writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     if let Some(s) = &sync {
-        print_sync(&mut out, s);
+        print_sync(&mut out, s)?;
     }
     // A collision stands until one of its sessions closes: say it in the
     // exit code too, for scripts and agents.
@@ -152,21 +154,23 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
 }
 
 /// The remote's lines of a read command.
-pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) {
+pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
     if let Some(line) = age_line(s) {
-        let _ = writeln!(out, "{line}");
+        writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     if !s.unpublished.is_empty() {
-        let _ = writeln!(
+        writeln!(
             out,
             "NOT PUBLISHED: {} change(s) recorded while {} was unreachable; run `bsi sync`:",
             s.unpublished.len(),
             s.remote
-        );
+        )
+        .map_err(crate::Error::output)?;
         for p in &s.unpublished {
-            let _ = writeln!(out, "  {p}");
+            writeln!(out, "  {p}").map_err(crate::Error::output)?;
         }
     }
+    Ok(())
 }
 
 /// The state of a claim for people: time left, overdue, STALE, and its

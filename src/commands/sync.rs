@@ -52,10 +52,10 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             published: landing.published.len(),
             pushed,
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
-        });
+        })?;
     } else {
         let mut out = ctx.out();
-        let _ = writeln!(
+        writeln!(
             out,
             "Synced with {} — {} active, {} stale{}",
             remote.label(),
@@ -65,15 +65,16 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
                 0 => String::new(),
                 n => format!(", {n} pending change(s) published"),
             }
-        );
+        )
+        .map_err(Error::output)?;
         for (a, b) in &collisions {
-            let _ = writeln!(out, "{}", output::collision_line(a, b));
+            writeln!(out, "{}", output::collision_line(a, b)).map_err(Error::output)?;
         }
         if !collisions.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Both claims are kept: the sessions (or a person) decide who goes on; one of them closes, or a person runs `bsi release SESSION --confirm --force`."
-            );
+            ).map_err(Error::output)?;
         }
     }
     Ok(if collisions.is_empty() {

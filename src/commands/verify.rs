@@ -401,11 +401,11 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
                 })
                 .collect(),
             missing_sections: report.missing.clone(),
-        });
+        })?;
     } else {
         let mut out = std::io::stdout().lock();
         let n = report.commits.len();
-        let _ = writeln!(
+        writeln!(
             out,
             "Verified {session}: {n} commit{}{}{}",
             if n == 1 { "" } else { "s" },
@@ -415,19 +415,21 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
             } else {
                 " (closed: against the scopes its history rows name)"
             }
-        );
+        )
+        .map_err(Error::output)?;
         for o in &report.overflow {
-            let _ = writeln!(out, "overflow: {}", describe(o, &session));
+            writeln!(out, "overflow: {}", describe(o, &session)).map_err(Error::output)?;
         }
         for m in &report.missing {
-            let _ = writeln!(out, "{}", missing_line(m, &session));
+            writeln!(out, "{}", missing_line(m, &session)).map_err(Error::output)?;
         }
         match report.note() {
             Some(note) => {
-                let _ = writeln!(out, "{note}");
+                writeln!(out, "{note}").map_err(Error::output)?;
             }
             None => {
-                let _ = writeln!(out, "clean: nothing outside the claims of {session}");
+                writeln!(out, "clean: nothing outside the claims of {session}")
+                    .map_err(Error::output)?;
             }
         }
     }

@@ -96,44 +96,47 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             stale_claims: ClaimJson::list(stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
             commit: commit.as_ref().map(ToString::to_string),
-        });
+        })?;
     } else {
         let mut out = ctx.out();
-        let _ = write!(out, "{}", status::counts(active, stale));
+        write!(out, "{}", status::counts(active, stale)).map_err(crate::Error::output)?;
         for c in &moved {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
                 crate::ttl::time_left(c.expires, ctx.now)
-            );
+            )
+            .map_err(crate::Error::output)?;
         }
         // Every stale claim, on every run, as status shows it.
         if stale > 0 {
-            let _ = write!(out, "{}", status::table(&[], &stale_claims, ctx));
+            write!(out, "{}", status::table(&[], &stale_claims, ctx))
+                .map_err(crate::Error::output)?;
         }
         for (a, b) in &collisions {
-            let _ = writeln!(out, "{}", output::collision_line(a, b));
+            writeln!(out, "{}", output::collision_line(a, b)).map_err(crate::Error::output)?;
         }
         for line in super::verify::missing_lines(&brain, sections_held.iter()) {
-            let _ = writeln!(out, "  {line}");
+            writeln!(out, "  {line}").map_err(crate::Error::output)?;
         }
         if stale > 0 {
-            let _ = write!(out, "{}", status::next_steps(stale, 0));
+            write!(out, "{}", status::next_steps(stale, 0)).map_err(crate::Error::output)?;
         } else if collisions.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: `bsi status` shows who holds what; `bsi open SCOPE` before editing."
-            );
+            )
+            .map_err(crate::Error::output)?;
         }
         if !collisions.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
-            );
+            ).map_err(crate::Error::output)?;
         }
-        super::note_commit(ctx, &mut out, commit);
+        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(publish::finish(
         &brain,

@@ -59,50 +59,53 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
             agent,
             active: ClaimJson::list(active.iter(), false, ctx.now),
             stale: ClaimJson::list(stale.iter(), true, ctx.now),
-        });
+        })?;
         return Ok(exit::OK);
     }
     // The view is what `whoami` is asked for: it prints even with -q,
     // without the lines that say what to do next.
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "Session: {session}");
+    writeln!(out, "Session: {session}").map_err(Error::output)?;
     if by_default {
-        let _ = writeln!(
+        writeln!(
             out,
             "Agent: {agent} (no claim yet: the name a new claim gets)"
-        );
+        )
+        .map_err(Error::output)?;
     } else {
-        let _ = writeln!(out, "Agent: {agent}");
+        writeln!(out, "Agent: {agent}").map_err(Error::output)?;
     }
     if active.is_empty() && stale.is_empty() {
-        let _ = writeln!(out, "This session holds no claim.");
+        writeln!(out, "This session holds no claim.").map_err(Error::output)?;
         if !ctx.quiet {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: `bsi open SCOPE --session {session}` before editing."
-            );
+            )
+            .map_err(Error::output)?;
         }
     } else {
-        let _ = write!(out, "{}", status::render_claims(&active, &stale, ctx));
+        write!(out, "{}", status::render_claims(&active, &stale, ctx)).map_err(Error::output)?;
         let overdue = active
             .iter()
             .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
         if ctx.quiet {
             // The claims only.
         } else if overdue {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
-            );
+            ).map_err(Error::output)?;
         } else if !active.is_empty() {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "Next: `bsi close` when the work is committed, `bsi renew` if it needs longer."
-            );
+            )
+            .map_err(Error::output)?;
         }
     }
     if let Some(s) = &sync {
-        status::print_sync(&mut out, s);
+        status::print_sync(&mut out, s)?;
     }
     Ok(exit::OK)
 }

@@ -235,3 +235,40 @@ fn man_page_is_roff_with_every_command() {
         assert!(r.stdout.contains(c), "man page lacks {c}");
     }
 }
+
+#[test]
+fn a_full_disk_on_stdout_is_an_error_and_a_closed_pipe_a_quiet_end() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    // stdout on a device that is always full: the output is lost, so the
+    // command says so and fails.
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let o = b
+            .command(&["status"])
+            .stdout(full)
+            .output()
+            .expect("run bsi");
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cannot write the output"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // A reader that went away (`bsi log | head -0`): no error, exit 0.
+    let mut child = b
+        .command(&["log"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+}
