@@ -29,8 +29,7 @@ pub struct ClaimJson {
     pub note: String,
     /// Whether it sits in the stale table.
     pub stale: bool,
-    /// Why it is stale.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why it is stale; null for an active claim.
     pub reason: Option<String>,
     /// Minutes until expiry at the time of the command (negative: overdue).
     pub minutes_left: i64,
@@ -81,8 +80,7 @@ pub struct ErrorJson {
     pub error: &'static str,
     /// What happened.
     pub message: String,
-    /// The next command to run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The next command to run; null when there is none.
     pub hint: Option<String>,
     /// The exit code.
     pub exit: u8,

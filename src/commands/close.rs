@@ -17,7 +17,8 @@ struct Closed {
     status: &'static str,
     /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
     verify: String,
-    commit: String,
+    /// The registry commit; null when nothing was written.
+    commit: Option<String>,
 }
 
 pub(crate) fn run(
@@ -102,7 +103,7 @@ pub(crate) fn run(
                 .collect(),
             status: Status::Completed.as_str(),
             verify: verified.clone(),
-            commit: commit.map(|c| c.to_string()).unwrap_or_default(),
+            commit: commit.map(|c| c.to_string()),
         })?;
     } else {
         let mut out = ctx.out();

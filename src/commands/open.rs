@@ -57,13 +57,16 @@ struct Opened {
     session: String,
     opened: Vec<ClaimJson>,
     already_held: Vec<ClaimJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The registry commit; null when nothing was written.
     commit: Option<String>,
 }
 
 #[derive(Serialize)]
 struct Refused {
     error: &'static str,
+    message: String,
+    hint: String,
+    exit: u8,
     session: String,
     conflicts: Vec<ConflictJson>,
     alternatives: Vec<String>,
@@ -413,9 +416,13 @@ fn report_refusal(
     free: &[Scope],
     json: bool,
 ) -> Result<()> {
+    let ways = next_ways(blockers, alternatives, free);
     if json {
         output::print_json(&Refused {
             error: "conflict",
+            message: "claim refused — nothing was written".into(),
+            hint: format!("{}.", ways.join("; or ")),
+            exit: exit::CONFLICT,
             session: session.to_string(),
             conflicts: blockers
                 .iter()
@@ -446,6 +453,15 @@ fn report_refusal(
             scopes_summary(free)
         );
     }
+    if !alternatives.is_empty() {
+        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
+    }
+    let _ = writeln!(err, "Next: {}.", ways.join("; or "));
+    Ok(())
+}
+
+/// The ways out of a refusal, most direct first.
+fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<String> {
     let mut holders: Vec<(&str, bool)> = Vec::new();
     for b in blockers {
         if !holders.iter().any(|(s, _)| *s == b.claim.session) {
@@ -464,7 +480,6 @@ fn report_refusal(
         .collect();
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
-        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
         ways.push(format!("open a free scope instead (`bsi open {first}`)"));
     } else if !free.is_empty() {
         ways.push(format!(
@@ -486,8 +501,7 @@ fn report_refusal(
             "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
         ));
     }
-    let _ = writeln!(err, "Next: {}.", ways.join("; or "));
-    Ok(())
+    ways
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.

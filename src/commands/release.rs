@@ -15,7 +15,7 @@ struct Released {
     session: String,
     released: Vec<ClaimJson>,
     dry_run: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The registry commit; null for a preview.
     commit: Option<String>,
 }
 

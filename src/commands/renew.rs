@@ -17,8 +17,7 @@ struct Renewed {
     session: String,
     renewed: Vec<ClaimJson>,
     unchanged: Vec<ClaimJson>,
-    /// The registry commit; absent when nothing needed extending.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The registry commit; null when nothing needed extending.
     commit: Option<String>,
 }
 

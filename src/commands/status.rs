@@ -22,7 +22,7 @@ struct Status {
     active: Vec<ClaimJson>,
     stale: Vec<ClaimJson>,
     collisions: Vec<[ClaimJson; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The remote's state; null without a remote.
     sync: Option<SyncJson>,
 }
 
@@ -31,8 +31,7 @@ pub(crate) struct SyncJson {
     remote: String,
     /// Whether the registry branch was fetched by this command.
     fetched: bool,
-    /// Why the remote could not be asked, when it could not.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why the remote could not be asked; null when it answered or was not asked.
     unreachable: Option<String>,
     last_sync: Option<String>,
     minutes_since_sync: Option<i64>,

@@ -19,7 +19,7 @@ struct Report {
     moved: Vec<ClaimJson>,
     stale_claims: Vec<ClaimJson>,
     collisions: Vec<[ClaimJson; 2]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The registry commit; null when nothing moved.
     commit: Option<String>,
 }
 

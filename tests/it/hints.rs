@@ -217,7 +217,7 @@ fn renew_right_after_open_succeeds_and_says_why_nothing_moved() {
     assert_eq!(b.commits(), n);
     let j = b.bsi(&["renew", "s1", "--json"]);
     j.ok();
-    assert!(j.json().get("commit").is_none(), "{}", j.stdout);
+    assert!(j.json()["commit"].is_null(), "{}", j.stdout);
     assert_eq!(j.json()["unchanged"][0]["scope"], "agents/");
     b.bsi(&["renew", "s1", "--ttl", "4h"])
         .ok()

@@ -14,6 +14,7 @@ mod exact;
 mod help;
 mod hints;
 mod hooks;
+mod json;
 mod reliability;
 mod remote;
 mod ux;
