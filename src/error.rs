@@ -154,9 +154,16 @@ pub enum Error {
     /// No claim of that session (or scope).
     #[error("{0}")]
     NotFound(String),
-    /// Refused for the user's own protection.
-    #[error("{0}")]
-    Refused(String, String),
+    /// Refused for the user's own protection (not a claim conflict: a
+    /// request that overlaps claims is answered with exit 3 and the claims
+    /// in its way, see `commands::open`).
+    #[error("{what}")]
+    Refused {
+        /// What was refused, and why.
+        what: String,
+        /// The next command to run.
+        hint: String,
+    },
     /// The remote could not be reached.
     #[error("{remote} could not be reached: {why}")]
     Unreachable {
@@ -204,7 +211,7 @@ impl Error {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            Error::NotFound(_) | Error::Refused(..) | Error::TooManyClaims { .. }
+            Error::NotFound(_) | Error::Refused { .. } | Error::TooManyClaims { .. }
         )
     }
 
@@ -272,7 +279,7 @@ impl Error {
                 path.display()
             ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
-            Error::Refused(_, hint) => hint.clone(),
+            Error::Refused { hint, .. } => hint.clone(),
             Error::Unreachable { .. } => {
                 "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
@@ -306,10 +313,55 @@ impl Error {
             Error::RepoBusy(_) => "repo-busy",
             Error::Locked { .. } => "locked",
             Error::NotFound(_) => "not-found",
-            Error::Refused(..) => "refused",
+            Error::Refused { .. } => "refused",
             Error::Unreachable { .. } => "unreachable",
             Error::Git(_) => "git",
             Error::Io { .. } => "io",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Error, exit};
+
+    /// Each kind of error has one exit code, whatever its words.
+    #[test]
+    fn one_exit_code_per_kind() {
+        let samples = [
+            Error::Usage("a".into()),
+            Error::BadInput("a".into(), "h".into()),
+            Error::Refused {
+                what: "a".into(),
+                hint: "h".into(),
+            },
+            Error::NotFound("a".into()),
+            Error::NoRegistry { branch: "b".into() },
+            Error::Unreachable {
+                remote: "r".into(),
+                why: "w".into(),
+            },
+            Error::Busy {
+                remote: "r".into(),
+                attempts: 1,
+                waited_s: 1,
+            },
+            Error::GitFailed {
+                command: "git x".into(),
+                stderr: "e".into(),
+            },
+            Error::io("x", std::io::Error::other("e")),
+        ];
+        let mut seen: std::collections::HashMap<&str, u8> = std::collections::HashMap::new();
+        for e in &samples {
+            let code = *seen.entry(e.kind()).or_insert(e.code());
+            assert_eq!(code, e.code(), "{} has two exit codes", e.kind());
+            assert!(e.hint().is_some(), "{} has no hint", e.kind());
+        }
+        assert_eq!(seen["usage"], exit::USAGE);
+        assert_eq!(seen["refused"], exit::ERROR);
+        assert_eq!(seen["no-registry"], exit::REGISTRY);
+        assert_eq!(seen["unreachable"], exit::UNPUBLISHED);
+        assert_eq!(seen["busy"], exit::BUSY);
     }
 }

@@ -142,14 +142,14 @@ pub fn install(dir: &Path, name: &str, program: Option<&str>) -> Result<Outcome>
         _ if exists(&path) => {
             let chained = chained_path(dir, name);
             if exists(&chained) {
-                return Err(Error::Refused(
-                    format!(
+                return Err(Error::Refused {
+                    what: format!(
                         "{} is not bsi's hook, and {} is taken too",
                         path.display(),
                         chained.display()
                     ),
-                    "move one of them away (bsi never overwrites a hook), then retry".into(),
-                ));
+                    hint: "move one of them away (bsi never overwrites a hook), then retry".into(),
+                });
             }
             fs::rename(&path, &chained)
                 .map_err(|e| Error::io(format!("cannot move {} aside", path.display()), e))?;

@@ -347,10 +347,11 @@ fn remove_opt(path: &Path) -> Result<()> {
 }
 
 fn unusable(path: &Path, e: SettingsError) -> Error {
-    Error::Refused(
-        format!("{} cannot be edited: {e}", path.display()),
-        "fix the file (or move it away), then run the command again; bsi left it as it is".into(),
-    )
+    Error::Refused {
+        what: format!("{} cannot be edited: {e}", path.display()),
+        hint: "fix the file (or move it away), then run the command again; bsi left it as it is"
+            .into(),
+    }
 }
 
 /// Installs bsi's hooks for `tool` in the work tree at `root`, the hooks

@@ -4,7 +4,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims, verify};
+use super::verify::{self, VerifyOutcome};
+use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
@@ -56,19 +57,17 @@ pub(crate) fn run(
         )?;
         // Alert, never block: an overflow goes into the history note; a
         // clean session closes as plain `completed`.
-        let (verified, note) = match verify::verify(&brain, reg, &session, false) {
-            Ok(report) => match report.note() {
-                Some(n) => (n.clone(), n),
-                None => ("clean".to_string(), String::new()),
-            },
+        let verified = match verify::verify(&brain, reg, &session, false) {
+            Ok(report) => report.outcome(),
             Err(e) => {
                 let _ = writeln!(
                     std::io::stderr(),
                     "bsi: warning: the changes of {session} could not be verified: {e}"
                 );
-                ("not verified".to_string(), "not verified".to_string())
+                VerifyOutcome::NotVerified
             }
         };
+        let note = verified.history_note();
         let mut edited: Registry = reg.clone();
         for &i in &active {
             edited.remove_claim(TableKind::Active, i);
@@ -102,7 +101,7 @@ pub(crate) fn run(
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
             status: Status::Completed.as_str(),
-            verify: verified.clone(),
+            verify: verified.to_string(),
             commit: commit.map(|c| c.to_string()),
         })?;
     } else {
@@ -113,7 +112,7 @@ pub(crate) fn run(
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
         )
         .map_err(Error::output)?;
-        if verified.starts_with("overflow") {
+        if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
                 out,
                 "{verified} outside its claims — `bsi verify {session}` lists them"

@@ -83,27 +83,28 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
     let head = brain.git.head_state(&brain.rel)?;
     let Some(blob) = head.blob else {
-        return Err(Error::Refused(
-            format!(
+        return Err(Error::Refused {
+            what: format!(
                 "{} is not tracked on this branch: there is nothing to migrate",
                 brain.rel
             ),
-            "`bsi status` shows the registry; `bsi init` creates one for a brain that has none"
-                .into(),
-        ));
+            hint:
+                "`bsi status` shows the registry; `bsi init` creates one for a brain that has none"
+                    .into(),
+        });
     };
     // The committed registry is what moves: an edit nobody committed
     // would be lost, so it is refused.
     let on_disk = std::fs::read(&brain.registry).ok();
     let committed = brain.git.blob_bytes(blob)?;
     if on_disk.as_deref() != Some(committed.as_slice()) {
-        return Err(Error::Refused(
-            format!("{} differs from its last commit", brain.rel),
-            format!(
+        return Err(Error::Refused {
+            what: format!("{} differs from its last commit", brain.rel),
+            hint: format!(
                 "commit the change (`git commit {0}`) or undo it (`git checkout -- {0}`), then run `bsi migrate` again",
                 brain.rel
             ),
-        ));
+        });
     }
     let text = String::from_utf8(committed).map_err(|_| Error::Registry {
         path: brain.registry.clone(),
@@ -148,11 +149,12 @@ fn create_branch(
                 published = true;
             }
             Push::Lost => {
-                return Err(Error::Refused(
-                    format!("{} received a registry branch a moment ago", r.label()),
-                    "another clone migrated at the same time: run `git pull`, then `bsi status`"
-                        .into(),
-                ));
+                return Err(Error::Refused {
+                    what: format!("{} received a registry branch a moment ago", r.label()),
+                    hint:
+                        "another clone migrated at the same time: run `git pull`, then `bsi status`"
+                            .into(),
+                });
             }
             Push::Refused(why) => {
                 return Err(Error::RemoteRefused {
@@ -184,19 +186,16 @@ fn check_rows_present(
 ) -> Result<()> {
     let view = brain.view_of(tips, has_remote)?;
     let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
-        Error::Refused(
-            format!("the registries cannot be merged by rows: {e}"),
-            "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
-        )
+        Error::Refused {
+            what: format!("the registries cannot be merged by rows: {e}"),
+            hint: "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
+        }
     })?;
     if !brain.parse(merged)?.same_rows(&view.registry) {
-        return Err(Error::Refused(
-            format!(
+        return Err(Error::Refused { what: format!(
                 "the registry branch {} exists already, and this branch's {} holds rows it lacks",
                 brain.branch, brain.rel
-            ),
-            "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
-        ));
+            ), hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into() });
     }
     Ok(())
 }

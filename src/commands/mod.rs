@@ -360,17 +360,17 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
         .iter()
         .find(|c| !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(caller))
     {
-        return Err(Error::Refused(
-            format!(
+        return Err(Error::Refused {
+            what: format!(
                 "{} {} was opened by {}, not by {caller}",
                 c.session, c.scope, c.agent
             ),
-            format!(
+            hint: format!(
                 "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
                 c.session,
                 output::shell_quote(&c.agent)
             ),
-        ));
+        });
     }
     Ok(())
 }

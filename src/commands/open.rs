@@ -264,16 +264,16 @@ pub(crate) fn plan(
     if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
         c.session == session && !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(agent)
     }) {
-        return Err(Error::Refused(
-            format!(
+        return Err(Error::Refused {
+            what: format!(
                 "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
                 c.agent, c.agent
             ),
-            format!(
+            hint: format!(
                 "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
                 c.agent, c.agent
             ),
-        ));
+        });
     }
     let mut grant: Vec<Scope> = Vec::new();
     let mut held: Vec<(Claim, bool)> = Vec::new();

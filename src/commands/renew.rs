@@ -40,10 +40,12 @@ pub(crate) fn run(
         let (active, stale) = session_claims(reg, &session, scope.as_ref());
         if active.is_empty() {
             if !stale.is_empty() {
-                return Err(Error::Refused(
-                    format!("the claims of {session} are stale; renew cannot revive them"),
-                    format!("a person decides: `bsi release {session} --confirm`, then open again"),
-                ));
+                return Err(Error::Refused {
+                    what: format!("the claims of {session} are stale; renew cannot revive them"),
+                    hint: format!(
+                        "a person decides: `bsi release {session} --confirm`, then open again"
+                    ),
+                });
             }
             return Err(Error::NotFound(format!(
                 "session {session} holds no active claim"
@@ -86,32 +88,32 @@ pub(crate) fn run(
                 .map(|(c, _)| c)
                 .collect();
             if let Some(c) = overdue.first() {
-                return Err(Error::Refused(
-                    format!(
+                return Err(Error::Refused {
+                    what: format!(
                         "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
                         c.scope,
                         output::local_ts(c.expires, ctx.now),
                         ttl::time_left(c.expires, ctx.now)
                     ),
-                    format!(
+                    hint: format!(
                         "close it and claim again: `bsi close {session}`, then `bsi open {}`",
                         scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
                     ),
-                ));
+                });
             }
-            return Err(Error::Refused(
-                format!(
+            return Err(Error::Refused {
+                what: format!(
                     "the claims of {session} already reach the 8h maximum after their opening ({})",
                     output::local_ts(
                         claims.iter().map(|c| c.expires).max().unwrap_or(now),
                         ctx.now
                     )
                 ),
-                format!(
+                hint: format!(
                     "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
                     scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
                 ),
-            ));
+            });
         }
         let message = super::commit_message_by(
             "renew",

@@ -127,9 +127,55 @@ pub(crate) fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<ma
 }
 
 impl Report {
-    /// `overflow: 2 files, 1 section`, or `None` when clean.
-    pub(crate) fn note(&self) -> Option<String> {
-        guard::overflow_note(self.files, self.sections)
+    /// What the report comes to.
+    pub(crate) fn outcome(&self) -> VerifyOutcome {
+        if self.files == 0 && self.sections == 0 {
+            VerifyOutcome::Clean
+        } else {
+            VerifyOutcome::Overflow {
+                files: self.files,
+                sections: self.sections,
+            }
+        }
+    }
+}
+
+/// What verifying a session came to, as `close` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VerifyOutcome {
+    /// Nothing outside the session's claims.
+    Clean,
+    /// Changes outside them: in this many files and sections.
+    Overflow {
+        /// Files changed outside the claims.
+        files: usize,
+        /// Sections changed outside the claims.
+        sections: usize,
+    },
+    /// The changes could not be read.
+    NotVerified,
+}
+
+impl VerifyOutcome {
+    /// The note of the history row: empty when clean, else what was found.
+    pub(crate) fn history_note(self) -> String {
+        match self {
+            VerifyOutcome::Clean => String::new(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifyOutcome {
+    /// `clean`, `overflow: 2 files, 1 section` or `not verified`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyOutcome::Clean => f.write_str("clean"),
+            VerifyOutcome::Overflow { files, sections } => f.write_str(
+                &guard::overflow_note(*files, *sections).unwrap_or_else(|| "overflow".into()),
+            ),
+            VerifyOutcome::NotVerified => f.write_str("not verified"),
+        }
     }
 }
 
@@ -423,15 +469,31 @@ pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) 
         for m in &report.missing {
             writeln!(out, "{}", missing_line(m, &session)).map_err(Error::output)?;
         }
-        match report.note() {
-            Some(note) => {
-                writeln!(out, "{note}").map_err(Error::output)?;
-            }
-            None => {
+        match report.outcome() {
+            VerifyOutcome::Clean => {
                 writeln!(out, "clean: nothing outside the claims of {session}")
                     .map_err(Error::output)?;
             }
+            found => writeln!(out, "{found}").map_err(Error::output)?,
         }
     }
     Ok(if clean { exit::OK } else { exit::OVERFLOW })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VerifyOutcome;
+
+    #[test]
+    fn an_outcome_reads_as_close_records_it() {
+        assert_eq!(VerifyOutcome::Clean.to_string(), "clean");
+        assert_eq!(VerifyOutcome::Clean.history_note(), "");
+        let o = VerifyOutcome::Overflow {
+            files: 2,
+            sections: 1,
+        };
+        assert_eq!(o.to_string(), "overflow: 2 files, 1 section");
+        assert_eq!(o.history_note(), "overflow: 2 files, 1 section");
+        assert_eq!(VerifyOutcome::NotVerified.history_note(), "not verified");
+    }
 }

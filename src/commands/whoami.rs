@@ -20,10 +20,7 @@ struct WhoAmI {
 
 pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
-        return Err(Error::Refused(
-            "no current session: BSI_SESSION is not set".into(),
-            "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into(),
-        ));
+        return Err(Error::Refused { what: "no current session: BSI_SESSION is not set".into(), hint: "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into() });
     };
     check_session_id(session)?;
     let (brain, settings) = ctx.open()?;

@@ -241,15 +241,12 @@ impl Brain {
                 };
                 let merged =
                     registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
-                        Error::Refused(
-                            format!(
+                        Error::Refused { what: format!(
                                 "the local and the remote registry cannot be merged by rows: {e}"
-                            ),
-                            format!(
+                            ), hint: format!(
                                 "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
                                 b = self.branch
-                            ),
-                        )
+                            ) }
                     })?;
                 (self.parse(merged)?, true)
             }
@@ -395,7 +392,13 @@ impl Brain {
             return Ok(());
         }
         if fs::metadata(&self.registry).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(Error::Usage("the copy is read-only".into()));
+            return Err(Error::io(
+                format!("cannot write {}", self.registry.display()),
+                std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "the copy is read-only",
+                ),
+            ));
         }
         let tmp = self.root.join(format!(".{}.bsi-tmp", self.rel_to_root()));
         fs::write(&tmp, body.as_bytes())
