@@ -734,7 +734,7 @@ mod tests {
         let applied = apply(&brain, &settings, opts(), |reg| {
             Ok(Plan::Write {
                 text: format!("{}\nA closing remark.\n", reg.text()),
-                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                message: format!("bsi: test\n\n{}: test\n", crate::trailer::ACTION),
                 report: (),
             })
         })
@@ -801,7 +801,7 @@ mod tests {
         let plan = |reg: &Registry| {
             Ok(Plan::Write {
                 text: format!("{}\nremark\n", reg.text()),
-                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                message: format!("bsi: test\n\n{}: test\n", crate::trailer::ACTION),
                 report: (),
             })
         };
@@ -814,7 +814,7 @@ mod tests {
         let applied = apply(&brain, &settings, opts(), |reg| {
             Ok(Plan::Write {
                 text: format!("{}more\n", reg.text()),
-                message: "bsi: test 2\n\nBSI-Action: test\n".into(),
+                message: format!("bsi: test 2\n\n{}: test\n", crate::trailer::ACTION),
                 report: (),
             })
         })

@@ -1,9 +1,71 @@
-//! Commit message trailers (`BSI-Session: <id>`). Pure: text in, text out.
+//! Commit message trailers (`BSI-Session: <id>`), written and read here
+//! only: the trailer a commit hook adds to a user's commit, and the block
+//! bsi writes on its registry commits and `log` reads back. Pure: text in,
+//! text out.
 
 /// The trailer that ties a commit to a session.
 pub const SESSION: &str = "BSI-Session";
 /// The trailer bsi writes on its own registry commits.
 pub const ACTION: &str = "BSI-Action";
+/// Who acted, on a registry commit (commits of an older bsi have none).
+pub const AGENT: &str = "BSI-Agent";
+
+/// The trailers of a registry commit: its sessions, its action and who
+/// acted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registry {
+    /// The sessions the change is about, each once, in order.
+    pub sessions: Vec<String>,
+    /// `open`, `close`, `watchdog`…; `None` on a commit bsi did not write.
+    pub action: Option<String>,
+    /// Who acted.
+    pub agent: Option<String>,
+}
+
+impl Registry {
+    /// Reads them from a commit message (the first action and agent count).
+    pub fn parse(message: &str) -> Registry {
+        let first = |key| values(message, key).first().map(|v| (*v).to_string());
+        Registry {
+            sessions: values(message, SESSION)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            action: first(ACTION),
+            agent: first(AGENT),
+        }
+    }
+
+    /// The trailer block: a line per session, the action, the agent when
+    /// there is one.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for s in &self.sessions {
+            out.push_str(&format!("{SESSION}: {s}\n"));
+        }
+        if let Some(a) = &self.action {
+            out.push_str(&format!("{ACTION}: {a}\n"));
+        }
+        if let Some(a) = self.agent.as_deref().filter(|a| !a.is_empty()) {
+            out.push_str(&format!("{AGENT}: {a}\n"));
+        }
+        out
+    }
+}
+
+/// The lines of `message` that are bsi's own trailers, as written.
+pub fn bsi_lines(message: &str) -> Vec<&str> {
+    message
+        .lines()
+        .filter(|l| {
+            l.split_once(':').is_some_and(|(k, _)| {
+                [SESSION, ACTION, AGENT]
+                    .iter()
+                    .any(|key| k.trim().eq_ignore_ascii_case(key))
+            })
+        })
+        .collect()
+}
 
 /// The values of trailer `key` in `message` (any line `Key: value`,
 /// case-insensitive key, outside comment lines).
@@ -129,6 +191,24 @@ mod tests {
             add("docs: fix\n", SESSION, "s1", '#').as_deref(),
             Some("docs: fix\n\nBSI-Session: s1\n")
         );
+    }
+
+    #[test]
+    fn registry_trailers_read_back_as_written() {
+        let t = Registry {
+            sessions: vec!["s1".into(), "s2".into()],
+            action: Some("open".into()),
+            agent: Some("ana@box".into()),
+        };
+        let text = t.render();
+        assert_eq!(
+            text,
+            "BSI-Session: s1\nBSI-Session: s2\nBSI-Action: open\nBSI-Agent: ana@box\n"
+        );
+        let message = format!("bsi: open agents/\n\n{text}");
+        assert_eq!(Registry::parse(&message), t);
+        assert_eq!(bsi_lines(&message).len(), 4);
+        assert_eq!(Registry::parse("a plain commit\n"), Registry::default());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::error::{Result, exit};
-use crate::output;
+use crate::{output, trailer};
 
 #[derive(Serialize)]
 struct Entry {
@@ -15,7 +15,7 @@ struct Entry {
     time: String,
     author: String,
     action: Option<String>,
-    /// Who acted: the `BSI-Agent` trailer (commits of an older bsi have none).
+    /// Who acted: the [`trailer::AGENT`] trailer (commits of an older bsi have none).
     agent: Option<String>,
     sessions: Vec<String>,
     /// What the change was about: the summary after the action and session.
@@ -42,16 +42,6 @@ fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
     rest.to_string()
 }
 
-fn trailers<'a>(message: &'a str, key: &str) -> Vec<&'a str> {
-    message
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(key).then(|| v.trim())
-        })
-        .collect()
-}
-
 pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote(&brain.git)?;
@@ -61,33 +51,27 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
     let entries: Vec<Entry> = commits
         .iter()
         .map(|c| {
-            let action = trailers(&c.message, "BSI-Action")
-                .first()
-                .map(|s| s.to_string());
+            let trailer::Registry {
+                sessions,
+                action,
+                agent,
+            } = trailer::Registry::parse(&c.message);
             let time = FixedOffset::east_opt(c.time.1 * 60)
                 .and_then(|o| o.timestamp_opt(c.time.0, 0).single())
                 .unwrap_or_else(|| DateTime::UNIX_EPOCH.fixed_offset());
-            let sessions: Vec<String> = trailers(&c.message, "BSI-Session")
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
             let summary = c.message.lines().next().unwrap_or("").to_string();
             Entry {
                 commit: c.id.to_string(),
                 time: output::rfc3339(time),
                 author: c.author.clone(),
                 by_bsi: action.is_some(),
-                agent: trailers(&c.message, "BSI-Agent")
-                    .first()
-                    .map(|s| s.to_string()),
+                agent,
                 what: what_of(&summary, action.as_deref(), &sessions),
                 action,
                 sessions,
                 summary,
-                trailers: c
-                    .message
-                    .lines()
-                    .filter(|l| l.starts_with("BSI-"))
+                trailers: trailer::bsi_lines(&c.message)
+                    .into_iter()
                     .map(String::from)
                     .collect(),
             }

@@ -291,7 +291,7 @@ pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> Str
     commit_message_by(action, sessions, what, None)
 }
 
-/// [`commit_message`], with a `BSI-Agent` trailer naming who acted, so the
+/// [`commit_message`], with a [`crate::trailer::AGENT`] trailer naming who acted, so the
 /// journal shows the agent rather than a shared git identity.
 pub(crate) fn commit_message_by(
     action: &str,
@@ -317,15 +317,12 @@ pub(crate) fn commit_message_by(
     if summary.chars().count() > 100 {
         summary = summary.chars().take(99).collect::<String>() + "…";
     }
-    let mut msg = format!("{summary}\n\n");
-    for s in &uniq {
-        msg.push_str(&format!("BSI-Session: {s}\n"));
-    }
-    msg.push_str(&format!("BSI-Action: {action}\n"));
-    if let Some(a) = agent.filter(|a| !a.is_empty()) {
-        msg.push_str(&format!("BSI-Agent: {a}\n"));
-    }
-    msg
+    let trailers = crate::trailer::Registry {
+        sessions: uniq.iter().map(|s| (*s).to_string()).collect(),
+        action: Some(action.to_string()),
+        agent: agent.map(String::from),
+    };
+    format!("{summary}\n\n{}", trailers.render())
 }
 
 /// Scopes joined for a summary line.
