@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::values::{AgentName, SessionId, Ttl};
+
 /// Brain Session Index: claims on the parts of a git-tracked markdown brain,
 /// so parallel sessions (agents and people) do not edit the same thing.
 ///
@@ -94,14 +96,14 @@ pub enum Command {
         /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
         /// [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
-        ttl: Option<String>,
+        ttl: Option<Ttl>,
         /// Session id [default: $BSI_SESSION, else a new sess-YYYYMMDD-HHMM-xxxx].
         #[arg(long, value_name = "ID")]
-        session: Option<String>,
+        session: Option<SessionId>,
         /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
         /// user@host].
         #[arg(long, value_name = "NAME")]
-        agent: Option<String>,
+        agent: Option<AgentName>,
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
@@ -122,7 +124,7 @@ pub enum Command {
     /// Close a session's claims: they move to the history as `completed`.
     Close {
         /// The session [default: $BSI_SESSION].
-        session: Option<String>,
+        session: Option<SessionId>,
         /// Close only this scope.
         #[arg(long, value_name = "SCOPE")]
         scope: Option<String>,
@@ -131,7 +133,7 @@ pub enum Command {
         force: bool,
         /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
-        agent: Option<String>,
+        agent: Option<AgentName>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -139,10 +141,10 @@ pub enum Command {
     /// Extend a session's active claims, never past 8h after they were opened.
     Renew {
         /// The session [default: $BSI_SESSION].
-        session: Option<String>,
+        session: Option<SessionId>,
         /// New time left from now [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
-        ttl: Option<String>,
+        ttl: Option<Ttl>,
         /// Renew only this scope.
         #[arg(long, value_name = "SCOPE")]
         scope: Option<String>,
@@ -151,7 +153,7 @@ pub enum Command {
         force: bool,
         /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
         #[arg(long, value_name = "NAME")]
-        agent: Option<String>,
+        agent: Option<AgentName>,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -169,6 +171,9 @@ pub enum Command {
     /// A person frees a stale claim: it moves to the history as `released`.
     Release {
         /// The session whose claims are released.
+        // Read as written, not as a `SessionId`: a row edited by hand can
+        // hold an id that breaks the rule, and a person must be able to
+        // release it; an id the registry lacks is checked by `release`.
         session: String,
         /// Confirm the release; without it bsi only says what it would free (a preview, exit 0).
         #[arg(long)]
@@ -234,7 +239,7 @@ pub enum Command {
     /// is one too, shown with its lines and heading. Exits 6 on overflow.
     Verify {
         /// The session [default: $BSI_SESSION].
-        session: Option<String>,
+        session: Option<SessionId>,
         /// Also check the uncommitted changes of the work tree.
         #[arg(long)]
         worktree: bool,

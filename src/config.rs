@@ -167,14 +167,13 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
     let default_agent = raw
         .default_agent
         .map(|a| {
-            let a = a.trim().to_string();
-            if a.is_empty() || a.chars().any(char::is_control) || a.contains('|') || a.len() > 200 {
-                Err(ConfigError::Value {
-                    key: "default_agent",
-                    reason: "must be one line of text, not empty, without `|`".into(),
-                })
-            } else {
-                Ok(a)
+            let bad = || ConfigError::Value {
+                key: "default_agent",
+                reason: "must be one line of text, not empty, without `|`".into(),
+            };
+            match crate::values::AgentName::parse(&a) {
+                Ok(name) if !name.is_empty() => Ok(name.into_string()),
+                _ => Err(bad()),
             }
         })
         .transpose()?;

@@ -6,6 +6,7 @@ use crate::config::ConfigError;
 use crate::registry::ParseError;
 use crate::scope::ScopeError;
 use crate::ttl::TtlError;
+use crate::values::BadValue;
 
 /// Documented exit codes. Scripts depend on them.
 pub mod exit {
@@ -187,6 +188,12 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+impl From<BadValue> for Error {
+    fn from(e: BadValue) -> Error {
+        Error::BadInput(e.message, e.hint)
+    }
 }
 
 /// Shorthand.

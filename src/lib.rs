@@ -1,7 +1,8 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
-//! Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
+//! Values given at the edge are typed once in [`values`] (session ids, agent
+//! names, TTLs). Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
 //! sections a change touches, from old and new text), [`guard`] (changes
 //! against claims), [`trailer`], [`markdown`] (the only pulldown-cmark
 //! parser) and [`registry`] (including the row merge of two registries). IO
@@ -39,6 +40,7 @@ pub mod store;
 pub mod trailer;
 pub mod tree;
 pub mod ttl;
+pub mod values;
 pub mod wait;
 
 pub use error::{Error, Result, exit};
@@ -65,6 +67,16 @@ where
             if let Some(code) = agent_hook_usage_error(&args, &e) {
                 return code;
             }
+            // A session id, an agent or a TTL refused by its type: the same
+            // message, hint and JSON document as any other error of bsi.
+            if let Some(bad) = refused_value(&e) {
+                let json = args.iter().any(|a| a == "--json");
+                let code = report(&bad, json);
+                if args.iter().any(|a| a == "--shell") {
+                    shell_exit(code);
+                }
+                return code;
+            }
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -86,22 +98,40 @@ where
         // A reader that closed the pipe (`bsi log | head`) wanted no more:
         // a quiet end, as for any well-behaved filter.
         Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return exit::OK,
-        Err(e) => {
-            if json && !matches!(e, Error::Output(_)) {
-                let _ = output::print_json(&output::ErrorJson::of(&e));
-            }
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "error: {e}");
-            if let Some(h) = e.hint() {
-                let _ = writeln!(err, "hint: {h}");
-            }
-            e.code()
-        }
+        Err(e) => report(&e, json),
     };
     if shell && code != exit::OK {
         shell_exit(code);
     }
     code
+}
+
+/// Prints an error: as JSON on stdout with `--json`, as what happened and
+/// what to do next on stderr. Returns its exit code.
+fn report(e: &Error, json: bool) -> u8 {
+    if json && !matches!(e, Error::Output(_)) {
+        let _ = output::print_json(&output::ErrorJson::of(e));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "error: {e}");
+    if let Some(h) = e.hint() {
+        let _ = writeln!(err, "hint: {h}");
+    }
+    e.code()
+}
+
+/// The error of a typed value ([`values`]) that clap refused, as bsi's own.
+fn refused_value(e: &clap::Error) -> Option<Error> {
+    if e.kind() != clap::error::ErrorKind::ValueValidation {
+        return None;
+    }
+    let source = std::error::Error::source(e)?;
+    if let Some(bad) = source.downcast_ref::<values::BadValue>() {
+        return Some(bad.clone().into());
+    }
+    source
+        .downcast_ref::<ttl::TtlError>()
+        .map(|t| Error::Ttl(t.clone()))
 }
 
 /// For `eval "$(bsi open … --shell)"`: a run that does not exit 0 prints

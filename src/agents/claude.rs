@@ -140,8 +140,8 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// `CLAUDE_ENV_FILE`, so Claude's later shell commands have `BSI_SESSION`.
 /// `None` when the id is not a plain session id (nothing is quoted).
 pub fn env_file_line(session: &str) -> Option<String> {
-    crate::session::check_session_id(session).ok()?;
-    Some(format!("export BSI_SESSION={session}\n"))
+    let id = crate::values::SessionId::parse(session).ok()?;
+    Some(format!("export BSI_SESSION={id}\n"))
 }
 
 /// Appends [`env_file_line`] to `env_file`, unless its last such line

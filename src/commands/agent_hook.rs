@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::hook::{self, Judged};
 use super::open::{self, Claiming, Outcome};
-use super::{Ctx, check_session_id, session_claims, verify};
+use super::{Ctx, session_claims, verify};
 use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
@@ -144,9 +144,8 @@ fn known_session(
     tool: Tool,
     id: &str,
 ) -> Result<Option<String>> {
-    if let Some(s) = ctx.env_session.as_deref() {
-        check_session_id(s.trim())?;
-        return Ok(Some(s.trim().to_string()));
+    if let Some(s) = ctx.env_session()? {
+        return Ok(Some(s.into_string()));
     }
     map.get(tool, id)
 }
@@ -676,11 +675,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     };
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
-    let session = match ctx.env_session.as_deref() {
+    let session = match ctx.env_session()? {
         Some(s) => {
-            check_session_id(s.trim())?;
-            map.set(tool, &ev.session_id, s.trim())?;
-            s.trim().to_string()
+            map.set(tool, &ev.session_id, &s)?;
+            s.into_string()
         }
         None => {
             map.get_or_insert_with(tool, &ev.session_id, || new_session_id(ctx.now))?

@@ -10,6 +10,7 @@ use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::values::{AgentName, SessionId};
 
 #[derive(Serialize)]
 struct Closed {
@@ -24,15 +25,15 @@ struct Closed {
 
 pub(crate) fn run(
     ctx: &Ctx,
-    session: Option<&str>,
+    session: Option<&SessionId>,
     scope: Option<&str>,
     force: bool,
-    agent: Option<&str>,
+    agent: Option<&AgentName>,
     json: bool,
 ) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let config = &settings.config;
-    let session = ctx.session(session)?;
+    let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, config)?;
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{Ctx, check_session_id, verify};
+use super::{Ctx, verify};
 use crate::cli::HookAction;
 use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
@@ -121,10 +121,8 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
         }
         Err(e) => return Err(e),
     };
-    let session = ctx.env_session.as_deref().map(str::trim);
-    if let Some(s) = session {
-        check_session_id(s)?;
-    }
+    let session = ctx.env_session()?;
+    let session = session.as_deref();
     let index = ClaimIndex::new(&reg);
     // `git commit -a`, `git commit PATHS` and `-i` hand the hook a temporary
     // index: judge that one, which is what the commit records.
@@ -321,10 +319,9 @@ pub(crate) fn judge<'a>(
 }
 
 fn prepare_commit_msg(ctx: &Ctx, file: &Path) -> Result<u8> {
-    let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
+    let Some(session) = ctx.env_session()? else {
         return Ok(exit::OK);
     };
-    check_session_id(session)?;
     let comment = Git::discover(&ctx.cwd)
         .ok()
         .and_then(|g| g.config_string("core.commentChar"))
@@ -344,7 +341,7 @@ fn prepare_commit_msg(ctx: &Ctx, file: &Path) -> Result<u8> {
     let text = std::fs::read(&path)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     let text = String::from_utf8_lossy(&text);
-    if let Some(new) = trailer::add(&text, trailer::SESSION, session, comment) {
+    if let Some(new) = trailer::add(&text, trailer::SESSION, &session, comment) {
         std::fs::write(&path, new)
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     }

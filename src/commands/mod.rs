@@ -35,7 +35,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store::Brain;
-use crate::ttl;
+use crate::values::{AgentName, SessionId, Ttl};
 
 /// What a run knows about the world, read once at the edge.
 #[derive(Debug, Clone)]
@@ -203,26 +203,37 @@ impl Ctx {
         }
     }
 
-    /// The agent name: the flag, `BSI_AGENT`, `default_agent` of the
-    /// configuration, else `user@host`.
-    pub fn agent(&self, flag: Option<&str>, config: &Config) -> Result<String> {
-        let name = crate::settings::agent_name(flag, self.env_agent.as_deref(), config);
-        check_text("agent", &name)?;
-        Ok(name)
+    /// The agent name: the flag (checked by clap), `BSI_AGENT`,
+    /// `default_agent` of the configuration, else `user@host`; each through
+    /// the one rule of [`AgentName`].
+    pub fn agent(&self, flag: Option<&AgentName>, config: &Config) -> Result<AgentName> {
+        if let Some(a) = flag {
+            return Ok(a.clone());
+        }
+        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config);
+        Ok(AgentName::parse(&name)?)
     }
 
-    /// The session named by the argument or `BSI_SESSION`.
-    pub fn session(&self, arg: Option<&str>) -> Result<String> {
-        let s = arg
-            .or(self.env_session.as_deref())
-            .ok_or_else(|| {
-                Error::BadInput(
-                    "no session given: name one, or set BSI_SESSION".into(),
-                    "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
-                )
-            })?;
-        check_session_id(s.trim())?;
-        Ok(s.trim().to_string())
+    /// `BSI_SESSION`, through the rule of [`SessionId`], when it is set.
+    pub fn env_session(&self) -> Result<Option<SessionId>> {
+        Ok(self
+            .env_session
+            .as_deref()
+            .map(SessionId::parse)
+            .transpose()?)
+    }
+
+    /// The session named by the argument (checked by clap) or `BSI_SESSION`.
+    pub fn session(&self, arg: Option<&SessionId>) -> Result<SessionId> {
+        if let Some(s) = arg {
+            return Ok(s.clone());
+        }
+        self.env_session()?.ok_or_else(|| {
+            Error::BadInput(
+                "no session given: name one, or set BSI_SESSION".into(),
+                "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
+            )
+        })
     }
 }
 
@@ -238,34 +249,9 @@ pub(crate) fn note_commit(
     Ok(())
 }
 
-pub use crate::session::check_session_id;
-
-/// Free text that lands in a registry cell: one line, no control characters.
-pub fn check_text(what: &str, s: &str) -> Result<()> {
-    let flag = if what == "note" { "--note" } else { "--agent" };
-    if s.chars().any(char::is_control) {
-        return Err(Error::BadInput(
-            format!(
-                "the {what} contains a newline or another control character; registry cells hold one line"
-            ),
-            format!("run the same command with a one-line {flag} (join the lines with `; `)"),
-        ));
-    }
-    // The same limits as `default_agent` in .bsi.toml.
-    let limit = if what == "agent" { 200 } else { 500 };
-    if s.len() > limit {
-        return Err(Error::BadInput(
-            format!("the {what} is longer than {limit} bytes"),
-            format!("run the same command with a shorter {flag}"),
-        ));
-    }
-    if what == "agent" && s.contains('|') {
-        return Err(Error::BadInput(
-            format!("the agent name `{s}` contains `|`, the registry's column separator"),
-            "run the same command with a name without `|`, like `--agent claude`".into(),
-        ));
-    }
-    Ok(())
+/// A note that lands in a registry cell: one line, no control characters.
+pub fn check_note(s: &str) -> Result<()> {
+    Ok(crate::values::check_line("note", s)?)
 }
 
 /// Indexes of a session's claims, in the active and the stale table,
@@ -420,7 +406,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             &ctx,
             open::Request {
                 scopes,
-                ttl: ttl.as_deref().map(ttl::parse_ttl).transpose()?,
+                ttl: ttl.map(Ttl::duration),
                 session,
                 agent,
                 note,
@@ -436,10 +422,10 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             out,
         } => close::run(
             &ctx,
-            session.as_deref(),
+            session.as_ref(),
             scope.as_deref(),
             force,
-            agent.as_deref(),
+            agent.as_ref(),
             out.json,
         ),
         Command::Renew {
@@ -451,10 +437,10 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             out,
         } => renew::run(
             &ctx,
-            session.as_deref(),
-            ttl.as_deref().map(ttl::parse_ttl).transpose()?,
+            session.as_ref(),
+            ttl.map(Ttl::duration),
             scope.as_deref(),
-            (force, agent.as_deref()),
+            (force, agent.as_ref()),
             out.json,
         ),
         Command::Watchdog { out } => watchdog::run(&ctx, out.json),
@@ -473,7 +459,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             session,
             worktree,
             out,
-        } => verify::run(&ctx, session.as_deref(), worktree, out.json),
+        } => verify::run(&ctx, session.as_ref(), worktree, out.json),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Help { command } => meta::help(&command),

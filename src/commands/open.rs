@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::{DateTime, Duration, FixedOffset};
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, check_text, commit_message_by, scopes_summary};
+use super::{Ctx, check_note, commit_message_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::markdown::Outline;
@@ -16,14 +16,15 @@ use crate::resolve;
 use crate::scope::{Scope, Sections};
 use crate::store::Brain;
 use crate::ttl;
+use crate::values::{AgentName, SessionId};
 use crate::wait::Waiting;
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
     pub(crate) scopes: Vec<String>,
     pub(crate) ttl: Option<Duration>,
-    pub(crate) session: Option<String>,
-    pub(crate) agent: Option<String>,
+    pub(crate) session: Option<SessionId>,
+    pub(crate) agent: Option<AgentName>,
     pub(crate) note: Option<String>,
     /// `--wait`: how long to keep a refused request and retry.
     pub(crate) wait: Option<std::time::Duration>,
@@ -101,16 +102,16 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             scopes.push(s);
         }
     }
-    let agent = ctx.agent(req.agent.as_deref(), config)?;
+    let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
-    check_text("note", &note)?;
+    check_note(&note)?;
     let generated = req.session.is_none() && ctx.env_session.is_none();
-    let session = match req.session.as_deref().or(ctx.env_session.as_deref()) {
-        Some(s) => {
-            check_session_id(s.trim())?;
-            s.trim().to_string()
-        }
-        None => new_session_id(ctx.now),
+    let session = match req.session {
+        Some(s) => s.into_string(),
+        None => match ctx.env_session()? {
+            Some(s) => s.into_string(),
+            None => new_session_id(ctx.now),
+        },
     };
     let ttl = settings.ttl(req.ttl);
 

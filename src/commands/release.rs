@@ -4,11 +4,12 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::values::SessionId;
 
 #[derive(Serialize)]
 struct Released {
@@ -29,9 +30,9 @@ pub(crate) fn run(
 ) -> Result<u8> {
     // An id bsi would not hand out can still be in the registry (edited by
     // hand, like `s1 x`): such rows are released by their id as written.
-    let valid = check_session_id(session).is_ok();
+    let rule = SessionId::parse(session).map(|_| ());
     if session.trim().is_empty() || session.chars().any(char::is_control) {
-        check_session_id(session)?;
+        rule.clone()?;
     }
     let (brain, settings) = ctx.open()?;
     let scope = opt_scope(&brain, ctx, scope)?;
@@ -40,9 +41,7 @@ pub(crate) fn run(
     let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
         let (active, stale) = session_claims(reg, session, scope.as_ref());
         if active.is_empty() && stale.is_empty() {
-            if !valid {
-                check_session_id(session)?;
-            }
+            rule.clone()?;
             return Err(Error::NotFound(format!(
                 "session {session} holds no claim{}",
                 match &scope {

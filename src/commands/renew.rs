@@ -11,6 +11,7 @@ use crate::output::{self, ClaimJson};
 use crate::publish::{self, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::ttl;
+use crate::values::{AgentName, SessionId};
 
 #[derive(Serialize)]
 struct Renewed {
@@ -23,15 +24,15 @@ struct Renewed {
 
 pub(crate) fn run(
     ctx: &Ctx,
-    session: Option<&str>,
+    session: Option<&SessionId>,
     ttl_arg: Option<Duration>,
     scope: Option<&str>,
-    (force, agent): (bool, Option<&str>),
+    (force, agent): (bool, Option<&AgentName>),
     json: bool,
 ) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let config = &settings.config;
-    let session = ctx.session(session)?;
+    let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&brain, ctx, scope)?;
     let caller = ctx.agent(agent, config)?;
     let ttl = settings.ttl(ttl_arg);

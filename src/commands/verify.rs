@@ -383,9 +383,14 @@ pub(crate) fn missing_lines<'a>(
         .collect()
 }
 
-pub(crate) fn run(ctx: &Ctx, session: Option<&str>, worktree: bool, json: bool) -> Result<u8> {
+pub(crate) fn run(
+    ctx: &Ctx,
+    session: Option<&crate::values::SessionId>,
+    worktree: bool,
+    json: bool,
+) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    let session = ctx.session(session)?;
+    let session = ctx.session(session)?.into_string();
     let remote = settings.remote(&brain.git)?;
     let view = brain.view(remote.as_ref())?;
     // A closed session is verified against the scopes its history rows

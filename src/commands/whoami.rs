@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, status};
+use super::{Ctx, status};
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::registry::Claim;
@@ -19,19 +19,18 @@ struct WhoAmI {
 }
 
 pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
-    let Some(session) = ctx.env_session.as_deref().map(str::trim) else {
+    let Some(session) = ctx.env_session()? else {
         return Err(Error::Refused { what: "no current session: BSI_SESSION is not set".into(), hint: "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into() });
     };
-    check_session_id(session)?;
     let (brain, settings) = ctx.open()?;
-    let agent = ctx.agent(None, &settings.config)?;
+    let agent = ctx.agent(None, &settings.config)?.into_string();
     let (view, fresh) = crate::publish::read(&brain, &settings, ctx.now, offline)?;
     let sync = status::sync_state(ctx, &brain, &settings, &view, &fresh);
     let reg = &view.registry;
     let mine = |claims: &[Claim]| -> Vec<Claim> {
         claims
             .iter()
-            .filter(|c| c.session == session)
+            .filter(|c| c.session == *session)
             .cloned()
             .collect()
     };
