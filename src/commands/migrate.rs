@@ -192,10 +192,13 @@ fn check_rows_present(
         }
     })?;
     if !brain.parse(merged)?.same_rows(&view.registry) {
-        return Err(Error::Refused { what: format!(
+        return Err(Error::Refused {
+            what: format!(
                 "the registry branch {} exists already, and this branch's {} holds rows it lacks",
                 brain.branch, brain.rel
-            ), hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into() });
+            ),
+            hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
+        });
     }
     Ok(())
 }

@@ -241,12 +241,15 @@ impl Brain {
                 };
                 let merged =
                     registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
-                        Error::Refused { what: format!(
+                        Error::Refused {
+                            what: format!(
                                 "the local and the remote registry cannot be merged by rows: {e}"
-                            ), hint: format!(
+                            ),
+                            hint: format!(
                                 "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
                                 b = self.branch
-                            ) }
+                            ),
+                        }
                     })?;
                 (self.parse(merged)?, true)
             }
