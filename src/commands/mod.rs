@@ -450,7 +450,16 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             scope,
             force,
             out,
-        } => release::run(&ctx, &session, confirm, scope.as_deref(), force, out.json),
+        } => release::run(
+            &ctx,
+            release::Request {
+                session: &session,
+                scope: scope.as_deref(),
+                confirm,
+                force,
+            },
+            out.json,
+        ),
         Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
         Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),

@@ -20,14 +20,26 @@ struct Released {
     commit: Option<String>,
 }
 
-pub(crate) fn run(
-    ctx: &Ctx,
-    session: &str,
-    confirm: bool,
-    scope: Option<&str>,
-    force: bool,
-    json: bool,
-) -> Result<u8> {
+/// What `bsi release` is asked for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request<'a> {
+    /// The session, as written on the command line (see below).
+    pub(crate) session: &'a str,
+    /// `--scope`: only this scope.
+    pub(crate) scope: Option<&'a str>,
+    /// `--confirm`: release; without it, a preview.
+    pub(crate) confirm: bool,
+    /// `--force`: active claims too.
+    pub(crate) force: bool,
+}
+
+pub(crate) fn run(ctx: &Ctx, req: Request<'_>, json: bool) -> Result<u8> {
+    let Request {
+        session,
+        scope,
+        confirm,
+        force,
+    } = req;
     // An id bsi would not hand out can still be in the registry (edited by
     // hand, like `s1 x`): such rows are released by their id as written.
     let rule = SessionId::parse(session).map(|_| ());
