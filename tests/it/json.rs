@@ -2,7 +2,7 @@
 //! on real temporary repositories. The validator below knows the subset of
 //! JSON Schema (draft 2020-12) the file uses: `type` (one or a list),
 //! `properties`, `required`, `additionalProperties: false`, `items`, `enum`,
-//! `$ref` into `$defs`; a keyword it does not know fails the test, so the
+//! `format: date-time` (RFC 3339 to the second), `$ref` into `$defs`; a keyword it does not know fails the test, so the
 //! schema cannot say more than is checked.
 
 use serde_json::{Map, Value};
@@ -24,6 +24,7 @@ const KNOWN: &[&str] = &[
     "additionalProperties",
     "items",
     "enum",
+    "format",
 ];
 
 fn schema() -> Value {
@@ -85,6 +86,12 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
             "{at}: {v} is not one of {}",
             Value::Array(e.clone())
         ));
+    }
+    if let (Some(f), Value::String(t)) = (s.get("format").and_then(Value::as_str), v) {
+        assert_eq!(f, "date-time", "unsupported format {f}");
+        if chrono::DateTime::parse_from_rfc3339(t).is_err() || t.contains('.') {
+            errors.push(format!("{at}: `{t}` is not an RFC 3339 time to the second"));
+        }
     }
     if let Value::Object(obj) = v {
         object(root, s, obj, at, errors);
@@ -184,6 +191,15 @@ fn the_validator_catches_what_the_schema_forbids() {
         &mut errors,
     );
     assert_eq!(errors.len(), 1, "{errors:?}");
+    let time = &root["$defs"]["time"];
+    let mut errors = Vec::new();
+    let east = Value::from("2026-03-14T09:30:00+02:00");
+    check(&root, time, &east, "", &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    for bad in ["2026-03-14 09:30", "2026-03-14T09:30:00.5Z"] {
+        check(&root, time, &Value::from(bad), "", &mut errors);
+    }
+    assert_eq!(errors.len(), 2, "{errors:?}");
 }
 
 #[test]
