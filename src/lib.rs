@@ -67,28 +67,29 @@ where
             if let Some(code) = agent_hook_usage_error(&args, &e) {
                 return code;
             }
+            let json = args.iter().any(|a| a == "--json");
+            let shell = args.iter().any(|a| a == "--shell");
             // A session id, an agent or a TTL refused by its type: the same
             // message, hint and JSON document as any other error of bsi.
-            if let Some(bad) = refused_value(&e) {
-                let json = args.iter().any(|a| a == "--json");
-                let code = report(&bad, json);
-                if args.iter().any(|a| a == "--shell") {
-                    shell_exit(code);
+            let code = if let Some(bad) = refused_value(&e) {
+                report(&bad, json)
+            } else if is_help(&e) {
+                let _ = e.print();
+                return exit::OK;
+            } else {
+                if json {
+                    // The document every failed --json run prints; clap's
+                    // own words, with its tips, still go to stderr.
+                    let _ =
+                        output::print_json(&output::ErrorJson::of(&Error::Usage(clap_message(&e))));
                 }
-                return code;
-            }
-            let _ = e.print();
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    exit::OK
-                }
-                _ => {
-                    if args.iter().any(|a| a == "--shell") {
-                        shell_exit(exit::USAGE);
-                    }
-                    exit::USAGE
-                }
+                let _ = e.print();
+                exit::USAGE
             };
+            if shell {
+                shell_exit(code);
+            }
+            return code;
         }
     };
     let json = cli.wants_json();
@@ -118,6 +119,26 @@ fn report(e: &Error, json: bool) -> u8 {
         let _ = writeln!(err, "hint: {h}");
     }
     e.code()
+}
+
+/// The first line of clap's error, without its `error: `.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("error: "))
+        .map_or_else(
+            || e.kind().as_str().unwrap_or("usage error").to_string(),
+            str::to_string,
+        )
+}
+
+/// Whether clap stopped to show the help or the version (exit 0).
+fn is_help(e: &clap::Error) -> bool {
+    matches!(
+        e.kind(),
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+    )
 }
 
 /// The error of a typed value ([`values`]) that clap refused, as bsi's own.

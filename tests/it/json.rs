@@ -308,6 +308,9 @@ fn every_json_document_matches_the_schema() {
         (&["open", "agents/", "--session", "a b", "--json"][..], 2),
         (&["open", "agents/", "--agent", "a|b", "--json"][..], 2),
         (&["renew", "s1", "--ttl", "9h", "--json"][..], 2),
+        // A command line clap cannot read.
+        (&["status", "--json", "--bogus"][..], 2),
+        (&["open", "--json"][..], 2),
     ] {
         let r = b.bsi(args);
         r.code(code);
