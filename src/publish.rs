@@ -104,12 +104,8 @@ pub fn apply<R>(
     opts: Options,
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
-    let mut lock = brain.lock()?;
-    if let Some(done) = brain.repair(&mut lock) {
-        eprintln!("note: {done}");
-    }
     let remote = settings.remote(&brain.git)?;
-    let _record = lock.record("write")?;
+    let _lock = brain.writer("write")?;
     match remote {
         None => local(brain, settings.history_keep, &mut plan),
         Some(remote) => Publisher {
@@ -713,6 +709,17 @@ mod tests {
         (brain, settings)
     }
 
+    /// A plan that appends `extra` to the registry's text.
+    fn append(extra: &'static str) -> impl FnMut(&Registry) -> Result<Plan<()>> {
+        move |reg| {
+            Ok(Plan::Write {
+                text: format!("{}{extra}", reg.text()),
+                message: "bsi: test\n\nBSI-Action: test\n".into(),
+                report: (),
+            })
+        }
+    }
+
     fn opts() -> Options {
         Options {
             now: now(),
@@ -731,14 +738,8 @@ mod tests {
         );
         let before = git(p, &["rev-parse", "brain-index"]);
         let (brain, settings) = open(p);
-        let applied = apply(&brain, &settings, opts(), |reg| {
-            Ok(Plan::Write {
-                text: format!("{}\nA closing remark.\n", reg.text()),
-                message: "bsi: test\n\nBSI-Action: test\n".into(),
-                report: (),
-            })
-        })
-        .expect("apply");
+        let applied =
+            apply(&brain, &settings, opts(), append("\nA closing remark.\n")).expect("apply");
         assert_eq!(applied.landing.landed, Landed::Local);
         let tip = git(p, &["rev-parse", "brain-index"]);
         assert_eq!(
@@ -798,27 +799,13 @@ mod tests {
             &["remote", "add", "origin", url.to_str().expect("utf-8")],
         );
         let (brain, settings) = open(p);
-        let plan = |reg: &Registry| {
-            Ok(Plan::Write {
-                text: format!("{}\nremark\n", reg.text()),
-                message: "bsi: test\n\nBSI-Action: test\n".into(),
-                report: (),
-            })
-        };
-        let applied = apply(&brain, &settings, opts(), plan).expect("offline");
+        let applied = apply(&brain, &settings, opts(), append("\nremark\n")).expect("offline");
         assert!(matches!(applied.landing.landed, Landed::Pending(_)));
         let tips = brain.tips(settings.remote(&brain.git).expect("remote").as_ref());
         assert!(tips.tracking.is_none() && tips.local.is_some());
         // The remote comes into being: the next write publishes both.
         git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
-        let applied = apply(&brain, &settings, opts(), |reg| {
-            Ok(Plan::Write {
-                text: format!("{}more\n", reg.text()),
-                message: "bsi: test 2\n\nBSI-Action: test\n".into(),
-                report: (),
-            })
-        })
-        .expect("online");
+        let applied = apply(&brain, &settings, opts(), append("more\n")).expect("online");
         assert_eq!(applied.landing.landed, Landed::Published);
         assert_eq!(
             applied.landing.published.len(),
