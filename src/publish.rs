@@ -146,21 +146,14 @@ fn local<R>(
             text,
             message,
             report,
-        } => {
-            let (commit, registry) =
-                commit_on(brain, tips.local, brain.parse(text)?, &message, Some(keep))?;
-            move_local(brain, commit, tips.local, &message)?;
-            brain.refresh_copy(&registry);
-            Ok(Applied {
-                report,
-                commit: Some(commit),
-                landing: Landing {
-                    landed: Landed::Local,
-                    published: Vec::new(),
-                    registry,
-                },
-            })
-        }
+        } => commit_locally(
+            brain,
+            tips,
+            tips.local,
+            (text, message, report),
+            Some(keep),
+            Landed::Local,
+        ),
     }
 }
 
@@ -171,6 +164,30 @@ fn local<R>(
 /// remote's tip, or the local branch of a brain without remote): an offline
 /// commit never archives, so no archive file can be left behind on a side
 /// branch while the merge by rows drops its rows from the table.
+/// Commits a plan's registry on `parent` and moves the local branch to it
+/// (from where `tips` saw it): a brain without remote, or one offline.
+fn commit_locally<R>(
+    brain: &Brain,
+    tips: Tips,
+    parent: Option<Oid>,
+    (text, message, report): (String, String, R),
+    keep: Option<usize>,
+    landed: Landed,
+) -> Result<Applied<R>> {
+    let (commit, registry) = commit_on(brain, parent, brain.parse(text)?, &message, keep)?;
+    move_local(brain, commit, tips.local, &message)?;
+    brain.refresh_copy(&registry);
+    Ok(Applied {
+        report,
+        commit: Some(commit),
+        landing: Landing {
+            landed,
+            published: Vec::new(),
+            registry,
+        },
+    })
+}
+
 fn commit_on(
     brain: &Brain,
     parent: Option<Oid>,
@@ -500,19 +517,14 @@ impl Publisher<'_> {
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                let (commit, registry) =
-                    commit_on(brain, parent, brain.parse(text)?, &message, None)?;
-                move_local(brain, commit, tips.local, &message)?;
-                brain.refresh_copy(&registry);
-                Ok(Applied {
-                    report,
-                    commit: Some(commit),
-                    landing: Landing {
-                        landed: Landed::Pending(why),
-                        published: Vec::new(),
-                        registry,
-                    },
-                })
+                commit_locally(
+                    brain,
+                    tips,
+                    parent,
+                    (text, message, report),
+                    None,
+                    Landed::Pending(why),
+                )
             }
         }
     }
