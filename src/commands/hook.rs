@@ -12,7 +12,10 @@ use crate::git::{ChangesOf, Git};
 use crate::guard::{ClaimIndex, Finding};
 use crate::hooks;
 use crate::output;
+use crate::registry::Registry;
 use crate::scope::Scope;
+use crate::settings::Settings;
+use crate::store::Brain;
 use crate::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
@@ -85,41 +88,13 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
 
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let mut err = std::io::stderr().lock();
-    // A broken .bsi.toml does not block commits: it is said, and the hook
-    // runs with the defaults.
-    let (brain, settings) = match ctx.open() {
-        Ok(v) => v,
-        Err(e @ Error::Config { .. }) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {e}; the hook runs with the default settings"
-            );
-            ctx.open_with_default_config()?
-        }
-        Err(e) => return Err(e),
-    };
-    if let Some(w) = &settings.hook_mode_warning {
-        let _ = writeln!(err, "bsi: warning: {w}");
-    }
+    let (brain, settings) = open_for_hook(ctx, &mut err)?;
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
-    // The local registry branch and the remote as last fetched: the hook
-    // never touches the network.
-    let remote = settings.remote(&brain.git).ok().flatten();
-    let reg = match brain.view(remote.as_ref()) {
-        Ok(v) => v.registry,
-        // No registry: bsi is not used in this repository.
-        Err(Error::NoRegistry { .. }) => return Ok(exit::OK),
-        Err(e @ Error::NotMigrated { .. }) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {e}; commits are not checked until then. Next: a person runs `bsi migrate`."
-            );
-            return Ok(exit::OK);
-        }
-        Err(e) => return Err(e),
+    let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
+        return Ok(exit::OK);
     };
     let session = ctx.env_session.as_deref().map(str::trim);
     if let Some(s) = session {
@@ -141,37 +116,97 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     }
 
     let refuse_claimed = mode != HookMode::Warn;
-    let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut refused = false;
     if registry_staged {
         refused |= refuse_claimed;
-        let _ = writeln!(
-            err,
-            "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
-            label(refuse_claimed),
-            brain.rel,
-            brain.branch
-        );
-        let _ = writeln!(
-            err,
-            "  take it out of the commit with `git rm --cached {}`, then commit again",
-            brain.rel
-        );
+        say_registry_staged(&mut err, &brain, refuse_claimed);
     }
     let judged = judge(&findings, session, mode, "commit");
     refused |= judged.refused;
     for line in &judged.lines {
         let _ = writeln!(err, "{line}");
     }
-    let holders = judged.holders;
-    if !holders.is_empty() {
+    say_ways_out(&mut err, &judged, session);
+    if refused {
+        let _ = writeln!(
+            err,
+            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
+        );
+        Ok(exit::CONFLICT)
+    } else {
+        Ok(exit::OK)
+    }
+}
+
+/// The brain and its settings. A broken .bsi.toml does not block commits:
+/// it is said, and the hook runs with the defaults.
+fn open_for_hook(ctx: &Ctx, err: &mut impl Write) -> Result<(Brain, Settings)> {
+    let (brain, settings) = match ctx.open() {
+        Ok(v) => v,
+        Err(e @ Error::Config { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; the hook runs with the default settings"
+            );
+            ctx.open_with_default_config()?
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(w) = &settings.hook_mode_warning {
+        let _ = writeln!(err, "bsi: warning: {w}");
+    }
+    Ok((brain, settings))
+}
+
+/// The local registry branch and the remote as last fetched: the hook
+/// never touches the network. `None`: there is nothing to check against.
+fn hook_registry(
+    brain: &Brain,
+    settings: &Settings,
+    err: &mut impl Write,
+) -> Result<Option<Registry>> {
+    let remote = settings.remote(&brain.git).ok().flatten();
+    match brain.view(remote.as_ref()) {
+        Ok(v) => Ok(Some(v.registry)),
+        // No registry: bsi is not used in this repository.
+        Err(Error::NoRegistry { .. }) => Ok(None),
+        Err(e @ Error::NotMigrated { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; commits are not checked until then. Next: a person runs `bsi migrate`."
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
+    let _ = writeln!(
+        err,
+        "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
+        if refused { "refused" } else { "warning" },
+        brain.rel,
+        brain.branch
+    );
+    let _ = writeln!(
+        err,
+        "  take it out of the commit with `git rm --cached {}`, then commit again",
+        brain.rel
+    );
+}
+
+/// What the committer can do: per holder of a claim in the way, and for
+/// changes outside the session's claims.
+fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>) {
+    if !judged.holders.is_empty() {
         if session.is_none() {
             let _ = writeln!(
                 err,
                 "  BSI_SESSION is not set, so every claim counts as another session's"
             );
         }
-        for (s, stale) in &holders {
+        for (s, stale) in &judged.holders {
             if *stale {
                 let _ = writeln!(
                     err,
@@ -190,15 +225,6 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
             err,
             "  claim what you change with `bsi open SCOPE` (as the same session)"
         );
-    }
-    if refused {
-        let _ = writeln!(
-            err,
-            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
-        );
-        Ok(exit::CONFLICT)
-    } else {
-        Ok(exit::OK)
     }
 }
 
