@@ -13,7 +13,8 @@ use crate::ttl;
 /// The file name, at the brain root (the directory holding the registry).
 pub const CONFIG_FILE: &str = ".bsi.toml";
 
-/// Every key bsi understands, in the order the documentation lists them.
+/// Every key bsi understands, in the order of the [`Config`] fields (the
+/// documentation groups them differently).
 pub const KEYS: &[&str] = &[
     "default_ttl",
     "default_agent",
@@ -147,7 +148,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| syntax(text, &e))?;
     refuse_unknown_keys(&table)?;
     let raw: Raw = toml::from_str(text).map_err(|e| syntax(text, &e))?;
-    // Checked in the order of the keys: the first bad value is reported.
+    // Checked in the order of [`KEYS`]: the first bad value is reported.
     Ok(Config {
         default_ttl: raw.default_ttl.map(default_ttl).transpose()?,
         default_agent: raw.default_agent.map(default_agent).transpose()?,

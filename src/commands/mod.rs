@@ -1,6 +1,7 @@
 //! One file per subcommand, and what they share: the context of a run (clock,
-//! current directory, session and agent from the environment) and the
-//! helpers that find a session's claims and write commit messages.
+//! current directory, session and agent from the environment), the shape of
+//! a write command (`WriteCommand`) and the helpers that find a session's
+//! claims and write commit messages.
 
 mod agent;
 pub(crate) mod agent_hook;
