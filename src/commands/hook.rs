@@ -9,10 +9,10 @@ use crate::cli::HookAction;
 use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
-use crate::guard::{ClaimIndex, Finding};
+use crate::guard::{ClaimIndex, Finding, Region};
 use crate::hooks;
 use crate::output;
-use crate::registry::Registry;
+use crate::registry::{Claim, Registry};
 use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store::Brain;
@@ -185,7 +185,7 @@ fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
     let _ = writeln!(
         err,
         "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
-        if refused { "refused" } else { "warning" },
+        label(refused),
         brain.rel,
         brain.branch
     );
@@ -251,7 +251,6 @@ pub(crate) fn judge<'a>(
 ) -> Judged<'a> {
     let refuse_claimed = mode != HookMode::Warn;
     let refuse_outside = mode == HookMode::Strict;
-    let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut lines: Vec<String> = Vec::new();
     let mut refused = false;
     let mut holders: Vec<(&'a str, bool)> = Vec::new();
@@ -264,22 +263,12 @@ pub(crate) fn judge<'a>(
                 region,
             } => {
                 refused |= refuse_claimed;
-                let place = match region {
-                    Some(r) => format!("{path} {}", r.describe()),
-                    None => path.clone(),
-                };
-                let agent = if claim.agent.is_empty() {
-                    "unknown agent".to_string()
-                } else {
-                    format!("agent {}", claim.agent)
-                };
-                lines.push(format!(
-                    "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
-                    label(refuse_claimed),
-                    if *stale { " stale" } else { "n active" },
-                    claim.session,
-                    claim.scope,
-                    output::local_zone_ts(claim.expires),
+                lines.push(claimed_line(
+                    path,
+                    claim,
+                    *stale,
+                    region.as_ref(),
+                    refuse_claimed,
                 ));
                 if !holders.iter().any(|(s, _)| *s == claim.session) {
                     holders.push((&claim.session, *stale));
@@ -287,52 +276,17 @@ pub(crate) fn judge<'a>(
             }
             Finding::Outside { path, region } => {
                 refused |= refuse_outside;
-                let who = session.unwrap_or("the session");
-                let what = match region {
-                    Some(r) => format!(
-                        "{path} {} is outside the sections {who} holds in this file",
-                        r.describe()
-                    ),
-                    None => format!("{path} is outside every scope {who} holds"),
-                };
-                lines.push(format!("bsi: {}: {what}", label(refuse_outside)));
+                lines.push(outside_line(path, region.as_ref(), session, refuse_outside));
             }
             Finding::HeadingGone {
                 path,
                 claim,
                 renamed_to,
             } => {
-                let heading = match &claim.scope {
-                    Scope::Section { heading, .. } => heading.as_str(),
-                    _ => "",
-                };
-                let who = &claim.session;
-                if renamed_to.is_empty() {
-                    lines.push(format!(
-                        "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
-                        claim.scope, claim.scope
-                    ));
-                } else {
+                if !renamed_to.is_empty() {
                     refused |= refuse_claimed;
-                    lines.push(format!(
-                        "bsi: {}: this {change} renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
-                        label(refuse_claimed),
-                        renamed_to
-                            .iter()
-                            .map(|h| format!("`{h}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                    for h in renamed_to {
-                        lines.push(format!(
-                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
-                            Scope::Section {
-                                file: path.clone(),
-                                heading: h.clone()
-                            }
-                        ));
-                    }
                 }
+                heading_gone_lines(&mut lines, path, claim, renamed_to, change, refuse_claimed);
             }
         }
     }
@@ -343,6 +297,98 @@ pub(crate) fn judge<'a>(
         outside: findings
             .iter()
             .any(|f| matches!(f, Finding::Outside { .. })),
+    }
+}
+
+fn label(refused: bool) -> &'static str {
+    if refused { "refused" } else { "warning" }
+}
+
+/// A change inside another session's claim.
+fn claimed_line(
+    path: &str,
+    claim: &Claim,
+    stale: bool,
+    region: Option<&Region>,
+    refused: bool,
+) -> String {
+    let place = match region {
+        Some(r) => format!("{path} {}", r.describe()),
+        None => path.to_string(),
+    };
+    let agent = if claim.agent.is_empty() {
+        "unknown agent".to_string()
+    } else {
+        format!("agent {}", claim.agent)
+    };
+    format!(
+        "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
+        label(refused),
+        if stale { " stale" } else { "n active" },
+        claim.session,
+        claim.scope,
+        output::local_zone_ts(claim.expires),
+    )
+}
+
+/// A change outside every scope the session holds.
+fn outside_line(
+    path: &str,
+    region: Option<&Region>,
+    session: Option<&str>,
+    refused: bool,
+) -> String {
+    let who = session.unwrap_or("the session");
+    let what = match region {
+        Some(r) => format!(
+            "{path} {} is outside the sections {who} holds in this file",
+            r.describe()
+        ),
+        None => format!("{path} is outside every scope {who} holds"),
+    };
+    format!("bsi: {}: {what}", label(refused))
+}
+
+/// A change that removes or renames the heading of one of the session's
+/// own section claims; a rename to headings it does not hold is refused
+/// (`refused`) with the claims to open first.
+fn heading_gone_lines(
+    lines: &mut Vec<String>,
+    path: &str,
+    claim: &Claim,
+    renamed_to: &[String],
+    change: &str,
+    refused: bool,
+) {
+    let heading = match &claim.scope {
+        Scope::Section { heading, .. } => heading.as_str(),
+        _ => "",
+    };
+    let who = &claim.session;
+    if renamed_to.is_empty() {
+        lines.push(format!(
+            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
+            claim.scope, claim.scope
+        ));
+        return;
+    }
+    lines.push(format!(
+        "bsi: {}: this {change} renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
+        label(refused),
+        renamed_to
+            .iter()
+            .map(|h| format!("`{h}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for h in renamed_to {
+        lines.push(format!(
+            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
+            Scope::Section {
+                file: path.to_string(),
+                heading: h.clone()
+            }
+        ));
     }
 }
 
