@@ -647,29 +647,13 @@ impl Git {
     /// Commits reachable from HEAD but not from `base` (all of HEAD's
     /// history when `None`), newest first.
     pub fn commits_since(&self, base: Option<Oid>) -> Result<Vec<CommitInfo>> {
-        let mut walk = self.repo.revwalk()?;
-        match walk.push_head() {
-            Ok(()) => {}
+        match self.repo.head() {
+            Ok(h) => self.log_range(h.peel_to_commit()?.id(), base),
             Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-                return Ok(Vec::new());
+                Ok(Vec::new())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
-        if let Some(b) = base {
-            walk.hide(b)?;
-        }
-        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
-        let mut out = Vec::new();
-        for id in walk {
-            let c = self.repo.find_commit(id?)?;
-            out.push(CommitInfo {
-                id: c.id(),
-                parent: c.parent_id(0).ok(),
-                merge: c.parent_count() > 1,
-                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            });
-        }
-        Ok(out)
     }
 }
 

@@ -104,12 +104,8 @@ pub fn apply<R>(
     opts: Options,
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
-    let mut lock = brain.lock()?;
-    if let Some(done) = brain.repair(&mut lock) {
-        eprintln!("note: {done}");
-    }
     let remote = settings.remote(&brain.git)?;
-    let _record = lock.record("write")?;
+    let _lock = brain.writer("write")?;
     match remote {
         None => local(brain, settings.history_keep, &mut plan),
         Some(remote) => Publisher {
@@ -150,21 +146,14 @@ fn local<R>(
             text,
             message,
             report,
-        } => {
-            let (commit, registry) =
-                commit_on(brain, tips.local, brain.parse(text)?, &message, Some(keep))?;
-            move_local(brain, commit, tips.local, &message)?;
-            brain.refresh_copy(&registry);
-            Ok(Applied {
-                report,
-                commit: Some(commit),
-                landing: Landing {
-                    landed: Landed::Local,
-                    published: Vec::new(),
-                    registry,
-                },
-            })
-        }
+        } => commit_locally(
+            brain,
+            tips,
+            tips.local,
+            (text, message, report),
+            Some(keep),
+            Landed::Local,
+        ),
     }
 }
 
@@ -175,6 +164,30 @@ fn local<R>(
 /// remote's tip, or the local branch of a brain without remote): an offline
 /// commit never archives, so no archive file can be left behind on a side
 /// branch while the merge by rows drops its rows from the table.
+/// Commits a plan's registry on `parent` and moves the local branch to it
+/// (from where `tips` saw it): a brain without remote, or one offline.
+fn commit_locally<R>(
+    brain: &Brain,
+    tips: Tips,
+    parent: Option<Oid>,
+    (text, message, report): (String, String, R),
+    keep: Option<usize>,
+    landed: Landed,
+) -> Result<Applied<R>> {
+    let (commit, registry) = commit_on(brain, parent, brain.parse(text)?, &message, keep)?;
+    move_local(brain, commit, tips.local, &message)?;
+    brain.refresh_copy(&registry);
+    Ok(Applied {
+        report,
+        commit: Some(commit),
+        landing: Landing {
+            landed,
+            published: Vec::new(),
+            registry,
+        },
+    })
+}
+
 fn commit_on(
     brain: &Brain,
     parent: Option<Oid>,
@@ -504,19 +517,14 @@ impl Publisher<'_> {
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                let (commit, registry) =
-                    commit_on(brain, parent, brain.parse(text)?, &message, None)?;
-                move_local(brain, commit, tips.local, &message)?;
-                brain.refresh_copy(&registry);
-                Ok(Applied {
-                    report,
-                    commit: Some(commit),
-                    landing: Landing {
-                        landed: Landed::Pending(why),
-                        published: Vec::new(),
-                        registry,
-                    },
-                })
+                commit_locally(
+                    brain,
+                    tips,
+                    parent,
+                    (text, message, report),
+                    None,
+                    Landed::Pending(why),
+                )
             }
         }
     }
@@ -713,6 +721,17 @@ mod tests {
         (brain, settings)
     }
 
+    /// A plan that appends `extra` to the registry's text.
+    fn append(extra: &'static str) -> impl FnMut(&Registry) -> Result<Plan<()>> {
+        move |reg| {
+            Ok(Plan::Write {
+                text: format!("{}{extra}", reg.text()),
+                message: format!("bsi: test\n\n{}: test\n", crate::trailer::ACTION),
+                report: (),
+            })
+        }
+    }
+
     fn opts() -> Options {
         Options {
             now: now(),
@@ -731,14 +750,8 @@ mod tests {
         );
         let before = git(p, &["rev-parse", "brain-index"]);
         let (brain, settings) = open(p);
-        let applied = apply(&brain, &settings, opts(), |reg| {
-            Ok(Plan::Write {
-                text: format!("{}\nA closing remark.\n", reg.text()),
-                message: format!("bsi: test\n\n{}: test\n", crate::trailer::ACTION),
-                report: (),
-            })
-        })
-        .expect("apply");
+        let applied =
+            apply(&brain, &settings, opts(), append("\nA closing remark.\n")).expect("apply");
         assert_eq!(applied.landing.landed, Landed::Local);
         let tip = git(p, &["rev-parse", "brain-index"]);
         assert_eq!(
@@ -798,27 +811,13 @@ mod tests {
             &["remote", "add", "origin", url.to_str().expect("utf-8")],
         );
         let (brain, settings) = open(p);
-        let plan = |reg: &Registry| {
-            Ok(Plan::Write {
-                text: format!("{}\nremark\n", reg.text()),
-                message: format!("bsi: test\n\n{}: test\n", crate::trailer::ACTION),
-                report: (),
-            })
-        };
-        let applied = apply(&brain, &settings, opts(), plan).expect("offline");
+        let applied = apply(&brain, &settings, opts(), append("\nremark\n")).expect("offline");
         assert!(matches!(applied.landing.landed, Landed::Pending(_)));
         let tips = brain.tips(settings.remote(&brain.git).expect("remote").as_ref());
         assert!(tips.tracking.is_none() && tips.local.is_some());
         // The remote comes into being: the next write publishes both.
         git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
-        let applied = apply(&brain, &settings, opts(), |reg| {
-            Ok(Plan::Write {
-                text: format!("{}more\n", reg.text()),
-                message: format!("bsi: test 2\n\n{}: test\n", crate::trailer::ACTION),
-                report: (),
-            })
-        })
-        .expect("online");
+        let applied = apply(&brain, &settings, opts(), append("more\n")).expect("online");
         assert_eq!(applied.landing.landed, Landed::Published);
         assert_eq!(
             applied.landing.published.len(),

@@ -13,11 +13,7 @@ use crate::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    let mut lock = brain.lock()?;
-    if let Some(done) = brain.repair(&mut lock) {
-        eprintln!("note: {done}");
-    }
-    let _record = lock.record("init")?;
+    let lock = brain.writer("init")?;
     if brain.git.tracks(&brain.rel)? {
         return Err(brain.missing());
     }
@@ -82,7 +78,6 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         .move_ref(&brain.local_ref(), commit, None, "bsi: init")?;
     let registry = brain.parse(text)?;
     brain.refresh_copy(&registry);
-    drop(_record);
     drop(lock);
     let mut out = ctx.out();
     writeln!(

@@ -13,11 +13,7 @@ use crate::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    let mut lock = brain.lock()?;
-    if let Some(done) = brain.repair(&mut lock) {
-        eprintln!("note: {done}");
-    }
-    let _record = lock.record("migrate")?;
+    let lock = brain.writer("migrate")?;
     brain.git.ensure_clean_state()?;
     let (text, registry) = committed_registry(&brain)?;
 
@@ -51,7 +47,6 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let removal = brain.git.commit_removal(&brain.rel, &untrack)?;
     // The file stays in the work tree, now the excluded copy.
     brain.refresh_copy(&registry);
-    drop(_record);
     drop(lock);
     let mut out = ctx.out();
     writeln!(

@@ -47,6 +47,8 @@ pub struct WriterLock {
     /// What the last holder left in the record, read when the lock was
     /// taken: `Some` when a writer died while at work.
     left: Option<String>,
+    /// This holder wrote a record, cleared when the lock is let go.
+    recorded: bool,
 }
 
 impl WriterLock {
@@ -78,6 +80,7 @@ impl WriterLock {
             file,
             path: path.to_path_buf(),
             left,
+            recorded: false,
         })
     }
 
@@ -86,18 +89,19 @@ impl WriterLock {
         self.left.as_deref()
     }
 
-    /// Records, until the returned guard is dropped, that this process is
-    /// at work on the registry references (committing, fetching, pushing):
-    /// its pid and start time, the proof the next writer needs.
-    pub fn record(&self, what: &str) -> Result<Record<'_>> {
+    /// Records, until the lock is let go, that this process is at work on
+    /// the registry references (committing, fetching, pushing): its pid and
+    /// start time, the proof the next writer needs.
+    pub fn record(&mut self, what: &str) -> Result<()> {
         let body = format!(
             "busy {what}\npid {}\nstart {}\n",
             std::process::id(),
             platform::start_time(std::process::id()).unwrap_or_default()
         );
         write_record(&self.file, &self.path, body.as_bytes())?;
+        self.recorded = true;
         fault("after-record");
-        Ok(Record { lock: self })
+        Ok(())
     }
 
     /// Forgets a dead writer's record once its leftovers are dealt with.
@@ -118,14 +122,12 @@ fn write_record(file: &File, path: &Path, body: &[u8]) -> Result<()> {
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
-/// See [`WriterLock::record`]: cleared when the work is done.
-pub struct Record<'l> {
-    lock: &'l WriterLock,
-}
-
-impl Drop for Record<'_> {
+impl Drop for WriterLock {
+    /// The work is done: the record goes, before the OS lock does.
     fn drop(&mut self) {
-        let _ = write_record(&self.lock.file, &self.lock.path, b"");
+        if self.recorded {
+            let _ = write_record(&self.file, &self.path, b"");
+        }
     }
 }
 

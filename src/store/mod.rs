@@ -171,6 +171,17 @@ impl Brain {
         WriterLock::take(&self.bsi_dir().join("lock"))
     }
 
+    /// The writer lock for the work `what`: taken, what a killed writer
+    /// left dealt with (and said on stderr), and this writer recorded.
+    pub fn writer(&self, what: &str) -> Result<WriterLock> {
+        let mut lock = self.lock()?;
+        if let Some(done) = self.repair(&mut lock) {
+            eprintln!("note: {done}");
+        }
+        lock.record(what)?;
+        Ok(lock)
+    }
+
     /// The two references, as they are now.
     pub fn tips(&self, remote: Option<&Remote>) -> Tips {
         Tips {
