@@ -13,7 +13,8 @@ use crate::ttl;
 /// The file name, at the brain root (the directory holding the registry).
 pub const CONFIG_FILE: &str = ".bsi.toml";
 
-/// Every key bsi understands, in the order the documentation lists them.
+/// Every key bsi understands, in the order of the [`Config`] fields (the
+/// documentation groups them differently).
 pub const KEYS: &[&str] = &[
     "default_ttl",
     "default_agent",
@@ -145,6 +146,44 @@ struct Raw {
 /// Parses the text of a `.bsi.toml`. Pure.
 pub fn parse(text: &str) -> Result<Config, ConfigError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| syntax(text, &e))?;
+    refuse_unknown_keys(&table)?;
+    let raw: Raw = toml::from_str(text).map_err(|e| syntax(text, &e))?;
+    // Checked in the order of [`KEYS`]: the first bad value is reported.
+    Ok(Config {
+        default_ttl: raw.default_ttl.map(default_ttl).transpose()?,
+        default_agent: raw.default_agent.map(default_agent).transpose()?,
+        hook_mode: raw
+            .hook_mode
+            .map(hook_mode)
+            .transpose()?
+            .unwrap_or_default(),
+        remote: raw.remote.map(remote).transpose()?,
+        max_active_per_agent: raw
+            .max_active_per_agent
+            .map(|n| at_least_one("max_active_per_agent", n))
+            .transpose()?,
+        markdown_extensions: raw
+            .markdown_extensions
+            .unwrap_or_default()
+            .into_iter()
+            .map(markdown_extension)
+            .collect::<Result<Vec<_>, _>>()?,
+        registry_branch: raw.registry_branch.map(registry_branch).transpose()?,
+        publish_timeout: raw.publish_timeout.map(publish_timeout).transpose()?,
+        claim_on_write: raw.claim_on_write.unwrap_or(false),
+        history_keep: raw
+            .history_keep
+            .map(|n| at_least_one("history_keep", n))
+            .transpose()?,
+        registry_language: raw
+            .registry_language
+            .map(registry_language)
+            .transpose()?
+            .unwrap_or_default(),
+    })
+}
+
+fn refuse_unknown_keys(table: &toml::Table) -> Result<(), ConfigError> {
     for key in table.keys() {
         if !KEYS.contains(&key.as_str()) {
             return Err(ConfigError::UnknownKey {
@@ -153,137 +192,96 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             });
         }
     }
-    let raw: Raw = toml::from_str(text).map_err(|e| syntax(text, &e))?;
+    Ok(())
+}
 
-    let default_ttl = raw
-        .default_ttl
-        .map(|s| {
-            ttl::parse_ttl(&s).map_err(|e| ConfigError::Value {
-                key: "default_ttl",
-                reason: format!("is not a TTL: {e}"),
-            })
+fn default_ttl(s: String) -> Result<Duration, ConfigError> {
+    ttl::parse_ttl(&s).map_err(|e| ConfigError::Value {
+        key: "default_ttl",
+        reason: format!("is not a TTL: {e}"),
+    })
+}
+
+fn default_agent(a: String) -> Result<String, ConfigError> {
+    let a = a.trim().to_string();
+    if a.is_empty() || a.chars().any(char::is_control) || a.contains('|') || a.len() > 200 {
+        Err(ConfigError::Value {
+            key: "default_agent",
+            reason: "must be one line of text, not empty, without `|`".into(),
         })
-        .transpose()?;
-    let default_agent = raw
-        .default_agent
-        .map(|a| {
-            let a = a.trim().to_string();
-            if a.is_empty() || a.chars().any(char::is_control) || a.contains('|') || a.len() > 200 {
-                Err(ConfigError::Value {
-                    key: "default_agent",
-                    reason: "must be one line of text, not empty, without `|`".into(),
-                })
-            } else {
-                Ok(a)
-            }
+    } else {
+        Ok(a)
+    }
+}
+
+fn hook_mode(m: String) -> Result<HookMode, ConfigError> {
+    parse_hook_mode(&m).ok_or_else(|| ConfigError::Value {
+        key: "hook_mode",
+        reason: format!("is `{}`; use off, warn, normal or strict", m.trim()),
+    })
+}
+
+fn remote(r: String) -> Result<String, ConfigError> {
+    let r = r.trim().to_string();
+    if r.is_empty() || r.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Err(ConfigError::Value {
+            key: "remote",
+            reason: "must be the name of a git remote, like `origin`".into(),
         })
-        .transpose()?;
-    let hook_mode = match raw.hook_mode.as_deref() {
-        None => HookMode::default(),
-        Some(m) => parse_hook_mode(m).ok_or_else(|| ConfigError::Value {
-            key: "hook_mode",
-            reason: format!("is `{}`; use off, warn, normal or strict", m.trim()),
-        })?,
-    };
-    let remote = raw
-        .remote
-        .map(|r| {
-            let r = r.trim().to_string();
-            if r.is_empty() || r.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                Err(ConfigError::Value {
-                    key: "remote",
-                    reason: "must be the name of a git remote, like `origin`".into(),
-                })
-            } else {
-                Ok(r)
-            }
+    } else {
+        Ok(r)
+    }
+}
+
+/// A count key (`max_active_per_agent`, `history_keep`): at least 1.
+fn at_least_one(key: &'static str, n: i64) -> Result<usize, ConfigError> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| ConfigError::Value {
+            key,
+            reason: format!("is {n}; use a whole number of at least 1"),
         })
-        .transpose()?;
-    let max_active_per_agent = raw
-        .max_active_per_agent
-        .map(|n| {
-            usize::try_from(n)
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| ConfigError::Value {
-                    key: "max_active_per_agent",
-                    reason: format!("is {n}; use a whole number of at least 1"),
-                })
+}
+
+fn markdown_extension(e: String) -> Result<String, ConfigError> {
+    let e = e.trim().trim_start_matches('.').to_ascii_lowercase();
+    if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+        Err(ConfigError::Value {
+            key: "markdown_extensions",
+            reason: format!("holds `{e}`; use file name endings like \"mdx\""),
         })
-        .transpose()?;
-    let markdown_extensions = raw
-        .markdown_extensions
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| {
-            let e = e.trim().trim_start_matches('.').to_ascii_lowercase();
-            if e.is_empty() || !e.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
-                Err(ConfigError::Value {
-                    key: "markdown_extensions",
-                    reason: format!("holds `{e}`; use file name endings like \"mdx\""),
-                })
-            } else {
-                Ok(e)
-            }
+    } else {
+        Ok(e)
+    }
+}
+
+fn registry_branch(b: String) -> Result<String, ConfigError> {
+    let b = b.trim().to_string();
+    if valid_branch_name(&b) {
+        Ok(b)
+    } else {
+        Err(ConfigError::Value {
+            key: "registry_branch",
+            reason: format!("is `{b}`; use a plain git branch name, like `brain-index`"),
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let registry_branch = raw
-        .registry_branch
-        .map(|b| {
-            let b = b.trim().to_string();
-            if valid_branch_name(&b) {
-                Ok(b)
-            } else {
-                Err(ConfigError::Value {
-                    key: "registry_branch",
-                    reason: format!("is `{b}`; use a plain git branch name, like `brain-index`"),
-                })
-            }
-        })
-        .transpose()?;
-    let publish_timeout = raw
-        .publish_timeout
-        .map(|t| {
-            parse_timeout(&t).ok_or_else(|| ConfigError::Value {
-                key: "publish_timeout",
-                reason: format!(
-                    "is `{}`; use a duration like `30s`, `2m` or `500ms`",
-                    t.trim()
-                ),
-            })
-        })
-        .transpose()?;
-    let history_keep = raw
-        .history_keep
-        .map(|n| {
-            usize::try_from(n)
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| ConfigError::Value {
-                    key: "history_keep",
-                    reason: format!("is {n}; use a whole number of at least 1"),
-                })
-        })
-        .transpose()?;
-    let registry_language = match raw.registry_language.as_deref() {
-        None => crate::registry::Language::default(),
-        Some(l) => crate::registry::Language::parse(l).ok_or_else(|| ConfigError::Value {
-            key: "registry_language",
-            reason: format!("is `{}`; use french or english", l.trim()),
-        })?,
-    };
-    Ok(Config {
-        default_ttl,
-        default_agent,
-        hook_mode,
-        remote,
-        max_active_per_agent,
-        markdown_extensions,
-        registry_branch,
-        publish_timeout,
-        claim_on_write: raw.claim_on_write.unwrap_or(false),
-        history_keep,
-        registry_language,
+    }
+}
+
+fn publish_timeout(t: String) -> Result<std::time::Duration, ConfigError> {
+    parse_timeout(&t).ok_or_else(|| ConfigError::Value {
+        key: "publish_timeout",
+        reason: format!(
+            "is `{}`; use a duration like `30s`, `2m` or `500ms`",
+            t.trim()
+        ),
+    })
+}
+
+fn registry_language(l: String) -> Result<crate::registry::Language, ConfigError> {
+    crate::registry::Language::parse(&l).ok_or_else(|| ConfigError::Value {
+        key: "registry_language",
+        reason: format!("is `{}`; use french or english", l.trim()),
     })
 }
 

@@ -231,54 +231,14 @@ pub fn check_file<'a>(
 
     match touch {
         Touch::Text(change) => {
-            for ((claim, stale), key) in &foreign {
-                // The first run that touches it names the place.
-                if let Some(t) = change.touched.iter().find(|t| t.keys.contains(key)) {
-                    out.push(Finding::Claimed {
-                        path: path.to_string(),
-                        claim,
-                        stale: *stale,
-                        region: Some(Region::of(t)),
-                    });
-                }
-            }
-            let mut outside_new: Vec<String> = Vec::new();
-            if check_own {
-                for t in &change.touched {
-                    let held = own.iter().any(|(_, k)| t.ancestry.contains(k));
-                    if !held {
-                        // A heading the old version did not have took lines.
-                        if t.side == Side::New
-                            && let Some(h) = &t.heading
-                            && change.old.find(&heading_key(h)).next().is_none()
-                            && !outside_new.contains(h)
-                        {
-                            outside_new.push(h.clone());
-                        }
-                        out.push(Finding::Outside {
-                            path: path.to_string(),
-                            region: Some(Region::of(t)),
-                        });
-                    }
-                }
-            }
+            foreign_sections_touched(&mut out, path, change, &foreign);
+            let outside_new = if check_own {
+                outside_own_sections(&mut out, path, change, &own)
+            } else {
+                Vec::new()
+            };
             if !own_whole {
-                let mut seen: Vec<&str> = Vec::new();
-                for (claim, key) in &own {
-                    if seen.contains(&key.as_str()) {
-                        continue;
-                    }
-                    seen.push(key);
-                    let was = change.old.find(key).next().is_some();
-                    let is = change.new.find(key).next().is_some();
-                    if was && !is {
-                        out.push(Finding::HeadingGone {
-                            path: path.to_string(),
-                            claim,
-                            renamed_to: outside_new.clone(),
-                        });
-                    }
-                }
+                own_headings_gone(&mut out, path, change, &own, &outside_new);
             }
         }
         Touch::Whole => {
@@ -299,6 +259,82 @@ pub fn check_file<'a>(
         }
     }
     out
+}
+
+/// Other sessions' section claims the change touches: the first run that
+/// touches each names the place.
+fn foreign_sections_touched<'a>(
+    out: &mut Vec<Finding<'a>>,
+    path: &str,
+    change: &TextChange,
+    foreign: &[(Held<'a>, String)],
+) {
+    for ((claim, stale), key) in foreign {
+        if let Some(t) = change.touched.iter().find(|t| t.keys.contains(key)) {
+            out.push(Finding::Claimed {
+                path: path.to_string(),
+                claim,
+                stale: *stale,
+                region: Some(Region::of(t)),
+            });
+        }
+    }
+}
+
+/// The runs outside every section the session holds. Returns the headings
+/// the old version did not have that took such lines (what to claim
+/// instead of a renamed heading).
+fn outside_own_sections(
+    out: &mut Vec<Finding<'_>>,
+    path: &str,
+    change: &TextChange,
+    own: &[(&Claim, String)],
+) -> Vec<String> {
+    let mut outside_new: Vec<String> = Vec::new();
+    for t in &change.touched {
+        let held = own.iter().any(|(_, k)| t.ancestry.contains(k));
+        if !held {
+            // A heading the old version did not have took lines.
+            if t.side == Side::New
+                && let Some(h) = &t.heading
+                && change.old.find(&heading_key(h)).next().is_none()
+                && !outside_new.contains(h)
+            {
+                outside_new.push(h.clone());
+            }
+            out.push(Finding::Outside {
+                path: path.to_string(),
+                region: Some(Region::of(t)),
+            });
+        }
+    }
+    outside_new
+}
+
+/// The session's own section claims whose heading the change removes.
+fn own_headings_gone<'a>(
+    out: &mut Vec<Finding<'a>>,
+    path: &str,
+    change: &TextChange,
+    own: &[(&'a Claim, String)],
+    outside_new: &[String],
+) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (claim, key) in own {
+        if seen.contains(&key.as_str()) {
+            continue;
+        }
+        seen.push(key);
+        let was = change.old.find(key).next().is_some();
+        let is = change.new.find(key).next().is_some();
+        if was && !is {
+            out.push(Finding::HeadingGone {
+                path: path.to_string(),
+                claim,
+                renamed_to: outside_new.to_vec(),
+            });
+        }
+    }
 }
 
 /// What a change of `path` from `old` to `new` touches. `None` on a side

@@ -7,13 +7,13 @@
 //! parser) and [`registry`] (including the row merge of two registries). IO
 //! lives in [`store`] (the registry branch, its work-tree copy, the writer
 //! lock), [`publish`] (the write protocol: plan, commit, push, retry),
-//! [`settings`] (where each setting comes from), [`git`] (the only git2
-//! user), [`git_cli`] (the only runner of the `git` command: fetch, push,
-//! merge-file), [`platform`] (process checks), [`hooks`] (hook scripts),
-//! [`agents`] (the agent tools' hook events, answers and settings) and
-//! [`resolve`] (the file system view of scopes) and [`wait`] (watching the
-//! registry for `bsi open --wait`). [`commands`] ties them together per
-//! subcommand.
+//! [`settings`] (where each setting comes from), [`git`] (the only caller
+//! of git2; [`error`] only wraps its error type), [`git_cli`] (the only
+//! runner of the `git` command: fetch, push, merge-file), [`platform`]
+//! (process checks), [`hooks`] (hook scripts), [`agents`] (the agent tools'
+//! hook events, answers and settings), [`resolve`] (the file system view of
+//! scopes) and [`wait`] (watching the registry for `bsi open --wait`).
+//! [`commands`] ties them together per subcommand.
 
 pub mod agents;
 pub mod changes;

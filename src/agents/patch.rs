@@ -90,90 +90,14 @@ pub fn parse(text: &str) -> Result<Vec<PatchFile>, EventError> {
             ended = true;
             break;
         }
-        if let Some(p) = marker.strip_prefix(ADD) {
-            files.push(PatchFile {
-                path: path(p, line_no)?,
-                op: PatchOp::Add(String::new()),
-            });
-            continue;
-        }
-        if let Some(p) = marker.strip_prefix(DELETE) {
-            files.push(PatchFile {
-                path: path(p, line_no)?,
-                op: PatchOp::Delete,
-            });
-            continue;
-        }
-        if let Some(p) = marker.strip_prefix(UPDATE) {
-            files.push(PatchFile {
-                path: path(p, line_no)?,
-                op: PatchOp::Update {
-                    move_to: None,
-                    hunks: Vec::new(),
-                },
-            });
+        if let Some(file) = file_header(marker, line_no)? {
+            files.push(file);
             continue;
         }
         let Some(file) = files.last_mut() else {
             return Err(err(format!("line {line_no}: text before the first file")));
         };
-        match &mut file.op {
-            PatchOp::Add(content) => match raw.strip_prefix('+') {
-                Some(l) => {
-                    content.push_str(l);
-                    content.push('\n');
-                }
-                None => {
-                    return Err(err(format!(
-                        "line {line_no}: a line of an added file must start with `+`"
-                    )));
-                }
-            },
-            PatchOp::Delete => {
-                if !marker.is_empty() {
-                    return Err(err(format!("line {line_no}: text after `{DELETE}`")));
-                }
-            }
-            PatchOp::Update { move_to, hunks } => {
-                if let Some(p) = marker.strip_prefix(MOVE) {
-                    if move_to.is_some() || !hunks.is_empty() {
-                        return Err(err(format!("line {line_no}: `{MOVE}` out of place")));
-                    }
-                    *move_to = Some(path(p, line_no)?);
-                } else if marker == EOF {
-                    match hunks.last_mut() {
-                        Some(h) => h.end_of_file = true,
-                        None => return Err(err(format!("line {line_no}: `{EOF}` before a hunk"))),
-                    }
-                } else if let Some(h) = raw.strip_prefix("@@") {
-                    let h = h.trim();
-                    hunks.push(Hunk {
-                        header: (!h.is_empty()).then(|| h.to_string()),
-                        ..Hunk::default()
-                    });
-                } else {
-                    let hl = match raw.chars().next() {
-                        Some(' ') => HunkLine::Context(raw[1..].to_string()),
-                        Some('-') => HunkLine::Remove(raw[1..].to_string()),
-                        Some('+') => HunkLine::Add(raw[1..].to_string()),
-                        // An empty line inside a hunk is an empty context line.
-                        None => HunkLine::Context(String::new()),
-                        Some(_) => {
-                            return Err(err(format!(
-                                "line {line_no}: a hunk line must start with ` `, `-` or `+`"
-                            )));
-                        }
-                    };
-                    // The first hunk may come without its `@@` line.
-                    if hunks.is_empty() || hunks.last().is_some_and(|h| h.end_of_file) {
-                        hunks.push(Hunk::default());
-                    }
-                    if let Some(h) = hunks.last_mut() {
-                        h.lines.push(hl);
-                    }
-                }
-            }
-        }
+        file_line(&mut file.op, raw, line_no)?;
     }
     if !ended {
         return Err(err(format!("no `{END}` line")));
@@ -192,6 +116,103 @@ pub fn parse(text: &str) -> Result<Vec<PatchFile>, EventError> {
         }
     }
     Ok(files)
+}
+
+/// A line that starts a file: `*** Add File:`, `*** Delete File:` or
+/// `*** Update File:`.
+fn file_header(marker: &str, line_no: usize) -> Result<Option<PatchFile>, EventError> {
+    let file = |p: &str, op: PatchOp| -> Result<Option<PatchFile>, EventError> {
+        Ok(Some(PatchFile {
+            path: path(p, line_no)?,
+            op,
+        }))
+    };
+    if let Some(p) = marker.strip_prefix(ADD) {
+        return file(p, PatchOp::Add(String::new()));
+    }
+    if let Some(p) = marker.strip_prefix(DELETE) {
+        return file(p, PatchOp::Delete);
+    }
+    if let Some(p) = marker.strip_prefix(UPDATE) {
+        return file(
+            p,
+            PatchOp::Update {
+                move_to: None,
+                hunks: Vec::new(),
+            },
+        );
+    }
+    Ok(None)
+}
+
+/// A line of the current file: its content when added, nothing when
+/// deleted, a move or a hunk when updated.
+fn file_line(op: &mut PatchOp, raw: &str, line_no: usize) -> Result<(), EventError> {
+    let err = |m: String| EventError::Patch(m);
+    let marker = raw.trim();
+    match op {
+        PatchOp::Add(content) => match raw.strip_prefix('+') {
+            Some(l) => {
+                content.push_str(l);
+                content.push('\n');
+            }
+            None => {
+                return Err(err(format!(
+                    "line {line_no}: a line of an added file must start with `+`"
+                )));
+            }
+        },
+        PatchOp::Delete => {
+            if !marker.is_empty() {
+                return Err(err(format!("line {line_no}: text after `{DELETE}`")));
+            }
+        }
+        PatchOp::Update { move_to, hunks } => {
+            if let Some(p) = marker.strip_prefix(MOVE) {
+                if move_to.is_some() || !hunks.is_empty() {
+                    return Err(err(format!("line {line_no}: `{MOVE}` out of place")));
+                }
+                *move_to = Some(path(p, line_no)?);
+            } else if marker == EOF {
+                match hunks.last_mut() {
+                    Some(h) => h.end_of_file = true,
+                    None => return Err(err(format!("line {line_no}: `{EOF}` before a hunk"))),
+                }
+            } else if let Some(h) = raw.strip_prefix("@@") {
+                let h = h.trim();
+                hunks.push(Hunk {
+                    header: (!h.is_empty()).then(|| h.to_string()),
+                    ..Hunk::default()
+                });
+            } else {
+                let hl = hunk_line(raw, line_no)?;
+                // The first hunk may come without its `@@` line.
+                if hunks.is_empty() || hunks.last().is_some_and(|h| h.end_of_file) {
+                    hunks.push(Hunk::default());
+                }
+                if let Some(h) = hunks.last_mut() {
+                    h.lines.push(hl);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A line of a hunk: context, removed or added.
+fn hunk_line(raw: &str, line_no: usize) -> Result<HunkLine, EventError> {
+    Ok(match raw.chars().next() {
+        Some(' ') => HunkLine::Context(raw[1..].to_string()),
+        Some('-') => HunkLine::Remove(raw[1..].to_string()),
+        Some('+') => HunkLine::Add(raw[1..].to_string()),
+        // An empty line inside a hunk is an empty context line.
+        None => HunkLine::Context(String::new()),
+        Some(_) => {
+            return Err(EventError::Patch(format!(
+                "line {line_no}: a hunk line must start with ` `, `-` or `+`"
+            )));
+        }
+    })
 }
 
 fn path(p: &str, line_no: usize) -> Result<String, EventError> {

@@ -4,11 +4,16 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims, verify};
+use super::{
+    Ctx, Ending, WriteCommand, check_owner, opt_scope, scopes_summary, session_claims, verify,
+};
 use crate::error::{Error, Result, exit};
+use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Plan};
+use crate::publish::Plan;
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::scope::Scope;
+use crate::store::Brain;
 
 #[derive(Serialize)]
 struct Closed {
@@ -28,80 +33,112 @@ pub(crate) fn run(
     agent: Option<&str>,
     json: bool,
 ) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
-    let config = &settings.config;
+    let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?;
-    let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent, config)?;
+    let scope = opt_scope(&w.brain, ctx, scope)?;
+    let caller = ctx.agent(agent, &w.settings.config)?;
+    w.run(
+        false,
+        |reg| {
+            plan(
+                ctx,
+                &w.brain,
+                reg,
+                &session,
+                scope.as_ref(),
+                (&caller, force),
+            )
+        },
+        |(targets, verified), commit| report(ctx, &session, &targets, &verified, commit, json),
+    )
+}
 
-    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
-        let (active, stale) = session_claims(reg, &session, scope.as_ref());
-        if active.is_empty() && stale.is_empty() {
-            return Err(Error::NotFound(match &scope {
-                Some(s) => format!("session {session} holds no claim on {s}"),
-                None => format!("session {session} holds no claim"),
-            }));
-        }
-        let targets: Vec<(Claim, bool)> = active
-            .iter()
-            .map(|&i| (reg.active_claims[i].clone(), false))
-            .chain(stale.iter().map(|&i| (reg.stale_claims[i].clone(), true)))
-            .collect();
-        check_owner(
-            &targets.iter().map(|(c, _)| c).collect::<Vec<_>>(),
-            &caller,
-            force,
-            "close",
-        )?;
-        // Alert, never block: an overflow goes into the history note; a
-        // clean session closes as plain `completed`.
-        let (verified, note) = match verify::verify(&brain, reg, &session, false) {
-            Ok(report) => match report.note() {
-                Some(n) => (n.clone(), n),
-                None => ("clean".to_string(), String::new()),
-            },
-            Err(e) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "bsi: warning: the changes of {session} could not be verified: {e}"
-                );
-                ("not verified".to_string(), "not verified".to_string())
-            }
-        };
-        let mut edited: Registry = reg.clone();
-        for &i in &active {
-            edited.remove_claim(TableKind::Active, i);
-        }
-        for &i in &stale {
-            edited.remove_claim(TableKind::Stale, i);
-        }
-        for (c, _) in &targets {
-            edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
-        }
-        let message = super::commit_message_by(
-            "close",
-            &[&session],
-            &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-            Some(&caller),
-        );
-        Ok(Plan::Write {
-            text: edited.render(),
-            message,
-            report: (targets, verified),
-        })
-    })?;
-    let (targets, verified) = &applied.report;
-    let commit = applied.commit;
+/// The claims closed (and whether each was stale), and what `verify` said.
+type Closing = (Vec<(Claim, bool)>, String);
 
+/// The session's claims (those on `scope`) move to the history, with what
+/// `verify` says of its changes.
+fn plan(
+    ctx: &Ctx,
+    brain: &Brain,
+    reg: &Registry,
+    session: &str,
+    scope: Option<&Scope>,
+    (caller, force): (&str, bool),
+) -> Result<Plan<Closing>> {
+    let (active, stale) = session_claims(reg, session, scope);
+    if active.is_empty() && stale.is_empty() {
+        return Err(Error::NotFound(match scope {
+            Some(s) => format!("session {session} holds no claim on {s}"),
+            None => format!("session {session} holds no claim"),
+        }));
+    }
+    let targets: Vec<(Claim, bool)> = active
+        .iter()
+        .map(|&i| (reg.active_claims[i].clone(), false))
+        .chain(stale.iter().map(|&i| (reg.stale_claims[i].clone(), true)))
+        .collect();
+    check_owner(
+        &targets.iter().map(|(c, _)| c).collect::<Vec<_>>(),
+        caller,
+        force,
+        "close",
+    )?;
+    // Alert, never block: an overflow goes into the history note; a
+    // clean session closes as plain `completed`.
+    let (verified, note) = match verify::verify(brain, reg, session, false) {
+        Ok(report) => match report.note() {
+            Some(n) => (n.clone(), n),
+            None => ("clean".to_string(), String::new()),
+        },
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "bsi: warning: the changes of {session} could not be verified: {e}"
+            );
+            ("not verified".to_string(), "not verified".to_string())
+        }
+    };
+    let mut edited: Registry = reg.clone();
+    for &i in &active {
+        edited.remove_claim(TableKind::Active, i);
+    }
+    for &i in &stale {
+        edited.remove_claim(TableKind::Stale, i);
+    }
+    for (c, _) in &targets {
+        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
+    }
+    let message = super::commit_message_by(
+        "close",
+        &[session],
+        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        Some(caller),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report: (targets, verified),
+    })
+}
+
+fn report(
+    ctx: &Ctx,
+    session: &str,
+    targets: &[(Claim, bool)],
+    verified: &str,
+    commit: Option<Oid>,
+    json: bool,
+) -> Result<Ending> {
     if json {
         output::print_json(&Closed {
-            session: session.clone(),
+            session: session.to_string(),
             closed: targets
                 .iter()
                 .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
             status: Status::Completed.as_str(),
-            verify: verified.clone(),
+            verify: verified.to_string(),
             commit: commit.map(|c| c.to_string()).unwrap_or_default(),
         })?;
     } else {
@@ -125,5 +162,5 @@ pub(crate) fn run(
         ).map_err(Error::output)?;
         super::note_commit(ctx, &mut out, commit)?;
     }
-    Ok(publish::finish(&brain, &applied.landing, exit::OK))
+    Ok(Ending::Landed(exit::OK))
 }

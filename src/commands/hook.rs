@@ -9,10 +9,13 @@ use crate::cli::HookAction;
 use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
-use crate::guard::{ClaimIndex, Finding};
+use crate::guard::{ClaimIndex, Finding, Region};
 use crate::hooks;
 use crate::output;
+use crate::registry::{Claim, Registry};
 use crate::scope::Scope;
+use crate::settings::Settings;
+use crate::store::Brain;
 use crate::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
@@ -85,41 +88,13 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
 
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let mut err = std::io::stderr().lock();
-    // A broken .bsi.toml does not block commits: it is said, and the hook
-    // runs with the defaults.
-    let (brain, settings) = match ctx.open() {
-        Ok(v) => v,
-        Err(e @ Error::Config { .. }) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {e}; the hook runs with the default settings"
-            );
-            ctx.open_with_default_config()?
-        }
-        Err(e) => return Err(e),
-    };
-    if let Some(w) = &settings.hook_mode_warning {
-        let _ = writeln!(err, "bsi: warning: {w}");
-    }
+    let (brain, settings) = open_for_hook(ctx, &mut err)?;
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
-    // The local registry branch and the remote as last fetched: the hook
-    // never touches the network.
-    let remote = settings.remote(&brain.git).ok().flatten();
-    let reg = match brain.view(remote.as_ref()) {
-        Ok(v) => v.registry,
-        // No registry: bsi is not used in this repository.
-        Err(Error::NoRegistry { .. }) => return Ok(exit::OK),
-        Err(e @ Error::NotMigrated { .. }) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {e}; commits are not checked until then. Next: a person runs `bsi migrate`."
-            );
-            return Ok(exit::OK);
-        }
-        Err(e) => return Err(e),
+    let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
+        return Ok(exit::OK);
     };
     let session = ctx.env_session.as_deref().map(str::trim);
     if let Some(s) = session {
@@ -141,37 +116,97 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     }
 
     let refuse_claimed = mode != HookMode::Warn;
-    let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut refused = false;
     if registry_staged {
         refused |= refuse_claimed;
-        let _ = writeln!(
-            err,
-            "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
-            label(refuse_claimed),
-            brain.rel,
-            brain.branch
-        );
-        let _ = writeln!(
-            err,
-            "  take it out of the commit with `git rm --cached {}`, then commit again",
-            brain.rel
-        );
+        say_registry_staged(&mut err, &brain, refuse_claimed);
     }
     let judged = judge(&findings, session, mode, "commit");
     refused |= judged.refused;
     for line in &judged.lines {
         let _ = writeln!(err, "{line}");
     }
-    let holders = judged.holders;
-    if !holders.is_empty() {
+    say_ways_out(&mut err, &judged, session);
+    if refused {
+        let _ = writeln!(
+            err,
+            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
+        );
+        Ok(exit::CONFLICT)
+    } else {
+        Ok(exit::OK)
+    }
+}
+
+/// The brain and its settings. A broken .bsi.toml does not block commits:
+/// it is said, and the hook runs with the defaults.
+fn open_for_hook(ctx: &Ctx, err: &mut impl Write) -> Result<(Brain, Settings)> {
+    let (brain, settings) = match ctx.open() {
+        Ok(v) => v,
+        Err(e @ Error::Config { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; the hook runs with the default settings"
+            );
+            ctx.open_with_default_config()?
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(w) = &settings.hook_mode_warning {
+        let _ = writeln!(err, "bsi: warning: {w}");
+    }
+    Ok((brain, settings))
+}
+
+/// The local registry branch and the remote as last fetched: the hook
+/// never touches the network. `None`: there is nothing to check against.
+fn hook_registry(
+    brain: &Brain,
+    settings: &Settings,
+    err: &mut impl Write,
+) -> Result<Option<Registry>> {
+    let remote = settings.remote(&brain.git).ok().flatten();
+    match brain.view(remote.as_ref()) {
+        Ok(v) => Ok(Some(v.registry)),
+        // No registry: bsi is not used in this repository.
+        Err(Error::NoRegistry { .. }) => Ok(None),
+        Err(e @ Error::NotMigrated { .. }) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {e}; commits are not checked until then. Next: a person runs `bsi migrate`."
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
+    let _ = writeln!(
+        err,
+        "bsi: {}: {} is staged — it is the copy of the registry, which lives on the branch {}; only bsi writes it there",
+        label(refused),
+        brain.rel,
+        brain.branch
+    );
+    let _ = writeln!(
+        err,
+        "  take it out of the commit with `git rm --cached {}`, then commit again",
+        brain.rel
+    );
+}
+
+/// What the committer can do: per holder of a claim in the way, and for
+/// changes outside the session's claims.
+fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>) {
+    if !judged.holders.is_empty() {
         if session.is_none() {
             let _ = writeln!(
                 err,
                 "  BSI_SESSION is not set, so every claim counts as another session's"
             );
         }
-        for (s, stale) in &holders {
+        for (s, stale) in &judged.holders {
             if *stale {
                 let _ = writeln!(
                     err,
@@ -190,15 +225,6 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
             err,
             "  claim what you change with `bsi open SCOPE` (as the same session)"
         );
-    }
-    if refused {
-        let _ = writeln!(
-            err,
-            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
-        );
-        Ok(exit::CONFLICT)
-    } else {
-        Ok(exit::OK)
     }
 }
 
@@ -225,7 +251,6 @@ pub(crate) fn judge<'a>(
 ) -> Judged<'a> {
     let refuse_claimed = mode != HookMode::Warn;
     let refuse_outside = mode == HookMode::Strict;
-    let label = |refused: bool| if refused { "refused" } else { "warning" };
     let mut lines: Vec<String> = Vec::new();
     let mut refused = false;
     let mut holders: Vec<(&'a str, bool)> = Vec::new();
@@ -238,22 +263,12 @@ pub(crate) fn judge<'a>(
                 region,
             } => {
                 refused |= refuse_claimed;
-                let place = match region {
-                    Some(r) => format!("{path} {}", r.describe()),
-                    None => path.clone(),
-                };
-                let agent = if claim.agent.is_empty() {
-                    "unknown agent".to_string()
-                } else {
-                    format!("agent {}", claim.agent)
-                };
-                lines.push(format!(
-                    "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
-                    label(refuse_claimed),
-                    if *stale { " stale" } else { "n active" },
-                    claim.session,
-                    claim.scope,
-                    output::local_zone_ts(claim.expires),
+                lines.push(claimed_line(
+                    path,
+                    claim,
+                    *stale,
+                    region.as_ref(),
+                    refuse_claimed,
                 ));
                 if !holders.iter().any(|(s, _)| *s == claim.session) {
                     holders.push((&claim.session, *stale));
@@ -261,52 +276,17 @@ pub(crate) fn judge<'a>(
             }
             Finding::Outside { path, region } => {
                 refused |= refuse_outside;
-                let who = session.unwrap_or("the session");
-                let what = match region {
-                    Some(r) => format!(
-                        "{path} {} is outside the sections {who} holds in this file",
-                        r.describe()
-                    ),
-                    None => format!("{path} is outside every scope {who} holds"),
-                };
-                lines.push(format!("bsi: {}: {what}", label(refuse_outside)));
+                lines.push(outside_line(path, region.as_ref(), session, refuse_outside));
             }
             Finding::HeadingGone {
                 path,
                 claim,
                 renamed_to,
             } => {
-                let heading = match &claim.scope {
-                    Scope::Section { heading, .. } => heading.as_str(),
-                    _ => "",
-                };
-                let who = &claim.session;
-                if renamed_to.is_empty() {
-                    lines.push(format!(
-                        "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
-                        claim.scope, claim.scope
-                    ));
-                } else {
+                if !renamed_to.is_empty() {
                     refused |= refuse_claimed;
-                    lines.push(format!(
-                        "bsi: {}: this {change} renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
-                        label(refuse_claimed),
-                        renamed_to
-                            .iter()
-                            .map(|h| format!("`{h}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                    for h in renamed_to {
-                        lines.push(format!(
-                            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
-                            Scope::Section {
-                                file: path.clone(),
-                                heading: h.clone()
-                            }
-                        ));
-                    }
                 }
+                heading_gone_lines(&mut lines, path, claim, renamed_to, change, refuse_claimed);
             }
         }
     }
@@ -317,6 +297,98 @@ pub(crate) fn judge<'a>(
         outside: findings
             .iter()
             .any(|f| matches!(f, Finding::Outside { .. })),
+    }
+}
+
+fn label(refused: bool) -> &'static str {
+    if refused { "refused" } else { "warning" }
+}
+
+/// A change inside another session's claim.
+fn claimed_line(
+    path: &str,
+    claim: &Claim,
+    stale: bool,
+    region: Option<&Region>,
+    refused: bool,
+) -> String {
+    let place = match region {
+        Some(r) => format!("{path} {}", r.describe()),
+        None => path.to_string(),
+    };
+    let agent = if claim.agent.is_empty() {
+        "unknown agent".to_string()
+    } else {
+        format!("agent {}", claim.agent)
+    };
+    format!(
+        "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
+        label(refused),
+        if stale { " stale" } else { "n active" },
+        claim.session,
+        claim.scope,
+        output::local_zone_ts(claim.expires),
+    )
+}
+
+/// A change outside every scope the session holds.
+fn outside_line(
+    path: &str,
+    region: Option<&Region>,
+    session: Option<&str>,
+    refused: bool,
+) -> String {
+    let who = session.unwrap_or("the session");
+    let what = match region {
+        Some(r) => format!(
+            "{path} {} is outside the sections {who} holds in this file",
+            r.describe()
+        ),
+        None => format!("{path} is outside every scope {who} holds"),
+    };
+    format!("bsi: {}: {what}", label(refused))
+}
+
+/// A change that removes or renames the heading of one of the session's
+/// own section claims; a rename to headings it does not hold is refused
+/// (`refused`) with the claims to open first.
+fn heading_gone_lines(
+    lines: &mut Vec<String>,
+    path: &str,
+    claim: &Claim,
+    renamed_to: &[String],
+    change: &str,
+    refused: bool,
+) {
+    let heading = match &claim.scope {
+        Scope::Section { heading, .. } => heading.as_str(),
+        _ => "",
+    };
+    let who = &claim.session;
+    if renamed_to.is_empty() {
+        lines.push(format!(
+            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
+            claim.scope, claim.scope
+        ));
+        return;
+    }
+    lines.push(format!(
+        "bsi: {}: this {change} renames heading `{heading}` of {path}, which {who} holds, to what {who} does not hold ({}); the claim would then protect nothing",
+        label(refused),
+        renamed_to
+            .iter()
+            .map(|h| format!("`{h}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for h in renamed_to {
+        lines.push(format!(
+            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
+            Scope::Section {
+                file: path.to_string(),
+                heading: h.clone()
+            }
+        ));
     }
 }
 

@@ -1,6 +1,7 @@
 //! One file per subcommand, and what they share: the context of a run (clock,
-//! current directory, session and agent from the environment) and the
-//! helpers that find a session's claims and write commit messages.
+//! current directory, session and agent from the environment), the shape of
+//! a write command (`WriteCommand`) and the helpers that find a session's
+//! claims and write commit messages.
 
 mod agent;
 pub(crate) mod agent_hook;
@@ -28,8 +29,9 @@ use chrono::{DateTime, FixedOffset, Local};
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::git::Oid;
 use crate::output;
-use crate::publish;
+use crate::publish::{self, Applied, Plan};
 use crate::registry::{Claim, Registry};
 use crate::resolve;
 use crate::scope::Scope;
@@ -223,6 +225,82 @@ impl Ctx {
             })?;
         check_session_id(s.trim())?;
         Ok(s.trim().to_string())
+    }
+}
+
+/// The shape every write command shares (`open`, `close`, `renew`,
+/// `release`, `watchdog`): settings resolved once, then the command's
+/// session and scopes, a plan against the registry, publish, report.
+pub(crate) struct WriteCommand<'c> {
+    pub(crate) ctx: &'c Ctx,
+    pub(crate) brain: Brain,
+    pub(crate) settings: Settings,
+}
+
+/// How a write command ends once it has reported.
+pub(crate) enum Ending {
+    /// This code for the change as planned; where it landed is then said,
+    /// and may change it ([`publish::finish`]).
+    Landed(u8),
+    /// Nothing was meant to be written (a refusal, a preview): this code,
+    /// and no word on the landing.
+    Kept(u8),
+}
+
+impl<'c> WriteCommand<'c> {
+    /// The brain and its settings.
+    pub(crate) fn open(ctx: &'c Ctx) -> Result<WriteCommand<'c>> {
+        let (brain, settings) = ctx.open()?;
+        Ok(WriteCommand {
+            ctx,
+            brain,
+            settings,
+        })
+    }
+
+    /// Publishes what `plan` decides under the writer lock (`fresh`: fetch
+    /// before planning even when a remote tip is known).
+    pub(crate) fn publish<R>(
+        &self,
+        fresh: bool,
+        plan: impl FnMut(&Registry) -> Result<Plan<R>>,
+    ) -> Result<Applied<R>> {
+        publish::apply(
+            &self.brain,
+            &self.settings,
+            self.ctx.write_options(fresh),
+            plan,
+        )
+    }
+
+    /// Reports what the plan said and the commit that holds it, then where
+    /// the change landed: the exit code.
+    pub(crate) fn report<R>(
+        &self,
+        applied: Applied<R>,
+        report: impl FnOnce(R, Option<Oid>) -> Result<Ending>,
+    ) -> Result<u8> {
+        let Applied {
+            report: said,
+            commit,
+            landing,
+        } = applied;
+        Ok(match report(said, commit)? {
+            Ending::Landed(code) => publish::finish(&self.brain, &landing, code),
+            Ending::Kept(code) => code,
+        })
+    }
+
+    /// Plan, publish, report: [`WriteCommand::publish`] then
+    /// [`WriteCommand::report`].
+    pub(crate) fn run<R>(
+        &self,
+        fresh: bool,
+        plan: impl FnMut(&Registry) -> Result<Plan<R>>,
+        report: impl FnOnce(R, Option<Oid>) -> Result<Ending>,
+    ) -> Result<u8> {
+        let applied = self.publish(fresh, plan)?;
+        self.report(applied, report)
     }
 }
 

@@ -5,12 +5,15 @@ use std::io::Write;
 use chrono::{DateTime, Duration, FixedOffset};
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, check_text, commit_message_by, scopes_summary};
+use super::{
+    Ctx, Ending, WriteCommand, check_session_id, check_text, commit_message_by, scopes_summary,
+};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
+use crate::git::Oid;
 use crate::markdown::Outline;
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Plan};
+use crate::publish::{Applied, Plan};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::resolve;
 use crate::scope::{Scope, Sections};
@@ -82,11 +85,36 @@ pub(crate) use crate::session::new_session_id;
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
 pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
-    let json = mode == Mode::Json;
-    let (brain, settings) = ctx.open()?;
-    let config = &settings.config;
+    let w = WriteCommand::open(ctx)?;
+    let config = &w.settings.config;
+    let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;
+    let agent = ctx.agent(req.agent.as_deref(), config)?;
+    let note = req.note.unwrap_or_default();
+    check_text("note", &note)?;
+    let (session, generated) = session_of(ctx, req.session.as_deref())?;
+    let ttl = w.settings.ttl(req.ttl);
+
+    let claiming = Claiming {
+        session: &session,
+        agent: &agent,
+        scopes: &scopes,
+        ttl,
+        note: &note,
+        now: ctx.now,
+        max_active_per_agent: config.max_active_per_agent,
+    };
+    let applied = publish_waiting(&w, &claiming, req.wait)?;
+    let named_agent = req.agent.is_some().then_some(agent.as_str());
+    w.report(applied, |outcome, commit| {
+        report(ctx, mode, &session, named_agent, generated, outcome, commit)
+    })
+}
+
+/// The scopes asked for, resolved, without repeats; the registry itself
+/// is refused.
+fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<Vec<Scope>> {
     let mut scopes: Vec<Scope> = Vec::new();
-    for raw in &req.scopes {
+    for raw in raw_scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
             return Err(Error::BadInput(
@@ -98,68 +126,78 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             scopes.push(s);
         }
     }
-    let agent = ctx.agent(req.agent.as_deref(), config)?;
-    let note = req.note.unwrap_or_default();
-    check_text("note", &note)?;
-    let generated = req.session.is_none() && ctx.env_session.is_none();
-    let session = match req.session.as_deref().or(ctx.env_session.as_deref()) {
+    Ok(scopes)
+}
+
+/// The session asked for (the argument, else `BSI_SESSION`), or a new one;
+/// and whether it was made here.
+fn session_of(ctx: &Ctx, arg: Option<&str>) -> Result<(String, bool)> {
+    let generated = arg.is_none() && ctx.env_session.is_none();
+    let session = match arg.or(ctx.env_session.as_deref()) {
         Some(s) => {
             check_session_id(s.trim())?;
             s.trim().to_string()
         }
         None => new_session_id(ctx.now),
     };
-    let ttl = settings.ttl(req.ttl);
+    Ok((session, generated))
+}
 
-    let claiming = Claiming {
-        session: &session,
-        agent: &agent,
-        scopes: &scopes,
-        ttl,
-        note: &note,
-        now: ctx.now,
-        max_active_per_agent: config.max_active_per_agent,
-    };
-    let mut waiting = req
-        .wait
-        .map(|w| (Waiting::new(&brain, &settings, w), false));
+/// Publishes the claim; with `--wait`, a refused one is kept and planned
+/// again whenever the registry changes, until the wait is over.
+fn publish_waiting(
+    cmd: &WriteCommand<'_>,
+    claiming: &Claiming<'_>,
+    wait: Option<std::time::Duration>,
+) -> Result<Applied<Outcome>> {
+    let mut waiting = wait.map(|w| (Waiting::new(&cmd.brain, &cmd.settings, w), false));
     let applied = loop {
         // The references before the plan reads them: anything since is news.
-        let since = waiting.as_ref().map(|(w, _)| w.tips(&brain));
+        let since = waiting.as_ref().map(|(w, _)| w.tips(&cmd.brain));
         // Read afresh each time: a heading may have moved while waiting.
-        let sections = brain.sections();
-        let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
-            plan(&brain, reg, &claiming, &sections)
-        })?;
+        let sections = cmd.brain.sections();
+        let applied = cmd.publish(false, |reg| plan(&cmd.brain, reg, claiming, &sections))?;
         let (Some((w, announced)), Some(since), Outcome::Refused { blockers, .. }) =
             (waiting.as_mut(), since, &applied.report)
         else {
             break applied;
         };
         if !*announced {
-            announce(blockers, req.wait.unwrap_or_default());
+            announce(blockers, wait.unwrap_or_default());
             *announced = true;
         }
-        if !w.until_changed(&brain, since) {
+        if !w.until_changed(&cmd.brain, since) {
             break applied;
         }
     };
-    let commit = applied.commit;
-    let (new_claims, held) = match applied.report {
+    Ok(applied)
+}
+
+fn report(
+    ctx: &Ctx,
+    mode: Mode,
+    session: &str,
+    named_agent: Option<&str>,
+    generated: bool,
+    outcome: Outcome,
+    commit: Option<Oid>,
+) -> Result<Ending> {
+    let json = mode == Mode::Json;
+    let (new_claims, held) = match outcome {
         Outcome::Refused {
             blockers,
             alternatives,
             free,
         } => {
-            report_refusal(ctx, &session, &blockers, &alternatives, &free, json)?;
-            return Ok(exit::CONFLICT);
+            report_refusal(ctx, session, &blockers, &alternatives, &free, json)?;
+            return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
     };
 
     if json {
         output::print_json(&Opened {
-            session: session.clone(),
+            session: session.to_string(),
             opened: ClaimJson::list(new_claims.iter(), false, ctx.now),
             already_held: held
                 .iter()
@@ -167,15 +205,15 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
                 .collect(),
             commit: commit.map(|c| c.to_string()),
         })?;
-        return Ok(publish::finish(&brain, &applied.landing, exit::OK));
+        return Ok(Ending::Landed(exit::OK));
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "export BSI_SESSION={session}").map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
-        if req.agent.is_some() {
-            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(&agent))
+        if let Some(agent) = named_agent {
+            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(agent))
                 .map_err(Error::output)?;
         }
     }
@@ -224,7 +262,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
             "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
         ).map_err(Error::output)?;
     }
-    Ok(publish::finish(&brain, &applied.landing, exit::OK))
+    Ok(Ending::Landed(exit::OK))
 }
 
 /// What a claim request holds once resolved: the input of [`plan`].

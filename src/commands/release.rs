@@ -4,11 +4,15 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, check_session_id, opt_scope, scopes_summary, session_claims};
+use super::{
+    Ctx, Ending, WriteCommand, check_session_id, opt_scope, scopes_summary, session_claims,
+};
 use crate::error::{Error, Result, exit};
+use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Plan};
+use crate::publish::Plan;
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::scope::Scope;
 
 #[derive(Serialize)]
 struct Released {
@@ -33,75 +37,107 @@ pub(crate) fn run(
     if session.trim().is_empty() || session.chars().any(char::is_control) {
         check_session_id(session)?;
     }
-    let (brain, settings) = ctx.open()?;
-    let scope = opt_scope(&brain, ctx, scope)?;
-    let by = ctx.agent(None, &settings.config)?;
+    let w = WriteCommand::open(ctx)?;
+    let scope = opt_scope(&w.brain, ctx, scope)?;
+    let by = ctx.agent(None, &w.settings.config)?;
+    let how = How { confirm, force };
+    w.run(
+        false,
+        |reg| plan(ctx, reg, (session, valid), scope.as_ref(), how, &by),
+        |targets, commit| report(ctx, session, scope.as_ref(), how, targets, commit, json),
+    )
+}
 
-    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
-        let (active, stale) = session_claims(reg, session, scope.as_ref());
-        if active.is_empty() && stale.is_empty() {
-            if !valid {
-                check_session_id(session)?;
+/// `--confirm` and `--force`.
+#[derive(Clone, Copy)]
+struct How {
+    confirm: bool,
+    force: bool,
+}
+
+/// The session's stale claims (and, forced, its active ones) on `scope`
+/// move to the history; without `--confirm`, only what would move.
+fn plan(
+    ctx: &Ctx,
+    reg: &Registry,
+    (session, valid): (&str, bool),
+    scope: Option<&Scope>,
+    How { confirm, force }: How,
+    by: &str,
+) -> Result<Plan<Vec<(Claim, Status)>>> {
+    let (active, stale) = session_claims(reg, session, scope);
+    if active.is_empty() && stale.is_empty() {
+        if !valid {
+            check_session_id(session)?;
+        }
+        return Err(Error::NotFound(format!(
+            "session {session} holds no claim{}",
+            match &scope {
+                Some(s) => format!(" on {s}"),
+                None => String::new(),
             }
-            return Err(Error::NotFound(format!(
-                "session {session} holds no claim{}",
-                match &scope {
-                    Some(s) => format!(" on {s}"),
-                    None => String::new(),
-                }
-            )));
-        }
-        if !active.is_empty() && !force {
-            let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-            return Err(Error::Refused(
-            format!(
-                "{session} still has active claims ({}); release frees stale claims",
-                scopes_summary(list.iter().map(|c| &c.scope))
-            ),
-            "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
-        ));
-        }
-        let targets: Vec<(Claim, Status)> = stale
-            .iter()
-            .map(|&i| (reg.stale_claims[i].clone(), Status::Released))
-            .chain(
-                active
-                    .iter()
-                    .map(|&i| (reg.active_claims[i].clone(), Status::ForceReleased)),
-            )
-            .collect();
+        )));
+    }
+    if !active.is_empty() && !force {
+        let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+        return Err(Error::Refused(
+        format!(
+            "{session} still has active claims ({}); release frees stale claims",
+            scopes_summary(list.iter().map(|c| &c.scope))
+        ),
+        "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
+    ));
+    }
+    let targets: Vec<(Claim, Status)> = stale
+        .iter()
+        .map(|&i| (reg.stale_claims[i].clone(), Status::Released))
+        .chain(
+            active
+                .iter()
+                .map(|&i| (reg.active_claims[i].clone(), Status::ForceReleased)),
+        )
+        .collect();
 
-        if !confirm {
-            return Ok(Plan::Keep(targets));
-        }
-        let mut edited: Registry = reg.clone();
-        for &i in &active {
-            edited.remove_claim(TableKind::Active, i);
-        }
-        for &i in &stale {
-            edited.remove_claim(TableKind::Stale, i);
-        }
-        for (c, s) in &targets {
-            edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
-        }
-        let action = if active.is_empty() {
-            "release"
-        } else {
-            "force-release"
-        };
-        let message = super::commit_message_by(
-            action,
-            &[session],
-            &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-            Some(&by),
-        );
-        Ok(Plan::Write {
-            text: edited.render(),
-            message,
-            report: targets,
-        })
-    })?;
-    let targets = applied.report;
+    if !confirm {
+        return Ok(Plan::Keep(targets));
+    }
+    let mut edited: Registry = reg.clone();
+    for &i in &active {
+        edited.remove_claim(TableKind::Active, i);
+    }
+    for &i in &stale {
+        edited.remove_claim(TableKind::Stale, i);
+    }
+    for (c, s) in &targets {
+        edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
+    }
+    let action = if active.is_empty() {
+        "release"
+    } else {
+        "force-release"
+    };
+    let message = super::commit_message_by(
+        action,
+        &[session],
+        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        Some(by),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report: targets,
+    })
+}
+
+fn report(
+    ctx: &Ctx,
+    session: &str,
+    scope: Option<&Scope>,
+    How { confirm, force }: How,
+    targets: Vec<(Claim, Status)>,
+    commit: Option<Oid>,
+    json: bool,
+) -> Result<Ending> {
     let released: Vec<ClaimJson> = targets
         .iter()
         .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
@@ -145,10 +181,8 @@ pub(crate) fn run(
             )
             .map_err(Error::output)?;
         }
-        return Ok(exit::OK);
+        return Ok(Ending::Kept(exit::OK));
     }
-
-    let commit = applied.commit;
 
     if json {
         output::print_json(&Released {
@@ -175,5 +209,5 @@ pub(crate) fn run(
         ).map_err(Error::output)?;
         super::note_commit(ctx, &mut out, commit)?;
     }
-    Ok(publish::finish(&brain, &applied.landing, exit::OK))
+    Ok(Ending::Landed(exit::OK))
 }

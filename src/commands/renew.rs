@@ -5,11 +5,13 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, check_owner, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, Ending, WriteCommand, check_owner, opt_scope, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
+use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Plan};
+use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
+use crate::scope::Scope;
 use crate::ttl;
 
 #[derive(Serialize)]
@@ -30,105 +32,137 @@ pub(crate) fn run(
     (force, agent): (bool, Option<&str>),
     json: bool,
 ) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
-    let config = &settings.config;
+    let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?;
-    let scope = opt_scope(&brain, ctx, scope)?;
-    let caller = ctx.agent(agent, config)?;
-    let ttl = settings.ttl(ttl_arg);
+    let scope = opt_scope(&w.brain, ctx, scope)?;
+    let caller = ctx.agent(agent, &w.settings.config)?;
+    let ttl = w.settings.ttl(ttl_arg);
+    w.run(
+        false,
+        |reg| plan(ctx, reg, &session, scope.as_ref(), ttl, (force, &caller)),
+        |(renewed, unchanged), commit| {
+            report(
+                ctx,
+                session.clone(),
+                (renewed, unchanged),
+                ttl,
+                commit,
+                json,
+            )
+        },
+    )
+}
 
-    let applied = publish::apply(&brain, &settings, ctx.write_options(false), |reg| {
-        let (active, stale) = session_claims(reg, &session, scope.as_ref());
-        if active.is_empty() {
-            if !stale.is_empty() {
-                return Err(Error::Refused(
-                    format!("the claims of {session} are stale; renew cannot revive them"),
-                    format!("a person decides: `bsi release {session} --confirm`, then open again"),
-                ));
-            }
-            return Err(Error::NotFound(format!(
-                "session {session} holds no active claim"
-            )));
+/// The claims extended, and those left as they are with why.
+type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
+
+/// Extends the session's active claims (those on `scope`) to `ttl` from
+/// now, within 8h of their opening; says why the others stay as they are.
+fn plan(
+    ctx: &Ctx,
+    reg: &Registry,
+    session: &str,
+    scope: Option<&Scope>,
+    ttl: Duration,
+    (force, caller): (bool, &str),
+) -> Result<Plan<Renewing>> {
+    let (active, stale) = session_claims(reg, session, scope);
+    if active.is_empty() {
+        if !stale.is_empty() {
+            return Err(Error::Refused(
+                format!("the claims of {session} are stale; renew cannot revive them"),
+                format!("a person decides: `bsi release {session} --confirm`, then open again"),
+            ));
         }
-        let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-        check_owner(&claims, &caller, force, "renew")?;
+        return Err(Error::NotFound(format!(
+            "session {session} holds no active claim"
+        )));
+    }
+    let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+    check_owner(&claims, caller, force, "renew")?;
 
-        let now = ttl::to_minute(ctx.now);
-        let mut edited: Registry = reg.clone();
-        let mut renewed: Vec<Claim> = Vec::new();
-        let mut unchanged: Vec<(Claim, Why)> = Vec::new();
-        for (&i, c) in active.iter().zip(&claims) {
-            let why = if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
-                Why::Overdue
-            } else if c.expires >= c.opened + ttl::MAX_AGE {
-                Why::Ceiling
+    let now = ttl::to_minute(ctx.now);
+    let mut edited: Registry = reg.clone();
+    let mut renewed: Vec<Claim> = Vec::new();
+    let mut unchanged: Vec<(Claim, Why)> = Vec::new();
+    for (&i, c) in active.iter().zip(&claims) {
+        let why = if ttl::stale_reason(c.opened, c.expires, ctx.now).is_some() {
+            Why::Overdue
+        } else if c.expires >= c.opened + ttl::MAX_AGE {
+            Why::Ceiling
+        } else {
+            let expires = ttl::renewed_expiry(c.opened, now, ttl);
+            if expires <= c.expires {
+                Why::Reaches
             } else {
-                let expires = ttl::renewed_expiry(c.opened, now, ttl);
-                if expires <= c.expires {
-                    Why::Reaches
-                } else {
-                    let mut n = (*c).clone();
-                    n.expires = expires;
-                    edited.replace_claim(TableKind::Active, i, &n);
-                    renewed.push(n);
-                    continue;
-                }
-            };
-            unchanged.push(((*c).clone(), why));
+                let mut n = (*c).clone();
+                n.expires = expires;
+                edited.replace_claim(TableKind::Active, i, &n);
+                renewed.push(n);
+                continue;
+            }
+        };
+        unchanged.push(((*c).clone(), why));
+    }
+    if renewed.is_empty() {
+        if unchanged.iter().any(|(_, w)| *w == Why::Reaches) {
+            // What was asked already holds: at least `ttl` is left.
+            return Ok(Plan::Keep((renewed, unchanged)));
         }
-        if renewed.is_empty() {
-            if unchanged.iter().any(|(_, w)| *w == Why::Reaches) {
-                // What was asked already holds: at least `ttl` is left.
-                return Ok(Plan::Keep((renewed, unchanged)));
-            }
-            let overdue: Vec<&Claim> = unchanged
-                .iter()
-                .filter(|(_, w)| *w == Why::Overdue)
-                .map(|(c, _)| c)
-                .collect();
-            if let Some(c) = overdue.first() {
-                return Err(Error::Refused(
-                    format!(
-                        "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
-                        c.scope,
-                        output::local_ts(c.expires, ctx.now),
-                        ttl::time_left(c.expires, ctx.now)
-                    ),
-                    format!(
-                        "close it and claim again: `bsi close {session}`, then `bsi open {}`",
-                        scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
-                    ),
-                ));
-            }
+        let overdue: Vec<&Claim> = unchanged
+            .iter()
+            .filter(|(_, w)| *w == Why::Overdue)
+            .map(|(c, _)| c)
+            .collect();
+        if let Some(c) = overdue.first() {
             return Err(Error::Refused(
                 format!(
-                    "the claims of {session} already reach the 8h maximum after their opening ({})",
-                    output::local_ts(
-                        claims.iter().map(|c| c.expires).max().unwrap_or(now),
-                        ctx.now
-                    )
+                    "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
+                    c.scope,
+                    output::local_ts(c.expires, ctx.now),
+                    ttl::time_left(c.expires, ctx.now)
                 ),
                 format!(
-                    "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
-                    scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
+                    "close it and claim again: `bsi close {session}`, then `bsi open {}`",
+                    scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
                 ),
             ));
         }
-        let message = super::commit_message_by(
-            "renew",
-            &[&session],
-            &scopes_summary(renewed.iter().map(|c| &c.scope)),
-            Some(&caller),
-        );
-        Ok(Plan::Write {
-            text: edited.render(),
-            message,
-            report: (renewed, unchanged),
-        })
-    })?;
-    let (renewed, unchanged) = applied.report;
-    let commit = applied.commit;
+        return Err(Error::Refused(
+            format!(
+                "the claims of {session} already reach the 8h maximum after their opening ({})",
+                output::local_ts(
+                    claims.iter().map(|c| c.expires).max().unwrap_or(now),
+                    ctx.now
+                )
+            ),
+            format!(
+                "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
+                scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
+            ),
+        ));
+    }
+    let message = super::commit_message_by(
+        "renew",
+        &[session],
+        &scopes_summary(renewed.iter().map(|c| &c.scope)),
+        Some(caller),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report: (renewed, unchanged),
+    })
+}
 
+fn report(
+    ctx: &Ctx,
+    session: String,
+    (renewed, unchanged): Renewing,
+    ttl: Duration,
+    commit: Option<Oid>,
+    json: bool,
+) -> Result<Ending> {
     if json {
         output::print_json(&Renewed {
             session,
@@ -187,7 +221,7 @@ pub(crate) fn run(
         }
         super::note_commit(ctx, &mut out, commit)?;
     }
-    Ok(publish::finish(&brain, &applied.landing, exit::OK))
+    Ok(Ending::Landed(exit::OK))
 }
 
 /// Why a claim was not extended.

@@ -4,12 +4,15 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, status};
+use super::{Ctx, Ending, WriteCommand, status};
 use crate::conflict;
 use crate::error::{Result, exit};
+use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Plan};
+use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
+use crate::scope::Sections;
+use crate::store::Brain;
 use crate::ttl;
 
 #[derive(Serialize)]
@@ -24,68 +27,78 @@ struct Report {
 }
 
 pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
-    let by = ctx.agent(None, &settings.config)?;
-    let sections = brain.sections();
-    let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
-        let mut edited: Registry = reg.clone();
-        let mut moved: Vec<Claim> = Vec::new();
-        for (i, c) in reg.active_claims.iter().enumerate() {
-            if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
-                let mut s = c.clone();
-                let max = reason == ttl::STALE_REASON_MAX;
-                s.reason = Some(reg.language().stale_reason(max).to_string());
-                edited.remove_claim(TableKind::Active, i);
-                edited.add_claim(TableKind::Stale, &s);
-                moved.push(s);
-            }
+    let w = WriteCommand::open(ctx)?;
+    let by = ctx.agent(None, &w.settings.config)?;
+    let sections = w.brain.sections();
+    w.run(
+        true,
+        |reg| plan(ctx, reg, &sections, &by),
+        |seen, commit| report(ctx, &w.brain, seen, commit, json),
+    )
+}
+
+/// Expired active claims move to the stale table; the rest of what the
+/// watchdog reports is read from the same registry.
+fn plan(ctx: &Ctx, reg: &Registry, sections: &dyn Sections, by: &str) -> Result<Plan<Seen>> {
+    let mut edited: Registry = reg.clone();
+    let mut moved: Vec<Claim> = Vec::new();
+    for (i, c) in reg.active_claims.iter().enumerate() {
+        if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
+            let mut s = c.clone();
+            let max = reason == ttl::STALE_REASON_MAX;
+            s.reason = Some(reg.language().stale_reason(max).to_string());
+            edited.remove_claim(TableKind::Active, i);
+            edited.add_claim(TableKind::Stale, &s);
+            moved.push(s);
         }
-        let active = reg.active_claims.len() - moved.len();
-        let mut stale_claims: Vec<Claim> = reg.stale_claims.clone();
-        stale_claims.extend(moved.iter().cloned());
-        let collisions: Vec<(Claim, Claim)> = conflict::collisions(reg, &sections)
-            .into_iter()
-            .map(|(a, b)| (a.clone(), b.clone()))
-            .collect();
-        let sections_held: Vec<Claim> = reg
-            .all_claims()
-            .filter(|(c, _)| c.scope.level() == crate::scope::Level::Section)
-            .map(|(c, _)| c.clone())
-            .collect();
-        let report = Seen {
-            active,
-            moved,
-            stale_claims,
-            collisions,
-            sections_held,
-        };
-        if report.moved.is_empty() {
-            return Ok(Plan::Keep(report));
-        }
-        let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
-        let message = super::commit_message_by(
-            "watchdog",
-            &sessions,
-            &format!(
-                "stale: {}",
-                super::scopes_summary(report.moved.iter().map(|c| &c.scope))
-            ),
-            Some(&by),
-        );
-        Ok(Plan::Write {
-            text: edited.render(),
-            message,
-            report,
-        })
-    })?;
+    }
+    let active = reg.active_claims.len() - moved.len();
+    let mut stale_claims: Vec<Claim> = reg.stale_claims.clone();
+    stale_claims.extend(moved.iter().cloned());
+    let collisions: Vec<(Claim, Claim)> = conflict::collisions(reg, sections)
+        .into_iter()
+        .map(|(a, b)| (a.clone(), b.clone()))
+        .collect();
+    let sections_held: Vec<Claim> = reg
+        .all_claims()
+        .filter(|(c, _)| c.scope.level() == crate::scope::Level::Section)
+        .map(|(c, _)| c.clone())
+        .collect();
+    let report = Seen {
+        active,
+        moved,
+        stale_claims,
+        collisions,
+        sections_held,
+    };
+    if report.moved.is_empty() {
+        return Ok(Plan::Keep(report));
+    }
+    let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
+    let message = super::commit_message_by(
+        "watchdog",
+        &sessions,
+        &format!(
+            "stale: {}",
+            super::scopes_summary(report.moved.iter().map(|c| &c.scope))
+        ),
+        Some(by),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report,
+    })
+}
+
+fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool) -> Result<Ending> {
     let Seen {
         active,
         moved,
         stale_claims,
         collisions,
         sections_held,
-    } = applied.report;
-    let commit = applied.commit;
+    } = seen;
     let stale = stale_claims.len();
 
     if json {
@@ -118,7 +131,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         for (a, b) in &collisions {
             writeln!(out, "{}", output::collision_line(a, b)).map_err(crate::Error::output)?;
         }
-        for line in super::verify::missing_lines(&brain, sections_held.iter()) {
+        for line in super::verify::missing_lines(brain, sections_held.iter()) {
             writeln!(out, "  {line}").map_err(crate::Error::output)?;
         }
         if stale > 0 {
@@ -138,17 +151,13 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         }
         super::note_commit(ctx, &mut out, commit)?;
     }
-    Ok(publish::finish(
-        &brain,
-        &applied.landing,
-        if stale > 0 {
-            exit::STALE
-        } else if !collisions.is_empty() {
-            exit::CONFLICT
-        } else {
-            exit::OK
-        },
-    ))
+    Ok(Ending::Landed(if stale > 0 {
+        exit::STALE
+    } else if !collisions.is_empty() {
+        exit::CONFLICT
+    } else {
+        exit::OK
+    }))
 }
 
 /// What the watchdog saw in the registry it checked.

@@ -198,152 +198,248 @@ struct Found {
     line: usize,
 }
 
+const KINDS: [TableKind; 3] = [TableKind::Active, TableKind::Stale, TableKind::History];
+
+/// The first pass over the file: where the three tables lie, line by line.
+struct Scan {
+    tables: [Option<Table>; 3],
+    /// The one of our headings whose section is being read.
+    current: Option<Found>,
+    /// A header row under the current heading, waiting for its delimiter row.
+    header: Option<(usize, Vec<String>)>,
+    /// Whether the lines are body rows of the current heading's table.
+    in_body: bool,
+    fence: Option<(u8, usize)>,
+    /// A row-like line under one of our headings that no delimiter row followed.
+    suspect: Option<(usize, TableKind)>,
+    /// The first history row with too many cells: (line, cells, columns).
+    bad_history: Option<(usize, usize, usize)>,
+    /// A table of ours ended at this blank line: a row-like line next would
+    /// be a row silently cut off from it.
+    cut: Option<(usize, TableKind)>,
+    /// Each heading in either language: French (the spec's) or English.
+    norms: Vec<[String; 2]>,
+    language: Language,
+}
+
+/// The three tables found, in the order of [`KINDS`].
+struct Tables {
+    active: Table,
+    stale: Table,
+    history: Table,
+    language: Language,
+}
+
 /// Parses a registry, with timestamps lacking an offset read in `local`.
 pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, ParseError> {
-    if text.contains('\0') {
-        let line = text[..text.find('\0').unwrap_or(0)].matches('\n').count() + 1;
-        return err(
-            line,
-            "the file contains a NUL byte; it is not a text registry",
-        );
-    }
+    reject_nul(&text)?;
     // New rows take the line ending of the file's first line.
     let eol = match text.find('\n') {
         Some(i) if text[..i].ends_with('\r') => "\r\n",
         _ => "\n",
     };
-    let mut tables: [Option<Table>; 3] = [None, None, None];
-    let mut current: Option<Found> = None;
-    // State of the table being read under the current heading.
-    let mut header: Option<(usize, Vec<String>)> = None;
-    let mut in_body = false;
-    let mut fence: Option<(u8, usize)> = None;
-    // A row-like line under one of our headings that no delimiter row followed.
-    let mut suspect: Option<(usize, TableKind)> = None;
-    // The first history row with too many cells: (line, cells, columns).
-    let mut bad_history: Option<(usize, usize, usize)> = None;
-    // A table of ours ended at this blank line: a row-like line next would
-    // be a row silently cut off from it.
-    let mut cut: Option<(usize, TableKind)> = None;
-
-    let kinds = [TableKind::Active, TableKind::Stale, TableKind::History];
-    // Each heading in either language: French (the spec's) or English.
-    let norms: Vec<[String; 2]> = kinds
-        .iter()
-        .map(|k| {
-            [
-                heading_norm(k.heading_in(Language::French)),
-                heading_norm(k.heading_in(Language::English)),
-            ]
-        })
-        .collect();
-    let mut language = Language::French;
-
+    let mut scan = Scan::new();
     for line in lines(&text) {
+        scan.line(&line)?;
+    }
+    let Tables {
+        active,
+        stale,
+        history,
+        language,
+    } = scan.finish()?;
+    let active_claims = read_claims(&text, &active, TableKind::Active, local)?;
+    let stale_claims = read_claims(&text, &stale, TableKind::Stale, local)?;
+    check_no_duplicate(&active, &active_claims, &stale, &stale_claims)?;
+    Ok(Registry {
+        text: std::sync::Arc::new(text),
+        eol,
+        active,
+        stale,
+        history,
+        active_claims,
+        stale_claims,
+        splices: Vec::new(),
+        language,
+    })
+}
+
+/// A NUL byte means the file is not a text registry.
+fn reject_nul(text: &str) -> Result<(), ParseError> {
+    if let Some(at) = text.find('\0') {
+        let line = text[..at].matches('\n').count() + 1;
+        return err(
+            line,
+            "the file contains a NUL byte; it is not a text registry",
+        );
+    }
+    Ok(())
+}
+
+impl Scan {
+    fn new() -> Scan {
+        Scan {
+            tables: [None, None, None],
+            current: None,
+            header: None,
+            in_body: false,
+            fence: None,
+            suspect: None,
+            bad_history: None,
+            cut: None,
+            norms: KINDS
+                .iter()
+                .map(|k| {
+                    [
+                        heading_norm(k.heading_in(Language::French)),
+                        heading_norm(k.heading_in(Language::English)),
+                    ]
+                })
+                .collect(),
+            language: Language::French,
+        }
+    }
+
+    /// One line: inside a fence, after a table's end, a body row, a fence
+    /// opening or a heading, or a line under one of our headings.
+    fn line(&mut self, line: &Line<'_>) -> Result<(), ParseError> {
         let body = if line.no == 1 {
             line.text.strip_prefix('\u{feff}').unwrap_or(line.text)
         } else {
             line.text
         };
-        if let Some((c, n)) = fence {
-            if fence_close(body, c, n) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some((blank, kind)) = cut {
-            if body.trim().is_empty() {
-                continue;
-            }
-            cut = None;
-            if row_cell_count(body).is_some() && atx_heading(body).is_none() {
-                return err(
-                    line.no,
-                    format!(
-                        "this row comes after the blank line on line {blank}, which ends the `## {}` table: the rows after it are not part of the table. Remove the blank line so the rows are read again",
-                        kind.heading()
-                    ),
-                );
-            }
-        }
-        // Body rows of the table being read.
-        if in_body {
-            let Some(found) = current.as_ref() else {
-                in_body = false;
-                continue;
-            };
-            let t = tables[found.kind as usize]
-                .as_mut()
-                .expect("table exists while its body is read");
-            if let Some(cells) = row_cell_count(body)
-                && atx_heading(body).is_none()
-            {
-                if t.rows.is_empty() {
-                    t.first_row_line = line.no;
-                }
-                // History rows are only checked for their cell count: bsi
-                // never rewrites them, so their content is not read on the
-                // write path. The first bad one is reported once the whole
-                // file is known to be a registry.
-                if found.kind == TableKind::History
-                    && cells > t.columns.len()
-                    && bad_history.is_none()
-                {
-                    bad_history = Some((line.no, cells, t.columns.len()));
-                }
-                t.rows.push(line.start..line.end);
-                t.end = line.end;
-                continue;
-            }
-            if body.trim().is_empty() {
-                cut = Some((line.no, found.kind));
-            }
-            in_body = false;
-            current = None;
+        if self.in_fence(body) || self.after_cut(line.no, body)? || self.body_row(line, body) {
+            return Ok(());
         }
         if let Some(f) = fence_open(body) {
-            fence = Some(f);
-            header = None;
-            continue;
+            self.fence = Some(f);
+            self.header = None;
+            return Ok(());
         }
         if let Some((level, h)) = atx_heading(body) {
-            header = None;
-            current = None;
-            if level == 2 {
-                let n = heading_norm(h);
-                if let Some(i) = norms.iter().position(|x| x.contains(&n)) {
-                    if kinds[i] == TableKind::Active && norms[i][1] == n {
-                        language = Language::English;
-                    }
-                    if let Some(prev) = &tables[i] {
-                        return err(
-                            line.no,
-                            format!(
-                                "a second `## {}` heading (the first is on line {})",
-                                kinds[i].heading(),
-                                prev.heading_line
-                            ),
-                        );
-                    }
-                    current = Some(Found {
-                        kind: kinds[i],
-                        line: line.no,
-                    });
-                }
-            }
-            continue;
+            return self.heading(line.no, level, h);
         }
-        let Some(found) = current.as_ref() else {
-            continue;
+        self.table_start(line, body)
+    }
+
+    /// Whether the line is inside a fenced code block (or closes it).
+    fn in_fence(&mut self, body: &str) -> bool {
+        let Some((c, n)) = self.fence else {
+            return false;
         };
-        // Under one of our headings, waiting for its table.
-        if tables[found.kind as usize].is_some() {
-            // A second table in the same section is prose to us.
-            continue;
+        if fence_close(body, c, n) {
+            self.fence = None;
         }
-        match (&header, split_row(body)) {
+        true
+    }
+
+    /// After a blank line that ended one of our tables: blank lines are
+    /// skipped (`true`), and a row next is an error.
+    fn after_cut(&mut self, no: usize, body: &str) -> Result<bool, ParseError> {
+        let Some((blank, kind)) = self.cut else {
+            return Ok(false);
+        };
+        if body.trim().is_empty() {
+            return Ok(true);
+        }
+        self.cut = None;
+        if row_cell_count(body).is_some() && atx_heading(body).is_none() {
+            return err(
+                no,
+                format!(
+                    "this row comes after the blank line on line {blank}, which ends the `## {}` table: the rows after it are not part of the table. Remove the blank line so the rows are read again",
+                    kind.heading()
+                ),
+            );
+        }
+        Ok(false)
+    }
+
+    /// A body row of the table being read (`true`), or the line that ends it.
+    fn body_row(&mut self, line: &Line<'_>, body: &str) -> bool {
+        if !self.in_body {
+            return false;
+        }
+        let Some(found) = self.current.as_ref() else {
+            self.in_body = false;
+            return true;
+        };
+        let t = self.tables[found.kind as usize]
+            .as_mut()
+            .expect("table exists while its body is read");
+        if let Some(cells) = row_cell_count(body)
+            && atx_heading(body).is_none()
+        {
+            if t.rows.is_empty() {
+                t.first_row_line = line.no;
+            }
+            // History rows are only checked for their cell count: bsi
+            // never rewrites them, so their content is not read on the
+            // write path. The first bad one is reported once the whole
+            // file is known to be a registry.
+            if found.kind == TableKind::History
+                && cells > t.columns.len()
+                && self.bad_history.is_none()
+            {
+                self.bad_history = Some((line.no, cells, t.columns.len()));
+            }
+            t.rows.push(line.start..line.end);
+            t.end = line.end;
+            return true;
+        }
+        if body.trim().is_empty() {
+            self.cut = Some((line.no, found.kind));
+        }
+        self.in_body = false;
+        self.current = None;
+        false
+    }
+
+    /// A heading: one of our three `##` (once each), or any other, which
+    /// ends the current section.
+    fn heading(&mut self, no: usize, level: usize, h: &str) -> Result<(), ParseError> {
+        self.header = None;
+        self.current = None;
+        if level != 2 {
+            return Ok(());
+        }
+        let n = heading_norm(h);
+        let Some(i) = self.norms.iter().position(|x| x.contains(&n)) else {
+            return Ok(());
+        };
+        if KINDS[i] == TableKind::Active && self.norms[i][1] == n {
+            self.language = Language::English;
+        }
+        if let Some(prev) = &self.tables[i] {
+            return err(
+                no,
+                format!(
+                    "a second `## {}` heading (the first is on line {})",
+                    KINDS[i].heading(),
+                    prev.heading_line
+                ),
+            );
+        }
+        self.current = Some(Found {
+            kind: KINDS[i],
+            line: no,
+        });
+        Ok(())
+    }
+
+    /// Under one of our headings, waiting for its table: a header row, then
+    /// its delimiter row.
+    fn table_start(&mut self, line: &Line<'_>, body: &str) -> Result<(), ParseError> {
+        let Some(found) = self.current.as_ref() else {
+            return Ok(());
+        };
+        if self.tables[found.kind as usize].is_some() {
+            // A second table in the same section is prose to us.
+            return Ok(());
+        }
+        match (&self.header, split_row(body)) {
             (None, Some(cells)) => {
-                header = Some((line.no, cells.iter().map(|c| unescape_cell(c)).collect()));
+                self.header = Some((line.no, cells.iter().map(|c| unescape_cell(c)).collect()));
             }
             (Some((hline, cols)), Some(cells)) if is_delimiter_row(&cells) => {
                 if cells.len() != cols.len() {
@@ -357,88 +453,109 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
                         ),
                     );
                 }
-                tables[found.kind as usize] = Some(Table {
+                self.tables[found.kind as usize] = Some(Table {
                     heading_line: found.line,
                     columns: cols.clone(),
                     rows: Vec::new(),
                     first_row_line: line.no + 1,
                     end: line.end,
                 });
-                header = None;
-                in_body = true;
+                self.header = None;
+                self.in_body = true;
             }
             (Some((hline, _)), other) => {
                 // Not a table after all: GFM reads these lines as a paragraph.
-                suspect.get_or_insert((*hline, found.kind));
+                self.suspect.get_or_insert((*hline, found.kind));
                 let next =
                     other.map(|cells| (line.no, cells.iter().map(|c| unescape_cell(c)).collect()));
-                header = next;
+                self.header = next;
             }
             (None, None) => {}
         }
+        Ok(())
     }
 
-    let mut out: Vec<Table> = Vec::with_capacity(3);
-    for (i, t) in tables.into_iter().enumerate() {
-        match t {
-            Some(t) => out.push(t),
-            None => {
-                if let Some((line, kind)) = suspect
-                    && kind == kinds[i]
-                {
-                    return err(
-                        line,
-                        format!(
-                            "the table under `## {}` has no delimiter row (`|---|---|`) after its header; it is not a GFM table",
-                            kind.heading()
-                        ),
-                    );
-                }
-                return err(
-                    0,
-                    format!(
-                        "no table under a `## {}` heading; a registry needs `## {}`, `## {}` and `## {}` (or, in English, `## {}`, `## {}` and `## {}`), each with its table",
-                        kinds[i].heading(),
-                        kinds[0].heading(),
-                        kinds[1].heading(),
-                        kinds[2].heading(),
-                        kinds[0].heading_in(Language::English),
-                        kinds[1].heading_in(Language::English),
-                        kinds[2].heading_in(Language::English)
-                    ),
-                );
+    /// The end of the file: all three tables, their columns, then the first
+    /// history row with too many cells.
+    fn finish(self) -> Result<Tables, ParseError> {
+        let mut out: Vec<Table> = Vec::with_capacity(3);
+        for (i, t) in self.tables.into_iter().enumerate() {
+            match t {
+                Some(t) => out.push(t),
+                None => return missing_table(KINDS[i], self.suspect),
             }
         }
+        let history = out.pop().expect("three tables");
+        let stale = out.pop().expect("three tables");
+        let active = out.pop().expect("three tables");
+        for (t, kind) in [
+            (&active, TableKind::Active),
+            (&stale, TableKind::Stale),
+            (&history, TableKind::History),
+        ] {
+            check_columns(t, kind)?;
+        }
+        if let Some((line, cells, n)) = self.bad_history {
+            return err(
+                line,
+                format!(
+                    "this `## {}` row has {cells} cells but the header has {n}",
+                    TableKind::History.heading()
+                ),
+            );
+        }
+        Ok(Tables {
+            active,
+            stale,
+            history,
+            language: self.language,
+        })
     }
-    let history = out.pop().expect("three tables");
-    let stale = out.pop().expect("three tables");
-    let active = out.pop().expect("three tables");
-    for (t, kind) in [
-        (&active, TableKind::Active),
-        (&stale, TableKind::Stale),
-        (&history, TableKind::History),
-    ] {
-        check_columns(t, kind)?;
-    }
-    if let Some((line, cells, n)) = bad_history {
+}
+
+/// The error for a table that was not found: a header without its
+/// delimiter row, or no table at all.
+fn missing_table<T>(kind: TableKind, suspect: Option<(usize, TableKind)>) -> Result<T, ParseError> {
+    if let Some((line, k)) = suspect
+        && k == kind
+    {
         return err(
             line,
             format!(
-                "this `## {}` row has {cells} cells but the header has {n}",
-                TableKind::History.heading()
+                "the table under `## {}` has no delimiter row (`|---|---|`) after its header; it is not a GFM table",
+                k.heading()
             ),
         );
     }
+    err(
+        0,
+        format!(
+            "no table under a `## {}` heading; a registry needs `## {}`, `## {}` and `## {}` (or, in English, `## {}`, `## {}` and `## {}`), each with its table",
+            kind.heading(),
+            KINDS[0].heading(),
+            KINDS[1].heading(),
+            KINDS[2].heading(),
+            KINDS[0].heading_in(Language::English),
+            KINDS[1].heading_in(Language::English),
+            KINDS[2].heading_in(Language::English)
+        ),
+    )
+}
 
-    let active_claims = read_claims(&text, &active, TableKind::Active, local)?;
-    let stale_claims = read_claims(&text, &stale, TableKind::Stale, local)?;
+/// A session holds each scope once across the active and stale tables.
+fn check_no_duplicate(
+    active: &Table,
+    active_claims: &[Claim],
+    stale: &Table,
+    stale_claims: &[Claim],
+) -> Result<(), ParseError> {
     let mut seen: HashSet<(&str, &Scope)> = HashSet::new();
     for (i, c) in active_claims.iter().chain(stale_claims.iter()).enumerate() {
         if !seen.insert((c.session.as_str(), &c.scope)) {
             let (t, idx) = if i < active_claims.len() {
-                (&active, i)
+                (active, i)
             } else {
-                (&stale, i - active_claims.len())
+                (stale, i - active_claims.len())
             };
             return err(
                 t.first_row_line + idx,
@@ -449,17 +566,7 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
             );
         }
     }
-    Ok(Registry {
-        text: std::sync::Arc::new(text),
-        eol,
-        active,
-        stale,
-        history,
-        active_claims,
-        stale_claims,
-        splices: Vec::new(),
-        language,
-    })
+    Ok(())
 }
 
 /// Parses a registry with the machine's local time zone.
@@ -555,112 +662,153 @@ pub(crate) fn row_cells(
     Ok(out)
 }
 
+/// Where a claim table keeps each field.
+struct ClaimColumns {
+    session: usize,
+    scope: usize,
+    level: usize,
+    opened: usize,
+    expires: usize,
+    agent: Option<usize>,
+    note: Option<usize>,
+    reason: Option<usize>,
+}
+
+impl ClaimColumns {
+    fn of(t: &Table) -> Result<ClaimColumns, ParseError> {
+        let idx = |name| t.column(name);
+        let (Some(session), Some(scope), Some(level), Some(opened), Some(expires)) = (
+            idx(col::SESSION),
+            idx(col::SCOPE),
+            idx(col::LEVEL),
+            idx(col::OPENED),
+            idx(col::EXPIRES),
+        ) else {
+            return err(t.heading_line, "missing columns");
+        };
+        Ok(ClaimColumns {
+            session,
+            scope,
+            level,
+            opened,
+            expires,
+            agent: idx(col::AGENT),
+            note: idx(col::NOTE),
+            reason: idx(col::REASON),
+        })
+    }
+
+    /// Whether column `i` is one bsi reads (the others are kept as they are).
+    fn known(&self, i: usize) -> bool {
+        [
+            self.session,
+            self.scope,
+            self.level,
+            self.opened,
+            self.expires,
+        ]
+        .contains(&i)
+            || [self.agent, self.note, self.reason].contains(&Some(i))
+    }
+}
+
 fn read_claims<Tz: TimeZone>(
     text: &str,
     t: &Table,
     kind: TableKind,
     local: &Tz,
 ) -> Result<Vec<Claim>, ParseError> {
-    let idx = |name| t.column(name);
-    let (Some(i_sess), Some(i_scope), Some(i_level), Some(i_open), Some(i_exp)) = (
-        idx(col::SESSION),
-        idx(col::SCOPE),
-        idx(col::LEVEL),
-        idx(col::OPENED),
-        idx(col::EXPIRES),
-    ) else {
-        return err(t.heading_line, "missing columns");
-    };
-    let i_agent = idx(col::AGENT);
-    let i_note = idx(col::NOTE);
-    let i_reason = idx(col::REASON);
-    let known: Vec<usize> = [
-        Some(i_sess),
-        Some(i_scope),
-        Some(i_level),
-        Some(i_open),
-        Some(i_exp),
-        i_agent,
-        i_note,
-        i_reason,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-
+    let cols = ClaimColumns::of(t)?;
     let mut claims = Vec::with_capacity(t.rows.len());
     for (n, row) in t.rows.iter().enumerate() {
         let line = t.first_row_line + n;
         let cells = row_cells(text, t, row, line, kind)?;
-        if cells
-            .iter()
-            .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
-        {
-            return err(
-                line,
-                "a cell holds a control character (a stray carriage return?)",
-            );
-        }
-        let session = cells[i_sess].trim().to_string();
-        if session.is_empty() {
-            return err(line, "the `Session` cell is empty");
-        }
-        let scope = Scope::parse_stored(&cells[i_scope]).map_err(|e| ParseError {
-            line,
-            reason: format!("bad scope: {e}"),
-        })?;
-        let level_cell = cells[i_level].trim();
-        let Some(level) = Level::parse(level_cell) else {
-            return err(
-                line,
-                format!("unknown level `{level_cell}` (expected global, dir, file or section)"),
-            );
-        };
-        if level != scope.level() {
-            return err(
-                line,
-                format!(
-                    "level `{level}` does not match scope `{scope}`, which is a {} scope",
-                    scope.level()
-                ),
-            );
-        }
-        let opened = ttl::parse_ts(&cells[i_open], local).ok_or_else(|| ParseError {
-            line,
-            reason: format!(
-                "`{}` is not a time (expected YYYY-MM-DD HH:MM ±HH:MM)",
-                cells[i_open]
-            ),
-        })?;
-        let expires = ttl::parse_ts(&cells[i_exp], local).ok_or_else(|| ParseError {
-            line,
-            reason: format!(
-                "`{}` is not a time (expected YYYY-MM-DD HH:MM ±HH:MM)",
-                cells[i_exp]
-            ),
-        })?;
-        if expires < opened {
-            return err(line, "the claim expires before it was opened");
-        }
-        let extra = t
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !known.contains(i))
-            .map(|(i, c)| (c.clone(), cells[i].clone()))
-            .collect();
-        claims.push(Claim {
-            session,
-            scope,
-            agent: i_agent.map(|i| cells[i].clone()).unwrap_or_default(),
-            opened,
-            expires,
-            note: i_note.map(|i| cells[i].clone()).unwrap_or_default(),
-            reason: i_reason.map(|i| cells[i].clone()),
-            extra,
-        });
+        claims.push(read_claim(t, &cols, cells, line, local)?);
     }
     Ok(claims)
+}
+
+/// One claim row, checked: text cells, a session, a scope and its level,
+/// two times in order.
+fn read_claim<Tz: TimeZone>(
+    t: &Table,
+    cols: &ClaimColumns,
+    cells: Vec<String>,
+    line: usize,
+    local: &Tz,
+) -> Result<Claim, ParseError> {
+    if cells
+        .iter()
+        .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
+    {
+        return err(
+            line,
+            "a cell holds a control character (a stray carriage return?)",
+        );
+    }
+    let session = cells[cols.session].trim().to_string();
+    if session.is_empty() {
+        return err(line, "the `Session` cell is empty");
+    }
+    let scope = Scope::parse_stored(&cells[cols.scope]).map_err(|e| ParseError {
+        line,
+        reason: format!("bad scope: {e}"),
+    })?;
+    check_level(&cells[cols.level], &scope, line)?;
+    let opened = read_time(&cells[cols.opened], line, local)?;
+    let expires = read_time(&cells[cols.expires], line, local)?;
+    if expires < opened {
+        return err(line, "the claim expires before it was opened");
+    }
+    let extra = t
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !cols.known(*i))
+        .map(|(i, c)| (c.clone(), cells[i].clone()))
+        .collect();
+    Ok(Claim {
+        session,
+        scope,
+        agent: cols.agent.map(|i| cells[i].clone()).unwrap_or_default(),
+        opened,
+        expires,
+        note: cols.note.map(|i| cells[i].clone()).unwrap_or_default(),
+        reason: cols.reason.map(|i| cells[i].clone()),
+        extra,
+    })
+}
+
+/// The `Level` cell names a level, and the scope's own.
+fn check_level(cell: &str, scope: &Scope, line: usize) -> Result<(), ParseError> {
+    let level_cell = cell.trim();
+    let Some(level) = Level::parse(level_cell) else {
+        return err(
+            line,
+            format!("unknown level `{level_cell}` (expected global, dir, file or section)"),
+        );
+    };
+    if level != scope.level() {
+        return err(
+            line,
+            format!(
+                "level `{level}` does not match scope `{scope}`, which is a {} scope",
+                scope.level()
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn read_time<Tz: TimeZone>(
+    cell: &str,
+    line: usize,
+    local: &Tz,
+) -> Result<chrono::DateTime<chrono::FixedOffset>, ParseError> {
+    ttl::parse_ts(cell, local).ok_or_else(|| ParseError {
+        line,
+        reason: format!("`{cell}` is not a time (expected YYYY-MM-DD HH:MM ±HH:MM)"),
+    })
 }
 
 /// A history row read back, by column name (for `log`, `verify`, merging).
