@@ -48,9 +48,8 @@ fn main() {
 
 /// Pumps both directions until both ends are closed.
 fn relay(a: TcpStream, b: TcpStream, delay: Duration) {
-    let (a2, b2) = match (a.try_clone(), b.try_clone()) {
-        (Ok(a2), Ok(b2)) => (a2, b2),
-        _ => return,
+    let (Ok(a2), Ok(b2)) = (a.try_clone(), b.try_clone()) else {
+        return;
     };
     let up = thread::spawn(move || pump(a, b2, delay));
     pump(b, a2, delay);

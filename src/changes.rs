@@ -135,7 +135,7 @@ pub fn text_change(old: &str, new: &str) -> TextChange {
     for op in script {
         match op {
             Op::Remove(i) => {
-                old_runs.push(i, Kind::Removed, chain_keys(&old_chain[i]), &old_chain[i])
+                old_runs.push(i, Kind::Removed, chain_keys(&old_chain[i]), &old_chain[i]);
             }
             Op::Add(j) => new_runs.push(j, Kind::Added, chain_keys(&new_chain[j]), &new_chain[j]),
             Op::Keep(i, j) => {
@@ -263,16 +263,15 @@ fn diff(a: &[&str], b: &[&str]) -> Vec<Op> {
         .count();
     let (ma, mb) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
     let mut out: Vec<Op> = (0..pre).map(|i| Op::Keep(i, i)).collect();
-    match myers(ma, mb) {
-        Some(ops) => out.extend(ops.into_iter().map(|op| match op {
+    if let Some(ops) = myers(ma, mb) {
+        out.extend(ops.into_iter().map(|op| match op {
             Op::Keep(i, j) => Op::Keep(i + pre, j + pre),
             Op::Remove(i) => Op::Remove(i + pre),
             Op::Add(j) => Op::Add(j + pre),
-        })),
-        None => {
-            out.extend((0..ma.len()).map(|i| Op::Remove(i + pre)));
-            out.extend((0..mb.len()).map(|j| Op::Add(j + pre)));
-        }
+        }));
+    } else {
+        out.extend((0..ma.len()).map(|i| Op::Remove(i + pre)));
+        out.extend((0..mb.len()).map(|j| Op::Add(j + pre)));
     }
     let (ea, eb) = (a.len() - suf, b.len() - suf);
     out.extend((0..suf).map(|k| Op::Keep(ea + k, eb + k)));

@@ -317,10 +317,9 @@ pub fn parse_timeout(raw: &str) -> Option<std::time::Duration> {
 }
 
 fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
-    let line = e
-        .span()
-        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-        .unwrap_or(0);
+    let line = e.span().map_or(0, |s| {
+        text[..s.start.min(text.len())].matches('\n').count() + 1
+    });
     ConfigError::Syntax {
         line,
         message: e.message().trim().to_string(),

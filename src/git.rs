@@ -303,7 +303,7 @@ impl Git {
             Err(e) => return Err(e.into()),
         };
         let mut out = Vec::new();
-        for e in sub.iter() {
+        for e in &sub {
             if e.kind() == Some(ObjectType::Blob) {
                 let name = String::from_utf8_lossy(e.name_bytes()).into_owned();
                 out.push((name, self.blob_bytes(e.id())?));
@@ -632,7 +632,7 @@ impl Git {
             let parent = c.parent(0).ok();
             let info = CommitInfo {
                 id: c.id(),
-                parent: parent.as_ref().map(|p| p.id()),
+                parent: parent.as_ref().map(git2::Commit::id),
                 merge: c.parent_count() > 1,
                 message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
             };
@@ -695,7 +695,10 @@ fn write_loose_blob(objects: &Path, bytes: &[u8]) -> Result<Oid> {
         );
         z.write_all(format!("blob {}\0", bytes.len()).as_bytes())?;
         z.write_all(bytes)?;
-        let file = z.finish()?.into_inner().map_err(|e| e.into_error())?;
+        let file = z
+            .finish()?
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         let mut perms = file.metadata()?.permissions();
         perms.set_readonly(true);
         file.set_permissions(perms)?;

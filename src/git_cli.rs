@@ -231,21 +231,20 @@ fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
     let collect = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
         h.and_then(|h| h.join().ok()).unwrap_or_default()
     };
-    match status {
-        Some(status) => Ok(Output {
+    if let Some(status) = status {
+        Ok(Output {
             success: status.success(),
             code: status.code(),
             stdout: collect(stdout),
             stderr: collect(stderr),
-        }),
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Err(format!(
-                "git gave no answer within {} s",
-                timeout.as_secs_f32()
-            ))
-        }
+        })
+    } else {
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(format!(
+            "git gave no answer within {} s",
+            timeout.as_secs_f32()
+        ))
     }
 }
 
@@ -282,8 +281,10 @@ fn last_line(stderr: &[u8]) -> String {
         .iter()
         .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
         .or(lines.last());
-    pick.map(|l| l.to_string())
-        .unwrap_or_else(|| "git failed without a message".into())
+    pick.map_or_else(
+        || "git failed without a message".into(),
+        std::string::ToString::to_string,
+    )
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ impl<'a> ClaimIndex<'a> {
         {
             whole.extend(v.iter().copied());
         }
-        let sections = self.sections.get(path).map(Vec::as_slice).unwrap_or(&[]);
+        let sections = self.sections.get(path).map_or(&[][..], Vec::as_slice);
         (whole, sections)
     }
 }

@@ -175,7 +175,7 @@ impl<F: Fn(&str) -> Option<Outline>> OutlineSections<F> {
     pub fn new(load: F) -> Self {
         OutlineSections {
             load,
-            cache: Default::default(),
+            cache: std::cell::RefCell::default(),
         }
     }
 

@@ -302,7 +302,7 @@ impl Publisher<'_> {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, true)?;
             match self.decide(plan, view)? {
-                Decided::Again => continue,
+                Decided::Again => {}
                 Decided::Done(applied) => return Ok(applied),
                 Decided::Write {
                     text,

@@ -224,7 +224,7 @@ pub fn children(root: &Path, dir: &str) -> Vec<Scope> {
         return Vec::new();
     };
     let mut out: Vec<Scope> = rd
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') || name.contains('|') {
@@ -260,7 +260,7 @@ pub fn walk(root: &Path, skip: &str) -> (Vec<(String, bool)>, bool) {
             continue;
         };
         let mut names: Vec<(String, bool)> = rd
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let ty = e.file_type().ok()?;

@@ -328,7 +328,7 @@ pub fn overlaps(a: &Scope, b: &Scope, sections: &dyn Sections) -> bool {
             File(f) | Section { file: f, .. } => {
                 other.under_dir(d) || d.strip_suffix('/') == Some(f)
             }
-            _ => other.under_dir(d),
+            Global => other.under_dir(d),
         },
         (File(f), File(g)) => f == g,
         (File(f), Section { file, .. }) | (Section { file, .. }, File(f)) => f == file,

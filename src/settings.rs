@@ -85,8 +85,7 @@ pub fn default_agent() -> String {
                 .ok()
                 .filter(|h| !h.trim().is_empty())
         })
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|| "localhost".into());
+        .map_or_else(|| "localhost".into(), |h| h.trim().to_string());
     format!("{user}@{host}")
 }
 

@@ -129,7 +129,7 @@ pub fn add(message: &str, key: &str, value: &str, comment: char) -> Option<Strin
             out.push(String::new());
             out.push(String::new());
             out.push(trailer);
-            out.extend(lines.iter().map(|l| l.to_string()));
+            out.extend(lines.iter().map(std::string::ToString::to_string));
         }
         Some(i) => {
             let para_start = lines[..=i]
@@ -143,12 +143,12 @@ pub fn add(message: &str, key: &str, value: &str, comment: char) -> Option<Strin
                 .collect();
             // The subject line alone is never a trailer block.
             let trailers = para_start > 0 && para.iter().all(|l| is_trailer_line(l));
-            out.extend(lines[..=i].iter().map(|l| l.to_string()));
+            out.extend(lines[..=i].iter().map(std::string::ToString::to_string));
             if !trailers {
                 out.push(String::new());
             }
             out.push(trailer);
-            out.extend(lines[i + 1..].iter().map(|l| l.to_string()));
+            out.extend(lines[i + 1..].iter().map(std::string::ToString::to_string));
         }
     }
     let mut text = out.join("\n");

@@ -421,7 +421,7 @@ proptest! {
         let oc = chains(&old_text, old_lines.len());
         let nc = chains(&new_text, new_lines.len());
 
-        let mut expected: std::collections::BTreeSet<String> = Default::default();
+        let mut expected: std::collections::BTreeSet<String> = std::collections::BTreeSet::default();
         let mut preamble = false;
         for &i in &removed {
             match &oc[i] { Some(c) => expected.extend(c.iter().cloned()), None => preamble = true }

@@ -102,21 +102,19 @@ pub fn merge(
         with_version.extend(root);
         root = with_version;
     }
-    let hooks = match root
+    let Value::Object(hooks) = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
-    {
-        Value::Object(h) => h,
-        _ => return Err(SettingsError::Shape("hooks".into())),
+    else {
+        return Err(SettingsError::Shape("hooks".into()));
     };
     let mut changed = false;
     for (event, matcher, kind) in entries(tool) {
-        let list = match hooks
+        let Value::Array(list) = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
-        {
-            Value::Array(l) => l,
-            _ => return Err(SettingsError::Shape(format!("hooks.{event}"))),
+        else {
+            return Err(SettingsError::Shape(format!("hooks.{event}")));
         };
         let command = hook_command(program, tool, *kind);
         match find_ours(tool, list, *kind) {
@@ -150,20 +148,17 @@ pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsErr
             continue;
         };
         let before = list.len();
-        match tool {
-            Tool::Cursor => {
-                list.retain(|e| !command_of(e).is_some_and(|c| is_ours(c, tool, *kind)))
-            }
-            _ => {
-                for group in list.iter_mut() {
-                    if let Some(Value::Array(inner)) = group.get_mut("hooks") {
-                        let n = inner.len();
-                        inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, *kind)));
-                        changed |= inner.len() != n;
-                    }
+        if tool == Tool::Cursor {
+            list.retain(|e| !command_of(e).is_some_and(|c| is_ours(c, tool, *kind)));
+        } else {
+            for group in list.iter_mut() {
+                if let Some(Value::Array(inner)) = group.get_mut("hooks") {
+                    let n = inner.len();
+                    inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, *kind)));
+                    changed |= inner.len() != n;
                 }
-                list.retain(|g| !matches!(g.get("hooks"), Some(Value::Array(i)) if i.is_empty()));
             }
+            list.retain(|g| !matches!(g.get("hooks"), Some(Value::Array(i)) if i.is_empty()));
         }
         changed |= list.len() != before;
         if list.is_empty() {
@@ -197,22 +192,19 @@ fn command_of(v: &Value) -> Option<&str> {
 /// The `command` value of bsi's hook `kind` in an event's list.
 fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Value> {
     for e in list.iter_mut() {
-        match tool {
-            Tool::Cursor => {
-                if command_of(e).is_some_and(|c| is_ours(c, tool, kind)) {
-                    return e.get_mut("command");
-                }
+        if tool == Tool::Cursor {
+            if command_of(e).is_some_and(|c| is_ours(c, tool, kind)) {
+                return e.get_mut("command");
             }
-            _ => {
-                let Some(Value::Array(inner)) = e.get_mut("hooks") else {
-                    continue;
-                };
-                if let Some(h) = inner
-                    .iter_mut()
-                    .find(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
-                {
-                    return h.get_mut("command");
-                }
+        } else {
+            let Some(Value::Array(inner)) = e.get_mut("hooks") else {
+                continue;
+            };
+            if let Some(h) = inner
+                .iter_mut()
+                .find(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
+            {
+                return h.get_mut("command");
             }
         }
     }
@@ -221,25 +213,22 @@ fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Valu
 
 fn entry(tool: Tool, matcher: Option<&str>, command: &str, kind: HookKind) -> Value {
     let mut e = Map::new();
-    match tool {
-        Tool::Cursor => {
-            e.insert("command".into(), json!(command));
-            if let Some(m) = matcher {
-                e.insert("matcher".into(), json!(m));
-            }
+    if tool == Tool::Cursor {
+        e.insert("command".into(), json!(command));
+        if let Some(m) = matcher {
+            e.insert("matcher".into(), json!(m));
         }
-        _ => {
-            if let Some(m) = matcher {
-                e.insert("matcher".into(), json!(m));
-            }
-            let mut h = Map::new();
-            if tool == Tool::Gemini {
-                h.insert("name".into(), json!(format!("bsi-{}", kind.subcommand())));
-            }
-            h.insert("type".into(), json!("command"));
-            h.insert("command".into(), json!(command));
-            e.insert("hooks".into(), Value::Array(vec![Value::Object(h)]));
+    } else {
+        if let Some(m) = matcher {
+            e.insert("matcher".into(), json!(m));
         }
+        let mut h = Map::new();
+        if tool == Tool::Gemini {
+            h.insert("name".into(), json!(format!("bsi-{}", kind.subcommand())));
+        }
+        h.insert("type".into(), json!("command"));
+        h.insert("command".into(), json!(command));
+        e.insert("hooks".into(), Value::Array(vec![Value::Object(h)]));
     }
     Value::Object(e)
 }
@@ -382,15 +371,12 @@ pub fn install(
     } else if !had_ours {
         // A file without bsi's hooks: these bytes are the original.
         let dir_existed = path.parent().is_some_and(Path::is_dir);
-        match &before {
-            Some(b) => {
-                write_atomic(&rec.original, b)?;
-                remove_opt(&rec.absent)?;
-            }
-            None => {
-                write_atomic(&rec.absent, if dir_existed { b"dir" } else { b"" })?;
-                remove_opt(&rec.original)?;
-            }
+        if let Some(b) = &before {
+            write_atomic(&rec.original, b)?;
+            remove_opt(&rec.absent)?;
+        } else {
+            write_atomic(&rec.absent, if dir_existed { b"dir" } else { b"" })?;
+            remove_opt(&rec.original)?;
         }
         true
     } else {

@@ -112,20 +112,19 @@ impl SessionMap {
     pub fn set(&self, tool: Tool, tool_session: &str, session: &str) -> Result<Option<String>> {
         let _lock = self.lock()?;
         let mut map = self.read()?;
-        let old = match map
+        let old = if let Some(e) = map
             .sessions
             .iter_mut()
             .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
         {
-            Some(e) => Some(std::mem::replace(&mut e.session, session.into())),
-            None => {
-                map.sessions.push(Entry {
-                    tool: tool.name().into(),
-                    tool_session: tool_session.into(),
-                    session: session.into(),
-                });
-                None
-            }
+            Some(std::mem::replace(&mut e.session, session.into()))
+        } else {
+            map.sessions.push(Entry {
+                tool: tool.name().into(),
+                tool_session: tool_session.into(),
+                session: session.into(),
+            });
+            None
         };
         if old.as_deref() != Some(session) {
             self.write(&map)?;

@@ -96,22 +96,21 @@ pub(crate) fn emit(a: &Answer) -> u8 {
 /// every error (even a panic) becomes the tool's fail-open answer.
 pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     let mut input = String::new();
-    let answer = match std::io::stdin().read_to_string(&mut input) {
-        Err(e) => fail_open(tool, kind, &format!("cannot read the hook event: {e}")),
-        Ok(_) => {
-            let handled = catch_unwind(AssertUnwindSafe(|| {
-                let ctx = ctx?;
-                match kind {
-                    HookKind::Edit => edit(&ctx, tool, &input),
-                    HookKind::SessionStart => session_start(&ctx, tool, &input),
-                    HookKind::Stop => stop(&ctx, tool, &input),
-                }
-            }));
-            match handled {
-                Ok(Ok(a)) => a,
-                Ok(Err(e)) => fail_open(tool, kind, &e.to_string()),
-                Err(_) => fail_open(tool, kind, "internal error (bsi panicked)"),
+    let answer = if let Err(e) = std::io::stdin().read_to_string(&mut input) {
+        fail_open(tool, kind, &format!("cannot read the hook event: {e}"))
+    } else {
+        let handled = catch_unwind(AssertUnwindSafe(|| {
+            let ctx = ctx?;
+            match kind {
+                HookKind::Edit => edit(&ctx, tool, &input),
+                HookKind::SessionStart => session_start(&ctx, tool, &input),
+                HookKind::Stop => stop(&ctx, tool, &input),
             }
+        }));
+        match handled {
+            Ok(Ok(a)) => a,
+            Ok(Err(e)) => fail_open(tool, kind, &e.to_string()),
+            Err(_) => fail_open(tool, kind, "internal error (bsi panicked)"),
         }
     };
     emit(&answer)

@@ -329,10 +329,10 @@ mod tests {
     fn claims_added_on_both_sides_are_united() {
         let base = empty_registry();
         let o = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0))
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
         });
         let t = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s2", "b.md", 0))
+            r.add_claim(TableKind::Active, &claim("s2", "b.md", 0));
         });
         let m = merge(&base, &o, &t).expect("merge");
         assert_eq!(sessions(&m, TableKind::Active), vec!["s1", "s2"]);
@@ -350,7 +350,7 @@ mod tests {
             r.add_history(&HistoryEntry::closing(&c, t0(), Status::Completed, ""));
         });
         let t = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s2", "b.md", 1))
+            r.add_claim(TableKind::Active, &claim("s2", "b.md", 1));
         });
         let m = merge(&base, &o, &t).expect("merge");
         assert_eq!(sessions(&m, TableKind::Active), vec!["s2"]);
@@ -394,10 +394,10 @@ mod tests {
     fn overlapping_claims_from_both_sides_are_both_kept() {
         let base = empty_registry();
         let o = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0))
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
         });
         let t = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s2", "a.md", 0))
+            r.add_claim(TableKind::Active, &claim("s2", "a.md", 0));
         });
         let m = merge(&base, &o, &t).expect("merge");
         assert_eq!(sessions(&m, TableKind::Active), vec!["s1", "s2"]);
@@ -425,7 +425,7 @@ mod tests {
     fn text_around_the_tables_follows_the_side_that_changed_it() {
         let base = empty_registry();
         let o = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0))
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
         });
         let t = base.replace("Registry of the sessions", "Registry of all sessions");
         let m = merge(&base, &o, &t).expect("merge");
@@ -441,7 +441,7 @@ mod tests {
         let base = empty_registry().replace('\n', "\r\n");
         let base = base.trim_end_matches(['\r', '\n']).to_string();
         let o = with(&base, |r| {
-            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0))
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
         });
         let t = with(&base, |r| {
             r.add_history(&HistoryEntry::closing(
@@ -449,7 +449,7 @@ mod tests {
                 t0(),
                 Status::Completed,
                 "",
-            ))
+            ));
         });
         let m = merge(&base, &o, &t).expect("merge");
         assert!(!m.ends_with('\n'));

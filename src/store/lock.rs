@@ -35,8 +35,7 @@ fn lock_wait() -> Duration {
     std::env::var("BSI_LOCK_WAIT_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(30))
+        .map_or(Duration::from_secs(30), Duration::from_millis)
 }
 
 /// Held while a bsi process reads, plans, commits and publishes. An OS file

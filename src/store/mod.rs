@@ -91,30 +91,27 @@ impl Brain {
     /// Finds the brain from `cwd`, or from an explicit registry path (the
     /// path of its work-tree copy, whose directory is the brain root).
     pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Brain> {
-        let (git, registry) = match registry {
-            Some(p) => {
-                let p = if p.is_absolute() {
-                    p.to_path_buf()
-                } else {
-                    cwd.join(p)
-                };
-                let parent = p.parent().unwrap_or(Path::new("/")).to_path_buf();
-                let parent = fs::canonicalize(&parent).map_err(|e| {
-                    Error::io(
-                        format!("cannot reach the registry's directory {}", parent.display()),
-                        e,
-                    )
-                })?;
-                let name = p
-                    .file_name()
-                    .ok_or_else(|| Error::Usage(format!("{} is not a file path", p.display())))?;
-                (Git::discover(&parent)?, parent.join(name))
-            }
-            None => {
-                let git = Git::discover(cwd)?;
-                let root = git.workdir()?;
-                (git, root.join(REGISTRY_FILE))
-            }
+        let (git, registry) = if let Some(p) = registry {
+            let p = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                cwd.join(p)
+            };
+            let parent = p.parent().unwrap_or(Path::new("/")).to_path_buf();
+            let parent = fs::canonicalize(&parent).map_err(|e| {
+                Error::io(
+                    format!("cannot reach the registry's directory {}", parent.display()),
+                    e,
+                )
+            })?;
+            let name = p
+                .file_name()
+                .ok_or_else(|| Error::Usage(format!("{} is not a file path", p.display())))?;
+            (Git::discover(&parent)?, parent.join(name))
+        } else {
+            let git = Git::discover(cwd)?;
+            let root = git.workdir()?;
+            (git, root.join(REGISTRY_FILE))
         };
         let workdir = fs::canonicalize(git.workdir()?)
             .map_err(|e| Error::io("cannot resolve the work tree", e))?;
@@ -474,14 +471,16 @@ impl Brain {
         let program = std::env::current_exe()
             .ok()
             .and_then(|p| p.to_str().map(str::to_string))
-            .map(|p| {
-                if p.contains(char::is_whitespace) {
-                    format!("'{}'", p.replace('\'', "'\\''"))
-                } else {
-                    p
-                }
-            })
-            .unwrap_or_else(|| "bsi".into());
+            .map_or_else(
+                || "bsi".into(),
+                |p| {
+                    if p.contains(char::is_whitespace) {
+                        format!("'{}'", p.replace('\'', "'\\''"))
+                    } else {
+                        p
+                    }
+                },
+            );
         let driver = format!("{program} merge-driver %O %A %B");
         let current = self.git.config_string("merge.bsi.driver");
         let ours = current
@@ -537,8 +536,8 @@ impl Brain {
         BrainSections {
             brain: self,
             upstream,
-            worktree: Default::default(),
-            remote: Default::default(),
+            worktree: crate::markdown::OutlineCache::default(),
+            remote: crate::markdown::OutlineCache::default(),
         }
     }
 

@@ -781,7 +781,7 @@ fn sixteen_concurrent_opens_of_one_scope_give_one_winner() {
         })
         .collect();
     let mut codes = spawn_many(&b, sets);
-    codes.sort();
+    codes.sort_unstable();
     assert_eq!(codes, [vec![0], vec![3; 15]].concat());
     assert_eq!(b.active().len(), 1);
     assert_eq!(b.commits(), n + 1);

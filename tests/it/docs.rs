@@ -318,14 +318,15 @@ fn check_document(name: &str, doc: &str) -> (usize, Vec<String>) {
             let mut at = 0;
             for want in &step.expected {
                 let want = substitute(want, &ids);
-                match (at..actual.len()).find(|&i| line_matches(&want, actual[i], &mut ids)) {
-                    Some(i) => at = i + 1,
-                    None => {
-                        failures.push(format!(
-                            "{where_}: the doc shows\n  {want}\nwhich the binary does not print (in this order):\n{output}"
-                        ));
-                        break;
-                    }
+                if let Some(i) =
+                    (at..actual.len()).find(|&i| line_matches(&want, actual[i], &mut ids))
+                {
+                    at = i + 1;
+                } else {
+                    failures.push(format!(
+                        "{where_}: the doc shows\n  {want}\nwhich the binary does not print (in this order):\n{output}"
+                    ));
+                    break;
                 }
             }
         }

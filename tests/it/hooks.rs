@@ -219,7 +219,7 @@ fn make_executable(_: &std::path::Path) {}
 fn listing(dir: &std::path::Path) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
         .map(|rd| {
-            rd.filter_map(|e| e.ok())
+            rd.filter_map(std::result::Result::ok)
                 .map(|e| {
                     (
                         e.file_name().to_string_lossy().into_owned(),

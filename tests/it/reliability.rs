@@ -314,7 +314,7 @@ fn check_after_kill(b: &Brain, user: &(String, String, String), label: &str) {
     );
     let leftovers: Vec<_> = std::fs::read_dir(b.path())
         .expect("read dir")
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains("bsi-tmp"))
         .collect();
