@@ -58,6 +58,9 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if let Some(code) = commands::agent_hook::fast_path(&args) {
+        return code;
+    }
     let parsed = cli::command()
         .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));

@@ -48,6 +48,35 @@ pub(crate) fn event_of(action: &HookAction) -> Option<(Tool, HookKind)> {
     Some((super::agent::tool_of(*tool), kind))
 }
 
+/// The agent tools' hooks run on every edit an agent makes, and building
+/// clap's whole command tree costs a third of such a run. The command lines
+/// `bsi agent install` writes — exactly `hook edit|session-start|stop
+/// --tool TOOL` — are read here without it, with the environment clap would
+/// read (`BSI_REGISTRY`, `BSI_REMOTE`); any other command line, even one
+/// that means the same, goes through clap.
+pub fn fast_path(args: &[std::ffi::OsString]) -> Option<u8> {
+    let args: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str())
+        .collect::<Option<_>>()?;
+    let (kind, tool) = match args.as_slice() {
+        ["hook", kind, "--tool", tool] => (*kind, *tool),
+        _ => return None,
+    };
+    let kind = match kind {
+        "edit" => HookKind::Edit,
+        "session-start" => HookKind::SessionStart,
+        "stop" => HookKind::Stop,
+        _ => return None,
+    };
+    let tool = Tool::from_name(tool)?;
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let registry = env("BSI_REGISTRY").map(std::path::PathBuf::from);
+    let remote = env("BSI_REMOTE").and_then(|v| v.into_string().ok());
+    Some(run(Ctx::from_env(registry, remote), tool, kind))
+}
+
 /// The tool named on a command line that clap could not read
 /// (`--tool claude` or `--tool=claude`).
 pub(crate) fn tool_in_args(args: &[String]) -> Option<Tool> {
@@ -816,6 +845,37 @@ mod tests {
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn only_the_installed_command_lines_skip_clap() {
+        let os =
+            |s: &str| -> Vec<std::ffi::OsString> { s.split_whitespace().map(Into::into).collect() };
+        // What clap must still read: other commands, other spellings,
+        // unknown tools and hooks (these return before reading stdin).
+        for line in [
+            "bsi status",
+            "bsi hook pre-commit",
+            "bsi hook edit --tool=claude",
+            "bsi hook edit --tool nobody",
+            "bsi hook commit --tool claude",
+            "bsi -q hook edit --tool claude",
+            "bsi hook edit --tool claude extra",
+        ] {
+            assert_eq!(fast_path(&os(line)), None, "{line}");
+        }
+        // And the ones `bsi agent install` writes are exactly its shape.
+        for tool in Tool::ALL {
+            for kind in [HookKind::Edit, HookKind::SessionStart, HookKind::Stop] {
+                let line = crate::agents::install::hook_command("bsi", tool, kind);
+                let words: Vec<&str> = line.split_whitespace().collect();
+                assert_eq!(
+                    &words[1..5],
+                    ["hook", kind.subcommand(), "--tool", tool.name()],
+                    "{line}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! claims and write commit messages.
 
 mod agent;
-pub(crate) mod agent_hook;
+pub mod agent_hook;
 mod close;
 mod hook;
 mod init;
