@@ -97,7 +97,7 @@ BASE=$(git -C "$WORK/srv/brain.git" rev-parse brain-index)
 # git daemon on loopback, and the slow link in front of it.
 PORT=$((20000 + RANDOM % 20000))
 SLOW=$((PORT + 1))
-git daemon --reuseaddr --export-all --enable=receive-pack --base-path="$WORK/srv" \
+git daemon --reuseaddr --export-all --enable=receive-pack --max-connections=256 --base-path="$WORK/srv" \
     --listen=127.0.0.1 --port="$PORT" "$WORK/srv" 2>"$WORK/daemon.log" &
 PIDS+=($!)
 "$PROXY" "127.0.0.1:$SLOW" "127.0.0.1:$PORT" "$DELAY_MS" 2>"$WORK/proxy.log" &

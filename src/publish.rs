@@ -460,7 +460,18 @@ impl Publisher<'_> {
             pause.as_millis()
         ));
         std::thread::sleep(pause.min(self.remaining()));
-        Ok(self.fetch().err())
+        // The remote answered the push a moment ago: a fetch that fails now
+        // is a server at its connection limit under the same crowd, not a
+        // network gone. It is tried again within the budget before the
+        // change is kept offline.
+        for retry in 1..=3 {
+            match self.fetch() {
+                Ok(()) => return Ok(None),
+                Err(why) if retry == 3 || self.remaining().is_zero() => return Ok(Some(why)),
+                Err(_) => std::thread::sleep(backoff(self.attempts + retry).min(self.remaining())),
+            }
+        }
+        Ok(None)
     }
 
     fn remaining(&self) -> Duration {
