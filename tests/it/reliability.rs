@@ -279,6 +279,21 @@ fn load_many_writers_lose_nothing() {
     b.git(&["fsck", "--no-progress", "--strict"]);
 }
 
+/// The longest of three runs of `f`, in microseconds: the span within which
+/// a kill test draws its moments. Not asserted, only used to aim.
+pub(crate) fn run_time_us(mut f: impl FnMut(usize)) -> u32 {
+    (0..3)
+        .map(|i| {
+            let t = std::time::Instant::now();
+            f(i);
+            u32::try_from(t.elapsed().as_micros())
+                .unwrap_or(u32::MAX)
+                .max(1_000)
+        })
+        .max()
+        .unwrap_or(15_000)
+}
+
 /// After a kill: the registry branch holds a registry every command reads,
 /// the user's branch, index and files are as they were, and the next write
 /// works and leaves nothing behind.
@@ -370,6 +385,12 @@ fn killed_at_every_write_point_the_next_command_repairs() {
 fn sigkill_at_random_moments_never_corrupts() {
     let kills = if long() { 200 } else { 24 };
     let b = Brain::new();
+    // Kills are drawn within the time one open takes here (debug or
+    // release build, loaded machine or not), so most land while it runs.
+    let span = run_time_us(|i| {
+        b.bsi(&["open", &format!("warm{i}/"), "--session", &format!("w{i}")])
+            .ok();
+    });
     let user = b.user_state();
     let mut rng = Lcg(42);
     let mut landed = 0;
@@ -384,7 +405,7 @@ fn sigkill_at_random_moments_never_corrupts() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(Duration::from_micros(rng.below(15_000) as u64));
+        std::thread::sleep(Duration::from_micros(rng.below(span as usize) as u64));
         let _ = child.kill();
         let status = child.wait().expect("wait");
         let file = b.registry();

@@ -631,13 +631,19 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     } else {
         12
     };
+    // Kills are drawn within the time one publish takes here (debug or
+    // release build), so most land while it runs.
+    let span = u64::from(crate::reliability::run_time_us(|i| {
+        n.a.bsi(&["open", &format!("warm{i}/"), "--session", &format!("w{i}")])
+            .ok();
+    }));
     let user = untouched(&n.a);
     let mut seed: u64 = 7;
     let mut landed = 0;
     let mut interrupted = 0;
     for i in 0..kills {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-        let pause = (seed >> 33) % 120_000;
+        let pause = (seed >> 33) % span;
         let session = format!("k{i}");
         let scope = format!("zone{i}/");
         // bsi and the git it runs die together, as on a crash or a Ctrl-C
