@@ -2,41 +2,7 @@
 //! and branch of a clone, a readable copy in each, the migration of a brain
 //! that still tracks BRAIN-INDEX.md, and content branches bsi never moves.
 
-use std::path::Path;
-use std::process::Command;
-
-use crate::common::{Brain, Run, bin, clean_env};
-
-/// Runs bsi in `dir` (another work tree of `b`).
-fn bsi_in(b: &Brain, dir: &Path, args: &[&str], session: Option<&str>) -> Run {
-    let mut cmd = Command::new(bin());
-    clean_env(&mut cmd, b.path());
-    cmd.current_dir(dir).env("BSI_NOW", &b.now).args(args);
-    if let Some(s) = session {
-        cmd.env("BSI_SESSION", s);
-    }
-    run(cmd)
-}
-
-/// Runs git in `dir`.
-fn git_in(b: &Brain, dir: &Path, args: &[&str], session: Option<&str>) -> Run {
-    let mut cmd = Command::new("git");
-    clean_env(&mut cmd, b.path());
-    cmd.current_dir(dir).env("BSI_NOW", &b.now).args(args);
-    if let Some(s) = session {
-        cmd.env("BSI_SESSION", s);
-    }
-    run(cmd)
-}
-
-fn run(mut cmd: Command) -> Run {
-    let o = cmd.output().expect("run");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+use crate::common::Brain;
 
 #[test]
 fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
@@ -64,7 +30,7 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
         "claude",
     ])
     .ok();
-    bsi_in(&b, &wt, &["status"], None)
+    b.bsi_at(&wt, None, &["status"])
         .ok()
         .stdout_has("s-main")
         .stdout_has("agents/");
@@ -73,9 +39,9 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
             .expect("copy in the second work tree")
             .contains("| s-main | agents/ |")
     );
-    bsi_in(
-        &b,
+    b.bsi_at(
         &wt,
+        None,
         &[
             "open",
             "agents/alice.md",
@@ -84,28 +50,21 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
             "--agent",
             "codex",
         ],
-        None,
     )
     .code(3)
     .stderr_has("s-main holds agents/");
     std::fs::write(wt.join("agents/alice.md"), "# Alice\n\nfrom the worktree\n").expect("write");
-    git_in(&b, &wt, &["add", "agents/alice.md"], None).ok();
-    git_in(
-        &b,
-        &wt,
-        &["commit", "-q", "-m", "into agents"],
-        Some("s-wt"),
-    )
-    .code(1)
-    .stderr_has("s-main");
-    git_in(&b, &wt, &["reset", "-q", "--hard"], None).ok();
+    b.git_at(&wt, None, &["add", "agents/alice.md"]).ok();
+    b.git_at(&wt, Some("s-wt"), &["commit", "-q", "-m", "into agents"])
+        .code(1)
+        .stderr_has("s-main");
+    b.git_at(&wt, None, &["reset", "-q", "--hard"]).ok();
 
     // And the other way round.
-    bsi_in(
-        &b,
+    b.bsi_at(
         &wt,
-        &["open", "projets/", "--session", "s-wt", "--agent", "codex"],
         None,
+        &["open", "projets/", "--session", "s-wt", "--agent", "codex"],
     )
     .ok();
     b.bsi(&["open", "projets/plan.md", "--session", "s-main2"])
@@ -120,14 +79,14 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
     // One registry: one branch, one log, whatever is checked out.
     assert_eq!(b.active().len(), 2);
     assert_eq!(
-        git_in(&b, &wt, &["rev-parse", "brain-index"], None).stdout,
+        b.git_at(&wt, None, &["rev-parse", "brain-index"]).stdout,
         b.git(&["rev-parse", "brain-index"])
     );
     // Neither branch got a bsi commit, and both work trees are clean.
     assert!(!b.git(&["log", "--format=%s", "main"]).contains("bsi:"));
     assert!(!b.git(&["log", "--format=%s", "feature"]).contains("bsi:"));
     assert_eq!(b.status(), "");
-    assert_eq!(git_in(&b, &wt, &["status", "--porcelain"], None).stdout, "");
+    assert_eq!(b.git_at(&wt, None, &["status", "--porcelain"]).stdout, "");
 }
 
 #[test]

@@ -229,6 +229,26 @@ impl Brain {
         Run::from(cmd.output().expect("run bsi"))
     }
 
+    /// Runs git in `dir` (another work tree of this repository, say), with
+    /// `BSI_SESSION` set when `session` is.
+    pub fn git_at(&self, dir: &Path, session: Option<&str>, args: &[&str]) -> Run {
+        self.run_at(Command::new("git"), dir, session, args)
+    }
+
+    /// Runs bsi in `dir`, with `BSI_SESSION` set when `session` is.
+    pub fn bsi_at(&self, dir: &Path, session: Option<&str>, args: &[&str]) -> Run {
+        self.run_at(Command::new(bin()), dir, session, args)
+    }
+
+    fn run_at(&self, mut cmd: Command, dir: &Path, session: Option<&str>, args: &[&str]) -> Run {
+        clean_env(&mut cmd, self.path());
+        cmd.current_dir(dir).env("BSI_NOW", &self.now).args(args);
+        if let Some(s) = session {
+            cmd.env("BSI_SESSION", s);
+        }
+        Run::from(cmd.output().expect("run"))
+    }
+
     /// Runs git and returns its stdout; panics when it fails.
     #[track_caller]
     pub fn git(&self, args: &[&str]) -> String {

@@ -3,28 +3,10 @@
 //! new version of a file, one name per thing. Each test names the case of
 //! the hostile review it answers.
 
-use std::path::Path;
-use std::process::Command;
-
-use crate::common::{Brain, Run, clean_env};
+use crate::common::{Brain, Run};
 use crate::hooks::{commit_as, git_as, hooked};
 
 /// Runs git in `dir` with `BSI_SESSION` set (or not).
-fn git_in(b: &Brain, dir: &Path, session: Option<&str>, args: &[&str]) -> Run {
-    let mut cmd = Command::new("git");
-    clean_env(&mut cmd, b.path());
-    cmd.current_dir(dir).env("BSI_NOW", &b.now).args(args);
-    if let Some(s) = session {
-        cmd.env("BSI_SESSION", s);
-    }
-    let o = cmd.output().expect("run git");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
 /// s1 (alice) holds `agents/`, s2 (bob) holds `projets/`.
 fn two_sessions() -> Brain {
     let b = hooked();
@@ -150,8 +132,7 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
     assert_eq!(b.head_commits(), before);
 
     // From a subdirectory.
-    let r = git_in(
-        &b,
+    let r = b.git_at(
         &b.path().join("projets"),
         Some("s2"),
         &["commit", "-q", "-a", "-m", "from projets/"],
@@ -174,13 +155,12 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
         "side",
     ]);
     std::fs::write(wt.join("agents/alice.md"), "# Alice\n\nfrom a worktree\n").expect("write");
-    let r = git_in(&b, &wt, Some("s2"), &["commit", "-q", "-a", "-m", "wt"]);
+    let r = b.git_at(&wt, Some("s2"), &["commit", "-q", "-a", "-m", "wt"]);
     r.code(1).stderr_has(ALICE_CLAIMED);
-    let side_commits = git_in(&b, &wt, None, &["rev-list", "--count", "HEAD"]);
+    let side_commits = b.git_at(&wt, None, &["rev-list", "--count", "HEAD"]);
     assert_eq!(side_commits.stdout.trim(), before.to_string());
     std::fs::write(wt.join("projets/plan.md"), "# Plan\n\nfrom a worktree\n").expect("write");
-    git_in(
-        &b,
+    b.git_at(
         &wt,
         Some("s2"),
         &["commit", "-q", "-m", "wt own", "projets/plan.md"],

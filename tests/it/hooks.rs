@@ -5,18 +5,7 @@ use crate::common::{Brain, Run, bin};
 
 /// Runs git with `BSI_SESSION` set (or not): what a session's commit does.
 pub(crate) fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
-    let mut cmd = std::process::Command::new("git");
-    crate::common::clean_env(&mut cmd, b.path());
-    cmd.current_dir(b.path()).env("BSI_NOW", &b.now).args(args);
-    if let Some(s) = session {
-        cmd.env("BSI_SESSION", s);
-    }
-    let o = cmd.output().expect("run git");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    b.git_at(b.path(), session, args)
 }
 
 /// A brain with the hooks installed.
