@@ -8,7 +8,7 @@ use crate::common::Brain;
 fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
     let b = Brain::new();
     b.bsi(&["hook", "install"]).ok();
-    let place = tempfile::tempdir().expect("tempdir");
+    let place = crate::common::scratch("bsi-test");
     let wt = place.path().join("wt-b");
     b.git(&[
         "worktree",

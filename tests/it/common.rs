@@ -21,6 +21,70 @@ pub const REGISTRY_BRANCH: &str = "brain-index";
 /// The clock every command sees unless a test says otherwise.
 pub const NOW: &str = "2026-03-14T09:30:00Z";
 
+/// A new temporary directory for a test's repositories, homes and remotes.
+///
+/// On Linux the suite works in `/dev/shm` when it is a tmpfs with room
+/// (1 GiB or more): thousands of repositories are made and deleted, and on
+/// a disk file system inode allocation alone cost more than half of the
+/// suite's system time. `BSI_TEST_TMPDIR` names another place; elsewhere,
+/// or without room, the system's temporary directory.
+pub fn scratch(prefix: &str) -> TempDir {
+    static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let base = BASE.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("BSI_TEST_TMPDIR").filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
+        roomy_tmpfs().unwrap_or_else(std::env::temp_dir)
+    });
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(base)
+        .expect("tempdir")
+}
+
+/// `/dev/shm` when `/proc/mounts` shows it as a writable tmpfs of 1 GiB or
+/// more (a tmpfs without `size=` gets half the memory).
+fn roomy_tmpfs() -> Option<PathBuf> {
+    let mounts = fs::read_to_string("/proc/mounts").ok()?;
+    let options = mounts.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.len() >= 4 && f[1] == "/dev/shm" && f[2] == "tmpfs").then(|| f[3].to_string())
+    })?;
+    let opts: Vec<&str> = options.split(',').collect();
+    if !opts.contains(&"rw") {
+        return None;
+    }
+    let kib = match opts.iter().find_map(|o| o.strip_prefix("size=")) {
+        None => u64::MAX,
+        Some(v) => {
+            let (digits, unit) =
+                v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+            let n: u64 = digits.parse().ok()?;
+            match unit {
+                "k" | "K" => n,
+                "m" | "M" => n * 1024,
+                "g" | "G" => n * 1024 * 1024,
+                "" => n / 1024,
+                _ => return None,
+            }
+        }
+    };
+    let dir = PathBuf::from("/dev/shm");
+    let probe = tempfile::Builder::new()
+        .prefix("bsi-probe")
+        .tempdir_in(&dir)
+        .ok()?;
+    drop(probe);
+    (kib >= 1024 * 1024).then_some(dir)
+}
+
+/// Whether the long modes run (`BSI_LONG=1`): the full sizes of the load,
+/// race and many-machine tests. CI runs them; `cargo test` alone runs the
+/// same code paths at sizes that keep the developer loop short.
+pub fn long() -> bool {
+    std::env::var_os("BSI_LONG").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// A finished command.
 #[derive(Debug)]
 pub struct Run {
@@ -98,24 +162,51 @@ pub fn clean_env(cmd: &mut Command, home: &Path) {
         .env("TZ", "UTC")
         .env("LANG", "C")
         .env("USER", "tester")
-        .env("HOSTNAME", "box");
+        .env("HOSTNAME", "box")
+        // git's own housekeeping after a commit, fetch or receive (one more
+        // process each, thousands over the suite) is not under test: bsi
+        // turns it off for the git it runs, and so do the tests for theirs.
+        .env("GIT_CONFIG_COUNT", "3")
+        .env("GIT_CONFIG_KEY_0", "maintenance.auto")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "gc.auto")
+        .env("GIT_CONFIG_VALUE_1", "0")
+        .env("GIT_CONFIG_KEY_2", "receive.autogc")
+        .env("GIT_CONFIG_VALUE_2", "false");
+}
+
+/// Appends settings to a repository's `.git/config` as `git config` would
+/// write them, without a `git` process per key.
+pub fn add_config(git_dir: &Path, entries: &[(&str, &str, &str)]) {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for (section, key, value) in entries {
+        let quoted = value.replace('\\', "\\\\").replace('"', "\\\"");
+        writeln!(text, "[{section}]\n\t{key} = \"{quoted}\"").expect("string");
+    }
+    let path = git_dir.join("config");
+    let mut config = fs::read_to_string(&path).expect("read .git/config");
+    config.push_str(&text);
+    fs::write(&path, config).expect("write .git/config");
 }
 
 impl Brain {
     /// An empty repository with an identity, no commit yet.
     pub fn bare_repo() -> Brain {
-        let dir = tempfile::Builder::new()
-            .prefix("bsi-test")
-            .tempdir()
-            .expect("tempdir");
+        let dir = scratch("bsi-test");
         let b = Brain {
             dir,
             now: NOW.to_string(),
         };
         b.git(&["init", "-q", "-b", "main"]);
-        b.git(&["config", "user.name", "Test Person"]);
-        b.git(&["config", "user.email", "test@example.com"]);
-        b.git(&["config", "commit.gpgsign", "false"]);
+        add_config(
+            &b.path().join(".git"),
+            &[
+                ("user", "name", "Test Person"),
+                ("user", "email", "test@example.com"),
+                ("commit", "gpgsign", "false"),
+            ],
+        );
         b
     }
 
@@ -138,10 +229,7 @@ impl Brain {
     /// A bare repository, `origin` of this brain, holding its `main` branch
     /// (pushed with upstream set): the remote of [`Brain::clone_of`].
     pub fn publish_to_bare(&self) -> TempDir {
-        let bare = tempfile::Builder::new()
-            .prefix("bsi-remote")
-            .tempdir()
-            .expect("tempdir");
+        let bare = scratch("bsi-remote");
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, bare.path());
         let r = Run::from(
@@ -167,10 +255,7 @@ impl Brain {
     /// A clone of `remote`, as a second machine: its own identity, and the
     /// registry's merge driver pointing at the binary under test.
     pub fn clone_of(remote: &Path, who: &str) -> Brain {
-        let dir = tempfile::Builder::new()
-            .prefix("bsi-clone")
-            .tempdir()
-            .expect("tempdir");
+        let dir = scratch("bsi-clone");
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, dir.path());
         let r = Run::from(
@@ -187,11 +272,16 @@ impl Brain {
             dir,
             now: NOW.to_string(),
         };
-        b.git(&["config", "user.name", who]);
-        b.git(&["config", "user.email", &format!("{who}@example.com")]);
-        b.git(&["config", "commit.gpgsign", "false"]);
         let driver = format!("{} merge-driver %O %A %B", bin().display());
-        b.git(&["config", "merge.bsi.driver", &driver]);
+        add_config(
+            &b.path().join(".git"),
+            &[
+                ("user", "name", who),
+                ("user", "email", &format!("{who}@example.com")),
+                ("commit", "gpgsign", "false"),
+                ("merge \"bsi\"", "driver", &driver),
+            ],
+        );
         b
     }
 

@@ -548,7 +548,7 @@ fn bad_scopes_are_refused_before_anything_is_written() {
 #[test]
 fn a_symlink_out_of_the_brain_is_refused() {
     let b = Brain::new();
-    let outside = tempfile::tempdir().expect("tempdir");
+    let outside = crate::common::scratch("bsi-outside");
     std::fs::write(outside.path().join("secret.md"), "# S\n").expect("write");
     std::os::unix::fs::symlink(outside.path(), b.path().join("link")).expect("symlink");
     b.bsi(&["open", "link/secret.md", "--session", "s1"])

@@ -6,7 +6,7 @@ use crate::common::{bin, clean_env};
 
 #[test]
 fn the_example_day_runs_and_shows_each_step() {
-    let home = tempfile::tempdir().expect("tempdir");
+    let home = crate::common::scratch("bsi-home");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.sh");
     let mut cmd = Command::new("bash");
     clean_env(&mut cmd, home.path());

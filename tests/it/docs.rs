@@ -284,7 +284,7 @@ fn check_document(name: &str, doc: &str) -> (usize, Vec<String>) {
     if blocks.is_empty() {
         return (0, Vec::new());
     }
-    let home = tempfile::tempdir().expect("tempdir");
+    let home = crate::common::scratch("bsi-home");
     let home_path = std::fs::canonicalize(home.path()).expect("home");
     let brain = example_brain(&home_path);
     let first = blocks[0].steps.first().map(|s| s.command.as_str());
@@ -380,7 +380,7 @@ fn the_readme_tour_runs_top_to_bottom() {
         .map(|l| (l.clone(), announced_exit(l)))
         .collect();
     assert!(steps.len() >= 15, "a short tour: {steps:?}");
-    let home = tempfile::tempdir().expect("tempdir");
+    let home = crate::common::scratch("bsi-home");
     let home_path = std::fs::canonicalize(home.path()).expect("home");
     let commands: Vec<String> = steps.iter().map(|(c, _)| c.clone()).collect();
     // The tour starts in a fresh clone of bsi: the repository's root.

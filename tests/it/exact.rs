@@ -141,10 +141,7 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
     b.git(&["checkout", "-q", "--", "agents/alice.md"]);
 
     // In a linked work tree: the same hooks, the same claims.
-    let other = tempfile::Builder::new()
-        .prefix("bsi-wt")
-        .tempdir()
-        .expect("tempdir");
+    let other = crate::common::scratch("bsi-wt");
     let wt = other.path().join("side");
     b.git(&[
         "worktree",

@@ -12,11 +12,7 @@ use std::time::Duration;
 
 use bsi::scope::{Scope, Sections, overlaps};
 
-use crate::common::Brain;
-
-fn long() -> bool {
-    std::env::var_os("BSI_LONG").is_some()
-}
+use crate::common::{Brain, long};
 
 /// A tiny deterministic generator, so a failing run can be replayed.
 struct Lcg(u64);
@@ -819,7 +815,7 @@ fn someone_elses_claim_is_not_closed_or_renewed_by_accident() {
 #[test]
 fn headings_are_never_read_through_a_symlink_out_of_the_brain() {
     let b = Brain::new();
-    let outside = tempfile::tempdir().expect("tempdir");
+    let outside = crate::common::scratch("bsi-outside");
     std::fs::write(outside.path().join("doc.md"), "# Secret\n\n## Inside\n").expect("write");
     std::os::unix::fs::symlink(outside.path().join("doc.md"), b.path().join("doc.md"))
         .expect("symlink");

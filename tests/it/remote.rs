@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
-use crate::common::{Brain, clean_env};
+use crate::common::{Brain, clean_env, long};
 
 /// What a write command must leave untouched on a machine.
 fn untouched(m: &Brain) -> (String, String, String) {
@@ -116,7 +116,8 @@ fn both(
 fn the_same_scope_from_two_machines_at_once_has_one_winner() {
     let n = Net::new();
     let (ua, ub) = (untouched(&n.a), untouched(&n.b));
-    for round in 0..20 {
+    let rounds = if long() { 20 } else { 5 };
+    for round in 0..rounds {
         let scope = format!("race{round}/");
         let (sa, sb) = (format!("a-{round}"), format!("b-{round}"));
         let (oa, ob) = both(
@@ -151,7 +152,7 @@ fn the_same_scope_from_two_machines_at_once_has_one_winner() {
     let log = n.git(&["log", "--format=%s", "--first-parent", "brain-index"]);
     assert_eq!(
         log.lines().filter(|l| l.starts_with("bsi: open")).count(),
-        20
+        rounds
     );
     assert_eq!(
         n.git(&["rev-list", "--merges", "--count", "brain-index"])
@@ -506,7 +507,7 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
     let n = Net::new();
     n.a.bsi(&["sync"]).ok();
     // A second remote, and no upstream: nothing says where to publish.
-    let other = tempfile::tempdir().expect("tempdir");
+    let other = crate::common::scratch("bsi-test");
     n.a.git(&[
         "init",
         "-q",
@@ -592,7 +593,7 @@ fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
         return;
     };
     // That git first on PATH, and the user's locale French.
-    let bin = tempfile::tempdir().expect("tempdir");
+    let bin = crate::common::scratch("bsi-test");
     std::os::unix::fs::symlink(&git, bin.path().join("git")).expect("symlink");
     let path = format!(
         "{}:{}",
@@ -626,11 +627,7 @@ fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
 #[test]
 fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     let n = Net::new();
-    let kills = if std::env::var_os("BSI_LONG").is_some() {
-        60
-    } else {
-        12
-    };
+    let kills = if long() { 60 } else { 12 };
     // Kills are drawn within the time one publish takes here (debug or
     // release build), so most land while it runs.
     let span = u64::from(crate::reliability::run_time_us(|i| {
@@ -755,10 +752,12 @@ fn a_section_nested_in_a_claimed_one_on_the_remote_is_refused() {
 }
 
 #[test]
-fn thirty_two_machines_opening_distinct_scopes_at_once_all_land() {
+fn many_machines_opening_distinct_scopes_at_once_all_land() {
+    // 32 machines in the long mode (CI runs it), 8 otherwise.
+    let count = if long() { 32 } else { 8 };
     let origin = Brain::new();
     let bare = origin.publish_to_bare();
-    let machines: Vec<Brain> = (0..32)
+    let machines: Vec<Brain> = (0..count)
         .map(|i| Brain::clone_of(bare.path(), &format!("m{i}")))
         .collect();
     // A barrier: every machine waits on a lock this test holds, then all
@@ -807,7 +806,7 @@ fn thirty_two_machines_opening_distinct_scopes_at_once_all_land() {
         .output()
         .expect("git");
     let reg = String::from_utf8_lossy(&reg.stdout).into_owned();
-    for i in 0..32 {
+    for i in 0..count {
         assert!(
             reg.contains(&format!("| s{i} | zone{i}/ |")),
             "s{i} missing"
@@ -853,7 +852,7 @@ fn a_pull_of_the_registry_branch_merges_by_rows_without_bsi_on_path() {
     // A person fixes things by hand on the registry branch, in a work tree
     // of its own, and pulls: git merges BRAIN-INDEX.md with bsi's driver,
     // found by its absolute path although bsi is not on PATH.
-    let place = tempfile::tempdir().expect("tempdir");
+    let place = crate::common::scratch("bsi-test");
     let wt = place.path().join("registry");
     n.a.git(&[
         "worktree",
