@@ -417,15 +417,33 @@ impl Brain {
         fs::read_to_string(self.path().join(rel)).expect("read")
     }
 
+    /// The repository, opened in this process: the read-back helpers below
+    /// read objects and refs with libgit2 instead of starting a `git` for
+    /// each (hundreds of them over the suite). What is read is the same
+    /// repository bsi and git wrote.
+    fn repo(&self) -> git2::Repository {
+        git2::Repository::open(self.path()).expect("open the repository")
+    }
+
+    /// The commit a revision names (`brain-index`, `HEAD`, `origin/x`).
+    fn commit_of<'r>(repo: &'r git2::Repository, rev: &str) -> Option<git2::Commit<'r>> {
+        repo.revparse_single(rev).ok()?.peel_to_commit().ok()
+    }
+
     /// The registry as committed on the local registry branch (on its
     /// remote-tracking copy in a clone that has not written yet).
     pub fn registry(&self) -> String {
-        let local = format!("{REGISTRY_BRANCH}:BRAIN-INDEX.md");
-        let r = self.git_run(&["show", &local]);
-        if r.code == 0 {
-            return r.stdout;
-        }
-        self.git(&["show", &format!("origin/{REGISTRY_BRANCH}:BRAIN-INDEX.md")])
+        let repo = self.repo();
+        let commit = Self::commit_of(&repo, REGISTRY_BRANCH)
+            .or_else(|| Self::commit_of(&repo, &format!("origin/{REGISTRY_BRANCH}")))
+            .expect("a registry branch");
+        let entry = commit
+            .tree()
+            .expect("tree")
+            .get_path(Path::new("BRAIN-INDEX.md"))
+            .expect("BRAIN-INDEX.md on the registry branch");
+        let blob = repo.find_blob(entry.id()).expect("blob");
+        String::from_utf8_lossy(blob.content()).into_owned()
     }
 
     /// The work-tree copy of the registry, without its banner.
@@ -437,40 +455,55 @@ impl Brain {
         }
     }
 
+    /// Number of commits reachable from `rev`.
+    fn count(&self, rev: &str) -> usize {
+        let repo = self.repo();
+        let mut walk = repo.revwalk().expect("revwalk");
+        walk.push(Self::commit_of(&repo, rev).expect("a commit").id())
+            .expect("push");
+        walk.count()
+    }
+
     /// Number of commits on the registry branch.
     pub fn commits(&self) -> usize {
-        self.git(&["rev-list", "--count", REGISTRY_BRANCH])
-            .trim()
-            .parse()
-            .expect("count")
+        self.count(REGISTRY_BRANCH)
     }
 
     /// Number of commits on HEAD (the user's content branch).
     pub fn head_commits(&self) -> usize {
-        self.git(&["rev-list", "--count", "HEAD"])
-            .trim()
-            .parse()
-            .expect("count")
+        self.count("HEAD")
+    }
+
+    /// The subject line of the commit `rev` names.
+    fn subject(&self, rev: &str) -> String {
+        let repo = self.repo();
+        let commit = Self::commit_of(&repo, rev).expect("a commit");
+        let summary = commit.summary_bytes().unwrap_or_default();
+        String::from_utf8_lossy(summary).trim().to_string()
     }
 
     /// Subject of the last commit of the registry branch.
     pub fn last_subject(&self) -> String {
-        self.git(&["log", "-1", "--format=%s", REGISTRY_BRANCH])
-            .trim()
-            .to_string()
+        self.subject(REGISTRY_BRANCH)
     }
 
     /// Subject of the last commit on HEAD.
     pub fn head_subject(&self) -> String {
-        self.git(&["log", "-1", "--format=%s"]).trim().to_string()
+        self.subject("HEAD")
     }
 
     /// Files changed by the last commit of the registry branch.
     pub fn last_files(&self) -> Vec<String> {
-        self.git(&["show", "--name-only", "--format=", REGISTRY_BRANCH])
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(String::from)
+        let repo = self.repo();
+        let commit = Self::commit_of(&repo, REGISTRY_BRANCH).expect("a commit");
+        let new = commit.tree().expect("tree");
+        let old = commit.parent(0).ok().map(|p| p.tree().expect("tree"));
+        let diff = repo
+            .diff_tree_to_tree(old.as_ref(), Some(&new), None)
+            .expect("diff");
+        diff.deltas()
+            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+            .map(|p| p.to_string_lossy().into_owned())
             .collect()
     }
 
