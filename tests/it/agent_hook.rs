@@ -510,20 +510,60 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
 
 // --- bsi open --wait -----------------------------------------------------
 
-fn spawn(b: &Brain, args: &[&str]) -> Child {
-    b.command(args)
+/// A `bsi open --wait` running in the background, its stderr read as it
+/// comes so the test knows when it has started waiting.
+struct Waiter {
+    child: Child,
+    stderr: std::thread::JoinHandle<String>,
+    waiting: std::sync::mpsc::Receiver<()>,
+}
+
+fn spawn(b: &Brain, args: &[&str]) -> Waiter {
+    use std::io::BufRead;
+    let mut child = b
+        .command(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run bsi")
+        .expect("run bsi");
+    let pipe = child.stderr.take().expect("stderr");
+    let (tx, waiting) = std::sync::mpsc::channel();
+    let stderr = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(pipe).lines() {
+            let line = line.expect("read stderr");
+            if line.starts_with("Waiting") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    Waiter {
+        child,
+        stderr,
+        waiting,
+    }
 }
 
-fn finish(child: Child) -> Run {
-    let o = child.wait_with_output().expect("wait bsi");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+impl Waiter {
+    /// Returns once bsi has said whom it waits for, then lets it poll for
+    /// `polls` more (nothing may be written meanwhile).
+    fn started(&self, polls: Duration) {
+        self.waiting
+            .recv_timeout(Duration::from_secs(60))
+            .expect("bsi says it is waiting");
+        std::thread::sleep(polls);
+    }
+
+    fn finish(self) -> Run {
+        let o = self.child.wait_with_output().expect("wait bsi");
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: self.stderr.join().expect("stderr reader"),
+        }
     }
 }
 
@@ -544,10 +584,11 @@ fn open_wait_is_granted_as_soon_as_the_holder_closes() {
             "60s",
         ],
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // Local polls come every 200 ms: three of them see the claim held.
+    child.started(Duration::from_millis(600));
     assert_eq!(b.commits(), commits, "nothing written while waiting");
     b.bsi(&["close", "sess-other", "--agent", "bob"]).ok();
-    let r = finish(child);
+    let r = child.finish();
     r.ok().stdout_has("Claim opened — projets/plan.md#Q1");
     r.stderr_has("Waiting up to 1m for sess-other (projets/plan.md#Goals, agent bob, until");
     assert_eq!(
@@ -606,11 +647,12 @@ fn open_wait_sees_another_clone_close_through_the_remote() {
             "60s",
         ],
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // The first fetch comes half a second after the wait starts.
+    child.started(Duration::from_millis(800));
     assert_eq!(remote_tip(&b), tip, "nothing published while waiting");
     a.bsi(&["close", "sess-a", "--agent", "alice"]).ok();
     let start = Instant::now();
-    let r = finish(child);
+    let r = child.finish();
     r.ok().stdout_has("Claim opened — agents/alice.md");
     r.stderr_has("Waiting up to 1m for sess-a (agents/, agent alice");
     assert!(start.elapsed() < Duration::from_secs(20));

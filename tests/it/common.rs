@@ -78,6 +78,46 @@ fn roomy_tmpfs() -> Option<PathBuf> {
     (kib >= 1024 * 1024).then_some(dir)
 }
 
+/// Removes the templates of test processes that have ended (Linux: their
+/// `/proc` entry is gone).
+fn sweep_templates(base: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("bsi-template-")) else {
+            continue;
+        };
+        if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Copies the directory `from` into the existing directory `to`: files with
+/// their permissions (git hooks stay executable), symbolic links as links.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            fs::create_dir(&dst).expect("mkdir");
+            copy_tree(&src, &dst);
+        } else if kind.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(fs::read_link(&src).expect("readlink"), &dst)
+                .expect("symlink");
+        } else {
+            fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
 /// Whether the long modes run (`BSI_LONG=1`): the full sizes of the load,
 /// race and many-machine tests. CI runs them; `cargo test` alone runs the
 /// same code paths at sizes that keep the developer loop short.
@@ -211,7 +251,34 @@ impl Brain {
     }
 
     /// A repository with a few files and an initialised registry.
+    ///
+    /// The first call in a test process builds it with git and `bsi init`;
+    /// later calls copy that repository file by file (the same bytes,
+    /// objects and refs, without the dozen processes each build costs).
     pub fn new() -> Brain {
+        static TEMPLATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        let template = TEMPLATE.get_or_init(|| {
+            let b = Brain::build();
+            // Statics are never dropped: the template is kept under a name
+            // of this process, and the next run removes it.
+            let kept = b
+                .path()
+                .with_file_name(format!("bsi-template-{}", std::process::id()));
+            let _ = fs::remove_dir_all(&kept);
+            fs::rename(b.dir.keep(), &kept).expect("keep the template");
+            sweep_templates(kept.parent().expect("parent"));
+            kept
+        });
+        let dir = scratch("bsi-test");
+        copy_tree(template, dir.path());
+        Brain {
+            dir,
+            now: NOW.to_string(),
+        }
+    }
+
+    /// What [`Brain::new`] copies.
+    fn build() -> Brain {
         let b = Brain::bare_repo();
         b.write("agents/alice.md", "# Alice\n\nnotes\n");
         b.write("agents/bob.md", "# Bob\n");
