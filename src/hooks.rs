@@ -33,7 +33,8 @@ pub fn script(name: &str, program: Option<&str>) -> String {
 {MARKER}: {name}
 # Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
 # back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
-chained="$(dirname "$0")/{name}{CHAINED_SUFFIX}"
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
+chained="$here/{name}{CHAINED_SUFFIX}"
 if [ -x "$chained" ]; then
     "$chained" "$@" || exit $?
 fi

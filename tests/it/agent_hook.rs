@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Brain, Run};
+use crate::common::{Brain, Machines, Run};
 
 const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
 
@@ -424,10 +424,12 @@ fn agent_hook_claims_a_free_section_on_the_first_write() {
 
 #[test]
 fn agent_hook_session_start_shows_the_other_machines_claims() {
-    let origin = Brain::new();
-    let bare = origin.publish_to_bare();
-    let a = Brain::clone_of(bare.path(), "alice");
-    let b = Brain::clone_of(bare.path(), "bob");
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
     a.bsi(&[
         "open",
         "agents/alice.md",
@@ -626,10 +628,12 @@ fn open_wait_exits_3_when_the_time_runs_out() {
 
 #[test]
 fn open_wait_sees_another_clone_close_through_the_remote() {
-    let origin = Brain::new();
-    let bare = origin.publish_to_bare();
-    let a = Brain::clone_of(bare.path(), "alice");
-    let b = Brain::clone_of(bare.path(), "bob");
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
     a.bsi(&["open", "agents/", "--session", "sess-a", "--agent", "alice"])
         .ok();
     let remote_tip = |m: &Brain| m.git(&["ls-remote", "origin", "refs/heads/brain-index"]);

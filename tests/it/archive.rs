@@ -1,7 +1,7 @@
 //! A registry that stays small: old history rows move to archive files on
 //! the registry branch, byte for byte, and every command still sees them.
 
-use crate::common::Brain;
+use crate::common::{Brain, Machines};
 
 fn archive_of(b: &Brain, month: &str) -> String {
     b.git(&["show", &format!("brain-index:archive/{month}.md")])
@@ -64,10 +64,12 @@ fn old_history_rows_move_to_the_archive_byte_for_byte() {
 
 #[test]
 fn an_archive_made_on_one_machine_is_seen_and_kept_by_the_other() {
-    let origin = Brain::new();
-    let bare = origin.publish_to_bare();
-    let a = Brain::clone_of(bare.path(), "alice");
-    let b = Brain::clone_of(bare.path(), "bob");
+    let Machines {
+        origin: _origin,
+        bare,
+        a,
+        b,
+    } = Machines::new();
     a.write(".bsi.toml", "history_keep = 1\n");
     // B records a change offline, while A archives on the remote.
     let away = bare.path().with_extension("away");

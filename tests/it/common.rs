@@ -78,6 +78,84 @@ fn roomy_tmpfs() -> Option<PathBuf> {
     (kib >= 1024 * 1024).then_some(dir)
 }
 
+/// A brain published to a bare remote, and two clones of it, `alice` and
+/// `bob`: two machines sharing one brain.
+pub struct Machines {
+    pub origin: Brain,
+    pub bare: TempDir,
+    pub a: Brain,
+    pub b: Brain,
+}
+
+impl Machines {
+    /// Built once per test process with git, then copied: each copy's
+    /// remote URL is set to its own bare repository.
+    pub fn new() -> Machines {
+        static TEMPLATE: std::sync::OnceLock<[PathBuf; 4]> = std::sync::OnceLock::new();
+        let template = TEMPLATE.get_or_init(|| {
+            let origin = Brain::new();
+            let bare = origin.publish_to_bare();
+            let a = Brain::clone_of(bare.path(), "alice");
+            let b = Brain::clone_of(bare.path(), "bob");
+            let url = bare.path().to_path_buf();
+            let kept: Vec<PathBuf> = [origin.dir, bare, a.dir, b.dir]
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| keep_template(d, &format!("net{i}")))
+                .collect();
+            // The bare repository's old path, once, for the URLs to mend.
+            fs::write(
+                kept[1].join("bsi-template-url"),
+                url.to_string_lossy().as_bytes(),
+            )
+            .expect("write");
+            [
+                kept[0].clone(),
+                kept[1].clone(),
+                kept[2].clone(),
+                kept[3].clone(),
+            ]
+        });
+        let old_url = fs::read_to_string(template[1].join("bsi-template-url")).expect("read");
+        let copy = |from: &Path, prefix: &str| {
+            let dir = scratch(prefix);
+            copy_tree(from, dir.path());
+            dir
+        };
+        let bare = copy(&template[1], "bsi-remote");
+        let _ = fs::remove_file(bare.path().join("bsi-template-url"));
+        let new_url = bare.path().to_string_lossy().into_owned();
+        let brain = |from: &Path, prefix: &str| {
+            let dir = copy(from, prefix);
+            let config = dir.path().join(".git/config");
+            let text = fs::read_to_string(&config).expect("read .git/config");
+            fs::write(&config, text.replace(&old_url, &new_url)).expect("write .git/config");
+            Brain {
+                dir,
+                now: NOW.to_string(),
+            }
+        };
+        Machines {
+            origin: brain(&template[0], "bsi-test"),
+            a: brain(&template[2], "bsi-clone"),
+            b: brain(&template[3], "bsi-clone"),
+            bare,
+        }
+    }
+}
+
+/// Keeps a template directory under a name of this process (statics are
+/// never dropped; the next run's sweep removes it).
+fn keep_template(dir: TempDir, what: &str) -> PathBuf {
+    let kept = dir
+        .path()
+        .with_file_name(format!("bsi-template-{}-{what}", std::process::id()));
+    let _ = fs::remove_dir_all(&kept);
+    fs::rename(dir.keep(), &kept).expect("keep the template");
+    sweep_templates(kept.parent().expect("parent"));
+    kept
+}
+
 /// Removes the templates of test processes that have ended (Linux: their
 /// `/proc` entry is gone).
 fn sweep_templates(base: &Path) {
@@ -89,7 +167,11 @@ fn sweep_templates(base: &Path) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("bsi-template-")) else {
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("bsi-template-"))
+            .and_then(|n| n.split('-').next())
+        else {
             continue;
         };
         if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
@@ -306,6 +388,12 @@ impl Brain {
                 .expect("run git"),
         );
         assert_eq!(r.code, 0, "git init --bare: {}", r.stderr);
+        // The remote's own housekeeping after a receive (git does not pass
+        // the pushing side's settings to it).
+        add_config(
+            bare.path(),
+            &[("receive", "autogc", "false"), ("gc", "auto", "0")],
+        );
         let url = bare.path().to_str().expect("utf-8 path");
         self.git(&["remote", "add", "origin", url]);
         self.git(&["push", "-q", "-u", "origin", "main"]);

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
-use crate::common::{Brain, clean_env, long};
+use crate::common::{Brain, Machines, clean_env, long};
 
 /// What a write command must leave untouched on a machine.
 fn untouched(m: &Brain) -> (String, String, String) {
@@ -23,15 +23,12 @@ struct Net {
 
 impl Net {
     fn new() -> Net {
-        let origin = Brain::new();
-        let bare = origin.publish_to_bare();
-        let a = Brain::clone_of(bare.path(), "alice");
-        let b = Brain::clone_of(bare.path(), "bob");
+        let m = Machines::new();
         Net {
-            _origin: origin,
-            bare,
-            a,
-            b,
+            _origin: m.origin,
+            bare: m.bare,
+            a: m.a,
+            b: m.b,
         }
     }
 
