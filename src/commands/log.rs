@@ -142,8 +142,9 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
             ]
         })
         .collect();
-    let table = Table { columns, rows }.render(ctx.columns.unwrap_or(100), ctx.colour);
-    if !ctx.verbose {
+    let table =
+        Table { columns, rows }.render(ctx.screen.columns.unwrap_or(100), ctx.screen.colour);
+    if !ctx.verbosity.is_verbose() {
         return table;
     }
     let mut out = String::new();

@@ -39,33 +39,70 @@ use crate::settings::Settings;
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId, Ttl};
 
+/// How much a run says on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    /// `--quiet`: nothing on stdout but what was asked for.
+    Quiet,
+    /// The default.
+    Normal,
+    /// `-v`: more detail.
+    Verbose,
+}
+
+impl Verbosity {
+    /// Whether stdout carries only what was asked for.
+    pub fn is_quiet(self) -> bool {
+        self == Verbosity::Quiet
+    }
+
+    /// Whether to say more.
+    pub fn is_verbose(self) -> bool {
+        self == Verbosity::Verbose
+    }
+}
+
+/// Where a run's time comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// `BSI_NOW` fixed it: bsi's commits carry that time too.
+    Pinned,
+    /// The system clock.
+    System,
+}
+
+/// What the human output is shaped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Screen {
+    /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
+    pub colour: bool,
+    /// The width tables fit: `COLUMNS`, else 80.
+    pub width: usize,
+    /// `COLUMNS`, when it is set to a width.
+    pub columns: Option<usize>,
+}
+
 /// What a run knows about the world, read once at the edge.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     /// The current directory.
     pub cwd: PathBuf,
-    /// The clock: `BSI_NOW` or the system time, in the local zone.
+    /// The time of this run, in the local zone.
     pub now: DateTime<FixedOffset>,
+    /// Where [`Ctx::now`] came from.
+    pub clock: Clock,
     /// `--registry` / `BSI_REGISTRY`.
     pub registry: Option<PathBuf>,
     /// `BSI_SESSION`.
     pub env_session: Option<String>,
     /// `BSI_AGENT`.
     pub env_agent: Option<String>,
-    /// `--quiet`: nothing on stdout but what was asked for.
-    pub quiet: bool,
-    /// `-v`: more detail.
-    pub verbose: bool,
-    /// Colours on stdout.
-    pub colour: bool,
-    /// The width tables fit: `COLUMNS`, else 80.
-    pub width: usize,
-    /// `COLUMNS`, when it is set to a width.
-    pub columns: Option<usize>,
+    /// `--quiet`, `-v` or neither.
+    pub verbosity: Verbosity,
+    /// Colours and widths.
+    pub screen: Screen,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
-    /// Whether `BSI_NOW` pinned the clock (bsi's commits then carry it too).
-    pub pinned: bool,
 }
 
 impl Ctx {
@@ -75,16 +112,17 @@ impl Ctx {
         Ctx {
             cwd: cwd.to_path_buf(),
             now,
+            clock: Clock::Pinned,
             registry: None,
             env_session: None,
             env_agent: None,
-            quiet: true,
-            verbose: false,
-            colour: false,
-            width: 80,
-            columns: None,
+            verbosity: Verbosity::Quiet,
+            screen: Screen {
+                colour: false,
+                width: 80,
+                columns: None,
+            },
             remote: None,
-            pinned: true,
         }
     }
 
@@ -92,9 +130,8 @@ impl Ctx {
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
-        let pinned = std::env::var("BSI_NOW").is_ok_and(|s| !s.trim().is_empty());
-        let now = match std::env::var("BSI_NOW") {
-            Ok(s) if !s.trim().is_empty() => DateTime::parse_from_rfc3339(s.trim())
+        let (now, clock) = match std::env::var("BSI_NOW") {
+            Ok(s) if !s.trim().is_empty() => (DateTime::parse_from_rfc3339(s.trim())
                 .map_err(|e| {
                     Error::BadInput(
                         format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}"),
@@ -102,8 +139,8 @@ impl Ctx {
                     )
                 })?
                 .with_timezone(&Local)
-                .fixed_offset(),
-            _ => Local::now().fixed_offset(),
+                .fixed_offset(), Clock::Pinned),
+            _ => (Local::now().fixed_offset(), Clock::System),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let colour = output::colour_wanted_or_forced(
@@ -118,15 +155,16 @@ impl Ctx {
             registry,
             env_session: var("BSI_SESSION"),
             env_agent: var("BSI_AGENT"),
-            quiet: false,
-            verbose: false,
-            colour,
-            width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
-            columns: std::env::var("COLUMNS")
-                .ok()
-                .map(|c| output::screen_width(Some(&c))),
+            clock,
+            verbosity: Verbosity::Normal,
+            screen: Screen {
+                colour,
+                width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
+                columns: std::env::var("COLUMNS")
+                    .ok()
+                    .map(|c| output::screen_width(Some(&c))),
+            },
             remote,
-            pinned,
         })
     }
 
@@ -134,7 +172,7 @@ impl Ctx {
     pub fn open(&self) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
         let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
-        if self.pinned {
+        if self.clock == Clock::Pinned {
             brain.git.pin_clock(
                 self.now.timestamp(),
                 self.now.offset().local_minus_utc() / 60,
@@ -192,13 +230,13 @@ impl Ctx {
         publish::Options {
             now: self.now,
             fresh,
-            verbose: self.verbose,
+            verbose: self.verbosity.is_verbose(),
         }
     }
 
     /// Where human output goes: stdout, or nowhere with `--quiet`.
     pub fn out(&self) -> Box<dyn Write> {
-        if self.quiet {
+        if self.verbosity.is_quiet() {
             Box::new(std::io::sink())
         } else {
             Box::new(std::io::stdout().lock())
@@ -321,7 +359,7 @@ pub(crate) fn note_commit(
     out: &mut dyn Write,
     commit: Option<crate::git::Oid>,
 ) -> Result<()> {
-    if let (true, Some(c)) = (ctx.verbose, commit) {
+    if let (true, Some(c)) = (ctx.verbosity.is_verbose(), commit) {
         writeln!(out, "Commit: {c}").map_err(Error::output)?;
     }
     Ok(())
@@ -464,10 +502,14 @@ pub fn run(cli: Cli) -> Result<u8> {
 
 /// Runs a parsed command line in `ctx` — the environment of [`run`], or one
 /// a test builds: the seam that runs bsi in-process on a prepared
-/// repository. The command line's `--quiet` and `-v` apply.
+/// repository. The command line's `--quiet` or `-v` (clap lets only one
+/// through) replaces the context's verbosity.
 pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
-    ctx.quiet |= cli.quiet;
-    ctx.verbose |= cli.verbose;
+    if cli.quiet {
+        ctx.verbosity = Verbosity::Quiet;
+    } else if cli.verbose {
+        ctx.verbosity = Verbosity::Verbose;
+    }
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Migrate => migrate::run(&ctx),

@@ -220,7 +220,7 @@ fn report(
         }
     }
     let mut out: Box<dyn Write> = match mode {
-        Mode::Shell if ctx.quiet => Box::new(std::io::sink()),
+        Mode::Shell if ctx.verbosity.is_quiet() => Box::new(std::io::sink()),
         Mode::Shell => Box::new(std::io::stderr().lock()),
         _ => ctx.out(),
     };

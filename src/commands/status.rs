@@ -127,11 +127,11 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         writeln!(
             out,
             "{}",
-            output::paint(ctx.colour, Paint::Red, &output::collision_line(a, b))
+            output::paint(ctx.screen.colour, Paint::Red, &output::collision_line(a, b))
         )
         .map_err(crate::Error::output)?;
     }
-    if !collisions.is_empty() && !ctx.quiet {
+    if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
         writeln!(
             out,
             "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
@@ -220,11 +220,11 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
         order,
     };
     let mut columns = vec![col("SESSION / SCOPE", Shrink::Never, 0)];
-    if ctx.verbose {
+    if ctx.verbosity.is_verbose() {
         columns.push(col("LEVEL", Shrink::Never, 0));
     }
     columns.push(col("AGENT", Shrink::End(8), 1));
-    if ctx.verbose {
+    if ctx.verbosity.is_verbose() {
         columns.push(col(&opened_head, Shrink::Never, 0));
     }
     columns.extend([
@@ -246,13 +246,13 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
             // the watchdog.
             let (state, paint) = state(c, is_stale, now);
             let mut row = vec![Cell::new(format!("  {}", c.scope))];
-            if ctx.verbose {
+            if ctx.verbosity.is_verbose() {
                 row.push(Cell::new(c.level().to_string()));
             }
             row.push(Cell::new(c.agent.as_str()));
             let local =
                 |t: DateTime<FixedOffset>| output::short_time(t.with_timezone(now.offset()), now);
-            if ctx.verbose {
+            if ctx.verbosity.is_verbose() {
                 row.push(Cell::new(local(c.opened)));
             }
             row.extend([
@@ -264,8 +264,12 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
         }
     }
     // With -v nothing is shortened: every note whole.
-    let width = if ctx.verbose { usize::MAX } else { ctx.width };
-    Table { columns, rows }.render(width, ctx.colour)
+    let width = if ctx.verbosity.is_verbose() {
+        usize::MAX
+    } else {
+        ctx.screen.width
+    };
+    Table { columns, rows }.render(width, ctx.screen.colour)
 }
 
 /// The human view of a list of claims: the table, the counts and, unless
@@ -273,7 +277,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
 pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     let mut s = render_claims(active, stale, ctx);
     let any = !active.is_empty() || !stale.is_empty();
-    if any && !ctx.quiet && !s.contains("\nNext: ") {
+    if any && !ctx.verbosity.is_quiet() && !s.contains("\nNext: ") {
         s.push_str(GENERIC_NEXT);
     }
     s
@@ -288,7 +292,7 @@ const GENERIC_NEXT: &str =
 pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     if active.is_empty() && stale.is_empty() {
         let mut s = String::from("No claims: the whole brain is free.\n");
-        if !ctx.quiet {
+        if !ctx.verbosity.is_quiet() {
             s.push_str("Next: `bsi open SCOPE` before editing.\n");
         }
         return s;
@@ -296,7 +300,7 @@ pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Str
     let overdue = active.iter().filter(|c| is_overdue(c, ctx.now)).count();
     let mut s = table(active, stale, ctx);
     s.push_str(&counts(active.len(), stale.len()));
-    if !ctx.quiet {
+    if !ctx.verbosity.is_quiet() {
         s.push_str(&next_steps(stale.len(), overdue));
     }
     s
@@ -337,7 +341,7 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
             }
         })
         .collect();
-    let mut s = tree::render(".", &paths, &marks, ctx.colour);
+    let mut s = tree::render(".", &paths, &marks, ctx.screen.colour);
     if cut {
         s.push_str(&format!(
             "(the tree stops at {} entries)\n",
@@ -350,7 +354,7 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
         .filter(|c| is_overdue(c, ctx.now))
         .count();
     s.push_str(&counts(reg.active_claims.len(), reg.stale_claims.len()));
-    if !ctx.quiet {
+    if !ctx.verbosity.is_quiet() {
         let next = next_steps(reg.stale_claims.len(), overdue);
         s.push_str(if next.is_empty() { GENERIC_NEXT } else { &next });
     }

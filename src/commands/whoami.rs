@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     }
     if active.is_empty() && stale.is_empty() {
         writeln!(out, "This session holds no claim.").map_err(Error::output)?;
-        if !ctx.quiet {
+        if !ctx.verbosity.is_quiet() {
             writeln!(
                 out,
                 "Next: `bsi open SCOPE --session {session}` before editing."
@@ -88,7 +88,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         let overdue = active
             .iter()
             .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
-        if ctx.quiet {
+        if ctx.verbosity.is_quiet() {
             // The claims only.
         } else if overdue {
             writeln!(
