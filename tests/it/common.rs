@@ -29,17 +29,22 @@ pub const NOW: &str = "2026-03-14T09:30:00Z";
 /// suite's system time. `BSI_TEST_TMPDIR` names another place; elsewhere,
 /// or without room, the system's temporary directory.
 pub fn scratch(prefix: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}."))
+        .rand_bytes(6)
+        .tempdir_in(scratch_base())
+        .expect("tempdir")
+}
+
+/// The directory [`scratch`] makes its directories in.
+pub fn scratch_base() -> &'static Path {
     static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let base = BASE.get_or_init(|| {
+    BASE.get_or_init(|| {
         if let Some(dir) = std::env::var_os("BSI_TEST_TMPDIR").filter(|d| !d.is_empty()) {
             return PathBuf::from(dir);
         }
         roomy_tmpfs().unwrap_or_else(std::env::temp_dir)
-    });
-    tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir_in(base)
-        .expect("tempdir")
+    })
 }
 
 /// `/dev/shm` when `/proc/mounts` shows it as a writable tmpfs of 1 GiB or
@@ -734,4 +739,226 @@ pub fn snapshot(rel: &str, actual: &str) {
         expected == actual,
         "snapshot tests/snapshots/{rel} differs; run with BSI_UPDATE_SNAPSHOTS=1 if the change is meant.\n--- expected\n{expected}\n--- actual\n{actual}"
     );
+}
+
+/// A test's commands and their whole outputs, written down as one reads
+/// them in a terminal and compared with `tests/snapshots/<file>` in one go
+/// (the way jj's test environment works): an extra, missing or changed line
+/// anywhere fails the test, where a substring check would pass.
+///
+/// Each command runs one minute after the one before (the first at the
+/// brain's clock), so times in the outputs differ from command to command
+/// as they would for a person; the test's temporary paths read `$BRAIN`
+/// (the brain), `$TMP/<kind>` (its remotes, clones and homes) and `$BSI`
+/// (the binary), and the random part of a generated session id reads
+/// `????`.
+pub struct Transcript<'a> {
+    brain: &'a Brain,
+    step: i64,
+    text: String,
+}
+
+impl<'a> Transcript<'a> {
+    pub fn new(brain: &'a Brain) -> Transcript<'a> {
+        Transcript {
+            brain,
+            step: 0,
+            text: String::new(),
+        }
+    }
+
+    /// The clock of the next command.
+    fn tick(&mut self) -> String {
+        let start =
+            chrono::DateTime::parse_from_rfc3339(&self.brain.now).expect("the brain's clock");
+        let at = start + chrono::Duration::minutes(self.step);
+        self.step += 1;
+        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    }
+
+    /// Runs bsi at the brain's root.
+    pub fn bsi(&mut self, args: &[&str]) -> Run {
+        self.bsi_full(None, args, &[])
+    }
+
+    /// Runs bsi with extra environment variables (`BSI_NOW` among them
+    /// replaces the transcript's clock for this command).
+    pub fn bsi_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.bsi_full(None, args, env)
+    }
+
+    /// Runs bsi in a subdirectory of the brain.
+    pub fn bsi_in(&mut self, sub: &str, args: &[&str]) -> Run {
+        self.bsi_full(Some(sub), args, &[])
+    }
+
+    fn bsi_full(&mut self, sub: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(bin());
+        self.record("bsi", sub, args, env, &mut cmd)
+    }
+
+    /// Runs git at the brain's root (a `git commit` through bsi's hooks).
+    pub fn git(&mut self, args: &[&str]) -> Run {
+        let mut cmd = Command::new("git");
+        self.record("git", None, args, &[], &mut cmd)
+    }
+
+    /// A line of commentary in the transcript.
+    pub fn note(&mut self, text: &str) {
+        self.text.push_str(&format!("# {text}\n"));
+    }
+
+    fn record(
+        &mut self,
+        program: &str,
+        sub: Option<&str>,
+        args: &[&str],
+        env: &[(&str, &str)],
+        cmd: &mut Command,
+    ) -> Run {
+        let now = self.tick();
+        let dir = sub.map_or_else(
+            || self.brain.path().to_path_buf(),
+            |s| self.brain.path().join(s),
+        );
+        clean_env(cmd, self.brain.path());
+        cmd.current_dir(&dir).env("BSI_NOW", &now).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let run = Run::from(cmd.output().expect("run"));
+        let mut line = String::from("$ ");
+        for (k, v) in env {
+            line.push_str(&format!("{k}={} ", shell_word(v)));
+        }
+        line.push_str(program);
+        for a in args {
+            line.push(' ');
+            line.push_str(&shell_word(a));
+        }
+        if let Some(s) = sub {
+            line.push_str(&format!("    (in {s}/)"));
+        }
+        self.text.push_str(&line);
+        self.text.push('\n');
+        self.text.push_str(&run.stdout);
+        if !run.stdout.is_empty() && !run.stdout.ends_with('\n') {
+            self.text.push_str("[no newline at the end of stdout]\n");
+        }
+        if !run.stderr.is_empty() {
+            self.text.push_str("[stderr]\n");
+            self.text.push_str(&run.stderr);
+            if !run.stderr.ends_with('\n') {
+                self.text.push('\n');
+            }
+        }
+        self.text.push_str(&format!("[exit {}]\n\n", run.code));
+        run
+    }
+
+    /// The transcript so far, with the test's paths replaced.
+    pub fn text(&self) -> String {
+        normalize(&self.text, self.brain.path())
+    }
+
+    /// Compares the transcript with `tests/snapshots/<rel>`.
+    #[track_caller]
+    pub fn check(&self, rel: &str) {
+        snapshot(rel, &self.text());
+    }
+}
+
+/// `arg` as a shell would need it written.
+fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./#:=@%+,".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''").replace('\n', "\\n"))
+    }
+}
+
+/// `text` with the temporary paths of a test replaced by placeholders and
+/// the random part of generated session ids hidden.
+pub fn normalize(text: &str, brain: &Path) -> String {
+    let mut out = text.to_string();
+    let canonical = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let bin = bin();
+    for (path, name) in [(canonical(&bin), "$BSI"), (bin.clone(), "$BSI")] {
+        out = out.replace(path.to_string_lossy().as_ref(), name);
+    }
+    for path in [canonical(brain), brain.to_path_buf()] {
+        out = out.replace(path.to_string_lossy().as_ref(), "$BRAIN");
+    }
+    let base = scratch_base();
+    for path in [canonical(base), base.to_path_buf()] {
+        out = hide_scratch(&out, &path.to_string_lossy());
+    }
+    hide_session_suffixes(&out)
+}
+
+/// Replaces `<base>/<kind>.<6 random>` by `$TMP/<kind>`.
+fn hide_scratch(text: &str, base: &str) -> String {
+    let needle = format!("{base}/");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&needle) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + needle.len()..];
+        let kind_len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .unwrap_or(after.len());
+        let (kind, tail) = after.split_at(kind_len);
+        let random = tail
+            .strip_prefix('.')
+            .filter(|t| t.len() >= 6 && t[..6].chars().all(|c| c.is_ascii_alphanumeric()));
+        match random {
+            Some(t) => {
+                out.push_str("$TMP/");
+                out.push_str(kind);
+                rest = &t[6..];
+            }
+            None => {
+                out.push_str("$TMP/");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `sess-YYYYMMDD-HHMM-xxxx` with its four random characters as `????`.
+fn hide_session_suffixes(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let shape = |j: usize| -> bool {
+            let b = &bytes[j..];
+            b.len() >= 23
+                && b.starts_with(b"sess-")
+                && b[5..13].iter().all(u8::is_ascii_digit)
+                && b[13] == b'-'
+                && b[14..18].iter().all(u8::is_ascii_digit)
+                && b[18] == b'-'
+                && b[19..23]
+                    .iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && b.get(23).is_none_or(|c| !c.is_ascii_alphanumeric())
+        };
+        if text.is_char_boundary(i) && shape(i) {
+            out.push_str(&text[i..i + 19]);
+            out.push_str("????");
+            i += 23;
+        } else {
+            let ch = text[i..].chars().next().expect("a char");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
 }
