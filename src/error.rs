@@ -257,8 +257,18 @@ impl Error {
                 available.join(", "),
                 available.first().map_or("Heading", String::as_str)
             ),
-            Error::Registry { .. } => {
-                "bsi never rewrites a registry it cannot read: fix that line on the registry branch (`git worktree add ../fix brain-index`, edit, commit, `git push`), then retry".into()
+            Error::Registry { path, source } => {
+                let fix = if source.line == 0 { "fix it" } else { "fix that line" };
+                // `branch:file` for the registry branch; a path for a file.
+                match path.to_str().and_then(|p| p.split_once(':')).filter(|_| !path.is_absolute()) {
+                    Some((branch, _)) => format!(
+                        "bsi never rewrites a registry it cannot read: {fix} on the registry branch (`git worktree add ../fix {branch}`, edit, commit, `git push`), then retry"
+                    ),
+                    None => format!(
+                        "bsi never rewrites a registry it cannot read: {fix} in {}, then retry",
+                        path.display()
+                    ),
+                }
             }
             Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
             Error::NotMigrated { .. } => {
@@ -274,7 +284,7 @@ impl Error {
             }
             Error::GitFailed { .. } => "run the same git command by hand to see the whole error".into(),
             Error::Config { .. } => {
-                "fix .bsi.toml (docs/configuration.md lists every key and its values), then retry".into()
+                "fix .bsi.toml (docs/configuration.md lists every key and its values), then run `bsi status` to check it".into()
             }
             Error::TooManyClaims { .. } => {
                 "close a claim you no longer need (`bsi close SESSION --scope SCOPE`), or raise max_active_per_agent in .bsi.toml".into()

@@ -18,12 +18,21 @@ use crate::ttl;
 
 /// The registry could not be understood. Nothing is written when this happens.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {reason}")]
+#[error("{}{}", line_prefix(.line), .reason)]
 pub struct ParseError {
     /// 1-based line; 0 when the problem is the file as a whole.
     pub line: usize,
     /// What is wrong.
     pub reason: String,
+}
+
+/// `line N: `, or nothing when the problem is the file as a whole.
+fn line_prefix(line: &usize) -> String {
+    if *line == 0 {
+        String::new()
+    } else {
+        format!("line {line}: ")
+    }
 }
 
 fn err<T>(line: usize, reason: impl Into<String>) -> Result<T, ParseError> {

@@ -792,6 +792,11 @@ impl<'a> Transcript<'a> {
         self.bsi_full(Some(sub), args, &[])
     }
 
+    /// Runs bsi in a subdirectory with extra environment variables.
+    pub fn bsi_in_env(&mut self, sub: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.bsi_full(Some(sub), args, env)
+    }
+
     fn bsi_full(&mut self, sub: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(bin());
         self.record("bsi", sub, args, env, &mut cmd)

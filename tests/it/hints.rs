@@ -32,81 +32,59 @@ fn claiming_the_registry_itself() {
 #[test]
 fn a_note_or_an_agent_that_does_not_fit_a_cell() {
     let b = Brain::new();
-    let r = b.bsi(&["open", "agents/", "--note", "two\nlines"]);
-    r.code(2).stderr_has("the note contains a newline");
-    assert!(hint(&r).contains("--note"));
-    // `|` is refused on the command line as in .bsi.toml.
-    let r = b.bsi(&["open", "agents/", "--agent", "a|b"]);
-    r.code(2).stderr_has("contains `|`");
-    assert!(hint(&r).contains("--agent claude"));
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["open", "agents/", "--note", "two\nlines"]));
+    t.note("`|` is refused on the command line as in .bsi.toml.");
+    hint(&t.bsi(&["open", "agents/", "--agent", "a|b"]));
     b.write(".bsi.toml", "default_agent = \"a|b\"\n");
-    b.bsi(&["open", "agents/"])
-        .code(2)
-        .stderr_has("default_agent");
+    t.note(".bsi.toml: default_agent = \"a|b\"");
+    hint(&t.bsi(&["open", "agents/"]));
+    t.check("hints/a_note_or_an_agent_that_does_not_fit_a_cell.txt");
     assert!(b.active().is_empty());
 }
 
 #[test]
 fn a_bad_session_id() {
     let b = Brain::new();
-    let r = b.bsi(&["open", "agents/", "--session", "my session"]);
-    r.code(2).stderr_has("is not a session id");
-    assert!(hint(&r).contains("bsi status"));
-    let r = b.bsi(&["close", "a/b"]);
-    r.code(2);
-    hint(&r);
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["open", "agents/", "--session", "my session"]));
+    hint(&t.bsi(&["close", "a/b"]));
+    t.check("hints/a_bad_session_id.txt");
+    assert!(b.active().is_empty());
 }
 
 #[test]
 fn a_remote_that_does_not_exist() {
     let b = Brain::new();
-    let r = b.bsi(&["--remote", "nope", "status"]);
-    r.code(2)
-        .stderr_has("there is no git remote named `nope`")
-        .stderr_has(".bsi.toml remote");
-    assert!(hint(&r).contains("git remote -v"));
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["--remote", "nope", "status"]));
+    t.check("hints/a_remote_that_does_not_exist.txt");
 }
 
 #[test]
 fn an_unparsable_bsi_now() {
     let b = Brain::new();
-    let r = b.bsi_env(&["status"], &[("BSI_NOW", "tomorrow")]);
-    r.code(2)
-        .stderr_has("BSI_NOW=`tomorrow` is not an RFC 3339 time");
-    let h = hint(&r);
-    assert!(
-        h.contains("2026-03-14T09:30:00Z") && h.contains("unset BSI_NOW"),
-        "{h}"
-    );
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi_env(&["status"], &[("BSI_NOW", "tomorrow")]));
+    t.check("hints/an_unparsable_bsi_now.txt");
 }
 
 #[test]
 fn sync_without_a_remote() {
     let b = Brain::new();
-    let r = b.bsi(&["sync"]);
-    assert_ne!(r.code, 0);
-    let h = hint(&r);
-    assert!(
-        h.contains("git remote add") && h.contains(".bsi.toml"),
-        "{h}"
-    );
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["sync"]));
+    t.check("hints/sync_without_a_remote.txt");
 }
 
 #[test]
 fn renew_and_close_without_a_session() {
     let b = Brain::new();
-    for cmd in ["renew", "close"] {
-        let r = b.bsi(&[cmd]);
-        r.code(2).stderr_has("no session given");
-        let h = hint(&r);
-        assert!(
-            h.contains("bsi status") && h.contains("export BSI_SESSION"),
-            "{h}"
-        );
+    let mut t = Transcript::new(&b);
+    for cmd in ["renew", "close", "whoami"] {
+        hint(&t.bsi(&[cmd]));
     }
-    let r = b.bsi(&["whoami"]);
-    r.code(1);
-    assert!(hint(&r).contains("bsi open SCOPE --shell"));
+    t.check("hints/renew_and_close_without_a_session.txt");
 }
 
 #[test]
@@ -116,23 +94,16 @@ fn a_relative_bsi_registry_starts_at_the_work_tree_root() {
     b.git(&["add", "-A"]);
     b.git(&["commit", "-q", "-m", "base"]);
     let env = [("BSI_REGISTRY", "brain/BRAIN-INDEX.md")];
-    b.bsi_env(&["init"], &env).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi_env(&["init"], &env);
     assert!(b.path().join("brain/BRAIN-INDEX.md").is_file());
-    // From a subdirectory, the same registry and brain root.
-    let mut cmd = b.command(&["open", "a.md", "--session", "s1"]);
-    cmd.current_dir(b.path().join("brain/notes"))
-        .env("BSI_REGISTRY", "brain/BRAIN-INDEX.md");
-    let out = cmd.output().expect("run bsi");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    b.bsi_env(&["status"], &env).ok().stdout_has("  notes/a.md");
-    // A directory that does not exist is named, with the way out.
-    let r = b.bsi_env(&["status"], &[("BSI_REGISTRY", "nowhere/BRAIN-INDEX.md")]);
-    r.code(2).stderr_has("does not exist");
-    assert!(hint(&r).contains("unset BSI_REGISTRY"));
+    t.note("From a subdirectory, the same registry and brain root.");
+    t.bsi_in_env("brain/notes", &["open", "a.md", "--session", "s1"], &env);
+    t.bsi_env(&["status"], &env);
+    t.note("A directory that does not exist is named, with the way out.");
+    hint(&t.bsi_env(&["status"], &[("BSI_REGISTRY", "nowhere/BRAIN-INDEX.md")]));
+    t.check("hints/a_relative_bsi_registry_starts_at_the_work_tree_root.txt");
+    assert!(b.registry().contains("| s1 | notes/a.md |"));
 }
 
 #[test]
@@ -142,19 +113,14 @@ fn release_without_confirm_is_a_preview_said_once() {
     let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
     b.bsi_env(&["watchdog"], &later).code(4);
     let n = b.commits();
-    let r = b.bsi_env(&["release", "s1"], &later);
-    r.ok()
-        .stdout_has("Nothing released yet")
-        .stdout_has("s1 holds agents/ [dir]")
-        .stdout_has(
-            "Next: check that the session is really gone, then run `bsi release s1 --confirm`.",
-        );
-    assert_eq!(r.stderr, "");
-    assert_eq!(r.stdout.matches("Nothing released").count(), 1);
+    let mut t = Transcript::new(&b);
+    t.bsi_env(&["release", "s1"], &later);
+    t.check("hints/release_without_confirm_is_a_preview_said_once.txt");
     assert_eq!(b.commits(), n);
     let j = b.bsi_env(&["release", "s1", "--json"], &later);
     j.ok();
     assert_eq!(j.json()["dry_run"], true);
+    assert_eq!(b.commits(), n);
 }
 
 #[test]
@@ -162,23 +128,21 @@ fn init_on_an_invalid_registry_names_the_fix_not_status() {
     let b = Brain::new();
     let text = b.registry().replace("## Claims actifs", "## Claims");
     b.commit_registry(&text, "a hand edit");
-    let r = b.bsi(&["init"]);
-    r.code(5);
-    let h = hint(&r);
-    assert!(!h.contains("bsi status"), "{h}");
-    assert!(h.contains("git worktree add"), "{h}");
-    b.bsi(&["status"]).code(5);
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["init"]));
+    hint(&t.bsi(&["status"]));
+    t.check("hints/init_on_an_invalid_registry_names_the_fix_not_status.txt");
 }
 
 #[test]
 fn json_errors_are_json() {
     let b = Brain::new();
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    let r = b.bsi_env(
+    let mut t = Transcript::new(&b);
+    let r = t.bsi_env(
         &["renew", "s1", "--json"],
         &[("BSI_NOW", "2026-03-14T12:00:00Z")],
     );
-    r.code(1);
     let j = r.json();
     assert_eq!(j["error"], "refused");
     assert_eq!(j["exit"], 1);
@@ -195,59 +159,49 @@ fn json_errors_are_json() {
         "{j}"
     );
     // The text still goes to stderr.
-    r.stderr_has("error: ").stderr_has("hint: ");
-    let r = b.bsi(&["close", "--json"]);
-    r.code(2);
+    hint(&r);
+    let r = t.bsi(&["close", "--json"]);
     assert_eq!(r.json()["error"], "usage");
-    let r = b.bsi(&["status", "--json", "--remote", "nope"]);
-    r.code(2);
+    let r = t.bsi(&["status", "--json", "--remote", "nope"]);
     assert_eq!(r.json()["exit"], 2);
+    t.check("hints/json_errors_are_json.txt");
 }
 
 #[test]
 fn renew_right_after_open_succeeds_and_says_why_nothing_moved() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    // The same instant as the open: nothing to extend.
+    let at_open = [("BSI_NOW", crate::common::NOW)];
+    let mut t = Transcript::new(&b);
+    t.bsi_env(&["open", "agents/", "--session", "s1"], &at_open);
     let n = b.commits();
-    let r = b.bsi(&["renew", "s1"]);
-    r.ok().stdout_has(
-        "Unchanged — agents/ / expires 2026-03-14 11:30 +00:00 (2h left, already at least 2h from now)",
-    )
-    .stdout_has("`bsi renew s1 --ttl 4h`");
+    t.bsi_env(&["renew", "s1"], &at_open);
     assert_eq!(b.commits(), n);
     let j = b.bsi(&["renew", "s1", "--json"]);
     j.ok();
     assert!(j.json()["commit"].is_null(), "{}", j.stdout);
     assert_eq!(j.json()["unchanged"][0]["scope"], "agents/");
-    b.bsi(&["renew", "s1", "--ttl", "4h"])
-        .ok()
-        .stdout_has("Claim renewed — agents/ / expires 2026-03-14 13:30 +00:00");
-    // Past its expiry, a claim can no longer be renewed.
-    let r = b.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T14:00:00Z")]);
-    r.code(1)
-        .stderr_has("agents/ of s1 passed its expiry (2026-03-14 13:30 +00:00, overdue 30m)");
-    assert!(hint(&r).contains("`bsi close s1`, then `bsi open agents/`"));
+    t.bsi_env(&["renew", "s1", "--ttl", "4h"], &at_open);
+    assert_eq!(b.commits(), n + 1);
+    t.note("Past its expiry, a claim can no longer be renewed.");
+    hint(&t.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T14:00:00Z")]));
+    t.check("hints/renew_right_after_open_succeeds_and_says_why_nothing_moved.txt");
 }
 
 #[test]
 fn messages_give_times_in_the_readers_zone() {
     let b = Brain::new();
-    // Written from Paris: the registry keeps +01:00.
-    b.bsi_env(
+    let mut t = Transcript::new(&b);
+    t.note("Written from Paris: the registry keeps +01:00.");
+    t.bsi_env(
         &["open", "agents/", "--session", "s1"],
         &[("TZ", "Europe/Paris")],
-    )
-    .ok()
-    .stdout_has("expires 2026-03-14 12:30 +01:00");
+    );
     assert!(b.active()[0].contains("2026-03-14 12:30 +01:00"));
-    // Read in UTC: the same instant, in UTC.
-    b.bsi(&["open", "agents/alice.md", "--session", "s2"])
-        .code(3)
-        .stderr_has("expires 2026-03-14 11:30 +00:00 (2h left)");
-    b.bsi(&["status"])
-        .ok()
-        .stdout_has("EXPIRES (UTC)")
-        .stdout_has("11:30");
+    t.note("Read in UTC: the same instant, in UTC.");
+    t.bsi(&["open", "agents/alice.md", "--session", "s2"]);
+    t.bsi(&["status"]);
+    t.check("hints/messages_give_times_in_the_readers_zone.txt");
 }
 
 #[test]
@@ -256,14 +210,12 @@ fn the_owner_may_close_its_stale_claim() {
     b.bsi(&["open", "agents/", "--session", "s1", "--agent", "claude"])
         .ok();
     let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
-    b.bsi_env(&["watchdog"], &later).code(4);
-    // Not another agent.
-    let r = b.bsi_env(&["close", "s1", "--agent", "codex"], &later);
-    r.code(1);
-    assert!(hint(&r).contains("--force"));
-    b.bsi_env(&["close", "s1", "--agent", "claude"], &later)
-        .ok()
-        .stdout_has("Claim closed — s1 (agents/)");
+    let mut t = Transcript::new(&b);
+    t.bsi_env(&["watchdog"], &later);
+    t.note("Not another agent.");
+    hint(&t.bsi_env(&["close", "s1", "--agent", "codex"], &later));
+    t.bsi_env(&["close", "s1", "--agent", "claude"], &later);
+    t.check("hints/the_owner_may_close_its_stale_claim.txt");
     assert!(b.stale().is_empty());
     assert!(b.history()[0].contains("| completed |"));
 }
@@ -283,9 +235,9 @@ fn help_of_help_and_of_a_command() {
     b.bsi(&["help"])
         .ok()
         .stdout_has("Usage: bsi [OPTIONS] <COMMAND>");
-    let r = b.bsi(&["help", "opne"]);
-    r.code(2);
-    assert!(hint(&r).contains("bsi --help"));
+    let mut t = Transcript::new(&b);
+    hint(&t.bsi(&["help", "opne"]));
+    t.check("hints/help_of_a_command_that_does_not_exist.txt");
 }
 
 #[test]
@@ -320,10 +272,10 @@ fn an_english_registry_is_read_and_written_by_every_command() {
         assert!(text.contains(h), "{h} not in\n{text}");
     }
     assert!(!text.contains("Claims actifs"));
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]);
     assert!(b.rows("Active claims")[0].contains("| s1 | agents/ |"));
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
-        .code(4);
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
     let stale = b.rows("Stale claims — check required");
     assert!(
         stale[0].contains("| TTL expired without closing |"),
@@ -331,15 +283,17 @@ fn an_english_registry_is_read_and_written_by_every_command() {
     );
     // A clone without the key reads it as well.
     b.write(".bsi.toml", "");
-    b.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
-        .ok()
-        .stdout_has("STALE overdue 30m");
-    b.bsi(&["release", "s1", "--confirm"]).ok();
+    t.note(".bsi.toml emptied: a clone without the key.");
+    t.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
+    t.bsi_env(
+        &["release", "s1", "--confirm"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z")],
+    );
     assert!(b.rows("History")[0].contains("| released |"));
     b.write(".bsi.toml", "registry_language = \"klingon\"\n");
-    b.bsi(&["status"])
-        .code(2)
-        .stderr_has("`registry_language` is `klingon`; use french or english");
+    t.note(".bsi.toml: registry_language = \"klingon\"");
+    hint(&t.bsi(&["status"]));
+    t.check("hints/an_english_registry_is_read_and_written_by_every_command.txt");
 }
 
 #[test]
@@ -373,21 +327,13 @@ fn a_french_registry_names_the_eight_hour_ceiling_only_when_reached() {
 #[test]
 fn views_with_nothing_to_fix_end_with_how_to_claim() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    for args in [&["status"][..], &["status", "--tree"]] {
-        let r = b.bsi(args);
-        let last = r.stdout.lines().last().unwrap_or_default().to_string();
-        assert_eq!(
-            last, "Next: `bsi open SCOPE` before editing; it must not overlap the claims above.",
-            "{args:?}:\n{}",
-            r.stdout
-        );
-    }
-    b.bsi(&["watchdog"])
-        .ok()
-        .stdout_has("0 stale\nNext: `bsi status` shows who holds what");
-    let w = b.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]);
-    assert_eq!(w.stdout.matches("Next:").count(), 1, "{}", w.stdout);
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]);
+    t.bsi(&["status"]);
+    t.bsi(&["status", "--tree"]);
+    t.bsi(&["watchdog"]);
+    t.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]);
+    t.check("hints/views_with_nothing_to_fix_end_with_how_to_claim.txt");
 }
 
 #[test]
@@ -395,16 +341,14 @@ fn quiet_keeps_the_views_and_drops_what_to_do_next() {
     let b = Brain::new();
     b.bsi(&["open", "agents/", "--session", "s1", "--agent", "claude"])
         .ok();
+    let mut t = Transcript::new(&b);
     for (args, env) in [
         (&["-q", "status"][..], &[][..]),
         (&["-q", "status", "--tree"], &[]),
         (&["-q", "whoami"], &[("BSI_SESSION", "s1")]),
     ] {
-        let r = b.bsi_env(args, env);
-        r.ok().stdout_has("agents/").stdout_has("1 active, 0 stale");
+        let r = t.bsi_env(args, env);
         assert!(!r.stdout.contains("Next:"), "{args:?}:\n{}", r.stdout);
     }
-    b.bsi_env(&["-q", "whoami"], &[("BSI_SESSION", "s1")])
-        .ok()
-        .stdout_has("Agent: claude");
+    t.check("hints/quiet_keeps_the_views_and_drops_what_to_do_next.txt");
 }
