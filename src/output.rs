@@ -195,13 +195,13 @@ pub fn describe(c: &Claim, stale: bool, now: DateTime<FixedOffset>) -> String {
     let state = if stale {
         format!(
             "STALE since {} (a person must release it)",
-            local_ts(c.expires, now)
+            local_ts(ttl::end(c.opened, c.expires), now)
         )
     } else {
         format!(
             "expires {} ({})",
             local_ts(c.expires, now),
-            ttl::time_left(c.expires, now)
+            ttl::claim_time(c.opened, c.expires, now)
         )
     };
     format!(

@@ -127,6 +127,32 @@ pub fn stale_reason(
     }
 }
 
+/// When a claim stops being active: its expiry, or 8h after its opening if
+/// that comes first (an expiry pushed past the maximum by hand).
+pub fn end(opened: DateTime<FixedOffset>, expires: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+    expires.min(opened + MAX_AGE)
+}
+
+/// A claim's time for people, counted to its [`end`]: `1h12m left`,
+/// `overdue 35m`; one held to the 8h maximum says so (`8h maximum
+/// reached`, `overdue 5m (8h maximum)`) rather than the time to an expiry
+/// that no longer counts.
+pub fn claim_time(
+    opened: DateTime<FixedOffset>,
+    expires: DateTime<FixedOffset>,
+    now: DateTime<FixedOffset>,
+) -> String {
+    let end = end(opened, expires);
+    if end == expires || now < end {
+        return time_left(end, now);
+    }
+    if now - end < Duration::minutes(1) {
+        "8h maximum reached".to_string()
+    } else {
+        format!("{} (8h maximum)", time_left(end, now))
+    }
+}
+
 /// `1h12m left`, `overdue 35m`; a long overdue figure is capped to days
 /// (`overdue 1d4h`, `overdue 3d`).
 pub fn time_left(expires: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
@@ -280,6 +306,19 @@ mod tests {
         assert_eq!(parse_ttl("deep"), Ok(Duration::hours(4)));
         assert_eq!(parse_ttl("LONG"), Ok(Duration::hours(8)));
         assert_eq!(parse_ttl("8h"), Ok(Duration::hours(8)));
+        let t = |h: i64, m: i64| {
+            DateTime::parse_from_rfc3339("2026-03-14T09:30:00Z").expect("time")
+                + Duration::hours(h)
+                + Duration::minutes(m)
+        };
+        // An expiry pushed a day on by hand counts only to the 8h maximum.
+        assert_eq!(claim_time(t(0, 0), t(26, 0), t(7, 0)), "1h left");
+        assert_eq!(claim_time(t(0, 0), t(26, 0), t(8, 0)), "8h maximum reached");
+        assert_eq!(
+            claim_time(t(0, 0), t(26, 0), t(8, 5)),
+            "overdue 5m (8h maximum)"
+        );
+        assert_eq!(claim_time(t(0, 0), t(2, 0), t(2, 5)), "overdue 5m");
         assert!(matches!(parse_ttl("8h1m"), Err(TtlError::TooLong(_))));
         assert!(matches!(parse_ttl("0m"), Err(TtlError::Zero)));
         assert!(matches!(parse_ttl("2"), Err(TtlError::Syntax(_))));

@@ -87,7 +87,12 @@ pub fn answer(verdict: &Verdict) -> Answer {
         Verdict::Deny { reason } => Answer::json(&json!({
             "permission": "deny",
             "agent_message": reason,
-            "user_message": format!("bsi refused this edit: {}", first_line(reason)),
+            // The reason starts with "bsi: refused: " for the agent; the
+            // person reads the first line once, without it.
+            "user_message": format!(
+                "bsi refused this edit: {}",
+                first_line(reason).trim_start_matches("bsi: refused: ")
+            ),
         })),
         Verdict::AllowWithWarning { warning } => Answer::json(&json!({
             "user_message": format!("bsi: {warning}"),
@@ -199,7 +204,8 @@ mod tests {
     #[test]
     fn answers() {
         let d = answer(&Verdict::Deny {
-            reason: "projets/plan.md#Goals is held by sess-1\nnext: bsi open …".into(),
+            reason: "bsi: refused: projets/plan.md#Goals is held by sess-1\nnext: bsi open …"
+                .into(),
         });
         let v: Value = serde_json::from_str(&d.stdout).expect("json");
         assert_eq!(v["permission"], "deny");

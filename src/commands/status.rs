@@ -182,11 +182,11 @@ pub(crate) fn state(
 ) -> (String, Option<Paint>) {
     if is_stale {
         (
-            format!("STALE {}", ttl::time_left(c.expires, now)),
+            format!("STALE {}", ttl::claim_time(c.opened, c.expires, now)),
             Some(Paint::Red),
         )
     } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
-        (ttl::time_left(c.expires, now), Some(Paint::Red))
+        (ttl::claim_time(c.opened, c.expires, now), Some(Paint::Red))
     } else if c.expires - now <= chrono::Duration::minutes(30) {
         (ttl::time_left(c.expires, now), Some(Paint::Yellow))
     } else {

@@ -119,7 +119,7 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
                 "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
-                crate::ttl::time_left(c.expires, ctx.now)
+                crate::ttl::claim_time(c.opened, c.expires, ctx.now)
             )
             .map_err(crate::Error::output)?;
         }
