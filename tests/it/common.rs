@@ -799,13 +799,20 @@ impl<'a> Transcript<'a> {
 
     fn bsi_full(&mut self, sub: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(bin());
-        self.record("bsi", sub, args, env, &mut cmd)
+        self.record("bsi", sub, args, env, None, &mut cmd)
+    }
+
+    /// Runs bsi with `input` on its stdin (an agent tool's event), written
+    /// in the transcript as `< what`.
+    pub fn bsi_stdin(&mut self, args: &[&str], input: &str, what: &str) -> Run {
+        let mut cmd = Command::new(bin());
+        self.record("bsi", None, args, &[], Some((input, what)), &mut cmd)
     }
 
     /// Runs git at the brain's root (a `git commit` through bsi's hooks).
     pub fn git(&mut self, args: &[&str]) -> Run {
         let mut cmd = Command::new("git");
-        self.record("git", None, args, &[], &mut cmd)
+        self.record("git", None, args, &[], None, &mut cmd)
     }
 
     /// A line of commentary in the transcript.
@@ -819,6 +826,7 @@ impl<'a> Transcript<'a> {
         sub: Option<&str>,
         args: &[&str],
         env: &[(&str, &str)],
+        input: Option<(&str, &str)>,
         cmd: &mut Command,
     ) -> Run {
         let now = self.tick();
@@ -831,7 +839,26 @@ impl<'a> Transcript<'a> {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let run = Run::from(cmd.output().expect("run"));
+        let run = match input {
+            None => Run::from(cmd.output().expect("run")),
+            Some((text, _)) => {
+                use std::io::Write as _;
+                use std::process::Stdio;
+                let mut child = cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("run");
+                // A program may exit before it reads all its input.
+                let _ = child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(text.as_bytes());
+                Run::from(child.wait_with_output().expect("wait"))
+            }
+        };
         let mut line = String::from("$ ");
         for (k, v) in env {
             line.push_str(&format!("{k}={} ", shell_word(v)));
@@ -840,6 +867,9 @@ impl<'a> Transcript<'a> {
         for a in args {
             line.push(' ');
             line.push_str(&shell_word(a));
+        }
+        if let Some((_, what)) = input {
+            line.push_str(&format!(" < {what}"));
         }
         if let Some(s) = sub {
             line.push_str(&format!("    (in {s}/)"));
@@ -920,16 +950,12 @@ fn hide_scratch(text: &str, base: &str) -> String {
         let random = tail
             .strip_prefix('.')
             .filter(|t| t.len() >= 6 && t[..6].chars().all(|c| c.is_ascii_alphanumeric()));
-        match random {
-            Some(t) => {
-                out.push_str("$TMP/");
-                out.push_str(kind);
-                rest = &t[6..];
-            }
-            None => {
-                out.push_str("$TMP/");
-                rest = after;
-            }
+        out.push_str("$TMP/");
+        if let Some(t) = random {
+            out.push_str(kind);
+            rest = &t[6..];
+        } else {
+            rest = after;
         }
     }
     out.push_str(rest);

@@ -4,7 +4,7 @@
 
 use std::process::Stdio;
 
-use crate::common::Brain;
+use crate::common::{Brain, NOW, Transcript, snapshot};
 
 #[test]
 fn init_writes_three_tables_and_commits_once() {
@@ -26,27 +26,29 @@ fn init_writes_three_tables_and_commits_once() {
             .starts_with("<!-- bsi: this file is a COPY")
     );
     // A second init refuses and changes nothing.
-    b.bsi(&["init"])
-        .code(1)
-        .stderr_has("already has a registry")
-        .stderr_has("bsi status");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["init"]).code(1);
     assert_eq!(b.registry(), reg);
     assert_eq!(b.commits(), 1);
+    t.check("core/init_writes_three_tables_and_commits_once.txt");
 }
 
 #[test]
 fn init_on_an_unborn_branch_makes_the_first_commit() {
     let b = Brain::bare_repo();
-    b.bsi(&["init"]).ok().stdout_has("Registry created");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["init"]).ok();
     assert_eq!(b.commits(), 1);
-    b.bsi(&["open", "notes/", "--session", "s1"]).ok();
+    t.bsi(&["open", "notes/", "--session", "s1"]).ok();
     assert_eq!(b.commits(), 2);
+    t.check("core/init_on_an_unborn_branch_makes_the_first_commit.txt");
 }
 
 #[test]
 fn open_writes_one_row_and_one_commit_with_trailers() {
     let b = Brain::new();
-    let r = b.bsi(&[
+    let mut t = Transcript::new(&b);
+    t.bsi(&[
         "open",
         "agents/",
         "--session",
@@ -55,10 +57,8 @@ fn open_writes_one_row_and_one_commit_with_trailers() {
         "alice",
         "--note",
         "tidy | up",
-    ]);
-    r.ok()
-        .stdout_has("Claim opened — agents/ / expires 2026-03-14 11:30 +00:00")
-        .stdout_has("Session: sess-a");
+    ])
+    .ok();
     assert_eq!(
         b.active(),
         vec![
@@ -73,15 +73,17 @@ fn open_writes_one_row_and_one_commit_with_trailers() {
     assert_eq!(b.last_files(), vec!["BRAIN-INDEX.md"]);
     assert_eq!(b.status(), "");
     // The escaped pipe reads back as a pipe.
-    let st = b.bsi(&["status", "--json"]);
+    let st = t.bsi(&["status", "--json"]);
     assert_eq!(st.json()["active"][0]["note"], "tidy | up");
+    t.check("core/open_writes_one_row_and_one_commit_with_trailers.txt");
 }
 
 #[test]
 fn a_generated_session_id_has_the_spec_format() {
     let b = Brain::new();
-    let r = b.bsi(&["open", "agents/alice.md"]);
-    r.ok().stdout_has("export BSI_SESSION=sess-20260314-0930-");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/alice.md"]).ok();
+    t.check("core/a_generated_session_id_has_the_spec_format.txt");
     let j = b.bsi(&["status", "--json"]).json();
     let id = j["active"][0]["session"]
         .as_str()
@@ -97,71 +99,111 @@ fn a_generated_session_id_has_the_spec_format() {
     assert_eq!(j["active"][0]["agent"], "tester@box");
 }
 
-fn refused(b: &Brain, held: &str, wanted: &str) {
-    b.bsi(&["open", held, "--session", "holder"]).ok();
+/// In a new brain, `holder` claims `held`, then `other` asks for `wanted`
+/// and is refused without a write or a commit. Returns the transcript of
+/// the two opens.
+fn refused(held: &str, wanted: &str) -> String {
+    let b = Brain::new();
+    let mut t = Transcript::new(&b);
+    t.note(&format!(
+        "a new brain: holder holds {held}, other asks for {wanted}"
+    ));
+    t.bsi(&["open", held, "--session", "holder"]).ok();
     let before = b.registry();
     let commits = b.commits();
-    let r = b.bsi(&["open", wanted, "--session", "other"]);
-    r.code(3)
-        .stderr_has("Claim refused")
-        .stderr_has("holder holds");
+    t.bsi(&["open", wanted, "--session", "other"]).code(3);
     assert_eq!(b.registry(), before, "a refused claim writes nothing");
     assert_eq!(b.commits(), commits, "a refused claim commits nothing");
+    t.text()
 }
 
 #[test]
 fn conflict_same_scope() {
-    refused(&Brain::new(), "agents/alice.md", "agents/alice.md");
+    snapshot(
+        "core/conflict_same_scope.txt",
+        &refused("agents/alice.md", "agents/alice.md"),
+    );
 }
 
 #[test]
 fn conflict_global_with_anything() {
-    refused(&Brain::new(), "global", "projets/plan.md#Goals");
-    refused(&Brain::new(), "projets/plan.md#Q1", "global");
+    snapshot(
+        "core/conflict_global_with_anything.txt",
+        &[
+            refused("global", "projets/plan.md#Goals"),
+            refused("projets/plan.md#Q1", "global"),
+        ]
+        .concat(),
+    );
 }
 
 #[test]
 fn conflict_dir_with_what_is_inside_either_way() {
-    refused(&Brain::new(), "agents/", "agents/alice.md");
-    refused(&Brain::new(), "agents/alice.md", "agents/");
-    refused(&Brain::new(), "projets/", "projets/plan.md#Risks");
+    snapshot(
+        "core/conflict_dir_with_what_is_inside_either_way.txt",
+        &[
+            refused("agents/", "agents/alice.md"),
+            refused("agents/alice.md", "agents/"),
+            refused("projets/", "projets/plan.md#Risks"),
+        ]
+        .concat(),
+    );
 }
 
 #[test]
 fn a_path_that_is_a_directory_on_disk_is_a_dir_scope() {
     let b = Brain::new();
-    b.bsi(&["open", "agents", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents", "--session", "s1"]).ok();
     assert!(b.active()[0].contains("| agents/ | dir |"));
-    b.bsi(&["open", "agents/bob.md", "--session", "s2"]).code(3);
+    t.bsi(&["open", "agents/bob.md", "--session", "s2"]).code(3);
+    t.check("core/a_path_that_is_a_directory_on_disk_is_a_dir_scope.txt");
 }
 
 #[test]
 fn conflict_file_with_its_sections() {
-    refused(&Brain::new(), "projets/plan.md", "projets/plan.md#Q2");
-    refused(&Brain::new(), "projets/plan.md#Risks", "projets/plan.md");
+    snapshot(
+        "core/conflict_file_with_its_sections.txt",
+        &[
+            refused("projets/plan.md", "projets/plan.md#Q2"),
+            refused("projets/plan.md#Risks", "projets/plan.md"),
+        ]
+        .concat(),
+    );
 }
 
 #[test]
 fn nested_sections_conflict_and_siblings_do_not() {
     // `## Goals` contains `### Q1` in the real file.
-    refused(&Brain::new(), "projets/plan.md#Goals", "projets/plan.md#q1");
-    refused(&Brain::new(), "projets/plan.md#Q1", "projets/plan.md#goals");
+    let mut text = [
+        refused("projets/plan.md#Goals", "projets/plan.md#q1"),
+        refused("projets/plan.md#Q1", "projets/plan.md#goals"),
+    ]
+    .concat();
     let b = Brain::new();
-    b.bsi(&["open", "projets/plan.md#Q1", "--session", "s1"])
+    let mut t = Transcript::new(&b);
+    t.note("a new brain: siblings do not conflict");
+    t.bsi(&["open", "projets/plan.md#Q1", "--session", "s1"])
         .ok();
-    b.bsi(&["open", "projets/plan.md#Q2", "--session", "s2"])
+    t.bsi(&["open", "projets/plan.md#Q2", "--session", "s2"])
         .ok();
-    b.bsi(&["open", "projets/plan.md#Risks", "--session", "s3"])
+    t.bsi(&["open", "projets/plan.md#Risks", "--session", "s3"])
         .ok();
     assert_eq!(b.active().len(), 3);
     // Headings are matched case-insensitively and stored as the file writes them.
     assert!(b.active()[0].contains("projets/plan.md#Q1"));
+    text.push_str(&t.text());
+    snapshot(
+        "core/nested_sections_conflict_and_siblings_do_not.txt",
+        &text,
+    );
 }
 
 #[test]
 fn refusal_names_the_holder_and_proposes_free_scopes() {
     let b = Brain::new();
-    b.bsi(&[
+    let mut t = Transcript::new(&b);
+    t.bsi(&[
         "open",
         "projets/plan.md#Q1",
         "--session",
@@ -170,7 +212,7 @@ fn refusal_names_the_holder_and_proposes_free_scopes() {
         "alice",
     ])
     .ok();
-    let r = b.bsi(&["open", "projets/plan.md", "--session", "s2", "--json"]);
+    let r = t.bsi(&["open", "projets/plan.md", "--session", "s2", "--json"]);
     r.code(3);
     let j = r.json();
     assert_eq!(j["error"], "conflict");
@@ -199,66 +241,69 @@ fn refusal_names_the_holder_and_proposes_free_scopes() {
         "{alts:?}"
     );
     // The human form says the same on stderr.
-    let h = b.bsi(&["open", "projets/plan.md", "--session", "s2"]);
-    h.code(3)
-        .stderr_has("s1 holds projets/plan.md#Q1 [section], agent alice")
-        .stderr_has("Free nearby:");
+    t.bsi(&["open", "projets/plan.md", "--session", "s2"])
+        .code(3);
+    t.check("core/refusal_names_the_holder_and_proposes_free_scopes.txt");
 }
 
 #[test]
 fn stale_claims_still_block() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    let late = b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
-    late.code(4).stdout_has("0 active, 1 stale");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
     assert_eq!(b.stale().len(), 1);
-    let r = b.bsi_env(
+    let r = t.bsi_env(
         &["open", "agents/bob.md", "--session", "s2", "--json"],
         &[("BSI_NOW", "2026-03-14T12:00:00Z")],
     );
     r.code(3);
     assert_eq!(r.json()["conflicts"][0]["stale"], true);
+    t.check("core/stale_claims_still_block.txt");
 }
 
 #[test]
 fn reopening_a_held_scope_is_a_safe_no_op() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     let reg = b.registry();
     let n = b.commits();
-    b.bsi(&["open", "agents/", "--session", "s1"])
-        .ok()
-        .stdout_has("Already held — agents/");
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     assert_eq!(b.registry(), reg);
     assert_eq!(b.commits(), n);
     // BSI_SESSION works the same.
-    b.bsi_env(&["open", "agents/"], &[("BSI_SESSION", "s1")])
-        .ok()
-        .stdout_has("Already held");
+    t.bsi_env(&["open", "agents/"], &[("BSI_SESSION", "s1")])
+        .ok();
     assert_eq!(b.commits(), n);
+    t.check("core/reopening_a_held_scope_is_a_safe_no_op.txt");
 }
 
 #[test]
 fn multi_scope_open_is_all_or_none() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/bob.md", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/bob.md", "--session", "s1"]).ok();
     let reg = b.registry();
     let n = b.commits();
-    b.bsi(&["open", "projets/", "agents/", "--session", "s2"])
+    t.bsi(&["open", "projets/", "agents/", "--session", "s2"])
         .code(3);
     assert_eq!(b.registry(), reg);
     assert_eq!(b.commits(), n);
-    b.bsi(&["open", "projets/", "agents/alice.md", "--session", "s2"])
+    t.bsi(&["open", "projets/", "agents/alice.md", "--session", "s2"])
         .ok();
     assert_eq!(b.active().len(), 3);
     assert_eq!(b.commits(), n + 1);
     assert_eq!(b.last_subject(), "bsi: open s2 projets/, agents/alice.md");
+    t.check("core/multi_scope_open_is_all_or_none.txt");
 }
 
 #[test]
 fn close_moves_claims_to_history_as_completed() {
     let b = Brain::new();
-    b.bsi(&[
+    let mut t = Transcript::new(&b);
+    t.bsi(&[
         "open",
         "agents/",
         "projets/plan.md#Goals",
@@ -266,7 +311,7 @@ fn close_moves_claims_to_history_as_completed() {
         "s1",
     ])
     .ok();
-    let r = b.bsi_env(
+    let r = t.bsi_env(
         &["close", "--json"],
         &[("BSI_SESSION", "s1"), ("BSI_NOW", "2026-03-14T10:15:00Z")],
     );
@@ -285,82 +330,89 @@ fn close_moves_claims_to_history_as_completed() {
         "bsi: close s1 agents/, projets/plan.md#Goals"
     );
     // The scope is free again.
-    b.bsi(&["open", "agents/alice.md", "--session", "s2"]).ok();
+    t.bsi_env(
+        &["open", "agents/alice.md", "--session", "s2"],
+        &[("BSI_NOW", "2026-03-14T10:16:00Z")],
+    )
+    .ok();
+    t.check("core/close_moves_claims_to_history_as_completed.txt");
 }
 
 #[test]
 fn close_one_scope_and_unknown_sessions() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "projets/", "--session", "s1"])
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "projets/", "--session", "s1"])
         .ok();
-    b.bsi(&["close", "s1", "--scope", "projets"])
-        .ok()
-        .stdout_has("Claim closed — s1 (projets/)");
+    t.bsi(&["close", "s1", "--scope", "projets"]).ok();
     assert_eq!(b.active().len(), 1);
     let n = b.commits();
-    b.bsi(&["close", "nobody"])
-        .code(1)
-        .stderr_has("session nobody holds no claim");
-    b.bsi(&["close"]).code(2).stderr_has("no session given");
+    t.bsi(&["close", "nobody"]).code(1);
+    t.bsi(&["close"]).code(2);
     assert_eq!(b.commits(), n);
+    t.check("core/close_one_scope_and_unknown_sessions.txt");
 }
 
 #[test]
 fn renew_extends_and_never_past_eight_hours() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1", "--ttl", "deep"])
-        .ok()
-        .stdout_has("expires 2026-03-14 13:30");
-    b.bsi_env(
+    let mut t = Transcript::new(&b);
+    t.bsi_env(
+        &["open", "agents/", "--session", "s1", "--ttl", "deep"],
+        &[("BSI_NOW", NOW)],
+    )
+    .ok();
+    t.bsi_env(
         &["renew", "s1", "--ttl", "4h"],
         &[("BSI_NOW", "2026-03-14T12:00:00Z")],
     )
-    .ok()
-    .stdout_has("expires 2026-03-14 16:00 +00:00");
-    b.bsi_env(
+    .ok();
+    t.bsi_env(
         &["renew", "s1", "--ttl", "4h"],
         &[("BSI_NOW", "2026-03-14T15:00:00Z")],
     )
-    .ok()
-    .stdout_has("expires 2026-03-14 17:30 +00:00 (8h maximum)");
+    .ok();
     assert_eq!(b.last_subject(), "bsi: renew s1 agents/");
     let n = b.commits();
-    b.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T16:00:00Z")])
-        .code(1)
-        .stderr_has("already reach the 8h maximum")
-        .stderr_has("hint: finish before then, or close and claim again: `bsi close s1`");
+    t.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T16:00:00Z")])
+        .code(1);
     assert_eq!(b.commits(), n);
+    t.check("core/renew_extends_and_never_past_eight_hours.txt");
 }
 
 #[test]
 fn ttl_syntax_and_limit() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1", "--ttl", "90m"])
-        .ok()
-        .stdout_has("expires 2026-03-14 11:00");
-    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "long"])
-        .ok()
-        .stdout_has("expires 2026-03-14 17:30");
+    let mut t = Transcript::new(&b);
+    let at = [("BSI_NOW", NOW)];
+    t.bsi_env(&["open", "agents/", "--session", "s1", "--ttl", "90m"], &at)
+        .ok();
+    t.bsi_env(
+        &["open", "projets/", "--session", "s2", "--ttl", "long"],
+        &at,
+    )
+    .ok();
     let n = b.commits();
-    b.bsi(&["open", "README.md", "--session", "s3", "--ttl", "9h"])
-        .code(2)
-        .stderr_has("8h maximum");
-    b.bsi(&["open", "README.md", "--session", "s3", "--ttl", "soon"])
+    t.bsi(&["open", "README.md", "--session", "s3", "--ttl", "9h"])
+        .code(2);
+    t.bsi(&["open", "README.md", "--session", "s3", "--ttl", "soon"])
         .code(2);
     assert_eq!(b.commits(), n);
+    t.check("core/ttl_syntax_and_limit.txt");
 }
 
 #[test]
 fn watchdog_marks_expired_and_over_eight_hours_stale() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "8h"])
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    t.bsi(&["open", "projets/", "--session", "s2", "--ttl", "8h"])
         .ok();
-    b.bsi(&["watchdog"]).ok().stdout_has("2 active, 0 stale");
     let n = b.commits();
+    t.bsi(&["watchdog"]).ok();
     // Nothing expired: no commit.
     assert_eq!(b.commits(), n);
-    let r = b.bsi_env(
+    let r = t.bsi_env(
         &["watchdog", "--json"],
         &[("BSI_NOW", "2026-03-14T12:00:00Z")],
     );
@@ -378,85 +430,79 @@ fn watchdog_marks_expired_and_over_eight_hours_stale() {
     assert_eq!(b.last_subject(), "bsi: watchdog s1 stale: agents/");
     // Already stale, nothing new: exit 4 again, no new commit.
     let n = b.commits();
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
-        .code(4)
-        .stdout_has("1 active, 1 stale")
-        // Every run names every stale claim, in the words of status.
-        .stdout_has("  agents/")
-        .stdout_has("STALE overdue 30m");
+    // Every run names every stale claim, in the words of status.
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
     assert_eq!(b.commits(), n);
+    t.check("core/watchdog_marks_expired_and_over_eight_hours_stale.txt");
 }
 
 #[test]
 fn a_hand_edited_expiry_past_eight_hours_does_not_keep_a_claim_active() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     let reg = b
         .registry()
         .replace("2026-03-14 11:30 +00:00", "2026-03-15 11:30 +00:00");
     b.commit_registry(&reg, "hand edit");
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:29:00Z")])
+    t.note("the expiry edited by hand to 2026-03-15 11:30 +00:00");
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:29:00Z")])
         .ok();
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:30:00Z")])
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T17:30:00Z")])
         .code(4);
     assert!(b.stale()[0].contains("8h maximum"));
+    t.check("core/a_hand_edited_expiry_past_eight_hours_does_not_keep_a_claim_active.txt");
 }
 
 #[test]
 fn release_needs_confirm_and_force_for_active_claims() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    b.bsi(&["open", "projets/", "--session", "s2", "--ttl", "4h"])
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    t.bsi(&["open", "projets/", "--session", "s2", "--ttl", "4h"])
         .ok();
     let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
-    b.bsi_env(&["watchdog"], &later).code(4);
+    t.bsi_env(&["watchdog"], &later).code(4);
     let reg = b.registry();
     let n = b.commits();
     // Without --confirm, a preview: exit 0, said once, on stdout.
-    let preview = b.bsi_env(&["release", "s1"], &later);
-    preview
-        .ok()
-        .stdout_has("It would free")
-        .stdout_has("run `bsi release s1 --confirm`");
+    let preview = t.bsi_env(&["release", "s1"], &later);
+    preview.ok();
     assert_eq!(preview.stderr, "");
     assert_eq!(preview.stdout.matches("--confirm").count(), 2);
     assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
-    b.bsi_env(&["release", "s2", "--confirm"], &later)
-        .code(1)
-        .stderr_has("still has active claims");
+    t.bsi_env(&["release", "s2", "--confirm"], &later).code(1);
     assert_eq!((b.registry(), b.commits()), (reg, n));
-    b.bsi_env(&["release", "s1", "--confirm"], &later)
-        .ok()
-        .stdout_has("released");
+    t.bsi_env(&["release", "s1", "--confirm"], &later).ok();
     assert!(b.stale().is_empty());
     assert!(b.history()[0].contains("| released |"));
     assert_eq!(b.last_subject(), "bsi: release s1 agents/");
-    b.bsi_env(&["release", "s2", "--confirm", "--force"], &later)
+    t.bsi_env(&["release", "s2", "--confirm", "--force"], &later)
         .ok();
     assert!(b.history()[1].contains("| force-released |"));
     assert!(b.active().is_empty());
+    t.check("core/release_needs_confirm_and_force_for_active_claims.txt");
 }
 
 #[test]
 fn status_is_read_only_and_shows_time_left() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
         .ok();
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
         .code(4);
-    b.bsi_env(
+    t.bsi_env(
         &["open", "projets/", "--session", "s2"],
         &[("BSI_NOW", "2026-03-14T12:00:00Z")],
     )
     .ok();
     let reg = b.registry();
     let n = b.commits();
-    let r = b.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:48:00Z")]);
-    r.ok()
-        .stdout_has("1h12m left")
-        .stdout_has("STALE overdue 1h18m")
-        .stdout_has("1 active, 1 stale");
-    let j = b
+    t.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:48:00Z")])
+        .ok();
+    let j = t
         .bsi_env(
             &["status", "--json"],
             &[("BSI_NOW", "2026-03-14T12:48:00Z")],
@@ -473,16 +519,19 @@ fn status_is_read_only_and_shows_time_left() {
         assert!(j["stale"][0].get(k).is_some(), "{k}");
     }
     assert_eq!((b.registry(), b.commits()), (reg, n));
+    t.check("core/status_is_read_only_and_shows_time_left.txt");
 }
 
 #[test]
 fn log_is_the_journal_from_git() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     b.write("README.md", "# Brain\nmore\n");
     b.git(&["commit", "-qam", "unrelated"]);
-    b.bsi(&["close", "s1"]).ok();
-    let j = b.bsi(&["log", "--json"]).json();
+    t.note("an unrelated commit on main");
+    t.bsi(&["close", "s1"]).ok();
+    let j = t.bsi(&["log", "--json"]).json();
     let entries = j.as_array().expect("array");
     assert_eq!(entries.len(), 3, "{j}");
     assert_eq!(entries[0]["action"], "close");
@@ -492,35 +541,33 @@ fn log_is_the_journal_from_git() {
     assert_eq!(entries[0]["author"], "Test Person <test@example.com>");
     assert_eq!(entries[0]["agent"], "tester@box");
     assert_eq!(entries[0]["what"], "agents/");
-    b.bsi(&["log", "-n", "1"])
-        .ok()
-        .stdout_has("2026-03-14 09:30  close   tester@box  s1       agents/");
-    b.bsi(&["log", "-n", "1", "-v"])
-        .ok()
-        .stdout_has("by Test Person <test@example.com>")
-        .stdout_has("    BSI-Action: close");
+    t.bsi(&["log", "-n", "1"]).ok();
+    t.bsi(&["log", "-n", "1", "-v"]).ok();
+    t.check("core/log_is_the_journal_from_git.txt");
 }
 
 #[test]
 fn scopes_from_a_subdirectory_are_stored_from_the_root() {
     let b = Brain::new();
-    b.bsi_in("agents", &["open", "alice.md", "--session", "s1"])
-        .ok()
-        .stdout_has("agents/alice.md");
-    b.bsi_in(
+    let mut t = Transcript::new(&b);
+    t.bsi_in("agents", &["open", "alice.md", "--session", "s1"])
+        .ok();
+    t.bsi_in(
         "agents",
         &["open", "../projets/plan.md#Risks", "--session", "s2"],
     )
     .ok();
     assert!(b.active()[0].contains("| agents/alice.md | file |"));
     assert!(b.active()[1].contains("| projets/plan.md#Risks | section |"));
-    b.bsi_in("agents", &["close", "s1", "--scope", "alice.md"])
+    t.bsi_in("agents", &["close", "s1", "--scope", "alice.md"])
         .ok();
+    t.check("core/scopes_from_a_subdirectory_are_stored_from_the_root.txt");
 }
 
 #[test]
 fn bad_scopes_are_refused_before_anything_is_written() {
     let b = Brain::new();
+    let mut t = Transcript::new(&b);
     let reg = b.registry();
     let n = b.commits();
     for bad in [
@@ -530,18 +577,18 @@ fn bad_scopes_are_refused_before_anything_is_written() {
         "",
         "a\nb.md",
         "plan.md#",
+        // Refused with the headings the file has.
         "projets/plan.md#Nope",
     ] {
-        b.bsi(&["open", bad, "--session", "s1"]).code(2);
+        t.bsi(&["open", bad, "--session", "s1"]).code(2);
     }
-    b.bsi(&["open", "projets/plan.md#Nope", "--session", "s1"])
-        .stderr_has("its headings are: Plan, Goals");
-    b.bsi(&["open", "BRAIN-INDEX.md", "--session", "s1"])
+    t.bsi(&["open", "BRAIN-INDEX.md", "--session", "s1"])
         .code(2);
-    b.bsi(&["open", "x.md", "--session", "bad id"]).code(2);
-    b.bsi(&["open", "x.md", "--session", "s1", "--note", "two\nlines"])
+    t.bsi(&["open", "x.md", "--session", "bad id"]).code(2);
+    t.bsi(&["open", "x.md", "--session", "s1", "--note", "two\nlines"])
         .code(2);
     assert_eq!((b.registry(), b.commits()), (reg, n));
+    t.check("core/bad_scopes_are_refused_before_anything_is_written.txt");
 }
 
 #[cfg(unix)]
@@ -551,10 +598,12 @@ fn a_symlink_out_of_the_brain_is_refused() {
     let outside = crate::common::scratch("bsi-outside");
     std::fs::write(outside.path().join("secret.md"), "# S\n").expect("write");
     std::os::unix::fs::symlink(outside.path(), b.path().join("link")).expect("symlink");
-    b.bsi(&["open", "link/secret.md", "--session", "s1"])
-        .code(2)
-        .stderr_has("outside the brain");
-    b.bsi(&["open", "link/", "--session", "s1"]).code(2);
+    let mut t = Transcript::new(&b);
+    t.note("link -> $TMP/bsi-outside");
+    t.bsi(&["open", "link/secret.md", "--session", "s1"])
+        .code(2);
+    t.bsi(&["open", "link/", "--session", "s1"]).code(2);
+    t.check("core/a_symlink_out_of_the_brain_is_refused.txt");
 }
 
 #[test]
@@ -627,58 +676,69 @@ fn a_malformed_registry_is_refused_with_its_line_and_left_as_is() {
     let cases: &[(&str, &str)] = &[
         (
             "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | | extra | cells |",
-            "cells but the header has",
+            "two cells more than the header",
         ),
         (
             "| s1 | agents/ | file | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
-            "does not match scope",
+            "a level that does not match the scope",
         ),
         (
             "| s1 | agents/ | folder | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
-            "unknown level",
+            "an unknown level",
         ),
         (
             "| s1 | agents/ | dir | tester@box | 2026-02-30 09:30 +00:00 | 2026-03-14 11:30 +00:00 | |",
-            "is not a time",
+            "an opening time that is not a time",
         ),
         (
             "| s1 | agents/ | dir | tester@box | 2026-03-14 09:30 +00:00 | 2026-03-13 11:30 +00:00 | |",
-            "expires before it was opened",
+            "an expiry before the opening",
         ),
     ];
-    for (row, why) in cases {
+    let mut text = String::new();
+    for (row, what) in cases {
         let b = Brain::new();
         let reg = b
             .registry()
             .replacen("|------|\n", &format!("|------|\n{row}\n"), 1);
         b.commit_registry(&reg, "bad row");
         let n = b.commits();
+        let mut t = Transcript::new(&b);
+        t.note(&format!(
+            "a new brain, line 10 of its registry with {what}:"
+        ));
+        t.note(row);
         for args in [
             &["open", "projets/", "--session", "s2"][..],
             &["status"],
             &["watchdog"],
         ] {
-            b.bsi(args)
-                .code(5)
-                .stderr_has("BRAIN-INDEX.md: line 10:")
-                .stderr_has(why);
+            t.bsi(args).code(5);
         }
         assert_eq!((b.registry(), b.commits()), (reg, n));
+        text.push_str(&t.text());
     }
     let b = Brain::new();
     let reg = b.registry().replace("## Historique", "## Histoire");
     b.commit_registry(&reg, "renamed heading");
-    b.bsi(&["open", "x.md", "--session", "s"])
-        .code(5)
-        .stderr_has("no table under a `## Historique` heading");
+    let mut t = Transcript::new(&b);
+    t.note("a new brain, its `## Historique` heading renamed `## Histoire`");
+    t.bsi(&["open", "x.md", "--session", "s"]).code(5);
     assert_eq!(b.registry(), reg);
+    text.push_str(&t.text());
+    snapshot(
+        "core/a_malformed_registry_is_refused_with_its_line_and_left_as_is.txt",
+        &text,
+    );
 }
 
 #[test]
 fn no_registry_means_exit_five_with_a_hint() {
     let b = Brain::bare_repo();
-    b.bsi(&["status"]).code(5).stderr_has("bsi init");
-    b.bsi(&["open", "x.md", "--session", "s"]).code(5);
+    let mut t = Transcript::new(&b);
+    t.bsi(&["status"]).code(5);
+    t.bsi(&["open", "x.md", "--session", "s"]).code(5);
+    t.check("core/no_registry_means_exit_five_with_a_hint.txt");
 }
 
 #[test]
@@ -686,8 +746,10 @@ fn commits_work_without_any_git_identity() {
     let b = Brain::bare_repo();
     b.git(&["config", "--unset", "user.name"]);
     b.git(&["config", "--unset", "user.email"]);
-    b.bsi(&["init"]).ok().stdout_has("no git identity");
-    b.bsi(&["open", "x.md", "--session", "s1"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["init"]).ok();
+    t.bsi(&["open", "x.md", "--session", "s1"]).ok();
+    t.check("core/commits_work_without_any_git_identity.txt");
     assert_eq!(
         b.git(&["log", "-1", "--format=%an <%ae>", "brain-index"])
             .trim(),
@@ -791,28 +853,28 @@ fn sixteen_concurrent_opens_of_one_scope_give_one_winner() {
 #[test]
 fn bsi_now_is_the_clock() {
     let b = Brain::new();
-    b.bsi_env(
+    let mut t = Transcript::new(&b);
+    t.bsi_env(
         &["open", "x.md", "--session", "s"],
         &[("BSI_NOW", "2026-03-14T10:30:00+01:00")],
     )
-    .ok()
-    .stdout_has("expires 2026-03-14 11:30 +00:00");
+    .ok();
     // bsi's commits carry the pinned clock too, so the journal reads in its time.
     assert_eq!(
         b.git(&["log", "-1", "--format=%aI %cI", "brain-index"])
             .trim(),
         "2026-03-14T09:30:00Z 2026-03-14T09:30:00Z"
     );
-    b.bsi_env(&["status"], &[("BSI_NOW", "yesterday")])
-        .code(2)
-        .stderr_has("BSI_NOW");
+    t.bsi_env(&["status"], &[("BSI_NOW", "yesterday")]).code(2);
+    t.check("core/bsi_now_is_the_clock.txt");
 }
 
 #[test]
 fn a_refused_request_says_which_of_its_scopes_are_free() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    let r = b.bsi(&[
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let r = t.bsi(&[
         "open",
         "projets/plan.md",
         "agents/alice.md",
@@ -825,14 +887,14 @@ fn a_refused_request_says_which_of_its_scopes_are_free() {
     assert_eq!(j["free_in_request"][0], "projets/plan.md");
     // Alternatives are for the refused scope only: nothing in agents/ is free.
     assert_eq!(j["alternatives"].as_array().map(Vec::len), Some(0), "{j}");
-    b.bsi(&[
+    t.bsi(&[
         "open",
         "projets/plan.md",
         "agents/alice.md",
         "--session",
         "s2",
     ])
-    .code(3)
-    .stderr_has("Free in this request: projets/plan.md");
+    .code(3);
     assert_eq!(b.active().len(), 1);
+    t.check("core/a_refused_request_says_which_of_its_scopes_are_free.txt");
 }

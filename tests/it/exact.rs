@@ -3,7 +3,7 @@
 //! new version of a file, one name per thing. Each test names the case of
 //! the hostile review it answers.
 
-use crate::common::{Brain, Run};
+use crate::common::{Brain, Run, Transcript, snapshot};
 use crate::hooks::{commit_as, git_as, hooked};
 
 /// Runs git in `dir` with `BSI_SESSION` set (or not).
@@ -15,6 +15,28 @@ fn two_sessions() -> Brain {
     b.bsi(&["open", "projets/", "--session", "s2", "--agent", "bob"])
         .ok();
     b
+}
+
+/// HEAD's commit id, full.
+fn head(b: &Brain) -> String {
+    b.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// Compares the transcript with `tests/snapshots/<rel>`, the short id of
+/// each commit `named` (its dates, so its id, differ from run to run)
+/// written as its label.
+#[track_caller]
+fn check_naming(t: &Transcript, rel: &str, named: &[(&str, &str)]) {
+    let mut text = t.text();
+    for (label, id) in named {
+        let short = &id[..7];
+        assert!(
+            text.contains(short),
+            "commit {label} ({short}) not named:\n{text}"
+        );
+        text = text.replace(short, &format!("<{label}>"));
+    }
+    snapshot(rel, &text);
 }
 
 const ALICE_CLAIMED: &str = "agents/alice.md is inside an active claim of session s1";
@@ -65,9 +87,15 @@ fn commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook() {
         &["commit", "-q", "-a", "--no-verify", "-m", "forced"],
     )
     .ok();
-    b.bsi(&["verify", "s2"])
-        .code(6)
-        .stdout_has("overflow: agents/alice.md — outside every scope of s2");
+    let forced = head(&b);
+    let mut t = Transcript::new(&b);
+    t.note("s2 commits `-a` with --no-verify: <forced>.");
+    t.bsi(&["verify", "s2"]).code(6);
+    check_naming(
+        &t,
+        "exact/commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook.txt",
+        &[("forced", &forced)],
+    );
     assert_eq!(b.registry(), reg);
 }
 
@@ -97,7 +125,9 @@ fn committing_only_ones_own_paths_passes_while_others_are_staged() {
         "agents/alice.md\n"
     );
     assert_eq!(b.registry(), reg);
-    b.bsi(&["verify", "s2"]).ok().stdout_has("clean");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["verify", "s2"]).ok();
+    t.check("exact/committing_only_ones_own_paths_passes_while_others_are_staged.txt");
 }
 
 // Case 1: `--amend`, a subdirectory, a linked work tree.
@@ -291,8 +321,11 @@ fn a_heading_written_inside_another_sessions_section_does_not_take_its_text() {
         &plan.replace("goal text\n", "# Misc\n\ngoal text\n"),
     );
     b.git(&["add", "projets/plan.md"]);
-    let r = commit_as(&b, None, "misc");
-    refused(&b, &r, before, &reg, "inside an active claim of session s1");
+    let mut t = Transcript::new(&b);
+    t.note("Without any session: `# Misc` above Goals' lines.");
+    t.git(&["commit", "-q", "-m", "misc"]).code(1);
+    assert_eq!(b.head_commits(), before, "nothing committed");
+    assert_eq!(b.registry(), reg, "registry unchanged");
 
     // verify of the committer agrees with the hook.
     b.write(
@@ -306,10 +339,14 @@ fn a_heading_written_inside_another_sessions_section_does_not_take_its_text() {
         &["commit", "-q", "--no-verify", "-m", "forced"],
     )
     .ok();
-    b.bsi(&["verify", "s2"])
-        .code(6)
-        .stdout_has("under `Goals`")
-        .stdout_has("outside the sections s2 holds in this file");
+    let forced = head(&b);
+    t.note("s2 commits `## Risks` under `## Goals` with --no-verify: <forced>.");
+    t.bsi(&["verify", "s2"]).code(6);
+    check_naming(
+        &t,
+        "exact/a_heading_written_inside_another_sessions_section_does_not_take_its_text.txt",
+        &[("forced", &forced)],
+    );
     assert_eq!(b.registry(), reg);
 }
 
@@ -373,20 +410,16 @@ fn renaming_a_held_heading_needs_the_new_name_and_a_stale_name_is_reported() {
         "alice",
     ])
     .ok();
-    // Not committed yet: neither name is reported as missing.
-    let r = b.bsi(&["status"]);
-    assert!(!r.stdout.contains("names no heading"), "{}", r.stdout);
+    let mut t = Transcript::new(&b);
+    t.note("Not committed yet: neither name is reported as missing.");
+    t.bsi(&["status"]).ok();
     commit_as(&b, Some("s1"), "rename").ok();
     assert_eq!(b.head_subject(), "rename");
-    // The old claim names nothing now: status and verify say so.
-    b.bsi(&["verify", "s1"])
-        .ok()
-        .stdout_has("missing: projets/plan.md#Goals names no heading of the file");
-    b.bsi(&["status"])
-        .ok()
-        .stdout_has("projets/plan.md#Goals names no heading");
-    b.bsi(&["watchdog"])
-        .stdout_has("projets/plan.md#Goals names no heading");
+    t.note("s1 commits the rename. The old claim names nothing now: verify, status and watchdog say so.");
+    t.bsi(&["verify", "s1"]).ok();
+    t.bsi(&["status"]).ok();
+    t.bsi(&["watchdog"]);
+    t.check("exact/renaming_a_held_heading_needs_the_new_name_and_a_stale_name_is_reported.txt");
 }
 
 // Case 5: two headings with the same text.
@@ -472,11 +505,11 @@ fn the_preamble_belongs_to_the_file_not_to_its_first_section() {
     assert!(!r.stderr.contains("inside"), "{}", r.stderr);
     assert_eq!(b.head_subject(), "drop the preamble");
     assert_eq!(b.registry(), reg);
-    // verify agrees: outside s2's sections, in no one's.
-    b.bsi(&["verify", "s2"])
-        .code(6)
-        .stdout_has("notes.md lines 1-2 before the first heading in the previous version (removed) — outside the sections s2 holds");
-    // Without a session nothing is said at all.
+    let dropped = head(&b);
+    let mut t = Transcript::new(&b);
+    t.note("s2 committed the preamble's removal: <dropped>.");
+    t.note("verify agrees: outside s2's sections, in no one's.");
+    t.bsi(&["verify", "s2"]).code(6);
     b.write(
         "notes.md",
         "new preamble
@@ -491,9 +524,14 @@ s
 ",
     );
     b.git(&["add", "notes.md"]);
-    let r = commit_as(&b, None, "a new preamble");
-    r.ok();
-    assert!(!r.stderr.contains("bsi:"), "{}", r.stderr);
+    t.note("Without a session nothing is said at all.");
+    t.git(&["commit", "-q", "-m", "a new preamble"]).ok();
+    check_naming(
+        &t,
+        "exact/the_preamble_belongs_to_the_file_not_to_its_first_section.txt",
+        &[("dropped", &dropped)],
+    );
+    assert_eq!(b.head_subject(), "a new preamble");
 }
 
 // Case 7: sections of files that are not markdown.
@@ -505,11 +543,10 @@ fn only_markdown_files_have_sections() {
     b.git(&["add", "-A"]);
     git_as(&b, None, &["commit", "-q", "-m", "files"]).ok();
     let reg = b.registry();
-    b.bsi(&["open", "run.sh#setup", "--session", "s1"])
-        .code(2)
-        .stderr_has("run.sh is not a markdown file")
-        .stderr_has("bsi open run.sh");
-    b.bsi(&["open", "doc.mdx#Intro", "--session", "s1"]).code(2);
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "run.sh#setup", "--session", "s1"]).code(2);
+    t.bsi(&["open", "doc.mdx#Intro", "--session", "s1"]).code(2);
+    t.check("exact/only_markdown_files_have_sections.txt");
     assert_eq!(b.registry(), reg);
     // `.bsi.toml` adds endings.
     b.write(".bsi.toml", "markdown_extensions = [\"mdx\"]\n");
@@ -548,17 +585,18 @@ fn verify_worktree_maps_changes_to_sections_as_the_hook_does() {
     b.bsi(&["open", "a.md#Skills", "--session", "s1", "--agent", "alice"])
         .ok();
     b.write("a.md", "# A\n\n## Skills\n\nrust, git\n\n## Other\n\nx\n");
-    b.bsi(&["verify", "s1", "--worktree"])
-        .ok()
-        .stdout_has("clean: nothing outside the claims of s1");
+    let mut t = Transcript::new(&b);
+    t.note("a.md changed under `Skills` only, not committed yet.");
+    t.bsi(&["verify", "s1", "--worktree"]).ok();
     b.git(&["add", "a.md"]);
     commit_as(&b, Some("s1"), "skills").ok();
-    b.bsi(&["verify", "s1"]).ok().stdout_has("clean");
+    t.note("s1 commits it.");
+    t.bsi(&["verify", "s1"]).ok();
     // And outside: both say so, at the same place.
     b.write("a.md", "# A\n\n## Skills\n\nrust, git\n\n## Other\n\ny\n");
-    b.bsi(&["verify", "s1", "--worktree"])
-        .code(6)
-        .stdout_has("a.md line 9 under `Other` — outside the sections s1 holds");
+    t.note("a.md changed under `Other` too, not committed yet.");
+    t.bsi(&["verify", "s1", "--worktree"]).code(6);
+    t.check("exact/verify_worktree_maps_changes_to_sections_as_the_hook_does.txt");
     b.git(&["add", "a.md"]);
     commit_as(&b, Some("s1"), "other")
         .ok()
@@ -577,26 +615,23 @@ fn symlinks_and_the_directory_form_of_a_file_are_one_name() {
     b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
         .ok();
     let reg = b.registry();
+    let mut t = Transcript::new(&b);
     #[cfg(unix)]
     {
-        b.bsi(&["open", "team/", "--session", "s2"])
-            .code(2)
-            .stderr_has("symbolic link team")
-            .stderr_has("bsi open agents/");
-        b.bsi(&["open", "alias.md", "--session", "s3"])
-            .code(2)
-            .stderr_has("another name for `agents/alice.md`");
+        t.note("team -> agents, alias.md -> agents/alice.md");
+        t.bsi(&["open", "team/", "--session", "s2"]).code(2);
+        t.bsi(&["open", "alias.md", "--session", "s3"]).code(2);
     }
-    b.bsi(&["open", "agents/alice.md/", "--session", "s4"])
-        .code(2)
-        .stderr_has("names a file, not a directory")
-        .stderr_has("bsi open agents/alice.md");
+    t.bsi(&["open", "agents/alice.md/", "--session", "s4"])
+        .code(2);
     assert_eq!(b.registry(), reg);
     b.bsi(&["open", "newthing", "--session", "s5", "--agent", "bob"])
         .ok();
     let reg = b.registry();
-    b.bsi(&["open", "newthing/", "--session", "s6", "--agent", "carol"])
+    t.note("s5 holds newthing (no such file yet).");
+    t.bsi(&["open", "newthing/", "--session", "s6", "--agent", "carol"])
         .code(3);
+    t.check("exact/symlinks_and_the_directory_form_of_a_file_are_one_name.txt");
     assert_eq!(b.registry(), reg);
 }
 
@@ -609,9 +644,8 @@ fn a_name_with_a_hash_is_claimed_with_an_escape() {
     b.write("issue#12/notes.md", "# Notes\n");
     b.git(&["add", "-A"]);
     git_as(&b, None, &["commit", "-q", "-m", "hash names"]).ok();
-    b.bsi(&["open", "lang/C#.md", "--session", "s1"])
-        .code(2)
-        .stderr_has("write it `\\#`: `bsi open 'lang/C\\#.md'`");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "lang/C#.md", "--session", "s1"]).code(2);
     b.bsi(&[
         "open",
         "lang/C\\#.md",
@@ -623,7 +657,9 @@ fn a_name_with_a_hash_is_claimed_with_an_escape() {
     ])
     .ok();
     assert!(b.registry().contains("lang/C\\\\#.md"), "{}", b.registry());
-    b.bsi(&["status"]).ok().stdout_has("lang/C\\#.md");
+    t.note("s1 opens 'lang/C\\#.md' 'issue\\#12/'.");
+    t.bsi(&["status"]).ok();
+    t.check("exact/a_name_with_a_hash_is_claimed_with_an_escape.txt");
     let (before, reg) = (b.head_commits(), b.registry());
     b.write("lang/C#.md", "# C#\n\nchanged\n");
     b.write("issue#12/notes.md", "# Notes\n\nchanged\n");
@@ -645,7 +681,8 @@ fn a_heading_with_markup_is_typed_with_or_without_it() {
     b.write("p.md", "# P\n\n## The *big* plan\n\ntext\n");
     b.git(&["add", "p.md"]);
     git_as(&b, None, &["commit", "-q", "-m", "p"]).ok();
-    b.bsi(&[
+    let mut t = Transcript::new(&b);
+    t.bsi(&[
         "open",
         "p.md#The *big* plan",
         "--session",
@@ -653,10 +690,9 @@ fn a_heading_with_markup_is_typed_with_or_without_it() {
         "--agent",
         "alice",
     ])
-    .ok()
-    .stdout_has("p.md#The big plan");
+    .ok();
     let reg = b.registry();
-    b.bsi(&[
+    t.bsi(&[
         "open",
         "p.md#The big plan",
         "--session",
@@ -665,6 +701,7 @@ fn a_heading_with_markup_is_typed_with_or_without_it() {
         "bob",
     ])
     .code(3);
+    t.check("exact/a_heading_with_markup_is_typed_with_or_without_it.txt");
     assert_eq!(b.registry(), reg);
 }
 
@@ -681,10 +718,10 @@ fn open_under_another_agents_session_is_refused() {
     ])
     .ok();
     let reg = b.registry();
-    b.bsi(&["open", "agents/bob.md", "--session", "s1", "--agent", "bob"])
-        .code(1)
-        .stderr_has("session s1 belongs to agent alice, not to bob")
-        .stderr_has("--agent alice");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/bob.md", "--session", "s1", "--agent", "bob"])
+        .code(1);
+    t.check("exact/open_under_another_agents_session_is_refused.txt");
     assert_eq!(b.registry(), reg);
     b.bsi(&[
         "open",
@@ -712,13 +749,14 @@ fn a_hand_written_session_id_can_be_released() {
     let edited = b.registry().replacen("| s1 |", "| s1 x |", 1);
     assert!(edited.contains("| s1 x |"));
     b.commit_registry(&edited, "by hand");
-    b.bsi(&["status"]).ok().stdout_has("s1 x");
-    b.bsi(&["release", "s1 x", "--confirm", "--force"]).ok();
+    let mut t = Transcript::new(&b);
+    t.note("The registry's row of s1 edited by hand to session `s1 x`.");
+    t.bsi(&["status"]).ok();
+    t.bsi(&["release", "s1 x", "--confirm", "--force"]).ok();
     assert!(b.active().is_empty(), "{:?}", b.active());
-    // An id nobody holds is still refused as malformed.
-    b.bsi(&["release", "s2 y", "--confirm"])
-        .code(2)
-        .stderr_has("is not a session id");
+    t.note("An id nobody holds is still refused as malformed.");
+    t.bsi(&["release", "s2 y", "--confirm"]).code(2);
+    t.check("exact/a_hand_written_session_id_can_be_released.txt");
 }
 
 #[test]
@@ -744,9 +782,15 @@ fn a_blank_line_inside_a_table_makes_the_registry_invalid() {
         .expect("row")
         + 1;
     b.commit_registry(&broken, "a sloppy merge fix");
-    b.bsi(&["status"])
-        .code(5)
-        .stderr_has(&format!("line {line}"))
+    let mut t = Transcript::new(&b);
+    t.note(&format!(
+        "A blank line committed by hand before s2's row (line {line} of the registry)."
+    ));
+    let r = t.bsi(&["status"]);
+    // The line numbers are those of the text committed.
+    r.code(5)
+        .stderr_has(&format!("line {line}: "))
         .stderr_has(&format!("blank line on line {}", line - 1));
+    t.check("exact/a_blank_line_inside_a_table_makes_the_registry_invalid.txt");
     assert_eq!(b.registry(), broken, "nothing rewritten");
 }
