@@ -70,8 +70,10 @@ where
             if let Some(code) = agent_hook_usage_error(&args, &e) {
                 return code;
             }
-            let json = args.iter().any(|a| a == "--json");
             let shell = args.iter().any(|a| a == "--shell");
+            // `--shell --json` is refused (they conflict); stdout then gets
+            // the `(exit N)` an `eval` needs, not a JSON document before it.
+            let json = !shell && args.iter().any(|a| a == "--json");
             // A session id, an agent or a TTL refused by its type: the same
             // message, hint and JSON document as any other error of bsi.
             let code = if let Some(bad) = refused_value(&e) {
