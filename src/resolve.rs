@@ -78,11 +78,13 @@ fn check_no_symlink(root: &Path, abs: &Path, shown: &str) -> Result<()> {
                         })
                     })
                     .unwrap_or_else(|| "its target".to_string());
-                return Err(Error::Usage(format!(
-                    "`{shown}` goes through the symbolic link {}, so it is another name for `{target}`: a claim names a thing by its one real name; claim it with `bsi open {}`",
-                    below(root, &probe).unwrap_or_default(),
-                    escape_path(&target)
-                )));
+                return Err(Error::BadInput(
+                    format!(
+                        "`{shown}` goes through the symbolic link {}, so it is another name for `{target}`: a claim names a thing by its one real name",
+                        below(root, &probe).unwrap_or_default(),
+                    ),
+                    format!("claim it by that name: `bsi open {}`", escape_path(&target)),
+                ));
             }
             Ok(_) => {}
             Err(_) => return Ok(()),
@@ -123,10 +125,10 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
     let trailing_slash = path_part.ends_with('/');
     if trailing_slash && abs.is_file() {
         let file = rel.trim_end_matches('/');
-        return Err(Error::Usage(format!(
-            "`{raw}` names a file, not a directory: claim it as a file with `bsi open {}`",
-            escape_path(file)
-        )));
+        return Err(Error::BadInput(
+            format!("`{raw}` names a file, not a directory"),
+            format!("claim it as a file: `bsi open {}`", escape_path(file)),
+        ));
     }
     let is_dir = heading.is_none() && (trailing_slash || abs.is_dir());
     let stored = match heading {
@@ -136,12 +138,17 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
     let scope = Scope::from_relative(&stored, is_dir)?;
     if let Scope::Section { file, heading } = &scope {
         if !is_markdown(file, markdown) {
-            return Err(Error::Usage(format!(
-                "`{raw}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections. Claim the whole file with `bsi open {}`, or, if `#` is part of the name, write it `\\#`: `bsi open '{}'`",
-                escape_path(file),
-                escape_path(file),
-                raw.replacen('#', "\\#", 1)
-            )));
+            return Err(Error::BadInput(
+                format!(
+                    "`{raw}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections",
+                    escape_path(file),
+                ),
+                format!(
+                    "claim the whole file with `bsi open {}`, or, if `#` is part of the name, write it `\\#`: `bsi open '{}'`",
+                    escape_path(file),
+                    raw.replacen('#', "\\#", 1)
+                ),
+            ));
         }
         return resolve_section(root, &abs, file, heading);
     }
