@@ -815,6 +815,28 @@ impl<'a> Transcript<'a> {
         self.record("git", None, args, &[], None, &mut cmd)
     }
 
+    /// Runs git at the brain's root with extra environment variables
+    /// (`BSI_SESSION` for a commit made as a session).
+    pub fn git_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new("git");
+        self.record("git", None, args, env, None, &mut cmd)
+    }
+
+    /// Runs git in `dir`: a subdirectory of the brain (relative) or another
+    /// work tree or clone (absolute), with extra environment variables.
+    pub fn git_in(&mut self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new("git");
+        let dir = dir.to_string_lossy().into_owned();
+        self.record("git", Some(&dir), args, env, None, &mut cmd)
+    }
+
+    /// Runs bsi in `dir` (as [`Transcript::git_in`]).
+    pub fn bsi_at(&mut self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(bin());
+        let dir = dir.to_string_lossy().into_owned();
+        self.record("bsi", Some(&dir), args, env, None, &mut cmd)
+    }
+
     /// A line of commentary in the transcript.
     pub fn note(&mut self, text: &str) {
         self.text.push_str(&format!("# {text}\n"));
