@@ -913,9 +913,14 @@ impl<'a> Transcript<'a> {
         run
     }
 
-    /// The transcript so far, with the test's paths replaced.
+    /// The transcript so far, with the test's paths replaced, after a line
+    /// saying how its clock runs.
     pub fn text(&self) -> String {
-        normalize(&self.text, self.brain.path())
+        let header = format!(
+            "# clock: {}, one minute later for each command (BSI_NOW= overrides it)\n",
+            self.brain.now
+        );
+        header + &normalize(&self.text, self.brain.path())
     }
 
     /// Compares the transcript with `tests/snapshots/<rel>`.
