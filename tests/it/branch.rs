@@ -2,12 +2,13 @@
 //! and branch of a clone, a readable copy in each, the migration of a brain
 //! that still tracks BRAIN-INDEX.md, and content branches bsi never moves.
 
-use crate::common::Brain;
+use crate::common::{Brain, Transcript, snapshot};
 
 #[test]
 fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
     let b = Brain::new();
-    b.bsi(&["hook", "install"]).ok();
+    let mut t = Transcript::new(&b);
+    t.bsi(&["hook", "install"]).ok();
     let place = crate::common::scratch("bsi-test");
     let wt = place.path().join("wt-b");
     b.git(&[
@@ -18,10 +19,11 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
         "-b",
         "feature",
     ]);
+    t.note("A second work tree, $TMP/bsi-test/wt-b, on a new branch feature.");
 
     // Main work tree claims a folder; the second work tree, on its own
     // branch, sees it, is refused, and cannot commit into it.
-    b.bsi(&[
+    t.bsi(&[
         "open",
         "agents/",
         "--session",
@@ -30,18 +32,14 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
         "claude",
     ])
     .ok();
-    b.bsi_at(&wt, None, &["status"])
-        .ok()
-        .stdout_has("s-main")
-        .stdout_has("agents/");
+    t.bsi_at(&wt, &["status"], &[]).ok();
     assert!(
         std::fs::read_to_string(wt.join("BRAIN-INDEX.md"))
             .expect("copy in the second work tree")
             .contains("| s-main | agents/ |")
     );
-    b.bsi_at(
+    t.bsi_at(
         &wt,
-        None,
         &[
             "open",
             "agents/alice.md",
@@ -50,31 +48,34 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
             "--agent",
             "codex",
         ],
+        &[],
     )
-    .code(3)
-    .stderr_has("s-main holds agents/");
+    .code(3);
     std::fs::write(wt.join("agents/alice.md"), "# Alice\n\nfrom the worktree\n").expect("write");
-    b.git_at(&wt, None, &["add", "agents/alice.md"]).ok();
-    b.git_at(&wt, Some("s-wt"), &["commit", "-q", "-m", "into agents"])
-        .code(1)
-        .stderr_has("s-main");
-    b.git_at(&wt, None, &["reset", "-q", "--hard"]).ok();
+    t.note("agents/alice.md edited in the second work tree.");
+    t.git_in(&wt, &["add", "agents/alice.md"], &[]).ok();
+    t.git_in(
+        &wt,
+        &["commit", "-q", "-m", "into agents"],
+        &[("BSI_SESSION", "s-wt")],
+    )
+    .code(1);
+    t.git_in(&wt, &["reset", "-q", "--hard"], &[]).ok();
 
     // And the other way round.
-    b.bsi_at(
+    t.bsi_at(
         &wt,
-        None,
         &["open", "projets/", "--session", "s-wt", "--agent", "codex"],
+        &[],
     )
     .ok();
-    b.bsi(&["open", "projets/plan.md", "--session", "s-main2"])
-        .code(3)
-        .stderr_has("s-wt holds projets/");
+    t.bsi(&["open", "projets/plan.md", "--session", "s-main2"])
+        .code(3);
     b.write("projets/plan.md", "# Plan\n\nrewritten from main\n");
-    let c = b.git_run(&["commit", "-q", "-am", "into projets"]);
-    assert_eq!(c.code, 1, "{}", c.stderr);
-    assert!(c.stderr.contains("s-wt"), "{}", c.stderr);
-    b.git(&["reset", "-q", "--hard"]);
+    t.note("projets/plan.md edited in the main work tree.");
+    t.git(&["commit", "-q", "-am", "into projets"]).code(1);
+    t.git(&["reset", "-q", "--hard"]).ok();
+    t.check("branch/a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back.txt");
 
     // One registry: one branch, one log, whatever is checked out.
     assert_eq!(b.active().len(), 2);
@@ -92,18 +93,16 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
 #[test]
 fn a_detached_head_or_another_branch_reads_the_same_registry() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
-    b.git(&["checkout", "-q", "-b", "elsewhere"]);
-    b.bsi(&["status"]).ok().stdout_has("s1");
-    b.git(&["checkout", "-q", "--detach"]);
-    b.bsi(&["open", "agents/bob.md", "--session", "s2"])
-        .code(3)
-        .stderr_has("s1 holds");
-    b.bsi(&["close", "s1"]).ok();
-    b.git(&["checkout", "-q", "main"]);
-    b.bsi(&["status"])
-        .ok()
-        .stdout_has("No claims: the whole brain is free.");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    t.git(&["checkout", "-q", "-b", "elsewhere"]).ok();
+    t.bsi(&["status"]).ok();
+    t.git(&["checkout", "-q", "--detach"]).ok();
+    t.bsi(&["open", "agents/bob.md", "--session", "s2"]).code(3);
+    t.bsi(&["close", "s1"]).ok();
+    t.git(&["checkout", "-q", "main"]).ok();
+    t.bsi(&["status"]).ok();
+    t.check("branch/a_detached_head_or_another_branch_reads_the_same_registry.txt");
     assert_eq!(b.head_commits(), 1);
 }
 
@@ -121,27 +120,39 @@ fn old_layout() -> (Brain, String) {
     (b, registry.to_string())
 }
 
+/// `text` with the short id of the migration's commit, HEAD of `b`, as
+/// `<migration commit>`: its parent is a commit git made at the wall clock,
+/// so the id differs from run to run.
+#[track_caller]
+fn without_migration_id(b: &Brain, text: &str) -> String {
+    let id = format!("({})", b.git(&["rev-parse", "--short=8", "HEAD"]).trim());
+    assert!(
+        text.contains(&id),
+        "the migration's commit {id} is not named:\n{text}"
+    );
+    text.replace(&id, "(<migration commit>)")
+}
+
 #[test]
 fn an_old_tracked_registry_is_refused_until_migrated_then_moved_byte_for_byte() {
     let (b, registry) = old_layout();
+    let mut t = Transcript::new(&b);
+    t.note("BRAIN-INDEX.md is tracked on main, as older bsi left it.");
     // Until migrated, writes are refused with the way out.
     for args in [
         &["open", "README.md", "--session", "s1"][..],
         &["status"],
         &["init"],
     ] {
-        b.bsi(args).code(5).stderr_has("bsi migrate");
+        t.bsi(args).code(5);
     }
     assert_eq!(b.head_commits(), 1);
     // A staged change of the user's survives the migration, staged.
     b.write("README.md", "# Brain\n\nstaged edit\n");
     b.git(&["add", "README.md"]);
+    t.note("An edit of README.md is staged.");
     let head = b.git(&["rev-parse", "HEAD"]);
-    b.bsi(&["migrate"])
-        .ok()
-        .stdout_has("Migrated")
-        .stdout_has("3 rows kept byte for byte")
-        .stdout_has("git push");
+    t.bsi(&["migrate"]).ok();
     // Every byte on the registry branch.
     assert_eq!(b.registry(), registry);
     // One commit on main, its parent the old HEAD, removing only the file.
@@ -159,14 +170,17 @@ fn an_old_tracked_registry_is_refused_until_migrated_then_moved_byte_for_byte() 
     assert_eq!(b.registry_copy(), registry);
     assert_eq!(b.status(), "M  README.md\n");
     // The claims are claims.
-    b.bsi(&["open", "agents/alice.md", "--session", "s1"])
-        .code(3)
-        .stderr_has("s-old holds agents/");
-    b.bsi(&["open", "README.md", "--session", "s1"]).ok();
+    t.bsi(&["open", "agents/alice.md", "--session", "s1"])
+        .code(3);
+    t.bsi(&["open", "README.md", "--session", "s1"]).ok();
     assert_eq!(b.active().len(), 2);
     // Nothing of bsi is committed on the content branch after that.
     assert_eq!(b.head_commits(), 2);
-    b.bsi(&["migrate"]).code(1).stderr_has("nothing to migrate");
+    t.bsi(&["migrate"]).code(1);
+    snapshot(
+        "branch/an_old_tracked_registry_is_refused_until_migrated_then_moved_byte_for_byte.txt",
+        &without_migration_id(&b, &t.text()),
+    );
 }
 
 #[test]
@@ -174,21 +188,23 @@ fn migration_publishes_and_the_other_clone_follows_with_a_pull() {
     let (b, registry) = old_layout();
     let bare = b.publish_to_bare();
     let other = Brain::clone_of(bare.path(), "bob");
-    b.bsi(&["migrate"]).ok().stdout_has("(published)");
-    b.git(&["push", "-q", "origin", "main"]);
+    let o = other.path();
+    let mut t = Transcript::new(&b);
+    t.note("BRAIN-INDEX.md is tracked on main, pushed; bob cloned it into $TMP/bsi-clone.");
+    t.bsi(&["migrate"]).ok();
+    t.git(&["push", "-q", "origin", "main"]).ok();
     // The other clone reads the branch at once, even before it pulls:
     // it does not write the copy over the file its branch still tracks.
-    let st = other.bsi(&["status"]);
-    st.ok()
-        .stdout_has("s-old")
-        .stderr_has("still tracked on this branch");
+    t.bsi_at(o, &["status"], &[]).ok();
     assert_eq!(other.status(), "");
-    other.git(&["pull", "-q"]);
-    other.bsi(&["status"]).ok();
+    t.git_in(o, &["pull", "-q"], &[]).ok();
+    t.bsi_at(o, &["status"], &[]).ok();
     assert_eq!(other.registry_copy(), registry);
     assert_eq!(other.status(), "");
-    other
-        .bsi(&["open", "notes.md", "--session", "s2"])
-        .code(3)
-        .stderr_has("s-stale holds notes.md");
+    t.bsi_at(o, &["open", "notes.md", "--session", "s2"], &[])
+        .code(3);
+    snapshot(
+        "branch/migration_publishes_and_the_other_clone_follows_with_a_pull.txt",
+        &without_migration_id(&b, &t.text()),
+    );
 }

@@ -1,25 +1,65 @@
 //! The git hooks and `bsi verify`: real `git commit` runs through the
 //! installed hooks, on real temporary repositories.
 
-use crate::common::{Brain, Run, bin};
+use std::path::Path;
+
+use crate::common::{Brain, Run, Transcript, bin, snapshot};
 
 /// Runs git with `BSI_SESSION` set (or not): what a session's commit does.
 pub(crate) fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
     b.git_at(b.path(), session, args)
 }
 
-/// A brain with the hooks installed.
+/// The environment of a command run as session `id`.
+pub(crate) fn session(id: &str) -> [(&'static str, &str); 1] {
+    [("BSI_SESSION", id)]
+}
+
+/// A brain with the hooks installed; what `bsi hook install` says in a new
+/// brain is `tests/snapshots/hooks/hooked.txt`.
 pub(crate) fn hooked() -> Brain {
     let b = Brain::new();
-    b.bsi(&["hook", "install"])
-        .ok()
-        .stdout_has("pre-commit: installed")
-        .stdout_has("prepare-commit-msg: installed");
+    {
+        let mut t = Transcript::new(&b);
+        t.bsi(&["hook", "install"]).ok();
+        t.check("hooks/hooked.txt");
+    }
     b
 }
 
 pub(crate) fn commit_as(b: &Brain, session: Option<&str>, msg: &str) -> Run {
     git_as(b, session, &["commit", "-q", "-m", msg])
+}
+
+/// Compares the transcript with `tests/snapshots/<rel>`, the short id of
+/// each commit `named` (its dates, so its id, differ from run to run)
+/// written as its label.
+#[track_caller]
+pub(crate) fn check_naming(t: &Transcript, rel: &str, named: &[(&str, &str)]) {
+    let mut text = t.text();
+    for (label, id) in named {
+        let short = &id[..7];
+        assert!(
+            text.contains(short),
+            "commit {label} ({short}) not named:\n{text}"
+        );
+        text = text.replace(short, &format!("<{label}>"));
+    }
+    snapshot(rel, &text);
+}
+
+/// HEAD's commit id, full.
+pub(crate) fn head(b: &Brain) -> String {
+    b.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// The line number (from 1) of the first line of `text` equal to `line`.
+#[track_caller]
+pub(crate) fn line_of(text: &str, line: &str) -> usize {
+    text.lines()
+        .position(|l| l == line)
+        .unwrap_or_else(|| panic!("no line {line:?} in:\n{text}"))
+        + 1
 }
 
 fn hooks_dir(b: &Brain) -> std::path::PathBuf {
@@ -36,22 +76,17 @@ fn a_commit_into_another_sessions_file_is_refused_until_it_is_closed() {
     let before = b.commits();
     b.write("agents/alice.md", "# Alice\n\nchanged by s2\n");
     b.git(&["add", "agents/alice.md"]);
-    let r = commit_as(&b, Some("s2"), "edit alice");
-    assert_ne!(r.code, 0, "{r:?}");
-    r.stderr_has("agents/alice.md is inside an active claim of session s1")
-        .stderr_has("agent alice, scope agents/, expires 2026-03-14 11:30 +00:00")
-        .stderr_has("ways out: wait for s1 to close its claim")
-        .stderr_has("bsi release s1 --confirm")
-        .stderr_has("--no-verify")
-        // Outside s2's own scopes too: a warning.
-        .stderr_has("agents/alice.md is outside every scope s2 holds");
+    let mut t = Transcript::new(&b);
+    t.note("s1 (alice) holds agents/, s2 (bob) projets/; s2 stages a change to agents/alice.md.");
+    t.git_env(&["commit", "-q", "-m", "edit alice"], &session("s2"))
+        .code(1);
     assert_eq!(b.commits(), before, "nothing committed");
 
     // s1 closes: the same commit goes through.
-    b.bsi_env(&["close", "s1"], &[("BSI_AGENT", "alice")]).ok();
-    let r = commit_as(&b, Some("s2"), "edit alice");
-    r.ok()
-        .stderr_has("warning: agents/alice.md is outside every scope s2 holds");
+    t.bsi_env(&["close", "s1"], &[("BSI_AGENT", "alice")]).ok();
+    t.git_env(&["commit", "-q", "-m", "edit alice"], &session("s2"))
+        .ok();
+    t.check("hooks/a_commit_into_another_sessions_file_is_refused_until_it_is_closed.txt");
     assert_eq!(b.head_subject(), "edit alice");
     assert_eq!(
         b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
@@ -76,11 +111,14 @@ fn stale_claims_block_too_and_no_session_means_everyone_elses() {
     b.bsi(&["watchdog"]).code(4);
     b.write("agents/bob.md", "# Bob\n\nmore\n");
     b.git(&["add", "agents/bob.md"]);
-    commit_as(&b, None, "no session")
-        .code(1)
-        .stderr_has("agents/bob.md is inside a stale claim of session s1")
-        .stderr_has("BSI_SESSION is not set")
-        .stderr_has("bsi release s1 --confirm` (its claim is stale)");
+    let before = b.head_commits();
+    let mut t = Transcript::new(&b);
+    t.note(
+        "s1 opened agents/bob.md at 09:30 and watchdog marked it stale; agents/bob.md is staged.",
+    );
+    t.git(&["commit", "-q", "-m", "no session"]).code(1);
+    t.check("hooks/stale_claims_block_too_and_no_session_means_everyone_elses.txt");
+    assert_eq!(b.head_commits(), before, "nothing committed");
 }
 
 #[test]
@@ -91,6 +129,7 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
     b.bsi(&["open", "projets/plan.md#Risks", "--session", "s2"])
         .ok();
     let plan = b.read("projets/plan.md");
+    let mut t = Transcript::new(&b);
 
     // s1 edits a line of Q1, inside its Goals.
     b.write(
@@ -98,7 +137,9 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
         &plan.replace("q1 text", "q1 text, by s1"),
     );
     b.git(&["add", "projets/plan.md"]);
-    commit_as(&b, Some("s1"), "goals by s1").ok();
+    t.note("s1 holds projets/plan.md#Goals, s2 #Risks. s1 edits a line of Q1, inside its Goals.");
+    t.git_env(&["commit", "-q", "-m", "goals by s1"], &session("s1"))
+        .ok();
     assert_eq!(b.head_subject(), "goals by s1");
 
     // s2 edits its Risks.
@@ -108,28 +149,26 @@ fn two_sessions_commit_their_own_sections_and_not_each_others() {
         &plan.replace("risk text", "risk text, by s2"),
     );
     b.git(&["add", "projets/plan.md"]);
-    let r = commit_as(&b, Some("s2"), "risks by s2");
-    r.ok();
-    assert!(
-        !r.stderr.contains("bsi:"),
-        "nothing to report: {}",
-        r.stderr
-    );
+    t.note("s2 edits its Risks: nothing to report.");
+    t.git_env(&["commit", "-q", "-m", "risks by s2"], &session("s2"))
+        .ok();
     assert_eq!(b.head_subject(), "risks by s2");
 
     // s2 now touches Goals' text: that hunk is refused.
     let before = b.commits();
     let plan = b.read("projets/plan.md");
-    b.write(
-        "projets/plan.md",
-        &plan.replace("goal text", "goal text, by s2"),
-    );
+    let new = plan.replace("goal text", "goal text, by s2");
+    let line = line_of(&new, "goal text, by s2");
+    b.write("projets/plan.md", &new);
     b.git(&["add", "projets/plan.md"]);
-    commit_as(&b, Some("s2"), "goals by s2")
-        .code(1)
-        .stderr_has("projets/plan.md line 7 under `Goals` is inside an active claim of session s1")
-        .stderr_has("scope projets/plan.md#Goals")
-        .stderr_has("line 7 under `Goals` is outside the sections s2 holds in this file");
+    t.note(&format!("s2 edits Goals' text (line {line})."));
+    let r = t.git_env(&["commit", "-q", "-m", "goals by s2"], &session("s2"));
+    r.code(1);
+    // The line named is the one the test changed.
+    r.stderr_has(&format!(
+        "projets/plan.md line {line} under `Goals` is inside an active claim of session s1"
+    ));
+    t.check("hooks/two_sessions_commit_their_own_sections_and_not_each_others.txt");
     assert_eq!(b.commits(), before);
 }
 
@@ -142,14 +181,26 @@ fn removing_another_sessions_heading_is_refused() {
         .ok();
     // s1 deletes the `## Risks` heading line: its text would fall into Q2.
     let plan = b.read("projets/plan.md");
+    let heading = line_of(&plan, "## Risks");
     b.write("projets/plan.md", &plan.replace("## Risks\n\n", ""));
     b.git(&["add", "projets/plan.md"]);
     let before = b.commits();
-    commit_as(&b, Some("s1"), "merge risks into goals")
-        .code(1)
-        .stderr_has(
-            "projets/plan.md lines 17-18 under `Risks` in the previous version (removed) is inside an active claim of session s2",
-        );
+    let mut t = Transcript::new(&b);
+    t.note(&format!(
+        "s1 holds projets/plan.md#Goals, s2 #Risks. s1 deletes the `## Risks` heading and the blank line after it (lines {heading}-{}).",
+        heading + 1
+    ));
+    let r = t.git_env(
+        &["commit", "-q", "-m", "merge risks into goals"],
+        &session("s1"),
+    );
+    r.code(1);
+    // The lines named are those the test removed.
+    r.stderr_has(&format!(
+        "projets/plan.md lines {heading}-{} under `Risks` in the previous version (removed) is inside an active claim of session s2",
+        heading + 1
+    ));
+    t.check("hooks/removing_another_sessions_heading_is_refused.txt");
     assert_eq!(b.commits(), before);
 }
 
@@ -163,9 +214,9 @@ fn an_existing_hook_is_chained_and_its_failure_still_fails() {
     std::fs::write(&path, mine).expect("write hook");
     make_executable(&path);
 
-    b.bsi(&["hook", "install"])
-        .ok()
-        .stdout_has("pre-commit: installed; the existing hook is kept and runs first");
+    let mut t = Transcript::new(&b);
+    t.note("A pre-commit hook of the user's: it says `local hook ran` and fails when STOP exists.");
+    t.bsi(&["hook", "install"]).ok();
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-commit.bsi-chained")).expect("chained"),
         mine
@@ -173,9 +224,7 @@ fn an_existing_hook_is_chained_and_its_failure_still_fails() {
 
     b.write("README.md", "# Brain\n\nmore\n");
     b.git(&["add", "README.md"]);
-    commit_as(&b, None, "readme")
-        .ok()
-        .stderr_has("local hook ran");
+    t.git(&["commit", "-q", "-m", "readme"]).ok();
     assert_eq!(b.head_subject(), "readme");
 
     // Its failure still fails the commit, before bsi runs.
@@ -183,29 +232,27 @@ fn an_existing_hook_is_chained_and_its_failure_still_fails() {
     b.write("README.md", "# Brain\n\neven more\n");
     b.git(&["add", "README.md"]);
     let before = b.commits();
-    let r = commit_as(&b, None, "stopped");
-    assert_ne!(r.code, 0);
-    r.stderr_has("local hook ran");
+    t.note("STOP written: the user's hook fails.");
+    t.git(&["commit", "-q", "-m", "stopped"]).code(1);
     assert_eq!(b.commits(), before);
 
     // Uninstall puts the original hook back, byte for byte.
-    b.bsi(&["hook", "uninstall"])
-        .ok()
-        .stdout_has("pre-commit: removed; the previous hook is back");
+    t.bsi(&["hook", "uninstall"]).ok();
+    t.check("hooks/an_existing_hook_is_chained_and_its_failure_still_fails.txt");
     assert_eq!(std::fs::read_to_string(&path).expect("hook"), mine);
     assert!(!dir.join("pre-commit.bsi-chained").exists());
 }
 
 #[cfg(unix)]
-fn make_executable(p: &std::path::Path) {
+fn make_executable(p: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 #[cfg(not(unix))]
-fn make_executable(_: &std::path::Path) {}
+fn make_executable(_: &Path) {}
 
-fn listing(dir: &std::path::Path) -> Vec<(String, String)> {
+fn listing(dir: &Path) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(std::result::Result::ok)
@@ -232,7 +279,9 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
     b.write("githooks/post-commit", "#!/bin/sh\n");
     let before = listing(&dir);
 
-    b.bsi(&["hook", "install"]).ok();
+    let mut t = Transcript::new(&b);
+    t.note("core.hooksPath is githooks, which holds a post-commit hook.");
+    t.bsi(&["hook", "install"]).ok();
     let once = listing(&dir);
     assert_eq!(once.len(), 3, "{once:?}");
     let script = &once
@@ -248,19 +297,13 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
     assert!(script.contains(&format!("bsi='{exe}'")), "{script}");
     assert!(!hooks_dir(&b).join("pre-commit").exists());
 
-    b.bsi(&["hook", "install"])
-        .ok()
-        .stdout_has("pre-commit: already installed")
-        .stdout_has("prepare-commit-msg: already installed");
+    t.bsi(&["hook", "install"]).ok();
     assert_eq!(listing(&dir), once);
 
-    b.bsi(&["hook", "uninstall"])
-        .ok()
-        .stdout_has("pre-commit: removed");
+    t.bsi(&["hook", "uninstall"]).ok();
     assert_eq!(listing(&dir), before);
-    b.bsi(&["hook", "uninstall"])
-        .ok()
-        .stdout_has("pre-commit: not installed");
+    t.bsi(&["hook", "uninstall"]).ok();
+    t.check("hooks/install_twice_changes_nothing_and_uninstall_leaves_what_was_there.txt");
     assert_eq!(listing(&dir), before);
 }
 
@@ -269,23 +312,19 @@ fn a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes() {
     let b = hooked();
     let reg = b.registry();
     b.write("BRAIN-INDEX.md", &format!("{reg}\nhand edit\n"));
+    let mut t = Transcript::new(&b);
     // The copy is ignored: only a forced add stages it.
-    b.git(&["add", "-f", "BRAIN-INDEX.md"]);
+    t.note("BRAIN-INDEX.md edited by hand.");
+    t.git(&["add", "-f", "BRAIN-INDEX.md"]).ok();
     let before = b.head_commits();
-    commit_as(&b, None, "hand edit")
-        .code(1)
-        .stderr_has("BRAIN-INDEX.md is staged — it is the copy of the registry, which lives on the branch brain-index")
-        .stderr_has("git rm --cached BRAIN-INDEX.md");
+    t.git(&["commit", "-q", "-m", "hand edit"]).code(1);
     assert_eq!(b.head_commits(), before);
     assert_eq!(b.registry(), reg);
 
     // The documented escape hatch.
-    git_as(
-        &b,
-        None,
-        &["commit", "-q", "--no-verify", "-m", "hand edit"],
-    )
-    .ok();
+    t.git(&["commit", "-q", "--no-verify", "-m", "hand edit"])
+        .ok();
+    t.check("hooks/a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes.txt");
     assert_eq!(b.head_commits(), before + 1);
     assert_eq!(
         b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
@@ -300,25 +339,29 @@ fn warn_mode_reports_and_strict_mode_refuses_outside_changes() {
     let b = hooked();
     b.bsi(&["open", "agents/alice.md", "--session", "s1"]).ok();
     b.bsi(&["open", "projets/", "--session", "s2"]).ok();
-    b.git(&["config", "bsi.hookMode", "warn"]);
+    let mut t = Transcript::new(&b);
+    t.note("s1 holds agents/alice.md, s2 projets/.");
+    t.git(&["config", "bsi.hookMode", "warn"]).ok();
     b.write("agents/alice.md", "# Alice\n\nby s2\n");
     b.git(&["add", "agents/alice.md"]);
-    commit_as(&b, Some("s2"), "warned")
-        .ok()
-        .stderr_has("warning: agents/alice.md is inside an active claim of session s1");
+    t.note("s2 stages a change to agents/alice.md.");
+    t.git_env(&["commit", "-q", "-m", "warned"], &session("s2"))
+        .ok();
     assert_eq!(b.head_subject(), "warned");
 
-    b.git(&["config", "bsi.hookMode", "strict"]);
+    t.git(&["config", "bsi.hookMode", "strict"]).ok();
     b.write("README.md", "# Brain\n\nby s2\n");
     b.git(&["add", "README.md"]);
-    commit_as(&b, Some("s2"), "strict")
-        .code(1)
-        .stderr_has("refused: README.md is outside every scope s2 holds");
+    t.note("s2 stages a change to README.md, in no one's claim.");
+    let before = b.head_commits();
+    t.git_env(&["commit", "-q", "-m", "strict"], &session("s2"))
+        .code(1);
+    assert_eq!(b.head_commits(), before);
 
-    b.git(&["config", "bsi.hookMode", "normal"]);
-    commit_as(&b, Some("s2"), "normal")
-        .ok()
-        .stderr_has("warning: README.md is outside every scope s2 holds");
+    t.git(&["config", "bsi.hookMode", "normal"]).ok();
+    t.git_env(&["commit", "-q", "-m", "normal"], &session("s2"))
+        .ok();
+    t.check("hooks/warn_mode_reports_and_strict_mode_refuses_outside_changes.txt");
     assert_eq!(b.head_subject(), "normal");
 }
 
@@ -372,12 +415,11 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
     // Work of another session, not s1's business.
     b.write("README.md", "# Brain\n\nother\n");
     b.git(&["add", "README.md"]);
-    git_as(
-        &b,
-        None,
-        &["commit", "-q", "--no-verify", "-m", "someone else"],
-    )
-    .ok();
+    let mut t = Transcript::new(&b);
+    t.note("s1 holds projets/plan.md#Goals and agents/alice.md.");
+    t.note("Work of another session, not s1's business:");
+    t.git(&["commit", "-q", "--no-verify", "-m", "someone else"])
+        .ok();
 
     // Inside its claims.
     b.write("agents/alice.md", "# Alice\n\nby s1\n");
@@ -387,11 +429,10 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
         &plan.replace("q2 text", "q2 text, by s1"),
     );
     b.git(&["add", "-A"]);
-    commit_as(&b, Some("s1"), "in scope").ok();
-    b.bsi(&["verify", "s1"])
-        .ok()
-        .stdout_has("Verified s1: 1 commit")
-        .stdout_has("clean: nothing outside the claims of s1");
+    t.note("s1 changes agents/alice.md and a line of Q2, under Goals.");
+    t.git_env(&["commit", "-q", "-m", "in scope"], &session("s1"))
+        .ok();
+    t.bsi(&["verify", "s1"]).ok();
 
     // Outside: bob's file, and the Risks section of the plan.
     b.write("agents/bob.md", "# Bob\n\nby s1\n");
@@ -401,20 +442,14 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
         &plan.replace("risk text\n", "risk text\nmore risk\nand more\n"),
     );
     b.git(&["add", "-A"]);
-    git_as(
-        &b,
-        Some("s1"),
+    t.note("s1 changes agents/bob.md and adds two lines under Risks, past the hook: <overflow>.");
+    t.git_env(
         &["commit", "-q", "--no-verify", "-m", "overflow"],
+        &session("s1"),
     )
     .ok();
-    let r = b.bsi(&["verify", "s1"]);
-    r.code(6)
-        .stdout_has("Verified s1: 2 commits")
-        .stdout_has("overflow: agents/bob.md — outside every scope of s1")
-        .stdout_has(
-            "overflow: projets/plan.md lines 20-21 under `Risks` — outside the sections s1 holds in this file",
-        )
-        .stdout_has("overflow: 1 file, 1 section");
+    let overflow = head(&b);
+    t.bsi(&["verify", "s1"]).code(6);
     let j = b.bsi(&["verify", "s1", "--json"]);
     j.code(6);
     let j = j.json();
@@ -436,15 +471,12 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
 
     // Uncommitted work counts with --worktree.
     b.write("agents/bob.md", "# Bob\n\nby s1\nagain\n");
-    b.bsi(&["verify", "s1", "--worktree"])
-        .code(6)
-        .stdout_has("agents/bob.md — outside every scope of s1 (work tree)");
+    t.note("agents/bob.md changed again, not committed.");
+    t.bsi(&["verify", "s1", "--worktree"]).code(6);
     b.git(&["checkout", "--", "agents/bob.md"]);
 
     // close records it, and closes all the same.
-    b.bsi(&["close", "s1"])
-        .ok()
-        .stdout_has("overflow: 1 file, 1 section outside its claims");
+    t.bsi(&["close", "s1"]).ok();
     let hist = b.history();
     assert_eq!(hist.len(), 2, "{hist:?}");
     for row in &hist {
@@ -457,16 +489,15 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
 
     // After the close, verify reads the scopes back from the history rows
     // and finds the same overflow.
-    let after = b.bsi(&["verify", "s1"]);
-    after
-        .code(6)
-        .stdout_has("Verified s1: 2 commits (closed: against the scopes its history rows name)")
-        .stdout_has("overflow: agents/bob.md — outside every scope of s1")
-        .stdout_has("overflow: 1 file, 1 section");
+    t.note("Closed: verify reads the scopes back from the history rows.");
+    t.bsi(&["verify", "s1"]).code(6);
     assert_eq!(b.bsi(&["verify", "s1", "--json"]).json()["closed"], true);
-    b.bsi(&["verify", "nobody"])
-        .code(1)
-        .stderr_has("has none in the history");
+    t.bsi(&["verify", "nobody"]).code(1);
+    check_naming(
+        &t,
+        "hooks/verify_finds_file_and_section_overflow_and_close_records_it.txt",
+        &[("overflow", &overflow)],
+    );
 }
 
 #[test]
@@ -476,9 +507,10 @@ fn a_clean_session_closes_as_plain_completed() {
     b.write("agents/alice.md", "# Alice\n\nby s1\n");
     b.git(&["add", "-A"]);
     commit_as(&b, Some("s1"), "in scope").ok();
-    b.bsi(&["verify", "s1", "--worktree"])
-        .ok()
-        .stdout_has("clean: nothing outside the claims of s1");
+    let mut t = Transcript::new(&b);
+    t.note("s1 holds agents/ and committed a change to agents/alice.md.");
+    t.bsi(&["verify", "s1", "--worktree"]).ok();
+    t.check("hooks/a_clean_session_closes_as_plain_completed.txt");
     let j = b.bsi(&["close", "s1", "--json"]);
     j.ok();
     assert_eq!(j.json()["verify"], "clean");
@@ -554,24 +586,31 @@ fn the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it() {
     b.write(".bsi.toml", "hook_mode = \"warn\"\n");
     b.write("agents/alice.md", "# Alice\n\nby s2\n");
     b.git(&["add", "agents/alice.md"]);
-    commit_as(&b, Some("s2"), "warned by the brain's setting")
-        .ok()
-        .stderr_has("warning: agents/alice.md is inside an active claim of session s1");
+    let mut t = Transcript::new(&b);
+    t.note("s1 holds agents/alice.md; .bsi.toml says hook_mode = \"warn\"; s2 stages a change to agents/alice.md.");
+    t.git_env(
+        &["commit", "-q", "-m", "warned by the brain's setting"],
+        &session("s2"),
+    )
+    .ok();
     assert_eq!(b.head_subject(), "warned by the brain's setting");
 
     // This clone's git config wins over the shared file.
-    b.git(&["config", "bsi.hookMode", "normal"]);
+    t.git(&["config", "bsi.hookMode", "normal"]).ok();
     b.write("agents/alice.md", "# Alice\n\nby s2 again\n");
     b.git(&["add", "agents/alice.md"]);
-    commit_as(&b, Some("s2"), "refused")
-        .code(1)
-        .stderr_has("s1");
+    t.note("s2 stages another change to agents/alice.md.");
+    t.git_env(&["commit", "-q", "-m", "refused"], &session("s2"))
+        .code(1);
     assert_eq!(b.head_subject(), "warned by the brain's setting");
 
     // `off` turns the guard off entirely.
-    b.git(&["config", "--unset", "bsi.hookMode"]);
+    t.git(&["config", "--unset", "bsi.hookMode"]).ok();
     b.write(".bsi.toml", "hook_mode = \"off\"\n");
-    commit_as(&b, Some("s2"), "unguarded").ok();
+    t.note(".bsi.toml says hook_mode = \"off\".");
+    t.git_env(&["commit", "-q", "-m", "unguarded"], &session("s2"))
+        .ok();
+    t.check("hooks/the_hook_mode_of_bsi_toml_applies_and_git_config_overrides_it.txt");
     assert_eq!(b.head_subject(), "unguarded");
 }
 
@@ -580,13 +619,12 @@ fn hook_install_registers_the_registry_merge_driver() {
     let b = Brain::new();
     // A clone made elsewhere has neither the driver nor the attribute.
     assert!(b.git_run(&["config", "merge.bsi.driver"]).code != 0);
-    b.bsi(&["hook", "install"])
-        .ok()
-        .stdout_has("merge driver: registered for BRAIN-INDEX.md");
+    let mut t = Transcript::new(&b);
+    t.bsi(&["hook", "install"]).ok();
     // The absolute path of the binary: `git pull` works without bsi on PATH.
     assert_eq!(
         b.git(&["config", "merge.bsi.driver"]).trim(),
-        format!("{} merge-driver %O %A %B", crate::common::bin().display())
+        format!("{} merge-driver %O %A %B", bin().display())
     );
     assert_eq!(
         b.git(&["check-attr", "merge", "--", "BRAIN-INDEX.md"])
@@ -594,7 +632,6 @@ fn hook_install_registers_the_registry_merge_driver() {
         "BRAIN-INDEX.md: merge: bsi"
     );
     // Twice: nothing more to register.
-    let again = b.bsi(&["hook", "install"]);
-    again.ok();
-    assert!(!again.stdout.contains("merge driver"), "{}", again.stdout);
+    t.bsi(&["hook", "install"]).ok();
+    t.check("hooks/hook_install_registers_the_registry_merge_driver.txt");
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
-use crate::common::{Brain, Machines, clean_env, long};
+use crate::common::{Brain, Machines, Transcript, clean_env, long, snapshot};
 
 /// What a write command must leave untouched on a machine.
 fn untouched(m: &Brain) -> (String, String, String) {
@@ -204,7 +204,10 @@ fn a_day_on_two_machines_with_unpushed_work_never_touches_their_branches() {
         assert_eq!(untouched(&n.a), ua, "machine a after {what}");
         assert_eq!(untouched(&n.b), ub, "machine b after {what}");
     };
-    n.a.bsi(&[
+    let mut t = Transcript::new(&n.a);
+    let b = n.b.path();
+    t.note("$BRAIN is machine a, $TMP/bsi-clone machine b; both have unpushed commits and a staged file.");
+    t.bsi(&[
         "open",
         "agents/alice.md",
         "--session",
@@ -214,38 +217,58 @@ fn a_day_on_two_machines_with_unpushed_work_never_touches_their_branches() {
     ])
     .ok();
     check("open on a");
-    n.b.bsi(&["open", "agents/bob.md", "--session", "sb", "--agent", "bob"])
-        .ok();
+    t.bsi_at(
+        b,
+        &["open", "agents/bob.md", "--session", "sb", "--agent", "bob"],
+        &[],
+    )
+    .ok();
     check("open on b");
-    n.b.bsi(&[
-        "open",
-        "agents/alice.md",
-        "--session",
-        "sb",
-        "--agent",
-        "bob",
-    ])
-    .code(3)
-    .stderr_has("sa holds");
+    t.bsi_at(
+        b,
+        &[
+            "open",
+            "agents/alice.md",
+            "--session",
+            "sb",
+            "--agent",
+            "bob",
+        ],
+        &[],
+    )
+    .code(3);
     check("refused open on b");
-    n.a.bsi_env(
+    t.bsi_env(
         &["renew", "sa", "--ttl", "4h", "--agent", "alice"],
         &[("BSI_NOW", "2026-03-14T10:00:00Z")],
     )
     .ok();
     check("renew on a");
-    n.b.bsi(&["close", "sb", "--agent", "bob"]).ok();
+    t.bsi_at(
+        b,
+        &["close", "sb", "--agent", "bob"],
+        &[("BSI_NOW", "2026-03-14T10:01:00Z")],
+    )
+    .ok();
     check("close on b");
-    n.a.bsi(&["open", "projets/", "--session", "sc", "--agent", "carol"])
-        .ok();
-    n.b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T13:00:00Z")])
-        .code(4)
-        .stdout_has("Now stale: sc projets/");
+    t.bsi_env(
+        &["open", "projets/", "--session", "sc", "--agent", "carol"],
+        &[("BSI_NOW", "2026-03-14T10:02:00Z")],
+    )
+    .ok();
+    t.bsi_at(b, &["watchdog"], &[("BSI_NOW", "2026-03-14T13:00:00Z")])
+        .code(4);
     check("watchdog on b");
-    n.a.bsi(&["release", "sc", "--confirm"]).ok();
+    t.bsi_env(
+        &["release", "sc", "--confirm"],
+        &[("BSI_NOW", "2026-03-14T13:01:00Z")],
+    )
+    .ok();
     check("release on a");
-    n.b.bsi(&["sync"]).ok();
+    t.bsi_at(b, &["sync"], &[("BSI_NOW", "2026-03-14T13:02:00Z")])
+        .ok();
     check("sync on b");
+    t.check("remote/a_day_on_two_machines_with_unpushed_work_never_touches_their_branches.txt");
     assert_eq!(n.a.registry(), n.registry());
 
     // The staged files are the users' to commit; then plain pull and push
@@ -295,36 +318,38 @@ fn a_content_push_after_another_machines_claims_is_accepted() {
 #[test]
 fn status_fetches_first_and_says_how_old_its_view_is_when_it_cannot() {
     let n = Net::new();
-    // B cloned before A's claim, and never fetched since.
-    n.a.bsi(&["open", "agents/", "--session", "sa", "--agent", "alice"])
-        .ok();
-    let off = n.b.bsi(&["status", "--offline", "--json"]);
+    let mut t = Transcript::new(&n.b);
+    let a = n.a.path();
+    t.note("$BRAIN is machine b, $TMP/bsi-clone machine a.");
+    t.note("B cloned before A's claim, and never fetched since.");
+    t.bsi_at(
+        a,
+        &["open", "agents/", "--session", "sa", "--agent", "alice"],
+        &[],
+    )
+    .ok();
+    let off = t.bsi(&["status", "--offline", "--json"]);
     off.ok();
     assert_eq!(off.json()["active"].as_array().map(Vec::len), Some(0));
     assert_eq!(off.json()["sync"]["fetched"], false);
-    n.b.bsi(&["status", "--offline"])
-        .ok()
-        .stdout_has("not asked (--offline)");
-    let j = n.b.bsi(&["status", "--json"]);
+    t.bsi(&["status", "--offline"]).ok();
+    let j = t.bsi(&["status", "--json"]);
     j.ok();
     let j = j.json();
     assert_eq!(j["active"][0]["session"], "sa");
     assert_eq!(j["sync"]["fetched"], true);
     // Unreachable: the state as last fetched, its age, exit 0.
-    n.a.bsi(&["close", "sa", "--agent", "alice"]).ok();
+    t.bsi_at(a, &["close", "sa", "--agent", "alice"], &[]).ok();
     let away = n.away();
-    let later =
-        n.b.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T10:15:00Z")]);
-    later
-        .ok()
-        .stdout_has("sa")
-        .stdout_has("could not be reached")
-        .stdout_has("as fetched 45m ago");
-    n.b.bsi(&["whoami"]).code(1);
+    t.note("The remote is moved away: unreachable.");
+    // Fetched at 09:33 (the fourth command).
+    t.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T10:15:00Z")])
+        .ok();
+    t.bsi(&["whoami"]).code(1);
     n.back(&away);
-    n.b.bsi(&["status"])
-        .ok()
-        .stdout_has("No claims: the whole brain is free.");
+    t.note("The remote is back.");
+    t.bsi(&["status"]).ok();
+    t.check("remote/status_fetches_first_and_says_how_old_its_view_is_when_it_cannot.txt");
 }
 
 #[test]
@@ -332,14 +357,13 @@ fn a_fresh_clone_sees_the_registry_at_once_and_init_refuses_a_rival() {
     let n = Net::new();
     n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
     let c = Brain::clone_of(n.bare.path(), "carol");
-    c.bsi(&["status"]).ok().stdout_has("sa");
-    c.bsi(&["init"])
-        .code(1)
-        .stderr_has("already has a registry, on the branch origin/brain-index");
+    let mut t = Transcript::new(&c);
+    t.note("Machine a opened agents/ as sa; then carol cloned the remote into $BRAIN.");
+    t.bsi(&["status"]).ok();
+    t.bsi(&["init"]).code(1);
     assert_eq!(c.git(&["branch", "--list", "brain-index"]).trim(), "");
-    c.bsi(&["open", "agents/bob.md", "--session", "sc"])
-        .code(3)
-        .stderr_has("sa holds");
+    t.bsi(&["open", "agents/bob.md", "--session", "sc"]).code(3);
+    t.check("remote/a_fresh_clone_sees_the_registry_at_once_and_init_refuses_a_rival.txt");
     assert_eq!(c.status(), "");
 }
 
@@ -351,13 +375,16 @@ fn init_publishes_the_new_registry_branch() {
     origin.git(&["commit", "-q", "-m", "base"]);
     let bare = origin.publish_to_bare();
     let a = Brain::clone_of(bare.path(), "alice");
-    a.bsi(&["init"]).ok().stdout_has("committed and published");
+    let mut t = Transcript::new(&a);
+    t.note("$BRAIN is alice's clone of a remote without a registry.");
+    t.bsi(&["init"]).ok();
     let b = Brain::clone_of(bare.path(), "bob");
-    b.bsi(&["init"])
-        .code(1)
-        .stderr_has("already has a registry");
-    b.bsi(&["open", "notes.md", "--session", "sb"]).ok();
-    a.bsi(&["status"]).ok().stdout_has("sb");
+    t.note("bob clones the remote into $TMP/bsi-clone.");
+    t.bsi_at(b.path(), &["init"], &[]).code(1);
+    t.bsi_at(b.path(), &["open", "notes.md", "--session", "sb"], &[])
+        .ok();
+    t.bsi(&["status"]).ok();
+    t.check("remote/init_publishes_the_new_registry_branch.txt");
     assert_eq!(a.head_commits(), 1);
     assert_eq!(b.head_commits(), 1);
 }
@@ -365,82 +392,80 @@ fn init_publishes_the_new_registry_branch() {
 #[test]
 fn an_unreachable_remote_records_locally_then_sync_publishes() {
     let n = Net::new();
+    let mut t = Transcript::new(&n.a);
     let away = n.away();
-    let r = n.a.bsi(&["open", "agents/alice.md", "--session", "sa"]);
-    r.code(7)
-        .stdout_has("Claim opened — agents/alice.md")
-        .stderr_has("NOT PUBLISHED");
+    t.note("The remote is moved away: unreachable.");
+    t.bsi(&["open", "agents/alice.md", "--session", "sa"])
+        .code(7);
     assert_eq!(n.a.active().len(), 1);
     assert_eq!(n.a.last_subject(), "bsi: open sa agents/alice.md");
     assert_eq!(n.a.status(), "");
-    n.a.bsi(&["status"])
-        .ok()
-        .stdout_has("NOT PUBLISHED: 1 change(s)")
-        .stdout_has("bsi: open sa agents/alice.md");
-    n.a.bsi(&["sync"])
-        .code(7)
-        .stderr_has("could not be reached");
+    t.bsi(&["status"]).ok();
+    t.bsi(&["sync"]).code(7);
     n.back(&away);
+    t.note("The remote is back.");
     assert!(n.active_with("| sa |").is_empty());
 
-    n.a.bsi(&["sync"])
-        .ok()
-        .stdout_has("1 pending change(s) published");
+    t.bsi(&["sync"]).ok();
     assert_eq!(n.active_with("| sa | agents/alice.md |").len(), 1);
-    let st = n.a.bsi(&["status"]);
+    let st = t.bsi(&["status"]);
     st.ok();
     assert!(!st.stdout.contains("NOT PUBLISHED"), "{}", st.stdout);
-    let j = n.a.bsi(&["status", "--json"]).json();
+    let j = t.bsi(&["status", "--json"]).json();
     assert_eq!(j["sync"]["unpublished"].as_array().map(Vec::len), Some(0));
     assert_eq!(j["sync"]["minutes_since_sync"], 0);
     assert_eq!(j["sync"]["remote"], "origin/brain-index");
     // A second sync has nothing to publish, from either machine.
     let tip = n.git(&["rev-parse", "brain-index"]);
-    n.a.bsi(&["sync"]).ok();
-    n.b.bsi(&["sync"]).ok();
+    t.bsi(&["sync"]).ok();
+    t.bsi_at(n.b.path(), &["sync"], &[]).ok();
     assert_eq!(n.git(&["rev-parse", "brain-index"]), tip);
+    t.check("remote/an_unreachable_remote_records_locally_then_sync_publishes.txt");
 }
 
 #[test]
 fn a_collision_found_at_sync_is_reported_and_nothing_is_dropped() {
     let n = Net::new();
+    let mut t = Transcript::new(&n.a);
+    let b = n.b.path();
     let away = n.away();
-    n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
+    t.note("The remote is moved away: unreachable.");
+    t.bsi(&["open", "agents/alice.md", "--session", "sa"])
         .code(7);
     n.back(&away);
-    n.b.bsi(&["open", "agents/", "--session", "sb"]).ok();
+    t.note("The remote is back.");
+    t.bsi_at(b, &["open", "agents/", "--session", "sb"], &[])
+        .ok();
 
-    let r = n.a.bsi(&["sync"]);
-    r.code(3)
-        .stdout_has("COLLISION: sa agents/alice.md overlaps sb agents/")
-        .stdout_has("Both claims are kept");
+    t.bsi(&["sync"]).code(3);
     assert_eq!(n.active_with("| sa |").len(), 1);
     assert_eq!(n.active_with("| sb |").len(), 1);
     assert_eq!(n.a.registry(), n.registry());
     assert_eq!(n.a.status(), "");
     // The other machine sees the collision at once, and while it stands
     // status and watchdog exit 3.
-    n.b.bsi(&["sync"]).code(3);
-    n.b.bsi(&["status"])
-        .code(3)
-        .stdout_has("COLLISION: sa agents/alice.md overlaps sb agents/");
-    n.b.bsi(&["watchdog"]).code(3).stdout_has("COLLISION");
+    t.bsi_at(b, &["sync"], &[]).code(3);
+    t.bsi_at(b, &["status"], &[]).code(3);
+    t.bsi_at(b, &["watchdog"], &[]).code(3);
+    t.check("remote/a_collision_found_at_sync_is_reported_and_nothing_is_dropped.txt");
 }
 
 #[test]
 fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
     let n = Net::new();
+    let mut t = Transcript::new(&n.a);
     let away = n.away();
-    n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
+    t.note("The remote is moved away: unreachable.");
+    t.bsi(&["open", "agents/alice.md", "--session", "sa"])
         .code(7);
     n.back(&away);
-    n.b.bsi(&["open", "agents/", "--session", "sb"]).ok();
+    t.note("The remote is back.");
+    t.bsi_at(n.b.path(), &["open", "agents/", "--session", "sb"], &[])
+        .ok();
     // An unrelated open publishes the pending claim with its own: it says
     // the collision and exits 3.
-    n.a.bsi(&["open", "README.md", "--session", "sr"])
-        .code(3)
-        .stdout_has("Claim opened — README.md")
-        .stderr_has("COLLISION: sa agents/alice.md overlaps sb agents/");
+    t.bsi(&["open", "README.md", "--session", "sr"]).code(3);
+    t.check("remote/a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it.txt");
     assert_eq!(n.active_with("| sa |").len(), 1);
     assert_eq!(n.active_with("| sr |").len(), 1);
     // Its commit says which offline change it also carried.
@@ -452,13 +477,17 @@ fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
 #[test]
 fn a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows() {
     let n = Net::new();
+    let mut t = Transcript::new(&n.a);
     let away = n.away();
-    n.a.bsi(&["open", "agents/alice.md", "--session", "sa"])
+    t.note("The remote is moved away: unreachable.");
+    t.bsi(&["open", "agents/alice.md", "--session", "sa"])
         .code(7);
     n.back(&away);
-    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    t.note("The remote is back.");
+    t.bsi_at(n.b.path(), &["open", "projets/", "--session", "sb"], &[])
+        .ok();
     // A fetched: its view is both rows, before anything is published.
-    let st = n.a.bsi(&["status", "--json"]);
+    let st = t.bsi(&["status", "--json"]);
     st.ok();
     let sessions: Vec<String> = st.json()["active"]
         .as_array()
@@ -467,7 +496,8 @@ fn a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows() {
         .map(|c| c["session"].as_str().unwrap_or("").to_string())
         .collect();
     assert_eq!(sessions, vec!["sa", "sb"]);
-    n.a.bsi(&["sync"]).ok();
+    t.bsi(&["sync"]).ok();
+    t.check("remote/a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows.txt");
     assert_eq!(n.active_with("| sa |").len(), 1);
     assert_eq!(n.active_with("| sb |").len(), 1);
     assert_eq!(
@@ -480,21 +510,22 @@ fn a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows() {
 #[test]
 fn a_close_on_one_machine_is_seen_on_the_other_at_once() {
     let n = Net::new();
-    n.a.bsi(&["open", "agents/", "--session", "sa", "--agent", "alice"])
-        .ok();
-    n.b.bsi(&["status"])
-        .ok()
-        .stdout_has("sa")
-        .stdout_has("1 active, 0 stale");
-    n.a.bsi(&["close", "sa", "--agent", "alice"]).ok();
+    let mut t = Transcript::new(&n.b);
+    let a = n.a.path();
+    t.note("$BRAIN is machine b, $TMP/bsi-clone machine a.");
+    t.bsi_at(
+        a,
+        &["open", "agents/", "--session", "sa", "--agent", "alice"],
+        &[],
+    )
+    .ok();
+    t.bsi(&["status"]).ok();
+    t.bsi_at(a, &["close", "sa", "--agent", "alice"], &[]).ok();
     assert!(n.active_with("| sa |").is_empty());
     // B's status fetches the registry branch first.
-    n.b.bsi(&["status"])
-        .ok()
-        .stdout_has("No claims: the whole brain is free.");
-    n.b.bsi(&["sync"])
-        .ok()
-        .stdout_has("Synced with origin/brain-index — 0 active, 0 stale");
+    t.bsi(&["status"]).ok();
+    t.bsi(&["sync"]).ok();
+    t.check("remote/a_close_on_one_machine_is_seen_on_the_other_at_once.txt");
     assert_eq!(n.b.history().len(), 1);
     assert_eq!(n.b.status(), "");
 }
@@ -502,37 +533,32 @@ fn a_close_on_one_machine_is_seen_on_the_other_at_once() {
 #[test]
 fn a_remote_named_in_bsi_toml_is_published_to() {
     let n = Net::new();
-    n.a.bsi(&["sync"]).ok();
+    let mut t = Transcript::new(&n.a);
+    t.bsi(&["sync"]).ok();
     // A second remote, and no upstream: nothing says where to publish.
-    let other = crate::common::scratch("bsi-test");
-    n.a.git(&[
-        "init",
-        "-q",
-        "--bare",
-        other.path().to_str().expect("utf-8"),
-    ]);
-    n.a.git(&[
-        "remote",
-        "add",
-        "backup",
-        other.path().to_str().expect("utf-8"),
-    ]);
-    n.a.git(&["branch", "--unset-upstream"]);
-    n.a.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"]);
-    n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    let backup = crate::common::scratch("bsi-test");
+    let other = backup.path().to_str().expect("utf-8");
+    t.git(&["init", "-q", "--bare", other]).ok();
+    t.git(&["remote", "add", "backup", other]).ok();
+    t.git(&["branch", "--unset-upstream"]).ok();
+    t.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"])
+        .ok();
+    t.bsi(&["open", "agents/", "--session", "sa"]).ok();
     assert!(n.active_with("| sa |").is_empty());
-    n.a.bsi(&["close", "sa"]).ok();
+    t.note("sa is not on the remote: nothing said where to publish it.");
+    t.bsi(&["close", "sa"]).ok();
     // The brain's shared setting names the remote.
     n.a.write(".bsi.toml", "remote = \"origin\"\n");
-    n.a.bsi(&["open", "projets/", "--session", "sp"]).ok();
+    t.note(".bsi.toml: remote = \"origin\"");
+    t.bsi(&["open", "projets/", "--session", "sp"]).ok();
     assert_eq!(n.active_with("| sp |").len(), 1);
     // A name that is not a remote is a usage error, and nothing is written.
     n.a.write(".bsi.toml", "remote = \"nowhere\"\n");
+    t.note(".bsi.toml: remote = \"nowhere\"");
     let before = n.a.registry();
-    n.a.bsi(&["open", "README.md", "--session", "sr"])
-        .code(2)
-        .stderr_has("no git remote named `nowhere`");
+    t.bsi(&["open", "README.md", "--session", "sr"]).code(2);
     assert_eq!(n.a.registry(), before);
+    t.check("remote/a_remote_named_in_bsi_toml_is_published_to.txt");
 }
 
 #[test]
@@ -550,15 +576,15 @@ fn a_push_refused_by_the_remotes_policy_is_said_as_such() {
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     let before = n.a.registry();
-    n.a.bsi(&["open", "agents/", "--session", "sa"])
-        .code(1)
-        .stderr_has("refused the push")
-        .stderr_has("registry pushes are closed today");
+    let mut t = Transcript::new(&n.a);
+    t.note("The remote's pre-receive hook says 'registry pushes are closed today' and exits 1.");
+    t.bsi(&["open", "agents/", "--session", "sa"]).code(1);
     // Nothing written anywhere, and no pending change.
     assert_eq!(n.a.registry(), before);
     assert!(n.active_with("| sa |").is_empty());
-    let st = n.a.bsi(&["status"]);
+    let st = t.bsi(&["status"]);
     assert!(!st.stdout.contains("NOT PUBLISHED"), "{}", st.stdout);
+    t.check("remote/a_push_refused_by_the_remotes_policy_is_said_as_such.txt");
 }
 
 /// A `git` that speaks French under `LANG=fr_FR.UTF-8`, on PATH or in
@@ -729,8 +755,14 @@ fn a_publish_killed_at_every_write_point_loses_nothing() {
 #[test]
 fn a_section_nested_in_a_claimed_one_on_the_remote_is_refused() {
     let n = Net::new();
-    n.a.bsi(&["open", "projets/plan.md#Risks", "--session", "sa"])
-        .ok();
+    let mut t = Transcript::new(&n.b);
+    t.note("$BRAIN is machine b, $TMP/bsi-clone machine a.");
+    t.bsi_at(
+        n.a.path(),
+        &["open", "projets/plan.md#Risks", "--session", "sa"],
+        &[],
+    )
+    .ok();
     // On machine A, Q1 moves under Risks, and is pushed as content.
     n.a.write(
         "projets/plan.md",
@@ -738,14 +770,15 @@ fn a_section_nested_in_a_claimed_one_on_the_remote_is_refused() {
     );
     n.a.git(&["commit", "-q", "-am", "Q1 is a risk now"]);
     n.a.git(&["push", "-q", "origin", "main"]);
+    t.note("On machine a, Q1 moved under Risks, committed and pushed to main.");
     // Machine B fetched the content but did not merge: in its work tree Q1
     // is still under Goals, but upstream it sits under the claimed Risks.
-    n.b.git(&["fetch", "-q"]);
-    n.b.bsi(&["open", "projets/plan.md#Q1", "--session", "sb"])
-        .code(3)
-        .stderr_has("sa holds projets/plan.md#Risks");
-    n.b.bsi(&["open", "projets/plan.md#Q2", "--session", "sb"])
+    t.git(&["fetch", "-q"]).ok();
+    t.bsi(&["open", "projets/plan.md#Q1", "--session", "sb"])
+        .code(3);
+    t.bsi(&["open", "projets/plan.md#Q2", "--session", "sb"])
         .ok();
+    t.check("remote/a_section_nested_in_a_claimed_one_on_the_remote_is_refused.txt");
 }
 
 #[test]
@@ -811,29 +844,50 @@ fn many_machines_opening_distinct_scopes_at_once_all_land() {
     }
 }
 
+/// The transcript from the "stayed busy:" of its exit-8 error on.
+fn busy_stderr(text: &str) -> &str {
+    text.split_once("stayed busy: ").map_or("", |(_, r)| r)
+}
+
 #[test]
 fn a_remote_busy_past_the_publish_timeout_exits_8_and_writes_nothing() {
     let n = Net::new();
+    let mut t = Transcript::new(&n.a);
     // A fetched, then B moved the remote: A's push is sure to lose once,
     // and a timeout of 1 ms leaves no time to try again.
-    n.a.bsi(&["status"]).ok();
-    n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
+    t.bsi(&["status"]).ok();
+    t.bsi_at(n.b.path(), &["open", "projets/", "--session", "sb"], &[])
+        .ok();
     let before = n.a.registry();
     let tip = n.git(&["rev-parse", "brain-index"]);
-    n.a.bsi_env(
+    t.bsi_env(
         &["open", "agents/", "--session", "sa"],
         &[("BSI_PUBLISH_TIMEOUT", "1ms")],
     )
-    .code(8)
-    .stderr_has("stayed busy")
-    .stderr_has("nothing was written")
-    .stderr_has("retry");
+    .code(8);
+    // How long the lost push took, in whole seconds, varies.
+    let busy = "1 pushes lost a race to other writers in ";
+    assert!(busy_stderr(&t.text()).starts_with(busy), "{}", t.text());
     assert_eq!(n.a.registry(), before);
     assert_eq!(n.git(&["rev-parse", "brain-index"]), tip);
-    assert!(!n.a.bsi(&["status"]).stdout.contains("NOT PUBLISHED"));
+    assert!(!t.bsi(&["status"]).stdout.contains("NOT PUBLISHED"));
     // With the default timeout the same command lands.
-    n.a.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    t.bsi(&["open", "agents/", "--session", "sa"]).ok();
     assert_eq!(n.active_with("| sa |").len(), 1);
+    let text = t.text();
+    let seconds = busy_stderr(&text)
+        .strip_prefix(busy)
+        .and_then(|r| r.split_once(" s;"))
+        .map(|(s, _)| s)
+        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+        .unwrap_or_else(|| panic!("no time in:\n{text}"));
+    snapshot(
+        "remote/a_remote_busy_past_the_publish_timeout_exits_8_and_writes_nothing.txt",
+        &text.replace(
+            &format!("{busy}{seconds} s;"),
+            &format!("{busy}<seconds> s;"),
+        ),
+    );
 }
 
 #[test]
