@@ -167,7 +167,9 @@ impl Settings {
     /// The remote that holds the registry branch, `None` when the brain is
     /// local only: the named one (which must exist), else the upstream of
     /// the registry branch, else the current branch's upstream remote, else
-    /// the clone's only remote.
+    /// the clone's only remote, else the one remote that has the registry
+    /// branch. Several remotes and none of these is an error, not a silent
+    /// local-only brain.
     pub fn remote(&self, git: &Git) -> Result<Option<Remote>> {
         let at = |name: String| Remote {
             name,
@@ -202,9 +204,25 @@ impl Settings {
             .iter()
             .filter(|r| git.ref_target(&at((*r).clone()).tracking_ref()).is_some())
             .collect();
-        Ok(match holding.as_slice() {
-            [one] => Some(at((*one).clone())),
-            _ => None,
-        })
+        match (holding.as_slice(), remotes.as_slice()) {
+            ([one], _) => Ok(Some(at((*one).clone()))),
+            (_, []) => Ok(None),
+            // Keeping claims local here would leave them where no other
+            // machine looks, with nothing said: ask which remote it is.
+            (_, all) => Err({
+                let pick = all.iter().find(|r| *r == "origin").unwrap_or(&all[0]);
+                Error::BadInput(
+                    format!(
+                        "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{}`",
+                        all.len(),
+                        all.join(", "),
+                        self.branch
+                    ),
+                    format!(
+                        "choose it for this clone with `git config bsi.remote {pick}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again"
+                    ),
+                )
+            }),
+        }
     }
 }

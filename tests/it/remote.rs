@@ -543,10 +543,11 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
     t.git(&["branch", "--unset-upstream"]).ok();
     t.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"])
         .ok();
-    t.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    let before = (n.a.registry(), n.a.commits());
+    t.note("Which remote is it? bsi asks rather than keep the claim where no one sees it.");
+    t.bsi(&["open", "agents/", "--session", "sa"]).code(2);
+    assert_eq!((n.a.registry(), n.a.commits()), before);
     assert!(n.active_with("| sa |").is_empty());
-    t.note("sa is not on the remote: nothing said where to publish it.");
-    t.bsi(&["close", "sa"]).ok();
     // The brain's shared setting names the remote.
     n.a.write(".bsi.toml", "remote = \"origin\"\n");
     t.note(".bsi.toml: remote = \"origin\"");
