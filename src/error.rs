@@ -92,15 +92,17 @@ pub enum Error {
     Moved(String),
     /// Every push lost a race for the whole publish timeout.
     #[error(
-        "{remote} stayed busy: {attempts} pushes lost a race to other writers in {waited_s} s; nothing was written"
+        "{remote} stayed busy: {} lost a race to other writers within {:.1} s; nothing was written",
+        if *attempts == 1 { "the one push".to_string() } else { format!("all {attempts} pushes") },
+        *waited_ms as f64 / 1000.0
     )]
     Busy {
         /// `remote/branch`.
         remote: String,
         /// Pushes tried.
         attempts: u32,
-        /// Seconds spent.
-        waited_s: u64,
+        /// Milliseconds spent.
+        waited_ms: u64,
     },
     /// The remote refused the push for a reason of its own.
     #[error("{remote} refused the push of the registry branch: {why}")]
@@ -248,7 +250,7 @@ impl Error {
             Error::Scope(_) => {
                 "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
-            Error::Ttl(_) => "use 2h, 4h, 8h, 90m, or short / deep / long, 8h at most: `bsi open SCOPE --ttl 4h`".into(),
+            Error::Ttl(_) => "for example `bsi open SCOPE --ttl 4h` (8h at most; short is 2h, deep 4h, long 8h)".into(),
             Error::NoSuchSection { file, available, .. } if available.is_empty() => {
                 format!("the file has no headings: claim the whole file instead (`bsi open {file}`)")
             }
@@ -361,7 +363,7 @@ mod tests {
             Error::Busy {
                 remote: "r".into(),
                 attempts: 1,
-                waited_s: 1,
+                waited_ms: 1000,
             },
             Error::GitFailed {
                 command: "git x".into(),

@@ -449,7 +449,7 @@ impl Publisher<'_> {
             return Err(Error::Busy {
                 remote: self.remote.label(),
                 attempts: self.attempts,
-                waited_s: self.start.elapsed().as_secs(),
+                waited_ms: u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX),
             });
         }
         let pause = backoff(self.attempts);
@@ -496,10 +496,7 @@ impl Publisher<'_> {
             }
             Err(FetchError::Unreachable(why)) => {
                 self.say(&format!("fetch of {} failed: {why}", self.remote.label()));
-                Err(format!(
-                    "{} could not be reached ({why})",
-                    self.remote.label()
-                ))
+                Err(why)
             }
         }
     }
@@ -510,6 +507,8 @@ impl Publisher<'_> {
         plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
         why: String,
     ) -> Result<Applied<R>> {
+        // git's words (from a fetch or a push), said with the remote's name.
+        let why = unreachable(&self.remote.label(), &why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
         let view = brain.view_of(tips, true)?;
@@ -539,6 +538,24 @@ impl Publisher<'_> {
             }
         }
     }
+}
+
+/// `origin/brain-index could not be reached (fatal: …)`: the sentence a
+/// change kept locally is reported with.
+fn unreachable(remote: &str, why: &str) -> String {
+    format!(
+        "{remote} could not be reached ({})",
+        why.trim_end_matches('.')
+    )
+}
+
+/// git's words in a sentence made by [`unreachable`].
+pub fn unreachable_why<'a>(remote: &str, sentence: &'a str) -> &'a str {
+    sentence
+        .strip_prefix(remote)
+        .and_then(|s| s.strip_prefix(" could not be reached ("))
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or(sentence)
 }
 
 fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {

@@ -320,11 +320,12 @@ fn claimed_line(
         format!("agent {}", claim.agent)
     };
     format!(
-        "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, expires {})",
+        "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, {} {})",
         label(refused),
         if stale { " stale" } else { "n active" },
         claim.session,
         claim.scope,
+        if stale { "expired" } else { "expires" },
         output::local_zone_ts(claim.expires),
     )
 }

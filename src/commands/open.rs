@@ -227,7 +227,7 @@ fn report(
     for c in &new_claims {
         writeln!(
             out,
-            "Claim opened — {} / expires {}",
+            "Claim opened — {}, expires {}",
             c.scope,
             output::local_ts(c.expires, ctx.now)
         )
@@ -244,7 +244,7 @@ fn report(
         } else {
             writeln!(
                 out,
-                "Already held — {} / expires {}",
+                "Already held — {}, expires {}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
             )

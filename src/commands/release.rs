@@ -206,7 +206,7 @@ fn report(
         for (c, s) in &targets {
             writeln!(
                 out,
-                "Claim released — {} {} ({})",
+                "Claim released — {} {} → history as {}",
                 c.session,
                 c.scope,
                 s.as_str()

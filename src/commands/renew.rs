@@ -182,7 +182,7 @@ fn report(
             };
             writeln!(
                 out,
-                "Claim renewed — {} / expires {}{capped}",
+                "Claim renewed — {}, expires {}{capped}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
             )
@@ -203,7 +203,7 @@ fn report(
             };
             writeln!(
                 out,
-                "Unchanged — {} / expires {} ({because})",
+                "Unchanged — {}, expires {} ({because})",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
             )

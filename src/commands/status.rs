@@ -72,7 +72,9 @@ pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
             "as fetched {} ago",
             ttl::format_duration(chrono::Duration::minutes(m.max(0)))
         ),
-        None => "never fetched".into(),
+        // A clone's registry branch came with the clone, or with a fetch
+        // bsi did not make: its age is unknown.
+        None => "as this clone last received it (bsi has not fetched it yet)".into(),
     };
     if s.fetched {
         return None;

@@ -39,7 +39,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     if let Landed::Stale(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: remote.label(),
-            why: why.clone(),
+            why: crate::publish::unreachable_why(&remote.label(), why).to_string(),
         });
     }
     let reg = &landing.registry;

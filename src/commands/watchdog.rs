@@ -132,7 +132,7 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
             writeln!(out, "{}", output::collision_line(a, b)).map_err(crate::Error::output)?;
         }
         for line in super::verify::missing_lines(brain, sections_held.iter()) {
-            writeln!(out, "  {line}").map_err(crate::Error::output)?;
+            writeln!(out, "{line}").map_err(crate::Error::output)?;
         }
         if stale > 0 {
             write!(out, "{}", status::next_steps(stale, 0)).map_err(crate::Error::output)?;

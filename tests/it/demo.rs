@@ -36,7 +36,7 @@ fn the_example_day_runs_and_shows_each_step() {
     let all = stdout.to_string();
     for want in [
         "$ bsi init",
-        "Claim opened — agents/ / expires 2026-03-14 11:30 +00:00",
+        "Claim opened — agents/, expires 2026-03-14 11:30 +00:00",
         "Session: sess-20260314-0930-pl02",
         // The overlap refused, with the free section proposed.
         "Claim refused — nothing was written.",
@@ -54,7 +54,7 @@ fn the_example_day_runs_and_shows_each_step() {
         "(exit 4)",
         "STALE overdue 30m",
         // A person releases the stale claim.
-        "Claim released — sess-20260314-0930-ag01 agents/ (released)",
+        "Claim released — sess-20260314-0930-ag01 agents/ → history as released",
         // The journal.
         "bsi: release sess-20260314-0930-ag01 agents/",
         "release   tester@box  sess-20260314-0930-ag01  agents/",
