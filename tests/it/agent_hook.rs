@@ -2,11 +2,10 @@
 //! shapes (tests/fixtures/agents, named after the documented formats) fed to
 //! the real binary on real repositories; and `bsi open --wait`.
 
-use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Brain, Machines, Run, Transcript};
+use crate::common::{Brain, Machines, Run, Transcript, output_with_stdin};
 
 const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
 
@@ -25,28 +24,7 @@ fn with_stdin(b: &Brain, args: &[&str], input: &str, env: &[(&str, &str)]) -> Ru
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run bsi");
-    // bsi may exit before it reads its input (a command line it cannot
-    // read): the pipe is then closed, which is no failure of the test.
-    let wrote = child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes());
-    if let Err(e) = wrote {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
-    }
-    let o = child.wait_with_output().expect("wait bsi");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    output_with_stdin(&mut cmd, input)
 }
 
 fn hook(b: &Brain, kind: &str, tool: &str, input: &str) -> Run {

@@ -863,23 +863,7 @@ impl<'a> Transcript<'a> {
         }
         let run = match input {
             None => Run::from(cmd.output().expect("run")),
-            Some((text, _)) => {
-                use std::io::Write as _;
-                use std::process::Stdio;
-                let mut child = cmd
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("run");
-                // A program may exit before it reads all its input.
-                let _ = child
-                    .stdin
-                    .take()
-                    .expect("stdin")
-                    .write_all(text.as_bytes());
-                Run::from(child.wait_with_output().expect("wait"))
-            }
+            Some((text, _)) => output_with_stdin(cmd, text),
         };
         let mut line = String::from("$ ");
         for (k, v) in env {
@@ -928,6 +912,29 @@ impl<'a> Transcript<'a> {
     pub fn check(&self, rel: &str) {
         snapshot(rel, &self.text());
     }
+}
+
+/// Runs `cmd` with `input` on its stdin.
+pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Run {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    // A program may exit before it reads its input (a command line it
+    // cannot read): the pipe is then closed, which is no failure.
+    let wrote = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes());
+    if let Err(e) = wrote {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
+    Run::from(child.wait_with_output().expect("wait"))
 }
 
 /// `arg` as a shell would need it written.
