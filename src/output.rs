@@ -516,6 +516,26 @@ pub fn collision_line(a: &Claim, b: &Claim) -> String {
     )
 }
 
+/// What to do about collisions, the same words wherever they are found
+/// (status, watchdog, sync, a write that published them): name the two
+/// commands when there is one collision.
+pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
+    let close = |c: &Claim| {
+        format!(
+            "`bsi close {} --scope {}`",
+            shell_quote(&c.session),
+            shell_quote(&c.scope.to_string())
+        )
+    };
+    let ways = match pairs {
+        [(a, b)] => format!("{} or {}", close(a), close(b)),
+        _ => "`bsi close SESSION --scope SCOPE` for one side of each collision".to_string(),
+    };
+    format!(
+        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs\n      {ways};\n      a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -680,9 +680,7 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
             for (a, b) in &collisions {
                 eprintln!("  {}", crate::output::collision_line(a, b));
             }
-            eprintln!(
-                "Both claims are kept: the sessions agree who goes on, and the other runs `bsi close SESSION --scope SCOPE`."
-            );
+            eprint!("{}", crate::output::collision_next(&collisions));
             if code == exit::OK {
                 return exit::CONFLICT;
             }

@@ -134,10 +134,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         .map_err(crate::Error::output)?;
     }
     if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-        writeln!(
-            out,
-            "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
-        ).map_err(crate::Error::output)?;
+        write!(out, "{}", output::collision_next(&collisions)).map_err(crate::Error::output)?;
     }
     for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;

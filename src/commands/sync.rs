@@ -71,10 +71,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
             writeln!(out, "{}", output::collision_line(a, b)).map_err(Error::output)?;
         }
         if !collisions.is_empty() {
-            writeln!(
-                out,
-                "Both claims are kept: the sessions (or a person) decide who goes on; one of them closes, or a person runs `bsi release SESSION --confirm --force`."
-            ).map_err(Error::output)?;
+            write!(out, "{}", output::collision_next(&collisions)).map_err(Error::output)?;
         }
     }
     Ok(if collisions.is_empty() {

@@ -144,10 +144,8 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
             .map_err(crate::Error::output)?;
         }
         if !collisions.is_empty() {
-            writeln!(
-                out,
-                "Next: the sessions of each collision agree who goes on; the other one runs\n      `bsi close SESSION --scope SCOPE`."
-            ).map_err(crate::Error::output)?;
+            let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
+            write!(out, "{}", output::collision_next(&pairs)).map_err(crate::Error::output)?;
         }
         super::note_commit(ctx, &mut out, commit)?;
     }
