@@ -115,16 +115,15 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     // The view is what `status` is asked for: it prints even with -q,
     // without the lines that say what to do next.
     let mut out = std::io::stdout().lock();
-    if tree {
-        write!(out, "{}", render_tree(&brain, reg, ctx)).map_err(crate::Error::output)?;
+    let view = if tree {
+        render_tree(&brain, reg, ctx)
     } else {
-        write!(
-            out,
-            "{}",
-            render(&reg.active_claims, &reg.stale_claims, ctx)
-        )
-        .map_err(crate::Error::output)?;
-    }
+        render(&reg.active_claims, &reg.stale_claims, ctx)
+    };
+    // What is wrong (collisions, claims whose heading is gone) comes before
+    // what to do next, which closes the output.
+    let (body, next) = split_next(&view);
+    write!(out, "{body}").map_err(crate::Error::output)?;
     for (a, b) in &collisions {
         writeln!(
             out,
@@ -133,11 +132,15 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         )
         .map_err(crate::Error::output)?;
     }
-    if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-        write!(out, "{}", output::collision_next(&collisions)).map_err(crate::Error::output)?;
-    }
     for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
+    }
+    // With a collision standing, its own next step replaces the generic one.
+    if collisions.is_empty() || next != GENERIC_NEXT {
+        write!(out, "{next}").map_err(crate::Error::output)?;
+    }
+    if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
+        write!(out, "{}", output::collision_next(&collisions)).map_err(crate::Error::output)?;
     }
     if let Some(s) = &sync {
         print_sync(&mut out, s)?;
@@ -280,6 +283,17 @@ pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
         s.push_str(GENERIC_NEXT);
     }
     s
+}
+
+/// A rendered view split before its first `Next:` line.
+fn split_next(view: &str) -> (&str, &str) {
+    if view.starts_with("Next: ") {
+        return ("", view);
+    }
+    match view.find("\nNext: ") {
+        Some(i) => view.split_at(i + 1),
+        None => (view, ""),
+    }
 }
 
 /// What to do after reading the claims when nothing needs a person.
