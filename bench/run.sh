@@ -49,7 +49,7 @@ fi
 
 echo "bench: building the release binary" >&2
 (cd "$ROOT" && cargo build --release --quiet)
-BSI="$ROOT/target/release/bsi"
+BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-bench.XXXXXX")
 if [[ -n ${BENCH_KEEP:-} ]]; then

@@ -45,8 +45,8 @@ if [[ -z $INNER ]]; then
     say "no network namespace here: using the host's loopback"
 fi
 
-BSI="$ROOT/target/release/bsi"
-PROXY="$ROOT/target/release/examples/delay_proxy"
+BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
+PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
 if [[ $MODE == smoke ]]; then
     LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3
 else

@@ -27,8 +27,8 @@ if [[ ${1:-} != --in-namespace ]]; then
     say "no network namespace here: using the host's loopback"
 fi
 
-BSI="$ROOT/target/release/bsi"
-PROXY="$ROOT/target/release/examples/delay_proxy"
+BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
+PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
 RUNS=${RUNS:-15}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-ssh.XXXXXX")
 PIDS=()
