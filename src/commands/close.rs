@@ -155,11 +155,11 @@ fn report(
             )
             .map_err(Error::output)?;
         }
+        super::note_commit(ctx, &mut out, commit)?;
         writeln!(
             out,
             "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
         ).map_err(Error::output)?;
-        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(Ending::Landed(exit::OK))
 }

@@ -213,11 +213,11 @@ fn report(
             )
             .map_err(Error::output)?;
         }
+        super::note_commit(ctx, &mut out, commit)?;
         writeln!(
             out,
             "Next: the scope is free: `bsi open SCOPE` to claim it, `bsi status` for what is still held."
         ).map_err(Error::output)?;
-        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(Ending::Landed(exit::OK))
 }

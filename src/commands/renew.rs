@@ -209,6 +209,7 @@ fn report(
             )
             .map_err(Error::output)?;
         }
+        super::note_commit(ctx, &mut out, commit)?;
         if renewed.is_empty() {
             writeln!(
                 out,
@@ -221,7 +222,6 @@ fn report(
             )
             .map_err(Error::output)?;
         }
-        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(Ending::Landed(exit::OK))
 }

@@ -134,6 +134,7 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
         for line in super::verify::missing_lines(brain, sections_held.iter()) {
             writeln!(out, "{line}").map_err(crate::Error::output)?;
         }
+        super::note_commit(ctx, &mut out, commit)?;
         if stale > 0 {
             write!(out, "{}", status::next_steps(stale, 0)).map_err(crate::Error::output)?;
         } else if collisions.is_empty() {
@@ -147,7 +148,6 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
             let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
             write!(out, "{}", output::collision_next(&pairs)).map_err(crate::Error::output)?;
         }
-        super::note_commit(ctx, &mut out, commit)?;
     }
     Ok(Ending::Landed(if stale > 0 {
         exit::STALE
