@@ -2,7 +2,7 @@
 //! request and a [`Sections`] oracle in, decisions out.
 
 use crate::registry::{Claim, Registry};
-use crate::scope::{Scope, Sections, overlaps};
+use crate::scope::{Scope, Sections, covers, overlaps};
 
 /// One claim standing in the way of a requested scope.
 #[derive(Debug, Clone)]
@@ -59,7 +59,8 @@ pub fn decide<'a>(
     }
 }
 
-/// Keeps the candidates no other session's claim overlaps, at most `max`.
+/// Keeps the candidates no other session's claim overlaps and that the
+/// session does not hold already, at most `max`.
 pub fn free_among(
     reg: &Registry,
     session: &str,
@@ -78,7 +79,12 @@ pub fn free_among(
         let taken = reg
             .all_claims()
             .any(|(c, _)| c.session != session && overlaps(&c.scope, &cand, sections));
-        if !taken {
+        // What the session already holds is no alternative to offer it.
+        let held = reg
+            .active_claims
+            .iter()
+            .any(|c| c.session == session && covers(&c.scope, &cand, sections));
+        if !taken && !held {
             out.push(cand);
         }
     }
