@@ -194,6 +194,50 @@ fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
     );
 }
 
+/// The paths changed outside the session's claims that no other session's
+/// claim is in the way of: what `bsi open` can claim for it. A path with
+/// lines in another's claim is left to the ways out of its holder.
+/// Lines of one section become that section; anything else the file.
+fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in findings {
+        if let Finding::Outside { path, region } = f {
+            // Another's claim in the way, or a rename whose own hint names
+            // the heading to claim.
+            let held = findings.iter().any(|g| match g {
+                Finding::Claimed { path: p, .. } => p == path,
+                Finding::HeadingGone {
+                    path: p,
+                    renamed_to,
+                    ..
+                } => p == path && !renamed_to.is_empty(),
+                Finding::Outside { .. } => false,
+            });
+            let scope = match region {
+                Some(r) if r.kind != crate::changes::Kind::Moved => match &r.heading {
+                    Some(h) => crate::scope::Scope::Section {
+                        file: path.clone(),
+                        heading: h.clone(),
+                    }
+                    .to_string(),
+                    None => path.clone(),
+                },
+                _ => path.clone(),
+            };
+            if !held && !out.contains(&scope) {
+                out.push(scope);
+            }
+        }
+    }
+    // A whole file already listed covers its sections.
+    let files: Vec<String> = out.iter().filter(|s| !s.contains('#')).cloned().collect();
+    out.retain(|s| {
+        s.split_once('#')
+            .is_none_or(|(file, _)| !files.iter().any(|f| f == file))
+    });
+    out
+}
+
 /// What the committer can do: per holder of a claim in the way, and for
 /// changes outside the session's claims.
 fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>) {
@@ -218,10 +262,20 @@ fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>
             }
         }
     }
-    if judged.outside {
+    if !judged.outside.is_empty() {
+        let scopes: Vec<String> = judged
+            .outside
+            .iter()
+            .map(|p| crate::output::shell_quote(p))
+            .collect();
+        let as_session = session.map_or_else(
+            || " (as the session that commits)".to_string(),
+            |s| format!(" --session {}", crate::output::shell_quote(s)),
+        );
         let _ = writeln!(
             err,
-            "  claim what you change with `bsi open SCOPE` (as the same session)"
+            "  claim what you change first: `bsi open {}{as_session}`",
+            scopes.join(" ")
         );
     }
 }
@@ -237,7 +291,7 @@ pub(crate) struct Judged<'a> {
     /// The sessions whose claims the change is inside, and whether stale.
     pub(crate) holders: Vec<(&'a str, bool)>,
     /// Whether something lies outside every scope of the session.
-    pub(crate) outside: bool,
+    pub(crate) outside: Vec<String>,
 }
 
 /// Words the findings of a change (`change`: "commit", "edit"): [`Judged`].
@@ -292,9 +346,7 @@ pub(crate) fn judge<'a>(
         lines,
         refused,
         holders,
-        outside: findings
-            .iter()
-            .any(|f| matches!(f, Finding::Outside { .. })),
+        outside: outside_to_claim(findings),
     }
 }
 
