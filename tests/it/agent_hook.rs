@@ -5,7 +5,8 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Brain, Machines, Run, Transcript, output_with_stdin};
+use crate::common::{Brain, Machines, Run, output_with_stdin};
+use crate::transcript::Transcript;
 
 const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
 

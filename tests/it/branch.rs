@@ -2,7 +2,8 @@
 //! and branch of a clone, a readable copy in each, the migration of a brain
 //! that still tracks BRAIN-INDEX.md, and content branches bsi never moves.
 
-use crate::common::{Brain, Transcript, snapshot};
+use crate::common::{Brain, snapshot};
+use crate::transcript::Transcript;
 
 #[test]
 fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {

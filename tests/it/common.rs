@@ -221,7 +221,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(o: Output) -> Run {
+    pub fn from_output(o: Output) -> Run {
         Run {
             code: o.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -386,7 +386,7 @@ impl Brain {
         let bare = scratch("bsi-remote");
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, bare.path());
-        let r = Run::from(
+        let r = Run::from_output(
             cmd.current_dir(bare.path())
                 .args(["init", "-q", "--bare", "-b", "main"])
                 .output()
@@ -418,7 +418,7 @@ impl Brain {
         let dir = scratch("bsi-clone");
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, dir.path());
-        let r = Run::from(
+        let r = Run::from_output(
             cmd.current_dir(dir.path())
                 .arg("clone")
                 .arg("-q")
@@ -460,7 +460,7 @@ impl Brain {
 
     /// Runs bsi at the repository root.
     pub fn bsi(&self, args: &[&str]) -> Run {
-        Run::from(self.command(args).output().expect("run bsi"))
+        Run::from_output(self.command(args).output().expect("run bsi"))
     }
 
     /// Runs bsi with extra environment variables.
@@ -469,14 +469,14 @@ impl Brain {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Run::from(cmd.output().expect("run bsi"))
+        Run::from_output(cmd.output().expect("run bsi"))
     }
 
     /// Runs bsi in a subdirectory.
     pub fn bsi_in(&self, sub: &str, args: &[&str]) -> Run {
         let mut cmd = self.command(args);
         cmd.current_dir(self.path().join(sub));
-        Run::from(cmd.output().expect("run bsi"))
+        Run::from_output(cmd.output().expect("run bsi"))
     }
 
     /// Runs git in `dir` (another work tree of this repository, say), with
@@ -496,7 +496,7 @@ impl Brain {
         if let Some(s) = session {
             cmd.env("BSI_SESSION", s);
         }
-        Run::from(cmd.output().expect("run"))
+        Run::from_output(cmd.output().expect("run"))
     }
 
     /// Runs git and returns its stdout; panics when it fails.
@@ -510,7 +510,7 @@ impl Brain {
     pub fn git_run(&self, args: &[&str]) -> Run {
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, self.path());
-        Run::from(
+        Run::from_output(
             cmd.current_dir(self.path())
                 .args(args)
                 .output()
@@ -538,7 +538,7 @@ impl Brain {
             .expect("stdin")
             .write_all(input.as_bytes())
             .expect("write stdin");
-        let r = Run::from(child.wait_with_output().expect("wait git"));
+        let r = Run::from_output(child.wait_with_output().expect("wait git"));
         assert_eq!(r.code, 0, "git {args:?} failed: {}", r.stderr);
         r.stdout
     }
@@ -741,179 +741,6 @@ pub fn snapshot(rel: &str, actual: &str) {
     );
 }
 
-/// A test's commands and their whole outputs, written down as one reads
-/// them in a terminal and compared with `tests/snapshots/<file>` in one go
-/// (the way jj's test environment works): an extra, missing or changed line
-/// anywhere fails the test, where a substring check would pass.
-///
-/// Each command runs one minute after the one before (the first at the
-/// brain's clock), so times in the outputs differ from command to command
-/// as they would for a person; the test's temporary paths read `$BRAIN`
-/// (the brain), `$TMP/<kind>` (its remotes, clones and homes) and `$BSI`
-/// (the binary), and the random part of a generated session id reads
-/// `????`.
-pub struct Transcript<'a> {
-    brain: &'a Brain,
-    step: i64,
-    text: String,
-}
-
-impl<'a> Transcript<'a> {
-    pub fn new(brain: &'a Brain) -> Transcript<'a> {
-        Transcript {
-            brain,
-            step: 0,
-            text: String::new(),
-        }
-    }
-
-    /// The clock of the next command.
-    fn tick(&mut self) -> String {
-        let start =
-            chrono::DateTime::parse_from_rfc3339(&self.brain.now).expect("the brain's clock");
-        let at = start + chrono::Duration::minutes(self.step);
-        self.step += 1;
-        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    }
-
-    /// Runs bsi at the brain's root.
-    pub fn bsi(&mut self, args: &[&str]) -> Run {
-        self.bsi_full(None, args, &[])
-    }
-
-    /// Runs bsi with extra environment variables (`BSI_NOW` among them
-    /// replaces the transcript's clock for this command).
-    pub fn bsi_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        self.bsi_full(None, args, env)
-    }
-
-    /// Runs bsi in a subdirectory of the brain.
-    pub fn bsi_in(&mut self, sub: &str, args: &[&str]) -> Run {
-        self.bsi_full(Some(sub), args, &[])
-    }
-
-    /// Runs bsi in a subdirectory with extra environment variables.
-    pub fn bsi_in_env(&mut self, sub: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
-        self.bsi_full(Some(sub), args, env)
-    }
-
-    fn bsi_full(&mut self, sub: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(bin());
-        self.record("bsi", sub, args, env, None, &mut cmd)
-    }
-
-    /// Runs bsi with `input` on its stdin (an agent tool's event), written
-    /// in the transcript as `< what`.
-    pub fn bsi_stdin(&mut self, args: &[&str], input: &str, what: &str) -> Run {
-        let mut cmd = Command::new(bin());
-        self.record("bsi", None, args, &[], Some((input, what)), &mut cmd)
-    }
-
-    /// Runs git at the brain's root (a `git commit` through bsi's hooks).
-    pub fn git(&mut self, args: &[&str]) -> Run {
-        let mut cmd = Command::new("git");
-        self.record("git", None, args, &[], None, &mut cmd)
-    }
-
-    /// Runs git at the brain's root with extra environment variables
-    /// (`BSI_SESSION` for a commit made as a session).
-    pub fn git_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new("git");
-        self.record("git", None, args, env, None, &mut cmd)
-    }
-
-    /// Runs git in `dir`: a subdirectory of the brain (relative) or another
-    /// work tree or clone (absolute), with extra environment variables.
-    pub fn git_in(&mut self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new("git");
-        let dir = dir.to_string_lossy().into_owned();
-        self.record("git", Some(&dir), args, env, None, &mut cmd)
-    }
-
-    /// Runs bsi in `dir` (as [`Transcript::git_in`]).
-    pub fn bsi_at(&mut self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(bin());
-        let dir = dir.to_string_lossy().into_owned();
-        self.record("bsi", Some(&dir), args, env, None, &mut cmd)
-    }
-
-    /// A line of commentary in the transcript.
-    pub fn note(&mut self, text: &str) {
-        self.text.push_str(&format!("# {text}\n"));
-    }
-
-    fn record(
-        &mut self,
-        program: &str,
-        sub: Option<&str>,
-        args: &[&str],
-        env: &[(&str, &str)],
-        input: Option<(&str, &str)>,
-        cmd: &mut Command,
-    ) -> Run {
-        let now = self.tick();
-        let dir = sub.map_or_else(
-            || self.brain.path().to_path_buf(),
-            |s| self.brain.path().join(s),
-        );
-        clean_env(cmd, self.brain.path());
-        cmd.current_dir(&dir).env("BSI_NOW", &now).args(args);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let run = match input {
-            None => Run::from(cmd.output().expect("run")),
-            Some((text, _)) => output_with_stdin(cmd, text),
-        };
-        let mut line = String::from("$ ");
-        for (k, v) in env {
-            line.push_str(&format!("{k}={} ", shell_word(v)));
-        }
-        line.push_str(program);
-        for a in args {
-            line.push(' ');
-            line.push_str(&shell_word(a));
-        }
-        if let Some((_, what)) = input {
-            line.push_str(&format!(" < {what}"));
-        }
-        if let Some(s) = sub {
-            line.push_str(&format!("    (in {s}/)"));
-        }
-        self.text.push_str(&line);
-        self.text.push('\n');
-        self.text.push_str(&run.stdout);
-        if !run.stdout.is_empty() && !run.stdout.ends_with('\n') {
-            self.text.push_str("[no newline at the end of stdout]\n");
-        }
-        if !run.stderr.is_empty() {
-            self.text.push_str("[stderr]\n");
-            self.text.push_str(&run.stderr);
-            if !run.stderr.ends_with('\n') {
-                self.text.push('\n');
-            }
-        }
-        self.text.push_str(&format!("[exit {}]\n\n", run.code));
-        run
-    }
-
-    /// The transcript so far, with the test's paths replaced, after a line
-    /// saying how its clock runs.
-    pub fn text(&self) -> String {
-        let header = format!(
-            "# clock: {}, one minute later for each command (BSI_NOW= overrides it)\n",
-            self.brain.now
-        );
-        header + &normalize(&self.text, self.brain.path())
-    }
-
-    /// Compares the transcript with `tests/snapshots/<rel>`.
-    #[track_caller]
-    pub fn check(&self, rel: &str) {
-        snapshot(rel, &self.text());
-    }
-}
-
 /// Runs `cmd` with `input` on its stdin.
 pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Run {
     use std::io::Write as _;
@@ -934,96 +761,5 @@ pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Run {
     if let Err(e) = wrote {
         assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
     }
-    Run::from(child.wait_with_output().expect("wait"))
-}
-
-/// `arg` as a shell would need it written.
-fn shell_word(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_alphanumeric() || "-_./#:=@%+,".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''").replace('\n', "\\n"))
-    }
-}
-
-/// `text` with the temporary paths of a test replaced by placeholders and
-/// the random part of generated session ids hidden.
-pub fn normalize(text: &str, brain: &Path) -> String {
-    let mut out = text.to_string();
-    let canonical = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let bin = bin();
-    for (path, name) in [(canonical(&bin), "$BSI"), (bin.clone(), "$BSI")] {
-        out = out.replace(path.to_string_lossy().as_ref(), name);
-    }
-    for path in [canonical(brain), brain.to_path_buf()] {
-        out = out.replace(path.to_string_lossy().as_ref(), "$BRAIN");
-    }
-    let base = scratch_base();
-    for path in [canonical(base), base.to_path_buf()] {
-        out = hide_scratch(&out, &path.to_string_lossy());
-    }
-    hide_session_suffixes(&out)
-}
-
-/// Replaces `<base>/<kind>.<6 random>` by `$TMP/<kind>`.
-fn hide_scratch(text: &str, base: &str) -> String {
-    let needle = format!("{base}/");
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(&needle) {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + needle.len()..];
-        let kind_len = after
-            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
-            .unwrap_or(after.len());
-        let (kind, tail) = after.split_at(kind_len);
-        let random = tail
-            .strip_prefix('.')
-            .filter(|t| t.len() >= 6 && t[..6].chars().all(|c| c.is_ascii_alphanumeric()));
-        out.push_str("$TMP/");
-        if let Some(t) = random {
-            out.push_str(kind);
-            rest = &t[6..];
-        } else {
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `sess-YYYYMMDD-HHMM-xxxx` with its four random characters as `????`.
-fn hide_session_suffixes(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let shape = |j: usize| -> bool {
-            let b = &bytes[j..];
-            b.len() >= 23
-                && b.starts_with(b"sess-")
-                && b[5..13].iter().all(u8::is_ascii_digit)
-                && b[13] == b'-'
-                && b[14..18].iter().all(u8::is_ascii_digit)
-                && b[18] == b'-'
-                && b[19..23]
-                    .iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.get(23).is_none_or(|c| !c.is_ascii_alphanumeric())
-        };
-        if text.is_char_boundary(i) && shape(i) {
-            out.push_str(&text[i..i + 19]);
-            out.push_str("????");
-            i += 23;
-        } else {
-            let ch = text[i..].chars().next().expect("a char");
-            out.push(ch);
-            i += ch.len_utf8();
-        }
-    }
-    out
+    Run::from_output(child.wait_with_output().expect("wait"))
 }

@@ -1,6 +1,7 @@
 //! `.bsi.toml` at the brain root: every key, unknown keys and bad files.
 
-use crate::common::{Brain, Transcript};
+use crate::common::Brain;
+use crate::transcript::Transcript;
 
 #[test]
 fn default_ttl_and_default_agent_apply_when_no_flag_says_otherwise() {

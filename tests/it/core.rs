@@ -4,7 +4,8 @@
 
 use std::process::Stdio;
 
-use crate::common::{Brain, NOW, Transcript, snapshot};
+use crate::common::{Brain, NOW, snapshot};
+use crate::transcript::Transcript;
 
 #[test]
 fn init_writes_three_tables_and_commits_once() {

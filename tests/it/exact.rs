@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
-use crate::common::{Brain, Run, Transcript};
+use crate::common::{Brain, Run};
 use crate::hooks::{check_naming, commit_as, git_as, head, hooked, session};
+use crate::transcript::Transcript;
 
 /// s1 (alice) holds `agents/`, s2 (bob) holds `projets/`.
 fn two_sessions() -> Brain {

@@ -1,7 +1,8 @@
 //! Every error a newcomer meets says what happened and names the next
 //! command to run; the messages of a first hour, one test each.
 
-use crate::common::{Brain, Run, Transcript};
+use crate::common::{Brain, Run};
+use crate::transcript::Transcript;
 
 /// The `hint:` line of an error, which must name a command in backquotes.
 #[track_caller]

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use crate::common::{Brain, Run, Transcript, bin, snapshot};
+use crate::common::{Brain, Run, bin, snapshot};
+use crate::transcript::Transcript;
 
 /// Runs git with `BSI_SESSION` set (or not): what a session's commit does.
 pub(crate) fn git_as(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {

@@ -17,5 +17,6 @@ mod hooks;
 mod json;
 mod reliability;
 mod remote;
+mod transcript;
 mod ux;
 mod views;

@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
-use crate::common::{Brain, Machines, Transcript, clean_env, long, snapshot};
+use crate::common::{Brain, Machines, clean_env, long, snapshot};
+use crate::transcript::Transcript;
 
 /// What a write command must leave untouched on a machine.
 fn untouched(m: &Brain) -> (String, String, String) {

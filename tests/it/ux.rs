@@ -2,7 +2,8 @@
 //! off), the current-session workflow (`open --shell`, `whoami`), `--quiet`
 //! and `-v`, completions and the man page.
 
-use crate::common::{Brain, Transcript, snapshot};
+use crate::common::{Brain, snapshot};
+use crate::transcript::Transcript;
 
 /// A brain at 13:40 with an active claim, an overdue one the watchdog has not
 /// seen, two stale ones, and a claim on a file that does not exist yet.
