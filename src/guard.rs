@@ -293,7 +293,18 @@ fn outside_own_sections(
     let mut outside_new: Vec<String> = Vec::new();
     for t in &change.touched {
         let held = own.iter().any(|(_, k)| t.ancestry.contains(k));
-        if !held {
+        // Lines replaced in place (removed and added at the same place
+        // under the same heading) are one change: said once, on the new side.
+        let replaced = t.side == Side::Old
+            && t.kind == Kind::Removed
+            && change.touched.iter().any(|u| {
+                u.side == Side::New
+                    && u.kind == Kind::Added
+                    && (u.start, u.end) == (t.start, t.end)
+                    && u.heading == t.heading
+                    && u.ancestry == t.ancestry
+            });
+        if !held && !replaced {
             // A heading the old version did not have took lines.
             if t.side == Side::New
                 && let Some(h) = &t.heading
@@ -484,10 +495,11 @@ mod tests {
         // s2 edits its own section: nothing to say.
         let own = edit("# Plan\nintro\n## Goals\ng\n### Q1\nq\n## Risks\nr2\n");
         assert!(check_file(&ix, Some("s2"), "p.md", &own).is_empty());
-        // s2 edits Q1, a subsection of s1's Goals: claimed, and outside its own.
+        // s2 edits Q1, a subsection of s1's Goals: claimed, and outside its
+        // own (the line replaced in place is said once).
         let q1 = edit("# Plan\nintro\n## Goals\ng\n### Q1\nq2\n## Risks\nr\n");
         let f = check_file(&ix, Some("s2"), "p.md", &q1);
-        assert_eq!(f.len(), 3, "{f:?}");
+        assert_eq!(f.len(), 2, "{f:?}");
         match &f[0] {
             Finding::Claimed {
                 claim,
