@@ -146,12 +146,17 @@ impl Region {
             (Kind::Added, _) => format!("{lines} {under}"),
             (Kind::Removed, _) => format!("{lines} {under} in the previous version (removed)"),
             (Kind::Moved, Side::Old) => format!(
-                "{lines} {under} in the previous version (moved out of it by a heading change)"
+                "{lines} {under} in the previous version (no longer in that section: a heading above changed)"
             ),
             (Kind::Moved, Side::New) => {
-                format!("{lines} {under} (moved there by a heading change)")
+                format!("{lines} {under} (now in that section: a heading above changed)")
             }
         }
+    }
+
+    /// `is` for one line, `are` for several: the verb after [`Region::describe`].
+    pub fn verb(&self) -> &'static str {
+        if self.start == self.end { "is" } else { "are" }
     }
 }
 

@@ -362,9 +362,9 @@ fn claimed_line(
     region: Option<&Region>,
     refused: bool,
 ) -> String {
-    let place = match region {
-        Some(r) => format!("{path} {}", r.describe()),
-        None => path.to_string(),
+    let (place, verb) = match region {
+        Some(r) => (format!("{path} {}", r.describe()), r.verb()),
+        None => (path.to_string(), "is"),
     };
     let agent = if claim.agent.is_empty() {
         "unknown agent".to_string()
@@ -372,7 +372,7 @@ fn claimed_line(
         format!("agent {}", claim.agent)
     };
     format!(
-        "bsi: {}: {place} is inside a{} claim of session {} ({agent}, scope {}, {} {})",
+        "bsi: {}: {place} {verb} inside a{} claim of session {} ({agent}, scope {}, {} {})",
         label(refused),
         if stale { " stale" } else { "n active" },
         claim.session,
@@ -392,8 +392,9 @@ fn outside_line(
     let who = session.unwrap_or("the session");
     let what = match region {
         Some(r) => format!(
-            "{path} {} is outside the sections {who} holds in this file",
-            r.describe()
+            "{path} {} {} outside the sections {who} holds in this file",
+            r.describe(),
+            r.verb()
         ),
         None => format!("{path} is outside every scope {who} holds"),
     };

@@ -198,7 +198,7 @@ fn removing_another_sessions_heading_is_refused() {
     r.code(1);
     // The lines named are those the test removed.
     r.stderr_has(&format!(
-        "projets/plan.md lines {heading}-{} under `Risks` in the previous version (removed) is inside an active claim of session s2",
+        "projets/plan.md lines {heading}-{} under `Risks` in the previous version (removed) are inside an active claim of session s2",
         heading + 1
     ));
     t.check("hooks/removing_another_sessions_heading_is_refused.txt");
