@@ -306,6 +306,14 @@ pub trait Sections {
     /// True when a heading matching `outer` has, below it in `file`'s heading
     /// tree, a heading matching `inner`. Keys are [`heading_key`]s.
     fn contains(&self, file: &str, outer: &str, inner: &str) -> bool;
+
+    /// When [`Sections::contains`] holds only in a version other than the
+    /// work tree's (the fetched upstream of the content branch), that
+    /// version's name, so a refusal can say why two sections that look
+    /// apart here overlap.
+    fn elsewhere(&self, _file: &str, _outer: &str, _inner: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A [`Sections`] that knows no file: sections only conflict when equal.

@@ -327,6 +327,7 @@ pub(crate) fn plan(
                 }
             }
             Decision::Refuse(b) => blockers.extend(b.into_iter().map(|b| Owned {
+                elsewhere: nested_elsewhere(&b.requested, &b.claim.scope, sections),
                 requested: b.requested,
                 claim: b.claim.clone(),
                 stale: b.stale,
@@ -396,6 +397,35 @@ pub(crate) struct Owned {
     pub(crate) requested: Scope,
     pub(crate) claim: Claim,
     pub(crate) stale: bool,
+    /// Why two sections that look apart in the work tree overlap: how they
+    /// nest in another version of the file (`on origin/main, `Q1` is under
+    /// `Risks``).
+    pub(crate) elsewhere: Option<String>,
+}
+
+/// For two sections of one file that nest only in another version than
+/// the work tree's, the words that say so.
+fn nested_elsewhere(a: &Scope, b: &Scope, sections: &dyn Sections) -> Option<String> {
+    let (
+        Scope::Section { file, heading: ha },
+        Scope::Section {
+            file: file_b,
+            heading: hb,
+        },
+    ) = (a, b)
+    else {
+        return None;
+    };
+    if file != file_b {
+        return None;
+    }
+    let (ka, kb) = (crate::scope::heading_key(ha), crate::scope::heading_key(hb));
+    if let Some(at) = sections.elsewhere(file, &kb, &ka) {
+        return Some(format!("on {at}, `{ha}` is under `{hb}`"));
+    }
+    sections
+        .elsewhere(file, &ka, &kb)
+        .map(|at| format!("on {at}, `{hb}` is under `{ha}`"))
 }
 
 /// What the plan decided.
@@ -478,9 +508,12 @@ fn report_refusal(
     for b in blockers {
         let _ = writeln!(
             err,
-            "  {} conflicts: {}",
+            "  {} conflicts: {}{}",
             b.requested,
-            output::describe(&b.claim, b.stale, ctx.now)
+            output::describe(&b.claim, b.stale, ctx.now),
+            b.elsewhere.as_ref().map_or_else(String::new, |w| format!(
+                "; {w}, though not in this work tree"
+            ))
         );
     }
     if !free.is_empty() {

@@ -552,14 +552,16 @@ impl Brain {
     }
 }
 
-impl crate::scope::Sections for BrainSections<'_> {
-    fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
-        let here = self.worktree.get(file, || {
-            crate::resolve::read_outline(&self.brain.root, file)
-        });
-        if here.is_some_and(|o| o.contains_key(outer, inner)) {
-            return true;
-        }
+impl BrainSections<'_> {
+    fn in_worktree(&self, file: &str, outer: &str, inner: &str) -> bool {
+        self.worktree
+            .get(file, || {
+                crate::resolve::read_outline(&self.brain.root, file)
+            })
+            .is_some_and(|o| o.contains_key(outer, inner))
+    }
+
+    fn in_upstream(&self, file: &str, outer: &str, inner: &str) -> bool {
         let Some(tip) = self.upstream else {
             return false;
         };
@@ -573,6 +575,22 @@ impl crate::scope::Sections for BrainSections<'_> {
                 Some(crate::markdown::outline(&String::from_utf8_lossy(&bytes)))
             })
             .is_some_and(|o| o.contains_key(outer, inner))
+    }
+}
+
+impl crate::scope::Sections for BrainSections<'_> {
+    fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
+        self.in_worktree(file, outer, inner) || self.in_upstream(file, outer, inner)
+    }
+
+    fn elsewhere(&self, file: &str, outer: &str, inner: &str) -> Option<String> {
+        if self.in_worktree(file, outer, inner) || !self.in_upstream(file, outer, inner) {
+            return None;
+        }
+        self.brain
+            .git
+            .upstream()
+            .map(|(remote, branch)| format!("{remote}/{branch}"))
     }
 }
 
