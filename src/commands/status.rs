@@ -314,7 +314,7 @@ pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Str
     let mut s = table(active, stale, ctx);
     s.push_str(&counts(active.len(), stale.len()));
     if !ctx.verbosity.is_quiet() {
-        s.push_str(&next_steps(stale.len(), overdue));
+        s.push_str(&next_steps(stale, overdue));
     }
     s
 }
@@ -324,13 +324,21 @@ pub(crate) fn counts(active: usize, stale: usize) -> String {
     format!("{active} active, {stale} stale\n")
 }
 
-pub(crate) fn next_steps(stale: usize, overdue: usize) -> String {
+pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
     let mut s = String::new();
     if overdue > 0 {
         s.push_str("Next: run `bsi watchdog` to mark the overdue claims stale.\n");
     }
-    if stale > 0 {
-        s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n");
+    let mut sessions: Vec<&str> = stale.iter().map(|c| c.session.as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    match sessions.as_slice() {
+        [] => {}
+        [one] => s.push_str(&format!(
+            "Next: stale claims still block. A person checks that the session is gone,\n      then runs `bsi release {} --confirm`.\n",
+            output::shell_quote(one)
+        )),
+        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n"),
     }
     s
 }
@@ -368,7 +376,7 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
         .count();
     s.push_str(&counts(reg.active_claims.len(), reg.stale_claims.len()));
     if !ctx.verbosity.is_quiet() {
-        let next = next_steps(reg.stale_claims.len(), overdue);
+        let next = next_steps(&reg.stale_claims, overdue);
         s.push_str(if next.is_empty() { GENERIC_NEXT } else { &next });
     }
     s

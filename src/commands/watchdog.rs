@@ -136,7 +136,8 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
         }
         super::note_commit(ctx, &mut out, commit)?;
         if stale > 0 {
-            write!(out, "{}", status::next_steps(stale, 0)).map_err(crate::Error::output)?;
+            write!(out, "{}", status::next_steps(&stale_claims, 0))
+                .map_err(crate::Error::output)?;
         } else if collisions.is_empty() {
             writeln!(
                 out,
