@@ -75,7 +75,7 @@ pub enum Error {
     /// The brain keeps its registry as a tracked file of the content
     /// branch, as bsi did before the registry branch.
     #[error(
-        "{} is a tracked file of this branch: the registry now lives on the branch `{branch}`, and bsi writes nothing until the brain is migrated",
+        "{} is a tracked file of this branch: the registry now lives on the branch `{branch}`, and bsi neither reads nor writes claims until the brain is migrated",
         path.display()
     )]
     NotMigrated {
