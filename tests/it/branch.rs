@@ -10,16 +10,7 @@ fn a_claim_in_one_worktree_is_seen_and_enforced_in_another_and_back() {
     let b = Brain::new();
     let mut t = Transcript::new(&b);
     t.bsi(&["hook", "install"]).ok();
-    let place = crate::common::scratch("bsi-test");
-    let wt = place.path().join("wt-b");
-    b.git(&[
-        "worktree",
-        "add",
-        "-q",
-        wt.to_str().expect("utf-8"),
-        "-b",
-        "feature",
-    ]);
+    let (_place, wt) = b.worktree("wt-b", Some("feature"));
     t.note("A second work tree, $TMP/bsi-test/wt-b, on a new branch feature.");
 
     // Main work tree claims a folder; the second work tree, on its own

@@ -567,6 +567,21 @@ impl Brain {
         ]);
     }
 
+    /// A linked work tree of this repository in a new temporary directory,
+    /// at `name` inside it: on a new branch `new_branch`, or on an existing
+    /// branch when `new_branch` is `None` and `name` is that branch. The
+    /// directory lives as long as the returned `TempDir`.
+    pub fn worktree(&self, name: &str, new_branch: Option<&str>) -> (TempDir, PathBuf) {
+        let place = scratch("bsi-wt");
+        let wt = place.path().join(name);
+        let path = wt.to_str().expect("utf-8 path");
+        match new_branch {
+            Some(b) => self.git(&["worktree", "add", "-q", path, "-b", b]),
+            None => self.git(&["worktree", "add", "-q", path, name]),
+        };
+        (place, wt)
+    }
+
     pub fn write(&self, rel: &str, content: &str) {
         let p = self.path().join(rel);
         fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");

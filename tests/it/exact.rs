@@ -152,16 +152,7 @@ fn amend_a_subdirectory_and_a_worktree_are_judged_too() {
     b.git(&["checkout", "-q", "--", "agents/alice.md"]);
 
     // In a linked work tree: the same hooks, the same claims.
-    let other = crate::common::scratch("bsi-wt");
-    let wt = other.path().join("side");
-    b.git(&[
-        "worktree",
-        "add",
-        "-q",
-        wt.to_str().expect("utf-8"),
-        "-b",
-        "side",
-    ]);
+    let (_other, wt) = b.worktree("side", Some("side"));
     std::fs::write(wt.join("agents/alice.md"), "# Alice\n\nfrom a worktree\n").expect("write");
     t.note("In a linked work tree of branch side, agents/alice.md changed.");
     let r = t.git_in(&wt, &["commit", "-q", "-a", "-m", "wt"], &session("s2"));

@@ -451,18 +451,24 @@ fn a_collision_found_at_sync_is_reported_and_nothing_is_dropped() {
     t.check("remote/a_collision_found_at_sync_is_reported_and_nothing_is_dropped.txt");
 }
 
-#[test]
-fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
-    let n = Net::new();
-    let mut t = Transcript::new(&n.a);
+/// A records `sa agents/alice.md` while the remote is away (exit 7, kept
+/// locally), then B publishes `sb` on `b_scope` once it is back.
+fn pending_then_published_elsewhere(n: &Net, t: &mut Transcript<'_>, b_scope: &str) {
     let away = n.away();
     t.note("The remote is moved away: unreachable.");
     t.bsi(&["open", "agents/alice.md", "--session", "sa"])
         .code(7);
     n.back(&away);
     t.note("The remote is back.");
-    t.bsi_at(n.b.path(), &["open", "agents/", "--session", "sb"], &[])
+    t.bsi_at(n.b.path(), &["open", b_scope, "--session", "sb"], &[])
         .ok();
+}
+
+#[test]
+fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
+    let n = Net::new();
+    let mut t = Transcript::new(&n.a);
+    pending_then_published_elsewhere(&n, &mut t, "agents/");
     // An unrelated open publishes the pending claim with its own: it says
     // the collision and exits 3.
     t.bsi(&["open", "README.md", "--session", "sr"]).code(3);
@@ -479,14 +485,7 @@ fn a_pending_claim_that_collides_is_said_by_the_next_open_that_publishes_it() {
 fn a_diverged_registry_branch_is_read_and_published_as_the_union_of_rows() {
     let n = Net::new();
     let mut t = Transcript::new(&n.a);
-    let away = n.away();
-    t.note("The remote is moved away: unreachable.");
-    t.bsi(&["open", "agents/alice.md", "--session", "sa"])
-        .code(7);
-    n.back(&away);
-    t.note("The remote is back.");
-    t.bsi_at(n.b.path(), &["open", "projets/", "--session", "sb"], &[])
-        .ok();
+    pending_then_published_elsewhere(&n, &mut t, "projets/");
     // A fetched: its view is both rows, before anything is published.
     let st = t.bsi(&["status", "--json"]);
     st.ok();
@@ -905,15 +904,7 @@ fn a_pull_of_the_registry_branch_merges_by_rows_without_bsi_on_path() {
     // A person fixes things by hand on the registry branch, in a work tree
     // of its own, and pulls: git merges BRAIN-INDEX.md with bsi's driver,
     // found by its absolute path although bsi is not on PATH.
-    let place = crate::common::scratch("bsi-test");
-    let wt = place.path().join("registry");
-    n.a.git(&[
-        "worktree",
-        "add",
-        "-q",
-        wt.to_str().expect("utf-8"),
-        "brain-index",
-    ]);
+    let (_place, wt) = n.a.worktree("brain-index", None);
     let mut cmd = Command::new("git");
     clean_env(&mut cmd, n.a.path());
     let out = cmd
