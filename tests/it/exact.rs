@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::common::{Brain, Run};
-use crate::hooks::{check_naming, commit_as, git_as, head, hooked, session};
+use crate::hooks::{check_naming, commit_as, forced_past_the_hook, git_as, head, hooked, session};
 use crate::transcript::Transcript;
 
 /// s1 (alice) holds `agents/`, s2 (bob) holds `projets/`.
@@ -60,13 +60,7 @@ fn commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook() {
 
     // Past the hook, verify of the committer finds what the hook refused.
     t.note("s2 commits `-a` with --no-verify: <forced>.");
-    t.git_env(
-        &["commit", "-q", "-a", "--no-verify", "-m", "forced"],
-        &session("s2"),
-    )
-    .ok();
-    let forced = head(&b);
-    t.bsi(&["verify", "s2"]).code(6);
+    let forced = forced_past_the_hook(&mut t, &b, "s2", &["-a"], "forced");
     check_naming(
         &t,
         "exact/commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook.txt",
@@ -315,13 +309,7 @@ fn a_heading_written_inside_another_sessions_section_does_not_take_its_text() {
     );
     b.git(&["add", "projets/plan.md"]);
     t.note("s2 commits `## Risks` under `## Goals` with --no-verify: <forced>.");
-    t.git_env(
-        &["commit", "-q", "--no-verify", "-m", "forced"],
-        &session("s2"),
-    )
-    .ok();
-    let forced = head(&b);
-    t.bsi(&["verify", "s2"]).code(6);
+    let forced = forced_past_the_hook(&mut t, &b, "s2", &[], "forced");
     check_naming(
         &t,
         "exact/a_heading_written_inside_another_sessions_section_does_not_take_its_text.txt",

@@ -49,6 +49,25 @@ pub(crate) fn check_naming(t: &Transcript, rel: &str, named: &[(&str, &str)]) {
     snapshot(rel, &text);
 }
 
+/// `session` commits what is staged past the hook (`git commit --no-verify`,
+/// with `extra` such as `-a`), and `bsi verify` finds it outside the
+/// session's claims (exit 6), both in the transcript. Returns the commit.
+pub(crate) fn forced_past_the_hook(
+    t: &mut Transcript<'_>,
+    b: &Brain,
+    session_id: &str,
+    extra: &[&str],
+    msg: &str,
+) -> String {
+    let mut args = vec!["commit", "-q"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--no-verify", "-m", msg]);
+    t.git_env(&args, &session(session_id)).ok();
+    let id = head(b);
+    t.bsi(&["verify", session_id]).code(6);
+    id
+}
+
 /// HEAD's commit id, full.
 pub(crate) fn head(b: &Brain) -> String {
     b.git(&["rev-parse", "HEAD"]).trim().to_string()
@@ -444,13 +463,7 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
     );
     b.git(&["add", "-A"]);
     t.note("s1 changes agents/bob.md and adds two lines under Risks, past the hook: <overflow>.");
-    t.git_env(
-        &["commit", "-q", "--no-verify", "-m", "overflow"],
-        &session("s1"),
-    )
-    .ok();
-    let overflow = head(&b);
-    t.bsi(&["verify", "s1"]).code(6);
+    let overflow = forced_past_the_hook(&mut t, &b, "s1", &[], "overflow");
     let j = b.bsi(&["verify", "s1", "--json"]);
     j.code(6);
     let j = j.json();
