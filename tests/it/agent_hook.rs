@@ -32,6 +32,11 @@ fn hook(b: &Brain, kind: &str, tool: &str, input: &str) -> Run {
     with_stdin(b, &["hook", kind, "--tool", tool], input, &[])
 }
 
+/// The edit hook of `tool` fed the fixture event `name` as it is.
+fn fixture_edit(b: &Brain, tool: &str, name: &str) -> Run {
+    hook(b, "edit", tool, &event(b, name))
+}
+
 fn other_holds(b: &Brain, scope: &str) {
     b.bsi(&["open", scope, "--session", "sess-other", "--agent", "bob"])
         .ok();
@@ -139,32 +144,17 @@ fn agent_hook_refuses_a_multi_file_change_touching_one_claimed_file() {
     // Codex: a patch of four files, one of them (deleted) held by another session.
     let b = Brain::new();
     other_holds(&b, "agents/bob.md");
-    let r = hook(
-        &b,
-        "edit",
-        "codex",
-        &event(&b, "codex-pretooluse-apply-patch.json"),
-    );
+    let r = fixture_edit(&b, "codex", "codex-pretooluse-apply-patch.json");
     let reason = denial("codex", &r).expect("refused");
     assert!(reason.contains("agents/bob.md is inside an active claim of session sess-other"));
     // The same patch with nothing claimed goes through.
     let b = Brain::new();
-    let r = hook(
-        &b,
-        "edit",
-        "codex",
-        &event(&b, "codex-pretooluse-apply-patch.json"),
-    );
+    let r = fixture_edit(&b, "codex", "codex-pretooluse-apply-patch.json");
     assert_eq!(denial("codex", &r), None);
     // The destination of a move is checked too.
     let b = Brain::new();
     other_holds(&b, "projets/plan-2026.md");
-    let r = hook(
-        &b,
-        "edit",
-        "codex",
-        &event(&b, "codex-pretooluse-apply-patch.json"),
-    );
+    let r = fixture_edit(&b, "codex", "codex-pretooluse-apply-patch.json");
     assert!(
         denial("codex", &r)
             .expect("refused")
@@ -173,12 +163,7 @@ fn agent_hook_refuses_a_multi_file_change_touching_one_claimed_file() {
     // Claude's MultiEdit: the second edit reaches into the held section.
     let b = Brain::new();
     other_holds(&b, "projets/plan.md#Risks");
-    let r = hook(
-        &b,
-        "edit",
-        "claude",
-        &event(&b, "claude-pretooluse-multiedit.json"),
-    );
+    let r = fixture_edit(&b, "claude", "claude-pretooluse-multiedit.json");
     let reason = denial("claude", &r).expect("refused");
     assert!(reason.contains("under `Risks`"), "{reason}");
 }
@@ -294,12 +279,7 @@ fn agent_hook_fails_open_on_a_malformed_event_or_a_missing_registry() {
     // A session map bsi cannot read fails open for the session only: the
     // overlap is still refused.
     b.write(".git/bsi-agents/sessions.json", "{ not json");
-    let r = hook(
-        &b,
-        "edit",
-        "claude",
-        &event(&b, "claude-pretooluse-edit.json"),
-    );
+    let r = fixture_edit(&b, "claude", "claude-pretooluse-edit.json");
     assert!(denial("claude", &r).is_some(), "{r:?}");
     r.stderr_has("the agent's session is unknown");
     // Not a brain bsi knows: let through, with a warning.
@@ -332,12 +312,7 @@ fn agent_hook_allow_path_writes_nothing() {
         "no session named on the allow path"
     );
     // Not a file edit at all: untouched.
-    let r = hook(
-        &b,
-        "edit",
-        "claude",
-        &event(&b, "claude-pretooluse-bash.json"),
-    );
+    let r = fixture_edit(&b, "claude", "claude-pretooluse-bash.json");
     r.ok();
     assert_eq!(r.stdout, "");
 }
@@ -382,12 +357,7 @@ fn agent_hook_claims_a_free_section_on_the_first_write() {
     // A change across sections claims the file.
     let b = Brain::new();
     b.write(".bsi.toml", "claim_on_write = true\n");
-    let r = hook(
-        &b,
-        "edit",
-        "claude",
-        &event(&b, "claude-pretooluse-multiedit.json"),
-    );
+    let r = fixture_edit(&b, "claude", "claude-pretooluse-multiedit.json");
     r.stdout_has("projets/plan.md (until");
     assert_eq!(b.active().len(), 1);
 }
