@@ -122,8 +122,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     };
     // What is wrong (collisions, claims whose heading is gone) comes before
     // what to do next, which closes the output.
-    let (body, next) = split_next(&view);
-    write!(out, "{body}").map_err(crate::Error::output)?;
+    write!(out, "{}", view.body).map_err(crate::Error::output)?;
     for (a, b) in &collisions {
         writeln!(
             out,
@@ -136,8 +135,8 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     // With a collision standing, its own next step replaces the generic one.
-    if collisions.is_empty() || next != GENERIC_NEXT {
-        write!(out, "{next}").map_err(crate::Error::output)?;
+    if collisions.is_empty() || view.next != GENERIC_NEXT {
+        write!(out, "{}", view.next).map_err(crate::Error::output)?;
     }
     if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
         write!(out, "{}", output::collision_next(&collisions)).map_err(crate::Error::output)?;
@@ -274,26 +273,22 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     Table { columns, rows }.render(width, ctx.screen.colour)
 }
 
-/// The human view of a list of claims: the table, the counts and, unless
-/// `--quiet`, what to do next.
-pub(crate) fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
-    let mut s = render_claims(active, stale, ctx);
-    let any = !active.is_empty() || !stale.is_empty();
-    if any && !ctx.verbosity.is_quiet() && !s.contains("\nNext: ") {
-        s.push_str(GENERIC_NEXT);
-    }
-    s
+/// A view for people: what it shows, and what to do next (nothing with
+/// `--quiet`), kept apart so other findings can go between them.
+struct Shown {
+    body: String,
+    next: String,
 }
 
-/// A rendered view split before its first `Next:` line.
-fn split_next(view: &str) -> (&str, &str) {
-    if view.starts_with("Next: ") {
-        return ("", view);
+/// The human view of a list of claims: the table, the counts and, unless
+/// `--quiet`, what to do next.
+fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
+    let mut v = claims_view(active, stale, ctx);
+    let any = !active.is_empty() || !stale.is_empty();
+    if any && !ctx.verbosity.is_quiet() && v.next.is_empty() {
+        v.next = GENERIC_NEXT.to_string();
     }
-    match view.find("\nNext: ") {
-        Some(i) => view.split_at(i + 1),
-        None => (view, ""),
-    }
+    v
 }
 
 /// What to do after reading the claims when nothing needs a person.
@@ -303,20 +298,33 @@ const GENERIC_NEXT: &str =
 /// [`render`] without the closing line for a reader about to claim (whoami
 /// says its own).
 pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
+    let v = claims_view(active, stale, ctx);
+    v.body + &v.next
+}
+
+fn claims_view(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
+    let quiet = ctx.verbosity.is_quiet();
     if active.is_empty() && stale.is_empty() {
-        let mut s = String::from("No claims: the whole brain is free.\n");
-        if !ctx.verbosity.is_quiet() {
-            s.push_str("Next: `bsi open SCOPE` before editing.\n");
-        }
-        return s;
+        return Shown {
+            body: "No claims: the whole brain is free.\n".to_string(),
+            next: if quiet {
+                String::new()
+            } else {
+                "Next: `bsi open SCOPE` before editing.\n".to_string()
+            },
+        };
     }
     let overdue = active.iter().filter(|c| is_overdue(c, ctx.now)).count();
-    let mut s = table(active, stale, ctx);
-    s.push_str(&counts(active.len(), stale.len()));
-    if !ctx.verbosity.is_quiet() {
-        s.push_str(&next_steps(stale, overdue));
+    let mut body = table(active, stale, ctx);
+    body.push_str(&counts(active.len(), stale.len()));
+    Shown {
+        body,
+        next: if quiet {
+            String::new()
+        } else {
+            next_steps(stale, overdue)
+        },
     }
-    s
 }
 
 /// `3 active, 2 stale`: the same words in status, whoami and watchdog.
@@ -344,7 +352,7 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
 }
 
 /// The brain's directory tree with each claim where it sits.
-fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
+fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> Shown {
     let (paths, cut) = resolve::walk(&brain.root, &brain.rel_to_root());
     let marks: Vec<tree::Mark> = reg
         .all_claims()
@@ -375,9 +383,13 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> String {
         .filter(|c| is_overdue(c, ctx.now))
         .count();
     s.push_str(&counts(reg.active_claims.len(), reg.stale_claims.len()));
-    if !ctx.verbosity.is_quiet() {
-        let next = next_steps(&reg.stale_claims, overdue);
-        s.push_str(if next.is_empty() { GENERIC_NEXT } else { &next });
-    }
-    s
+    let next = if ctx.verbosity.is_quiet() {
+        String::new()
+    } else {
+        match next_steps(&reg.stale_claims, overdue) {
+            n if n.is_empty() => GENERIC_NEXT.to_string(),
+            n => n,
+        }
+    };
+    Shown { body: s, next }
 }
