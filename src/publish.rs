@@ -59,9 +59,30 @@ pub enum Landed {
     Unchanged,
     /// Nothing to write, but the remote could not be reached: the decision
     /// was made on the registry as last fetched.
-    Stale(String),
+    Stale(Unreached),
     /// Committed on the local branch only: the remote could not be reached.
-    Pending(String),
+    Pending(Unreached),
+}
+
+/// A remote that could not be reached, and what git said; it reads
+/// `origin/brain-index could not be reached (fatal: …)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreached {
+    /// `remote/branch`.
+    pub remote: String,
+    /// git's words.
+    pub why: String,
+}
+
+impl std::fmt::Display for Unreached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} could not be reached ({})",
+            self.remote,
+            self.why.trim_end_matches('.')
+        )
+    }
 }
 
 /// A plan carried out.
@@ -343,7 +364,12 @@ impl Publisher<'_> {
         Ok(match planned {
             Plan::Keep(report) if !self.fetched => match self.fetch() {
                 Ok(()) => Decided::Again,
-                Err(why) => Decided::Done(kept(brain, report, view, Landed::Stale(why))),
+                Err(why) => Decided::Done(kept(
+                    brain,
+                    report,
+                    view,
+                    Landed::Stale(self.unreached(why)),
+                )),
             },
             Plan::Keep(report) => Decided::Done(kept(brain, report, view, Landed::Unchanged)),
             // A plan that changes nothing only publishes what is pending.
@@ -501,14 +527,21 @@ impl Publisher<'_> {
         }
     }
 
+    /// git's words (from a fetch or a push), with the remote they are about.
+    fn unreached(&self, why: String) -> Unreached {
+        Unreached {
+            remote: self.remote.label(),
+            why,
+        }
+    }
+
     /// The remote cannot be reached: the change goes on the local branch.
     fn offline<R>(
         &self,
         plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
         why: String,
     ) -> Result<Applied<R>> {
-        // git's words (from a fetch or a push), said with the remote's name.
-        let why = unreachable(&self.remote.label(), &why);
+        let why = self.unreached(why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
         let view = brain.view_of(tips, true)?;
@@ -538,24 +571,6 @@ impl Publisher<'_> {
             }
         }
     }
-}
-
-/// `origin/brain-index could not be reached (fatal: …)`: the sentence a
-/// change kept locally is reported with.
-fn unreachable(remote: &str, why: &str) -> String {
-    format!(
-        "{remote} could not be reached ({})",
-        why.trim_end_matches('.')
-    )
-}
-
-/// git's words in a sentence made by [`unreachable`].
-pub fn unreachable_why<'a>(remote: &str, sentence: &'a str) -> &'a str {
-    sentence
-        .strip_prefix(remote)
-        .and_then(|s| s.strip_prefix(" could not be reached ("))
-        .and_then(|s| s.strip_suffix(')'))
-        .unwrap_or(sentence)
 }
 
 fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {

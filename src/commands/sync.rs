@@ -38,8 +38,8 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let landing = &applied.landing;
     if let Landed::Stale(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
-            remote: remote.label(),
-            why: crate::publish::unreachable_why(&remote.label(), why).to_string(),
+            remote: why.remote.clone(),
+            why: why.why.clone(),
         });
     }
     let reg = &landing.registry;

@@ -391,6 +391,29 @@ fn init_publishes_the_new_registry_branch() {
 }
 
 #[test]
+fn a_decision_made_while_the_remote_is_away_says_what_it_rests_on() {
+    let n = Net::new();
+    let mut t = Transcript::new(&n.a);
+    t.bsi(&["open", "agents/", "--session", "sa"]).ok();
+    let before = (n.a.registry(), n.a.commits());
+    let away = n.away();
+    t.note("The remote is moved away: unreachable.");
+    // Nothing to write: the answer rests on the registry as last fetched,
+    // and says which remote could not be asked.
+    let r = t.bsi(&["open", "agents/", "--session", "sa"]);
+    r.ok();
+    assert!(
+        r.stderr
+            .contains("origin/brain-index could not be reached (fatal: "),
+        "{}",
+        r.stderr
+    );
+    n.back(&away);
+    assert_eq!((n.a.registry(), n.a.commits()), before);
+    t.check("remote/a_decision_made_while_the_remote_is_away_says_what_it_rests_on.txt");
+}
+
+#[test]
 fn an_unreachable_remote_records_locally_then_sync_publishes() {
     let n = Net::new();
     let mut t = Transcript::new(&n.a);
