@@ -198,8 +198,8 @@ fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
 /// claim is in the way of: what `bsi open` can claim for it. A path with
 /// lines in another's claim is left to the ways out of its holder.
 /// Lines of one section become that section; anything else the file.
-fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<Scope> {
+    let mut out: Vec<Scope> = Vec::new();
     for f in findings {
         if let Finding::Outside { path, region } = f {
             // Another's claim in the way, or a rename whose own hint names
@@ -213,16 +213,17 @@ fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<String> {
                 } => p == path && !renamed_to.is_empty(),
                 Finding::Outside { .. } => false,
             });
-            let scope = match region {
-                Some(r) if r.kind != crate::changes::Kind::Moved => match &r.heading {
-                    Some(h) => crate::scope::Scope::Section {
-                        file: path.clone(),
-                        heading: h.clone(),
-                    }
-                    .to_string(),
-                    None => path.clone(),
+            let scope = match region
+                .as_ref()
+                .filter(|r| r.kind != crate::changes::Kind::Moved)
+            {
+                Some(Region {
+                    heading: Some(h), ..
+                }) => Scope::Section {
+                    file: path.clone(),
+                    heading: h.clone(),
                 },
-                _ => path.clone(),
+                _ => Scope::File(path.clone()),
             };
             if !held && !out.contains(&scope) {
                 out.push(scope);
@@ -230,10 +231,14 @@ fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<String> {
         }
     }
     // A whole file already listed covers its sections.
-    let files: Vec<String> = out.iter().filter(|s| !s.contains('#')).cloned().collect();
-    out.retain(|s| {
-        s.split_once('#')
-            .is_none_or(|(file, _)| !files.iter().any(|f| f == file))
+    let whole: Vec<Scope> = out
+        .iter()
+        .filter(|s| matches!(s, Scope::File(_)))
+        .cloned()
+        .collect();
+    out.retain(|s| match s {
+        Scope::Section { file, .. } => !whole.contains(&Scope::File(file.clone())),
+        _ => true,
     });
     out
 }
@@ -266,7 +271,7 @@ fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>
         let scopes: Vec<String> = judged
             .outside
             .iter()
-            .map(|p| crate::output::shell_quote(p))
+            .map(|s| crate::output::shell_quote(&s.to_string()))
             .collect();
         let as_session = session.map_or_else(
             || " (as the session that commits)".to_string(),
@@ -291,7 +296,7 @@ pub(crate) struct Judged<'a> {
     /// The sessions whose claims the change is inside, and whether stale.
     pub(crate) holders: Vec<(&'a str, bool)>,
     /// Whether something lies outside every scope of the session.
-    pub(crate) outside: Vec<String>,
+    pub(crate) outside: Vec<Scope>,
 }
 
 /// Words the findings of a change (`change`: "commit", "edit"): [`Judged`].
