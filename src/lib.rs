@@ -14,6 +14,8 @@
 //! (process checks), [`hooks`] (hook scripts), [`agents`] (the agent tools'
 //! hook events, answers and settings), [`resolve`] (the file system view of
 //! scopes) and [`wait`] (watching the registry for `bsi open --wait`).
+//! Every command bsi prints for someone to run writes its values with
+//! [`words::shell_word`].
 //! [`commands`] ties them together per subcommand.
 
 pub mod agents;
@@ -42,6 +44,7 @@ pub mod tree;
 pub mod ttl;
 pub mod values;
 pub mod wait;
+pub mod words;
 
 pub use error::{Error, Result, exit};
 
