@@ -14,6 +14,7 @@ use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId};
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct Closed {
@@ -151,7 +152,8 @@ fn report(
         if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
                 out,
-                "{verified} outside its claims — `bsi verify {session}` lists them"
+                "{verified} outside its claims — `{}` lists them",
+                command_line(["bsi", "verify", session])
             )
             .map_err(Error::output)?;
         }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{Ctx, verify};
+use super::{Ctx, open_command, verify};
 use crate::cli::HookAction;
 use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
@@ -17,6 +17,7 @@ use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::trailer;
+use crate::words::command_line;
 
 pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
     match action {
@@ -189,8 +190,8 @@ fn say_registry_staged(err: &mut impl Write, brain: &Brain, refused: bool) {
     );
     let _ = writeln!(
         err,
-        "  take it out of the commit with `git rm --cached {}`, then commit again",
-        brain.rel
+        "  take it out of the commit with `{}`, then commit again",
+        command_line(["git", "rm", "--cached", &brain.rel])
     );
 }
 
@@ -257,30 +258,27 @@ fn say_ways_out(err: &mut impl Write, judged: &Judged<'_>, session: Option<&str>
             if *stale {
                 let _ = writeln!(
                     err,
-                    "  ways out: ask the holder of {s} to close it, or have a person run `bsi release {s} --confirm` (its claim is stale)"
+                    "  ways out: ask the holder of {s} to close it, or have a person run `{}` (its claim is stale)",
+                    command_line(["bsi", "release", s, "--confirm"])
                 );
             } else {
                 let _ = writeln!(
                     err,
-                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `bsi release {s} --confirm --force`"
+                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `{}`",
+                    command_line(["bsi", "release", s, "--confirm", "--force"])
                 );
             }
         }
     }
     if !judged.outside.is_empty() {
-        let scopes: Vec<String> = judged
-            .outside
-            .iter()
-            .map(|s| crate::output::shell_quote(&s.to_string()))
-            .collect();
-        let as_session = session.map_or_else(
-            || " (as the session that commits)".to_string(),
-            |s| format!(" --session {}", crate::output::shell_quote(s)),
-        );
+        let (more, who) = match session {
+            Some(s) => (vec!["--session", s], ""),
+            None => (Vec::new(), " (as the session that commits)"),
+        };
         let _ = writeln!(
             err,
-            "  claim what you change first: `bsi open {}{as_session}`",
-            scopes.join(" ")
+            "  claim what you change first: `{}`{who}",
+            open_command(&judged.outside, &more)
         );
     }
 }
@@ -424,8 +422,9 @@ fn heading_gone_lines(
     let who = &claim.session;
     if renamed_to.is_empty() {
         lines.push(format!(
-            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
-            claim.scope, claim.scope
+            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `{}` when done",
+            claim.scope,
+            command_line(["bsi", "close", who, "--scope", &claim.scope.to_string()])
         ));
         return;
     }
@@ -439,12 +438,13 @@ fn heading_gone_lines(
             .join(", ")
     ));
     for h in renamed_to {
+        let scope = Scope::Section {
+            file: path.to_string(),
+            heading: h.clone(),
+        };
         lines.push(format!(
-            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
-            Scope::Section {
-                file: path.to_string(),
-                heading: h.clone()
-            }
+            "  claim the new name first: `{}`, then {change} again",
+            open_command([&scope], &["--session", who])
         ));
     }
 }

@@ -436,6 +436,21 @@ pub(crate) fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) ->
         .join(", ")
 }
 
+/// `bsi open SCOPE…` followed by `more` words: a command to paste, every
+/// word written with [`crate::words::shell_word`].
+pub(crate) fn open_command<'a>(
+    scopes: impl IntoIterator<Item = &'a Scope>,
+    more: &[&str],
+) -> String {
+    let scopes: Vec<String> = scopes.into_iter().map(ToString::to_string).collect();
+    crate::words::command_line(
+        ["bsi", "open"]
+            .into_iter()
+            .chain(scopes.iter().map(String::as_str))
+            .chain(more.iter().copied()),
+    )
+}
+
 /// Resolves an optional `--scope` flag.
 pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<Option<Scope>> {
     raw.map(|r| resolve_lenient(brain, ctx, r)).transpose()
@@ -465,9 +480,8 @@ pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &s
                 c.session, c.scope, c.agent
             ),
             hint: format!(
-                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
-                c.session,
-                output::shell_quote(&c.agent)
+                "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
+                crate::words::command_line(["bsi", verb, &c.session, "--agent", &c.agent])
             ),
         });
     }

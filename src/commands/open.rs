@@ -5,7 +5,9 @@ use std::io::Write;
 use chrono::{DateTime, Duration, FixedOffset};
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, check_note, commit_message_by, scopes_summary};
+use super::{
+    Ctx, Ending, WriteCommand, check_note, commit_message_by, open_command, scopes_summary,
+};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
@@ -19,6 +21,7 @@ use crate::store::Brain;
 use crate::ttl;
 use crate::values::{AgentName, SessionId};
 use crate::wait::Waiting;
+use crate::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -211,12 +214,11 @@ fn report(
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "export BSI_SESSION={session}").map_err(Error::output)?;
+        writeln!(stdout, "export {}", assignment("BSI_SESSION", session)).map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
         if let Some(agent) = named_agent {
-            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(agent))
-                .map_err(Error::output)?;
+            writeln!(stdout, "export {}", assignment("BSI_AGENT", agent)).map_err(Error::output)?;
         }
     }
     let mut out: Box<dyn Write> = match mode {
@@ -237,8 +239,9 @@ fn report(
         if *stale {
             writeln!(
                 out,
-                "Already held — {} (STALE: renew cannot revive it; a person must `bsi release {}`)",
-                c.scope, c.session
+                "Already held — {} (STALE: renew cannot revive it; a person must `{}`)",
+                c.scope,
+                command_line(["bsi", "release", &c.session])
             )
             .map_err(Error::output)?;
         } else {
@@ -256,13 +259,17 @@ fn report(
     if generated && mode != Mode::Shell {
         writeln!(
             out,
-            "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
+            "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",
+            assignment("BSI_SESSION", session)
         ).map_err(Error::output)?;
     } else if !new_claims.is_empty() || !held.is_empty() {
         writeln!(
             out,
-            "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
-        ).map_err(Error::output)?;
+            "Next: edit only inside your claims, commit with {}, then `{}`.",
+            assignment("BSI_SESSION", session),
+            command_line(["bsi", "close", session])
+        )
+        .map_err(Error::output)?;
     }
     Ok(Ending::Landed(exit::OK))
 }
@@ -307,8 +314,9 @@ pub(crate) fn plan(
                 c.agent, c.agent
             ),
             hint: format!(
-                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
-                c.agent, c.agent
+                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `{}`",
+                c.agent,
+                command_line(["--agent", &c.agent])
             ),
         });
     }
@@ -453,8 +461,10 @@ fn announce(blockers: &[Owned], wait: std::time::Duration) {
         };
         let line = if b.stale {
             format!(
-                "{} ({} STALE{agent}: only `bsi release {}` by a person frees it)",
-                b.claim.session, b.claim.scope, b.claim.session
+                "{} ({} STALE{agent}: only `{}` by a person frees it)",
+                b.claim.session,
+                b.claim.scope,
+                command_line(["bsi", "release", &b.claim.session])
             )
         } else {
             format!(
@@ -550,14 +560,14 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
         .collect();
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
-        ways.push(format!("open a free scope instead (`bsi open {first}`)"));
+        ways.push(format!(
+            "open a free scope instead (`{}`)",
+            open_command([first], &[])
+        ));
     } else if !free.is_empty() {
         ways.push(format!(
-            "open the free part alone (`bsi open {}`)",
-            free.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
+            "open the free part alone (`{}`)",
+            open_command(free, &[])
         ));
     }
     if !active.is_empty() {
@@ -568,7 +578,8 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
     }
     for s in &stale {
         ways.push(format!(
-            "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
+            "have a person who knows {s} is gone free its stale claim: `{}`",
+            command_line(["bsi", "release", s, "--confirm"])
         ));
     }
     ways

@@ -5,7 +5,9 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, check_owner, opt_scope, scopes_summary, session_claims};
+use super::{
+    Ctx, Ending, WriteCommand, check_owner, open_command, opt_scope, scopes_summary, session_claims,
+};
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
@@ -14,6 +16,7 @@ use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
 use crate::ttl;
 use crate::values::{AgentName, SessionId};
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct Renewed {
@@ -72,7 +75,8 @@ fn plan(
             return Err(Error::Refused {
                 what: format!("the claims of {session} are stale; renew cannot revive them"),
                 hint: format!(
-                    "a person decides: `bsi release {session} --confirm`, then open again"
+                    "a person decides: `{}`, then open again",
+                    command_line(["bsi", "release", session, "--confirm"])
                 ),
             });
         }
@@ -125,8 +129,9 @@ fn plan(
                     ttl::time_left(c.expires, ctx.now)
                 ),
                 hint: format!(
-                    "close it and claim again: `bsi close {session}`, then `bsi open {}`",
-                    scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
+                    "close it and claim again: `{}`, then `{}`",
+                    command_line(["bsi", "close", session]),
+                    open_command(overdue.iter().map(|c| &c.scope), &[])
                 ),
             });
         }
@@ -139,8 +144,9 @@ fn plan(
                 )
             ),
             hint: format!(
-                "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
-                scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
+                "finish before then, or close and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(claims.iter().map(|c| &c.scope), &[])
             ),
         });
     }
@@ -213,12 +219,15 @@ fn report(
         if renewed.is_empty() {
             writeln!(
                 out,
-                "Next: renew nearer the expiry, or ask for more now: `bsi renew {session} --ttl 4h`."
-            ).map_err(Error::output)?;
+                "Next: renew nearer the expiry, or ask for more now: `{}`.",
+                command_line(["bsi", "renew", &session, "--ttl", "4h"])
+            )
+            .map_err(Error::output)?;
         } else {
             writeln!(
                 out,
-                "Next: `bsi close {session}` when the work is committed."
+                "Next: `{}` when the work is committed.",
+                command_line(["bsi", "close", &session])
             )
             .map_err(Error::output)?;
         }
