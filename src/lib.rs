@@ -17,7 +17,9 @@
 //! [`commands`] ties them together per subcommand.
 
 pub mod agents;
+pub mod audit;
 pub mod changes;
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod config;

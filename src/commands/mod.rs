@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::git::Oid;
 use crate::output;
 use crate::publish::{self, Applied, Plan};
-use crate::registry::{Claim, Registry};
+use crate::registry::Registry;
 use crate::resolve;
 use crate::scope::Scope;
 use crate::settings::Settings;
@@ -370,72 +370,6 @@ pub fn check_note(s: &str) -> Result<()> {
     Ok(crate::values::check_line("note", s)?)
 }
 
-/// Indexes of a session's claims, in the active and the stale table,
-/// optionally only those with `scope`.
-pub(crate) fn session_claims(
-    reg: &Registry,
-    session: &str,
-    scope: Option<&Scope>,
-) -> (Vec<usize>, Vec<usize>) {
-    let pick = |claims: &[Claim]| {
-        claims
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.session == session && scope.is_none_or(|s| &c.scope == s))
-            .map(|(i, _)| i)
-            .collect::<Vec<_>>()
-    };
-    (pick(&reg.active_claims), pick(&reg.stale_claims))
-}
-
-/// The commit message of a registry change: a summary line and trailers.
-pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
-    commit_message_by(action, sessions, what, None)
-}
-
-/// [`commit_message`], with a [`crate::trailer::AGENT`] trailer naming who acted, so the
-/// journal shows the agent rather than a shared git identity.
-pub(crate) fn commit_message_by(
-    action: &str,
-    sessions: &[&str],
-    what: &str,
-    agent: Option<&str>,
-) -> String {
-    let mut uniq: Vec<&str> = Vec::new();
-    for s in sessions {
-        if !uniq.contains(s) {
-            uniq.push(s);
-        }
-    }
-    let mut summary = format!("bsi: {action}");
-    if uniq.len() == 1 {
-        summary.push(' ');
-        summary.push_str(uniq[0]);
-    }
-    if !what.is_empty() {
-        summary.push(' ');
-        summary.push_str(what);
-    }
-    if summary.chars().count() > 100 {
-        summary = summary.chars().take(99).collect::<String>() + "…";
-    }
-    let trailers = crate::trailer::Registry {
-        sessions: uniq.iter().map(|s| (*s).to_string()).collect(),
-        action: Some(action.to_string()),
-        agent: agent.map(String::from),
-    };
-    format!("{summary}\n\n{}", trailers.render())
-}
-
-/// Scopes joined for a summary line.
-pub(crate) fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String {
-    scopes
-        .into_iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Resolves an optional `--scope` flag.
 pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<Option<Scope>> {
     raw.map(|r| resolve_lenient(brain, ctx, r)).transpose()
@@ -448,30 +382,6 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
         Err(Error::NoSuchSection { file, heading, .. }) => Ok(Scope::Section { file, heading }),
         other => other,
     }
-}
-
-/// Refuses to act on a claim opened by another agent unless forced.
-pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> Result<()> {
-    if force {
-        return Ok(());
-    }
-    if let Some(c) = claims
-        .iter()
-        .find(|c| !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(caller))
-    {
-        return Err(Error::Refused {
-            what: format!(
-                "{} {} was opened by {}, not by {caller}",
-                c.session, c.scope, c.agent
-            ),
-            hint: format!(
-                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
-                c.session,
-                output::shell_quote(&c.agent)
-            ),
-        });
-    }
-    Ok(())
 }
 
 /// Reads `--wait DUR`.

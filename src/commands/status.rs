@@ -131,7 +131,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         )
         .map_err(crate::Error::output)?;
     }
-    for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+    for line in crate::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     // With a collision standing, its own next step replaces the generic one.
