@@ -27,8 +27,8 @@ pub mod conflict;
 pub mod error;
 pub mod git;
 pub mod git_cli;
+pub mod githooks;
 pub mod guard;
-pub mod hooks;
 pub mod markdown;
 pub mod output;
 pub mod platform;
@@ -60,7 +60,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    if let Some(code) = commands::agent_hook::fast_path(&args) {
+    if let Some(code) = commands::agent_event::fast_path(&args) {
         return code;
     }
     let parsed = cli::command()
@@ -185,18 +185,18 @@ fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let kind = commands::agent_hook::kind_in_args(&args)?;
+    let kind = commands::agent_event::kind_in_args(&args)?;
     let why = format!(
         "bsi could not read its command line ({})",
         e.kind().as_str().unwrap_or("usage error")
     );
-    let answer = match commands::agent_hook::tool_in_args(&args) {
-        Some(tool) => commands::agent_hook::fail_open(tool, kind, &why),
+    let answer = match commands::agent_event::tool_in_args(&args) {
+        Some(tool) => commands::agent_event::fail_open(tool, kind, &why),
         None => agents::Answer {
             exit_code: exit::OK,
             stdout: String::new(),
             stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
         },
     };
-    Some(commands::agent_hook::emit(&answer))
+    Some(commands::agent_event::emit(&answer))
 }

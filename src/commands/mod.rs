@@ -3,10 +3,10 @@
 //! a write command (`WriteCommand`) and the helpers that find a session's
 //! claims and write commit messages.
 
-mod agent;
-pub mod agent_hook;
+pub mod agent_event;
+mod agent_setup;
 mod close;
-mod hook;
+mod git_hook;
 mod init;
 mod log;
 mod merge_driver;
@@ -18,6 +18,7 @@ mod renew;
 mod status;
 mod sync;
 mod verify;
+mod views;
 mod watchdog;
 mod whoami;
 
@@ -26,7 +27,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, Local};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, HookAction};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::git::Oid;
@@ -396,25 +397,35 @@ fn parse_wait(raw: &str) -> Result<std::time::Duration> {
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    // The agent tools' hooks fail open, even when the context cannot be read.
-    if let Command::Hook { action } = &cli.command
-        && let Some((tool, kind)) = agent_hook::event_of(action)
-    {
-        return Ok(agent_hook::run(
-            Ctx::from_env(cli.registry, cli.remote),
-            tool,
-            kind,
-        ));
-    }
-    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
-    run_with(ctx, cli)
+    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
+    run_in(ctx, cli)
 }
 
 /// Runs a parsed command line in `ctx` — the environment of [`run`], or one
 /// a test builds: the seam that runs bsi in-process on a prepared
 /// repository. The command line's `--quiet` or `-v` (clap lets only one
 /// through) replaces the context's verbosity.
-pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
+pub fn run_with(ctx: Ctx, cli: Cli) -> Result<u8> {
+    run_in(Ok(ctx), cli)
+}
+
+/// The one dispatch of a command line: an agent tool's event is answered
+/// even when the context cannot be read (it fails open in the tool's
+/// protocol); every other command needs the context.
+fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
+    let mut ctx = match (ctx, &cli.command) {
+        (Ok(ctx), _) => ctx,
+        (
+            Err(e),
+            Command::Hook {
+                action: HookAction::Agent(ev),
+            },
+        ) => {
+            let (tool, kind) = crate::agents::event_of(*ev);
+            return Ok(agent_event::run(Err(e), tool, kind));
+        }
+        (Err(e), _) => return Err(e),
+    };
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
@@ -493,7 +504,15 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
         Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
         Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
-        Command::Hook { action } => hook::run(&ctx, action),
+        Command::Hook {
+            action: HookAction::Git(action),
+        } => git_hook::run(&ctx, action),
+        Command::Hook {
+            action: HookAction::Agent(ev),
+        } => {
+            let (tool, kind) = crate::agents::event_of(ev);
+            Ok(agent_event::run(Ok(ctx), tool, kind))
+        }
         Command::Verify {
             session,
             worktree,
@@ -506,6 +525,6 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
-        Command::Agent { action } => agent::run(&ctx, action),
+        Command::Agent { action } => agent_setup::run(&ctx, action),
     }
 }

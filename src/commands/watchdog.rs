@@ -4,7 +4,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, status};
+use super::views as status;
+use super::{Ctx, Ending, WriteCommand};
 use crate::audit;
 use crate::claims::watchdog::{Seen, plan};
 use crate::conflict;

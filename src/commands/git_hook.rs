@@ -1,34 +1,29 @@
-//! `bsi hook`: install and remove the git hooks, and what they run — the
-//! pre-commit guard and the session trailer.
+//! `bsi hook install|uninstall|pre-commit|prepare-commit-msg`: git's hooks —
+//! installing them, and what they run: the pre-commit guard and the
+//! session trailer.
 
 use std::io::Write;
 use std::path::Path;
 
 use super::Ctx;
 use crate::audit;
-use crate::cli::HookAction;
+use crate::cli::GitHook;
 use crate::config::HookMode;
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
+use crate::githooks;
 use crate::guard::{ClaimIndex, verdict};
-use crate::hooks;
 use crate::registry::Registry;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::trailer;
 
-pub(crate) fn run(ctx: &Ctx, action: HookAction) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
     match action {
-        HookAction::Install => install(ctx),
-        HookAction::Uninstall => uninstall(ctx),
-        HookAction::PreCommit { .. } => pre_commit(ctx),
-        HookAction::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
-        HookAction::Edit { .. } | HookAction::SessionStart { .. } | HookAction::Stop { .. } => {
-            match super::agent_hook::event_of(&action) {
-                Some((tool, kind)) => Ok(super::agent_hook::run(Ok(ctx.clone()), tool, kind)),
-                None => Ok(exit::OK),
-            }
-        }
+        GitHook::Install => install(ctx),
+        GitHook::Uninstall => uninstall(ctx),
+        GitHook::PreCommit { .. } => pre_commit(ctx),
+        GitHook::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
     }
 }
 
@@ -38,8 +33,8 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let exe = std::env::current_exe().ok();
     let program = exe.as_deref().and_then(Path::to_str);
     let mut out = std::io::stdout().lock();
-    for name in hooks::HOOKS {
-        let outcome = hooks::install(&dir, name, program)?;
+    for name in githooks::HOOKS {
+        let outcome = githooks::install(&dir, name, program)?;
         writeln!(
             out,
             "{name}: {} ({})",
@@ -72,8 +67,8 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let dir = git.hooks_dir()?;
     let mut out = std::io::stdout().lock();
-    for name in hooks::HOOKS {
-        let outcome = hooks::uninstall(&dir, name)?;
+    for name in githooks::HOOKS {
+        let outcome = githooks::uninstall(&dir, name)?;
         writeln!(
             out,
             "{name}: {} ({})",

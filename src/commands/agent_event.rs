@@ -1,5 +1,6 @@
-//! `bsi hook edit|session-start|stop --tool T`: what the agent tools run
-//! before a file edit, when a session starts and when the agent stops.
+//! `bsi hook edit|session-start|stop --tool T`: the agent tools' events —
+//! before a file edit, when a session starts and when the agent stops —
+//! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
 //! asks the guard which claims that touches — the same function as the
@@ -24,7 +25,6 @@ use crate::agents::{
 use crate::claims::open::{self, Claiming, Outcome};
 use crate::claims::scopes_summary;
 use crate::claims::session_claims;
-use crate::cli::HookAction;
 use crate::config::HookMode;
 use crate::error::{Error, Result};
 use crate::guard::verdict::{self, Judged};
@@ -38,17 +38,6 @@ use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
-
-/// The agent tool and hook a `bsi hook` action is, when it is one of them.
-pub(crate) fn event_of(action: &HookAction) -> Option<(Tool, HookKind)> {
-    let (tool, kind) = match action {
-        HookAction::Edit { tool } => (tool, HookKind::Edit),
-        HookAction::SessionStart { tool } => (tool, HookKind::SessionStart),
-        HookAction::Stop { tool } => (tool, HookKind::Stop),
-        _ => return None,
-    };
-    Some((super::agent::tool_of(*tool), kind))
-}
 
 /// The agent tools' hooks run on every edit an agent makes, and building
 /// clap's whole command tree costs a third of such a run. The command lines
