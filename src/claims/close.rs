@@ -64,3 +64,38 @@ pub fn plan(
         report: (targets, verified),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{claim, registry, t0, written};
+    use super::*;
+
+    #[test]
+    fn close_moves_active_and_stale_claims_to_the_history_with_the_audit() {
+        let a = claim("s1", "a", Scope::File("a.md".into()));
+        let b = claim("s1", "a", Scope::File("b.md".into()));
+        let keep = claim("s2", "a", Scope::File("c.md".into()));
+        let reg = registry(&[a, keep], &[b]);
+        let audit = VerifyOutcome::Overflow {
+            files: 1,
+            sections: 0,
+        };
+        let p = plan(&reg, "s1", None, ("a", false), (audit, t0())).expect("a plan");
+        let after = written(&p).expect("written");
+        assert_eq!(after.active_claims.len(), 1);
+        assert_eq!(after.active_claims[0].session, "s2");
+        assert!(after.stale_claims.is_empty());
+        assert_eq!(after.history_len(), 2);
+        let rows = crate::registry::parse::history_rows(&after).expect("history rows");
+        assert_eq!(rows.len(), 2);
+        for row in &rows {
+            let cells: Vec<&str> = row.iter().map(|(_, v)| v.as_str()).collect();
+            assert!(cells.contains(&Status::Completed.as_str()), "{cells:?}");
+            assert!(cells.iter().any(|v| v.contains("overflow")), "{cells:?}");
+        }
+        assert!(matches!(
+            plan(&reg, "s3", None, ("a", false), (VerifyOutcome::Clean, t0())),
+            Err(Error::NotFound(_))
+        ));
+    }
+}

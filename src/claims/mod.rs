@@ -195,3 +195,147 @@ pub fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! The plans, each on a registry built in memory and a snapshot made by
+    //! hand: no repository, no file system.
+
+    use chrono::{DateTime, Duration, FixedOffset};
+
+    use super::*;
+    use crate::publish::Plan;
+    use crate::registry::render::empty_registry;
+    use crate::registry::{TableKind, parse};
+
+    pub(crate) fn t0() -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339("2026-03-14T09:30:00Z").expect("time")
+    }
+
+    pub(crate) fn claim(session: &str, agent: &str, scope: Scope) -> Claim {
+        Claim {
+            session: session.into(),
+            scope,
+            agent: agent.into(),
+            opened: t0(),
+            expires: t0() + Duration::hours(2),
+            note: String::new(),
+            reason: None,
+            extra: Vec::new(),
+        }
+    }
+
+    /// A registry holding these active and stale claims.
+    pub(crate) fn registry(active: &[Claim], stale: &[Claim]) -> Registry {
+        let mut reg = parse(empty_registry()).expect("the empty registry parses");
+        for c in active {
+            reg.add_claim(TableKind::Active, c);
+        }
+        for c in stale {
+            reg.add_claim(TableKind::Stale, c);
+        }
+        parse(reg.render()).expect("a rendered registry parses")
+    }
+
+    /// The written registry of a plan, parsed back.
+    pub(crate) fn written<R>(plan: &Plan<R>) -> Option<Registry> {
+        match plan {
+            Plan::Write { text, .. } => Some(parse(text.clone()).expect("the plan's text parses")),
+            Plan::Keep(_) => None,
+        }
+    }
+
+    pub(crate) fn section(file: &str, heading: &str) -> Scope {
+        Scope::Section {
+            file: file.into(),
+            heading: heading.into(),
+        }
+    }
+
+    #[test]
+    fn ownership_ignores_case_and_an_empty_agent() {
+        let c = claim("s1", "Claude", Scope::File("a.md".into()));
+        assert!(owned_by(&c, "claude"));
+        assert!(!owned_by(&c, "codex"));
+        assert!(owned_by(&claim("s1", "", Scope::Global), "anyone"));
+    }
+
+    #[test]
+    fn check_owner_refuses_another_agents_claim_unless_forced() {
+        let c = claim("s1", "claude", Scope::File("a.md".into()));
+        let e = check_owner(&[&c], "codex", false, "close").expect_err("refused");
+        assert!(
+            e.to_string().contains("opened by claude, not by codex"),
+            "{e}"
+        );
+        assert!(e.hint().is_some_and(|h| h.contains("--agent claude")));
+        assert!(check_owner(&[&c], "codex", true, "close").is_ok());
+        assert!(check_owner(&[&c], "CLAUDE", false, "close").is_ok());
+    }
+
+    #[test]
+    fn session_claims_finds_active_and_stale_rows_of_one_scope() {
+        let a = claim("s1", "x", Scope::File("a.md".into()));
+        let b = claim("s1", "x", Scope::File("b.md".into()));
+        let other = claim("s2", "x", Scope::File("c.md".into()));
+        let reg = registry(&[a, other], &[b]);
+        assert_eq!(session_claims(&reg, "s1", None), (vec![0], vec![0]));
+        let only_b = Scope::File("b.md".into());
+        assert_eq!(session_claims(&reg, "s1", Some(&only_b)), (vec![], vec![0]));
+        assert_eq!(session_claims(&reg, "s3", None), (vec![], vec![]));
+    }
+
+    #[test]
+    fn commit_messages_name_one_session_and_carry_trailers() {
+        let m = commit_message_by("open", &["s1", "s1"], "a.md", Some("claude"));
+        let (summary, trailers) = m.split_once("\n\n").expect("a body");
+        assert_eq!(summary, "bsi: open s1 a.md");
+        assert!(
+            trailers.contains("s1") && trailers.contains("claude"),
+            "{trailers}"
+        );
+        let two = commit_message("sync", &["s1", "s2"], "with origin");
+        assert!(two.starts_with("bsi: sync with origin\n"), "{two}");
+        let long = commit_message("open", &["s1"], &"x".repeat(300));
+        assert_eq!(long.lines().next().expect("a line").chars().count(), 100);
+    }
+
+    #[test]
+    fn a_snapshot_nests_sections_in_any_version_and_names_the_other_one() {
+        let flat = crate::markdown::outline("# Plan\n## Goals\n## Q1\n");
+        let nested = crate::markdown::outline("# Plan\n## Goals\n### Q1\n");
+        let mut snap = Snapshot::default();
+        snap.worktree.insert("p.md".into(), Some(flat));
+        snap.versions
+            .insert("p.md".into(), vec![("origin/main".into(), nested)]);
+        let (goals, q1) = (
+            crate::scope::heading_key("Goals"),
+            crate::scope::heading_key("Q1"),
+        );
+        assert!(snap.contains("p.md", &goals, &q1));
+        assert_eq!(
+            snap.elsewhere("p.md", &goals, &q1).as_deref(),
+            Some("origin/main")
+        );
+        assert!(!snap.contains("p.md", &q1, &goals));
+        assert!(!snap.contains("other.md", &goals, &q1));
+    }
+
+    #[test]
+    fn wanted_reads_the_files_and_the_directories_around_a_request() {
+        let (files, dirs) = wanted(&[
+            Scope::Dir("notes/ideas/".into()),
+            Scope::File("projets/plan.md".into()),
+            section("projets/plan.md", "Risks"),
+        ]);
+        assert_eq!(files, vec!["projets/plan.md".to_string()]);
+        assert_eq!(
+            dirs,
+            vec![
+                "notes/ideas/".to_string(),
+                "notes/".to_string(),
+                "projets/".to_string()
+            ]
+        );
+    }
+}

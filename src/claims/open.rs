@@ -247,3 +247,165 @@ pub(crate) fn parent_dir(path: &str) -> &str {
         None => "",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{claim, registry, section, t0, written};
+    use super::*;
+
+    fn ask<'a>(session: &'a str, agent: &'a str, scopes: &'a [Scope]) -> Claiming<'a> {
+        Claiming {
+            session,
+            agent,
+            scopes,
+            ttl: Duration::hours(2),
+            note: "n",
+            now: t0(),
+            max_active_per_agent: None,
+        }
+    }
+
+    fn snapshot_of(file: &str, text: &str) -> Snapshot {
+        let mut snap = Snapshot::default();
+        snap.worktree
+            .insert(file.into(), Some(crate::markdown::outline(text)));
+        snap
+    }
+
+    #[test]
+    fn a_free_request_is_written_whole() {
+        let reg = registry(&[], &[]);
+        let scopes = [Scope::Dir("notes/".into()), Scope::File("a.md".into())];
+        let plan = plan(&reg, &ask("s1", "claude", &scopes), &Snapshot::default()).expect("a plan");
+        let after = written(&plan).expect("written");
+        assert_eq!(after.active_claims.len(), 2);
+        assert!(after.active_claims.iter().all(|c| c.session == "s1"));
+        let Plan::Write { message, .. } = &plan else {
+            unreachable!("written above")
+        };
+        assert!(
+            message.starts_with("bsi: open s1 notes/, a.md"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn one_overlap_refuses_the_whole_request_and_names_what_was_free() {
+        let held = claim("s2", "codex", Scope::File("notes/a.md".into()));
+        let reg = registry(&[held], &[]);
+        let scopes = [Scope::Dir("notes/".into()), Scope::File("b.md".into())];
+        let plan = plan(&reg, &ask("s1", "claude", &scopes), &Snapshot::default()).expect("a plan");
+        let Plan::Keep(Outcome::Refused { blockers, free, .. }) = plan else {
+            panic!("refused, nothing written")
+        };
+        assert_eq!(blockers.len(), 1);
+        assert_eq!(blockers[0].claim.session, "s2");
+        assert_eq!(free, vec![Scope::File("b.md".into())]);
+    }
+
+    #[test]
+    fn a_stale_claim_is_not_free() {
+        let stale = claim("s2", "codex", Scope::File("a.md".into()));
+        let reg = registry(&[], &[stale]);
+        let scopes = [Scope::File("a.md".into())];
+        let plan = plan(&reg, &ask("s1", "claude", &scopes), &Snapshot::default()).expect("a plan");
+        assert!(matches!(
+            plan,
+            Plan::Keep(Outcome::Refused { ref blockers, .. }) if blockers[0].stale
+        ));
+    }
+
+    #[test]
+    fn a_section_nested_under_a_held_one_is_refused_and_siblings_are_offered() {
+        let snap = snapshot_of("p.md", "# Plan\n## Goals\n### Q1\n## Risks\n## Budget\n");
+        let reg = registry(&[claim("s2", "codex", section("p.md", "Goals"))], &[]);
+        let scopes = [section("p.md", "Q1")];
+        let plan = plan(&reg, &ask("s1", "claude", &scopes), &snap).expect("a plan");
+        let Plan::Keep(Outcome::Refused { alternatives, .. }) = plan else {
+            panic!("refused")
+        };
+        assert!(
+            alternatives.contains(&section("p.md", "Risks")),
+            "{alternatives:?}"
+        );
+        assert!(!alternatives.contains(&section("p.md", "Goals")));
+    }
+
+    #[test]
+    fn a_section_that_nests_only_upstream_is_refused_with_the_version_named() {
+        let mut snap = snapshot_of("p.md", "# Plan\n## Goals\n## Q1\n");
+        snap.versions.insert(
+            "p.md".into(),
+            vec![(
+                "origin/main".into(),
+                crate::markdown::outline("# Plan\n## Goals\n### Q1\n"),
+            )],
+        );
+        let reg = registry(&[claim("s2", "codex", section("p.md", "Goals"))], &[]);
+        let scopes = [section("p.md", "Q1")];
+        let plan = plan(&reg, &ask("s1", "claude", &scopes), &snap).expect("a plan");
+        let Plan::Keep(Outcome::Refused { blockers, .. }) = plan else {
+            panic!("refused")
+        };
+        assert_eq!(
+            blockers[0].elsewhere.as_deref(),
+            Some("on origin/main, `Q1` is under `Goals`")
+        );
+    }
+
+    #[test]
+    fn a_session_is_one_agents() {
+        let reg = registry(&[claim("s1", "claude", Scope::File("a.md".into()))], &[]);
+        let scopes = [Scope::File("b.md".into())];
+        let e = plan(&reg, &ask("s1", "codex", &scopes), &Snapshot::default())
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("belongs to agent claude"), "{e}");
+    }
+
+    #[test]
+    fn what_the_session_holds_is_kept_and_the_agent_limit_counts_new_claims() {
+        let mine = claim("s1", "claude", Scope::File("a.md".into()));
+        let reg = registry(&[mine], &[]);
+        let scopes = [Scope::File("a.md".into())];
+        let again =
+            plan(&reg, &ask("s1", "claude", &scopes), &Snapshot::default()).expect("a plan");
+        assert!(matches!(
+            again,
+            Plan::Keep(Outcome::Opened { ref new_claims, ref held }) if new_claims.is_empty() && held.len() == 1
+        ));
+        let more = [Scope::File("b.md".into())];
+        let mut limited = ask("s1", "claude", &more);
+        limited.max_active_per_agent = Some(1);
+        let e = plan(&reg, &limited, &Snapshot::default())
+            .err()
+            .expect("over the limit");
+        assert!(matches!(
+            e,
+            Error::TooManyClaims {
+                wanted: 2,
+                limit: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn alternatives_come_from_the_snapshot_and_skip_the_registry_copy() {
+        let mut snap = Snapshot {
+            registry_rel: "BRAIN-INDEX.md".into(),
+            ..Snapshot::default()
+        };
+        snap.listings.insert(
+            String::new(),
+            vec![
+                Scope::File("BRAIN-INDEX.md".into()),
+                Scope::Dir("notes/".into()),
+                Scope::Dir("agents/".into()),
+            ],
+        );
+        let reg = registry(&[claim("s2", "codex", Scope::Dir("notes/".into()))], &[]);
+        let free = alternatives(&reg, "s1", &[Scope::Global], &[Scope::Global], &snap);
+        assert_eq!(free, vec![Scope::Dir("agents/".into())]);
+    }
+}

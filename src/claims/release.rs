@@ -90,3 +90,41 @@ hint: "ask the session to close, wait for the watchdog to mark them stale, relea
         report: targets,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{claim, registry, t0, written};
+    use super::*;
+
+    #[test]
+    fn release_previews_without_confirm_and_needs_force_for_active_claims() {
+        let stale = claim("s1", "a", Scope::File("a.md".into()));
+        let live = claim("s2", "a", Scope::File("b.md".into()));
+        let reg = registry(&[live], &[stale]);
+        let ok = Ok(());
+        let preview = How {
+            confirm: false,
+            force: false,
+        };
+        let p = plan(t0(), &reg, ("s1", &ok), None, preview, "p").expect("a plan");
+        assert!(matches!(p, Plan::Keep(ref t) if t.len() == 1 && t[0].1 == Status::Released));
+        let confirm = How {
+            confirm: true,
+            force: false,
+        };
+        let after = written(&plan(t0(), &reg, ("s1", &ok), None, confirm, "p").expect("a plan"))
+            .expect("written");
+        assert!(after.stale_claims.is_empty());
+        assert_eq!(after.history_len(), 1);
+        assert!(plan(t0(), &reg, ("s2", &ok), None, confirm, "p").is_err());
+        let forced = How {
+            confirm: true,
+            force: true,
+        };
+        let after = written(&plan(t0(), &reg, ("s2", &ok), None, forced, "p").expect("a plan"))
+            .expect("written");
+        assert!(after.active_claims.is_empty());
+        assert_eq!(after.history_len(), 1);
+        assert!(after.text().contains(Status::ForceReleased.as_str()));
+    }
+}

@@ -125,3 +125,33 @@ pub enum Why {
     /// It passed its expiry: only the watchdog and a person act on it now.
     Overdue,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{claim, registry, t0, written};
+    use super::*;
+
+    #[test]
+    fn renew_extends_from_now_and_never_revives_a_stale_claim() {
+        let mine = claim("s1", "a", Scope::File("a.md".into()));
+        let reg = registry(std::slice::from_ref(&mine), &[]);
+        let now = t0() + Duration::hours(1);
+        let p = plan(now, &reg, "s1", None, Duration::hours(4), (false, "a")).expect("a plan");
+        let after = written(&p).expect("written");
+        assert_eq!(after.active_claims[0].expires, t0() + Duration::hours(5));
+        let ok = plan(now, &reg, "s1", None, Duration::minutes(30), (false, "a")).expect("a plan");
+        assert!(
+            written(&ok).is_none(),
+            "already long enough: nothing written"
+        );
+        let stale = registry(&[], &[mine]);
+        let e = plan(now, &stale, "s1", None, Duration::hours(1), (false, "a"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("stale"), "{e}");
+        let other = plan(now, &reg, "s1", None, Duration::hours(4), (false, "b"))
+            .err()
+            .expect("not b's");
+        assert!(other.to_string().contains("opened by a"), "{other}");
+    }
+}

@@ -68,3 +68,26 @@ pub struct Seen {
     /// The section claims, to report those naming no heading.
     pub sections_held: Vec<Claim>,
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::Duration;
+
+    use super::super::tests::{claim, registry, t0, written};
+    use super::*;
+    use crate::scope::Scope;
+
+    #[test]
+    fn only_expired_claims_move_and_nothing_is_freed() {
+        let live = claim("s1", "a", Scope::File("a.md".into()));
+        let reg = registry(std::slice::from_ref(&live), &[]);
+        assert!(matches!(plan(t0(), &reg, "w"), Plan::Keep(ref s) if s.moved.is_empty()));
+        let later = t0() + Duration::hours(3);
+        let p = plan(later, &reg, "w");
+        let after = written(&p).expect("written");
+        assert!(after.active_claims.is_empty());
+        assert_eq!(after.stale_claims.len(), 1);
+        assert_eq!(after.stale_claims[0].session, "s1");
+        assert!(after.stale_claims[0].reason.is_some());
+    }
+}

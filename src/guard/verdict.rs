@@ -287,3 +287,158 @@ pub fn ways_out(judged: &Judged<'_>, session: Option<&str>) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::tests::claim;
+
+    fn findings(held: &Claim) -> Vec<Finding<'_>> {
+        vec![
+            Finding::Claimed {
+                path: "a.md".into(),
+                claim: held,
+                stale: false,
+                region: None,
+            },
+            Finding::Outside {
+                path: "b.md".into(),
+                region: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn each_mode_refuses_what_it_promises() {
+        assert!(refuses_claimed(HookMode::Normal) && refuses_claimed(HookMode::Strict));
+        assert!(!refuses_claimed(HookMode::Warn) && !refuses_claimed(HookMode::Off));
+        assert!(refuses_outside(HookMode::Strict));
+        assert!(!refuses_outside(HookMode::Normal) && !refuses_outside(HookMode::Warn));
+    }
+
+    #[test]
+    fn a_change_inside_another_claim_is_refused_and_its_holder_named() {
+        let held = claim("s2", "codex", Scope::File("a.md".into()));
+        let f = findings(&held);
+        let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
+        assert!(j.refused);
+        assert_eq!(j.holders, vec![("s2", false)]);
+        assert!(
+            j.lines[0].starts_with(
+                "bsi: refused: a.md is inside an active claim of session s2 (agent codex"
+            ),
+            "{}",
+            j.lines[0]
+        );
+        assert!(
+            j.lines[1].starts_with("bsi: warning: b.md is outside every scope s1 holds"),
+            "{}",
+            j.lines[1]
+        );
+        // What the session can claim: the free path, not the held one.
+        assert_eq!(j.outside, vec![Scope::File("b.md".into())]);
+        let ways = ways_out(&j, Some("s1"));
+        assert!(
+            ways.iter()
+                .any(|l| l.contains("wait for s2 to close its claim")),
+            "{ways:?}"
+        );
+        assert!(
+            ways.iter()
+                .any(|l| l.contains("`bsi open b.md --session s1`")),
+            "{ways:?}"
+        );
+    }
+
+    #[test]
+    fn warn_mode_refuses_nothing_and_strict_refuses_what_is_outside() {
+        let held = claim("s2", "codex", Scope::File("a.md".into()));
+        let f = findings(&held);
+        let warn = judge(&f, Some("s1"), HookMode::Warn, "commit");
+        assert!(!warn.refused);
+        assert!(
+            warn.lines.iter().all(|l| l.starts_with("bsi: warning:")),
+            "{:?}",
+            warn.lines
+        );
+        let outside_only = &f[1..];
+        assert!(!judge(outside_only, Some("s1"), HookMode::Normal, "commit").refused);
+        let strict = judge(outside_only, Some("s1"), HookMode::Strict, "commit");
+        assert!(strict.refused);
+        assert!(
+            strict.lines[0].starts_with("bsi: refused: b.md is outside"),
+            "{:?}",
+            strict.lines
+        );
+    }
+
+    #[test]
+    fn without_a_session_every_claim_is_anothers_and_the_hint_says_so() {
+        let held = claim("s2", "codex", Scope::File("a.md".into()));
+        let f = findings(&held);
+        let j = judge(&f, None, HookMode::Normal, "commit");
+        let ways = ways_out(&j, None);
+        assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
+        assert!(
+            ways.iter()
+                .any(|l| l.contains("(as the session that commits)")),
+            "{ways:?}"
+        );
+    }
+
+    #[test]
+    fn a_stale_holder_is_freed_only_by_a_person() {
+        let held = claim("s2", "codex", Scope::File("a.md".into()));
+        let f = vec![Finding::Claimed {
+            path: "a.md".into(),
+            claim: &held,
+            stale: true,
+            region: None,
+        }];
+        let j = judge(&f, Some("s1"), HookMode::Normal, "edit");
+        assert!(j.refused);
+        assert!(
+            j.lines[0].contains("inside a stale claim"),
+            "{}",
+            j.lines[0]
+        );
+        let ways = ways_out(&j, Some("s1"));
+        assert!(
+            ways[0].contains("`bsi release s2 --confirm` (its claim is stale)"),
+            "{ways:?}"
+        );
+    }
+
+    #[test]
+    fn a_renamed_held_heading_is_refused_with_the_claim_to_open_first() {
+        let own = claim(
+            "s1",
+            "a",
+            Scope::Section {
+                file: "p.md".into(),
+                heading: "Goals".into(),
+            },
+        );
+        let f = vec![Finding::HeadingGone {
+            path: "p.md".into(),
+            claim: &own,
+            renamed_to: vec!["Aims".into()],
+        }];
+        let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
+        assert!(j.refused);
+        assert!(
+            j.lines
+                .iter()
+                .any(|l| l.contains("claim the new name first")),
+            "{:?}",
+            j.lines
+        );
+        let gone = vec![Finding::HeadingGone {
+            path: "p.md".into(),
+            claim: &own,
+            renamed_to: Vec::new(),
+        }];
+        let removed = judge(&gone, Some("s1"), HookMode::Normal, "commit");
+        assert!(!removed.refused, "a removed heading is said, not refused");
+    }
+}
