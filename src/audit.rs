@@ -18,6 +18,7 @@ use crate::scope::Scope;
 use crate::store::Brain;
 use crate::trailer;
 use crate::ttl;
+use crate::words::command_line;
 
 /// The brain-relative path of a work-tree path, `None` when outside the
 /// brain (its registry lives in a subdirectory of the work tree).
@@ -319,9 +320,11 @@ pub fn describe(o: &Overflow, session: &str) -> String {
 /// The line that reports a claim naming a heading the file no longer has.
 pub fn missing_line(scope: &str, session: &str) -> String {
     let file = scope::split_section(scope).0;
+    let now = format!("{}#HEADING", scope::escape_path(&file));
     format!(
-        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `bsi open \"{}#HEADING\" --session {session}`, then drop this claim with `bsi close {session} --scope \"{scope}\"`",
-        scope::escape_path(&file)
+        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `{}`, then drop this claim with `{}`",
+        command_line(["bsi", "open", &now, "--session", session]),
+        command_line(["bsi", "close", session, "--scope", scope])
     )
 }
 

@@ -23,6 +23,7 @@
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
+//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
 //! | [`error`] | every error, its exit code and its hint | yes | — |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
@@ -57,6 +58,7 @@ pub mod tree;
 pub mod ttl;
 pub mod values;
 pub mod wait;
+pub mod words;
 
 pub use error::{Error, Result, exit};
 

@@ -219,7 +219,8 @@ impl Settings {
                         self.branch
                     ),
                     format!(
-                        "choose it for this clone with `git config bsi.remote {pick}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again"
+                        "choose it for this clone with `{}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again",
+                        crate::words::command_line(["git", "config", "bsi.remote", pick])
                     ),
                 )
             }),

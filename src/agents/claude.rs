@@ -141,7 +141,10 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// `None` when the id is not a plain session id (nothing is quoted).
 pub fn env_file_line(session: &str) -> Option<String> {
     let id = crate::values::SessionId::parse(session).ok()?;
-    Some(format!("export BSI_SESSION={id}\n"))
+    Some(format!(
+        "export {}\n",
+        crate::words::assignment("BSI_SESSION", &id)
+    ))
 }
 
 /// Appends [`env_file_line`] to `env_file`, unless its last such line

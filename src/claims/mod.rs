@@ -14,7 +14,6 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::markdown::Outline;
-use crate::output;
 use crate::registry::{Claim, Registry};
 use crate::scope::{Scope, Sections};
 
@@ -187,9 +186,8 @@ pub fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> 
                 c.session, c.scope, c.agent
             ),
             hint: format!(
-                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
-                c.session,
-                output::shell_quote(&c.agent)
+                "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
+                crate::words::command_line(["bsi", verb, &c.session, "--agent", &c.agent])
             ),
         });
     }

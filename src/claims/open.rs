@@ -48,8 +48,9 @@ pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Ou
                 c.agent, c.agent
             ),
             hint: format!(
-                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
-                c.agent, c.agent
+                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `{}`",
+                c.agent,
+                crate::words::command_line(["--agent", &c.agent])
             ),
         });
     }

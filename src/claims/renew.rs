@@ -10,6 +10,7 @@ use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
 use crate::ttl;
+use crate::words::{command_line, open_command};
 
 /// The claims extended, and those left as they are with why.
 pub type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
@@ -30,7 +31,8 @@ pub fn plan(
             return Err(Error::Refused {
                 what: format!("the claims of {session} are stale; renew cannot revive them"),
                 hint: format!(
-                    "a person decides: `bsi release {session} --confirm`, then open again"
+                    "a person decides: `{}`, then open again",
+                    command_line(["bsi", "release", session, "--confirm"])
                 ),
             });
         }
@@ -83,8 +85,9 @@ pub fn plan(
                     ttl::time_left(c.expires, now)
                 ),
                 hint: format!(
-                    "close it and claim again: `bsi close {session}`, then `bsi open {}`",
-                    scopes_summary(overdue.iter().map(|c| &c.scope)).replace(", ", " ")
+                    "close it and claim again: `{}`, then `{}`",
+                    command_line(["bsi", "close", session]),
+                    open_command(overdue.iter().map(|c| &c.scope), &[])
                 ),
             });
         }
@@ -97,8 +100,9 @@ pub fn plan(
                 )
             ),
             hint: format!(
-                "finish before then, or close and claim again: `bsi close {session}`, then `bsi open {}`",
-                scopes_summary(claims.iter().map(|c| &c.scope)).replace(", ", " ")
+                "finish before then, or close and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(claims.iter().map(|c| &c.scope), &[])
             ),
         });
     }

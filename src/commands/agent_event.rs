@@ -38,6 +38,8 @@ use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
+use crate::words::open_command;
+use crate::words::{assignment, command_line, shell_word};
 
 /// The agent tools' hooks run on every edit an agent makes, and building
 /// clap's whole command tree costs a third of such a run. The command lines
@@ -559,7 +561,8 @@ fn claim(
                     ));
                 }
                 message.push_str(&format!(
-                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `bsi close {session}`."
+                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
+                    command_line(["bsi", "close", session])
                 ));
                 return Ok(agents::answer(
                     tool,
@@ -599,19 +602,6 @@ fn claim(
     ))
 }
 
-/// A scope as an argument of a shell command.
-fn arg(s: &Scope) -> String {
-    let text = s.to_string();
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
-    {
-        text
-    } else {
-        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-    }
-}
-
 /// The refusal for the agent: what is held and by whom (the pre-commit
 /// hook's wording), the free alternatives, and the next step. `wanted`:
 /// scopes to claim for an edit outside the session's own (strict mode).
@@ -648,14 +638,14 @@ fn refusal(
     text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
     if let Some(first) = free.first() {
         text.push_str(&format!(
-            "\n- work on something free instead: `bsi open {} --session {session}`, then edit there",
-            arg(first)
+            "\n- work on something free instead: `{}`, then edit there",
+            open_command([first], &["--session", session])
         ));
     }
     for s in wanted {
         text.push_str(&format!(
-            "\n- claim it first: `bsi open {} --session {session}`, then edit again",
-            arg(s)
+            "\n- claim it first: `{}`, then edit again",
+            open_command([s], &["--session", session])
         ));
     }
     let active: Vec<&Scope> = waits
@@ -669,14 +659,15 @@ fn refusal(
         .collect();
     if !active.is_empty() {
         text.push_str(&format!(
-            "\n- wait for it: `bsi open {} --session {session} --wait 10m` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
-            active.iter().map(|s| arg(s)).collect::<Vec<_>>().join(" ")
+            "\n- wait for it: `{}` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
+            open_command(active, &["--session", session, "--wait", "10m"])
         ));
     }
     for (s, stale) in &judged.holders {
         if *stale {
             text.push_str(&format!(
-                "\n- {s}'s claim is stale: only a person frees it (`bsi release {s} --confirm`); tell the user"
+                "\n- {s}'s claim is stale: only a person frees it (`{}`); tell the user",
+                command_line(["bsi", "release", s, "--confirm"])
             ));
         }
     }
@@ -713,10 +704,18 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             Some(f) => {
                 if let Err(e) = agents::claude::append_env_file(Path::new(&f), &session) {
                     eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
-                    env_note = format!("pass it to bsi: `export BSI_SESSION={session}`");
+                    env_note = format!(
+                        "pass it to bsi: `export {}`",
+                        assignment("BSI_SESSION", &session)
+                    );
                 }
             }
-            None => env_note = format!("pass it to bsi: `export BSI_SESSION={session}`"),
+            None => {
+                env_note = format!(
+                    "pass it to bsi: `export {}`",
+                    assignment("BSI_SESSION", &session)
+                );
+            }
         }
     }
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
@@ -781,7 +780,11 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
         }
     }
     t.push_str(&format!(
-        "\nNext: before editing, claim what you will change: `bsi open SCOPE --session {session}` (SCOPE: dir/, file.md or \"file.md#Heading\"); if it is held, `bsi open SCOPE --session {session} --wait 10m` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `bsi close {session}`."
+        "\nNext: before editing, claim what you will change: `{}` (SCOPE: dir/, file.md or {}); if it is held, `{}` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `{}`.",
+        command_line(["bsi", "open", "SCOPE", "--session", session]),
+        shell_word("file.md#Heading"),
+        command_line(["bsi", "open", "SCOPE", "--session", session, "--wait", "10m"]),
+        command_line(["bsi", "close", session])
     ));
     t
 }
@@ -821,8 +824,9 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         )
         .collect();
     let reason = format!(
-        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `bsi close {session}`. If you keep the claims on purpose (the work goes on later), say so and why.",
-        held.join(", ")
+        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
+        held.join(", "),
+        command_line(["bsi", "close", &session])
     );
     Ok(agents::answer_stop(tool, &ev, Some(&reason)))
 }
@@ -895,18 +899,6 @@ mod tests {
         );
         assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
         assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);
-    }
-
-    #[test]
-    fn scopes_are_quoted_for_the_shell_only_when_needed() {
-        assert_eq!(arg(&Scope::File("notes/a.md".into())), "notes/a.md");
-        assert_eq!(
-            arg(&Scope::Section {
-                file: "a.md".into(),
-                heading: "Goals".into()
-            }),
-            "\"a.md#Goals\""
-        );
     }
 
     fn outside(path: &str, heading: Option<&str>, kind: Kind) -> Finding<'static> {

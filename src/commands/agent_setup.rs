@@ -41,9 +41,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         }
         writeln!(
             out,
-            "Next: start a {} session in this brain; `bsi agent uninstall {}` takes the hooks out.",
+            "Next: start a {} session in this brain; `{}` takes the hooks out.",
             tool.title(),
-            tool.name()
+            crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
         )
         .map_err(crate::Error::output)?;
     } else {

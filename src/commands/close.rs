@@ -14,6 +14,7 @@ use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, Status};
 use crate::scope::Scope;
 use crate::values::{AgentName, SessionId};
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct Closed {
@@ -107,7 +108,8 @@ fn report(
         if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
                 out,
-                "{verified} outside its claims — `bsi verify {session}` lists them"
+                "{verified} outside its claims — `{}` lists them",
+                command_line(["bsi", "verify", session])
             )
             .map_err(Error::output)?;
         }

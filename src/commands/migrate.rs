@@ -97,8 +97,9 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
         return Err(Error::Refused {
             what: format!("{} differs from its last commit", brain.rel),
             hint: format!(
-                "commit the change (`git commit {0}`) or undo it (`git checkout -- {0}`), then run `bsi migrate` again",
-                brain.rel
+                "commit the change (`{}`) or undo it (`{}`), then run `bsi migrate` again",
+                crate::words::command_line(["git", "commit", &brain.rel]),
+                crate::words::command_line(["git", "checkout", "--", &brain.rel])
             ),
         });
     }

@@ -17,6 +17,8 @@ use crate::scope::Scope;
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId};
 use crate::wait::Waiting;
+use crate::words::open_command;
+use crate::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -209,12 +211,11 @@ fn report(
     }
     if mode == Mode::Shell {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "export BSI_SESSION={session}").map_err(Error::output)?;
+        writeln!(stdout, "export {}", assignment("BSI_SESSION", session)).map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
         if let Some(agent) = named_agent {
-            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(agent))
-                .map_err(Error::output)?;
+            writeln!(stdout, "export {}", assignment("BSI_AGENT", agent)).map_err(Error::output)?;
         }
     }
     let mut out: Box<dyn Write> = match mode {
@@ -235,8 +236,9 @@ fn report(
         if *stale {
             writeln!(
                 out,
-                "Already held — {} (STALE: renew cannot revive it; a person must `bsi release {}`)",
-                c.scope, c.session
+                "Already held — {} (STALE: renew cannot revive it; a person must `{}`)",
+                c.scope,
+                command_line(["bsi", "release", &c.session])
             )
             .map_err(Error::output)?;
         } else {
@@ -254,13 +256,17 @@ fn report(
     if generated && mode != Mode::Shell {
         writeln!(
             out,
-            "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
+            "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",
+            assignment("BSI_SESSION", session)
         ).map_err(Error::output)?;
     } else if !new_claims.is_empty() || !held.is_empty() {
         writeln!(
             out,
-            "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
-        ).map_err(Error::output)?;
+            "Next: edit only inside your claims, commit with {}, then `{}`.",
+            assignment("BSI_SESSION", session),
+            command_line(["bsi", "close", session])
+        )
+        .map_err(Error::output)?;
     }
     Ok(Ending::Landed(exit::OK))
 }
@@ -276,8 +282,10 @@ fn announce(blockers: &[Owned], wait: std::time::Duration) {
         };
         let line = if b.stale {
             format!(
-                "{} ({} STALE{agent}: only `bsi release {}` by a person frees it)",
-                b.claim.session, b.claim.scope, b.claim.session
+                "{} ({} STALE{agent}: only `{}` by a person frees it)",
+                b.claim.session,
+                b.claim.scope,
+                command_line(["bsi", "release", &b.claim.session])
             )
         } else {
             format!(
@@ -373,14 +381,14 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
         .collect();
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
-        ways.push(format!("open a free scope instead (`bsi open {first}`)"));
+        ways.push(format!(
+            "open a free scope instead (`{}`)",
+            open_command([first], &[])
+        ));
     } else if !free.is_empty() {
         ways.push(format!(
-            "open the free part alone (`bsi open {}`)",
-            free.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
+            "open the free part alone (`{}`)",
+            open_command(free, &[])
         ));
     }
     if !active.is_empty() {
@@ -391,7 +399,8 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
     }
     for s in &stale {
         ways.push(format!(
-            "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
+            "have a person who knows {s} is gone free its stale claim: `{}`",
+            command_line(["bsi", "release", s, "--confirm"])
         ));
     }
     ways

@@ -75,14 +75,15 @@ fn report(
         .collect();
     if !confirm {
         // A preview: nothing written, nothing wrong.
-        let again = format!(
-            "bsi release {session} --confirm{}{}",
-            scope
-                .as_ref()
-                .map(|s| format!(" --scope {s}"))
-                .unwrap_or_default(),
-            if force { " --force" } else { "" }
-        );
+        let scope = scope.map(ToString::to_string);
+        let mut words = vec!["bsi", "release", session, "--confirm"];
+        if let Some(s) = &scope {
+            words.extend(["--scope", s]);
+        }
+        if force {
+            words.push("--force");
+        }
+        let again = crate::words::command_line(words);
         if json {
             output::print_json(&Released {
                 session: session.to_string(),

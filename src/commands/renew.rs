@@ -12,6 +12,7 @@ use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::ttl;
 use crate::values::{AgentName, SessionId};
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct Renewed {
@@ -116,12 +117,15 @@ fn report(
         if renewed.is_empty() {
             writeln!(
                 out,
-                "Next: renew nearer the expiry, or ask for more now: `bsi renew {session} --ttl 4h`."
-            ).map_err(Error::output)?;
+                "Next: renew nearer the expiry, or ask for more now: `{}`.",
+                command_line(["bsi", "renew", &session, "--ttl", "4h"])
+            )
+            .map_err(Error::output)?;
         } else {
             writeln!(
                 out,
-                "Next: `bsi close {session}` when the work is committed."
+                "Next: `{}` when the work is committed.",
+                command_line(["bsi", "close", &session])
             )
             .map_err(Error::output)?;
         }

@@ -10,6 +10,7 @@ use super::views as status;
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::registry::Claim;
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct WhoAmI {
@@ -80,7 +81,8 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         if !ctx.verbosity.is_quiet() {
             writeln!(
                 out,
-                "Next: `bsi open SCOPE --session {session}` before editing."
+                "Next: `{}` before editing.",
+                command_line(["bsi", "open", "SCOPE", "--session", &session])
             )
             .map_err(Error::output)?;
         }

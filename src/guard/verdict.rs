@@ -8,6 +8,7 @@ use crate::config::HookMode;
 use crate::output;
 use crate::registry::Claim;
 use crate::scope::Scope;
+use crate::words::{command_line, open_command};
 
 use super::{Finding, Region};
 
@@ -31,8 +32,8 @@ pub fn registry_staged(rel: &str, branch: &str, refused: bool) -> [String; 2] {
             label(refused),
         ),
         format!(
-            "  take it out of the commit with `git rm --cached {}`, then commit again",
-            output::shell_quote(rel)
+            "  take it out of the commit with `{}`, then commit again",
+            command_line(["git", "rm", "--cached", rel])
         ),
     ]
 }
@@ -177,8 +178,9 @@ fn heading_gone_lines(
     let who = &claim.session;
     if renamed_to.is_empty() {
         lines.push(format!(
-            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `bsi close {who} --scope \"{}\"` when done",
-            claim.scope, claim.scope
+            "bsi: warning: this {change} removes or renames heading `{heading}` of {path}, so the claim {} of {who} names no heading any more; close it with `{}` when done",
+            claim.scope,
+            command_line(["bsi", "close", who, "--scope", &claim.scope.to_string()])
         ));
         return;
     }
@@ -192,12 +194,13 @@ fn heading_gone_lines(
             .join(", ")
     ));
     for h in renamed_to {
+        let scope = Scope::Section {
+            file: path.to_string(),
+            heading: h.clone(),
+        };
         lines.push(format!(
-            "  claim the new name first: `bsi open \"{}\" --session {who}`, then {change} again",
-            Scope::Section {
-                file: path.to_string(),
-                heading: h.clone()
-            }
+            "  claim the new name first: `{}`, then {change} again",
+            open_command([&scope], &["--session", who])
         ));
     }
 }
@@ -261,28 +264,25 @@ pub fn ways_out(judged: &Judged<'_>, session: Option<&str>) -> Vec<String> {
         for (s, stale) in &judged.holders {
             if *stale {
                 lines.push(format!(
-                    "  ways out: ask the holder of {s} to close it, or have a person run `bsi release {s} --confirm` (its claim is stale)"
+                    "  ways out: ask the holder of {s} to close it, or have a person run `{}` (its claim is stale)",
+                    command_line(["bsi", "release", s, "--confirm"])
                 ));
             } else {
                 lines.push(format!(
-                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `bsi release {s} --confirm --force`"
+                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `{}`",
+                    command_line(["bsi", "release", s, "--confirm", "--force"])
                 ));
             }
         }
     }
     if !judged.outside.is_empty() {
-        let scopes: Vec<String> = judged
-            .outside
-            .iter()
-            .map(|s| output::shell_quote(&s.to_string()))
-            .collect();
-        let as_session = session.map_or_else(
-            || " (as the session that commits)".to_string(),
-            |s| format!(" --session {}", output::shell_quote(s)),
-        );
+        let (more, who) = match session {
+            Some(s) => (vec!["--session", s], ""),
+            None => (Vec::new(), " (as the session that commits)"),
+        };
         lines.push(format!(
-            "  claim what you change first: `bsi open {}{as_session}`",
-            scopes.join(" ")
+            "  claim what you change first: `{}`{who}",
+            open_command(&judged.outside, &more)
         ));
     }
     lines

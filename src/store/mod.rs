@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::git_cli::Remote;
 use crate::registry::{self, REGISTRY_FILE, Registry};
+use crate::words::shell_word;
 
 pub use lock::{FAULT_POINTS, WriterLock};
 use state::State;
@@ -254,8 +255,14 @@ impl Brain {
                                 "the local and the remote registry cannot be merged by rows: {e}"
                             ),
                             hint: format!(
-                                "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
-                                b = self.branch
+                                "settle it by hand on the branch: `{}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
+                                crate::words::command_line([
+                                    "git",
+                                    "worktree",
+                                    "add",
+                                    &format!("../{}", self.branch),
+                                    &self.branch
+                                ])
                             ),
                         }
                     })?;
@@ -468,19 +475,11 @@ impl Brain {
     /// PATH. Returns whether anything changed.
     pub fn register_merge_driver(&self) -> Result<bool> {
         let mut added = false;
+        // git runs the driver with the shell.
         let program = std::env::current_exe()
             .ok()
-            .and_then(|p| p.to_str().map(str::to_string))
-            .map_or_else(
-                || "bsi".into(),
-                |p| {
-                    if p.contains(char::is_whitespace) {
-                        format!("'{}'", p.replace('\'', "'\\''"))
-                    } else {
-                        p
-                    }
-                },
-            );
+            .and_then(|p| p.to_str().map(|p| shell_word(p).into_owned()))
+            .unwrap_or_else(|| "bsi".into());
         let driver = format!("{program} merge-driver %O %A %B");
         let current = self.git.config_string("merge.bsi.driver");
         let ours = current
