@@ -23,8 +23,8 @@
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
+//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
 //! | [`error`] | every error, its exit code and its hint | yes | — |
-//! | [`words`] | shell words: the one way a value is written into a command that someone pastes or a shell runs (hints, refusals, hook scripts, agent settings) | yes | — |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2

@@ -7,7 +7,7 @@ use chrono::{DateTime, FixedOffset, SecondsFormat};
 use serde::Serialize;
 
 use crate::registry::Claim;
-use crate::scope::{Level, Scope};
+use crate::scope::Level;
 use crate::ttl;
 use crate::words::command_line;
 
@@ -97,18 +97,6 @@ impl ErrorJson {
             exit: e.code(),
         }
     }
-}
-
-/// `bsi open SCOPE…` followed by `more` words: a command to paste, every
-/// word written with [`crate::words::shell_word`].
-pub fn open_command<'a>(scopes: impl IntoIterator<Item = &'a Scope>, more: &[&str]) -> String {
-    let scopes: Vec<String> = scopes.into_iter().map(ToString::to_string).collect();
-    command_line(
-        ["bsi", "open"]
-            .into_iter()
-            .chain(scopes.iter().map(String::as_str))
-            .chain(more.iter().copied()),
-    )
 }
 
 /// Prints one JSON document on stdout.

@@ -52,6 +52,21 @@ pub fn assignment(name: &str, value: &str) -> String {
     format!("{name}={}", shell_word(value))
 }
 
+/// `bsi open SCOPE…` followed by `more` words: a command to paste, every
+/// word written with [`shell_word`].
+pub fn open_command<'a>(
+    scopes: impl IntoIterator<Item = &'a crate::scope::Scope>,
+    more: &[&str],
+) -> String {
+    let scopes: Vec<String> = scopes.into_iter().map(ToString::to_string).collect();
+    command_line(
+        ["bsi", "open"]
+            .into_iter()
+            .chain(scopes.iter().map(String::as_str))
+            .chain(more.iter().copied()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

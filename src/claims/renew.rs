@@ -10,7 +10,7 @@ use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
 use crate::ttl;
-use crate::words::command_line;
+use crate::words::{command_line, open_command};
 
 /// The claims extended, and those left as they are with why.
 pub type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
@@ -87,7 +87,7 @@ pub fn plan(
                 hint: format!(
                     "close it and claim again: `{}`, then `{}`",
                     command_line(["bsi", "close", session]),
-                    output::open_command(overdue.iter().map(|c| &c.scope), &[])
+                    open_command(overdue.iter().map(|c| &c.scope), &[])
                 ),
             });
         }
@@ -102,7 +102,7 @@ pub fn plan(
             hint: format!(
                 "finish before then, or close and claim again: `{}`, then `{}`",
                 command_line(["bsi", "close", session]),
-                output::open_command(claims.iter().map(|c| &c.scope), &[])
+                open_command(claims.iter().map(|c| &c.scope), &[])
             ),
         });
     }

@@ -38,6 +38,7 @@ use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
+use crate::words::open_command;
 use crate::words::{assignment, command_line, shell_word};
 
 /// The agent tools' hooks run on every edit an agent makes, and building
@@ -638,13 +639,13 @@ fn refusal(
     if let Some(first) = free.first() {
         text.push_str(&format!(
             "\n- work on something free instead: `{}`, then edit there",
-            output::open_command([first], &["--session", session])
+            open_command([first], &["--session", session])
         ));
     }
     for s in wanted {
         text.push_str(&format!(
             "\n- claim it first: `{}`, then edit again",
-            output::open_command([s], &["--session", session])
+            open_command([s], &["--session", session])
         ));
     }
     let active: Vec<&Scope> = waits
@@ -659,7 +660,7 @@ fn refusal(
     if !active.is_empty() {
         text.push_str(&format!(
             "\n- wait for it: `{}` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
-            output::open_command(active, &["--session", session, "--wait", "10m"])
+            open_command(active, &["--session", session, "--wait", "10m"])
         ));
     }
     for (s, stale) in &judged.holders {

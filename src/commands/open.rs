@@ -17,6 +17,7 @@ use crate::scope::Scope;
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId};
 use crate::wait::Waiting;
+use crate::words::open_command;
 use crate::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
@@ -382,12 +383,12 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
     if let Some(first) = alternatives.first() {
         ways.push(format!(
             "open a free scope instead (`{}`)",
-            output::open_command([first], &[])
+            open_command([first], &[])
         ));
     } else if !free.is_empty() {
         ways.push(format!(
             "open the free part alone (`{}`)",
-            output::open_command(free, &[])
+            open_command(free, &[])
         ));
     }
     if !active.is_empty() {

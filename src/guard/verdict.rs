@@ -8,7 +8,7 @@ use crate::config::HookMode;
 use crate::output;
 use crate::registry::Claim;
 use crate::scope::Scope;
-use crate::words::command_line;
+use crate::words::{command_line, open_command};
 
 use super::{Finding, Region};
 
@@ -200,7 +200,7 @@ fn heading_gone_lines(
         };
         lines.push(format!(
             "  claim the new name first: `{}`, then {change} again",
-            output::open_command([&scope], &["--session", who])
+            open_command([&scope], &["--session", who])
         ));
     }
 }
@@ -282,7 +282,7 @@ pub fn ways_out(judged: &Judged<'_>, session: Option<&str>) -> Vec<String> {
         };
         lines.push(format!(
             "  claim what you change first: `{}`{who}",
-            output::open_command(&judged.outside, &more)
+            open_command(&judged.outside, &more)
         ));
     }
     lines
