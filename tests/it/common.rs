@@ -212,8 +212,11 @@ pub fn long() -> bool {
     std::env::var_os("BSI_LONG").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// A finished command.
+/// A finished command. A test that runs a command says what it must give:
+/// its exit code at least (`.ok()`, `.code(n)`), or reads its output; one
+/// dropped unread is a command whose failure would go unnoticed.
 #[derive(Debug)]
+#[must_use = "assert the exit code (`.ok()`, `.code(n)`) or read the output"]
 pub struct Run {
     pub code: i32,
     pub stdout: String,

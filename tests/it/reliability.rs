@@ -883,10 +883,12 @@ fn a_write_killed_before_its_branch_moved_leaves_no_trace() {
     let b = Brain::new();
     let before = b.registry();
     for p in ["after-record", "after-commit"] {
+        // Aborted there: a signal, no exit code.
         b.bsi_env(
             &["open", "agents/", "--session", "s1"],
             &[("BSI_FAULT_POINT", p)],
-        );
+        )
+        .code(-1);
         assert_eq!(b.registry(), before, "{p}");
     }
     b.bsi(&["open", "agents/", "--session", "s2"]).ok();
@@ -894,7 +896,8 @@ fn a_write_killed_before_its_branch_moved_leaves_no_trace() {
     b.bsi_env(
         &["open", "projets/", "--session", "s3"],
         &[("BSI_FAULT_POINT", "after-branch")],
-    );
+    )
+    .code(-1);
     // The branch moved: the change holds, and the next command brings the
     // copy up to date.
     assert!(b.registry().contains("| s3 | projets/ |"));
