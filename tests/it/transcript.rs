@@ -12,7 +12,9 @@ use crate::common::{Brain, Run, bin, clean_env, output_with_stdin, scratch_base,
 /// A test's commands and their whole outputs, written down as one reads
 /// them in a terminal and compared with `tests/snapshots/<file>` in one go
 /// (the way jj's test environment works): an extra, missing or changed line
-/// anywhere fails the test, where a substring check would pass.
+/// anywhere fails the test, where a substring check would pass. A
+/// transcript that differs waits for review beside its snapshot as
+/// `<file>.new` ([`snapshot`] says how to accept it).
 ///
 /// Each command runs one minute after the one before (the first at the
 /// brain's clock), so times in the outputs differ from command to command
