@@ -64,9 +64,14 @@ impl Net {
             .collect()
     }
 
-    /// Moves the remote away (unreachable) and back.
+    /// Moves the remote away (unreachable) and back: beside itself, under
+    /// its own name and `.away` (a name of its own: `with_extension` would
+    /// replace the random part of the name, and two tests at once would
+    /// move their remotes to one place).
     fn away(&self) -> PathBuf {
-        let to = self.bare.path().with_extension("away");
+        let mut name = self.bare.path().file_name().expect("a name").to_owned();
+        name.push(".away");
+        let to = self.bare.path().with_file_name(name);
         std::fs::rename(self.bare.path(), &to).expect("move the remote away");
         to
     }
