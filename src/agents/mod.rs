@@ -77,6 +77,28 @@ impl fmt::Display for Tool {
     }
 }
 
+impl From<crate::cli::AgentTool> for Tool {
+    fn from(t: crate::cli::AgentTool) -> Tool {
+        use crate::cli::AgentTool;
+        match t {
+            AgentTool::Claude => Tool::Claude,
+            AgentTool::Codex => Tool::Codex,
+            AgentTool::Gemini => Tool::Gemini,
+            AgentTool::Cursor => Tool::Cursor,
+        }
+    }
+}
+
+/// The tool and the hook of a `bsi hook edit|session-start|stop` command.
+pub fn event_of(ev: crate::cli::AgentEvent) -> (Tool, HookKind) {
+    use crate::cli::AgentEvent;
+    match ev {
+        AgentEvent::Edit { tool } => (tool.into(), HookKind::Edit),
+        AgentEvent::SessionStart { tool } => (tool.into(), HookKind::SessionStart),
+        AgentEvent::Stop { tool } => (tool.into(), HookKind::Stop),
+    }
+}
+
 /// The hooks bsi installs in every tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {

@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message_by};
+use super::Ctx;
+use crate::claims::commit_message_by;
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::publish::backoff;

@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message};
+use super::Ctx;
+use crate::claims::commit_message;
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::settings::FETCH_TIMEOUT;

@@ -3,10 +3,10 @@
 //! a write command (`WriteCommand`) and the helpers that find a session's
 //! claims and write commit messages.
 
-mod agent;
-pub mod agent_hook;
+pub mod agent_event;
+mod agent_setup;
 mod close;
-mod hook;
+mod git_hook;
 mod init;
 mod log;
 mod merge_driver;
@@ -18,6 +18,7 @@ mod renew;
 mod status;
 mod sync;
 mod verify;
+mod views;
 mod watchdog;
 mod whoami;
 
@@ -26,13 +27,13 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, Local};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, HookAction};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::git::Oid;
 use crate::output;
 use crate::publish::{self, Applied, Plan};
-use crate::registry::{Claim, Registry};
+use crate::registry::Registry;
 use crate::resolve;
 use crate::scope::Scope;
 use crate::settings::Settings;
@@ -382,72 +383,6 @@ pub fn check_note(s: &str) -> Result<()> {
     Ok(crate::values::check_line("note", s)?)
 }
 
-/// Indexes of a session's claims, in the active and the stale table,
-/// optionally only those with `scope`.
-pub(crate) fn session_claims(
-    reg: &Registry,
-    session: &str,
-    scope: Option<&Scope>,
-) -> (Vec<usize>, Vec<usize>) {
-    let pick = |claims: &[Claim]| {
-        claims
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.session == session && scope.is_none_or(|s| &c.scope == s))
-            .map(|(i, _)| i)
-            .collect::<Vec<_>>()
-    };
-    (pick(&reg.active_claims), pick(&reg.stale_claims))
-}
-
-/// The commit message of a registry change: a summary line and trailers.
-pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
-    commit_message_by(action, sessions, what, None)
-}
-
-/// [`commit_message`], with a [`crate::trailer::AGENT`] trailer naming who acted, so the
-/// journal shows the agent rather than a shared git identity.
-pub(crate) fn commit_message_by(
-    action: &str,
-    sessions: &[&str],
-    what: &str,
-    agent: Option<&str>,
-) -> String {
-    let mut uniq: Vec<&str> = Vec::new();
-    for s in sessions {
-        if !uniq.contains(s) {
-            uniq.push(s);
-        }
-    }
-    let mut summary = format!("bsi: {action}");
-    if uniq.len() == 1 {
-        summary.push(' ');
-        summary.push_str(uniq[0]);
-    }
-    if !what.is_empty() {
-        summary.push(' ');
-        summary.push_str(what);
-    }
-    if summary.chars().count() > 100 {
-        summary = summary.chars().take(99).collect::<String>() + "…";
-    }
-    let trailers = crate::trailer::Registry {
-        sessions: uniq.iter().map(|s| (*s).to_string()).collect(),
-        action: Some(action.to_string()),
-        agent: agent.map(String::from),
-    };
-    format!("{summary}\n\n{}", trailers.render())
-}
-
-/// Scopes joined for a summary line.
-pub(crate) fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String {
-    scopes
-        .into_iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Resolves an optional `--scope` flag.
 pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<Option<Scope>> {
     raw.map(|r| resolve_lenient(brain, ctx, r)).transpose()
@@ -462,30 +397,6 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
     }
 }
 
-/// Refuses to act on a claim opened by another agent unless forced.
-pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> Result<()> {
-    if force {
-        return Ok(());
-    }
-    if let Some(c) = claims
-        .iter()
-        .find(|c| !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(caller))
-    {
-        return Err(Error::Refused {
-            what: format!(
-                "{} {} was opened by {}, not by {caller}",
-                c.session, c.scope, c.agent
-            ),
-            hint: format!(
-                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
-                c.session,
-                output::shell_quote(&c.agent)
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Reads `--wait DUR`.
 fn parse_wait(raw: &str) -> Result<std::time::Duration> {
     crate::config::parse_timeout(raw).ok_or_else(|| {
@@ -498,25 +409,35 @@ fn parse_wait(raw: &str) -> Result<std::time::Duration> {
 
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    // The agent tools' hooks fail open, even when the context cannot be read.
-    if let Command::Hook { action } = &cli.command
-        && let Some((tool, kind)) = agent_hook::event_of(action)
-    {
-        return Ok(agent_hook::run(
-            Ctx::from_env(cli.registry, cli.remote),
-            tool,
-            kind,
-        ));
-    }
-    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
-    run_with(ctx, cli)
+    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
+    run_in(ctx, cli)
 }
 
 /// Runs a parsed command line in `ctx` — the environment of [`run`], or one
 /// a test builds: the seam that runs bsi in-process on a prepared
 /// repository. The command line's `--quiet` or `-v` (clap lets only one
 /// through) replaces the context's verbosity.
-pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
+pub fn run_with(ctx: Ctx, cli: Cli) -> Result<u8> {
+    run_in(Ok(ctx), cli)
+}
+
+/// The one dispatch of a command line: an agent tool's event is answered
+/// even when the context cannot be read (it fails open in the tool's
+/// protocol); every other command needs the context.
+fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
+    let mut ctx = match (ctx, &cli.command) {
+        (Ok(ctx), _) => ctx,
+        (
+            Err(e),
+            Command::Hook {
+                action: HookAction::Agent(ev),
+            },
+        ) => {
+            let (tool, kind) = crate::agents::event_of(*ev);
+            return Ok(agent_event::run(Err(e), tool, kind));
+        }
+        (Err(e), _) => return Err(e),
+    };
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
@@ -595,7 +516,15 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
         Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
         Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
         Command::Log { limit, out } => log::run(&ctx, limit, out.json),
-        Command::Hook { action } => hook::run(&ctx, action),
+        Command::Hook {
+            action: HookAction::Git(action),
+        } => git_hook::run(&ctx, action),
+        Command::Hook {
+            action: HookAction::Agent(ev),
+        } => {
+            let (tool, kind) = crate::agents::event_of(ev);
+            Ok(agent_event::run(Ok(ctx), tool, kind))
+        }
         Command::Verify {
             session,
             worktree,
@@ -608,6 +537,6 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
-        Command::Agent { action } => agent::run(&ctx, action),
+        Command::Agent { action } => agent_setup::run(&ctx, action),
     }
 }

@@ -31,7 +31,11 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         Ok(Plan::Write {
             text: reg.text().to_string(),
-            message: super::commit_message("sync", &[], &format!("with {}", remote.label())),
+            message: crate::claims::commit_message(
+                "sync",
+                &[],
+                &format!("with {}", remote.label()),
+            ),
             report: (),
         })
     })?;

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, status};
+use super::Ctx;
+use super::views as status;
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::registry::Claim;

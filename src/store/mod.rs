@@ -527,7 +527,44 @@ pub struct BrainSections<'b> {
 }
 
 impl Brain {
-    /// The sections oracle of this brain, for conflict checks.
+    /// What a plan for `scopes` may need of the file system and of git,
+    /// read now (before the writer lock): the heading trees of the files
+    /// they name, in the work tree and on the fetched upstream of the
+    /// content branch, and the entries of the directories around them.
+    pub fn snapshot(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
+        let (files, dirs) = crate::claims::wanted(scopes);
+        let upstream = self.git.upstream().and_then(|(r, b)| {
+            self.git
+                .ref_target(&format!("refs/remotes/{r}/{b}"))
+                .map(|tip| (format!("{r}/{b}"), tip))
+        });
+        let mut snap = crate::claims::Snapshot {
+            registry_rel: self.rel_to_root(),
+            ..Default::default()
+        };
+        for file in files {
+            let here = crate::resolve::read_outline(&self.root, &file);
+            let mut versions = Vec::new();
+            if let Some((name, tip)) = &upstream
+                && let Ok(Some(bytes)) = self.git.file_at(*tip, &self.workdir_path(&file))
+            {
+                versions.push((
+                    name.clone(),
+                    crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
+                ));
+            }
+            snap.versions.insert(file.clone(), versions);
+            snap.worktree.insert(file, here);
+        }
+        for dir in dirs {
+            let entries = crate::resolve::children(&self.root, &dir);
+            snap.listings.insert(dir, entries);
+        }
+        snap
+    }
+
+    /// The sections oracle of this brain, reading heading trees as they are
+    /// asked for: for the views and reports that come after a write.
     pub fn sections(&self) -> BrainSections<'_> {
         let upstream = self
             .git

@@ -10,6 +10,8 @@
 //! lookups (one per directory above it), whatever the number of claims: no
 //! step is quadratic in changed files × claims.
 
+pub mod verdict;
+
 use std::collections::HashMap;
 
 use unicode_normalization::UnicodeNormalization;

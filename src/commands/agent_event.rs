@@ -1,5 +1,6 @@
-//! `bsi hook edit|session-start|stop --tool T`: what the agent tools run
-//! before a file edit, when a session starts and when the agent stops.
+//! `bsi hook edit|session-start|stop --tool T`: the agent tools' events —
+//! before a file edit, when a session starts and when the agent stops —
+//! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
 //! asks the guard which claims that touches — the same function as the
@@ -17,15 +18,16 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use super::hook::{self, Judged};
-use super::open::{self, Claiming, Outcome};
-use super::{Ctx, session_claims, verify};
+use super::Ctx;
 use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
-use crate::cli::HookAction;
+use crate::claims::open::{self, Claiming, Outcome};
+use crate::claims::scopes_summary;
+use crate::claims::session_claims;
 use crate::config::HookMode;
 use crate::error::{Error, Result};
+use crate::guard::verdict::{self, Judged};
 use crate::guard::{self, ClaimIndex, Finding};
 use crate::markdown;
 use crate::output;
@@ -36,17 +38,6 @@ use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
-
-/// The agent tool and hook a `bsi hook` action is, when it is one of them.
-pub(crate) fn event_of(action: &HookAction) -> Option<(Tool, HookKind)> {
-    let (tool, kind) = match action {
-        HookAction::Edit { tool } => (tool, HookKind::Edit),
-        HookAction::SessionStart { tool } => (tool, HookKind::SessionStart),
-        HookAction::Stop { tool } => (tool, HookKind::Stop),
-        _ => return None,
-    };
-    Some((super::agent::tool_of(*tool), kind))
-}
 
 /// The agent tools' hooks run on every edit an agent makes, and building
 /// clap's whole command tree costs a third of such a run. The command lines
@@ -270,7 +261,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         );
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
-    let md = verify::markdown_extra(&brain);
+    let md = brain.markdown.clone();
     let index = ClaimIndex::new(&reg);
     let findings = check(&index, session.as_deref(), &targets, &md);
     if findings.is_empty() {
@@ -282,7 +273,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         .filter(|f| !matches!(f, Finding::Outside { .. }))
         .cloned()
         .collect();
-    let judged = hook::judge(&theirs, session.as_deref(), mode, "edit");
+    let judged = verdict::judge(&theirs, session.as_deref(), mode, "edit");
     if judged.refused {
         let s = name(session);
         let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[]);
@@ -298,7 +289,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     {
         return claim(&ctx, &brain, &settings, tool, s, &targets, &outside, &md);
     }
-    let all = hook::judge(&findings, session.as_deref(), mode, "edit");
+    let all = verdict::judge(&findings, session.as_deref(), mode, "edit");
     if all.refused {
         // Strict: an edit outside the session's scopes is refused.
         let s = name(session);
@@ -528,7 +519,6 @@ fn claim(
     let agent = ctx.agent(None, &settings.config)?;
     let note = format!("claimed on the first edit ({})", tool.title());
     let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
-    let sections = brain.sections();
     let mut tries = vec![narrowest(targets, outside)];
     let split = by_section(targets, outside);
     if split != tries[0] {
@@ -545,8 +535,9 @@ fn claim(
             now: ctx.now,
             max_active_per_agent: settings.config.max_active_per_agent,
         };
+        let snap = brain.snapshot(scopes);
         let applied = publish::apply(brain, settings, ctx.write_options(false), |reg| {
-            open::plan(brain, reg, &claiming, &sections)
+            open::plan(reg, &claiming, &snap)
         })?;
         match applied.report {
             Outcome::Opened { new_claims, held } => {
@@ -591,7 +582,7 @@ fn claim(
         .into_iter()
         .filter(|f| !matches!(f, Finding::Outside { .. }))
         .collect();
-    let judged = hook::judge(&theirs, Some(session), HookMode::Normal, "edit");
+    let judged = verdict::judge(&theirs, Some(session), HookMode::Normal, "edit");
     if judged.refused {
         let reason = refusal(brain, &reg, session, &judged, &theirs, &[]);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
@@ -602,7 +593,7 @@ fn claim(
         &Verdict::AllowWithWarning {
             warning: format!(
                 "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",
-                super::scopes_summary(&wanted)
+                scopes_summary(&wanted)
             ),
         },
     ))
@@ -646,14 +637,13 @@ fn refusal(
             }
         }
     }
-    let sections = brain.sections();
     let free = if waits.is_empty() {
         Vec::new()
     } else {
-        open::alternatives(brain, reg, session, &waits, &waits, &sections)
+        open::alternatives(reg, session, &waits, &waits, &brain.snapshot(&waits))
     };
     if !free.is_empty() {
-        text.push_str(&format!("\nFree nearby: {}", super::scopes_summary(&free)));
+        text.push_str(&format!("\nFree nearby: {}", scopes_summary(&free)));
     }
     text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
     if let Some(first) = free.first() {
