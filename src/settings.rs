@@ -227,3 +227,248 @@ impl Settings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each setting from the sources it is read from, on a new repository
+    //! (no commit, no identity needed) whose `.git/config` the test writes.
+
+    use super::*;
+
+    /// A new repository with `entries` in its own git configuration, opened
+    /// as bsi opens one.
+    fn repo(entries: &[(&str, &str)]) -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git2::Repository::init(dir.path()).expect("git init");
+        let git = Git::discover(dir.path()).expect("open the repository");
+        for (key, value) in entries {
+            git.set_config(key, value).expect("git config");
+        }
+        (dir, git)
+    }
+
+    fn toml(text: &str) -> Config {
+        config::parse(text).expect("a valid .bsi.toml")
+    }
+
+    fn resolve(entries: &[(&str, &str)], file: &str, flag: Option<&str>) -> Result<Settings> {
+        let (_dir, git) = repo(entries);
+        Settings::resolve(&git, toml(file), flag)
+    }
+
+    #[test]
+    fn a_brain_without_bsi_toml_has_the_default_configuration() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(load_config(dir.path()).expect("no file"), Config::default());
+        std::fs::write(dir.path().join(CONFIG_FILE), "default_ttl = \"4h\"\n").expect("write");
+        assert_eq!(
+            load_config(dir.path()).expect("read").default_ttl,
+            Some(chrono::Duration::hours(4))
+        );
+        std::fs::write(dir.path().join(CONFIG_FILE), "default_ttl = \"12h\"\n").expect("write");
+        match load_config(dir.path()) {
+            Err(Error::Config { path, .. }) => assert_eq!(path, dir.path().join(CONFIG_FILE)),
+            other => panic!("not a configuration error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn nothing_set_gives_the_defaults() {
+        let s = resolve(&[], "", None).expect("settings");
+        assert_eq!(s.branch, DEFAULT_BRANCH);
+        assert_eq!(s.named_remote, None);
+        assert_eq!(s.history_keep, DEFAULT_HISTORY_KEEP);
+        assert_eq!(s.hook_mode, HookMode::Normal);
+        assert_eq!(s.hook_mode_warning, None);
+        assert_eq!(s.ttl(None), crate::ttl::DEFAULT_TTL);
+        if std::env::var_os("BSI_PUBLISH_TIMEOUT").is_none() {
+            assert_eq!(s.publish_timeout, DEFAULT_PUBLISH_TIMEOUT);
+        }
+    }
+
+    #[test]
+    fn the_registry_branch_is_git_config_then_bsi_toml() {
+        let file = "registry_branch = \"team-claims\"\n";
+        assert_eq!(
+            resolve(&[], file, None).expect("settings").branch,
+            "team-claims"
+        );
+        let mine = [("bsi.registryBranch", " my-claims ")];
+        assert_eq!(
+            resolve(&mine, file, None).expect("settings").branch,
+            "my-claims"
+        );
+        // A clone's bad name is an error, not a silent fallback to the file.
+        match resolve(&[("bsi.registryBranch", "a..b")], file, None) {
+            Err(Error::Usage(m)) => assert!(m.contains("`a..b`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_remote_is_named_by_the_flag_then_git_config_then_bsi_toml() {
+        let file = "remote = \"team\"\n";
+        let clone = [("bsi.remote", "mine")];
+        let named = |entries: &[(&str, &str)], flag| {
+            resolve(entries, file, flag).expect("settings").named_remote
+        };
+        assert_eq!(named(&clone, Some(" flag ")).as_deref(), Some("flag"));
+        // A blank flag (BSI_REMOTE= set but empty) names nothing.
+        assert_eq!(named(&clone, Some("  ")).as_deref(), Some("mine"));
+        assert_eq!(named(&[], None).as_deref(), Some("team"));
+    }
+
+    #[test]
+    fn the_publish_timeout_is_git_config_then_bsi_toml() {
+        if std::env::var_os("BSI_PUBLISH_TIMEOUT").is_some() {
+            // The environment comes first: nothing below could be seen.
+            return;
+        }
+        let file = "publish_timeout = \"2m\"\n";
+        let timeout = |entries: &[(&str, &str)]| {
+            resolve(entries, file, None)
+                .expect("settings")
+                .publish_timeout
+        };
+        assert_eq!(timeout(&[]), Duration::from_secs(120));
+        assert_eq!(
+            timeout(&[("bsi.publishTimeout", "500ms")]),
+            Duration::from_millis(500)
+        );
+        match resolve(&[("bsi.publishTimeout", "soon")], file, None) {
+            Err(Error::Usage(m)) => {
+                assert!(m.contains("git config bsi.publishTimeout is `soon`"), "{m}");
+            }
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_clones_hook_mode_wins_and_a_bad_one_is_said_and_ignored() {
+        let file = "hook_mode = \"warn\"\n";
+        let s = resolve(&[], file, None).expect("settings");
+        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Warn, None));
+        let s = resolve(&[("bsi.hookMode", "STRICT")], file, None).expect("settings");
+        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Strict, None));
+        let s = resolve(&[("bsi.hookMode", "loud")], file, None).expect("settings");
+        assert_eq!(s.hook_mode, HookMode::Warn);
+        let warning = s.hook_mode_warning.expect("a warning");
+        assert!(
+            warning.contains("`loud`") && warning.contains("using `warn`"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn the_agent_is_the_flag_then_the_environment_then_bsi_toml_then_user_at_host() {
+        let file = toml("default_agent = \"claude\"\n");
+        assert_eq!(agent_name(Some(" codex "), Some("gemini"), &file), "codex");
+        assert_eq!(agent_name(None, Some("gemini"), &file), "gemini");
+        assert_eq!(agent_name(None, None, &file), "claude");
+        let anyone = agent_name(None, None, &Config::default());
+        assert_eq!(anyone, default_agent());
+        assert!(anyone.contains('@'), "{anyone}");
+    }
+
+    #[test]
+    fn the_ttl_is_the_flag_then_bsi_toml_then_two_hours() {
+        let s = resolve(&[], "default_ttl = \"4h\"\n", None).expect("settings");
+        assert_eq!(
+            s.ttl(Some(chrono::Duration::minutes(90))),
+            chrono::Duration::minutes(90)
+        );
+        assert_eq!(s.ttl(None), chrono::Duration::hours(4));
+        let s = resolve(&[], "", None).expect("settings");
+        assert_eq!(s.ttl(None), chrono::Duration::hours(2));
+    }
+
+    /// The remote [`Settings::remote`] finds in a repository on branch
+    /// `main` with `entries` in its configuration and, when `tracking` names
+    /// a remote, that remote's copy of the registry branch.
+    fn remote_of(entries: &[(&str, &str)], tracking: Option<&str>) -> Result<Option<Remote>> {
+        let (dir, git) = repo(entries);
+        let repo = git2::Repository::open(dir.path()).expect("open");
+        let tree = repo
+            .treebuilder(None)
+            .expect("tree")
+            .write()
+            .expect("write");
+        let tree = repo.find_tree(tree).expect("tree");
+        let who =
+            git2::Signature::new("T", "t@example.com", &git2::Time::new(0, 0)).expect("signature");
+        repo.set_head("refs/heads/main").expect("HEAD");
+        let refs = ["HEAD".to_string()]
+            .into_iter()
+            .chain(tracking.map(|r| format!("refs/remotes/{r}/{DEFAULT_BRANCH}")));
+        for name in refs {
+            repo.commit(Some(&name), &who, &who, "a commit", &tree, &[])
+                .expect("commit");
+        }
+        let settings = Settings::resolve(&git, Config::default(), None)?;
+        settings.remote(&git)
+    }
+
+    fn at(name: &str) -> Option<Remote> {
+        Some(Remote {
+            name: name.into(),
+            branch: DEFAULT_BRANCH.into(),
+        })
+    }
+
+    #[test]
+    fn the_remote_falls_back_from_upstream_to_the_only_remote_to_the_one_with_the_registry() {
+        let origin = ("remote.origin.url", "/nowhere/origin");
+        let backup = ("remote.backup.url", "/nowhere/backup");
+        assert_eq!(remote_of(&[], None).expect("local"), None);
+        assert_eq!(remote_of(&[backup], None).expect("one"), at("backup"));
+        // The registry branch's upstream first.
+        let upstream = ("branch.brain-index.remote", "backup");
+        assert_eq!(
+            remote_of(&[origin, backup, upstream], None).expect("upstream"),
+            at("backup")
+        );
+        // Then the current branch's.
+        let main = [
+            ("branch.main.remote", "backup"),
+            ("branch.main.merge", "refs/heads/main"),
+        ];
+        assert_eq!(
+            remote_of(&[origin, backup, main[0], main[1]], None).expect("current"),
+            at("backup")
+        );
+        let registry_first = ("branch.brain-index.remote", "origin");
+        assert_eq!(
+            remote_of(&[origin, backup, main[0], main[1], registry_first], None).expect("first"),
+            at("origin")
+        );
+        // Else the one remote that has the registry branch.
+        assert_eq!(
+            remote_of(&[origin, backup], Some("backup")).expect("tracking"),
+            at("backup")
+        );
+        // Else nothing says which: an error that proposes one, not a
+        // silently local brain.
+        match remote_of(&[origin, backup], None) {
+            Err(Error::BadInput(m, hint)) => {
+                assert!(m.contains("2 remotes"), "{m}");
+                assert!(hint.contains("git config bsi.remote origin"), "{hint}");
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_named_remote_must_exist() {
+        let origin = ("remote.origin.url", "/nowhere/origin");
+        assert_eq!(
+            remote_of(&[origin, ("bsi.remote", "origin")], None).expect("named"),
+            at("origin")
+        );
+        match remote_of(&[origin, ("bsi.remote", "upstream")], None) {
+            Err(Error::BadInput(m, _)) => {
+                assert!(m.contains("no git remote named `upstream`"), "{m}");
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+}

@@ -180,7 +180,7 @@ fn session_or_new(
 ) -> Result<(String, bool)> {
     match known_session(ctx, map, tool, id)? {
         Some(s) => Ok((s, false)),
-        None => map.get_or_insert_with(tool, id, || new_session_id(ctx.now)),
+        None => map.get_or_insert_with(tool, id, || new_session_id(ctx.now, ctx.random_seed)),
     }
 }
 
@@ -253,7 +253,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
                     .ok()
                     .map(|(s, _)| s)
             })
-            .unwrap_or_else(|| new_session_id(ctx.now))
+            .unwrap_or_else(|| new_session_id(ctx.now, ctx.random_seed))
     };
     let copy = brain.rel_to_root();
     if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
@@ -690,8 +690,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             s.into_string()
         }
         None => {
-            map.get_or_insert_with(tool, &ev.session_id, || new_session_id(ctx.now))?
-                .0
+            map.get_or_insert_with(tool, &ev.session_id, || {
+                new_session_id(ctx.now, ctx.random_seed)
+            })?
+            .0
         }
     };
     let mut env_note = match tool {

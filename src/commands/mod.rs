@@ -104,6 +104,8 @@ pub struct Ctx {
     pub screen: Screen,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
+    /// `BSI_RANDOM_SEED`: what a generated session id is drawn from.
+    pub random_seed: Option<u64>,
 }
 
 impl Ctx {
@@ -124,6 +126,7 @@ impl Ctx {
                 columns: None,
             },
             remote: None,
+            random_seed: None,
         }
     }
 
@@ -144,6 +147,14 @@ impl Ctx {
             _ => (Local::now().fixed_offset(), Clock::System),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let random_seed = var("BSI_RANDOM_SEED")
+            .map(|s| {
+                s.trim().parse::<u64>().map_err(|_| Error::BadInput(
+                    format!("BSI_RANDOM_SEED=`{s}` is not a whole number from 0 to {}", u64::MAX),
+                    "give one, like `export BSI_RANDOM_SEED=1`, or `unset BSI_RANDOM_SEED` for random session ids".into(),
+                ))
+            })
+            .transpose()?;
         let colour = output::colour_wanted_or_forced(
             std::io::stdout().is_terminal(),
             std::env::var("NO_COLOR").ok().as_deref(),
@@ -166,6 +177,7 @@ impl Ctx {
                     .map(|c| output::screen_width(Some(&c))),
             },
             remote,
+            random_seed,
         })
     }
 

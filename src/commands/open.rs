@@ -139,7 +139,7 @@ fn session_of(ctx: &Ctx, arg: Option<SessionId>) -> Result<(String, bool)> {
         Some(s) => s.into_string(),
         None => match ctx.env_session()? {
             Some(s) => s.into_string(),
-            None => new_session_id(ctx.now),
+            None => new_session_id(ctx.now, ctx.random_seed),
         },
     };
     Ok((session, generated))

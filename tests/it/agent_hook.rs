@@ -130,7 +130,9 @@ fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol()
         // A stale claim refuses too, and says who frees it.
         let b = Brain::new();
         other_holds(&b, "projets/plan.md#Goals");
-        b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+        b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")])
+            .code(4)
+            .stdout_has("Now stale: sess-other projets/plan.md#Goals (overdue 8h30m)");
         let ev = replace_event(&b, tool, "projets/plan.md", "q1 text", "q1 done");
         t.note("A stale claim refuses too, and says who frees it.");
         let r = t.bsi_stdin(&["hook", "edit", "--tool", tool], &ev, "an edit event");
@@ -496,7 +498,9 @@ fn agent_hook_session_start_shows_the_other_machines_claims() {
         }
     }
     // Stale claims are said apart, for a person.
-    a.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+    a.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")])
+        .code(4)
+        .stdout_has("Now stale: sess-alice agents/alice.md (overdue 8h30m)");
     let r = hook(
         &b,
         "session-start",

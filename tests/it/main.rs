@@ -17,6 +17,7 @@ mod hooks;
 mod json;
 mod reliability;
 mod remote;
+mod snapshots;
 mod transcript;
 mod ux;
 mod views;

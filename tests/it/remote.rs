@@ -64,9 +64,14 @@ impl Net {
             .collect()
     }
 
-    /// Moves the remote away (unreachable) and back.
+    /// Moves the remote away (unreachable) and back: beside itself, under
+    /// its own name and `.away` (a name of its own: `with_extension` would
+    /// replace the random part of the name, and two tests at once would
+    /// move their remotes to one place).
     fn away(&self) -> PathBuf {
-        let to = self.bare.path().with_extension("away");
+        let mut name = self.bare.path().file_name().expect("a name").to_owned();
+        name.push(".away");
+        let to = self.bare.path().with_file_name(name);
         std::fs::rename(self.bare.path(), &to).expect("move the remote away");
         to
     }
@@ -675,19 +680,14 @@ fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
 fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     let n = Net::new();
     let kills = if long() { 60 } else { 12 };
-    // Kills are drawn within the time one publish takes here (debug or
-    // release build), so most land while it runs.
-    let span = u64::from(crate::reliability::run_time_us(|i| {
+    let first_span = crate::reliability::run_time_us(|i| {
         n.a.bsi(&["open", &format!("warm{i}/"), "--session", &format!("w{i}")])
             .ok();
-    }));
+    });
     let user = untouched(&n.a);
-    let mut seed: u64 = 7;
     let mut landed = 0;
-    let mut interrupted = 0;
-    for i in 0..kills {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-        let pause = (seed >> 33) % span;
+    let mut moments = crate::reliability::KillMoments::new(7, first_span);
+    let (kills, interrupted) = moments.kill(kills, |i, pause| {
         let session = format!("k{i}");
         let scope = format!("zone{i}/");
         // bsi and the git it runs die together, as on a crash or a Ctrl-C
@@ -699,13 +699,12 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_micros(pause));
+        std::thread::sleep(pause);
         let _ = Command::new("kill")
             .args(["-KILL", "--", &format!("-{}", child.id())])
             .stderr(Stdio::null())
             .status();
         let status = child.wait().expect("wait");
-        interrupted += usize::from(!status.success());
         // The next command on that machine settles whatever was half done.
         let s = n.a.bsi(&["sync"]);
         assert!(
@@ -734,7 +733,8 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
                 .trim(),
             "0"
         );
-    }
+        !status.success()
+    });
     eprintln!(
         "publish kills: {kills}, of them mid-run: {interrupted}, claims that reached the remote: {landed}"
     );
