@@ -116,3 +116,64 @@ fn a_heading_moved_only_in_the_work_tree_does_not_free_its_section() {
     ])
     .ok();
 }
+
+/// `projets/new` exists neither as a file nor as a folder: a claim on it
+/// covers what will be created under it, for other claims and for the
+/// commit guard.
+#[test]
+fn a_claim_on_a_name_not_yet_there_covers_what_is_created_under_it() {
+    let b = crate::hooks::hooked();
+    b.bsi(&["open", "projets/new", "--session", "s1", "--agent", "a"])
+        .ok();
+    let before = b.registry();
+    let r = b.bsi(&[
+        "open",
+        "projets/new/x.md",
+        "--session",
+        "s2",
+        "--agent",
+        "b",
+    ]);
+    r.code(3);
+    assert!(
+        r.stderr
+            .contains("projets/new/x.md conflicts: s1 holds projets/new [file]"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(b.registry(), before);
+    let deeper = b.bsi(&[
+        "open",
+        "projets/new/sub/",
+        "--session",
+        "s2",
+        "--agent",
+        "b",
+    ]);
+    deeper.code(3);
+    // A commit creating a file under the name, by another session: refused.
+    b.write("projets/new/z.md", "# Z\n");
+    b.git(&["add", "projets/new/z.md"]);
+    let head = b.git(&["rev-parse", "HEAD"]);
+    let c = crate::hooks::commit_as(&b, Some("s2"), "z");
+    c.code(1);
+    assert!(
+        c.stderr
+            .contains("projets/new/z.md is inside an active claim of session s1"),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(b.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+    // The holder commits it.
+    crate::hooks::commit_as(&b, Some("s1"), "z").ok();
+    // A sibling name stays free.
+    b.bsi(&[
+        "open",
+        "projets/newer.md",
+        "--session",
+        "s2",
+        "--agent",
+        "b",
+    ])
+    .ok();
+}
