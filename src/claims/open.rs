@@ -22,6 +22,10 @@ pub struct Claiming<'a> {
     pub note: &'a str,
     pub now: DateTime<FixedOffset>,
     pub max_active_per_agent: Option<usize>,
+    /// The session id was drawn by this run: one the registry already
+    /// knows (active, stale or in the history) must be drawn again, or two
+    /// sessions would become one.
+    pub new_id: bool,
 }
 
 /// The plan of `bsi open` (also the edit hook's claim on first write):
@@ -35,7 +39,11 @@ pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Ou
         note,
         now,
         max_active_per_agent,
+        new_id,
     } = *c;
+    if new_id && reg.knows_session(session) {
+        return Ok(Plan::Keep(Outcome::IdTaken));
+    }
     // A session is one agent's: claims added under another agent's
     // session could not be closed or renewed by the one who added them.
     if let Some((c, _)) = reg
@@ -182,6 +190,9 @@ pub enum Outcome {
         /// Scopes of the request nobody else holds.
         free: Vec<Scope>,
     },
+    /// The id drawn for a new session is already in the registry: draw
+    /// another.
+    IdTaken,
 }
 
 /// Free scopes near what was asked: parts of it, then its siblings.
@@ -263,6 +274,7 @@ mod tests {
             note: "n",
             now: t0(),
             max_active_per_agent: None,
+            new_id: false,
         }
     }
 

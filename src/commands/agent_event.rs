@@ -536,6 +536,7 @@ fn claim(
             note: &note,
             now: ctx.now,
             max_active_per_agent: settings.config.max_active_per_agent,
+            new_id: false,
         };
         let snap = brain.snapshot(scopes);
         let applied = publish::apply(brain, settings, ctx.write_options(false), |reg| {
@@ -566,7 +567,9 @@ fn claim(
                 ));
                 return Ok(agents::answer(tool, &Verdict::Claimed { message }));
             }
-            Outcome::Refused { .. } => last_registry = Some(applied.landing.registry),
+            Outcome::Refused { .. } | Outcome::IdTaken => {
+                last_registry = Some(applied.landing.registry);
+            }
         }
     }
     // Refused: judge the edit again on the registry the refusal saw.

@@ -70,19 +70,37 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
-    let (session, generated) = session_of(ctx, req.session)?;
+    let (mut session, generated) = session_of(ctx, req.session)?;
     let ttl = w.settings.ttl(req.ttl);
 
-    let claiming = Claiming {
-        session: &session,
-        agent: &agent,
-        scopes: &scopes,
-        ttl,
-        note: &note,
-        now: ctx.now,
-        max_active_per_agent: config.max_active_per_agent,
+    // A drawn id the registry already knows is drawn again.
+    let mut draws: u64 = 0;
+    let applied = loop {
+        let claiming = Claiming {
+            session: &session,
+            agent: &agent,
+            scopes: &scopes,
+            ttl,
+            note: &note,
+            now: ctx.now,
+            max_active_per_agent: config.max_active_per_agent,
+            new_id: generated,
+        };
+        let applied = publish_waiting(&w, &claiming, req.wait)?;
+        if !matches!(applied.report, Outcome::IdTaken) {
+            break applied;
+        }
+        draws += 1;
+        if draws > 32 {
+            return Err(Error::Refused {
+                what: format!(
+                    "every new session id drawn this minute is taken (the last: {session})"
+                ),
+                hint: "name the session yourself: `bsi open SCOPE --session NEW-ID`".into(),
+            });
+        }
+        session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
     };
-    let applied = publish_waiting(&w, &claiming, req.wait)?;
     let named_agent = req.agent.is_some().then_some(agent.as_str());
     w.report(applied, |outcome, commit| {
         report(ctx, &session, named_agent, generated, outcome, commit)
@@ -172,6 +190,14 @@ fn report(
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
+        // Drawn again by `run` until free; an id given by the caller is
+        // never refused for this.
+        Outcome::IdTaken => {
+            return Err(Error::Refused {
+                what: format!("the session id {session} is already in the registry"),
+                hint: "name a new session: `bsi open SCOPE --session NEW-ID`".into(),
+            });
+        }
     };
 
     if json {

@@ -177,3 +177,46 @@ fn a_claim_on_a_name_not_yet_there_covers_what_is_created_under_it() {
     ])
     .ok();
 }
+
+/// A generated session id the registry already knows (active, stale or in
+/// the history) is drawn again: two sessions never share one by chance.
+/// The same seed in the same minute draws the same id, which makes the
+/// collision certain here.
+#[test]
+fn a_generated_id_already_in_the_registry_is_drawn_again() {
+    let b = Brain::new();
+    let seed = [("BSI_RANDOM_SEED", "7")];
+    let first = b.bsi_env(&["open", "agents/alice.md", "--agent", "a"], &seed);
+    first.ok();
+    let id = first
+        .stdout
+        .split_whitespace()
+        .find(|w| w.starts_with("BSI_SESSION="))
+        .and_then(|w| w.strip_prefix("BSI_SESSION="))
+        .expect("the new id is named")
+        .to_string();
+    // Still active: the same draw must not join that session.
+    let second = b.bsi_env(&["open", "agents/bob.md", "--agent", "b"], &seed);
+    second.ok();
+    assert!(
+        !second.stdout.contains(&format!("BSI_SESSION={id} ")),
+        "{}",
+        second.stdout
+    );
+    let reg = b.registry();
+    let holders: Vec<&str> = reg.lines().filter(|l| l.contains("agents/")).collect();
+    assert_eq!(holders.len(), 2, "{reg}");
+    assert!(
+        holders.iter().filter(|l| l.contains(&id)).count() == 1,
+        "{reg}"
+    );
+    // Closed: in the history only, still not handed out again.
+    b.bsi(&["close", &id, "--agent", "a"]).ok();
+    let third = b.bsi_env(&["open", "notes/", "--agent", "c"], &seed);
+    third.ok();
+    assert!(
+        !third.stdout.contains(&format!("BSI_SESSION={id} ")),
+        "{}",
+        third.stdout
+    );
+}
