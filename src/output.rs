@@ -468,12 +468,11 @@ impl Table {
     }
 }
 
-/// The width to fit: `COLUMNS` when it is a number, else 80.
-pub fn screen_width(columns: Option<&str>) -> usize {
-    columns
-        .and_then(|c| c.trim().parse::<usize>().ok())
+/// The width `COLUMNS` asks tables to fit: a number of at least 20;
+/// unset, empty or anything else asks nothing (each view has its width).
+pub fn columns(raw: Option<&str>) -> Option<usize> {
+    raw.and_then(|c| c.trim().parse::<usize>().ok())
         .filter(|&c| c >= 20)
-        .unwrap_or(80)
 }
 
 /// The name of a zone for people: `UTC`, or its offset `+01:00`.
@@ -610,10 +609,10 @@ mod tests {
             rows: vec![vec![Cell::new("x"), Cell::new("")]],
         };
         assert_eq!(t.render(80, false), "A\nx\n");
-        assert_eq!(screen_width(Some("120")), 120);
-        assert_eq!(screen_width(Some("wide")), 80);
-        assert_eq!(screen_width(Some("3")), 80);
-        assert_eq!(screen_width(None), 80);
+        assert_eq!(columns(Some(" 120 ")), Some(120));
+        for unusable in [Some("wide"), Some("3"), Some(""), None] {
+            assert_eq!(columns(unusable), None, "{unusable:?}");
+        }
     }
 
     #[test]

@@ -64,10 +64,7 @@ pub fn fast_path(args: &[std::ffi::OsString]) -> Option<u8> {
         _ => return None,
     };
     let tool = Tool::from_name(tool)?;
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let registry = env("BSI_REGISTRY").map(std::path::PathBuf::from);
-    let remote = env("BSI_REMOTE").and_then(|v| v.into_string().ok());
-    Some(run(Ctx::from_env(registry, remote), tool, kind))
+    Some(run(Ctx::from_env_alone(), tool, kind))
 }
 
 /// The tool named on a command line that clap could not read
@@ -215,7 +212,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
     // The local registry branch and the remote as last fetched.
-    let remote = settings.remote(&brain.git).ok().flatten();
+    let remote = settings.remote().ok().flatten();
     let reg = match brain.view(remote.as_ref()) {
         Ok(v) => v.registry,
         Err(e @ Error::NoRegistry { .. }) => {
@@ -698,9 +695,9 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     }
     .to_string();
     if tool == Tool::Claude {
-        match std::env::var_os("CLAUDE_ENV_FILE").filter(|f| !f.is_empty()) {
+        match &ctx.claude_env_file {
             Some(f) => {
-                if let Err(e) = agents::claude::append_env_file(Path::new(&f), &session) {
+                if let Err(e) = agents::claude::append_env_file(f, &session) {
                     eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
                     env_note = format!(
                         "pass it to bsi: `export {}`",
@@ -802,7 +799,7 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let Some(session) = known_session(&ctx, &map, tool, &ev.session_id)? else {
         return Ok(agents::answer_stop(tool, &ev, None));
     };
-    let remote = settings.remote(&brain.git).ok().flatten();
+    let remote = settings.remote().ok().flatten();
     let reg = match brain.view(remote.as_ref()) {
         Ok(v) => v.registry,
         Err(Error::NoRegistry { .. }) => return Ok(agents::answer_stop(tool, &ev, None)),

@@ -60,7 +60,7 @@ pub(crate) fn run(
 /// What the audit of the session says of its changes; a failure to read
 /// them is said and recorded as `not verified`.
 fn audit_session(w: &WriteCommand<'_>, session: &str, scope: Option<&Scope>) -> VerifyOutcome {
-    let remote = w.settings.remote(&w.brain.git).ok().flatten();
+    let remote = w.settings.remote().ok().flatten();
     let audited = w.brain.view(remote.as_ref()).and_then(|view| {
         let (active, stale) = session_claims(&view.registry, session, scope);
         if active.is_empty() && stale.is_empty() {

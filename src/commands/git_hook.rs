@@ -95,9 +95,7 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let index = ClaimIndex::new(&reg);
     // `git commit -a`, `git commit PATHS` and `-i` hand the hook a temporary
     // index: judge that one, which is what the commit records.
-    let index_file = std::env::var_os("GIT_INDEX_FILE")
-        .filter(|p| !p.is_empty())
-        .map(|p| ctx.cwd.join(p));
+    let index_file = ctx.git_index_file.as_ref().map(|p| ctx.cwd.join(p));
     let changes = audit::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
 
     let registry_staged = changes.iter().any(|c| c.path == brain.rel);
@@ -162,7 +160,7 @@ fn hook_registry(
     settings: &Settings,
     err: &mut impl Write,
 ) -> Result<Option<Registry>> {
-    let remote = settings.remote(&brain.git).ok().flatten();
+    let remote = settings.remote().ok().flatten();
     match brain.view(remote.as_ref()) {
         Ok(v) => Ok(Some(v.registry)),
         // No registry: bsi is not used in this repository.

@@ -45,7 +45,7 @@ fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
 pub(crate) fn run(ctx: &Ctx, limit: Option<usize>) -> Result<u8> {
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
     let tip = view.tip().ok_or_else(|| brain.missing())?;
     let commits = brain.git.journal(tip, crate::store::BRANCH_FILE, limit)?;
@@ -144,8 +144,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
             ]
         })
         .collect();
-    let table =
-        Table { columns, rows }.render(ctx.screen.columns.unwrap_or(100), ctx.screen.colour);
+    let table = Table { columns, rows }.render(ctx.screen.width(100), ctx.screen.colour);
     if !ctx.verbosity.is_verbose() {
         return table;
     }

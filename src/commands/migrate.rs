@@ -18,7 +18,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     brain.git.ensure_clean_state()?;
     let (text, registry) = committed_registry(&brain)?;
 
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     if let Some(r) = &remote {
         match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
             Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),

@@ -36,7 +36,7 @@ use crate::publish::{self, Applied, Plan};
 use crate::registry::Registry;
 use crate::resolve;
 use crate::scope::Scope;
-use crate::settings::Settings;
+use crate::settings::{Given, Settings};
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId, Ttl};
 
@@ -91,10 +91,17 @@ pub enum Clock {
 pub struct Screen {
     /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
     pub colour: bool,
-    /// The width tables fit: `COLUMNS`, else 80.
-    pub width: usize,
-    /// `COLUMNS`, when it is set to a width.
+    /// `COLUMNS`, when it is set to a usable width: unset, empty or
+    /// unreadable is `None`, and each view then has its documented width.
     pub columns: Option<usize>,
+}
+
+impl Screen {
+    /// The width a view fits: `COLUMNS`, else the view's own `default`
+    /// (`status` 80, `log` 100).
+    pub fn width(&self, default: usize) -> usize {
+        self.columns.unwrap_or(default)
+    }
 }
 
 /// What a run knows about the world, read once at the edge.
@@ -122,6 +129,17 @@ pub struct Ctx {
     pub remote: Option<String>,
     /// `BSI_RANDOM_SEED`: what a generated session id is drawn from.
     pub random_seed: Option<u64>,
+    /// `BSI_PUBLISH_TIMEOUT`, as written (the settings read it).
+    pub publish_timeout: Option<String>,
+    /// `USER`, else `USERNAME`: the user of the default agent name.
+    pub user: Option<String>,
+    /// `HOSTNAME`: the host of the default agent name (else the system's).
+    pub host: Option<String>,
+    /// `GIT_INDEX_FILE`: the index a git hook is handed, relative to
+    /// [`Ctx::cwd`] or absolute.
+    pub git_index_file: Option<PathBuf>,
+    /// `CLAUDE_ENV_FILE`: where Claude Code takes a session's environment.
+    pub claude_env_file: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -139,15 +157,31 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour: false,
-                width: 80,
                 columns: None,
             },
             remote: None,
             random_seed: None,
+            publish_timeout: None,
+            user: None,
+            host: None,
+            git_index_file: None,
+            claude_env_file: None,
         }
     }
 
-    /// Reads the environment.
+    /// Reads the environment, with `BSI_REGISTRY` and `BSI_REMOTE` too: for
+    /// a command line read without clap (which reads those two for its
+    /// `--registry` and `--remote`).
+    pub fn from_env_alone() -> Result<Ctx> {
+        let registry = env_os("BSI_REGISTRY").map(PathBuf::from);
+        let remote = env_os("BSI_REMOTE").and_then(|v| v.into_string().ok());
+        Ctx::from_env(registry, remote)
+    }
+
+    /// Reads the environment: every variable a run uses is read here, once.
+    /// (The fault-injection and test-only variables of the writer lock,
+    /// `BSI_FAULT_POINT` and `BSI_LOCK_WAIT_MS`, stay beside the code they
+    /// steer.)
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
@@ -189,41 +223,54 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour,
-                width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
-                columns: std::env::var("COLUMNS")
-                    .ok()
-                    .map(|c| output::screen_width(Some(&c))),
+                columns: output::columns(var("COLUMNS").as_deref()),
             },
             remote,
             random_seed,
+            publish_timeout: var("BSI_PUBLISH_TIMEOUT"),
+            user: var("USER").or_else(|| var("USERNAME")),
+            host: var("HOSTNAME"),
+            git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
+            claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
         })
     }
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        let registry = self.registry_path()?;
-        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
-        if self.clock == Clock::Pinned {
-            brain.git.pin_clock(
-                self.now.timestamp(),
-                self.now.offset().local_minus_utc() / 60,
-            );
-        }
-        let config = crate::settings::load_config(&brain.root)?;
-        let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
-        brain.branch = settings.branch.clone();
-        brain.markdown = settings.config.markdown_extensions.clone();
-        Ok((brain, settings))
+        self.open_with(crate::settings::load_config)
     }
 
     /// [`Ctx::open`] with the default configuration, for a hook that must
     /// run when `.bsi.toml` cannot be read.
     pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
+        self.open_with(|_| Ok(Config::default()))
+    }
+
+    /// The brain and its settings, with the configuration `config` reads
+    /// from the brain root.
+    fn open_with(
+        &self,
+        config: impl FnOnce(&std::path::Path) -> Result<Config>,
+    ) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
-        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
-        let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
-        brain.branch = settings.branch.clone();
-        Ok((brain, settings))
+        let mut site = Brain::locate(&self.cwd, registry.as_deref())?;
+        if self.clock == Clock::Pinned {
+            site.git.pin_clock(
+                self.now.timestamp(),
+                self.now.offset().local_minus_utc() / 60,
+            );
+        }
+        let config = config(&site.root)?;
+        let settings = Settings::resolve(&site.git, config, &self.given())?;
+        Ok((Brain::new(site, &settings), settings))
+    }
+
+    /// What the command line and the environment say about the settings.
+    fn given(&self) -> Given {
+        Given {
+            remote: self.remote.clone(),
+            publish_timeout: self.publish_timeout.clone(),
+        }
     }
 
     /// `--registry` / `BSI_REGISTRY` made absolute: a relative path starts
@@ -295,7 +342,8 @@ impl Ctx {
         if let Some(a) = flag {
             return Ok(a.clone());
         }
-        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config);
+        let fallback = crate::settings::default_agent(self.user.as_deref(), self.host.as_deref());
+        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
     }
 
@@ -437,6 +485,11 @@ fn parse_wait(raw: &str) -> Result<std::time::Duration> {
             raw.trim()
         ))
     })
+}
+
+/// A variable of the environment, unset when empty.
+fn env_os(key: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(key).filter(|v| !v.is_empty())
 }
 
 /// Runs a parsed command line. Returns the exit code.

@@ -147,7 +147,7 @@ fn publish_waiting(
     claiming: &Claiming<'_>,
     wait: Option<std::time::Duration>,
 ) -> Result<Applied<Outcome>> {
-    let mut waiting = wait.map(|w| (Waiting::new(&cmd.brain, &cmd.settings, w), false));
+    let mut waiting = wait.map(|w| (Waiting::new(&cmd.settings, w), false));
     let applied = loop {
         // The references before the plan reads them: anything since is news.
         let since = waiting.as_ref().map(|(w, _)| w.tips(&cmd.brain));

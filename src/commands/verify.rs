@@ -50,7 +50,7 @@ pub(crate) fn run(
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?.into_string();
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
     // A closed session is verified against the scopes its history rows
     // name, in the registry or in its archive files.

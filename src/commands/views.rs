@@ -35,7 +35,7 @@ pub(crate) fn sync_state(
     view: &crate::store::View,
     fresh: &Freshness,
 ) -> Option<SyncJson> {
-    let remote = settings.remote(&brain.git).ok().flatten()?;
+    let remote = settings.remote().ok().flatten()?;
     let last = brain.last_contact();
     Some(SyncJson {
         remote: remote.label(),
@@ -195,7 +195,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     let width = if ctx.verbosity.is_verbose() {
         usize::MAX
     } else {
-        ctx.screen.width
+        ctx.screen.width(80)
     };
     Table { columns, rows }.render(width, ctx.screen.colour)
 }

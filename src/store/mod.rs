@@ -38,7 +38,23 @@ pub fn copy_banner(branch: &str) -> String {
     )
 }
 
+/// Where a brain is, found before its settings are read (they are read
+/// from its root): the repository, the brain root and the registry's copy.
+pub struct Site {
+    /// The repository.
+    pub git: Git,
+    /// Absolute path of the work-tree copy of the registry.
+    pub registry: PathBuf,
+    /// Directory holding the copy: scopes are relative to it.
+    pub root: PathBuf,
+    /// The copy's path relative to the work tree root, with `/`.
+    pub rel: String,
+    /// The work tree root.
+    pub workdir: PathBuf,
+}
+
 /// A brain: the repository, the brain root, and where its registry lives.
+/// Built whole by [`Brain::new`], from its [`Site`] and its settings.
 pub struct Brain {
     /// The repository.
     pub git: Git,
@@ -89,9 +105,29 @@ impl View {
 }
 
 impl Brain {
+    /// The brain at `site`, with its settings.
+    pub fn new(site: Site, settings: &crate::settings::Settings) -> Brain {
+        let Site {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+        } = site;
+        Brain {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+            branch: settings.branch.clone(),
+            markdown: settings.config.markdown_extensions.clone(),
+        }
+    }
+
     /// Finds the brain from `cwd`, or from an explicit registry path (the
     /// path of its work-tree copy, whose directory is the brain root).
-    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Brain> {
+    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Site> {
         let (git, registry) = if let Some(p) = registry {
             let p = if p.is_absolute() {
                 p.to_path_buf()
@@ -131,14 +167,12 @@ impl Brain {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        Ok(Brain {
+        Ok(Site {
             git,
             registry,
             root,
             rel,
             workdir,
-            branch: crate::settings::DEFAULT_BRANCH.to_string(),
-            markdown: Vec::new(),
         })
     }
 

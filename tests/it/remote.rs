@@ -571,6 +571,8 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
     t.git(&["branch", "--unset-upstream"]).ok();
     t.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"])
         .ok();
+    // The clone recorded the remote where it found the registry: forgotten.
+    t.git(&["config", "--unset", "bsi.remote"]).ok();
     let before = (n.a.registry(), n.a.commits());
     t.note("Which remote is it? bsi asks rather than keep the claim where no one sees it.");
     t.bsi(&["open", "agents/", "--session", "sa"]).code(2);
@@ -953,4 +955,83 @@ fn a_pull_of_the_registry_branch_merges_by_rows_without_bsi_on_path() {
     assert!(!merged.contains("<<<<<<<"), "{merged}");
     assert!(merged.contains("| sa | agents/alice.md |"), "{merged}");
     assert!(merged.contains("| sb | projets/ |"), "{merged}");
+}
+
+#[test]
+fn the_registry_remote_does_not_follow_the_checked_out_branch() {
+    let n = Net::new();
+    // Machine b holds the plan, published to origin.
+    n.b.bsi(&["open", "projets/plan.md", "--session", "sb"])
+        .ok();
+    // Machine a works on a branch whose upstream is a personal fork.
+    let fork = crate::common::scratch("bsi-remote");
+    let url = fork.path().to_str().expect("utf-8");
+    n.a.git(&["init", "-q", "--bare", url]);
+    n.a.git(&["remote", "add", "fork", url]);
+    n.a.git(&["checkout", "-q", "-b", "feature"]);
+    n.a.git(&["push", "-q", "-u", "fork", "feature"]);
+    n.a.bsi(&["hook", "install"]).ok();
+    let before = untouched(&n.a);
+
+    // The registry is found on origin, whatever the branch follows.
+    n.a.bsi(&["status"]).ok().stdout_has("sb");
+    assert_eq!(untouched(&n.a), before);
+    assert_eq!(
+        n.a.git(&["config", "bsi.remote"]).trim(),
+        "origin",
+        "found once, recorded for the clone"
+    );
+
+    // The commit guard sees the other session's claim.
+    n.a.write("projets/plan.md", "# Plan\n\nmine\n");
+    n.a.git(&["add", "projets/plan.md"]);
+    n.a.git_at(n.a.path(), Some("sa"), &["commit", "-q", "-m", "plan"])
+        .code(1)
+        .stderr_has("sb");
+    n.a.git(&["reset", "-q", "--hard"]);
+    let before = untouched(&n.a);
+
+    // No second registry on the fork, and no overlapping claim.
+    n.a.bsi(&["init"]).code(1).stderr_has("origin/brain-index");
+    n.a.bsi(&["open", "projets/plan.md", "--session", "sa"])
+        .code(3);
+    assert_eq!(untouched(&n.a), before);
+    let on_fork = Command::new("git")
+        .arg("--git-dir")
+        .arg(fork.path())
+        .args(["branch", "--list", "brain-index"])
+        .output()
+        .expect("run git");
+    assert_eq!(String::from_utf8_lossy(&on_fork.stdout).trim(), "");
+    assert!(n.active_with("| sa |").is_empty());
+    assert_eq!(n.active_with("| sb |").len(), 1);
+
+    // Back on main: the same registry, no collision.
+    n.a.git(&["checkout", "-q", "main"]);
+    n.a.bsi(&["status"]).ok().stdout_has("sb");
+    assert!(!n.a.bsi(&["status"]).stdout.contains("COLLISION"));
+}
+
+#[test]
+fn init_refuses_when_another_remote_holds_the_registry() {
+    let n = Net::new();
+    // A clone whose fork is named for bsi, and origin holds the registry.
+    let fork = crate::common::scratch("bsi-remote");
+    let url = fork.path().to_str().expect("utf-8");
+    n.a.git(&["init", "-q", "--bare", url]);
+    n.a.git(&["remote", "add", "fork", url]);
+    n.a.git(&["config", "bsi.remote", "fork"]);
+    let before = untouched(&n.a);
+    n.a.bsi(&["init"])
+        .code(2)
+        .stderr_has("`origin` already holds")
+        .stderr_has("git config bsi.remote origin");
+    assert_eq!(untouched(&n.a), before);
+    assert_eq!(n.a.git(&["branch", "--list", "brain-index"]).trim(), "");
+    // Nothing known of any remote's registry: init asks them.
+    n.a.git(&["config", "--unset", "bsi.remote"]);
+    n.a.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"]);
+    n.a.bsi(&["init"]).code(1).stderr_has("origin/brain-index");
+    assert_eq!(n.a.git(&["config", "bsi.remote"]).trim(), "origin");
+    assert_eq!(n.a.git(&["branch", "--list", "brain-index"]).trim(), "");
 }

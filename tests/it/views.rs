@@ -269,6 +269,15 @@ fn log_shows_agent_action_scopes_and_time_in_100_columns() {
     assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
     assert!(widest(&utc.stdout) <= 100, "{}", utc.stdout);
     snapshot("views/log-utc.txt", &utc.stdout);
+    // COLUMNS set but empty, or not a width, is unset: the documented 100.
+    assert!(widest(&utc.stdout) > 80, "{}", utc.stdout);
+    for columns in ["", "wide"] {
+        let log = b.bsi_env(&["log"], &env("UTC", &[("COLUMNS", columns)]));
+        assert_eq!(log.ok().stdout, utc.stdout, "COLUMNS={columns:?}");
+        let status = b.bsi_env(&["status"], &env("UTC", &[("COLUMNS", columns)]));
+        let unset = b.bsi_env(&["status"], &env("UTC", &[]));
+        assert_eq!(status.ok().stdout, unset.stdout, "COLUMNS={columns:?}");
+    }
     let paris = b.bsi_env(&["log"], &env("Europe/Paris", &[]));
     paris
         .ok()
