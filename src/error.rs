@@ -271,9 +271,8 @@ impl Error {
                 let fix = if source.line == 0 { "fix it" } else { "fix that line" };
                 // `branch:file` for the registry branch; a path for a file.
                 match path.to_str().and_then(|p| p.split_once(':')).filter(|_| !path.is_absolute()) {
-                    Some((branch, _)) => format!(
-                        "bsi never rewrites a registry it cannot read: {fix} on the registry branch (`{}`, edit, commit, `git push`), then retry",
-                        command_line(["git", "worktree", "add", "../fix", branch])
+                    Some(_) => format!(
+                        "bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens the registry in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
                     ),
                     None => format!(
                         "bsi never rewrites a registry it cannot read: {fix} in {}, then retry",

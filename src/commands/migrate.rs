@@ -8,34 +8,41 @@ use std::io::Write;
 use super::Ctx;
 use crate::claims::commit_message;
 use crate::error::{Error, Result, exit};
-use crate::git_cli::{FetchError, Push};
-use crate::settings::FETCH_TIMEOUT;
+use crate::publish::{self, Created, Landed};
 use crate::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    let lock = brain.writer("migrate")?;
+    // Every precondition before anything is written or pushed: a migration
+    // stopped halfway would leave a published registry branch and the file
+    // still tracked.
     brain.git.ensure_clean_state()?;
     let (text, registry) = committed_registry(&brain)?;
-
-    let remote = settings.remote()?;
-    if let Some(r) = &remote {
-        match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
-            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
-            Err(FetchError::Unreachable(why)) => {
-                return Err(Error::Unreachable {
-                    remote: r.label(),
-                    why,
-                });
-            }
-        }
+    if brain.git.head_branch().is_none() {
+        return Err(Error::Refused {
+            what: "`bsi migrate` untracks the registry in a commit on the current branch, and a detached HEAD has none".into(),
+            hint: "switch to the branch that tracks it (`git switch main`, say), then run `bsi migrate` again; nothing was written".into(),
+        });
     }
-    let tips = brain.tips(remote.as_ref());
-    let published = if tips.local.is_none() && tips.tracking.is_none() {
-        create_branch(&brain, &settings, remote.as_ref(), &text, ctx)?
-    } else {
-        check_rows_present(&brain, tips, remote.is_some(), &registry)?;
-        false
+    let message = commit_message(
+        "migrate",
+        &[],
+        &format!("{} from the content branch to {}", brain.rel, brain.branch),
+    );
+    let made = publish::create(
+        &brain,
+        &settings,
+        ctx.write_options(true),
+        (text, message),
+        "migrate",
+        false,
+    )?;
+    let published = match made {
+        Created::Made(applied) => applied.landing.landed == Landed::Published,
+        Created::Exists(view) => {
+            check_rows_present(&brain, &view, &registry)?;
+            false
+        }
     };
     let untrack = commit_message(
         "migrate",
@@ -48,7 +55,6 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let removal = brain.git.commit_removal(&brain.rel, &untrack)?;
     // The file stays in the work tree, now the excluded copy.
     brain.refresh_copy(&registry);
-    drop(lock);
     let mut out = ctx.out();
     writeln!(
         out,
@@ -117,75 +123,17 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
     Ok((text, registry))
 }
 
-/// Makes the registry branch with `text` as its first commit, and pushes it
-/// when there is a remote. Returns whether it was published.
-fn create_branch(
-    brain: &crate::store::Brain,
-    settings: &crate::settings::Settings,
-    remote: Option<&crate::git_cli::Remote>,
-    text: &str,
-    ctx: &Ctx,
-) -> Result<bool> {
-    let message = commit_message(
-        "migrate",
-        &[],
-        &format!("{} from the content branch to {}", brain.rel, brain.branch),
-    );
-    let commit = brain
-        .git
-        .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
-    let mut published = false;
-    if let Some(r) = remote {
-        match r.push(&brain.workdir, commit, settings.publish_timeout) {
-            Push::Pushed => {
-                brain.heard_from_remote(ctx.now);
-                brain
-                    .git
-                    .move_ref(&r.tracking_ref(), commit, None, "bsi: migrate")
-                    .ok();
-                published = true;
-            }
-            Push::Lost => {
-                return Err(Error::Refused {
-                    what: format!("{} received a registry branch a moment ago", r.label()),
-                    hint:
-                        "another clone migrated at the same time: run `git pull`, then `bsi status`"
-                            .into(),
-                });
-            }
-            Push::Refused(why) => {
-                return Err(Error::RemoteRefused {
-                    remote: r.label(),
-                    why,
-                });
-            }
-            Push::Unreachable(why) => {
-                return Err(Error::Unreachable {
-                    remote: r.label(),
-                    why,
-                });
-            }
-        }
-    }
-    brain
-        .git
-        .move_ref(&brain.local_ref(), commit, None, "bsi: migrate")?;
-    Ok(published)
-}
-
 /// The brain was migrated from another clone (or another branch): the rows
 /// of this branch's file must all be on the registry branch already.
 fn check_rows_present(
     brain: &crate::store::Brain,
-    tips: crate::store::Tips,
-    has_remote: bool,
+    view: &crate::store::View,
     registry: &crate::registry::Registry,
 ) -> Result<()> {
-    let view = brain.view_of(tips, has_remote)?;
     let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
         Error::Refused {
             what: format!("the registries cannot be merged by rows: {e}"),
-            hint: "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
+            hint: "settle it by hand with `bsi repair`, then run `bsi migrate` again".into(),
         }
     })?;
     if !brain.parse(merged)?.same_rows(&view.registry) {
@@ -194,7 +142,7 @@ fn check_rows_present(
                 "the registry branch {} exists already, and this branch's {} holds rows it lacks",
                 brain.branch, brain.rel
             ),
-            hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
+            hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them with `bsi repair`".into(),
         });
     }
     Ok(())

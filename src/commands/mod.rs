@@ -15,6 +15,7 @@ mod migrate;
 mod open;
 mod release;
 mod renew;
+mod repair;
 mod status;
 mod sync;
 mod verify;
@@ -428,7 +429,7 @@ impl<'c> WriteCommand<'c> {
             landing,
         } = applied;
         Ok(match report(said, commit)? {
-            Ending::Landed(code) => publish::finish(&self.brain, &landing, code),
+            Ending::Landed(code) => publish::finish(&landing, code),
             Ending::Kept(code) => code,
         })
     }
@@ -619,6 +620,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         Command::Man => meta::man(),
         Command::Help { command } => meta::help(&command),
         Command::Sync { .. } => sync::run(&ctx),
+        Command::Repair { from } => repair::run(&ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }

@@ -41,7 +41,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         })
     })?;
     let landing = &applied.landing;
-    if let Landed::Stale(why) | Landed::Pending(why) = &landing.landed {
+    if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),
             why: why.why.clone(),
