@@ -195,7 +195,7 @@ pub enum Error {
 
 impl From<BadValue> for Error {
     fn from(e: BadValue) -> Error {
-        Error::BadInput(e.message, e.hint)
+        Error::BadInput(e.to_string(), e.hint())
     }
 }
 

@@ -380,7 +380,7 @@ pub(crate) fn note_commit(
 
 /// A note that lands in a registry cell: one line, no control characters.
 pub fn check_note(s: &str) -> Result<()> {
-    Ok(crate::values::check_line("note", s)?)
+    Ok(crate::values::check_line(crate::values::Field::Note, s)?)
 }
 
 /// Resolves an optional `--scope` flag.
