@@ -24,7 +24,7 @@
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
-//! | [`error`] | every error, its exit code and its hint | yes | — |
+//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint | yes | [`words`] for the commands in hints, [`output`] for the times in messages |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2
@@ -137,9 +137,7 @@ fn report(e: &Error, json: bool) -> u8 {
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {e}");
-    if let Some(h) = e.hint() {
-        let _ = writeln!(err, "hint: {h}");
-    }
+    let _ = writeln!(err, "hint: {}", e.hint());
     e.code()
 }
 

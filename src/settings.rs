@@ -177,12 +177,7 @@ impl Settings {
         };
         if let Some(name) = &self.named_remote {
             if !git.has_remote(name) {
-                return Err(Error::BadInput(
-                    format!(
-                        "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
-                    ),
-                    "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
-                ));
+                return Err(Error::NoSuchRemote { name: name.clone() });
             }
             return Ok(Some(at(name.clone())));
         }
@@ -209,20 +204,9 @@ impl Settings {
             (_, []) => Ok(None),
             // Keeping claims local here would leave them where no other
             // machine looks, with nothing said: ask which remote it is.
-            (_, all) => Err({
-                let pick = all.iter().find(|r| *r == "origin").unwrap_or(&all[0]);
-                Error::BadInput(
-                    format!(
-                        "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{}`",
-                        all.len(),
-                        all.join(", "),
-                        self.branch
-                    ),
-                    format!(
-                        "choose it for this clone with `{}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again",
-                        crate::words::command_line(["git", "config", "bsi.remote", pick])
-                    ),
-                )
+            (_, all) => Err(Error::WhichRemote {
+                branch: self.branch.clone(),
+                remotes: all.to_vec(),
             }),
         }
     }
@@ -449,9 +433,9 @@ mod tests {
         // Else nothing says which: an error that proposes one, not a
         // silently local brain.
         match remote_of(&[origin, backup], None) {
-            Err(Error::BadInput(m, hint)) => {
-                assert!(m.contains("2 remotes"), "{m}");
-                assert!(hint.contains("git config bsi.remote origin"), "{hint}");
+            Err(e @ Error::WhichRemote { .. }) => {
+                assert!(e.to_string().contains("2 remotes"), "{e}");
+                assert!(e.hint().contains("git config bsi.remote origin"), "{e:?}");
             }
             other => panic!("not refused: {other:?}"),
         }
@@ -465,9 +449,7 @@ mod tests {
             at("origin")
         );
         match remote_of(&[origin, ("bsi.remote", "upstream")], None) {
-            Err(Error::BadInput(m, _)) => {
-                assert!(m.contains("no git remote named `upstream`"), "{m}");
-            }
+            Err(Error::NoSuchRemote { name }) => assert_eq!(name, "upstream"),
             other => panic!("not refused: {other:?}"),
         }
     }

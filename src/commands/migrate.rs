@@ -79,14 +79,8 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
     let head = brain.git.head_state(&brain.rel)?;
     let Some(blob) = head.blob else {
-        return Err(Error::Refused {
-            what: format!(
-                "{} is not tracked on this branch: there is nothing to migrate",
-                brain.rel
-            ),
-            hint:
-                "`bsi status` shows the registry; `bsi init` creates one for a brain that has none"
-                    .into(),
+        return Err(Error::NothingToMigrate {
+            file: brain.rel.clone(),
         });
     };
     // The committed registry is what moves: an edit nobody committed
@@ -94,13 +88,8 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
     let on_disk = std::fs::read(&brain.registry).ok();
     let committed = brain.git.blob_bytes(blob)?;
     if on_disk.as_deref() != Some(committed.as_slice()) {
-        return Err(Error::Refused {
-            what: format!("{} differs from its last commit", brain.rel),
-            hint: format!(
-                "commit the change (`{}`) or undo it (`{}`), then run `bsi migrate` again",
-                crate::words::command_line(["git", "commit", &brain.rel]),
-                crate::words::command_line(["git", "checkout", "--", &brain.rel])
-            ),
+        return Err(Error::RegistryEdited {
+            file: brain.rel.clone(),
         });
     }
     let text = String::from_utf8(committed).map_err(|_| Error::Registry {
@@ -146,12 +135,7 @@ fn create_branch(
                 published = true;
             }
             Push::Lost => {
-                return Err(Error::Refused {
-                    what: format!("{} received a registry branch a moment ago", r.label()),
-                    hint:
-                        "another clone migrated at the same time: run `git pull`, then `bsi status`"
-                            .into(),
-                });
+                return Err(Error::MigratedMeanwhile { remote: r.label() });
             }
             Push::Refused(why) => {
                 return Err(Error::RemoteRefused {
@@ -182,19 +166,12 @@ fn check_rows_present(
     registry: &crate::registry::Registry,
 ) -> Result<()> {
     let view = brain.view_of(tips, has_remote)?;
-    let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
-        Error::Refused {
-            what: format!("the registries cannot be merged by rows: {e}"),
-            hint: "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
-        }
-    })?;
+    let merged = crate::registry::merge::merge3(None, &view.registry, registry)
+        .map_err(|source| Error::MigrationUnmergeable { source })?;
     if !brain.parse(merged)?.same_rows(&view.registry) {
-        return Err(Error::Refused {
-            what: format!(
-                "the registry branch {} exists already, and this branch's {} holds rows it lacks",
-                brain.branch, brain.rel
-            ),
-            hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them on the registry branch by hand".into(),
+        return Err(Error::RowsMissing {
+            branch: brain.branch.clone(),
+            file: brain.rel.clone(),
         });
     }
     Ok(())

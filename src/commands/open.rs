@@ -119,10 +119,7 @@ fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<V
     for raw in raw_scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
-            return Err(Error::BadInput(
-                "the registry itself cannot be claimed: only bsi writes it".into(),
-                "claim what you will edit (`bsi open notes/`); bsi changes the registry for you, and `bsi status` shows it".into(),
-            ));
+            return Err(Error::RegistryNotClaimable);
         }
         if !scopes.contains(&s) {
             scopes.push(s);

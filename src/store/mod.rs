@@ -249,21 +249,10 @@ impl Brain {
                     None => None,
                 };
                 let merged =
-                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
-                        Error::Refused {
-                            what: format!(
-                                "the local and the remote registry cannot be merged by rows: {e}"
-                            ),
-                            hint: format!(
-                                "settle it by hand on the branch: `{}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
-                                crate::words::command_line([
-                                    "git",
-                                    "worktree",
-                                    "add",
-                                    &format!("../{}", self.branch),
-                                    &self.branch
-                                ])
-                            ),
+                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|source| {
+                        Error::Unmergeable {
+                            branch: self.branch.clone(),
+                            source,
                         }
                     })?;
                 (self.parse(merged)?, true)
