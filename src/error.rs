@@ -436,6 +436,26 @@ pub enum Error {
 /// Shorthand.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The errors `e` comes from (its [`std::error::Error::source`] chain),
+/// printed after it under `-v` as jj does: nothing when there are none,
+/// `Caused by: …` for one, else `Caused by:` and one numbered line each.
+pub fn caused_by(e: &dyn std::error::Error) -> String {
+    let causes: Vec<String> = std::iter::successors(e.source(), |c| c.source())
+        .map(ToString::to_string)
+        .collect();
+    match causes.as_slice() {
+        [] => String::new(),
+        [one] => format!("Caused by: {one}\n"),
+        many => {
+            let mut out = String::from("Caused by:\n");
+            for (i, c) in many.iter().enumerate() {
+                out.push_str(&format!("{}: {c}\n", i + 1));
+            }
+            out
+        }
+    }
+}
+
 impl Error {
     /// An error writing to stdout.
     pub fn output(source: std::io::Error) -> Error {
@@ -711,7 +731,7 @@ mod tests {
 
     use chrono::DateTime;
 
-    use super::{Error, exit};
+    use super::{Error, caused_by, exit};
     use crate::claims::tests::claim;
     use crate::registry::merge::MergeConflict;
     use crate::scope::Scope;
@@ -949,6 +969,32 @@ mod tests {
         assert!(
             e.to_string().contains("another name for its target:"),
             "{e}"
+        );
+    }
+
+    /// `-v` prints the errors an error comes from, as jj does.
+    #[test]
+    fn the_causes_are_the_source_chain() {
+        assert_eq!(caused_by(&Error::NoSession), "");
+        let seed = Error::BadSeed {
+            value: "x1".into(),
+            source: "x1".parse::<u64>().expect_err("not a number"),
+        };
+        assert_eq!(
+            caused_by(&seed),
+            "Caused by: invalid digit found in string\n"
+        );
+
+        #[derive(Debug, thiserror::Error)]
+        #[error("the lock file is held")]
+        struct Held(#[source] Pid);
+        #[derive(Debug, thiserror::Error)]
+        #[error("process 42 is alive")]
+        struct Pid;
+        let io = Error::io("cannot lock", std::io::Error::other(Held(Pid)));
+        assert_eq!(
+            caused_by(&io),
+            "Caused by:\n1: the lock file is held\n2: process 42 is alive\n"
         );
     }
 }
