@@ -194,10 +194,7 @@ fn shell_exit(code: u8) {
 /// the tools take exit 2 (clap's usage error) for "block". Returns the exit
 /// code once the tool's fail-open answer is printed.
 fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
-    if matches!(
-        e.kind(),
-        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
-    ) {
+    if is_help(e) {
         return None;
     }
     let args: Vec<String> = args

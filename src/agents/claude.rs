@@ -95,7 +95,7 @@ pub(super) fn edits_of(
 pub fn answer(verdict: &Verdict) -> Answer {
     match verdict {
         Verdict::Allow => Answer::default(),
-        Verdict::Claimed { message, .. } => Answer::json(&json!({
+        Verdict::Claimed { message } => Answer::json(&json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "additionalContext": message,
@@ -328,8 +328,6 @@ mod tests {
         let v: Value = serde_json::from_str(&warn.stdout).expect("json");
         assert!(v.get("hookSpecificOutput").is_none());
         let claimed = answer(&Verdict::Claimed {
-            session: "sess-1".into(),
-            scopes: vec!["a.md#A".into()],
             message: "you now hold a.md#A".into(),
         });
         let v: Value = serde_json::from_str(&claimed.stdout).expect("json");

@@ -564,14 +564,7 @@ fn claim(
                     "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
                     command_line(["bsi", "close", session])
                 ));
-                return Ok(agents::answer(
-                    tool,
-                    &Verdict::Claimed {
-                        session: session.to_string(),
-                        scopes: new_claims.iter().map(|c| c.scope.to_string()).collect(),
-                        message,
-                    },
-                ));
+                return Ok(agents::answer(tool, &Verdict::Claimed { message }));
             }
             Outcome::Refused { .. } => last_registry = Some(applied.landing.registry),
         }

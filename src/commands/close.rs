@@ -33,8 +33,8 @@ pub(crate) fn run(
     scope: Option<&str>,
     force: bool,
     agent: Option<&AgentName>,
-    json: bool,
 ) -> Result<u8> {
+    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;

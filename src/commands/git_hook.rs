@@ -32,7 +32,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let dir = git.hooks_dir()?;
     let exe = std::env::current_exe().ok();
     let program = exe.as_deref().and_then(Path::to_str);
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.out();
     for name in githooks::HOOKS {
         let outcome = githooks::install(&dir, name, program)?;
         writeln!(
@@ -66,7 +66,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
 fn uninstall(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let dir = git.hooks_dir()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.out();
     for name in githooks::HOOKS {
         let outcome = githooks::uninstall(&dir, name)?;
         writeln!(

@@ -63,6 +63,20 @@ impl Verbosity {
     }
 }
 
+/// The form of what a run prints on stdout, chosen once from the command
+/// line (the output channel): a command says what it has to say, and the
+/// channel decides where each part goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Sentences and tables for people.
+    Human,
+    /// `--json`: one JSON document, nothing else.
+    Json,
+    /// `bsi open --shell`: only the lines an `eval` needs; the sentences go
+    /// to stderr.
+    Shell,
+}
+
 /// Where a run's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -100,6 +114,8 @@ pub struct Ctx {
     pub env_agent: Option<String>,
     /// `--quiet`, `-v` or neither.
     pub verbosity: Verbosity,
+    /// Text, JSON or shell lines.
+    pub form: Form,
     /// Colours and widths.
     pub screen: Screen,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
@@ -120,6 +136,7 @@ impl Ctx {
             env_session: None,
             env_agent: None,
             verbosity: Verbosity::Quiet,
+            form: Form::Human,
             screen: Screen {
                 colour: false,
                 width: 80,
@@ -169,6 +186,7 @@ impl Ctx {
             env_agent: var("BSI_AGENT"),
             clock,
             verbosity: Verbosity::Normal,
+            form: Form::Human,
             screen: Screen {
                 colour,
                 width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
@@ -241,13 +259,27 @@ impl Ctx {
         }
     }
 
-    /// Where human output goes: stdout, or nowhere with `--quiet`.
+    /// Where the sentences for a person go (what happened, what to do
+    /// next): stdout; stderr under `--shell` (stdout is for the `eval`);
+    /// nowhere with `--quiet` or `--json`.
     pub fn out(&self) -> Box<dyn Write> {
-        if self.verbosity.is_quiet() {
-            Box::new(std::io::sink())
-        } else {
-            Box::new(std::io::stdout().lock())
+        match (self.form, self.verbosity) {
+            (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(std::io::sink()),
+            (Form::Shell, _) => Box::new(std::io::stderr().lock()),
+            (Form::Human, _) => Box::new(std::io::stdout().lock()),
         }
+    }
+
+    /// Where what the command was asked for goes (a table, a log, a
+    /// listing): stdout, `--quiet` or not — `-q` means "only what was asked
+    /// for" in every command.
+    pub fn asked(&self) -> Box<dyn Write> {
+        Box::new(std::io::stdout().lock())
+    }
+
+    /// Whether the run prints one JSON document.
+    pub fn json(&self) -> bool {
+        self.form == Form::Json
     }
 
     /// The agent name: the flag (checked by clap), `BSI_AGENT`,
@@ -427,6 +459,13 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         }
         (Err(e), _) => return Err(e),
     };
+    ctx.form = if cli.wants_json() {
+        Form::Json
+    } else if cli.wants_shell() {
+        Form::Shell
+    } else {
+        Form::Human
+    };
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
@@ -442,8 +481,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             agent,
             note,
             wait,
-            shell,
-            out,
+            ..
         } => open::run(
             &ctx,
             open::Request {
@@ -454,21 +492,19 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 note,
                 wait: wait.as_deref().map(parse_wait).transpose()?,
             },
-            open::Mode::of(out.json, shell),
         ),
         Command::Close {
             session,
             scope,
             force,
             agent,
-            out,
+            ..
         } => close::run(
             &ctx,
             session.as_ref(),
             scope.as_deref(),
             force,
             agent.as_ref(),
-            out.json,
         ),
         Command::Renew {
             session,
@@ -476,22 +512,21 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             scope,
             force,
             agent,
-            out,
+            ..
         } => renew::run(
             &ctx,
             session.as_ref(),
             ttl.map(Ttl::duration),
             scope.as_deref(),
             (force, agent.as_ref()),
-            out.json,
         ),
-        Command::Watchdog { out } => watchdog::run(&ctx, out.json),
+        Command::Watchdog { .. } => watchdog::run(&ctx),
         Command::Release {
             session,
             confirm,
             scope,
             force,
-            out,
+            ..
         } => release::run(
             &ctx,
             release::Request {
@@ -500,11 +535,10 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 confirm,
                 force,
             },
-            out.json,
         ),
-        Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
-        Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
-        Command::Log { limit, out } => log::run(&ctx, limit, out.json),
+        Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
+        Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
+        Command::Log { limit, .. } => log::run(&ctx, limit),
         Command::Hook {
             action: HookAction::Git(action),
         } => git_hook::run(&ctx, action),
@@ -515,14 +549,12 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             Ok(agent_event::run(Ok(ctx), tool, kind))
         }
         Command::Verify {
-            session,
-            worktree,
-            out,
-        } => verify::run(&ctx, session.as_ref(), worktree, out.json),
+            session, worktree, ..
+        } => verify::run(&ctx, session.as_ref(), worktree),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Help { command } => meta::help(&command),
-        Command::Sync { out } => sync::run(&ctx, out.json),
+        Command::Sync { .. } => sync::run(&ctx),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }

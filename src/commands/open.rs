@@ -5,7 +5,7 @@ use std::io::Write;
 use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, check_note};
+use super::{Ctx, Ending, Form, WriteCommand, check_note};
 use crate::claims::open::{Claiming, Outcome, Owned, plan};
 use crate::claims::scopes_summary;
 use crate::error::{Error, Result, exit};
@@ -29,29 +29,6 @@ pub(crate) struct Request {
     pub(crate) note: Option<String>,
     /// `--wait`: how long to keep a refused request and retry.
     pub(crate) wait: Option<std::time::Duration>,
-}
-
-/// How `bsi open` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Sentences for people on stdout.
-    Human,
-    /// One JSON document on stdout.
-    Json,
-    /// Only `export BSI_SESSION=…` on stdout; the sentences go to stderr.
-    Shell,
-}
-
-impl Mode {
-    pub(crate) fn of(json: bool, shell: bool) -> Mode {
-        if json {
-            Mode::Json
-        } else if shell {
-            Mode::Shell
-        } else {
-            Mode::Human
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -86,7 +63,7 @@ pub(crate) use crate::session::new_session_id;
 
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
-pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;
@@ -108,7 +85,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
     let applied = publish_waiting(&w, &claiming, req.wait)?;
     let named_agent = req.agent.is_some().then_some(agent.as_str());
     w.report(applied, |outcome, commit| {
-        report(ctx, mode, &session, named_agent, generated, outcome, commit)
+        report(ctx, &session, named_agent, generated, outcome, commit)
     })
 }
 
@@ -174,14 +151,14 @@ fn publish_waiting(
 
 fn report(
     ctx: &Ctx,
-    mode: Mode,
     session: &str,
     named_agent: Option<&str>,
     generated: bool,
     outcome: Outcome,
     commit: Option<Oid>,
 ) -> Result<Ending> {
-    let json = mode == Mode::Json;
+    let json = ctx.json();
+    let shell = ctx.form == Form::Shell;
     let (new_claims, held) = match outcome {
         Outcome::Refused {
             blockers,
@@ -206,7 +183,7 @@ fn report(
         })?;
         return Ok(Ending::Landed(exit::OK));
     }
-    if mode == Mode::Shell {
+    if shell {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "export {}", assignment("BSI_SESSION", session)).map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
@@ -215,11 +192,8 @@ fn report(
             writeln!(stdout, "export {}", assignment("BSI_AGENT", agent)).map_err(Error::output)?;
         }
     }
-    let mut out: Box<dyn Write> = match mode {
-        Mode::Shell if ctx.verbosity.is_quiet() => Box::new(std::io::sink()),
-        Mode::Shell => Box::new(std::io::stderr().lock()),
-        _ => ctx.out(),
-    };
+    // Under --shell, the sentences go to stderr: stdout is the eval's.
+    let mut out = ctx.out();
     for c in &new_claims {
         writeln!(
             out,
@@ -250,7 +224,7 @@ fn report(
     }
     writeln!(out, "Session: {session}").map_err(Error::output)?;
     super::note_commit(ctx, &mut out, commit)?;
-    if generated && mode != Mode::Shell {
+    if generated && !shell {
         writeln!(
             out,
             "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",

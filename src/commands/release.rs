@@ -35,7 +35,8 @@ pub(crate) struct Request<'a> {
     pub(crate) force: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, req: Request<'_>, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, req: Request<'_>) -> Result<u8> {
+    let json = ctx.json();
     let Request {
         session,
         scope,

@@ -29,8 +29,8 @@ pub(crate) fn run(
     ttl_arg: Option<Duration>,
     scope: Option<&str>,
     (force, agent): (bool, Option<&AgentName>),
-    json: bool,
 ) -> Result<u8> {
+    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;

@@ -28,7 +28,8 @@ struct Status {
     sync: Option<SyncJson>,
 }
 
-pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, offline)?;
     let reg = &view.registry;
@@ -51,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     }
     // The view is what `status` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.asked();
     let view = if tree {
         render_tree(&brain, reg, ctx)
     } else {

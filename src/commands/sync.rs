@@ -20,7 +20,8 @@ struct Synced {
     collisions: Vec<[ClaimJson; 2]>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote(&brain.git)?.ok_or(Error::NoRemote)?;
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {

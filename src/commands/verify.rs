@@ -46,8 +46,8 @@ pub(crate) fn run(
     ctx: &Ctx,
     session: Option<&crate::values::SessionId>,
     worktree: bool,
-    json: bool,
 ) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?.into_string();
     let remote = settings.remote(&brain.git)?;
@@ -113,7 +113,7 @@ pub(crate) fn run(
             missing_sections: report.missing.clone(),
         })?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.asked();
         let n = report.commits.len();
         writeln!(
             out,

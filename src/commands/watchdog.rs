@@ -26,7 +26,8 @@ struct Report {
     commit: Option<String>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
+    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let by = ctx.agent(None, &w.settings.config)?;
     let applied = w.publish(true, |reg| Ok(plan(ctx.now, reg, &by)))?;

@@ -20,7 +20,8 @@ struct WhoAmI {
     stale: Vec<ClaimJson>,
 }
 
-pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
+    let json = ctx.json();
     let Some(session) = ctx.env_session()? else {
         return Err(Error::NoCurrentSession);
     };
@@ -62,7 +63,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     }
     // The view is what `whoami` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.asked();
     writeln!(out, "Session: {session}").map_err(Error::output)?;
     if by_default {
         writeln!(

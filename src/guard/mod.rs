@@ -77,6 +77,14 @@ impl<'a> ClaimIndex<'a> {
         if let Some(v) = self.files.get(path) {
             whole.extend(v.iter().copied());
         }
+        // A file claim on a name above the path: the name became a folder.
+        if !self.files.is_empty() {
+            for (i, _) in path.match_indices('/') {
+                if let Some(v) = self.files.get(&path[..i]) {
+                    whole.extend(v.iter().copied());
+                }
+            }
+        }
         // A directory claim on the same name (`newthing/` for a file
         // `newthing`) is the same name.
         if !self.dirs.is_empty()

@@ -517,15 +517,20 @@ pub struct BrainSections<'b> {
 impl Brain {
     /// What a plan for `scopes` may need of the file system and of git,
     /// read now (before the writer lock): the heading trees of the files
-    /// they name, in the work tree and on the fetched upstream of the
-    /// content branch, and the entries of the directories around them.
+    /// they name — in this work tree, in the commit every work tree of the
+    /// clone has checked out, and on the fetched upstream of the content
+    /// branch — and the entries of the directories around them.
     pub fn snapshot(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
         let (files, dirs) = crate::claims::wanted(scopes);
-        let upstream = self.git.upstream().and_then(|(r, b)| {
-            self.git
-                .ref_target(&format!("refs/remotes/{r}/{b}"))
-                .map(|tip| (format!("{r}/{b}"), tip))
-        });
+        // Every version bsi knows of the brain's files: the commit each
+        // work tree has checked out, and the fetched upstream.
+        let mut tips = self.git.worktree_heads();
+        if let Some((r, b)) = self.git.upstream()
+            && let Some(tip) = self.git.ref_target(&format!("refs/remotes/{r}/{b}"))
+            && !tips.iter().any(|(_, id)| *id == tip)
+        {
+            tips.push((format!("{r}/{b}"), tip));
+        }
         let mut snap = crate::claims::Snapshot {
             registry_rel: self.rel_to_root(),
             ..Default::default()
@@ -533,13 +538,13 @@ impl Brain {
         for file in files {
             let here = crate::resolve::read_outline(&self.root, &file);
             let mut versions = Vec::new();
-            if let Some((name, tip)) = &upstream
-                && let Ok(Some(bytes)) = self.git.file_at(*tip, &self.workdir_path(&file))
-            {
-                versions.push((
-                    name.clone(),
-                    crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
-                ));
+            for (name, tip) in &tips {
+                if let Ok(Some(bytes)) = self.git.file_at(*tip, &self.workdir_path(&file)) {
+                    versions.push((
+                        name.clone(),
+                        crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
+                    ));
+                }
             }
             snap.versions.insert(file.clone(), versions);
             snap.worktree.insert(file, here);

@@ -15,6 +15,7 @@ mod help;
 mod hints;
 mod hooks;
 mod json;
+mod layouts;
 mod reliability;
 mod remote;
 mod snapshots;
