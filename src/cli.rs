@@ -43,7 +43,7 @@ pub struct Cli {
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log.
+    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log; the errors an error comes from (`Caused by:`).
     #[arg(long, short, global = true)]
     pub verbose: bool,
 

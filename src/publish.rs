@@ -265,12 +265,8 @@ pub fn replace(
     let remote = settings.remote()?;
     let _lock = brain.writer("repair")?;
     brain.ensure_branch_free()?;
-    let moved = || Error::Refused {
-        what: format!(
-            "the registry branch {} moved since its text was read: your edit was not written, so it cannot undo what was written meanwhile",
-            brain.branch
-        ),
-        hint: "run `bsi repair` again: it starts from the registry as it is now".into(),
+    let moved = || Error::RepairRaced {
+        branch: brain.branch.clone(),
     };
     let tips = brain.tips(remote.as_ref());
     if base_of(brain, tips)? != Some(read.tip) {

@@ -19,10 +19,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     brain.git.ensure_clean_state()?;
     let (text, registry) = committed_registry(&brain)?;
     if brain.git.head_branch().is_none() {
-        return Err(Error::Refused {
-            what: "`bsi migrate` untracks the registry in a commit on the current branch, and a detached HEAD has none".into(),
-            hint: "switch to the branch that tracks it (`git switch main`, say), then run `bsi migrate` again; nothing was written".into(),
-        });
+        return Err(Error::MigrateDetached);
     }
     let message = commit_message(
         "migrate",
@@ -85,14 +82,8 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
     let head = brain.git.head_state(&brain.rel)?;
     let Some(blob) = head.blob else {
-        return Err(Error::Refused {
-            what: format!(
-                "{} is not tracked on this branch: there is nothing to migrate",
-                brain.rel
-            ),
-            hint:
-                "`bsi status` shows the registry; `bsi init` creates one for a brain that has none"
-                    .into(),
+        return Err(Error::NothingToMigrate {
+            file: brain.rel.clone(),
         });
     };
     // The committed registry is what moves: an edit nobody committed
@@ -100,13 +91,8 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
     let on_disk = std::fs::read(&brain.registry).ok();
     let committed = brain.git.blob_bytes(blob)?;
     if on_disk.as_deref() != Some(committed.as_slice()) {
-        return Err(Error::Refused {
-            what: format!("{} differs from its last commit", brain.rel),
-            hint: format!(
-                "commit the change (`{}`) or undo it (`{}`), then run `bsi migrate` again",
-                crate::words::command_line(["git", "commit", &brain.rel]),
-                crate::words::command_line(["git", "checkout", "--", &brain.rel])
-            ),
+        return Err(Error::RegistryEdited {
+            file: brain.rel.clone(),
         });
     }
     let text = String::from_utf8(committed).map_err(|_| Error::Registry {
@@ -130,19 +116,12 @@ fn check_rows_present(
     view: &crate::store::View,
     registry: &crate::registry::Registry,
 ) -> Result<()> {
-    let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
-        Error::Refused {
-            what: format!("the registries cannot be merged by rows: {e}"),
-            hint: "settle it by hand with `bsi repair`, then run `bsi migrate` again".into(),
-        }
-    })?;
+    let merged = crate::registry::merge::merge3(None, &view.registry, registry)
+        .map_err(|source| Error::MigrationUnmergeable { source })?;
     if !brain.parse(merged)?.same_rows(&view.registry) {
-        return Err(Error::Refused {
-            what: format!(
-                "the registry branch {} exists already, and this branch's {} holds rows it lacks",
-                brain.branch, brain.rel
-            ),
-            hint: "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them with `bsi repair`".into(),
+        return Err(Error::RowsMissing {
+            branch: brain.branch.clone(),
+            file: brain.rel.clone(),
         });
     }
     Ok(())

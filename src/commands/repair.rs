@@ -21,7 +21,7 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     let read = publish::raw(&brain, &settings, ctx.now)?;
     let (edited, file) = match from {
         Some(path) => (read_text(path)?, path.to_path_buf()),
-        None => edit(&brain, &read.text)?,
+        None => edit(ctx, &brain, &read.text)?,
     };
     let registry = crate::registry::parse(edited).map_err(|source| {
         if from.is_none() {
@@ -91,16 +91,8 @@ fn read_text(path: &Path) -> Result<String> {
 
 /// Writes `text` to a file of the clone's bsi directory, opens the user's
 /// editor on it and reads it back.
-fn edit(brain: &Brain, text: &str) -> Result<(String, PathBuf)> {
-    let editor = ["VISUAL", "EDITOR"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
-        .ok_or_else(|| {
-            Error::BadInput(
-                "no editor to open the registry in: neither VISUAL nor EDITOR is set".into(),
-                "set one (`export EDITOR=vi`), or write the new text to a file and run `bsi repair --from FILE`".into(),
-            )
-        })?;
+fn edit(ctx: &Ctx, brain: &Brain, text: &str) -> Result<(String, PathBuf)> {
+    let editor = ctx.editor.clone().ok_or(Error::NoEditor)?;
     let dir = brain.git.common_dir().join("bsi");
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
@@ -116,12 +108,10 @@ fn edit(brain: &Brain, text: &str) -> Result<(String, PathBuf)> {
         .status()
         .map_err(|e| Error::io(format!("cannot run the editor `{editor}`"), e))?;
     if !status.success() {
-        return Err(Error::Refused {
-            what: format!("the editor `{editor}` failed ({status}): nothing was written"),
-            hint: format!(
-                "your text is in {}; run `bsi repair --from FILE` with the text you want",
-                file.display()
-            ),
+        return Err(Error::EditorFailed {
+            editor,
+            status: status.to_string(),
+            file,
         });
     }
     Ok((read_text(&file)?, file))

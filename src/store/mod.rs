@@ -224,16 +224,9 @@ impl Brain {
             return Ok(());
         };
         let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
-        Err(Error::Refused {
-            what: format!(
-                "the registry branch {} is checked out in the work tree {dir}: bsi does not move a branch checked out anywhere (a commit made there later would undo every claim written meanwhile)",
-                self.branch
-            ),
-            hint: format!(
-                "take the work tree off the branch (`{}`, or `{}` when its work is done), then run the same command again; `bsi repair` edits the registry by hand without a checkout",
-                crate::words::command_line(["git", "-C", &dir, "switch", "--detach"]),
-                crate::words::command_line(["git", "worktree", "remove", &dir])
-            ),
+        Err(Error::BranchCheckedOut {
+            branch: self.branch.clone(),
+            dir,
         })
     }
 
@@ -306,12 +299,10 @@ impl Brain {
                     None => None,
                 };
                 let merged =
-                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
-                        Error::Refused {
-                            what: format!(
-                                "the local and the remote registry cannot be merged by rows: {e}"
-                            ),
-                            hint: "settle it by hand with `bsi repair` (it edits the registry this clone would publish, and publishes it only if nobody wrote meanwhile), then run `bsi sync`".into(),
+                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|source| {
+                        Error::Unmergeable {
+                            branch: self.branch.clone(),
+                            source,
                         }
                     })?;
                 (self.parse(merged)?, true)
