@@ -12,6 +12,15 @@ use crate::ttl::TtlError;
 use crate::values::BadValue;
 use crate::words::{command_line, open_command};
 
+/// A brain root (relative to the work tree root) for a sentence.
+fn root_words(root: &str) -> String {
+    if root.is_empty() {
+        "the root of the work tree".into()
+    } else {
+        format!("`{root}/`")
+    }
+}
+
 /// Scopes joined for a sentence.
 fn summary(scopes: &[Scope]) -> String {
     scopes
@@ -148,6 +157,22 @@ pub enum Error {
     RegistryDirMissing {
         /// The registry path asked for.
         path: PathBuf,
+    },
+    /// `--registry` or `BSI_REGISTRY` names a brain root other than the
+    /// one the registry branch records: the same files would have two names.
+    #[error(
+        "--registry or BSI_REGISTRY puts the brain root at {}, but the registry branch `{branch}` records it at {}: one brain has one root",
+        root_words(given),
+        root_words(recorded)
+    )]
+    RootContradicted {
+        /// The root the flag or the variable gives, from the work tree
+        /// root, with `/` (empty: the work tree root).
+        given: String,
+        /// The root the registry branch records, in the same form.
+        recorded: String,
+        /// The registry branch.
+        branch: String,
     },
     /// A command that needs a session, and none given.
     #[error("no session given: name one, or set BSI_SESSION")]
@@ -632,6 +657,18 @@ impl Error {
             Error::BadClock { .. } => "give a full time with its zone, like `export BSI_NOW=2026-03-14T09:30:00Z`, or `unset BSI_NOW` to use the clock".into(),
             Error::BadSeed { .. } => "give one, like `export BSI_RANDOM_SEED=1`, or `unset BSI_RANDOM_SEED` for random session ids".into(),
             Error::RegistryDirMissing { .. } => "create that directory, or `unset BSI_REGISTRY` to keep the registry's copy at the root of the work tree".into(),
+            Error::RootContradicted { recorded, .. } => {
+                let copy = if recorded.is_empty() {
+                    crate::registry::REGISTRY_FILE.to_string()
+                } else {
+                    format!("{recorded}/{}", crate::registry::REGISTRY_FILE)
+                };
+                format!(
+                    "leave it out (`{}`, and no --registry): bsi finds the recorded root by itself; or name that one: `export BSI_REGISTRY={}`",
+                    command_line(["unset", "BSI_REGISTRY"]),
+                    crate::words::shell_word(&copy)
+                )
+            }
             Error::NoSession => "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
             Error::NoSuchCommand { parent, .. } => format!(
                 "run `{}` for the list of its commands",
@@ -792,6 +829,7 @@ impl Error {
             | Error::BadClock { .. }
             | Error::BadSeed { .. }
             | Error::RegistryDirMissing { .. }
+            | Error::RootContradicted { .. }
             | Error::NoSession
             | Error::NoSuchCommand { .. } => "usage",
             Error::Scope(_) => "scope",

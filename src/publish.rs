@@ -39,7 +39,7 @@ use crate::git_cli::{FetchError, Push, Remote};
 use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
-use crate::store::{BRANCH_FILE, Brain, Tips, View};
+use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
 use crate::{conflict, output};
 
 pub use crate::claims::Plan;
@@ -398,6 +398,11 @@ fn commit_on(
             .iter()
             .map(|(p, t)| (p.as_str(), Some(t.as_bytes()))),
     );
+    // The branch's first commit records a brain root in a subdirectory.
+    let root = parent.map_or_else(|| brain.root_record(), |_| None);
+    if let Some(root) = &root {
+        files.push((ROOT_FILE, Some(root.as_bytes())));
+    }
     let commit = brain.git.commit_files(parent, &files, &message)?;
     fault("after-commit");
     Ok((commit, reg))

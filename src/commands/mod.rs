@@ -252,22 +252,63 @@ impl Ctx {
     }
 
     /// The brain and its settings, with the configuration `config` reads
-    /// from the brain root.
+    /// from the brain root. The root is the one the registry branch records
+    /// ([`crate::store::ROOT_FILE`]) when nothing names a registry; a named
+    /// one must agree with it.
     fn open_with(
         &self,
-        config: impl FnOnce(&std::path::Path) -> Result<Config>,
+        config: impl Fn(&std::path::Path) -> Result<Config>,
     ) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
-        let mut site = Brain::locate(&self.cwd, registry.as_deref())?;
+        let site = self.locate(registry.as_deref())?;
+        // Read where the registry branch is (a broken file is said below,
+        // once the brain root is known).
+        let loaded = config(&site.root);
+        let probe = Settings::resolve(
+            &site.git,
+            loaded.as_ref().cloned().unwrap_or_default(),
+            &self.given(),
+        );
+        let recorded = match &probe {
+            Ok(s) => site.recorded_root(&s.branch, s.remote().ok().flatten().as_ref())?,
+            Err(_) => None,
+        };
+        let here = site.root_rel();
+        match recorded {
+            Some(root) if root != here && registry.is_some() => Err(Error::RootContradicted {
+                given: here,
+                recorded: root,
+                branch: probe.map(|s| s.branch).unwrap_or_default(),
+            }),
+            Some(root) if root != here => {
+                let copy = site
+                    .workdir
+                    .join(&root)
+                    .join(crate::registry::REGISTRY_FILE);
+                let site = self.locate(Some(&copy))?;
+                let config = config(&site.root)?;
+                let settings = Settings::resolve(&site.git, config, &self.given())?;
+                Ok((Brain::new(site, &settings), settings))
+            }
+            _ => {
+                loaded?;
+                let settings = probe?;
+                Ok((Brain::new(site, &settings), settings))
+            }
+        }
+    }
+
+    /// Finds the brain from the current directory or `registry`, with this
+    /// run's clock.
+    fn locate(&self, registry: Option<&std::path::Path>) -> Result<crate::store::Site> {
+        let mut site = Brain::locate(&self.cwd, registry)?;
         if self.clock == Clock::Pinned {
             site.git.pin_clock(
                 self.now.timestamp(),
                 self.now.offset().local_minus_utc() / 60,
             );
         }
-        let config = config(&site.root)?;
-        let settings = Settings::resolve(&site.git, config, &self.given())?;
-        Ok((Brain::new(site, &settings), settings))
+        Ok(site)
     }
 
     /// What the command line and the environment say about the settings.

@@ -31,6 +31,14 @@ use state::State;
 /// The registry's path in the registry branch.
 pub const BRANCH_FILE: &str = REGISTRY_FILE;
 
+/// The file of the registry branch, next to the registry, that records the
+/// brain root of a brain in a subdirectory: the root's path from the root of
+/// the work tree, with `/`, on one line. `bsi init` (and `bsi migrate`)
+/// write it in the branch's first commit, so every clone and work tree finds
+/// the same root without `--registry` or `BSI_REGISTRY`. No file: the root
+/// of the work tree (every brain made there, and those made before it).
+pub const ROOT_FILE: &str = "BRAIN-ROOT";
+
 /// The first lines of the work-tree copy of the registry.
 pub fn copy_banner(branch: &str) -> String {
     format!(
@@ -51,6 +59,65 @@ pub struct Site {
     pub rel: String,
     /// The work tree root.
     pub workdir: PathBuf,
+}
+
+impl Site {
+    /// The brain root relative to the work tree root, with `/`: empty at
+    /// the work tree root.
+    pub fn root_rel(&self) -> String {
+        root_of_rel(&self.rel)
+    }
+
+    /// The brain root recorded on the registry branch `branch` ([`ROOT_FILE`]),
+    /// read from the local branch, else from `remote`'s copy as last
+    /// fetched: `None` when neither records one.
+    pub fn recorded_root(&self, branch: &str, remote: Option<&Remote>) -> Result<Option<String>> {
+        let tip = self
+            .git
+            .ref_target(&format!("refs/heads/{branch}"))
+            .or_else(|| remote.and_then(|r| self.git.ref_target(&r.tracking_ref())));
+        let Some(tip) = tip else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.git.file_at(tip, ROOT_FILE)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        parse_root(&text)
+            .map(Some)
+            .map_err(|reason| Error::Registry {
+                path: PathBuf::from(format!("{branch}:{ROOT_FILE}")),
+                source: registry::ParseError { line: 1, reason },
+            })
+    }
+}
+
+/// The directory part of a registry copy's path relative to the work tree.
+fn root_of_rel(rel: &str) -> String {
+    rel.rsplit_once('/')
+        .map_or_else(String::new, |(dir, _)| dir.to_string())
+}
+
+/// Reads the text of [`ROOT_FILE`]: one relative path, `/`-separated, with
+/// no `.` or `..` part; empty (or `.`) is the work tree root. Pure.
+pub fn parse_root(text: &str) -> std::result::Result<String, String> {
+    let line = text.trim();
+    if line.is_empty() || line == "." {
+        return Ok(String::new());
+    }
+    let bad = line.starts_with('/')
+        || line.contains('\\')
+        || line.lines().count() > 1
+        || line
+            .trim_end_matches('/')
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..");
+    if bad {
+        return Err(format!(
+            "`{line}` is not a directory of the work tree (a relative path, with /)"
+        ));
+    }
+    Ok(line.trim_end_matches('/').to_string())
 }
 
 /// A brain: the repository, the brain root, and where its registry lives.
@@ -174,6 +241,13 @@ impl Brain {
             rel,
             workdir,
         })
+    }
+
+    /// The text of [`ROOT_FILE`] for the registry branch's first commit:
+    /// `None` for a brain at the work tree root, which records nothing.
+    pub fn root_record(&self) -> Option<String> {
+        let root = root_of_rel(&self.rel);
+        (!root.is_empty()).then(|| format!("{root}\n"))
     }
 
     /// The registry's path relative to the brain root (its file name).
@@ -713,4 +787,24 @@ fn line_of_byte(bytes: &[u8], at: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_root, root_of_rel};
+
+    #[test]
+    fn the_recorded_root_is_a_relative_directory_of_the_work_tree() {
+        assert_eq!(parse_root("brain\n").as_deref(), Ok("brain"));
+        assert_eq!(parse_root(" team/brain/ \n").as_deref(), Ok("team/brain"));
+        assert_eq!(parse_root("").as_deref(), Ok(""));
+        assert_eq!(parse_root(".\n").as_deref(), Ok(""));
+        for bad in [
+            "/brain", "../brain", "a/../b", "a//b", "a/./b", "a\nb", "a\\b",
+        ] {
+            assert!(parse_root(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(root_of_rel("BRAIN-INDEX.md"), "");
+        assert_eq!(root_of_rel("team/brain/BRAIN-INDEX.md"), "team/brain");
+    }
 }

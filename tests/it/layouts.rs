@@ -220,3 +220,156 @@ fn a_generated_id_already_in_the_registry_is_drawn_again() {
         third.stdout
     );
 }
+
+/// A brain in `brain/` of its repository, made with `BSI_REGISTRY`, with
+/// the git hooks installed by a command run without it.
+fn brain_in_a_subdirectory() -> Brain {
+    let b = Brain::bare_repo();
+    b.write("README.md", "# Repository\n");
+    b.write("brain/projets/plan.md", "# Plan\n\n## Goals\n\ngoal text\n");
+    b.write("brain/agents/alice.md", "# Alice\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-q", "-m", "base"]);
+    b.bsi_env(&["init"], &[("BSI_REGISTRY", "brain/BRAIN-INDEX.md")])
+        .ok();
+    b.bsi(&["hook", "install"]).ok();
+    b
+}
+
+/// Made with `BSI_REGISTRY=brain/BRAIN-INDEX.md`, the brain keeps `brain/`
+/// as its root for the commands run without it: the plan claimed from
+/// `brain/` as `projets/plan.md` and asked for from the work tree root as
+/// `brain/projets/plan.md` is one file, held once.
+#[test]
+fn a_brain_in_a_subdirectory_has_one_root_without_bsi_registry() {
+    let b = brain_in_a_subdirectory();
+    b.bsi_in(
+        "brain",
+        &["open", "projets/plan.md", "--session", "s1", "--agent", "a"],
+    )
+    .ok();
+    b.bsi(&[
+        "open",
+        "brain/projets/plan.md",
+        "--session",
+        "s2",
+        "--agent",
+        "b",
+    ])
+    .code(3)
+    .stderr_has("projets/plan.md");
+    let active = b.active();
+    assert_eq!(active.len(), 1, "{active:?}");
+    assert!(
+        active[0].contains("| s1 | projets/plan.md | file |"),
+        "{active:?}"
+    );
+    // Every command finds the copy of the registry in `brain/`.
+    b.bsi(&["status"]).ok().stdout_has("projets/plan.md");
+    assert!(!b.path().join("BRAIN-INDEX.md").exists());
+}
+
+/// The installed pre-commit hook, run without `BSI_REGISTRY`, judges a
+/// commit against the claims of the brain in `brain/`, and what it proposes
+/// to open names the file as the brain does.
+#[test]
+fn the_hook_of_a_brain_in_a_subdirectory_refuses_a_commit_inside_a_claim() {
+    let b = brain_in_a_subdirectory();
+    b.bsi_in(
+        "brain",
+        &["open", "projets/plan.md", "--session", "s1", "--agent", "a"],
+    )
+    .ok();
+    b.bsi_in(
+        "brain",
+        &["open", "agents/", "--session", "s2", "--agent", "b"],
+    )
+    .ok();
+    b.write(
+        "brain/projets/plan.md",
+        "# Plan\n\n## Goals\n\nchanged by s2\n",
+    );
+    b.git(&["add", "-A"]);
+    let before = b.commits();
+    let r = b.git_at(
+        b.path(),
+        Some("s2"),
+        &["commit", "-q", "-m", "edit the plan"],
+    );
+    r.code(1).stderr_has("projets/plan.md");
+    assert!(
+        !r.stderr.contains("brain/projets/plan.md"),
+        "the hook names the file from the work tree root:\n{}",
+        r.stderr
+    );
+    assert_eq!(b.commits(), before, "nothing committed");
+
+    // Outside every claim, in strict mode: the hook proposes the claim,
+    // named from the brain root.
+    b.git(&["reset", "-q", "--hard"]);
+    b.git(&["config", "bsi.hookMode", "strict"]);
+    b.write("brain/notes.md", "# Notes\n");
+    b.git(&["add", "-A"]);
+    let r = b.git_at(b.path(), Some("s2"), &["commit", "-q", "-m", "notes"]);
+    r.code(1).stderr_has("bsi open notes.md");
+    assert!(!r.stderr.contains("brain/notes.md"), "{}", r.stderr);
+}
+
+/// A `BSI_REGISTRY` (or `--registry`) that puts the root elsewhere than the
+/// registry branch records is refused, with the way out; the recorded one
+/// is accepted.
+#[test]
+fn a_bsi_registry_that_contradicts_the_recorded_root_is_refused() {
+    let b = brain_in_a_subdirectory();
+    let r = b.bsi_env(&["status"], &[("BSI_REGISTRY", "BRAIN-INDEX.md")]);
+    r.code(2)
+        .stderr_has("the registry branch `brain-index` records it at `brain/`")
+        .stderr_has("`unset BSI_REGISTRY`")
+        .stderr_has("`export BSI_REGISTRY=brain/BRAIN-INDEX.md`");
+    b.bsi(&["--registry", "brain/projets/BRAIN-INDEX.md", "status"])
+        .code(2)
+        .stderr_has("puts the brain root at `brain/projets/`");
+    b.bsi_env(&["status"], &[("BSI_REGISTRY", "brain/BRAIN-INDEX.md")])
+        .ok();
+    let r = b.bsi_env(
+        &["--json", "open", "agents/", "--session", "s1"],
+        &[("BSI_REGISTRY", "BRAIN-INDEX.md")],
+    );
+    r.code(2);
+    assert_eq!(r.json()["error"], "usage", "{}", r.stdout);
+    assert!(b.active().is_empty());
+}
+
+/// A second clone of a brain in a subdirectory, through a bare remote,
+/// finds the same root with nothing set.
+#[test]
+fn a_second_clone_sees_the_same_brain_root() {
+    let b = brain_in_a_subdirectory();
+    let bare = b.publish_to_bare();
+    let c = Brain::clone_of(bare.path(), "bob");
+    c.bsi_in(
+        "brain",
+        &[
+            "open",
+            "projets/plan.md",
+            "--session",
+            "s1",
+            "--agent",
+            "bob",
+        ],
+    )
+    .ok();
+    b.bsi(&["sync"]).ok();
+    b.bsi(&[
+        "open",
+        "brain/projets/plan.md",
+        "--session",
+        "s2",
+        "--agent",
+        "a",
+    ])
+    .code(3);
+    assert!(c.path().join("brain/BRAIN-INDEX.md").is_file());
+    assert!(!c.path().join("BRAIN-INDEX.md").exists());
+    c.bsi(&["status"]).ok().stdout_has("projets/plan.md");
+}
