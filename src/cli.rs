@@ -35,7 +35,7 @@ use crate::values::{AgentName, SessionId, Ttl};
     disable_help_subcommand = true
 )]
 pub struct Cli {
-    /// Where the readable copy of the registry goes; its directory is the brain root. A relative path starts at the root of the git work tree, wherever bsi runs [default: BRAIN-INDEX.md at the root of the git work tree].
+    /// Where the readable copy of the registry goes; its directory is the brain root. A relative path starts at the root of the git work tree, wherever bsi runs [default: BRAIN-INDEX.md in the brain root `bsi init` recorded, else at the root of the git work tree].
     #[arg(long, global = true, env = "BSI_REGISTRY", value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
