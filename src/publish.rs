@@ -28,6 +28,7 @@ use rand::RngExt;
 
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
+use crate::registry::merge::Superseded;
 use crate::registry::{Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
@@ -103,6 +104,9 @@ pub struct Landing {
     pub published: Vec<String>,
     /// The registry as it stands after the write.
     pub registry: Registry,
+    /// Endings recorded offline that the merge with the remote did not
+    /// keep: the remote had already ended those claims otherwise.
+    pub superseded: Vec<Superseded>,
 }
 
 /// How a write runs.
@@ -160,6 +164,7 @@ fn local<R>(
                     landed: Landed::Local,
                     published: Vec::new(),
                     registry: view.registry,
+                    superseded: view.superseded,
                 },
             })
         }
@@ -169,7 +174,7 @@ fn local<R>(
             report,
         } => commit_locally(
             brain,
-            tips,
+            (tips, view.superseded),
             tips.local,
             (text, message, report),
             Some(keep),
@@ -189,7 +194,7 @@ fn local<R>(
 /// (from where `tips` saw it): a brain without remote, or one offline.
 fn commit_locally<R>(
     brain: &Brain,
-    tips: Tips,
+    (tips, superseded): (Tips, Vec<Superseded>),
     parent: Option<Oid>,
     (text, message, report): (String, String, R),
     keep: Option<usize>,
@@ -205,6 +210,7 @@ fn commit_locally<R>(
             landed,
             published: Vec::new(),
             registry,
+            superseded,
         },
     })
 }
@@ -407,6 +413,7 @@ impl Publisher<'_> {
         } else {
             Vec::new()
         };
+        let superseded = view.superseded.clone();
         let landed = |commit, registry, published| Applied {
             report,
             commit: Some(commit),
@@ -414,6 +421,7 @@ impl Publisher<'_> {
                 landed: Landed::Published,
                 published,
                 registry,
+                superseded,
             },
         };
         // The union of pending changes that only reorders the remote's
@@ -426,7 +434,7 @@ impl Publisher<'_> {
             brain.refresh_copy(&registry);
             return Ok(Step::Landed(Box::new(landed(t, registry, published))));
         }
-        let message = with_published(message, &published);
+        let message = with_published(message, &published, &view.superseded);
         // On the remote's tip; a remote without the branch yet gets the
         // local history.
         let parent = tips.tracking.or(tips.local);
@@ -562,7 +570,7 @@ impl Publisher<'_> {
                 };
                 commit_locally(
                     brain,
-                    tips,
+                    (tips, view.superseded),
                     parent,
                     (text, message, report),
                     None,
@@ -596,23 +604,43 @@ fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {
             landed,
             published: Vec::new(),
             registry: view.registry,
+            superseded: view.superseded,
         },
     }
 }
 
-/// The commit message, with the pending changes it also publishes.
-fn with_published(message: String, published: &[String]) -> String {
-    if published.is_empty() {
+/// The commit message, with the pending changes it also publishes and the
+/// endings recorded offline it does not keep.
+fn with_published(message: String, published: &[String], superseded: &[Superseded]) -> String {
+    if published.is_empty() && superseded.is_empty() {
         return message;
     }
     let (summary, rest) = message.split_once("\n\n").unwrap_or((&message, ""));
-    let mut out = format!("{summary}\n\nAlso publishes changes recorded offline:\n");
-    for p in published {
-        out.push_str(&format!("- {p}\n"));
+    let mut out = format!("{summary}\n\n");
+    if !published.is_empty() {
+        out.push_str("Also publishes changes recorded offline:\n");
+        for p in published {
+            out.push_str(&format!("- {p}\n"));
+        }
+        out.push('\n');
     }
-    out.push('\n');
+    if !superseded.is_empty() {
+        out.push_str("Not kept, the claim having ended on the remote first:\n");
+        for s in superseded {
+            out.push_str(&format!("- {s}\n"));
+        }
+        out.push('\n');
+    }
     out.push_str(rest);
     out
+}
+
+/// Says on stderr which endings recorded offline the merge with the remote
+/// did not keep (each claim ends once: the ending published first).
+pub fn say_superseded(landing: &Landing) {
+    for s in &landing.superseded {
+        eprintln!("note: {s}.");
+    }
 }
 
 /// The pause before trying again after the `attempt`-th lost race:
@@ -667,6 +695,7 @@ pub enum Freshness {
 /// changes published now that collide with the remote's claims are said and
 /// turn success into exit 3.
 pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
+    say_superseded(applied);
     match &applied.landed {
         Landed::Pending(why) => {
             eprintln!("warning: {why}.");

@@ -180,13 +180,12 @@ fn check_rows_present(
     registry: &crate::registry::Registry,
 ) -> Result<()> {
     let view = brain.view_of(tips, has_remote)?;
-    let merged = crate::registry::merge::merge3(None, &view.registry, registry).map_err(|e| {
-        Error::Refused {
+    let merged = crate::registry::merge::merge3(None, &view.registry, registry, brain.now)
+        .map_err(|e| Error::Refused {
             what: format!("the registries cannot be merged by rows: {e}"),
             hint: "settle it by hand on the registry branch, then run `bsi migrate` again".into(),
-        }
-    })?;
-    if !brain.parse(merged)?.same_rows(&view.registry) {
+        })?;
+    if !brain.parse(merged.text)?.same_rows(&view.registry) {
         return Err(Error::Refused {
             what: format!(
                 "the registry branch {} exists already, and this branch's {} holds rows it lacks",

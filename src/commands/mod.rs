@@ -172,6 +172,7 @@ impl Ctx {
     pub fn open(&self) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
         let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
+        brain.now = self.now;
         if self.clock == Clock::Pinned {
             brain.git.pin_clock(
                 self.now.timestamp(),
@@ -190,6 +191,7 @@ impl Ctx {
     pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
         let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
+        brain.now = self.now;
         let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
         brain.branch = settings.branch.clone();
         Ok((brain, settings))

@@ -36,6 +36,7 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
         })
     })?;
     let landing = &applied.landing;
+    publish::say_superseded(landing);
     if let Landed::Stale(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),

@@ -54,6 +54,9 @@ pub struct Brain {
     /// File endings beyond `.md` and `.markdown` whose headings make
     /// sections (`markdown_extensions` of `.bsi.toml`).
     pub markdown: Vec<String>,
+    /// The time of this run: a stale mark met by a renewal in the merge of
+    /// the local and the remote registry is judged again at this time.
+    pub now: DateTime<FixedOffset>,
 }
 
 /// The two references that hold the registry.
@@ -73,6 +76,9 @@ pub struct View {
     pub tips: Tips,
     /// The local branch holds changes the remote has not received.
     pub pending: bool,
+    /// Endings of the local branch that the union does not keep: the
+    /// remote had already ended those claims otherwise.
+    pub superseded: Vec<registry::merge::Superseded>,
 }
 
 impl View {
@@ -138,6 +144,7 @@ impl Brain {
             workdir,
             branch: crate::settings::DEFAULT_BRANCH.to_string(),
             markdown: Vec::new(),
+            now: chrono::Local::now().fixed_offset(),
         })
     }
 
@@ -230,6 +237,7 @@ impl Brain {
 
     /// [`Brain::view`] for references already read.
     pub fn view_of(&self, tips: Tips, has_remote: bool) -> Result<View> {
+        let mut superseded = Vec::new();
         let (registry, pending) = match (tips.local, tips.tracking) {
             (None, None) => return Err(self.missing()),
             (Some(l), None) => (self.parse(self.text_at(l)?)?, has_remote),
@@ -247,25 +255,25 @@ impl Brain {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,
                 };
-                let merged =
-                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|e| {
-                        Error::Refused {
-                            what: format!(
-                                "the local and the remote registry cannot be merged by rows: {e}"
-                            ),
-                            hint: format!(
-                                "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
-                                b = self.branch
-                            ),
-                        }
+                let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.now)
+                    .map_err(|e| Error::Refused {
+                        what: format!(
+                            "the local and the remote registry cannot be merged by rows: {e}"
+                        ),
+                        hint: format!(
+                            "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
+                            b = self.branch
+                        ),
                     })?;
-                (self.parse(merged)?, true)
+                superseded = merged.superseded;
+                (self.parse(merged.text)?, true)
             }
         };
         Ok(View {
             registry,
             tips,
             pending,
+            superseded,
         })
     }
 

@@ -18,5 +18,6 @@ mod json;
 mod reliability;
 mod remote;
 mod transcript;
+mod truth;
 mod ux;
 mod views;

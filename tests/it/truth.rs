@@ -1,0 +1,242 @@
+//! One truth in every layout: what two machines did apart, merged by rows
+//! when they meet again, says what really happened — a later fact wins, a
+//! claim ends once — and what git says of a remote is read for what it is.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+use crate::common::{Brain, Machines, Run, clean_env};
+
+/// A remote and two machines, `a` and `b`.
+struct Net {
+    _origin: Brain,
+    bare: TempDir,
+    a: Brain,
+    b: Brain,
+}
+
+impl Net {
+    fn new() -> Net {
+        let m = Machines::new();
+        Net {
+            _origin: m.origin,
+            bare: m.bare,
+            a: m.a,
+            b: m.b,
+        }
+    }
+
+    /// git in the bare repository.
+    fn git(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new("git");
+        clean_env(&mut cmd, self.bare.path());
+        let o = cmd
+            .arg("--git-dir")
+            .arg(self.bare.path())
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// The registry on the remote's registry branch.
+    fn registry(&self) -> String {
+        self.git(&["show", "brain-index:BRAIN-INDEX.md"])
+    }
+
+    /// Moves the remote away (unreachable); [`Net::back`] brings it back.
+    fn away(&self) -> PathBuf {
+        let mut to = self.bare.path().as_os_str().to_owned();
+        to.push("-away");
+        let to = PathBuf::from(to);
+        std::fs::rename(self.bare.path(), &to).expect("move the remote away");
+        to
+    }
+
+    fn back(&self, from: &Path) {
+        std::fs::rename(from, self.bare.path()).expect("bring the remote back");
+    }
+}
+
+/// The body rows of the table under `heading` in a registry text.
+fn rows(text: &str, heading: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut seen_delim = false;
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            inside = h.trim() == heading;
+            seen_delim = false;
+            continue;
+        }
+        if inside && line.starts_with('|') {
+            if line.starts_with("|-") {
+                seen_delim = true;
+            } else if seen_delim {
+                out.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn active(text: &str) -> Vec<String> {
+    rows(text, "Claims actifs")
+}
+
+fn stale(text: &str) -> Vec<String> {
+    rows(text, "Claims stale — contrôle requis")
+}
+
+fn history(text: &str) -> Vec<String> {
+    rows(text, "Historique")
+}
+
+fn at(m: &Brain, when: &str, args: &[&str]) -> Run {
+    m.bsi_env(args, &[("BSI_NOW", when)])
+}
+
+#[test]
+fn an_offline_watchdog_does_not_undo_a_renewal_published_meanwhile() {
+    let n = Net::new();
+    // B opens a 2h claim at 09:00 (until 11:00); A reads it.
+    at(
+        &n.b,
+        "2026-03-14T09:00:00Z",
+        &["open", "agents/", "--session", "s1", "--ttl", "2h"],
+    )
+    .ok();
+    at(&n.a, "2026-03-14T09:05:00Z", &["status"]).ok();
+    // B renews it at 10:50, for 4h (until 14:50), and publishes.
+    at(
+        &n.b,
+        "2026-03-14T10:50:00Z",
+        &["renew", "s1", "--ttl", "4h"],
+    )
+    .ok();
+    assert!(n.registry().contains("2026-03-14 14:50 +00:00"));
+    // A, offline, runs the watchdog at 11:10: by what it knows, the claim
+    // expired at 11:00.
+    let away = n.away();
+    at(&n.a, "2026-03-14T11:10:00Z", &["watchdog"]).code(4);
+    assert_eq!(stale(&n.a.registry()).len(), 1);
+    n.back(&away);
+    // A syncs at 11:15: the renewal made the stale mark moot.
+    at(&n.a, "2026-03-14T11:15:00Z", &["sync"]).ok();
+    for (what, text) in [("remote", n.registry()), ("a", n.a.registry())] {
+        let act = active(&text);
+        assert_eq!(act.len(), 1, "{what}:\n{text}");
+        assert!(
+            act[0].starts_with("| s1 | agents/ |") && act[0].contains("2026-03-14 14:50 +00:00"),
+            "{what}:\n{text}"
+        );
+        assert!(stale(&text).is_empty(), "{what}:\n{text}");
+    }
+    // The claim is B's to renew again.
+    at(
+        &n.b,
+        "2026-03-14T11:20:00Z",
+        &["renew", "s1", "--ttl", "5h"],
+    )
+    .ok();
+    assert!(n.registry().contains("2026-03-14 16:20 +00:00"));
+}
+
+#[test]
+fn a_stale_mark_re_judged_on_the_renewed_expiry_stands_when_that_passed_too() {
+    let n = Net::new();
+    at(
+        &n.b,
+        "2026-03-14T09:00:00Z",
+        &["open", "agents/", "--session", "s1", "--ttl", "2h"],
+    )
+    .ok();
+    at(&n.a, "2026-03-14T09:05:00Z", &["status"]).ok();
+    // Renewed until 12:00 only.
+    at(
+        &n.b,
+        "2026-03-14T10:50:00Z",
+        &["renew", "s1", "--ttl", "70m"],
+    )
+    .ok();
+    let away = n.away();
+    at(&n.a, "2026-03-14T11:10:00Z", &["watchdog"]).code(4);
+    n.back(&away);
+    // Synced at 12:30: the renewed expiry passed as well. The claim is
+    // stale, with the expiry it really had.
+    at(&n.a, "2026-03-14T12:30:00Z", &["sync"]).ok();
+    let text = n.registry();
+    assert!(active(&text).is_empty(), "{text}");
+    let st = stale(&text);
+    assert_eq!(st.len(), 1, "{text}");
+    assert!(
+        st[0].starts_with("| s1 | agents/ |")
+            && st[0].contains("2026-03-14 12:00 +00:00")
+            && st[0].contains("TTL expiré sans fermeture"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_claim_closed_on_one_machine_and_force_released_on_another_ends_once() {
+    let n = Net::new();
+    at(
+        &n.b,
+        "2026-03-14T09:30:00Z",
+        &["open", "agents/", "--session", "s1"],
+    )
+    .ok();
+    at(&n.a, "2026-03-14T09:35:00Z", &["status"]).ok();
+    // A closes the claim offline; B's person force-releases it, published.
+    let away = n.away();
+    at(&n.a, "2026-03-14T10:00:00Z", &["close", "s1"]).code(7);
+    n.back(&away);
+    at(
+        &n.b,
+        "2026-03-14T10:05:00Z",
+        &["release", "s1", "--confirm", "--force"],
+    )
+    .ok();
+    // A syncs: the ending published first stands, and A is told its own
+    // was not kept.
+    let s = at(&n.a, "2026-03-14T10:10:00Z", &["sync"]);
+    s.ok();
+    assert!(
+        s.stderr.contains("s1 agents/")
+            && s.stderr.contains("completed")
+            && s.stderr.contains("force-released"),
+        "{}",
+        s.stderr
+    );
+    for (what, text) in [("remote", n.registry()), ("a", n.a.registry())] {
+        let ends: Vec<String> = history(&text)
+            .into_iter()
+            .filter(|r| r.starts_with("| s1 | agents/ |"))
+            .collect();
+        assert_eq!(ends.len(), 1, "{what}:\n{text}");
+        assert!(ends[0].contains("| force-released |"), "{what}: {ends:?}");
+        assert!(active(&text).is_empty() && stale(&text).is_empty());
+    }
+    // The journal and the history tell the same story.
+    let log = at(&n.a, "2026-03-14T10:11:00Z", &["log", "--json"]);
+    log.ok();
+    let actions: Vec<String> = log
+        .json()
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["action"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        actions.contains(&"force-release".to_string()),
+        "{actions:?}"
+    );
+    assert!(!actions.contains(&"close".to_string()), "{actions:?}");
+}
