@@ -924,7 +924,13 @@ mod tests {
         std::fs::write(p.join(".git/bsi/lock"), me).expect("rec");
         std::fs::write(&lock_file, "").expect("lock");
         let mut lock = brain.lock().expect("writer lock");
-        assert!(brain.repair(&mut lock).is_none());
+        let said = brain.repair(&mut lock).expect("a report");
         assert!(lock_file.exists());
+        assert!(
+            said.starts_with("left 1 lock file(s) on the registry branch in place")
+                && said.contains(&format!("(pid {})", std::process::id()))
+                && said.contains(&format!("`rm {}`", lock_file.display())),
+            "{said}"
+        );
     }
 }

@@ -341,28 +341,50 @@ impl Brain {
 
     /// Deals with what a writer killed in the middle left: lock files of
     /// the registry references, removed only on proof that their writer is
-    /// dead and that no process holds them open. Returns what was done.
+    /// dead and that no process holds them open. Where that cannot be
+    /// proven (a process table that hides or cannot read the writer), the
+    /// files stay and the report says how to remove them by hand. Returns
+    /// what was done.
     pub fn repair(&self, lock: &mut WriterLock) -> Option<String> {
         let record = lock.left_by_dead_writer()?.to_string();
-        if !lock::writer_is_dead(&record) {
-            return None;
-        }
-        let mut removed = Vec::new();
-        for path in self.ref_locks() {
-            if !path.exists() {
-                continue;
-            }
-            if crate::platform::held_open(&path) == Some(false) && fs::remove_file(&path).is_ok() {
-                removed.push(path);
+        let present: Vec<PathBuf> = self
+            .ref_locks()
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect();
+        let dead = lock::writer_is_dead(&record);
+        let mut removed = 0;
+        let mut kept = Vec::new();
+        for path in present {
+            if dead
+                && crate::platform::held_open(&path) == Some(false)
+                && fs::remove_file(&path).is_ok()
+            {
+                removed += 1;
+            } else {
+                kept.push(path);
             }
         }
         lock.clear_left();
-        (!removed.is_empty()).then(|| {
-            format!(
-                "removed {} lock file(s) a killed bsi left on the registry branch",
-                removed.len()
-            )
-        })
+        let mut said = Vec::new();
+        if removed > 0 {
+            said.push(format!(
+                "removed {removed} lock file(s) a killed bsi left on the registry branch"
+            ));
+        }
+        if !kept.is_empty() {
+            let pid = record
+                .lines()
+                .find_map(|l| l.strip_prefix("pid "))
+                .map_or_else(String::new, |p| format!(" (pid {})", p.trim()));
+            let paths: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+            said.push(format!(
+                "left {} lock file(s) on the registry branch in place: the bsi that was writing{pid}, or a git it started, may still be at work, and this system does not let bsi prove otherwise; if no bsi or git is running, remove them: `rm {}`",
+                kept.len(),
+                paths.join(" ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The lock files git and libgit2 make while they move the registry

@@ -240,3 +240,90 @@ fn a_claim_closed_on_one_machine_and_force_released_on_another_ends_once() {
     );
     assert!(!actions.contains(&"close".to_string()), "{actions:?}");
 }
+
+/// A process table for `BSI_PROC`: `self`, the `mounts` line of `/proc`
+/// with `options`, and for `pid` an entry whose `stat` is unreadable when
+/// `unreadable`, none otherwise.
+fn fake_proc(options: &str, pid: &str, unreadable: bool) -> TempDir {
+    let dir = crate::common::scratch("bsi-proc");
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("self")).expect("mkdir");
+    std::fs::write(p.join("mounts"), format!("proc /proc proc {options} 0 0\n")).expect("mounts");
+    if unreadable {
+        // A `stat` that cannot be read as a file.
+        std::fs::create_dir_all(p.join(pid).join("stat")).expect("mkdir");
+    }
+    dir
+}
+
+#[test]
+fn a_lock_whose_writer_cannot_be_proven_gone_is_reported_never_removed() {
+    let b = Brain::new();
+    let lock = b.path().join(".git/refs/heads/brain-index.lock");
+    let record = "busy write\npid 4000000000\nstart 1\nuid 4000000001\n";
+    let cases = [
+        // Its /proc entry cannot be read (another user's, hidepid=1, ...).
+        ("unreadable", fake_proc("rw,relatime", "4000000000", true)),
+        // hidepid=2 hides another user's live process: missing is no proof.
+        (
+            "hidden",
+            fake_proc("rw,relatime,hidepid=2", "4000000000", false),
+        ),
+        (
+            "invisible",
+            fake_proc("rw,hidepid=invisible", "4000000000", false),
+        ),
+    ];
+    for (what, proc) in &cases {
+        std::fs::write(b.path().join(".git/bsi/lock"), record).expect("record");
+        std::fs::write(&lock, "").expect("lock");
+        let proc = proc.path().to_str().expect("utf-8");
+        let r = b.bsi_env(
+            &["open", "projets/", "--session", "s2"],
+            &[("BSI_PROC", proc)],
+        );
+        assert!(
+            lock.exists(),
+            "{what}: a lock was removed without proof\n{}",
+            r.stderr
+        );
+        r.code(1).stderr_has(
+            "note: left 1 lock file(s) on the registry branch in place: the bsi that was writing (pid 4000000000)",
+        );
+        r.stderr_has(&format!("`rm {}`", lock.display()));
+        assert!(b.active().is_empty(), "{what}");
+    }
+    // The same table, and the writer is proven gone: its entry is missing
+    // and the table hides nothing, or it was this user's.
+    let uid = std::fs::metadata("/proc/self").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    for (what, proc, record) in [
+        (
+            "missing",
+            fake_proc("rw", "4000000000", false),
+            record.to_string(),
+        ),
+        (
+            "own, hidden",
+            fake_proc("rw,hidepid=2", "4000000000", false),
+            format!(
+                "busy write\npid 4000000000\nstart 1\nuid {}\n",
+                uid.expect("uid")
+            ),
+        ),
+    ] {
+        std::fs::write(b.path().join(".git/bsi/lock"), record).expect("record");
+        std::fs::write(&lock, "").expect("lock");
+        let proc = proc.path().to_str().expect("utf-8");
+        b.bsi_env(
+            &["open", "projets/", "--session", "s2"],
+            &[("BSI_PROC", proc)],
+        )
+        .ok()
+        .stderr_has("note: removed 1 lock file(s) a killed bsi left on the registry branch");
+        assert!(!lock.exists(), "{what}");
+        b.bsi(&["close", "s2"]).ok();
+    }
+}
