@@ -66,6 +66,17 @@ pub enum Error {
         /// Where and what.
         source: ParseError,
     },
+    /// The remote's registry, as last fetched, could not be parsed: the
+    /// broken line is there, not on the local branch.
+    #[error("{remote}/{branch}:{}: {source}", crate::store::BRANCH_FILE)]
+    RemoteRegistry {
+        /// The remote (`origin`).
+        remote: String,
+        /// Its registry branch (`brain-index`).
+        branch: String,
+        /// Where and what.
+        source: ParseError,
+    },
     /// There is no registry yet.
     #[error("this brain has no registry: there is no branch `{branch}`, here or on its remote")]
     NoRegistry {
@@ -233,9 +244,10 @@ impl Error {
             | Error::Ttl(_)
             | Error::NoSuchSection { .. }
             | Error::Config { .. } => exit::USAGE,
-            Error::Registry { .. } | Error::NoRegistry { .. } | Error::NotMigrated { .. } => {
-                exit::REGISTRY
-            }
+            Error::Registry { .. }
+            | Error::RemoteRegistry { .. }
+            | Error::NoRegistry { .. }
+            | Error::NotMigrated { .. } => exit::REGISTRY,
             Error::Unreachable { .. } => exit::UNPUBLISHED,
             Error::Busy { .. } => exit::BUSY,
             _ => exit::ERROR,
@@ -271,6 +283,17 @@ impl Error {
                         path.display()
                     ),
                 }
+            }
+            Error::RemoteRegistry { remote, branch, source } => {
+                let (fix, what) = if source.line == 0 {
+                    ("fix it".to_string(), "registry: fix".to_string())
+                } else {
+                    (format!("fix line {}", source.line), format!("registry: fix line {}", source.line))
+                };
+                format!(
+                    "the broken copy is {remote}'s, not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} there (`git worktree add --detach ../fix {remote}/{branch}`, edit ../fix/{file}, `git -C ../fix commit -am '{what}'`, `git -C ../fix push {remote} HEAD:{branch}`, `git worktree remove ../fix`), then retry",
+                    file = crate::store::BRANCH_FILE
+                )
             }
             Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
             Error::NotMigrated { .. } => {
@@ -317,7 +340,7 @@ impl Error {
             Error::Scope(_) => "scope",
             Error::Ttl(_) => "ttl",
             Error::NoSuchSection { .. } => "no-such-section",
-            Error::Registry { .. } => "registry-invalid",
+            Error::Registry { .. } | Error::RemoteRegistry { .. } => "registry-invalid",
             Error::NoRegistry { .. } => "no-registry",
             Error::NotMigrated { .. } => "not-migrated",
             Error::RegistryExists(_) => "registry-exists",

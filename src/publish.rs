@@ -153,7 +153,7 @@ fn local<R>(
     plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
     let tips = brain.tips(None);
-    let view = brain.view_of(tips, false)?;
+    let view = brain.view_of(tips, None)?;
     match plan(&view.registry)? {
         Plan::Keep(report) => {
             brain.refresh_copy(&view.registry);
@@ -327,7 +327,7 @@ impl Publisher<'_> {
         }
         loop {
             let tips = brain.tips(Some(&self.remote));
-            let view = brain.view_of(tips, true)?;
+            let view = brain.view_of(tips, Some(&self.remote))?;
             match self.decide(plan, view)? {
                 Decided::Again => {}
                 Decided::Done(applied) => return Ok(applied),
@@ -428,7 +428,9 @@ impl Publisher<'_> {
         // rows is no change: the local branch takes the remote's.
         if let Some(t) = tips.tracking
             && view.pending
-            && brain.parse(brain.text_at(t)?)?.same_rows(&registry)
+            && brain
+                .registry_at(t, Some(&self.remote))?
+                .same_rows(&registry)
         {
             move_local(brain, t, tips.local, "bsi: adopt the remote registry")?;
             brain.refresh_copy(&registry);
@@ -552,7 +554,7 @@ impl Publisher<'_> {
         let why = self.unreached(why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
-        let view = brain.view_of(tips, true)?;
+        let view = brain.view_of(tips, Some(&self.remote))?;
         match plan(&view.registry)? {
             Plan::Keep(report) => Ok(kept(brain, report, view, Landed::Stale(why))),
             Plan::Write { text, report, .. } if text == view.registry.text() => {

@@ -28,7 +28,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     }
     let tips = brain.tips(remote.as_ref());
     if tips.local.is_some() || tips.tracking.is_some() {
-        let view = brain.view_of(tips, remote.is_some())?;
+        let view = brain.view_of(tips, remote.as_ref())?;
         brain.refresh_copy(&view.registry);
         let place = match (tips.tracking, &remote) {
             (Some(_), Some(r)) => r.label(),

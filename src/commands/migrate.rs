@@ -33,7 +33,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let published = if tips.local.is_none() && tips.tracking.is_none() {
         create_branch(&brain, &settings, remote.as_ref(), &text, ctx)?
     } else {
-        check_rows_present(&brain, tips, remote.is_some(), &registry)?;
+        check_rows_present(&brain, tips, remote.as_ref(), &registry)?;
         false
     };
     let untrack = commit_message(
@@ -176,10 +176,10 @@ fn create_branch(
 fn check_rows_present(
     brain: &crate::store::Brain,
     tips: crate::store::Tips,
-    has_remote: bool,
+    remote: Option<&crate::git_cli::Remote>,
     registry: &crate::registry::Registry,
 ) -> Result<()> {
-    let view = brain.view_of(tips, has_remote)?;
+    let view = brain.view_of(tips, remote)?;
     let merged = crate::registry::merge::merge3(None, &view.registry, registry, brain.now)
         .map_err(|e| Error::Refused {
             what: format!("the registries cannot be merged by rows: {e}"),

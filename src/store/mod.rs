@@ -220,6 +220,25 @@ impl Brain {
         })
     }
 
+    /// The registry committed at `commit`: of the local registry branch, or
+    /// of its remote-tracking copy on `tracking` — where an error says the
+    /// broken line is, and so where to mend it.
+    pub fn registry_at(&self, commit: Oid, tracking: Option<&Remote>) -> Result<Registry> {
+        let Some(r) = tracking else {
+            return self.parse(self.text_at(commit)?);
+        };
+        let on_remote = |source| Error::RemoteRegistry {
+            remote: r.name.clone(),
+            branch: r.branch.clone(),
+            source,
+        };
+        let text = self.text_at(commit).map_err(|e| match e {
+            Error::Registry { source, .. } => on_remote(source),
+            other => other,
+        })?;
+        registry::parse(text).map_err(on_remote)
+    }
+
     /// Parses a registry text read from the branch.
     pub fn parse(&self, text: String) -> Result<Registry> {
         registry::parse(text).map_err(|source| Error::Registry {
@@ -232,25 +251,24 @@ impl Brain {
     /// none, or when the brain still keeps it as a tracked file.
     pub fn view(&self, remote: Option<&Remote>) -> Result<View> {
         let tips = self.tips(remote);
-        self.view_of(tips, remote.is_some())
+        self.view_of(tips, remote)
     }
 
-    /// [`Brain::view`] for references already read.
-    pub fn view_of(&self, tips: Tips, has_remote: bool) -> Result<View> {
+    /// [`Brain::view`] for references already read (`tips.tracking` is the
+    /// remote-tracking copy on `remote`).
+    pub fn view_of(&self, tips: Tips, remote: Option<&Remote>) -> Result<View> {
         let mut superseded = Vec::new();
         let (registry, pending) = match (tips.local, tips.tracking) {
             (None, None) => return Err(self.missing()),
-            (Some(l), None) => (self.parse(self.text_at(l)?)?, has_remote),
-            (None, Some(t)) => (self.parse(self.text_at(t)?)?, false),
+            (Some(l), None) => (self.registry_at(l, None)?, remote.is_some()),
+            (None, Some(t)) => (self.registry_at(t, remote)?, false),
             (Some(l), Some(t)) if self.git.is_ancestor(l, t)? => {
-                (self.parse(self.text_at(t)?)?, false)
+                (self.registry_at(t, remote)?, false)
             }
-            (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => {
-                (self.parse(self.text_at(l)?)?, true)
-            }
+            (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => (self.registry_at(l, None)?, true),
             (Some(l), Some(t)) => {
-                let ours = self.parse(self.text_at(l)?)?;
-                let theirs = self.parse(self.text_at(t)?)?;
+                let ours = self.registry_at(l, None)?;
+                let theirs = self.registry_at(t, remote)?;
                 let base = match self.git.merge_base(l, t)? {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,

@@ -327,3 +327,88 @@ fn a_lock_whose_writer_cannot_be_proven_gone_is_reported_never_removed() {
         b.bsi(&["close", "s2"]).ok();
     }
 }
+
+/// The registry of `text` with `row` added to its active table.
+fn with_active_row(text: &str, row: &str) -> String {
+    let head = "|---------|-------|--------|-------|-----------|-----------|------|\n";
+    text.replacen(head, &format!("{head}{row}\n"), 1)
+}
+
+#[test]
+fn a_broken_row_on_the_remote_is_named_where_it_is() {
+    let n = Net::new();
+    // Machine a has its own intact local branch.
+    at(
+        &n.a,
+        "2026-03-14T09:30:00Z",
+        &["open", "notes/", "--session", "sa"],
+    )
+    .ok();
+    // Someone pushes a registry with a broken row (a file scope said to be
+    // a directory) to the remote's registry branch.
+    let o = &n._origin;
+    o.git(&["fetch", "-q", "origin"]);
+    o.git(&[
+        "update-ref",
+        "refs/heads/brain-index",
+        "refs/remotes/origin/brain-index",
+    ]);
+    let broken = with_active_row(
+        &o.registry(),
+        "| s9 | agents/alice.md | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 |  |",
+    );
+    let line = broken
+        .lines()
+        .position(|l| l.starts_with("| s9 |"))
+        .expect("the row")
+        + 1;
+    o.commit_registry(&broken, "by hand");
+    o.git(&["push", "-q", "origin", "brain-index"]);
+    // Machine a fetches it.
+    let r = n.a.bsi(&["status"]);
+    r.code(5)
+        .stderr_has(&format!(
+            "error: origin/brain-index:BRAIN-INDEX.md: line {line}:"
+        ))
+        .stderr_has("git worktree add --detach ../fix origin/brain-index")
+        .stderr_has("git -C ../fix push origin HEAD:brain-index");
+    assert!(!r.stderr.contains("error: brain-index:"), "{}", r.stderr);
+    // The mend the hint gives works: the next command reads the registry.
+    let fix = crate::common::scratch("bsi-fix");
+    let wt = fix.path().join("fix");
+    let wt_s = wt.to_str().expect("utf-8");
+    n.a.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        wt_s,
+        "origin/brain-index",
+    ]);
+    let text = std::fs::read_to_string(wt.join("BRAIN-INDEX.md")).expect("read");
+    std::fs::write(
+        wt.join("BRAIN-INDEX.md"),
+        text.replace("| agents/alice.md | dir |", "| agents/alice.md | file |"),
+    )
+    .expect("write");
+    n.a.git(&[
+        "-C",
+        wt_s,
+        "commit",
+        "-q",
+        "-am",
+        &format!("registry: fix line {line}"),
+    ]);
+    n.a.git(&["-C", wt_s, "push", "-q", "origin", "HEAD:brain-index"]);
+    n.a.bsi(&["status"]).ok().stdout_has("s9");
+    // A broken row on the local branch is named there.
+    let local = with_active_row(
+        &n.a.registry(),
+        "| s8 | agents/bob.md | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 |  |",
+    );
+    n.a.commit_registry(&local, "by hand, locally");
+    n.a.bsi(&["status", "--offline"])
+        .code(5)
+        .stderr_has("error: brain-index:BRAIN-INDEX.md: line ")
+        .stderr_has("git worktree add ../fix brain-index");
+}
