@@ -220,8 +220,12 @@ struct Output {
     stderr: Vec<u8>,
 }
 
-/// Runs `cmd` to its end or until `timeout`, when it is killed. Its
-/// output is read on threads of its own, so a chatty git never blocks.
+/// Runs `cmd` to its end or until `timeout`, when it is killed with every
+/// process it started (over SSH, git's `ssh` would otherwise outlive it).
+/// Its output is read on threads of its own, so a chatty git never blocks.
+///
+/// git stays in bsi's process group: a Ctrl-C, or whatever kills bsi with
+/// its group, ends the git it runs too, as git's own `ssh` ends with git.
 fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
@@ -239,13 +243,48 @@ fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
             stderr: collect(stderr),
         })
     } else {
-        let _ = child.kill();
-        let _ = child.wait();
+        kill_tree(&mut child);
         Err(format!(
             "git gave no answer within {} s",
             timeout.as_secs_f32()
         ))
     }
+}
+
+/// Kills `child` and every process descended from it, and reaps it. The
+/// tree is frozen first (stopped processes cannot start others), then
+/// killed whole. Where the process table cannot be read, `child` alone.
+fn kill_tree(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal, kill_process};
+        let signal = |pid: u32, sig| {
+            if let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(p, sig);
+            }
+        };
+        let root = child.id();
+        signal(root, Signal::STOP);
+        let mut tree = vec![root];
+        for _ in 0..16 {
+            let new: Vec<u32> = crate::platform::descendants(root)
+                .into_iter()
+                .filter(|p| !tree.contains(p))
+                .collect();
+            if new.is_empty() {
+                break;
+            }
+            for &p in &new {
+                signal(p, Signal::STOP);
+            }
+            tree.extend(new);
+        }
+        for &p in &tree {
+            signal(p, Signal::KILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<std::thread::JoinHandle<Vec<u8>>> {

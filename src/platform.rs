@@ -117,6 +117,36 @@ pub fn process_alive(pid: u32, start: &str, uid: Option<u32>) -> Option<bool> {
     )
 }
 
+/// The processes descended from `pid` (its children, theirs, ...), from
+/// the parent pid in each `/proc/<pid>/stat`; none where there is no such
+/// table.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let ppid = rest.split_whitespace().nth(1)?.parse::<u32>().ok()?;
+            Some((p, ppid))
+        })
+        .collect();
+    let mut out: Vec<u32> = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(p, pp) in &parents {
+            if pp == parent && p != pid && !out.contains(&p) {
+                out.push(p);
+                frontier.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Whether some process has `path` open, from `/proc/*/fd`: `Some(false)`
 /// only when every process's open files could be read and none is `path`;
 /// `None` where that cannot be known (no `/proc`, or another user's
@@ -191,6 +221,31 @@ mod tests {
                 "{seen:?} {recorded:?} hides={hides} same_user={same}"
             );
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_processes_a_process_started_are_its_descendants() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .spawn()
+            .expect("sh");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = descendants(child.id());
+        while found.len() < 2 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = descendants(child.id());
+        }
+        for p in &found {
+            let _ = std::process::Command::new("kill")
+                .arg(p.to_string())
+                .status();
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(!found.contains(&child.id()));
+        assert!(descendants(u32::MAX - 1).is_empty());
     }
 
     #[test]

@@ -139,6 +139,7 @@ pub fn apply<R>(
             opts,
             start: Instant::now(),
             budget: settings.publish_timeout,
+            conn: settings.connection_timeout,
             keep: settings.history_keep,
             fetched: false,
             attempts: 0,
@@ -311,7 +312,10 @@ struct Publisher<'b> {
     remote: Remote,
     opts: Options,
     start: Instant,
+    /// How long pushes that lost a race are retried.
     budget: Duration,
+    /// How long one fetch or push may take, apart from the budget.
+    conn: Duration,
     keep: usize,
     fetched: bool,
     attempts: u32,
@@ -441,8 +445,7 @@ impl Publisher<'_> {
         // local history.
         let parent = tips.tracking.or(tips.local);
         let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
-        let timeout = self.remaining().max(FETCH_TIMEOUT);
-        match self.remote.push(&brain.workdir, commit, timeout) {
+        match self.remote.push(&brain.workdir, commit, self.conn) {
             Push::Pushed => {
                 fault("after-push");
                 brain.heard_from_remote(self.opts.now);
@@ -523,8 +526,7 @@ impl Publisher<'_> {
     /// Fetches the registry branch. `Err` is why the remote is unreachable;
     /// a remote without the branch is reachable.
     fn fetch(&mut self) -> Result<(), String> {
-        let timeout = self.remaining().max(FETCH_TIMEOUT);
-        match self.remote.fetch(&self.brain.workdir, timeout) {
+        match self.remote.fetch(&self.brain.workdir, self.conn) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
@@ -666,7 +668,10 @@ pub fn read(
     let fresh = match &remote {
         None => Freshness::Local,
         Some(_) if offline => Freshness::NotAsked,
-        Some(r) => match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+        Some(r) => match r.fetch(
+            &brain.workdir,
+            FETCH_TIMEOUT.min(settings.connection_timeout),
+        ) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 brain.heard_from_remote(now);
                 Freshness::Fetched

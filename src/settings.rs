@@ -7,6 +7,7 @@
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
+//! | connection timeout | `BSI_CONNECTION_TIMEOUT` | `bsi.connectionTimeout` | `connection_timeout` | 10s |
 //! | history kept | — | — | `history_keep` | 200 rows |
 //! | hook mode | — | `bsi.hookMode` | `hook_mode` | normal |
 //! | agent | `--agent` / `BSI_AGENT` | — | `default_agent` | `user@host` |
@@ -27,6 +28,8 @@ use crate::git_cli::Remote;
 pub const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one fetch or push may take, when nothing else is set.
+pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// History rows kept in the registry when nothing else is set.
 pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
@@ -44,6 +47,9 @@ pub struct Settings {
     pub named_remote: Option<String>,
     /// How long a write retries pushes that lost a race.
     pub publish_timeout: Duration,
+    /// How long one fetch or push may take (whatever is left of the race
+    /// budget) before the remote counts as unreachable.
+    pub connection_timeout: Duration,
     /// History rows kept in the registry; older rows move to the archive.
     pub history_keep: usize,
     /// How the pre-commit hook treats changes.
@@ -89,6 +95,27 @@ pub fn default_agent() -> String {
     format!("{user}@{host}")
 }
 
+/// A duration from the environment variable `env`, else the clone's git
+/// config `key`, else `fallback` (from `.bsi.toml` or the default).
+fn timeout(git: &Git, (env, key): (&str, &str), fallback: Duration) -> Result<Duration> {
+    let given = std::env::var(env)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| (env.to_string(), v))
+        .or_else(|| {
+            git.config_string(key)
+                .map(|v| (format!("git config {key}"), v))
+        });
+    match given {
+        Some((from, v)) => config::parse_timeout(&v).ok_or_else(|| {
+            Error::Usage(format!(
+                "{from} is `{v}`; use a duration like `30s`, `2m` or `500ms`"
+            ))
+        }),
+        None => Ok(fallback),
+    }
+}
+
 impl Settings {
     /// Resolves the settings for the repository `git`, with `config` read
     /// from the brain and `remote_flag` from `--remote` / `BSI_REMOTE`.
@@ -110,21 +137,18 @@ impl Settings {
             .filter(|s| !s.is_empty())
             .or_else(|| git.config_string("bsi.remote"))
             .or_else(|| config.remote.clone());
-        let publish_timeout = match std::env::var("BSI_PUBLISH_TIMEOUT")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| ("BSI_PUBLISH_TIMEOUT", v))
-            .or_else(|| {
-                git.config_string("bsi.publishTimeout")
-                    .map(|v| ("git config bsi.publishTimeout", v))
-            }) {
-            Some((from, v)) => config::parse_timeout(&v).ok_or_else(|| {
-                Error::Usage(format!(
-                    "{from} is `{v}`; use a duration like `30s`, `2m` or `500ms`"
-                ))
-            })?,
-            None => config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
-        };
+        let publish_timeout = timeout(
+            git,
+            ("BSI_PUBLISH_TIMEOUT", "bsi.publishTimeout"),
+            config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
+        )?;
+        let connection_timeout = timeout(
+            git,
+            ("BSI_CONNECTION_TIMEOUT", "bsi.connectionTimeout"),
+            config
+                .connection_timeout
+                .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),
+        )?;
         let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
         let (hook_mode, hook_mode_warning) = match git.config_string("bsi.hookMode") {
             Some(m) => match config::parse_hook_mode(&m) {
@@ -145,6 +169,7 @@ impl Settings {
             branch,
             named_remote,
             publish_timeout,
+            connection_timeout,
             history_keep,
             hook_mode,
             hook_mode_warning,

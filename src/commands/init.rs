@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
     let mut landed = "committed";
     if let (Some(r), None) = (&remote, &offline) {
-        match r.push(&brain.workdir, commit, settings.publish_timeout) {
+        match r.push(&brain.workdir, commit, settings.connection_timeout) {
             Push::Pushed => {
                 brain.heard_from_remote(ctx.now);
                 brain

@@ -134,7 +134,7 @@ fn create_branch(
         .commit_files(None, &[(BRANCH_FILE, Some(text.as_bytes()))], &message)?;
     let mut published = false;
     if let Some(r) = remote {
-        match r.push(&brain.workdir, commit, settings.publish_timeout) {
+        match r.push(&brain.workdir, commit, settings.connection_timeout) {
             Push::Pushed => {
                 brain.heard_from_remote(ctx.now);
                 brain

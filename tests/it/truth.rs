@@ -412,3 +412,120 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
         .stderr_has("error: brain-index:BRAIN-INDEX.md: line ")
         .stderr_has("git worktree add ../fix brain-index");
 }
+
+/// A server on 127.0.0.1 that accepts connections and never answers. It
+/// stops when dropped, or by itself after two minutes.
+struct Silent {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Silent {
+    fn start() -> Silent {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            let mut held = Vec::new();
+            while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                match listener.accept() {
+                    Ok((conn, _)) => held.push(conn),
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                }
+            }
+        });
+        Silent {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_remote_that_never_answers_is_given_up_after_the_connection_timeout() {
+    let server = Silent::start();
+    for url in [
+        format!("git://127.0.0.1:{}/brain.git", server.port),
+        format!("http://127.0.0.1:{}/brain.git", server.port),
+    ] {
+        let b = Brain::new();
+        b.git(&["remote", "add", "origin", &url]);
+        // A race budget longer than the connection's: the connection gives up first.
+        b.write(".bsi.toml", "connection_timeout = \"1s\"\n");
+        let r = b.bsi_env(
+            &["open", "agents/", "--session", "s1"],
+            &[("BSI_PUBLISH_TIMEOUT", "20s")],
+        );
+        r.code(7)
+            .stderr_has("origin/brain-index could not be reached (git gave no answer within 1 s)");
+        assert_eq!(active(&b.registry()).len(), 1, "{url}: kept locally");
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie nobody has reaped yet).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_git_killed_for_time_takes_its_ssh_with_it() {
+    let b = Brain::new();
+    let dir = crate::common::scratch("bsi-ssh");
+    let pids = dir.path().join("pids");
+    let script = dir.path().join("ssh");
+    // An ssh that records its pid and then hangs, as over a dead link (it
+    // ends by itself after a minute).
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho $$ >> '{}'\nexec sleep 60\n",
+            pids.display()
+        ),
+    )
+    .expect("script");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    b.git(&["remote", "add", "origin", "ssh://brain.invalid/brain.git"]);
+    let r = b.bsi_env(
+        &["open", "agents/", "--session", "s1"],
+        &[
+            ("GIT_SSH_COMMAND", script.to_str().expect("utf-8")),
+            ("BSI_CONNECTION_TIMEOUT", "1s"),
+            ("BSI_PUBLISH_TIMEOUT", "3s"),
+        ],
+    );
+    r.code(7).stderr_has("git gave no answer within 1 s");
+    let text = std::fs::read_to_string(&pids).expect("the ssh ran");
+    let started: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    assert!(!started.is_empty());
+    // A killed process may take a moment to be reaped.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !started.iter().all(|&p| gone(p)) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let orphans: Vec<u32> = started.into_iter().filter(|&p| !gone(p)).collect();
+    assert!(orphans.is_empty(), "ssh left running: {orphans:?}");
+}
