@@ -123,6 +123,15 @@ pub enum Error {
         /// What the remote said.
         why: String,
     },
+    /// The remote answered and denied bsi's git access: credentials it
+    /// wants and git may not prompt for, or not allowed.
+    #[error("{remote} refused bsi's git: {why}; nothing was written")]
+    RemoteDenied {
+        /// `remote/branch`.
+        remote: String,
+        /// What the remote and git said.
+        why: String,
+    },
     /// A git command failed.
     #[error("`{command}` failed: {stderr}")]
     GitFailed {
@@ -307,6 +316,9 @@ impl Error {
             Error::RemoteRefused { .. } => {
                 "the remote's own rules refuse pushes to the registry branch: ask whoever runs the remote to allow them, or set registry_branch in .bsi.toml to a branch it accepts".into()
             }
+            Error::RemoteDenied { .. } => {
+                "bsi's git never prompts: give it credentials it can use unasked (a credential helper for HTTPS, an SSH agent for a key with a passphrase) or get access to the registry branch from whoever runs the remote; `git fetch` by hand shows git's own words; then run the same command again".into()
+            }
             Error::GitFailed { .. } => "run the same git command by hand to see the whole error".into(),
             Error::Config { .. } => {
                 "fix .bsi.toml (docs/configuration.md lists every key and its values), then run `bsi status` to check it".into()
@@ -347,6 +359,7 @@ impl Error {
             Error::Moved(_) => "moved",
             Error::Busy { .. } => "busy",
             Error::RemoteRefused { .. } => "remote-refused",
+            Error::RemoteDenied { .. } => "remote-denied",
             Error::GitFailed { .. } => "git-failed",
             Error::Output(_) => "output",
             Error::Config { .. } => "config",

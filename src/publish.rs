@@ -325,7 +325,7 @@ impl Publisher<'_> {
     fn run<R>(mut self, plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
-            && let Err(why) = self.fetch()
+            && let Err(why) = self.fetch()?
         {
             return self.offline(plan, why);
         }
@@ -364,7 +364,7 @@ impl Publisher<'_> {
         let brain = self.brain;
         let planned = match plan(&view.registry) {
             Err(e) if !self.fetched && e.is_refusal() => {
-                return match self.fetch() {
+                return match self.fetch()? {
                     Ok(()) => Ok(Decided::Again),
                     Err(_) => Err(e),
                 };
@@ -372,7 +372,7 @@ impl Publisher<'_> {
             other => other?,
         };
         Ok(match planned {
-            Plan::Keep(report) if !self.fetched => match self.fetch() {
+            Plan::Keep(report) if !self.fetched => match self.fetch()? {
                 Ok(()) => Decided::Again,
                 Err(why) => Decided::Done(kept(
                     brain,
@@ -475,6 +475,7 @@ impl Publisher<'_> {
                 remote: self.remote.label(),
                 why,
             }),
+            Push::Denied(why) => Err(self.denied(why)),
             Push::Unreachable(why) => Ok(Step::Unreachable(why)),
         }
     }
@@ -504,7 +505,7 @@ impl Publisher<'_> {
         // network gone. It is tried again within the budget before the
         // change is kept offline.
         for retry in 1..=3 {
-            match self.fetch() {
+            match self.fetch()? {
                 Ok(()) => return Ok(None),
                 Err(why) if retry == 3 || self.remaining().is_zero() => return Ok(Some(why)),
                 Err(_) => std::thread::sleep(backoff(self.attempts + retry).min(self.remaining())),
@@ -523,18 +524,29 @@ impl Publisher<'_> {
         }
     }
 
-    /// Fetches the registry branch. `Err` is why the remote is unreachable;
-    /// a remote without the branch is reachable.
-    fn fetch(&mut self) -> Result<(), String> {
+    /// The remote denied access: nothing of this write is kept, since it
+    /// could never publish as things are.
+    fn denied(&self, why: String) -> Error {
+        Error::RemoteDenied {
+            remote: self.remote.label(),
+            why,
+        }
+    }
+
+    /// Fetches the registry branch. `Ok(Err)` is why the remote is
+    /// unreachable; a remote without the branch is reachable; one that
+    /// denies access is an error.
+    fn fetch(&mut self) -> Result<Result<(), String>> {
         match self.remote.fetch(&self.brain.workdir, self.conn) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
-                Ok(())
+                Ok(Ok(()))
             }
+            Err(FetchError::Denied(why)) => Err(self.denied(why)),
             Err(FetchError::Unreachable(why)) => {
                 self.say(&format!("fetch of {} failed: {why}", self.remote.label()));
-                Err(why)
+                Ok(Err(why))
             }
         }
     }
@@ -676,7 +688,9 @@ pub fn read(
                 brain.heard_from_remote(now);
                 Freshness::Fetched
             }
-            Err(FetchError::Unreachable(why)) => Freshness::Unreachable(why),
+            Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => {
+                Freshness::Unreachable(why)
+            }
         },
     };
     let view = brain.view(remote.as_ref())?;

@@ -23,6 +23,12 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     if let Some(r) = &remote {
         match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
             Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
+            Err(FetchError::Denied(why)) => {
+                return Err(Error::RemoteDenied {
+                    remote: r.label(),
+                    why,
+                });
+            }
             Err(FetchError::Unreachable(why)) => offline = Some(why),
         }
     }
@@ -66,6 +72,12 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             }
             Push::Refused(why) => {
                 return Err(Error::RemoteRefused {
+                    remote: r.label(),
+                    why,
+                });
+            }
+            Push::Denied(why) => {
+                return Err(Error::RemoteDenied {
                     remote: r.label(),
                     why,
                 });

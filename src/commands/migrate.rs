@@ -21,6 +21,12 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     if let Some(r) = &remote {
         match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
             Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
+            Err(FetchError::Denied(why)) => {
+                return Err(Error::RemoteDenied {
+                    remote: r.label(),
+                    why,
+                });
+            }
             Err(FetchError::Unreachable(why)) => {
                 return Err(Error::Unreachable {
                     remote: r.label(),
@@ -153,6 +159,12 @@ fn create_branch(
             }
             Push::Refused(why) => {
                 return Err(Error::RemoteRefused {
+                    remote: r.label(),
+                    why,
+                });
+            }
+            Push::Denied(why) => {
+                return Err(Error::RemoteDenied {
                     remote: r.label(),
                     why,
                 });

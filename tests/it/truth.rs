@@ -529,3 +529,216 @@ fn a_git_killed_for_time_takes_its_ssh_with_it() {
     let orphans: Vec<u32> = started.into_iter().filter(|&p| !gone(p)).collect();
     assert!(orphans.is_empty(), "ssh left running: {orphans:?}");
 }
+
+/// What the test HTTP server answers to pushes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// 403 Forbidden to anything of receive-pack.
+    Forbidden,
+    /// 401 with a Basic challenge to everything: credentials wanted.
+    Unauthorized,
+}
+
+/// A smart-HTTP git server on 127.0.0.1: `git http-backend` behind a
+/// minimal HTTP/1.1 loop, one request per connection, with `gate` in
+/// front. It stops when dropped, or by itself after two minutes.
+struct HttpRemote {
+    url: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl HttpRemote {
+    fn serve(root: &Path, gate: Gate) -> HttpRemote {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let root = root.to_path_buf();
+        let thread = std::thread::spawn(move || {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                match listener.accept() {
+                    Ok((conn, _)) => {
+                        let _ = answer(conn, &root, gate);
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+        });
+        HttpRemote {
+            url: format!("http://127.0.0.1:{port}/brain.git"),
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for HttpRemote {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Answers one HTTP request on `conn`.
+fn answer(mut conn: std::net::TcpStream, root: &Path, gate: Gate) -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let (method, target) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("").to_string(),
+    );
+    let mut headers: Vec<(String, String)> = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let header = |k: &str| headers.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let mut body = Vec::new();
+    if let Some(n) = header("content-length").and_then(|n| n.parse::<usize>().ok()) {
+        body.resize(n, 0);
+        reader.read_exact(&mut body)?;
+    } else if header("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let refused = match gate {
+        Gate::Forbidden if target.contains("git-receive-pack") => Some(
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 31\r\nConnection: close\r\n\r\npushes to this remote are off\r\n",
+        ),
+        Gate::Unauthorized => Some(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"brain\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ),
+        Gate::Forbidden => None,
+    };
+    if let Some(r) = refused {
+        return conn.write_all(r.as_bytes());
+    }
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, root);
+    cmd.arg("http-backend")
+        .env("GIT_PROJECT_ROOT", root)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("REQUEST_METHOD", &method)
+        .env("PATH_INFO", path)
+        .env("QUERY_STRING", query)
+        .env("CONTENT_TYPE", header("content-type").unwrap_or_default())
+        .env("CONTENT_LENGTH", body.len().to_string())
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    if let Some(enc) = header("content-encoding") {
+        cmd.env("HTTP_CONTENT_ENCODING", enc);
+    }
+    if let Some(p) = header("git-protocol") {
+        cmd.env("GIT_PROTOCOL", p);
+    }
+    let mut child = cmd.spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin");
+    let feed = std::thread::spawn(move || stdin.write_all(&body));
+    let out = child.wait_with_output()?;
+    let _ = feed.join();
+    // The CGI's headers, then its body.
+    let split = out
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| {
+            out.stdout
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|i| (i, 2))
+        });
+    let (head, rest) = match split {
+        Some((i, n)) => (
+            String::from_utf8_lossy(&out.stdout[..i]).into_owned(),
+            &out.stdout[i + n..],
+        ),
+        None => (String::new(), &out.stdout[..]),
+    };
+    let mut status = "200 OK".to_string();
+    let mut response = String::new();
+    for h in head.lines() {
+        match h.split_once(':') {
+            Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_string(),
+            Some(_) => {
+                response.push_str(h.trim_end());
+                response.push_str("\r\n");
+            }
+            None => {}
+        }
+    }
+    conn.write_all(
+        format!(
+            "HTTP/1.1 {status}\r\n{response}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            rest.len()
+        )
+        .as_bytes(),
+    )?;
+    conn.write_all(rest)
+}
+
+#[test]
+fn a_push_refused_or_asking_for_credentials_is_said_as_such() {
+    for gate in [Gate::Forbidden, Gate::Unauthorized] {
+        let n = Net::new();
+        // The bare remote served over smart HTTP, at /brain.git.
+        let served = crate::common::scratch("bsi-http");
+        std::fs::rename(n.bare.path(), served.path().join("brain.git")).expect("move");
+        let server = HttpRemote::serve(served.path(), gate);
+        n.a.git(&["remote", "set-url", "origin", &server.url]);
+        if gate == Gate::Forbidden {
+            // Reading works: the remote only refuses pushes.
+            n.a.bsi(&["status"]).ok();
+        }
+        let branch = |m: &Brain| {
+            m.git_run(&["rev-parse", "-q", "--verify", "refs/heads/brain-index"])
+                .stdout
+        };
+        let before = (n.a.registry(), branch(&n.a));
+        let r = n.a.bsi(&["open", "agents/", "--session", "sa"]);
+        let said = match gate {
+            // The remote's words, then git's.
+            Gate::Forbidden => "pushes to this remote are off / fatal: unable to access",
+            Gate::Unauthorized => "could not read Username",
+        };
+        r.code(1)
+            .stderr_has("error: origin/brain-index refused bsi's git")
+            .stderr_has(said)
+            .stderr_has("hint: ");
+        assert!(!r.stderr.contains("could not be reached"), "{}", r.stderr);
+        assert!(!r.stderr.contains("NOT PUBLISHED"), "{}", r.stderr);
+        // Nothing left pending that could never publish.
+        assert_eq!((n.a.registry(), branch(&n.a)), before);
+        let st = n.a.bsi(&["status", "--offline"]);
+        assert!(!st.stdout.contains("NOT PUBLISHED"), "{}", st.stdout);
+        drop(server);
+    }
+}
