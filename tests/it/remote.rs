@@ -66,7 +66,11 @@ impl Net {
 
     /// Moves the remote away (unreachable) and back.
     fn away(&self) -> PathBuf {
-        let to = self.bare.path().with_extension("away");
+        // Beside it, under a name of its own: `with_extension` would give
+        // every test's remote the same one.
+        let mut to = self.bare.path().as_os_str().to_owned();
+        to.push("-away");
+        let to = PathBuf::from(to);
         std::fs::rename(self.bare.path(), &to).expect("move the remote away");
         to
     }
