@@ -319,9 +319,20 @@ pub enum Command {
     },
 }
 
-/// `bsi hook` actions.
+/// `bsi hook` actions: git's hooks, then the agent tools' events.
 #[derive(Debug, Subcommand)]
 pub enum HookAction {
+    /// What git's hooks run, and installing them.
+    #[command(flatten)]
+    Git(GitHook),
+    /// What the agent tools' hooks run.
+    #[command(flatten)]
+    Agent(AgentEvent),
+}
+
+/// `bsi hook` actions of git's hooks.
+#[derive(Debug, Subcommand)]
+pub enum GitHook {
     /// Install the pre-commit and prepare-commit-msg hooks (honours
     /// core.hooksPath). A hook already there is kept and runs first.
     Install,
@@ -339,6 +350,21 @@ pub enum HookAction {
         #[arg(hide = true)]
         files: Vec<PathBuf>,
     },
+    /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
+    /// (the prepare-commit-msg hook).
+    PrepareCommitMsg {
+        /// The file holding the commit message.
+        file: PathBuf,
+        /// Where the message comes from (message, template, merge, squash, commit).
+        source: Option<String>,
+        /// The commit being amended or reused.
+        commit: Option<String>,
+    },
+}
+
+/// `bsi hook` actions an agent tool's hook runs.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum AgentEvent {
     /// Judge an agent tool's pre-edit event (JSON on stdin) against the
     /// claims and answer in that tool's protocol (what `bsi agent install`
     /// sets up).
@@ -367,16 +393,6 @@ pub enum HookAction {
         /// The agent tool that sends the event.
         #[arg(long, value_enum)]
         tool: AgentTool,
-    },
-    /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
-    /// (the prepare-commit-msg hook).
-    PrepareCommitMsg {
-        /// The file holding the commit message.
-        file: PathBuf,
-        /// Where the message comes from (message, template, merge, squash, commit).
-        source: Option<String>,
-        /// The commit being amended or reused.
-        commit: Option<String>,
     },
 }
 

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use crate::config::ConfigError;
 use crate::registry::ParseError;
-use crate::scope::ScopeError;
+use crate::scope::{Scope, ScopeError};
 use crate::ttl::TtlError;
 use crate::values::BadValue;
+use crate::words::command_line;
 
 /// Documented exit codes. Scripts depend on them.
 pub mod exit {
@@ -272,20 +273,28 @@ impl Error {
                 "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
             Error::Ttl(_) => "for example `bsi open SCOPE --ttl 4h` (8h at most; short is 2h, deep 4h, long 8h)".into(),
-            Error::NoSuchSection { file, available, .. } if available.is_empty() => {
-                format!("the file has no headings: claim the whole file instead (`bsi open {file}`)")
-            }
-            Error::NoSuchSection { file, available, .. } => format!(
-                "its headings are: {}; claim one with `bsi open \"{file}#{}\"`",
-                available.join(", "),
-                available.first().map_or("Heading", String::as_str)
+            Error::NoSuchSection { file, available, .. } if available.is_empty() => format!(
+                "the file has no headings: claim the whole file instead (`{}`)",
+                command_line(["bsi", "open", &Scope::File(file.clone()).to_string()])
             ),
+            Error::NoSuchSection { file, available, .. } => {
+                let first = Scope::Section {
+                    file: file.clone(),
+                    heading: available.first().map_or("Heading", String::as_str).to_string(),
+                };
+                format!(
+                    "its headings are: {}; claim one with `{}`",
+                    available.join(", "),
+                    command_line(["bsi", "open", &first.to_string()])
+                )
+            }
             Error::Registry { path, source } => {
                 let fix = if source.line == 0 { "fix it" } else { "fix that line" };
                 // `branch:file` for the registry branch; a path for a file.
                 match path.to_str().and_then(|p| p.split_once(':')).filter(|_| !path.is_absolute()) {
                     Some((branch, _)) => format!(
-                        "bsi never rewrites a registry it cannot read: {fix} on the registry branch (`git worktree add ../fix {branch}`, edit, commit, `git push`), then retry"
+                        "bsi never rewrites a registry it cannot read: {fix} on the registry branch (`{}`, edit, commit, `git push`), then retry",
+                        command_line(["git", "worktree", "add", "../fix", branch])
                     ),
                     None => format!(
                         "bsi never rewrites a registry it cannot read: {fix} in {}, then retry",
@@ -329,8 +338,8 @@ impl Error {
             Error::NotARepo(_) => "run bsi inside the brain's git repository (`git init` makes one)".into(),
             Error::RepoBusy(_) => "finish it or abort it with git (`git status` says how), then run the same command again".into(),
             Error::Locked { path, .. } => format!(
-                "wait for the other process to finish, then run the same command again; if no bsi or git is running, `rm {}`",
-                path.display()
+                "wait for the other process to finish, then run the same command again; if no bsi or git is running, `{}`",
+                command_line(["rm", &path.to_string_lossy()])
             ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
             Error::Refused { hint, .. } => hint.clone(),

@@ -279,6 +279,50 @@ impl Git {
         r.peel_to_commit().ok().map(|c| c.id())
     }
 
+    /// The commit each work tree of this repository has checked out — the
+    /// main one and every linked one, this one included —, named by its
+    /// branch (or `HEAD of PATH` when detached); one entry per commit.
+    pub fn worktree_heads(&self) -> Vec<(String, Oid)> {
+        let mut out: Vec<(String, Oid)> = Vec::new();
+        let mut add = |repo: &Repository| {
+            let Ok(head) = repo.head() else {
+                return;
+            };
+            let Ok(commit) = head.peel_to_commit() else {
+                return;
+            };
+            let name = if head.is_branch() {
+                head.shorthand().ok().map(String::from)
+            } else {
+                None
+            };
+            let name = name.unwrap_or_else(|| {
+                format!(
+                    "HEAD of {}",
+                    repo.workdir().unwrap_or_else(|| repo.path()).display()
+                )
+            });
+            if !out.iter().any(|(_, id)| *id == commit.id()) {
+                out.push((name, commit.id()));
+            }
+        };
+        if let Ok(main) = Repository::open(self.repo.commondir())
+            && !main.is_bare()
+        {
+            add(&main);
+        }
+        if let Ok(names) = self.repo.worktrees() {
+            for name in names.iter().flatten().flatten() {
+                if let Ok(wt) = self.repo.find_worktree(name)
+                    && let Ok(repo) = Repository::open_from_worktree(&wt)
+                {
+                    add(&repo);
+                }
+            }
+        }
+        out
+    }
+
     /// The content of `rel` in `commit`, or `None` when it has no such file.
     pub fn file_at(&self, commit: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.repo.find_commit(commit)?.tree()?;

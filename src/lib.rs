@@ -1,23 +1,39 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
-//! Values given at the edge are typed once in [`values`] (session ids, agent
-//! names, TTLs). Pure rules live in [`scope`], [`ttl`], [`conflict`], [`changes`] (which
-//! sections a change touches, from old and new text), [`guard`] (changes
-//! against claims), [`trailer`], [`markdown`] (the only pulldown-cmark
-//! parser) and [`registry`] (including the row merge of two registries). IO
-//! lives in [`store`] (the registry branch, its work-tree copy, the writer
-//! lock), [`publish`] (the write protocol: plan, commit, push, retry),
-//! [`settings`] (where each setting comes from), [`git`] (the only caller
-//! of git2; [`error`] only wraps its error type), [`git_cli`] (the only
-//! runner of the `git` command: fetch, push, merge-file), [`platform`]
-//! (process checks), [`hooks`] (hook scripts), [`agents`] (the agent tools'
-//! hook events, answers and settings), [`resolve`] (the file system view of
-//! scopes) and [`wait`] (watching the registry for `bsi open --wait`).
-//! [`commands`] ties them together per subcommand.
+//! # The rooms, and what each may call
+//!
+//! | room | holds | pure? | may call |
+//! |---|---|---|---|
+//! | `main.rs`, [`run`] | the entry: the agent events' fast path, clap, the error edge | — | [`commands`] |
+//! | [`cli`] | clap definitions only | yes | [`values`], [`ttl`] |
+//! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring | every room below; never another command file |
+//! | [`values`] | session ids, agent names, TTLs as typed values | yes | — |
+//! | [`scope`], [`ttl`], [`conflict`], [`changes`] | the spec's rules: overlap, expiry, grant or refuse, which lines and sections a change touches | yes | [`markdown`], [`registry`] |
+//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog), the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | the pure rules, [`registry`] |
+//! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | the pure rules |
+//! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`], [`markdown`] |
+//! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | — |
+//! | [`trailer`], [`tree`], [`output`], [`session`] | commit trailers, the tree view, human and JSON shapes, new session ids | yes | the pure rules |
+//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets | IO | [`git`], [`registry`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry | IO | [`store`], [`git`], [`git_cli`] |
+//! | [`audit`] | a session's commits and work-tree changes against its claims | IO | [`git`], [`guard`] |
+//! | [`settings`], [`config`] | where each setting comes from; `.bsi.toml` | IO / pure | [`git`] |
+//! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
+//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
+//! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
+//! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
+//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
+//! | [`error`] | every error, its exit code and its hint | yes | — |
+//!
+//! A plan never does IO: what it needs is in its snapshot, so a retried plan
+//! is cheap and decides the same. Nothing outside [`git`] names a git2
+//! type; nothing outside [`git_cli`] spawns git.
 
 pub mod agents;
+pub mod audit;
 pub mod changes;
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -25,8 +41,8 @@ pub mod conflict;
 pub mod error;
 pub mod git;
 pub mod git_cli;
+pub mod githooks;
 pub mod guard;
-pub mod hooks;
 pub mod markdown;
 pub mod output;
 pub mod platform;
@@ -42,6 +58,7 @@ pub mod tree;
 pub mod ttl;
 pub mod values;
 pub mod wait;
+pub mod words;
 
 pub use error::{Error, Result, exit};
 
@@ -58,7 +75,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    if let Some(code) = commands::agent_hook::fast_path(&args) {
+    if let Some(code) = commands::agent_event::fast_path(&args) {
         return code;
     }
     let parsed = cli::command()
@@ -173,28 +190,25 @@ fn shell_exit(code: u8) {
 /// the tools take exit 2 (clap's usage error) for "block". Returns the exit
 /// code once the tool's fail-open answer is printed.
 fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
-    if matches!(
-        e.kind(),
-        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
-    ) {
+    if is_help(e) {
         return None;
     }
     let args: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let kind = commands::agent_hook::kind_in_args(&args)?;
+    let kind = commands::agent_event::kind_in_args(&args)?;
     let why = format!(
         "bsi could not read its command line ({})",
         e.kind().as_str().unwrap_or("usage error")
     );
-    let answer = match commands::agent_hook::tool_in_args(&args) {
-        Some(tool) => commands::agent_hook::fail_open(tool, kind, &why),
+    let answer = match commands::agent_event::tool_in_args(&args) {
+        Some(tool) => commands::agent_event::fail_open(tool, kind, &why),
         None => agents::Answer {
             exit_code: exit::OK,
             stdout: String::new(),
             stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
         },
     };
-    Some(commands::agent_hook::emit(&answer))
+    Some(commands::agent_event::emit(&answer))
 }

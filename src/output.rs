@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::registry::Claim;
 use crate::scope::Level;
 use crate::ttl;
+use crate::words::command_line;
 
 /// A claim as shown by `status --json`, in refusals and in confirmations.
 #[derive(Debug, Clone, Serialize)]
@@ -95,19 +96,6 @@ impl ErrorJson {
             hint: e.hint(),
             exit: e.code(),
         }
-    }
-}
-
-/// `s` as one word for a POSIX shell: bare when it is made of safe
-/// characters, else in single quotes.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._:@+-/=,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -480,12 +468,11 @@ impl Table {
     }
 }
 
-/// The width to fit: `COLUMNS` when it is a number, else 80.
-pub fn screen_width(columns: Option<&str>) -> usize {
-    columns
-        .and_then(|c| c.trim().parse::<usize>().ok())
+/// The width `COLUMNS` asks tables to fit: a number of at least 20;
+/// unset, empty or anything else asks nothing (each view has its width).
+pub fn columns(raw: Option<&str>) -> Option<usize> {
+    raw.and_then(|c| c.trim().parse::<usize>().ok())
         .filter(|&c| c >= 20)
-        .unwrap_or(80)
 }
 
 /// The name of a zone for people: `UTC`, or its offset `+01:00`.
@@ -522,9 +509,8 @@ pub fn collision_line(a: &Claim, b: &Claim) -> String {
 pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
     let close = |c: &Claim| {
         format!(
-            "`bsi close {} --scope {}`",
-            shell_quote(&c.session),
-            shell_quote(&c.scope.to_string())
+            "`{}`",
+            command_line(["bsi", "close", &c.session, "--scope", &c.scope.to_string()])
         )
     };
     let ways = match pairs {
@@ -623,10 +609,10 @@ mod tests {
             rows: vec![vec![Cell::new("x"), Cell::new("")]],
         };
         assert_eq!(t.render(80, false), "A\nx\n");
-        assert_eq!(screen_width(Some("120")), 120);
-        assert_eq!(screen_width(Some("wide")), 80);
-        assert_eq!(screen_width(Some("3")), 80);
-        assert_eq!(screen_width(None), 80);
+        assert_eq!(columns(Some(" 120 ")), Some(120));
+        for unusable in [Some("wide"), Some("3"), Some(""), None] {
+            assert_eq!(columns(unusable), None, "{unusable:?}");
+        }
     }
 
     #[test]
@@ -644,8 +630,6 @@ mod tests {
         assert_eq!(short_time(last_year, utc_now), "2025-12-31 08:00");
         assert_eq!(zone_name(*utc_now.offset()), "UTC");
         assert_eq!(zone_name(*paris.offset()), "+01:00");
-        assert_eq!(shell_quote("claude"), "claude");
-        assert_eq!(shell_quote("o'neil x"), "'o'\\''neil x'");
     }
 
     #[test]

@@ -129,7 +129,7 @@ pub fn apply<R>(
     opts: Options,
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let _lock = brain.writer("write")?;
     match remote {
         None => local(brain, settings.history_keep, &mut plan),
@@ -676,7 +676,7 @@ pub fn read(
     now: DateTime<FixedOffset>,
     offline: bool,
 ) -> Result<(View, Freshness)> {
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let fresh = match &remote {
         None => Freshness::Local,
         Some(_) if offline => Freshness::NotAsked,
@@ -767,7 +767,6 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
     use crate::commands::{Ctx, run_with};
-    use crate::config::Config;
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
@@ -807,9 +806,7 @@ mod tests {
     }
 
     fn open(dir: &Path) -> (Brain, Settings) {
-        let brain = Brain::locate(dir, None).expect("brain");
-        let settings = Settings::resolve(&brain.git, Config::default(), None).expect("settings");
-        (brain, settings)
+        Ctx::at(dir, now()).open().expect("brain")
     }
 
     /// A plan that appends `extra` to the registry's text.
@@ -904,7 +901,7 @@ mod tests {
         let (brain, settings) = open(p);
         let applied = apply(&brain, &settings, opts(), append("\nremark\n")).expect("offline");
         assert!(matches!(applied.landing.landed, Landed::Pending(_)));
-        let tips = brain.tips(settings.remote(&brain.git).expect("remote").as_ref());
+        let tips = brain.tips(settings.remote().expect("remote").as_ref());
         assert!(tips.tracking.is_none() && tips.local.is_some());
         // The remote comes into being: the next write publishes both.
         git(remote.path(), &["init", "-q", "--bare", "brain.git"]);

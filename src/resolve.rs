@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::markdown::{self, Outline, OutlineSections};
 use crate::scope::{Scope, ScopeError, escape_path, heading_key, is_markdown, split_section};
+use crate::words::command_line;
 
 /// Lexically joins `rel` onto `base`, resolving `.` and `..`.
 fn lexical_join(base: &Path, rel: &str) -> PathBuf {
@@ -83,7 +84,10 @@ fn check_no_symlink(root: &Path, abs: &Path, shown: &str) -> Result<()> {
                         "`{shown}` goes through the symbolic link {}, so it is another name for `{target}`: a claim names a thing by its one real name",
                         below(root, &probe).unwrap_or_default(),
                     ),
-                    format!("claim it by that name: `bsi open {}`", escape_path(&target)),
+                    format!(
+                        "claim it by that name: `{}`",
+                        command_line(["bsi", "open", &escape_path(&target)])
+                    ),
                 ));
             }
             Ok(_) => {}
@@ -127,7 +131,10 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
         let file = rel.trim_end_matches('/');
         return Err(Error::BadInput(
             format!("`{raw}` names a file, not a directory"),
-            format!("claim it as a file: `bsi open {}`", escape_path(file)),
+            format!(
+                "claim it as a file: `{}`",
+                command_line(["bsi", "open", &escape_path(file)])
+            ),
         ));
     }
     let is_dir = heading.is_none() && (trailing_slash || abs.is_dir());
@@ -144,9 +151,9 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
                     escape_path(file),
                 ),
                 format!(
-                    "claim the whole file with `bsi open {}`, or, if `#` is part of the name, write it `\\#`: `bsi open '{}'`",
-                    escape_path(file),
-                    raw.replacen('#', "\\#", 1)
+                    "claim the whole file with `{}`, or, if `#` is part of the name, write it `\\#`: `{}`",
+                    command_line(["bsi", "open", &escape_path(file)]),
+                    command_line(["bsi", "open", &raw.replacen('#', "\\#", 1)])
                 ),
             ));
         }

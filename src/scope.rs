@@ -330,6 +330,9 @@ pub fn overlaps(a: &Scope, b: &Scope, sections: &dyn Sections) -> bool {
     use Scope::*;
     match (a, b) {
         (Global, _) | (_, Global) => true,
+        // A name claimed as a file covers what is created under it if it
+        // turns out a folder: `new` and `new/` are one name.
+        (File(f), other) | (other, File(f)) if other.under_dir(&format!("{f}/")) => true,
         (Dir(d), other) | (other, Dir(d)) => match other {
             Dir(e) => d.starts_with(e.as_str()) || e.starts_with(d.as_str()),
             // `newthing` and `newthing/` are one name: whichever it becomes.
@@ -366,6 +369,7 @@ pub fn covers(outer: &Scope, inner: &Scope, sections: &dyn Sections) -> bool {
     match (outer, inner) {
         (Global, _) => true,
         (_, Global) => false,
+        (File(f), other) if other.under_dir(&format!("{f}/")) => true,
         (Dir(d), other) => other.under_dir(d),
         (File(f), File(g)) => f == g,
         (File(f), Section { file, .. }) => f == file,

@@ -1,17 +1,23 @@
 //! Where the registry lives and where it is published: each value resolved
-//! once per run, in one order — flag > environment > git config (this
-//! clone) > `.bsi.toml` (the brain) > default.
+//! once per run, by [`Settings::resolve`], in one order — flag >
+//! environment > git config (this clone) > `.bsi.toml` (the brain) >
+//! default. Nothing here reads the environment: the run's context reads it
+//! once and hands over what it found ([`Given`]).
 //!
 //! | setting | flag / environment | git config | `.bsi.toml` | default |
 //! |---|---|---|---|---|
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
-//! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the current branch's, else the only remote, else the one remote that has the registry branch |
+//! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the one remote that has the registry branch (then recorded as `bsi.remote`), else the only remote |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
 //! | connection timeout | `BSI_CONNECTION_TIMEOUT` | `bsi.connectionTimeout` | `connection_timeout` | 10s |
 //! | history kept | — | — | `history_keep` | 200 rows |
 //! | hook mode | — | `bsi.hookMode` | `hook_mode` | normal |
 //! | agent | `--agent` / `BSI_AGENT` | — | `default_agent` | `user@host` |
 //! | TTL | `--ttl` | — | `default_ttl` | 2h |
+//!
+//! The remote never follows the checked-out branch: which remote holds the
+//! registry is a fact of the clone, the same on every branch and in every
+//! work tree.
 //!
 //! [`config`](crate::config) only parses `.bsi.toml`; reading it, and every
 //! other source, is here.
@@ -35,6 +41,18 @@ pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What the command line and the environment say about the settings, read
+/// once by the run's context.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Given {
+    /// `--remote` / `BSI_REMOTE`.
+    pub remote: Option<String>,
+    /// `BSI_PUBLISH_TIMEOUT`.
+    pub publish_timeout: Option<String>,
+    /// `BSI_CONNECTION_TIMEOUT`.
+    pub connection_timeout: Option<String>,
+}
+
 /// The resolved settings of a run.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -45,6 +63,8 @@ pub struct Settings {
     /// The remote named by a flag, the environment or a configuration,
     /// before the fallbacks of [`Settings::remote`].
     pub named_remote: Option<String>,
+    /// The remote that holds the registry, found once.
+    remote: Found,
     /// How long a write retries pushes that lost a race.
     pub publish_timeout: Duration,
     /// How long one fetch or push may take (whatever is left of the race
@@ -58,6 +78,15 @@ pub struct Settings {
     pub hook_mode_warning: Option<String>,
 }
 
+/// The registry's remote as resolved: one, none (a local brain), or why
+/// none can be chosen — said only by the commands that need a remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    Remote(Option<Remote>),
+    /// The message and the hint of the [`Error::BadInput`] to give.
+    Unknown(String, String),
+}
+
 /// Reads `.bsi.toml` in `root`; no file is the default configuration.
 pub fn load_config(root: &Path) -> Result<Config> {
     let path = root.join(CONFIG_FILE);
@@ -69,21 +98,27 @@ pub fn load_config(root: &Path) -> Result<Config> {
     config::parse(&text).map_err(|source| Error::Config { path, source })
 }
 
-/// The agent name from a flag, the environment and a `.bsi.toml`.
-pub fn agent_name(flag: Option<&str>, env: Option<&str>, config: &Config) -> String {
+/// The agent name from a flag, the environment and a `.bsi.toml`, else
+/// `fallback` (the run's `user@host`).
+pub fn agent_name(
+    flag: Option<&str>,
+    env: Option<&str>,
+    config: &Config,
+    fallback: &str,
+) -> String {
     match flag.or(env).or(config.default_agent.as_deref()) {
         Some(a) => a.trim().to_string(),
-        None => default_agent(),
+        None => fallback.to_string(),
     }
 }
 
-/// `user@host`: who holds claims when nothing names an agent.
-pub fn default_agent() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "user".into());
-    let host = std::env::var("HOSTNAME")
-        .ok()
+/// `user@host`, who holds claims when nothing names an agent, from the
+/// user name (`USER`, else `USERNAME`) and host name (`HOSTNAME`, else the
+/// system's) the run's context read.
+pub fn default_agent(user: Option<&str>, host: Option<&str>) -> String {
+    let user = user.unwrap_or("user");
+    let host = host
+        .map(str::to_string)
         .filter(|h| !h.trim().is_empty())
         .or_else(|| {
             gethostname::gethostname()
@@ -95,13 +130,18 @@ pub fn default_agent() -> String {
     format!("{user}@{host}")
 }
 
-/// A duration from the environment variable `env`, else the clone's git
-/// config `key`, else `fallback` (from `.bsi.toml` or the default).
-fn timeout(git: &Git, (env, key): (&str, &str), fallback: Duration) -> Result<Duration> {
-    let given = std::env::var(env)
-        .ok()
+/// A duration given by the environment (`given`, from the variable `env`),
+/// else the clone's git config `key`, else `fallback` (from `.bsi.toml` or
+/// the default).
+fn timeout(
+    git: &Git,
+    (given, env): (Option<&str>, &str),
+    key: &str,
+    fallback: Duration,
+) -> Result<Duration> {
+    let given = given
         .filter(|v| !v.trim().is_empty())
-        .map(|v| (env.to_string(), v))
+        .map(|v| (env.to_string(), v.to_string()))
         .or_else(|| {
             git.config_string(key)
                 .map(|v| (format!("git config {key}"), v))
@@ -118,8 +158,8 @@ fn timeout(git: &Git, (env, key): (&str, &str), fallback: Duration) -> Result<Du
 
 impl Settings {
     /// Resolves the settings for the repository `git`, with `config` read
-    /// from the brain and `remote_flag` from `--remote` / `BSI_REMOTE`.
-    pub fn resolve(git: &Git, config: Config, remote_flag: Option<&str>) -> Result<Settings> {
+    /// from the brain and `given` from the command line and environment.
+    pub fn resolve(git: &Git, config: Config, given: &Given) -> Result<Settings> {
         let branch = match git.config_string("bsi.registryBranch") {
             Some(b) if config::valid_branch_name(b.trim()) => b.trim().to_string(),
             Some(b) => {
@@ -132,19 +172,26 @@ impl Settings {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_BRANCH.to_string()),
         };
-        let named_remote = remote_flag
+        let named_remote = given
+            .remote
+            .as_deref()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .or_else(|| git.config_string("bsi.remote"))
             .or_else(|| config.remote.clone());
         let publish_timeout = timeout(
             git,
-            ("BSI_PUBLISH_TIMEOUT", "bsi.publishTimeout"),
+            (given.publish_timeout.as_deref(), "BSI_PUBLISH_TIMEOUT"),
+            "bsi.publishTimeout",
             config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
         )?;
         let connection_timeout = timeout(
             git,
-            ("BSI_CONNECTION_TIMEOUT", "bsi.connectionTimeout"),
+            (
+                given.connection_timeout.as_deref(),
+                "BSI_CONNECTION_TIMEOUT",
+            ),
+            "bsi.connectionTimeout",
             config
                 .connection_timeout
                 .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),
@@ -164,22 +211,18 @@ impl Settings {
             },
             None => (config.hook_mode, None),
         };
+        let remote = find_remote(git, &branch, named_remote.as_deref());
         Ok(Settings {
             config,
             branch,
             named_remote,
+            remote,
             publish_timeout,
             connection_timeout,
             history_keep,
             hook_mode,
             hook_mode_warning,
         })
-    }
-
-    /// The agent name: `--agent`, else `BSI_AGENT` (`env`), else
-    /// `default_agent` of `.bsi.toml`, else `user@host`.
-    pub fn agent(&self, flag: Option<&str>, env: Option<&str>) -> String {
-        agent_name(flag, env, &self.config)
     }
 
     /// The TTL of `open` and `renew`: `--ttl`, else `default_ttl` of
@@ -190,64 +233,437 @@ impl Settings {
     }
 
     /// The remote that holds the registry branch, `None` when the brain is
-    /// local only: the named one (which must exist), else the upstream of
-    /// the registry branch, else the current branch's upstream remote, else
-    /// the clone's only remote, else the one remote that has the registry
-    /// branch. Several remotes and none of these is an error, not a silent
-    /// local-only brain.
-    pub fn remote(&self, git: &Git) -> Result<Option<Remote>> {
-        let at = |name: String| Remote {
-            name,
-            branch: self.branch.clone(),
+    /// local only, as found once when the settings were resolved: the named
+    /// one (which must exist), else the upstream of the registry branch,
+    /// else the one remote that has a copy of the registry branch, else the
+    /// clone's only remote. Several remotes and none of these is an error,
+    /// not a silent local-only brain. The checked-out branch's upstream
+    /// plays no part.
+    pub fn remote(&self) -> Result<Option<Remote>> {
+        match &self.remote {
+            Found::Remote(r) => Ok(r.clone()),
+            Found::Unknown(message, hint) => Err(Error::BadInput(message.clone(), hint.clone())),
+        }
+    }
+
+    /// `bsi init` only: refuses when a remote of this clone other than
+    /// `chosen` already holds the registry branch, asking each with a
+    /// bounded fetch of that one branch when no copy of it is known. A
+    /// registry on any remote means the brain has one: init must not make a
+    /// rival. Found when nothing named a remote, it is recorded as the
+    /// clone's `bsi.remote`.
+    pub fn refuse_rival(&self, git: &Git, workdir: &Path, chosen: Option<&Remote>) -> Result<()> {
+        let Some(found) = git
+            .remotes()
+            .into_iter()
+            .filter(|r| chosen.is_none_or(|c| &c.name != r))
+            .map(|name| Remote {
+                name,
+                branch: self.branch.clone(),
+            })
+            .find(|r| {
+                git.ref_target(&r.tracking_ref()).is_some()
+                    || (r.fetch(workdir, FETCH_TIMEOUT).is_ok()
+                        && git.ref_target(&r.tracking_ref()).is_some())
+            })
+        else {
+            return Ok(());
         };
-        if let Some(name) = &self.named_remote {
-            if !git.has_remote(name) {
-                return Err(Error::BadInput(
-                    format!(
-                        "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
-                    ),
-                    "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
-                ));
-            }
-            return Ok(Some(at(name.clone())));
+        if let (Some(named), Some(_)) = (&self.named_remote, chosen) {
+            return Err(Error::BadInput(
+                format!(
+                    "the remote `{}` already holds this brain's registry ({}), but this clone is set to publish to `{named}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote); a second registry there would let two sessions hold the same scope",
+                    found.name,
+                    found.label()
+                ),
+                format!(
+                    "use the one registry: `{}`, then `bsi status`",
+                    crate::words::command_line(["git", "config", "bsi.remote", &found.name])
+                ),
+            ));
         }
-        if let Some(r) = git
-            .config_string(&format!("branch.{}.remote", self.branch))
-            .filter(|r| r != "." && git.has_remote(r))
-        {
-            return Ok(Some(at(r)));
+        let _ = git.set_config("bsi.remote", &found.name);
+        Err(Error::RegistryExists(found.label()))
+    }
+}
+
+/// The remote of [`Settings::remote`]; a remote found by its copy of the
+/// registry branch is recorded in the clone's git config (`bsi.remote`), so
+/// a later remote, a deleted copy or another work tree cannot change it.
+fn find_remote(git: &Git, branch: &str, named: Option<&str>) -> Found {
+    let at = |name: &str| Remote {
+        name: name.to_string(),
+        branch: branch.to_string(),
+    };
+    if let Some(name) = named {
+        if !git.has_remote(name) {
+            return Found::Unknown(
+                format!(
+                    "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
+                ),
+                "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
+            );
         }
-        if let Some((r, _)) = git.upstream() {
-            return Ok(Some(at(r)));
+        return Found::Remote(Some(at(name)));
+    }
+    if let Some(r) = git
+        .config_string(&format!("branch.{branch}.remote"))
+        .filter(|r| r != "." && git.has_remote(r))
+    {
+        return Found::Remote(Some(at(&r)));
+    }
+    let remotes = git.remotes();
+    let holding: Vec<&String> = remotes
+        .iter()
+        .filter(|r| git.ref_target(&at(r).tracking_ref()).is_some())
+        .collect();
+    match (holding.as_slice(), remotes.as_slice()) {
+        ([one], _) => {
+            // Once found, kept: best effort, the answer is the same next run.
+            let _ = git.set_config("bsi.remote", one);
+            Found::Remote(Some(at(one)))
         }
-        let remotes = git.remotes();
-        if let [only] = remotes.as_slice() {
-            return Ok(Some(at(only.clone())));
-        }
-        // Several remotes and no upstream: the one that has the registry.
-        let holding: Vec<&String> = remotes
-            .iter()
-            .filter(|r| git.ref_target(&at((*r).clone()).tracking_ref()).is_some())
-            .collect();
-        match (holding.as_slice(), remotes.as_slice()) {
-            ([one], _) => Ok(Some(at((*one).clone()))),
-            (_, []) => Ok(None),
-            // Keeping claims local here would leave them where no other
-            // machine looks, with nothing said: ask which remote it is.
-            (_, all) => Err({
-                let pick = all.iter().find(|r| *r == "origin").unwrap_or(&all[0]);
-                Error::BadInput(
-                    format!(
-                        "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{}`",
-                        all.len(),
-                        all.join(", "),
-                        self.branch
-                    ),
-                    format!(
-                        "choose it for this clone with `git config bsi.remote {pick}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again"
-                    ),
+        ([], [only]) => Found::Remote(Some(at(only))),
+        (_, []) => Found::Remote(None),
+        // Keeping claims local here would leave them where no other
+        // machine looks, with nothing said: ask which remote it is.
+        (_, all) => {
+            let pick = holding
+                .first()
+                .copied()
+                .or_else(|| all.iter().find(|r| *r == "origin"))
+                .unwrap_or(&all[0]);
+            let which = if holding.len() > 1 {
+                format!(
+                    "this clone has {} remotes ({}) and {} of them hold a registry branch `{branch}`",
+                    all.len(),
+                    all.join(", "),
+                    holding.len()
                 )
-            }),
+            } else {
+                format!(
+                    "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{branch}`",
+                    all.len(),
+                    all.join(", "),
+                )
+            };
+            Found::Unknown(
+                which,
+                format!(
+                    "choose it for this clone with `{}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again",
+                    crate::words::command_line(["git", "config", "bsi.remote", pick])
+                ),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each setting from the sources it is read from, on a new repository
+    //! (no commit, no identity needed) whose `.git/config` the test writes.
+
+    use super::*;
+
+    /// A new repository with `entries` in its own git configuration, opened
+    /// as bsi opens one.
+    fn repo(entries: &[(&str, &str)]) -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git2::Repository::init(dir.path()).expect("git init");
+        let git = Git::discover(dir.path()).expect("open the repository");
+        for (key, value) in entries {
+            git.set_config(key, value).expect("git config");
+        }
+        (dir, git)
+    }
+
+    fn toml(text: &str) -> Config {
+        config::parse(text).expect("a valid .bsi.toml")
+    }
+
+    fn resolve(entries: &[(&str, &str)], file: &str, flag: Option<&str>) -> Result<Settings> {
+        let (_dir, git) = repo(entries);
+        let given = Given {
+            remote: flag.map(str::to_string),
+            ..Given::default()
+        };
+        Settings::resolve(&git, toml(file), &given)
+    }
+
+    #[test]
+    fn a_brain_without_bsi_toml_has_the_default_configuration() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(load_config(dir.path()).expect("no file"), Config::default());
+        std::fs::write(dir.path().join(CONFIG_FILE), "default_ttl = \"4h\"\n").expect("write");
+        assert_eq!(
+            load_config(dir.path()).expect("read").default_ttl,
+            Some(chrono::Duration::hours(4))
+        );
+        std::fs::write(dir.path().join(CONFIG_FILE), "default_ttl = \"12h\"\n").expect("write");
+        match load_config(dir.path()) {
+            Err(Error::Config { path, .. }) => assert_eq!(path, dir.path().join(CONFIG_FILE)),
+            other => panic!("not a configuration error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn nothing_set_gives_the_defaults() {
+        let s = resolve(&[], "", None).expect("settings");
+        assert_eq!(s.branch, DEFAULT_BRANCH);
+        assert_eq!(s.named_remote, None);
+        assert_eq!(s.history_keep, DEFAULT_HISTORY_KEEP);
+        assert_eq!(s.hook_mode, HookMode::Normal);
+        assert_eq!(s.hook_mode_warning, None);
+        assert_eq!(s.ttl(None), crate::ttl::DEFAULT_TTL);
+        assert_eq!(s.publish_timeout, DEFAULT_PUBLISH_TIMEOUT);
+    }
+
+    #[test]
+    fn the_registry_branch_is_git_config_then_bsi_toml() {
+        let file = "registry_branch = \"team-claims\"\n";
+        assert_eq!(
+            resolve(&[], file, None).expect("settings").branch,
+            "team-claims"
+        );
+        let mine = [("bsi.registryBranch", " my-claims ")];
+        assert_eq!(
+            resolve(&mine, file, None).expect("settings").branch,
+            "my-claims"
+        );
+        // A clone's bad name is an error, not a silent fallback to the file.
+        match resolve(&[("bsi.registryBranch", "a..b")], file, None) {
+            Err(Error::Usage(m)) => assert!(m.contains("`a..b`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_remote_is_named_by_the_flag_then_git_config_then_bsi_toml() {
+        let file = "remote = \"team\"\n";
+        let clone = [("bsi.remote", "mine")];
+        let named = |entries: &[(&str, &str)], flag| {
+            resolve(entries, file, flag).expect("settings").named_remote
+        };
+        assert_eq!(named(&clone, Some(" flag ")).as_deref(), Some("flag"));
+        // A blank flag (BSI_REMOTE= set but empty) names nothing.
+        assert_eq!(named(&clone, Some("  ")).as_deref(), Some("mine"));
+        assert_eq!(named(&[], None).as_deref(), Some("team"));
+    }
+
+    #[test]
+    fn the_connection_timeout_is_the_environment_then_git_config_then_bsi_toml() {
+        let file = toml("connection_timeout = \"4s\"\n");
+        let (_dir, git) = repo(&[]);
+        let s = Settings::resolve(&git, Config::default(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, DEFAULT_CONNECTION_TIMEOUT);
+        let s = Settings::resolve(&git, file.clone(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_secs(4));
+        let (_dir, git) = repo(&[("bsi.connectionTimeout", "2s")]);
+        let s = Settings::resolve(&git, file.clone(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_secs(2));
+        let given = |v: &str| Given {
+            connection_timeout: Some(v.to_string()),
+            ..Given::default()
+        };
+        let s = Settings::resolve(&git, file.clone(), &given("700ms")).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_millis(700));
+        match Settings::resolve(&git, file, &given("soon")) {
+            Err(Error::Usage(m)) => assert!(m.contains("BSI_CONNECTION_TIMEOUT is `soon`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_publish_timeout_is_the_environment_then_git_config_then_bsi_toml() {
+        let (_dir, git) = repo(&[("bsi.publishTimeout", "500ms")]);
+        let given = |v: &str| Given {
+            publish_timeout: Some(v.to_string()),
+            ..Given::default()
+        };
+        let s = Settings::resolve(&git, Config::default(), &given("3s")).expect("settings");
+        assert_eq!(s.publish_timeout, Duration::from_secs(3));
+        // Set but blank is not set.
+        let s = Settings::resolve(&git, Config::default(), &given(" ")).expect("settings");
+        assert_eq!(s.publish_timeout, Duration::from_millis(500));
+        match Settings::resolve(&git, Config::default(), &given("soon")) {
+            Err(Error::Usage(m)) => assert!(m.contains("BSI_PUBLISH_TIMEOUT is `soon`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+        let file = "publish_timeout = \"2m\"\n";
+        let timeout = |entries: &[(&str, &str)]| {
+            resolve(entries, file, None)
+                .expect("settings")
+                .publish_timeout
+        };
+        assert_eq!(timeout(&[]), Duration::from_secs(120));
+        assert_eq!(
+            timeout(&[("bsi.publishTimeout", "500ms")]),
+            Duration::from_millis(500)
+        );
+        match resolve(&[("bsi.publishTimeout", "soon")], file, None) {
+            Err(Error::Usage(m)) => {
+                assert!(m.contains("git config bsi.publishTimeout is `soon`"), "{m}");
+            }
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_clones_hook_mode_wins_and_a_bad_one_is_said_and_ignored() {
+        let file = "hook_mode = \"warn\"\n";
+        let s = resolve(&[], file, None).expect("settings");
+        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Warn, None));
+        let s = resolve(&[("bsi.hookMode", "STRICT")], file, None).expect("settings");
+        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Strict, None));
+        let s = resolve(&[("bsi.hookMode", "loud")], file, None).expect("settings");
+        assert_eq!(s.hook_mode, HookMode::Warn);
+        let warning = s.hook_mode_warning.expect("a warning");
+        assert!(
+            warning.contains("`loud`") && warning.contains("using `warn`"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn the_agent_is_the_flag_then_the_environment_then_bsi_toml_then_user_at_host() {
+        let file = toml("default_agent = \"claude\"\n");
+        let me = default_agent(Some("ana"), Some(" box "));
+        assert_eq!(me, "ana@box");
+        assert_eq!(
+            agent_name(Some(" codex "), Some("gemini"), &file, &me),
+            "codex"
+        );
+        assert_eq!(agent_name(None, Some("gemini"), &file, &me), "gemini");
+        assert_eq!(agent_name(None, None, &file, &me), "claude");
+        assert_eq!(agent_name(None, None, &Config::default(), &me), "ana@box");
+        // No user name, no HOSTNAME: still `user@host`.
+        let anyone = default_agent(None, Some(""));
+        assert!(anyone.starts_with("user@") && anyone.len() > 5, "{anyone}");
+    }
+
+    #[test]
+    fn the_ttl_is_the_flag_then_bsi_toml_then_two_hours() {
+        let s = resolve(&[], "default_ttl = \"4h\"\n", None).expect("settings");
+        assert_eq!(
+            s.ttl(Some(chrono::Duration::minutes(90))),
+            chrono::Duration::minutes(90)
+        );
+        assert_eq!(s.ttl(None), chrono::Duration::hours(4));
+        let s = resolve(&[], "", None).expect("settings");
+        assert_eq!(s.ttl(None), chrono::Duration::hours(2));
+    }
+
+    /// The remote [`Settings::remote`] finds in a repository on branch
+    /// `main` with `entries` in its configuration and, when `tracking` names
+    /// a remote, that remote's copy of the registry branch.
+    fn remote_of(entries: &[(&str, &str)], tracking: Option<&str>) -> Result<Option<Remote>> {
+        let (dir, git) = repo(entries);
+        let repo = git2::Repository::open(dir.path()).expect("open");
+        let tree = repo
+            .treebuilder(None)
+            .expect("tree")
+            .write()
+            .expect("write");
+        let tree = repo.find_tree(tree).expect("tree");
+        let who =
+            git2::Signature::new("T", "t@example.com", &git2::Time::new(0, 0)).expect("signature");
+        repo.set_head("refs/heads/main").expect("HEAD");
+        let refs = ["HEAD".to_string()]
+            .into_iter()
+            .chain(tracking.map(|r| format!("refs/remotes/{r}/{DEFAULT_BRANCH}")));
+        for name in refs {
+            repo.commit(Some(&name), &who, &who, "a commit", &tree, &[])
+                .expect("commit");
+        }
+        let settings = Settings::resolve(&git, Config::default(), &Given::default())?;
+        settings.remote()
+    }
+
+    fn at(name: &str) -> Option<Remote> {
+        Some(Remote {
+            name: name.into(),
+            branch: DEFAULT_BRANCH.into(),
+        })
+    }
+
+    #[test]
+    fn the_remote_is_the_registry_branchs_upstream_then_the_one_with_the_registry_then_the_only_one()
+     {
+        let origin = ("remote.origin.url", "/nowhere/origin");
+        let backup = ("remote.backup.url", "/nowhere/backup");
+        assert_eq!(remote_of(&[], None).expect("local"), None);
+        assert_eq!(remote_of(&[backup], None).expect("one"), at("backup"));
+        // The registry branch's upstream first.
+        let upstream = ("branch.brain-index.remote", "backup");
+        assert_eq!(
+            remote_of(&[origin, backup, upstream], Some("origin")).expect("upstream"),
+            at("backup")
+        );
+        // Then the one remote that has the registry branch, whatever the
+        // checked-out branch follows.
+        let main = [
+            ("branch.main.remote", "backup"),
+            ("branch.main.merge", "refs/heads/main"),
+        ];
+        assert_eq!(
+            remote_of(&[origin, backup, main[0], main[1]], Some("origin")).expect("tracking"),
+            at("origin")
+        );
+        // Else nothing says which, even the checked-out branch's upstream:
+        // an error that proposes one, not a silently local brain.
+        for entries in [&[origin, backup][..], &[origin, backup, main[0], main[1]]] {
+            match remote_of(entries, None) {
+                Err(Error::BadInput(m, hint)) => {
+                    assert!(m.contains("2 remotes"), "{m}");
+                    assert!(hint.contains("git config bsi.remote origin"), "{hint}");
+                }
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_remote_found_by_its_registry_is_recorded_for_the_clone() {
+        let (dir, git) = repo(&[
+            ("remote.origin.url", "/nowhere/origin"),
+            ("remote.fork.url", "/nowhere/fork"),
+        ]);
+        let repo = git2::Repository::open(dir.path()).expect("open");
+        let tree = repo
+            .treebuilder(None)
+            .expect("tree")
+            .write()
+            .expect("write");
+        let tree = repo.find_tree(tree).expect("tree");
+        let who =
+            git2::Signature::new("T", "t@example.com", &git2::Time::new(0, 0)).expect("signature");
+        let copy = format!("refs/remotes/fork/{DEFAULT_BRANCH}");
+        repo.commit(Some(&copy), &who, &who, "a commit", &tree, &[])
+            .expect("commit");
+        let s = Settings::resolve(&git, Config::default(), &Given::default()).expect("settings");
+        assert_eq!(s.remote().expect("found"), at("fork"));
+        assert_eq!(git.config_string("bsi.remote").as_deref(), Some("fork"));
+        // Kept when the copy is gone: a fact of the clone, not of a fetch.
+        repo.find_reference(&copy)
+            .expect("ref")
+            .delete()
+            .expect("delete");
+        let s = Settings::resolve(&git, Config::default(), &Given::default()).expect("settings");
+        assert_eq!(s.remote().expect("recorded"), at("fork"));
+    }
+
+    #[test]
+    fn a_named_remote_must_exist() {
+        let origin = ("remote.origin.url", "/nowhere/origin");
+        assert_eq!(
+            remote_of(&[origin, ("bsi.remote", "origin")], None).expect("named"),
+            at("origin")
+        );
+        match remote_of(&[origin, ("bsi.remote", "upstream")], None) {
+            Err(Error::BadInput(m, _)) => {
+                assert!(m.contains("no git remote named `upstream`"), "{m}");
+            }
+            other => panic!("not refused: {other:?}"),
         }
     }
 }

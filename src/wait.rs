@@ -22,10 +22,10 @@ pub struct Waiting {
 
 impl Waiting {
     /// A wait of `wait` from now.
-    pub fn new(brain: &Brain, settings: &Settings, wait: Duration) -> Waiting {
+    pub fn new(settings: &Settings, wait: Duration) -> Waiting {
         Waiting {
             deadline: Instant::now() + wait,
-            remote: settings.remote(&brain.git).ok().flatten(),
+            remote: settings.remote().ok().flatten(),
             attempt: 0,
         }
     }

@@ -1,6 +1,6 @@
-//! Property tests of the pure rules: scope overlap and the registry's
-//! parse/render round trip. `PROPTEST_CASES=100000 cargo test --test props`
-//! is the long mode.
+//! Property tests of the pure rules: scope overlap, the registry's
+//! parse/render round trip, and shell words read back by real shells.
+//! `PROPTEST_CASES=100000 cargo test --test props` is the long mode.
 
 use bsi::markdown;
 use bsi::registry::{self, Claim, HistoryEntry, TableKind, render::empty_registry};
@@ -63,8 +63,12 @@ proptest! {
         let dir = Scope::Dir(format!("{}/", d.join("/")));
         let file = Scope::File(p.join("/"));
         let under = p.len() > d.len() && p[..d.len()] == d[..];
+        // A file name above the directory: `a` may yet become a folder, and
+        // a claim on it covers what is created under it.
+        let above = d.len() > p.len() && d[..p.len()] == p[..];
         // `a` and `a/` are one name: whichever it turns out to be on disk.
-        prop_assert_eq!(overlaps(&dir, &file, &Tree), under || p == d);
+        prop_assert_eq!(overlaps(&dir, &file, &Tree), under || p == d || above);
+        prop_assert_eq!(covers(&file, &dir, &Tree), above || p == d);
         prop_assert_eq!(covers(&dir, &file, &Tree), under);
     }
 
@@ -475,6 +479,152 @@ proptest! {
             bsi::ttl::parse_ts(&written, &chrono::Utc),
             DateTime::parse_from_str(&written, "%Y-%m-%d %H:%M %:z").ok()
         );
+    }
+}
+
+/// A piece of a scope a shell would read if it were written bare.
+fn shell_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z0-9/._-]{0,6}",
+        prop::sample::select(vec![
+            " ",
+            "  ",
+            "#",
+            "$(touch X)",
+            "`touch X`",
+            "${HOME}",
+            "$1",
+            "'",
+            "''",
+            "\"",
+            "\\",
+            "\\'",
+            "\n",
+            "\t",
+            "!",
+            "!!",
+            "*",
+            "?",
+            "[a]",
+            "{a,b}",
+            "~",
+            "^",
+            "=",
+            "==ls",
+            "%",
+            ";",
+            "&",
+            "|",
+            "<",
+            ">",
+            "(",
+            ")",
+            "é",
+            "日本",
+            "\u{a0}",
+            "-",
+            "--x",
+        ])
+        .prop_map(str::to_string),
+        any::<char>().prop_map(String::from),
+    ]
+}
+
+/// Scopes as they come: any unicode (NUL aside: no argument can hold it),
+/// and section scopes made of the characters shells read.
+fn any_scope_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<String>(),
+        prop::collection::vec(shell_piece(), 0..8).prop_map(|p| p.concat()),
+        (
+            "[a-z]{1,4}(/[a-z]{1,4}){0,2}\\.md",
+            prop::collection::vec(shell_piece(), 1..6)
+        )
+            .prop_map(|(file, heading)| format!("{file}#{}", heading.concat())),
+    ]
+    .prop_map(|s| s.replace('\0', ""))
+}
+
+/// The shells a pasted command may meet, each with the options that change
+/// how a word is read: sh, bash with extglob, zsh with extended_glob (where
+/// `#`, `^`, `~` are operators), ksh_glob, magic_equal_subst and rc_quotes.
+/// A shell that is not installed is left out (CI installs zsh).
+fn shells() -> &'static [Vec<&'static str>] {
+    static SHELLS: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+    SHELLS.get_or_init(|| {
+        let candidates: Vec<Vec<&'static str>> = vec![
+            vec!["sh"],
+            vec!["bash", "-O", "extglob"],
+            vec![
+                "zsh",
+                "-f",
+                "-o",
+                "extendedglob",
+                "-o",
+                "kshglob",
+                "-o",
+                "magicequalsubst",
+                "-o",
+                "rcquotes",
+            ],
+        ];
+        let present: Vec<Vec<&'static str>> = candidates
+            .into_iter()
+            .filter(|c| {
+                std::process::Command::new(c[0])
+                    .args(["-c", "true"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .collect();
+        assert!(
+            present.first().is_some_and(|s| s[0] == "sh"),
+            "no sh to run the words through"
+        );
+        present
+    })
+}
+
+/// 64 cases of a few scopes each (a shell started per case and shell);
+/// `PROPTEST_CASES` still sets the long mode.
+fn shell_cases() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(64);
+    ProptestConfig::with_cases(cases)
+}
+
+proptest! {
+    #![proptest_config(shell_cases())]
+
+    /// A scope written with `shell_word`, in a command line a shell reads
+    /// as text, reaches the command as one argument, byte for byte, and
+    /// runs nothing (the shell works in an empty directory that stays so).
+    #[test]
+    fn a_shell_word_reaches_the_command_as_it_was(scopes in prop::collection::vec(any_scope_text(), 1..5)) {
+        let script = bsi::words::command_line(
+            ["printf", "%s\\0"].into_iter().chain(scopes.iter().map(String::as_str)),
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        for shell in shells() {
+            let out = std::process::Command::new(shell[0])
+                .args(&shell[1..])
+                .arg("-c")
+                .arg(&script)
+                .current_dir(dir.path())
+                .env("LC_ALL", "C.UTF-8")
+                .output()
+                .expect("run the shell");
+            prop_assert!(out.status.success(), "{shell:?} failed on {script:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let args: Vec<&[u8]> = out.stdout.split(|b| *b == 0).collect();
+            let want: Vec<&[u8]> = scopes.iter().map(String::as_bytes).chain([&b""[..]]).collect();
+            prop_assert_eq!(args, want, "{:?} read {:?}", shell, script);
+            prop_assert!(
+                std::fs::read_dir(dir.path()).expect("read dir").next().is_none(),
+                "{:?} ran something in {:?}", shell, script
+            );
+        }
     }
 }
 

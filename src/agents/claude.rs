@@ -95,7 +95,7 @@ pub(super) fn edits_of(
 pub fn answer(verdict: &Verdict) -> Answer {
     match verdict {
         Verdict::Allow => Answer::default(),
-        Verdict::Claimed { message, .. } => Answer::json(&json!({
+        Verdict::Claimed { message } => Answer::json(&json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "additionalContext": message,
@@ -141,7 +141,10 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// `None` when the id is not a plain session id (nothing is quoted).
 pub fn env_file_line(session: &str) -> Option<String> {
     let id = crate::values::SessionId::parse(session).ok()?;
-    Some(format!("export BSI_SESSION={id}\n"))
+    Some(format!(
+        "export {}\n",
+        crate::words::assignment("BSI_SESSION", &id)
+    ))
 }
 
 /// Appends [`env_file_line`] to `env_file`, unless its last such line
@@ -325,8 +328,6 @@ mod tests {
         let v: Value = serde_json::from_str(&warn.stdout).expect("json");
         assert!(v.get("hookSpecificOutput").is_none());
         let claimed = answer(&Verdict::Claimed {
-            session: "sess-1".into(),
-            scopes: vec!["a.md#A".into()],
             message: "you now hold a.md#A".into(),
         });
         let v: Value = serde_json::from_str(&claimed.stdout).expect("json");

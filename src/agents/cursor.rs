@@ -81,7 +81,7 @@ fn path_of(input: &Map<String, Value>) -> Result<String, EventError> {
 pub fn answer(verdict: &Verdict) -> Answer {
     match verdict {
         Verdict::Allow => Answer::json(&json!({})),
-        Verdict::Claimed { message, .. } => Answer::json(&json!({
+        Verdict::Claimed { message } => Answer::json(&json!({
             "agent_message": message,
         })),
         Verdict::Deny { reason } => Answer::json(&json!({
@@ -228,8 +228,6 @@ mod tests {
         assert!(w.stderr.contains('w'));
         let c: Value = serde_json::from_str(
             &answer(&Verdict::Claimed {
-                session: "s".into(),
-                scopes: vec![],
                 message: "you hold a.md".into(),
             })
             .stdout,

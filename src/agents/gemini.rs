@@ -67,7 +67,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
 pub fn answer(verdict: &Verdict) -> Answer {
     match verdict {
         Verdict::Allow => Answer::json(&json!({})),
-        Verdict::Claimed { message, .. } => Answer::json(&json!({
+        Verdict::Claimed { message } => Answer::json(&json!({
             "systemMessage": format!("bsi: {}", first_line(message)),
         })),
         Verdict::Deny { reason } => Answer::json(&json!({

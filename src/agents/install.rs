@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::{HookKind, Tool, claude, codex, cursor, gemini};
 use crate::error::{Error, Result};
+use crate::words::shell_word;
 
 /// The settings file of `tool`, relative to the work tree root.
 pub fn settings_file(tool: Tool) -> &'static str {
@@ -44,24 +45,13 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
 pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
     format!(
         "{} hook {} --tool {}{FAIL_OPEN}",
-        shell_quote(program),
+        shell_word(program),
         kind.subcommand(),
         tool.name()
     )
 }
 
 const FAIL_OPEN: &str = " || true";
-
-fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
 
 /// Whether `command` runs bsi's hook `kind` for `tool` (with or without
 /// `|| true`, whatever the program's path).

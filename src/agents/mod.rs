@@ -77,6 +77,28 @@ impl fmt::Display for Tool {
     }
 }
 
+impl From<crate::cli::AgentTool> for Tool {
+    fn from(t: crate::cli::AgentTool) -> Tool {
+        use crate::cli::AgentTool;
+        match t {
+            AgentTool::Claude => Tool::Claude,
+            AgentTool::Codex => Tool::Codex,
+            AgentTool::Gemini => Tool::Gemini,
+            AgentTool::Cursor => Tool::Cursor,
+        }
+    }
+}
+
+/// The tool and the hook of a `bsi hook edit|session-start|stop` command.
+pub fn event_of(ev: crate::cli::AgentEvent) -> (Tool, HookKind) {
+    use crate::cli::AgentEvent;
+    match ev {
+        AgentEvent::Edit { tool } => (tool.into(), HookKind::Edit),
+        AgentEvent::SessionStart { tool } => (tool.into(), HookKind::SessionStart),
+        AgentEvent::Stop { tool } => (tool.into(), HookKind::Stop),
+    }
+}
+
 /// The hooks bsi installs in every tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookKind {
@@ -320,11 +342,7 @@ pub enum Verdict {
     /// Let it through and tell the agent what it now holds (claim on first
     /// write).
     Claimed {
-        /// The bsi session that holds the new claims.
-        session: String,
-        /// The scopes claimed.
-        scopes: Vec<String>,
-        /// The message for the agent.
+        /// The message for the agent: what it now holds, and what next.
         message: String,
     },
     /// Refuse it. The reason is written for the agent: who holds what, the
@@ -398,9 +416,6 @@ pub struct SessionStart {
     pub cwd: PathBuf,
     /// Why it starts, as the tool says (`startup`, `resume`, `clear`…).
     pub source: Option<String>,
-    /// Claude Code: the file named by `CLAUDE_ENV_FILE` (read from the
-    /// environment by the caller, not from the event).
-    pub env_file: Option<PathBuf>,
 }
 
 /// What bsi tells an agent when its session starts.
@@ -409,10 +424,9 @@ pub struct Briefing {
     /// Text put into the agent's context (claims of others, its own, stale
     /// claims that need a person).
     pub context: String,
-    /// The agent's bsi session, set as `BSI_SESSION` for its later shell
-    /// commands where the tool's answer can set the environment (Codex,
-    /// Cursor; Claude Code through `CLAUDE_ENV_FILE`, see
-    /// [`claude::env_file_line`]).
+    /// The agent's bsi session, named in the answer where the tool's
+    /// protocol has a field for it; Claude Code's later shell commands get
+    /// it through `CLAUDE_ENV_FILE` instead (see [`claude::env_file_line`]).
     pub session: Option<String>,
 }
 
@@ -433,7 +447,6 @@ pub fn parse_session_start(
         session_id: first_str(&o, id_keys)?,
         cwd: event_cwd(&o, cwd)?,
         source: opt_str(&o, "source")?.or(opt_str(&o, "trigger")?),
-        env_file: None,
     })
 }
 
@@ -516,8 +529,9 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
     }
 }
 
-/// The answer when a hook other than the edit hook fails: the agent goes on,
-/// a person sees the warning.
+/// The answer when a hook fails on its own error (a broken event, no
+/// registry, a panic): the edit goes through with a warning, a session
+/// starts or stops without bsi's words; never a block.
 pub fn fail_open(tool: Tool, kind: HookKind, warning: &str) -> Answer {
     match kind {
         HookKind::Edit => answer(

@@ -4,16 +4,17 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::verify::{self, VerifyOutcome};
-use super::{Ctx, Ending, WriteCommand, check_owner, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, Ending, WriteCommand, opt_scope};
+use crate::audit::{self, VerifyOutcome};
+use crate::claims::close::plan;
+use crate::claims::{scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::Plan;
-use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::registry::{Claim, Status};
 use crate::scope::Scope;
-use crate::store::Brain;
 use crate::values::{AgentName, SessionId};
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct Closed {
@@ -32,92 +33,48 @@ pub(crate) fn run(
     scope: Option<&str>,
     force: bool,
     agent: Option<&AgentName>,
-    json: bool,
 ) -> Result<u8> {
+    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let caller = ctx.agent(agent, &w.settings.config)?;
+    // The session's audit, read before the lock from the registry as this
+    // clone sees it: alert, never block.
+    let verified = audit_session(&w, &session, scope.as_ref());
     w.run(
         false,
         |reg| {
             plan(
-                ctx,
-                &w.brain,
                 reg,
                 &session,
                 scope.as_ref(),
                 (&caller, force),
+                (verified, ctx.now),
             )
         },
         |(targets, verified), commit| report(ctx, &session, &targets, &verified, commit, json),
     )
 }
 
-/// The claims closed (and whether each was stale), and what `verify` said.
-type Closing = (Vec<(Claim, bool)>, VerifyOutcome);
-
-/// The session's claims (those on `scope`) move to the history, with what
-/// `verify` says of its changes.
-fn plan(
-    ctx: &Ctx,
-    brain: &Brain,
-    reg: &Registry,
-    session: &str,
-    scope: Option<&Scope>,
-    (caller, force): (&str, bool),
-) -> Result<Plan<Closing>> {
-    let (active, stale) = session_claims(reg, session, scope);
-    if active.is_empty() && stale.is_empty() {
-        return Err(Error::NotFound(match scope {
-            Some(s) => format!("session {session} holds no claim on {s}"),
-            None => format!("session {session} holds no claim"),
-        }));
-    }
-    let targets: Vec<(Claim, bool)> = active
-        .iter()
-        .map(|&i| (reg.active_claims[i].clone(), false))
-        .chain(stale.iter().map(|&i| (reg.stale_claims[i].clone(), true)))
-        .collect();
-    check_owner(
-        &targets.iter().map(|(c, _)| c).collect::<Vec<_>>(),
-        caller,
-        force,
-        "close",
-    )?;
-    // Alert, never block: an overflow goes into the history note; a
-    // clean session closes as plain `completed`.
-    let verified = match verify::verify(brain, reg, session, false) {
-        Ok(report) => report.outcome(),
-        Err(e) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "bsi: warning: the changes of {session} could not be verified: {e}"
-            );
-            VerifyOutcome::NotVerified
+/// What the audit of the session says of its changes; a failure to read
+/// them is said and recorded as `not verified`.
+fn audit_session(w: &WriteCommand<'_>, session: &str, scope: Option<&Scope>) -> VerifyOutcome {
+    let remote = w.settings.remote().ok().flatten();
+    let audited = w.brain.view(remote.as_ref()).and_then(|view| {
+        let (active, stale) = session_claims(&view.registry, session, scope);
+        if active.is_empty() && stale.is_empty() {
+            // Nothing to close: the plan says so.
+            return Ok(VerifyOutcome::Clean);
         }
-    };
-    let note = verified.history_note();
-    let mut edited: Registry = reg.clone();
-    for &i in &active {
-        edited.remove_claim(TableKind::Active, i);
-    }
-    for &i in &stale {
-        edited.remove_claim(TableKind::Stale, i);
-    }
-    for (c, _) in &targets {
-        edited.add_history(&HistoryEntry::closing(c, ctx.now, Status::Completed, &note));
-    }
-    let message = super::commit_message_by(
-        "close",
-        &[session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-        Some(caller),
-    );
-    Ok(Plan::Write {
-        text: edited.render(),
-        message,
-        report: (targets, verified),
+        audit::verify(&w.brain, &view.registry, session, false).map(|r| r.outcome())
+    });
+    audited.unwrap_or_else(|e| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "bsi: warning: the changes of {session} could not be verified: {e}"
+        );
+        VerifyOutcome::NotVerified
     })
 }
 
@@ -151,7 +108,8 @@ fn report(
         if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
                 out,
-                "{verified} outside its claims — `bsi verify {session}` lists them"
+                "{verified} outside its claims — `{}` lists them",
+                command_line(["bsi", "verify", session])
             )
             .map_err(Error::output)?;
         }

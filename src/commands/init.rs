@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message_by};
+use super::Ctx;
+use crate::claims::commit_message_by;
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::publish::backoff;
@@ -17,7 +18,14 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     if brain.git.tracks(&brain.rel)? {
         return Err(brain.missing());
     }
-    let remote = settings.remote(&brain.git)?;
+    // Several remotes and none known to hold the registry: ask them first.
+    let remote = match settings.remote() {
+        Ok(r) => r,
+        Err(e) => {
+            settings.refuse_rival(&brain.git, &brain.workdir, None)?;
+            return Err(e);
+        }
+    };
     // A registry made elsewhere arrives with a fetch: never make a rival.
     let mut offline = None;
     if let Some(r) = &remote {
@@ -42,6 +50,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         };
         return Err(Error::RegistryExists(place));
     }
+    settings.refuse_rival(&brain.git, &brain.workdir, remote.as_ref())?;
     let text = empty_registry_in(settings.config.registry_language);
     let agent = ctx.agent(None, &settings.config)?;
     let message = commit_message_by(

@@ -42,9 +42,10 @@ fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
     rest.to_string()
 }
 
-pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, limit: Option<usize>) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
     let tip = view.tip().ok_or_else(|| brain.missing())?;
     let commits = brain.git.journal(tip, crate::store::BRANCH_FILE, limit)?;
@@ -81,7 +82,8 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>, json: bool) -> Result<u8> {
         output::print_json(&entries)?;
         return Ok(exit::OK);
     }
-    let mut out = ctx.out();
+    // The log is what was asked for: printed with --quiet too.
+    let mut out = ctx.asked();
     if entries.is_empty() {
         writeln!(out, "No commit has touched the registry yet.").map_err(crate::Error::output)?;
         return Ok(exit::OK);
@@ -142,8 +144,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
             ]
         })
         .collect();
-    let table =
-        Table { columns, rows }.render(ctx.screen.columns.unwrap_or(100), ctx.screen.colour);
+    let table = Table { columns, rows }.render(ctx.screen.width(100), ctx.screen.colour);
     if !ctx.verbosity.is_verbose() {
         return table;
     }

@@ -32,8 +32,8 @@ pub(crate) fn help(path: &[String]) -> Result<u8> {
             return Err(Error::BadInput(
                 format!("`{}` is not a command of `{}`", name, walked.join(" ")),
                 format!(
-                    "run `{} --help` for the list of its commands",
-                    walked.join(" ")
+                    "run `{}` for the list of its commands",
+                    crate::words::command_line(walked.iter().map(String::as_str).chain(["--help"]))
                 ),
             ));
         };

@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use super::{Ctx, commit_message};
+use super::Ctx;
+use crate::claims::commit_message;
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push};
 use crate::settings::FETCH_TIMEOUT;
@@ -17,7 +18,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     brain.git.ensure_clean_state()?;
     let (text, registry) = committed_registry(&brain)?;
 
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     if let Some(r) = &remote {
         match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
             Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(ctx.now),
@@ -102,8 +103,9 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
         return Err(Error::Refused {
             what: format!("{} differs from its last commit", brain.rel),
             hint: format!(
-                "commit the change (`git commit {0}`) or undo it (`git checkout -- {0}`), then run `bsi migrate` again",
-                brain.rel
+                "commit the change (`{}`) or undo it (`{}`), then run `bsi migrate` again",
+                crate::words::command_line(["git", "commit", &brain.rel]),
+                crate::words::command_line(["git", "checkout", "--", &brain.rel])
             ),
         });
     }

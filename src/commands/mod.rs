@@ -3,10 +3,10 @@
 //! a write command (`WriteCommand`) and the helpers that find a session's
 //! claims and write commit messages.
 
-mod agent;
-pub mod agent_hook;
+pub mod agent_event;
+mod agent_setup;
 mod close;
-mod hook;
+mod git_hook;
 mod init;
 mod log;
 mod merge_driver;
@@ -18,6 +18,7 @@ mod renew;
 mod status;
 mod sync;
 mod verify;
+mod views;
 mod watchdog;
 mod whoami;
 
@@ -26,16 +27,16 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset, Local};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, HookAction};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::git::Oid;
 use crate::output;
 use crate::publish::{self, Applied, Plan};
-use crate::registry::{Claim, Registry};
+use crate::registry::Registry;
 use crate::resolve;
 use crate::scope::Scope;
-use crate::settings::Settings;
+use crate::settings::{Given, Settings};
 use crate::store::Brain;
 use crate::values::{AgentName, SessionId, Ttl};
 
@@ -62,6 +63,20 @@ impl Verbosity {
     }
 }
 
+/// The form of what a run prints on stdout, chosen once from the command
+/// line (the output channel): a command says what it has to say, and the
+/// channel decides where each part goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Sentences and tables for people.
+    Human,
+    /// `--json`: one JSON document, nothing else.
+    Json,
+    /// `bsi open --shell`: only the lines an `eval` needs; the sentences go
+    /// to stderr.
+    Shell,
+}
+
 /// Where a run's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -76,10 +91,17 @@ pub enum Clock {
 pub struct Screen {
     /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
     pub colour: bool,
-    /// The width tables fit: `COLUMNS`, else 80.
-    pub width: usize,
-    /// `COLUMNS`, when it is set to a width.
+    /// `COLUMNS`, when it is set to a usable width: unset, empty or
+    /// unreadable is `None`, and each view then has its documented width.
     pub columns: Option<usize>,
+}
+
+impl Screen {
+    /// The width a view fits: `COLUMNS`, else the view's own `default`
+    /// (`status` 80, `log` 100).
+    pub fn width(&self, default: usize) -> usize {
+        self.columns.unwrap_or(default)
+    }
 }
 
 /// What a run knows about the world, read once at the edge.
@@ -99,10 +121,27 @@ pub struct Ctx {
     pub env_agent: Option<String>,
     /// `--quiet`, `-v` or neither.
     pub verbosity: Verbosity,
+    /// Text, JSON or shell lines.
+    pub form: Form,
     /// Colours and widths.
     pub screen: Screen,
     /// `--remote` / `BSI_REMOTE`: the git remote to publish to.
     pub remote: Option<String>,
+    /// `BSI_RANDOM_SEED`: what a generated session id is drawn from.
+    pub random_seed: Option<u64>,
+    /// `BSI_PUBLISH_TIMEOUT`, as written (the settings read it).
+    pub publish_timeout: Option<String>,
+    /// `BSI_CONNECTION_TIMEOUT`, as written (the settings read it).
+    pub connection_timeout: Option<String>,
+    /// `USER`, else `USERNAME`: the user of the default agent name.
+    pub user: Option<String>,
+    /// `HOSTNAME`: the host of the default agent name (else the system's).
+    pub host: Option<String>,
+    /// `GIT_INDEX_FILE`: the index a git hook is handed, relative to
+    /// [`Ctx::cwd`] or absolute.
+    pub git_index_file: Option<PathBuf>,
+    /// `CLAUDE_ENV_FILE`: where Claude Code takes a session's environment.
+    pub claude_env_file: Option<PathBuf>,
 }
 
 impl Ctx {
@@ -117,16 +156,35 @@ impl Ctx {
             env_session: None,
             env_agent: None,
             verbosity: Verbosity::Quiet,
+            form: Form::Human,
             screen: Screen {
                 colour: false,
-                width: 80,
                 columns: None,
             },
             remote: None,
+            random_seed: None,
+            publish_timeout: None,
+            connection_timeout: None,
+            user: None,
+            host: None,
+            git_index_file: None,
+            claude_env_file: None,
         }
     }
 
-    /// Reads the environment.
+    /// Reads the environment, with `BSI_REGISTRY` and `BSI_REMOTE` too: for
+    /// a command line read without clap (which reads those two for its
+    /// `--registry` and `--remote`).
+    pub fn from_env_alone() -> Result<Ctx> {
+        let registry = env_os("BSI_REGISTRY").map(PathBuf::from);
+        let remote = env_os("BSI_REMOTE").and_then(|v| v.into_string().ok());
+        Ctx::from_env(registry, remote)
+    }
+
+    /// Reads the environment: every variable a run uses is read here, once.
+    /// (The fault-injection and test-only variables of the writer lock,
+    /// `BSI_FAULT_POINT` and `BSI_LOCK_WAIT_MS`, stay beside the code they
+    /// steer.)
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
@@ -143,6 +201,14 @@ impl Ctx {
             _ => (Local::now().fixed_offset(), Clock::System),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let random_seed = var("BSI_RANDOM_SEED")
+            .map(|s| {
+                s.trim().parse::<u64>().map_err(|_| Error::BadInput(
+                    format!("BSI_RANDOM_SEED=`{s}` is not a whole number from 0 to {}", u64::MAX),
+                    "give one, like `export BSI_RANDOM_SEED=1`, or `unset BSI_RANDOM_SEED` for random session ids".into(),
+                ))
+            })
+            .transpose()?;
         let colour = output::colour_wanted_or_forced(
             std::io::stdout().is_terminal(),
             std::env::var("NO_COLOR").ok().as_deref(),
@@ -157,44 +223,61 @@ impl Ctx {
             env_agent: var("BSI_AGENT"),
             clock,
             verbosity: Verbosity::Normal,
+            form: Form::Human,
             screen: Screen {
                 colour,
-                width: output::screen_width(std::env::var("COLUMNS").ok().as_deref()),
-                columns: std::env::var("COLUMNS")
-                    .ok()
-                    .map(|c| output::screen_width(Some(&c))),
+                columns: output::columns(var("COLUMNS").as_deref()),
             },
             remote,
+            random_seed,
+            publish_timeout: var("BSI_PUBLISH_TIMEOUT"),
+            connection_timeout: var("BSI_CONNECTION_TIMEOUT"),
+            user: var("USER").or_else(|| var("USERNAME")),
+            host: var("HOSTNAME"),
+            git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
+            claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
         })
     }
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        let registry = self.registry_path()?;
-        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
-        brain.now = self.now;
-        if self.clock == Clock::Pinned {
-            brain.git.pin_clock(
-                self.now.timestamp(),
-                self.now.offset().local_minus_utc() / 60,
-            );
-        }
-        let config = crate::settings::load_config(&brain.root)?;
-        let settings = Settings::resolve(&brain.git, config, self.remote.as_deref())?;
-        brain.branch = settings.branch.clone();
-        brain.markdown = settings.config.markdown_extensions.clone();
-        Ok((brain, settings))
+        self.open_with(crate::settings::load_config)
     }
 
     /// [`Ctx::open`] with the default configuration, for a hook that must
     /// run when `.bsi.toml` cannot be read.
     pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
+        self.open_with(|_| Ok(Config::default()))
+    }
+
+    /// The brain and its settings, with the configuration `config` reads
+    /// from the brain root.
+    fn open_with(
+        &self,
+        config: impl FnOnce(&std::path::Path) -> Result<Config>,
+    ) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
-        let mut brain = Brain::locate(&self.cwd, registry.as_deref())?;
+        let mut site = Brain::locate(&self.cwd, registry.as_deref())?;
+        if self.clock == Clock::Pinned {
+            site.git.pin_clock(
+                self.now.timestamp(),
+                self.now.offset().local_minus_utc() / 60,
+            );
+        }
+        let config = config(&site.root)?;
+        let settings = Settings::resolve(&site.git, config, &self.given())?;
+        let mut brain = Brain::new(site, &settings);
         brain.now = self.now;
-        let settings = Settings::resolve(&brain.git, Config::default(), self.remote.as_deref())?;
-        brain.branch = settings.branch.clone();
         Ok((brain, settings))
+    }
+
+    /// What the command line and the environment say about the settings.
+    fn given(&self) -> Given {
+        Given {
+            remote: self.remote.clone(),
+            publish_timeout: self.publish_timeout.clone(),
+            connection_timeout: self.connection_timeout.clone(),
+        }
     }
 
     /// `--registry` / `BSI_REGISTRY` made absolute: a relative path starts
@@ -236,13 +319,27 @@ impl Ctx {
         }
     }
 
-    /// Where human output goes: stdout, or nowhere with `--quiet`.
+    /// Where the sentences for a person go (what happened, what to do
+    /// next): stdout; stderr under `--shell` (stdout is for the `eval`);
+    /// nowhere with `--quiet` or `--json`.
     pub fn out(&self) -> Box<dyn Write> {
-        if self.verbosity.is_quiet() {
-            Box::new(std::io::sink())
-        } else {
-            Box::new(std::io::stdout().lock())
+        match (self.form, self.verbosity) {
+            (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(std::io::sink()),
+            (Form::Shell, _) => Box::new(std::io::stderr().lock()),
+            (Form::Human, _) => Box::new(std::io::stdout().lock()),
         }
+    }
+
+    /// Where what the command was asked for goes (a table, a log, a
+    /// listing): stdout, `--quiet` or not — `-q` means "only what was asked
+    /// for" in every command.
+    pub fn asked(&self) -> Box<dyn Write> {
+        Box::new(std::io::stdout().lock())
+    }
+
+    /// Whether the run prints one JSON document.
+    pub fn json(&self) -> bool {
+        self.form == Form::Json
     }
 
     /// The agent name: the flag (checked by clap), `BSI_AGENT`,
@@ -252,7 +349,8 @@ impl Ctx {
         if let Some(a) = flag {
             return Ok(a.clone());
         }
-        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config);
+        let fallback = crate::settings::default_agent(self.user.as_deref(), self.host.as_deref());
+        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
     }
 
@@ -372,72 +470,6 @@ pub fn check_note(s: &str) -> Result<()> {
     Ok(crate::values::check_line("note", s)?)
 }
 
-/// Indexes of a session's claims, in the active and the stale table,
-/// optionally only those with `scope`.
-pub(crate) fn session_claims(
-    reg: &Registry,
-    session: &str,
-    scope: Option<&Scope>,
-) -> (Vec<usize>, Vec<usize>) {
-    let pick = |claims: &[Claim]| {
-        claims
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.session == session && scope.is_none_or(|s| &c.scope == s))
-            .map(|(i, _)| i)
-            .collect::<Vec<_>>()
-    };
-    (pick(&reg.active_claims), pick(&reg.stale_claims))
-}
-
-/// The commit message of a registry change: a summary line and trailers.
-pub(crate) fn commit_message(action: &str, sessions: &[&str], what: &str) -> String {
-    commit_message_by(action, sessions, what, None)
-}
-
-/// [`commit_message`], with a [`crate::trailer::AGENT`] trailer naming who acted, so the
-/// journal shows the agent rather than a shared git identity.
-pub(crate) fn commit_message_by(
-    action: &str,
-    sessions: &[&str],
-    what: &str,
-    agent: Option<&str>,
-) -> String {
-    let mut uniq: Vec<&str> = Vec::new();
-    for s in sessions {
-        if !uniq.contains(s) {
-            uniq.push(s);
-        }
-    }
-    let mut summary = format!("bsi: {action}");
-    if uniq.len() == 1 {
-        summary.push(' ');
-        summary.push_str(uniq[0]);
-    }
-    if !what.is_empty() {
-        summary.push(' ');
-        summary.push_str(what);
-    }
-    if summary.chars().count() > 100 {
-        summary = summary.chars().take(99).collect::<String>() + "…";
-    }
-    let trailers = crate::trailer::Registry {
-        sessions: uniq.iter().map(|s| (*s).to_string()).collect(),
-        action: Some(action.to_string()),
-        agent: agent.map(String::from),
-    };
-    format!("{summary}\n\n{}", trailers.render())
-}
-
-/// Scopes joined for a summary line.
-pub(crate) fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String {
-    scopes
-        .into_iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Resolves an optional `--scope` flag.
 pub(crate) fn opt_scope(brain: &Brain, ctx: &Ctx, raw: Option<&str>) -> Result<Option<Scope>> {
     raw.map(|r| resolve_lenient(brain, ctx, r)).transpose()
@@ -452,30 +484,6 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
     }
 }
 
-/// Refuses to act on a claim opened by another agent unless forced.
-pub(crate) fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> Result<()> {
-    if force {
-        return Ok(());
-    }
-    if let Some(c) = claims
-        .iter()
-        .find(|c| !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(caller))
-    {
-        return Err(Error::Refused {
-            what: format!(
-                "{} {} was opened by {}, not by {caller}",
-                c.session, c.scope, c.agent
-            ),
-            hint: format!(
-                "as its holder: `bsi {verb} {} --agent {}`; to {verb} another agent's claim anyway, add --force",
-                c.session,
-                output::shell_quote(&c.agent)
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Reads `--wait DUR`.
 fn parse_wait(raw: &str) -> Result<std::time::Duration> {
     crate::config::parse_timeout(raw).ok_or_else(|| {
@@ -486,27 +494,49 @@ fn parse_wait(raw: &str) -> Result<std::time::Duration> {
     })
 }
 
+/// A variable of the environment, unset when empty.
+fn env_os(key: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(key).filter(|v| !v.is_empty())
+}
+
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
-    // The agent tools' hooks fail open, even when the context cannot be read.
-    if let Command::Hook { action } = &cli.command
-        && let Some((tool, kind)) = agent_hook::event_of(action)
-    {
-        return Ok(agent_hook::run(
-            Ctx::from_env(cli.registry, cli.remote),
-            tool,
-            kind,
-        ));
-    }
-    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone())?;
-    run_with(ctx, cli)
+    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
+    run_in(ctx, cli)
 }
 
 /// Runs a parsed command line in `ctx` — the environment of [`run`], or one
 /// a test builds: the seam that runs bsi in-process on a prepared
 /// repository. The command line's `--quiet` or `-v` (clap lets only one
 /// through) replaces the context's verbosity.
-pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
+pub fn run_with(ctx: Ctx, cli: Cli) -> Result<u8> {
+    run_in(Ok(ctx), cli)
+}
+
+/// The one dispatch of a command line: an agent tool's event is answered
+/// even when the context cannot be read (it fails open in the tool's
+/// protocol); every other command needs the context.
+fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
+    let mut ctx = match (ctx, &cli.command) {
+        (Ok(ctx), _) => ctx,
+        (
+            Err(e),
+            Command::Hook {
+                action: HookAction::Agent(ev),
+            },
+        ) => {
+            let (tool, kind) = crate::agents::event_of(*ev);
+            return Ok(agent_event::run(Err(e), tool, kind));
+        }
+        (Err(e), _) => return Err(e),
+    };
+    ctx.form = if cli.wants_json() {
+        Form::Json
+    } else if cli.wants_shell() {
+        Form::Shell
+    } else {
+        Form::Human
+    };
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
@@ -522,8 +552,7 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             agent,
             note,
             wait,
-            shell,
-            out,
+            ..
         } => open::run(
             &ctx,
             open::Request {
@@ -534,21 +563,19 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
                 note,
                 wait: wait.as_deref().map(parse_wait).transpose()?,
             },
-            open::Mode::of(out.json, shell),
         ),
         Command::Close {
             session,
             scope,
             force,
             agent,
-            out,
+            ..
         } => close::run(
             &ctx,
             session.as_ref(),
             scope.as_deref(),
             force,
             agent.as_ref(),
-            out.json,
         ),
         Command::Renew {
             session,
@@ -556,22 +583,21 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
             scope,
             force,
             agent,
-            out,
+            ..
         } => renew::run(
             &ctx,
             session.as_ref(),
             ttl.map(Ttl::duration),
             scope.as_deref(),
             (force, agent.as_ref()),
-            out.json,
         ),
-        Command::Watchdog { out } => watchdog::run(&ctx, out.json),
+        Command::Watchdog { .. } => watchdog::run(&ctx),
         Command::Release {
             session,
             confirm,
             scope,
             force,
-            out,
+            ..
         } => release::run(
             &ctx,
             release::Request {
@@ -580,24 +606,29 @@ pub fn run_with(mut ctx: Ctx, cli: Cli) -> Result<u8> {
                 confirm,
                 force,
             },
-            out.json,
         ),
-        Command::Status { tree, offline, out } => status::run(&ctx, tree, offline, out.json),
-        Command::Whoami { offline, out } => whoami::run(&ctx, offline, out.json),
-        Command::Log { limit, out } => log::run(&ctx, limit, out.json),
-        Command::Hook { action } => hook::run(&ctx, action),
+        Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
+        Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
+        Command::Log { limit, .. } => log::run(&ctx, limit),
+        Command::Hook {
+            action: HookAction::Git(action),
+        } => git_hook::run(&ctx, action),
+        Command::Hook {
+            action: HookAction::Agent(ev),
+        } => {
+            let (tool, kind) = crate::agents::event_of(ev);
+            Ok(agent_event::run(Ok(ctx), tool, kind))
+        }
         Command::Verify {
-            session,
-            worktree,
-            out,
-        } => verify::run(&ctx, session.as_ref(), worktree, out.json),
+            session, worktree, ..
+        } => verify::run(&ctx, session.as_ref(), worktree),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Help { command } => meta::help(&command),
-        Command::Sync { out } => sync::run(&ctx, out.json),
+        Command::Sync { .. } => sync::run(&ctx),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
-        Command::Agent { action } => agent::run(&ctx, action),
+        Command::Agent { action } => agent_setup::run(&ctx, action),
     }
 }

@@ -2,23 +2,23 @@
 
 use std::io::Write;
 
-use chrono::{DateTime, Duration, FixedOffset};
+use chrono::Duration;
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, check_note, commit_message_by, scopes_summary};
-use crate::conflict::{self, Decision};
+use super::{Ctx, Ending, Form, WriteCommand, check_note};
+use crate::claims::open::{Claiming, Outcome, Owned, plan};
+use crate::claims::scopes_summary;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
-use crate::markdown::Outline;
 use crate::output::{self, ClaimJson};
-use crate::publish::{Applied, Plan};
-use crate::registry::{Claim, Registry, TableKind};
+use crate::publish::Applied;
 use crate::resolve;
-use crate::scope::{Scope, Sections};
+use crate::scope::Scope;
 use crate::store::Brain;
-use crate::ttl;
 use crate::values::{AgentName, SessionId};
 use crate::wait::Waiting;
+use crate::words::open_command;
+use crate::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -29,29 +29,6 @@ pub(crate) struct Request {
     pub(crate) note: Option<String>,
     /// `--wait`: how long to keep a refused request and retry.
     pub(crate) wait: Option<std::time::Duration>,
-}
-
-/// How `bsi open` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Sentences for people on stdout.
-    Human,
-    /// One JSON document on stdout.
-    Json,
-    /// Only `export BSI_SESSION=…` on stdout; the sentences go to stderr.
-    Shell,
-}
-
-impl Mode {
-    pub(crate) fn of(json: bool, shell: bool) -> Mode {
-        if json {
-            Mode::Json
-        } else if shell {
-            Mode::Shell
-        } else {
-            Mode::Human
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -86,29 +63,47 @@ pub(crate) use crate::session::new_session_id;
 
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
-pub(crate) fn run(ctx: &Ctx, req: Request, mode: Mode) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;
     let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
-    let (session, generated) = session_of(ctx, req.session)?;
+    let (mut session, generated) = session_of(ctx, req.session)?;
     let ttl = w.settings.ttl(req.ttl);
 
-    let claiming = Claiming {
-        session: &session,
-        agent: &agent,
-        scopes: &scopes,
-        ttl,
-        note: &note,
-        now: ctx.now,
-        max_active_per_agent: config.max_active_per_agent,
+    // A drawn id the registry already knows is drawn again.
+    let mut draws: u64 = 0;
+    let applied = loop {
+        let claiming = Claiming {
+            session: &session,
+            agent: &agent,
+            scopes: &scopes,
+            ttl,
+            note: &note,
+            now: ctx.now,
+            max_active_per_agent: config.max_active_per_agent,
+            new_id: generated,
+        };
+        let applied = publish_waiting(&w, &claiming, req.wait)?;
+        if !matches!(applied.report, Outcome::IdTaken) {
+            break applied;
+        }
+        draws += 1;
+        if draws > 32 {
+            return Err(Error::Refused {
+                what: format!(
+                    "every new session id drawn this minute is taken (the last: {session})"
+                ),
+                hint: "name the session yourself: `bsi open SCOPE --session NEW-ID`".into(),
+            });
+        }
+        session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
     };
-    let applied = publish_waiting(&w, &claiming, req.wait)?;
     let named_agent = req.agent.is_some().then_some(agent.as_str());
     w.report(applied, |outcome, commit| {
-        report(ctx, mode, &session, named_agent, generated, outcome, commit)
+        report(ctx, &session, named_agent, generated, outcome, commit)
     })
 }
 
@@ -139,7 +134,7 @@ fn session_of(ctx: &Ctx, arg: Option<SessionId>) -> Result<(String, bool)> {
         Some(s) => s.into_string(),
         None => match ctx.env_session()? {
             Some(s) => s.into_string(),
-            None => new_session_id(ctx.now),
+            None => new_session_id(ctx.now, ctx.random_seed),
         },
     };
     Ok((session, generated))
@@ -152,13 +147,13 @@ fn publish_waiting(
     claiming: &Claiming<'_>,
     wait: Option<std::time::Duration>,
 ) -> Result<Applied<Outcome>> {
-    let mut waiting = wait.map(|w| (Waiting::new(&cmd.brain, &cmd.settings, w), false));
+    let mut waiting = wait.map(|w| (Waiting::new(&cmd.settings, w), false));
     let applied = loop {
         // The references before the plan reads them: anything since is news.
         let since = waiting.as_ref().map(|(w, _)| w.tips(&cmd.brain));
         // Read afresh each time: a heading may have moved while waiting.
-        let sections = cmd.brain.sections();
-        let applied = cmd.publish(false, |reg| plan(&cmd.brain, reg, claiming, &sections))?;
+        let snap = cmd.brain.snapshot(claiming.scopes);
+        let applied = cmd.publish(false, |reg| plan(reg, claiming, &snap))?;
         let (Some((w, announced)), Some(since), Outcome::Refused { blockers, .. }) =
             (waiting.as_mut(), since, &applied.report)
         else {
@@ -177,14 +172,14 @@ fn publish_waiting(
 
 fn report(
     ctx: &Ctx,
-    mode: Mode,
     session: &str,
     named_agent: Option<&str>,
     generated: bool,
     outcome: Outcome,
     commit: Option<Oid>,
 ) -> Result<Ending> {
-    let json = mode == Mode::Json;
+    let json = ctx.json();
+    let shell = ctx.form == Form::Shell;
     let (new_claims, held) = match outcome {
         Outcome::Refused {
             blockers,
@@ -195,6 +190,14 @@ fn report(
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
+        // Drawn again by `run` until free; an id given by the caller is
+        // never refused for this.
+        Outcome::IdTaken => {
+            return Err(Error::Refused {
+                what: format!("the session id {session} is already in the registry"),
+                hint: "name a new session: `bsi open SCOPE --session NEW-ID`".into(),
+            });
+        }
     };
 
     if json {
@@ -209,21 +212,17 @@ fn report(
         })?;
         return Ok(Ending::Landed(exit::OK));
     }
-    if mode == Mode::Shell {
+    if shell {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "export BSI_SESSION={session}").map_err(Error::output)?;
+        writeln!(stdout, "export {}", assignment("BSI_SESSION", session)).map_err(Error::output)?;
         // An agent named on the command line is kept too, so that the
         // shell's later renew and close act as the holder.
         if let Some(agent) = named_agent {
-            writeln!(stdout, "export BSI_AGENT={}", output::shell_quote(agent))
-                .map_err(Error::output)?;
+            writeln!(stdout, "export {}", assignment("BSI_AGENT", agent)).map_err(Error::output)?;
         }
     }
-    let mut out: Box<dyn Write> = match mode {
-        Mode::Shell if ctx.verbosity.is_quiet() => Box::new(std::io::sink()),
-        Mode::Shell => Box::new(std::io::stderr().lock()),
-        _ => ctx.out(),
-    };
+    // Under --shell, the sentences go to stderr: stdout is the eval's.
+    let mut out = ctx.out();
     for c in &new_claims {
         writeln!(
             out,
@@ -237,8 +236,9 @@ fn report(
         if *stale {
             writeln!(
                 out,
-                "Already held — {} (STALE: renew cannot revive it; a person must `bsi release {}`)",
-                c.scope, c.session
+                "Already held — {} (STALE: renew cannot revive it; a person must `{}`)",
+                c.scope,
+                command_line(["bsi", "release", &c.session])
             )
             .map_err(Error::output)?;
         } else {
@@ -253,193 +253,22 @@ fn report(
     }
     writeln!(out, "Session: {session}").map_err(Error::output)?;
     super::note_commit(ctx, &mut out, commit)?;
-    if generated && mode != Mode::Shell {
+    if generated && !shell {
         writeln!(
             out,
-            "Next: keep this id for the session's commands and commits: export BSI_SESSION={session} (or open with --shell and eval it)"
+            "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",
+            assignment("BSI_SESSION", session)
         ).map_err(Error::output)?;
     } else if !new_claims.is_empty() || !held.is_empty() {
         writeln!(
             out,
-            "Next: edit only inside your claims, commit with BSI_SESSION={session}, then `bsi close {session}`."
-        ).map_err(Error::output)?;
+            "Next: edit only inside your claims, commit with {}, then `{}`.",
+            assignment("BSI_SESSION", session),
+            command_line(["bsi", "close", session])
+        )
+        .map_err(Error::output)?;
     }
     Ok(Ending::Landed(exit::OK))
-}
-
-/// What a claim request holds once resolved: the input of [`plan`].
-pub(crate) struct Claiming<'a> {
-    pub(crate) session: &'a str,
-    pub(crate) agent: &'a str,
-    pub(crate) scopes: &'a [Scope],
-    pub(crate) ttl: Duration,
-    pub(crate) note: &'a str,
-    pub(crate) now: DateTime<FixedOffset>,
-    pub(crate) max_active_per_agent: Option<usize>,
-}
-
-/// The plan of `bsi open` (also the edit hook's claim on first write):
-/// grant every scope or none. Pure but for the alternatives of a refusal,
-/// which read heading outlines.
-pub(crate) fn plan(
-    brain: &Brain,
-    reg: &Registry,
-    c: &Claiming<'_>,
-    sections: &dyn Sections,
-) -> Result<Plan<Outcome>> {
-    let Claiming {
-        session,
-        agent,
-        scopes,
-        ttl,
-        note,
-        now,
-        max_active_per_agent,
-    } = *c;
-    // A session is one agent's: claims added under another agent's
-    // session could not be closed or renewed by the one who added them.
-    if let Some((c, _)) = reg.all_claims().find(|(c, _)| {
-        c.session == session && !c.agent.is_empty() && !c.agent.eq_ignore_ascii_case(agent)
-    }) {
-        return Err(Error::Refused {
-            what: format!(
-                "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
-                c.agent, c.agent
-            ),
-            hint: format!(
-                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `--agent {}`",
-                c.agent, c.agent
-            ),
-        });
-    }
-    let mut grant: Vec<Scope> = Vec::new();
-    let mut held: Vec<(Claim, bool)> = Vec::new();
-    let mut blockers: Vec<Owned> = Vec::new();
-    for s in scopes {
-        match conflict::decide(reg, session, s, sections) {
-            Decision::Grant => grant.push(s.clone()),
-            Decision::AlreadyHeld { stale } => {
-                if let Some((c, _)) = reg
-                    .all_claims()
-                    .find(|(c, st)| c.session == session && &c.scope == s && *st == stale)
-                {
-                    held.push((c.clone(), stale));
-                }
-            }
-            Decision::Refuse(b) => blockers.extend(b.into_iter().map(|b| Owned {
-                elsewhere: nested_elsewhere(&b.requested, &b.claim.scope, sections),
-                requested: b.requested,
-                claim: b.claim.clone(),
-                stale: b.stale,
-            })),
-        }
-    }
-    if !blockers.is_empty() {
-        // Alternatives for what was refused; what was free in the
-        // request is said apart.
-        let refused: Vec<Scope> = scopes
-            .iter()
-            .filter(|s| blockers.iter().any(|b| &b.requested == *s))
-            .cloned()
-            .collect();
-        let alternatives = alternatives(brain, reg, session, &refused, scopes, sections);
-        return Ok(Plan::Keep(Outcome::Refused {
-            blockers,
-            alternatives,
-            free: grant,
-        }));
-    }
-    if let Some(limit) = max_active_per_agent {
-        let holding = reg
-            .active_claims
-            .iter()
-            .filter(|c| c.agent.eq_ignore_ascii_case(agent))
-            .count();
-        let wanted = holding + grant.len();
-        if !grant.is_empty() && wanted > limit {
-            return Err(Error::TooManyClaims {
-                agent: agent.to_string(),
-                wanted,
-                limit,
-            });
-        }
-    }
-    let opened_at = ttl::to_minute(now);
-    let new_claims: Vec<Claim> = grant
-        .iter()
-        .map(|s| Claim {
-            session: session.to_string(),
-            scope: s.clone(),
-            agent: agent.to_string(),
-            opened: opened_at,
-            expires: ttl::expiry(opened_at, ttl),
-            note: note.to_string(),
-            reason: None,
-            extra: Vec::new(),
-        })
-        .collect();
-    if new_claims.is_empty() {
-        return Ok(Plan::Keep(Outcome::Opened { new_claims, held }));
-    }
-    let mut edited: Registry = reg.clone();
-    for c in &new_claims {
-        edited.add_claim(TableKind::Active, c);
-    }
-    Ok(Plan::Write {
-        text: edited.render(),
-        message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
-        report: Outcome::Opened { new_claims, held },
-    })
-}
-
-/// A claim in the way of a requested scope.
-pub(crate) struct Owned {
-    pub(crate) requested: Scope,
-    pub(crate) claim: Claim,
-    pub(crate) stale: bool,
-    /// Why two sections that look apart in the work tree overlap: how they
-    /// nest in another version of the file (`on origin/main, `Q1` is under
-    /// `Risks``).
-    pub(crate) elsewhere: Option<String>,
-}
-
-/// For two sections of one file that nest only in another version than
-/// the work tree's, the words that say so.
-fn nested_elsewhere(a: &Scope, b: &Scope, sections: &dyn Sections) -> Option<String> {
-    let (
-        Scope::Section { file, heading: ha },
-        Scope::Section {
-            file: file_b,
-            heading: hb,
-        },
-    ) = (a, b)
-    else {
-        return None;
-    };
-    if file != file_b {
-        return None;
-    }
-    let (ka, kb) = (crate::scope::heading_key(ha), crate::scope::heading_key(hb));
-    if let Some(at) = sections.elsewhere(file, &kb, &ka) {
-        return Some(format!("on {at}, `{ha}` is under `{hb}`"));
-    }
-    sections
-        .elsewhere(file, &ka, &kb)
-        .map(|at| format!("on {at}, `{hb}` is under `{ha}`"))
-}
-
-/// What the plan decided.
-pub(crate) enum Outcome {
-    Opened {
-        new_claims: Vec<Claim>,
-        held: Vec<(Claim, bool)>,
-    },
-    Refused {
-        blockers: Vec<Owned>,
-        alternatives: Vec<Scope>,
-        /// Scopes of the request nobody else holds.
-        free: Vec<Scope>,
-    },
 }
 
 /// The one line `--wait` prints when it starts waiting: who it waits for.
@@ -453,8 +282,10 @@ fn announce(blockers: &[Owned], wait: std::time::Duration) {
         };
         let line = if b.stale {
             format!(
-                "{} ({} STALE{agent}: only `bsi release {}` by a person frees it)",
-                b.claim.session, b.claim.scope, b.claim.session
+                "{} ({} STALE{agent}: only `{}` by a person frees it)",
+                b.claim.session,
+                b.claim.scope,
+                command_line(["bsi", "release", &b.claim.session])
             )
         } else {
             format!(
@@ -550,14 +381,14 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
         .collect();
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
-        ways.push(format!("open a free scope instead (`bsi open {first}`)"));
+        ways.push(format!(
+            "open a free scope instead (`{}`)",
+            open_command([first], &[])
+        ));
     } else if !free.is_empty() {
         ways.push(format!(
-            "open the free part alone (`bsi open {}`)",
-            free.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
+            "open the free part alone (`{}`)",
+            open_command(free, &[])
         ));
     }
     if !active.is_empty() {
@@ -568,75 +399,9 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
     }
     for s in &stale {
         ways.push(format!(
-            "have a person who knows {s} is gone free its stale claim: `bsi release {s} --confirm`"
+            "have a person who knows {s} is gone free its stale claim: `{}`",
+            command_line(["bsi", "release", s, "--confirm"])
         ));
     }
     ways
-}
-
-/// Free scopes near what was asked: parts of it, then its siblings.
-pub(crate) fn alternatives(
-    brain: &Brain,
-    reg: &Registry,
-    session: &str,
-    refused: &[Scope],
-    requested: &[Scope],
-    sections: &dyn Sections,
-) -> Vec<Scope> {
-    let registry_rel = brain.rel_to_root();
-    let mut cands: Vec<Scope> = Vec::new();
-    for r in refused {
-        match r {
-            Scope::Global => cands.extend(resolve::children(&brain.root, "")),
-            Scope::Dir(d) => {
-                cands.extend(resolve::children(&brain.root, d));
-                cands.extend(resolve::children(&brain.root, parent_dir(d)));
-            }
-            Scope::File(f) => {
-                if let Some(o) = resolve::read_outline(&brain.root, f) {
-                    cands.extend(section_scopes(f, &o, None));
-                }
-                cands.extend(resolve::children(&brain.root, parent_dir(f)));
-            }
-            Scope::Section { file, heading } => {
-                if let Some(o) = resolve::read_outline(&brain.root, file) {
-                    let key = crate::scope::heading_key(heading);
-                    let parent = o.find(&key).next().map(|(i, _)| i);
-                    cands.extend(section_scopes(file, &o, parent));
-                    let grand = parent.and_then(|i| o.headings[i].parent);
-                    cands.extend(section_scopes(file, &o, grand));
-                    cands.extend(section_scopes(file, &o, None));
-                }
-            }
-        }
-    }
-    let cands = cands
-        .into_iter()
-        .filter(|c| !requested.contains(c) && c.file() != Some(registry_rel.as_str()));
-    conflict::free_among(reg, session, cands, sections, 6)
-}
-
-/// Sections directly under heading `parent`; without one, every heading of
-/// the file, widest first.
-fn section_scopes(file: &str, o: &Outline, parent: Option<usize>) -> Vec<Scope> {
-    let mut hs: Vec<_> = o
-        .headings
-        .iter()
-        .filter(|h| parent.is_none() || h.parent == parent)
-        .collect();
-    hs.sort_by_key(|h| (h.level, h.line));
-    hs.into_iter()
-        .map(|h| Scope::Section {
-            file: file.to_string(),
-            heading: h.text.clone(),
-        })
-        .collect()
-}
-
-fn parent_dir(path: &str) -> &str {
-    let p = path.strip_suffix('/').unwrap_or(path);
-    match p.rfind('/') {
-        Some(i) => &p[..=i],
-        None => "",
-    }
 }

@@ -4,14 +4,14 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, opt_scope, scopes_summary, session_claims};
+use super::{Ctx, Ending, WriteCommand, opt_scope};
+use crate::claims::release::{How, plan};
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::Plan;
-use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
+use crate::registry::{Claim, Status};
 use crate::scope::Scope;
-use crate::values::{BadValue, SessionId};
+use crate::values::SessionId;
 
 #[derive(Serialize)]
 struct Released {
@@ -35,7 +35,8 @@ pub(crate) struct Request<'a> {
     pub(crate) force: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, req: Request<'_>, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, req: Request<'_>) -> Result<u8> {
+    let json = ctx.json();
     let Request {
         session,
         scope,
@@ -55,88 +56,9 @@ pub(crate) fn run(ctx: &Ctx, req: Request<'_>, json: bool) -> Result<u8> {
     let how = How { confirm, force };
     w.run(
         false,
-        |reg| plan(ctx, reg, (session, &rule), scope.as_ref(), how, &by),
+        |reg| plan(ctx.now, reg, (session, &rule), scope.as_ref(), how, &by),
         |targets, commit| report(ctx, session, scope.as_ref(), how, targets, commit, json),
     )
-}
-
-/// `--confirm` and `--force`.
-#[derive(Clone, Copy)]
-struct How {
-    confirm: bool,
-    force: bool,
-}
-
-/// The session's stale claims (and, forced, its active ones) on `scope`
-/// move to the history; without `--confirm`, only what would move.
-fn plan(
-    ctx: &Ctx,
-    reg: &Registry,
-    (session, rule): (&str, &Result<(), BadValue>),
-    scope: Option<&Scope>,
-    How { confirm, force }: How,
-    by: &str,
-) -> Result<Plan<Vec<(Claim, Status)>>> {
-    let (active, stale) = session_claims(reg, session, scope);
-    if active.is_empty() && stale.is_empty() {
-        rule.clone()?;
-        return Err(Error::NotFound(format!(
-            "session {session} holds no claim{}",
-            match &scope {
-                Some(s) => format!(" on {s}"),
-                None => String::new(),
-            }
-        )));
-    }
-    if !active.is_empty() && !force {
-        let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-        return Err(Error::Refused {
-what: format!(
-            "{session} still has active claims ({}); release frees stale claims",
-            scopes_summary(list.iter().map(|c| &c.scope))
-        ),
-hint: "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
-});
-    }
-    let targets: Vec<(Claim, Status)> = stale
-        .iter()
-        .map(|&i| (reg.stale_claims[i].clone(), Status::Released))
-        .chain(
-            active
-                .iter()
-                .map(|&i| (reg.active_claims[i].clone(), Status::ForceReleased)),
-        )
-        .collect();
-
-    if !confirm {
-        return Ok(Plan::Keep(targets));
-    }
-    let mut edited: Registry = reg.clone();
-    for &i in &active {
-        edited.remove_claim(TableKind::Active, i);
-    }
-    for &i in &stale {
-        edited.remove_claim(TableKind::Stale, i);
-    }
-    for (c, s) in &targets {
-        edited.add_history(&HistoryEntry::closing(c, ctx.now, *s, ""));
-    }
-    let action = if active.is_empty() {
-        "release"
-    } else {
-        "force-release"
-    };
-    let message = super::commit_message_by(
-        action,
-        &[session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
-        Some(by),
-    );
-    Ok(Plan::Write {
-        text: edited.render(),
-        message,
-        report: targets,
-    })
 }
 
 fn report(
@@ -154,14 +76,15 @@ fn report(
         .collect();
     if !confirm {
         // A preview: nothing written, nothing wrong.
-        let again = format!(
-            "bsi release {session} --confirm{}{}",
-            scope
-                .as_ref()
-                .map(|s| format!(" --scope {s}"))
-                .unwrap_or_default(),
-            if force { " --force" } else { "" }
-        );
+        let scope = scope.map(ToString::to_string);
+        let mut words = vec!["bsi", "release", session, "--confirm"];
+        if let Some(s) = &scope {
+            words.extend(["--scope", s]);
+        }
+        if force {
+            words.push("--force");
+        }
+        let again = crate::words::command_line(words);
         if json {
             output::print_json(&Released {
                 session: session.to_string(),

@@ -2,19 +2,21 @@
 
 use std::io::Write;
 
-use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::Ctx;
+use super::views::{
+    GENERIC_NEXT, Shown, SyncJson, claims_view, counts, is_overdue, next_steps, print_sync, state,
+    sync_state,
+};
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::output::{self, ClaimJson, Paint};
-use crate::publish::{self, Freshness};
+use crate::publish::{self};
 use crate::registry::{Claim, Registry};
 use crate::resolve;
 use crate::store::Brain;
 use crate::tree;
-use crate::ttl;
 
 #[derive(Serialize)]
 struct Status {
@@ -26,72 +28,8 @@ struct Status {
     sync: Option<SyncJson>,
 }
 
-#[derive(Serialize)]
-pub(crate) struct SyncJson {
-    remote: String,
-    /// Whether the registry branch was fetched by this command.
-    fetched: bool,
-    /// Why the remote could not be asked; null when it answered or was not asked.
-    unreachable: Option<String>,
-    last_sync: Option<String>,
-    minutes_since_sync: Option<i64>,
-    unpublished: Vec<String>,
-}
-
-/// The remote part of a read command's report.
-pub(crate) fn sync_state(
-    ctx: &Ctx,
-    brain: &Brain,
-    settings: &crate::settings::Settings,
-    view: &crate::store::View,
-    fresh: &Freshness,
-) -> Option<SyncJson> {
-    let remote = settings.remote(&brain.git).ok().flatten()?;
-    let last = brain.last_contact();
-    Some(SyncJson {
-        remote: remote.label(),
-        fetched: *fresh == Freshness::Fetched,
-        unreachable: match fresh {
-            Freshness::Unreachable(why) => Some(why.clone()),
-            _ => None,
-        },
-        last_sync: last.map(output::rfc3339),
-        minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
-        unpublished: if view.pending {
-            brain.pending_changes(view.tips).unwrap_or_default()
-        } else {
-            Vec::new()
-        },
-    })
-}
-
-/// One line saying how current the view is, when it may not be.
-pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
-    let age = match s.minutes_since_sync {
-        Some(m) => format!(
-            "as fetched {} ago",
-            ttl::format_duration(chrono::Duration::minutes(m.max(0)))
-        ),
-        // A clone's registry branch came with the clone, or with a fetch
-        // bsi did not make: its age is unknown.
-        None => "as this clone last received it (bsi has not fetched it yet)".into(),
-    };
-    if s.fetched {
-        return None;
-    }
-    Some(match &s.unreachable {
-        Some(why) => format!(
-            "Remote {} could not be reached ({why}): showing the registry {age}.",
-            s.remote
-        ),
-        None => format!(
-            "Remote {} not asked (--offline): showing the registry {age}.",
-            s.remote
-        ),
-    })
-}
-
-pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, offline)?;
     let reg = &view.registry;
@@ -114,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     }
     // The view is what `status` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.asked();
     let view = if tree {
         render_tree(&brain, reg, ctx)
     } else {
@@ -131,7 +69,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
         )
         .map_err(crate::Error::output)?;
     }
-    for line in super::verify::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+    for line in crate::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     // With a collision standing, its own next step replaces the generic one.
@@ -153,133 +91,6 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool, json: bool) -> Result<u8
     })
 }
 
-/// The remote's lines of a read command.
-pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
-    if let Some(line) = age_line(s) {
-        writeln!(out, "{line}").map_err(crate::Error::output)?;
-    }
-    if !s.unpublished.is_empty() {
-        writeln!(
-            out,
-            "NOT PUBLISHED: {} change(s) recorded while {} was unreachable; run `bsi sync`:",
-            s.unpublished.len(),
-            s.remote
-        )
-        .map_err(crate::Error::output)?;
-        for p in &s.unpublished {
-            writeln!(out, "  {p}").map_err(crate::Error::output)?;
-        }
-    }
-    Ok(())
-}
-
-/// The state of a claim for people: time left, overdue, STALE, and its
-/// urgency as a colour: stale or overdue red, 30 minutes or less left
-/// yellow, more green.
-pub(crate) fn state(
-    c: &Claim,
-    is_stale: bool,
-    now: DateTime<FixedOffset>,
-) -> (String, Option<Paint>) {
-    if is_stale {
-        (
-            format!("STALE {}", ttl::claim_time(c.opened, c.expires, now)),
-            Some(Paint::Red),
-        )
-    } else if ttl::stale_reason(c.opened, c.expires, now).is_some() {
-        (ttl::claim_time(c.opened, c.expires, now), Some(Paint::Red))
-    } else if c.expires - now <= chrono::Duration::minutes(30) {
-        (ttl::time_left(c.expires, now), Some(Paint::Yellow))
-    } else {
-        (ttl::time_left(c.expires, now), Some(Paint::Green))
-    }
-}
-
-/// Whether an active claim is past its expiry, waiting for the watchdog.
-fn is_overdue(c: &Claim, now: DateTime<FixedOffset>) -> bool {
-    ttl::stale_reason(c.opened, c.expires, now).is_some()
-}
-
-/// The claims' table for people, one block per session (its id on a line
-/// of its own, whole, then its scopes indented), stale rows marked,
-/// times in the reader's zone, fitted to the screen width.
-pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
-    use output::{Cell, Column, Paint, Shrink, Table};
-    let now = ctx.now;
-    let mut sessions: Vec<&str> = Vec::new();
-    for c in active.iter().chain(stale) {
-        if !sessions.contains(&c.session.as_str()) {
-            sessions.push(&c.session);
-        }
-    }
-    let zone = output::zone_name(*now.offset());
-    let expires_head = format!("EXPIRES ({zone})");
-    let opened_head = format!("OPENED ({zone})");
-    let col = |header: &str, shrink, order| Column {
-        header: header.to_string(),
-        shrink,
-        order,
-    };
-    let mut columns = vec![col("SESSION / SCOPE", Shrink::Never, 0)];
-    if ctx.verbosity.is_verbose() {
-        columns.push(col("LEVEL", Shrink::Never, 0));
-    }
-    columns.push(col("AGENT", Shrink::End(8), 1));
-    if ctx.verbosity.is_verbose() {
-        columns.push(col(&opened_head, Shrink::Never, 0));
-    }
-    columns.extend([
-        col(&expires_head, Shrink::Never, 0),
-        col("STATE", Shrink::Never, 0),
-        col("NOTE", Shrink::End(6), 2),
-    ]);
-    let mut rows = Vec::new();
-    for s in sessions {
-        let claims = active
-            .iter()
-            .map(|c| (c, false))
-            .chain(stale.iter().map(|c| (c, true)))
-            .filter(|(c, _)| c.session == s);
-        rows.push(vec![Cell::painted(s, Some(Paint::Bold))]);
-        for (c, is_stale) in claims {
-            // Overdue but not yet stale reads `overdue 30m`, stale
-            // `STALE overdue 30m`; the line under the table says to run
-            // the watchdog.
-            let (state, paint) = state(c, is_stale, now);
-            let mut row = vec![Cell::new(format!("  {}", c.scope))];
-            if ctx.verbosity.is_verbose() {
-                row.push(Cell::new(c.level().to_string()));
-            }
-            row.push(Cell::new(c.agent.as_str()));
-            let local =
-                |t: DateTime<FixedOffset>| output::short_time(t.with_timezone(now.offset()), now);
-            if ctx.verbosity.is_verbose() {
-                row.push(Cell::new(local(c.opened)));
-            }
-            row.extend([
-                Cell::new(local(c.expires)),
-                Cell::painted(state, paint),
-                Cell::painted(c.note.as_str(), Some(Paint::Dim)),
-            ]);
-            rows.push(row);
-        }
-    }
-    // With -v nothing is shortened: every note whole.
-    let width = if ctx.verbosity.is_verbose() {
-        usize::MAX
-    } else {
-        ctx.screen.width
-    };
-    Table { columns, rows }.render(width, ctx.screen.colour)
-}
-
-/// A view for people: what it shows, and what to do next (nothing with
-/// `--quiet`), kept apart so other findings can go between them.
-struct Shown {
-    body: String,
-    next: String,
-}
-
 /// The human view of a list of claims: the table, the counts and, unless
 /// `--quiet`, what to do next.
 fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
@@ -289,66 +100,6 @@ fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
         v.next = GENERIC_NEXT.to_string();
     }
     v
-}
-
-/// What to do after reading the claims when nothing needs a person.
-const GENERIC_NEXT: &str =
-    "Next: `bsi open SCOPE` before editing; it must not overlap the claims above.\n";
-
-/// [`render`] without the closing line for a reader about to claim (whoami
-/// says its own).
-pub(crate) fn render_claims(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
-    let v = claims_view(active, stale, ctx);
-    v.body + &v.next
-}
-
-fn claims_view(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
-    let quiet = ctx.verbosity.is_quiet();
-    if active.is_empty() && stale.is_empty() {
-        return Shown {
-            body: "No claims: the whole brain is free.\n".to_string(),
-            next: if quiet {
-                String::new()
-            } else {
-                "Next: `bsi open SCOPE` before editing.\n".to_string()
-            },
-        };
-    }
-    let overdue = active.iter().filter(|c| is_overdue(c, ctx.now)).count();
-    let mut body = table(active, stale, ctx);
-    body.push_str(&counts(active.len(), stale.len()));
-    Shown {
-        body,
-        next: if quiet {
-            String::new()
-        } else {
-            next_steps(stale, overdue)
-        },
-    }
-}
-
-/// `3 active, 2 stale`: the same words in status, whoami and watchdog.
-pub(crate) fn counts(active: usize, stale: usize) -> String {
-    format!("{active} active, {stale} stale\n")
-}
-
-pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
-    let mut s = String::new();
-    if overdue > 0 {
-        s.push_str("Next: run `bsi watchdog` to mark the overdue claims stale.\n");
-    }
-    let mut sessions: Vec<&str> = stale.iter().map(|c| c.session.as_str()).collect();
-    sessions.sort_unstable();
-    sessions.dedup();
-    match sessions.as_slice() {
-        [] => {}
-        [one] => s.push_str(&format!(
-            "Next: stale claims still block. A person checks that the session is gone,\n      then runs `bsi release {} --confirm`.\n",
-            output::shell_quote(one)
-        )),
-        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n"),
-    }
-    s
 }
 
 /// The brain's directory tree with each claim where it sits.

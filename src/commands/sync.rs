@@ -20,9 +20,10 @@ struct Synced {
     collisions: Vec<[ClaimJson; 2]>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let remote = settings.remote(&brain.git)?.ok_or_else(|| {
+    let remote = settings.remote()?.ok_or_else(|| {
         Error::Refused {
             what: "this clone has no remote to sync the registry branch with".into(),
             hint: "add one (`git remote add origin URL`), or name it with --remote, `git config bsi.remote NAME` or `remote` in .bsi.toml; then run `bsi sync`".into(),
@@ -31,7 +32,11 @@ pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         Ok(Plan::Write {
             text: reg.text().to_string(),
-            message: super::commit_message("sync", &[], &format!("with {}", remote.label())),
+            message: crate::claims::commit_message(
+                "sync",
+                &[],
+                &format!("with {}", remote.label()),
+            ),
             report: (),
         })
     })?;

@@ -1,316 +1,16 @@
-//! `bsi verify`: what a session changed that its claims do not cover. Also
-//! run by `bsi close`, and the shared step of the pre-commit hook: checking a
-//! list of changed files against a claim index.
+//! `bsi verify`: what a session changed that its claims do not cover.
 
 use std::io::Write;
 
-use crate::git::Oid;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::error::{Error, Result, exit};
-use unicode_normalization::UnicodeNormalization;
-
+use crate::audit::{self, VerifyOutcome, describe};
 use crate::changes::Side;
-use crate::git::{Change, ChangesOf};
-use crate::guard::{self, ClaimIndex, Finding, Region};
-use crate::markdown;
+use crate::error::{Error, Result, exit};
+use crate::git::Oid;
+use crate::guard::Region;
 use crate::output;
-use crate::registry::{self, Claim, Registry, col};
-use crate::resolve;
-use crate::scope;
-use crate::scope::Scope;
-use crate::store::Brain;
-use crate::trailer;
-use crate::ttl;
-
-/// The brain-relative path of a work-tree path, `None` when outside the
-/// brain (its registry lives in a subdirectory of the work tree).
-pub(crate) fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
-    match brain.rel.rsplit_once('/') {
-        Some((dir, _)) => path.strip_prefix(dir)?.strip_prefix('/'),
-        None => Some(path),
-    }
-}
-
-/// The brain's extra markdown file endings (`markdown_extensions` in
-/// `.bsi.toml`); none when the file cannot be read.
-pub(crate) fn markdown_extra(brain: &Brain) -> Vec<String> {
-    brain.markdown.clone()
-}
-
-/// Checks changed files against `index`. Paths are compared NFC-normalised,
-/// as scopes are stored. This is the one path from a list of changes to
-/// findings: the pre-commit hook, `verify` and `verify --worktree` all come
-/// through here.
-pub(crate) fn check_changes<'a>(
-    brain: &Brain,
-    index: &ClaimIndex<'a>,
-    session: Option<&str>,
-    changes: &[Change],
-    md: &[String],
-) -> Vec<Finding<'a>> {
-    let mut out = Vec::new();
-    for ch in changes {
-        let Some(path) = brain_path(brain, &ch.path) else {
-            continue;
-        };
-        // Texts are read only where a section claim needs them; without
-        // them the change touches the whole file.
-        let nfc: String = path.nfc().collect();
-        let (old, new) = if index.has_sections(&nfc) && scope::is_markdown(&nfc, md) {
-            (brain.git.old_text(ch), brain.git.new_text(ch))
-        } else {
-            (None, None)
-        };
-        out.extend(guard::check_change(
-            index,
-            session,
-            path,
-            old.as_deref(),
-            new.as_deref(),
-            md,
-        ));
-    }
-    out
-}
-
-/// Reads the changes of `of`.
-pub(crate) fn read_changes(brain: &Brain, of: ChangesOf<'_>) -> Result<Vec<Change>> {
-    brain.git.changes(of)
-}
-
-/// An overflow, with where it was found.
-#[derive(Debug, Clone)]
-pub(crate) struct Overflow {
-    /// The commit, or `None` for the work tree.
-    pub(crate) commit: Option<Oid>,
-    pub(crate) path: String,
-    pub(crate) region: Option<Region>,
-}
-
-/// What `verify` found.
-#[derive(Debug, Clone)]
-pub(crate) struct Report {
-    pub(crate) commits: Vec<Oid>,
-    pub(crate) overflow: Vec<Overflow>,
-    pub(crate) files: usize,
-    pub(crate) sections: usize,
-    /// Section claims whose heading the file no longer has (as committed,
-    /// or in the work tree with `--worktree`): claims that protect nothing.
-    pub(crate) missing: Vec<String>,
-}
-
-/// The section claims whose heading neither the committed file (HEAD) nor
-/// the work tree has: a rename or removal that is committed. A heading
-/// written but not yet committed, or renamed but not yet committed, is not
-/// reported.
-fn missing_claims<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<&'a Claim> {
-    let at_head =
-        guard::missing_section_claims(claims, &|file: &str| outline_of(brain, file, false));
-    guard::missing_section_claims(at_head, &|file: &str| outline_of(brain, file, true))
-}
-
-/// The heading tree of `file` (brain-relative) as committed at HEAD, or in
-/// the work tree.
-pub(crate) fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown::Outline> {
-    if worktree {
-        return resolve::read_outline(&brain.root, file);
-    }
-    let head = brain.git.head_state(&brain.rel).ok()?.commit?;
-    let rel = match brain.rel.rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/{file}"),
-        None => file.to_string(),
-    };
-    let bytes = brain.git.file_at(head, &rel).ok()??;
-    Some(markdown::outline(&String::from_utf8(bytes).ok()?))
-}
-
-impl Report {
-    /// What the report comes to.
-    pub(crate) fn outcome(&self) -> VerifyOutcome {
-        if self.files == 0 && self.sections == 0 {
-            VerifyOutcome::Clean
-        } else {
-            VerifyOutcome::Overflow {
-                files: self.files,
-                sections: self.sections,
-            }
-        }
-    }
-}
-
-/// What verifying a session came to, as `close` records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VerifyOutcome {
-    /// Nothing outside the session's claims.
-    Clean,
-    /// Changes outside them: in this many files and sections.
-    Overflow {
-        /// Files changed outside the claims.
-        files: usize,
-        /// Sections changed outside the claims.
-        sections: usize,
-    },
-    /// The changes could not be read.
-    NotVerified,
-}
-
-impl VerifyOutcome {
-    /// The note of the history row: empty when clean, else what was found.
-    pub(crate) fn history_note(self) -> String {
-        match self {
-            VerifyOutcome::Clean => String::new(),
-            other => other.to_string(),
-        }
-    }
-}
-
-impl std::fmt::Display for VerifyOutcome {
-    /// `clean`, `overflow: 2 files, 1 section` or `not verified`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            VerifyOutcome::Clean => f.write_str("clean"),
-            VerifyOutcome::Overflow { files, sections } => f.write_str(
-                &guard::overflow_note(*files, *sections).unwrap_or_else(|| "overflow".into()),
-            ),
-            VerifyOutcome::NotVerified => f.write_str("not verified"),
-        }
-    }
-}
-
-/// Verifies `session` against its active and stale claims in `reg`.
-pub(crate) fn verify(
-    brain: &Brain,
-    reg: &Registry,
-    session: &str,
-    worktree: bool,
-) -> Result<Report> {
-    let held: Vec<(&Claim, bool)> = reg
-        .all_claims()
-        .filter(|(c, _)| c.session == session)
-        .collect();
-    verify_against(brain, held, session, worktree)
-}
-
-/// The claims a closed session held, read back from its history rows.
-/// Rows moved to the archive files count too.
-fn closed_claims(
-    brain: &Brain,
-    reg: &Registry,
-    archives: &[String],
-    session: &str,
-) -> Result<Vec<Claim>> {
-    let mut rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
-        path: brain.registry.clone(),
-        source,
-    })?;
-    for text in archives {
-        rows.extend(registry::archive::rows_of(text).unwrap_or_default());
-    }
-    let cell = |row: &[(String, String)], name: &str| {
-        row.iter()
-            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.trim().to_string())
-            .unwrap_or_default()
-    };
-    let mut out: Vec<Claim> = Vec::new();
-    for row in rows {
-        if cell(&row, col::SESSION) != session {
-            continue;
-        }
-        let Ok(scope) = Scope::parse_stored(&cell(&row, col::SCOPE)) else {
-            continue;
-        };
-        if out.iter().any(|c| c.scope == scope) {
-            continue;
-        }
-        let opened = ttl::parse_ts_local(&cell(&row, col::H_OPENED))
-            .unwrap_or_else(|| chrono::DateTime::UNIX_EPOCH.fixed_offset());
-        let closed = ttl::parse_ts_local(&cell(&row, col::H_CLOSED)).unwrap_or(opened);
-        out.push(Claim {
-            session: session.to_string(),
-            scope,
-            agent: cell(&row, col::AGENT),
-            opened,
-            expires: closed,
-            note: String::new(),
-            reason: None,
-            extra: Vec::new(),
-        });
-    }
-    Ok(out)
-}
-
-/// Verifies `session`'s commits (and, with `worktree`, the work tree)
-/// against the claims it holds or held.
-fn verify_against(
-    brain: &Brain,
-    held: Vec<(&Claim, bool)>,
-    session: &str,
-    worktree: bool,
-) -> Result<Report> {
-    let index = ClaimIndex::from_claims(held.iter().copied());
-    let md = markdown_extra(brain);
-    // The session's commits carry its trailer; bsi's own commits live on the
-    // registry branch, so HEAD's history is the content alone.
-    let base = None;
-    let mut commits = Vec::new();
-    let mut overflow = Vec::new();
-    let mut findings = Vec::new();
-    let mut take = |commit: Option<Oid>, found: Vec<Finding<'_>>| {
-        for f in found {
-            if let Finding::Outside { path, region } = &f {
-                overflow.push(Overflow {
-                    commit,
-                    path: path.clone(),
-                    region: region.clone(),
-                });
-                findings.push(Finding::Outside {
-                    path: path.clone(),
-                    region: region.clone(),
-                });
-            }
-        }
-    };
-    for c in brain.git.commits_since(base)? {
-        // bsi's own registry commits carry the session too; they are not
-        // work. A merge brings others' work: its own changes were checked
-        // when they were committed.
-        if c.merge
-            || !trailer::has(&c.message, trailer::SESSION, session)
-            || !trailer::values(&c.message, trailer::ACTION).is_empty()
-        {
-            continue;
-        }
-        let changes = read_changes(brain, ChangesOf::Commit(c.id))?;
-        take(
-            Some(c.id),
-            check_changes(brain, &index, Some(session), &changes, &md),
-        );
-        commits.push(c.id);
-    }
-    if worktree {
-        let changes = read_changes(brain, ChangesOf::Worktree)?;
-        take(
-            None,
-            check_changes(brain, &index, Some(session), &changes, &md),
-        );
-    }
-    commits.reverse();
-    let (files, sections) = guard::overflow_counts(&findings);
-    let missing = missing_claims(brain, held.iter().map(|(c, _)| *c))
-        .into_iter()
-        .map(|c| c.scope.to_string())
-        .collect();
-    Ok(Report {
-        commits,
-        overflow,
-        files,
-        sections,
-        missing,
-    })
-}
 
 #[derive(Serialize)]
 struct OverflowJson {
@@ -342,56 +42,15 @@ struct VerifyJson {
     missing_sections: Vec<String>,
 }
 
-fn short(id: Oid) -> String {
-    id.to_string()[..7].to_string()
-}
-
-/// One line describing an overflow.
-pub(crate) fn describe(o: &Overflow, session: &str) -> String {
-    let place = match o.commit {
-        Some(c) => format!("commit {}", short(c)),
-        None => "work tree".to_string(),
-    };
-    match &o.region {
-        None => format!("{} — outside every scope of {session} ({place})", o.path),
-        Some(r) => format!(
-            "{} {} — outside the sections {session} holds in this file ({place})",
-            o.path,
-            r.describe()
-        ),
-    }
-}
-
-/// The line that reports a claim naming a heading the file no longer has.
-pub(crate) fn missing_line(scope: &str, session: &str) -> String {
-    let file = scope::split_section(scope).0;
-    format!(
-        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `bsi open \"{}#HEADING\" --session {session}`, then drop this claim with `bsi close {session} --scope \"{scope}\"`",
-        scope::escape_path(&file)
-    )
-}
-
-/// For `status` and `watchdog`: one line per claim of `claims` whose heading
-/// the committed file no longer has, each with the command to run.
-pub(crate) fn missing_lines<'a>(
-    brain: &Brain,
-    claims: impl Iterator<Item = &'a Claim>,
-) -> Vec<String> {
-    missing_claims(brain, claims)
-        .into_iter()
-        .map(|c| missing_line(&c.scope.to_string(), &c.session))
-        .collect()
-}
-
 pub(crate) fn run(
     ctx: &Ctx,
     session: Option<&crate::values::SessionId>,
     worktree: bool,
-    json: bool,
 ) -> Result<u8> {
+    let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?.into_string();
-    let remote = settings.remote(&brain.git)?;
+    let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
     // A closed session is verified against the scopes its history rows
     // name, in the registry or in its archive files.
@@ -402,7 +61,7 @@ pub(crate) fn run(
     let closed = if holds {
         Vec::new()
     } else {
-        closed_claims(&brain, &view.registry, &brain.archives(&view)?, &session)?
+        audit::closed_claims(&brain, &view.registry, &brain.archives(&view)?, &session)?
     };
     let reg = view.registry;
     if !holds && closed.is_empty() {
@@ -411,9 +70,9 @@ pub(crate) fn run(
         )));
     }
     let report = if holds {
-        verify(&brain, &reg, &session, worktree)?
+        audit::verify(&brain, &reg, &session, worktree)?
     } else {
-        verify_against(
+        audit::verify_against(
             &brain,
             closed.iter().map(|c| (c, false)).collect(),
             &session,
@@ -454,7 +113,7 @@ pub(crate) fn run(
             missing_sections: report.missing.clone(),
         })?;
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = ctx.asked();
         let n = report.commits.len();
         writeln!(
             out,
@@ -472,7 +131,7 @@ pub(crate) fn run(
             writeln!(out, "overflow: {}", describe(o, &session)).map_err(Error::output)?;
         }
         for m in &report.missing {
-            writeln!(out, "{}", missing_line(m, &session)).map_err(Error::output)?;
+            writeln!(out, "{}", audit::missing_line(m, &session)).map_err(Error::output)?;
         }
         match report.outcome() {
             VerifyOutcome::Clean => {
@@ -483,22 +142,4 @@ pub(crate) fn run(
         }
     }
     Ok(if clean { exit::OK } else { exit::OVERFLOW })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::VerifyOutcome;
-
-    #[test]
-    fn an_outcome_reads_as_close_records_it() {
-        assert_eq!(VerifyOutcome::Clean.to_string(), "clean");
-        assert_eq!(VerifyOutcome::Clean.history_note(), "");
-        let o = VerifyOutcome::Overflow {
-            files: 2,
-            sections: 1,
-        };
-        assert_eq!(o.to_string(), "overflow: 2 files, 1 section");
-        assert_eq!(o.history_note(), "overflow: 2 files, 1 section");
-        assert_eq!(VerifyOutcome::NotVerified.history_note(), "not verified");
-    }
 }

@@ -4,16 +4,16 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, status};
+use super::views as status;
+use super::{Ctx, Ending, WriteCommand};
+use crate::audit;
+use crate::claims::watchdog::{Seen, plan};
 use crate::conflict;
 use crate::error::{Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::Plan;
-use crate::registry::{Claim, Registry, TableKind};
-use crate::scope::Sections;
+use crate::registry::Claim;
 use crate::store::Brain;
-use crate::ttl;
 
 #[derive(Serialize)]
 struct Report {
@@ -26,77 +26,33 @@ struct Report {
     commit: Option<String>,
 }
 
-pub(crate) fn run(ctx: &Ctx, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
+    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let by = ctx.agent(None, &w.settings.config)?;
-    let sections = w.brain.sections();
-    w.run(
-        true,
-        |reg| plan(ctx, reg, &sections, &by),
-        |seen, commit| report(ctx, &w.brain, seen, commit, json),
-    )
-}
-
-/// Expired active claims move to the stale table; the rest of what the
-/// watchdog reports is read from the same registry.
-fn plan(ctx: &Ctx, reg: &Registry, sections: &dyn Sections, by: &str) -> Result<Plan<Seen>> {
-    let mut edited: Registry = reg.clone();
-    let mut moved: Vec<Claim> = Vec::new();
-    for (i, c) in reg.active_claims.iter().enumerate() {
-        if let Some(reason) = ttl::stale_reason(c.opened, c.expires, ctx.now) {
-            let mut s = c.clone();
-            let max = reason == ttl::STALE_REASON_MAX;
-            s.reason = Some(reg.language().stale_reason(max).to_string());
-            edited.remove_claim(TableKind::Active, i);
-            edited.add_claim(TableKind::Stale, &s);
-            moved.push(s);
-        }
-    }
-    let active = reg.active_claims.len() - moved.len();
-    let mut stale_claims: Vec<Claim> = reg.stale_claims.clone();
-    stale_claims.extend(moved.iter().cloned());
-    let collisions: Vec<(Claim, Claim)> = conflict::collisions(reg, sections)
-        .into_iter()
-        .map(|(a, b)| (a.clone(), b.clone()))
-        .collect();
-    let sections_held: Vec<Claim> = reg
-        .all_claims()
-        .filter(|(c, _)| c.scope.level() == crate::scope::Level::Section)
-        .map(|(c, _)| c.clone())
-        .collect();
-    let report = Seen {
-        active,
-        moved,
-        stale_claims,
-        collisions,
-        sections_held,
-    };
-    if report.moved.is_empty() {
-        return Ok(Plan::Keep(report));
-    }
-    let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
-    let message = super::commit_message_by(
-        "watchdog",
-        &sessions,
-        &format!(
-            "stale: {}",
-            super::scopes_summary(report.moved.iter().map(|c| &c.scope))
-        ),
-        Some(by),
-    );
-    Ok(Plan::Write {
-        text: edited.render(),
-        message,
-        report,
+    let applied = w.publish(true, |reg| Ok(plan(ctx.now, reg, &by)))?;
+    // Collisions are read from the registry as it landed, after the lock.
+    let collisions: Vec<(Claim, Claim)> =
+        conflict::collisions(&applied.landing.registry, &w.brain.sections())
+            .into_iter()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect();
+    w.report(applied, |seen, commit| {
+        report(ctx, &w.brain, (seen, collisions), commit, json)
     })
 }
 
-fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool) -> Result<Ending> {
+fn report(
+    ctx: &Ctx,
+    brain: &Brain,
+    (seen, collisions): (Seen, Vec<(Claim, Claim)>),
+    commit: Option<Oid>,
+    json: bool,
+) -> Result<Ending> {
     let Seen {
         active,
         moved,
         stale_claims,
-        collisions,
         sections_held,
     } = seen;
     let stale = stale_claims.len();
@@ -131,7 +87,7 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
         for (a, b) in &collisions {
             writeln!(out, "{}", output::collision_line(a, b)).map_err(crate::Error::output)?;
         }
-        for line in super::verify::missing_lines(brain, sections_held.iter()) {
+        for line in audit::missing_lines(brain, sections_held.iter()) {
             writeln!(out, "{line}").map_err(crate::Error::output)?;
         }
         super::note_commit(ctx, &mut out, commit)?;
@@ -157,14 +113,4 @@ fn report(ctx: &Ctx, brain: &Brain, seen: Seen, commit: Option<Oid>, json: bool)
     } else {
         exit::OK
     }))
-}
-
-/// What the watchdog saw in the registry it checked.
-struct Seen {
-    active: usize,
-    moved: Vec<Claim>,
-    stale_claims: Vec<Claim>,
-    collisions: Vec<(Claim, Claim)>,
-    /// The section claims, to report those naming no heading.
-    sections_held: Vec<Claim>,
 }

@@ -5,10 +5,12 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, status};
+use super::Ctx;
+use super::views as status;
 use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
 use crate::registry::Claim;
+use crate::words::command_line;
 
 #[derive(Serialize)]
 struct WhoAmI {
@@ -18,7 +20,8 @@ struct WhoAmI {
     stale: Vec<ClaimJson>,
 }
 
-pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
+    let json = ctx.json();
     let Some(session) = ctx.env_session()? else {
         return Err(Error::Refused {
             what: "no current session: BSI_SESSION is not set".into(),
@@ -63,7 +66,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
     }
     // The view is what `whoami` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = std::io::stdout().lock();
+    let mut out = ctx.asked();
     writeln!(out, "Session: {session}").map_err(Error::output)?;
     if by_default {
         writeln!(
@@ -79,7 +82,8 @@ pub(crate) fn run(ctx: &Ctx, offline: bool, json: bool) -> Result<u8> {
         if !ctx.verbosity.is_quiet() {
             writeln!(
                 out,
-                "Next: `bsi open SCOPE --session {session}` before editing."
+                "Next: `{}` before editing.",
+                command_line(["bsi", "open", "SCOPE", "--session", &session])
             )
             .map_err(Error::output)?;
         }

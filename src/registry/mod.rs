@@ -325,6 +325,23 @@ impl Registry {
         }
     }
 
+    /// Whether `session` names a claim here, active, stale or in the
+    /// history: an id already given out.
+    pub fn knows_session(&self, session: &str) -> bool {
+        if self.all_claims().any(|(c, _)| c.session == session) {
+            return true;
+        }
+        // The history: a row whose session cell is that id. A history the
+        // parser cannot read counts as knowing it (draw another id).
+        parse::history_rows(self).map_or(true, |rows| {
+            rows.iter().any(|row| {
+                row.iter().any(|(k, v)| {
+                    k.trim().eq_ignore_ascii_case(col::SESSION) && v.trim() == session
+                })
+            })
+        })
+    }
+
     /// Number of history rows.
     pub fn history_len(&self) -> usize {
         self.history.rows.len()

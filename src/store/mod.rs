@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::git_cli::Remote;
 use crate::registry::{self, REGISTRY_FILE, Registry};
+use crate::words::shell_word;
 
 pub use lock::{FAULT_POINTS, WriterLock};
 use state::State;
@@ -37,7 +38,23 @@ pub fn copy_banner(branch: &str) -> String {
     )
 }
 
+/// Where a brain is, found before its settings are read (they are read
+/// from its root): the repository, the brain root and the registry's copy.
+pub struct Site {
+    /// The repository.
+    pub git: Git,
+    /// Absolute path of the work-tree copy of the registry.
+    pub registry: PathBuf,
+    /// Directory holding the copy: scopes are relative to it.
+    pub root: PathBuf,
+    /// The copy's path relative to the work tree root, with `/`.
+    pub rel: String,
+    /// The work tree root.
+    pub workdir: PathBuf,
+}
+
 /// A brain: the repository, the brain root, and where its registry lives.
+/// Built whole by [`Brain::new`], from its [`Site`] and its settings.
 pub struct Brain {
     /// The repository.
     pub git: Git,
@@ -94,9 +111,30 @@ impl View {
 }
 
 impl Brain {
+    /// The brain at `site`, with its settings.
+    pub fn new(site: Site, settings: &crate::settings::Settings) -> Brain {
+        let Site {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+        } = site;
+        Brain {
+            git,
+            registry,
+            root,
+            rel,
+            workdir,
+            branch: settings.branch.clone(),
+            markdown: settings.config.markdown_extensions.clone(),
+            now: chrono::Local::now().fixed_offset(),
+        }
+    }
+
     /// Finds the brain from `cwd`, or from an explicit registry path (the
     /// path of its work-tree copy, whose directory is the brain root).
-    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Brain> {
+    pub fn locate(cwd: &Path, registry: Option<&Path>) -> Result<Site> {
         let (git, registry) = if let Some(p) = registry {
             let p = if p.is_absolute() {
                 p.to_path_buf()
@@ -136,15 +174,12 @@ impl Brain {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
-        Ok(Brain {
+        Ok(Site {
             git,
             registry,
             root,
             rel,
             workdir,
-            branch: crate::settings::DEFAULT_BRANCH.to_string(),
-            markdown: Vec::new(),
-            now: chrono::Local::now().fixed_offset(),
         })
     }
 
@@ -279,8 +314,14 @@ impl Brain {
                             "the local and the remote registry cannot be merged by rows: {e}"
                         ),
                         hint: format!(
-                            "settle it by hand on the branch: `git worktree add ../{b} {b}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
-                            b = self.branch
+                            "settle it by hand on the branch: `{}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
+                            crate::words::command_line([
+                                "git",
+                                "worktree",
+                                "add",
+                                &format!("../{}", self.branch),
+                                &self.branch
+                            ])
                         ),
                     })?;
                 superseded = merged.superseded;
@@ -516,19 +557,11 @@ impl Brain {
     /// PATH. Returns whether anything changed.
     pub fn register_merge_driver(&self) -> Result<bool> {
         let mut added = false;
+        // git runs the driver with the shell.
         let program = std::env::current_exe()
             .ok()
-            .and_then(|p| p.to_str().map(str::to_string))
-            .map_or_else(
-                || "bsi".into(),
-                |p| {
-                    if p.contains(char::is_whitespace) {
-                        format!("'{}'", p.replace('\'', "'\\''"))
-                    } else {
-                        p
-                    }
-                },
-            );
+            .and_then(|p| p.to_str().map(|p| shell_word(p).into_owned()))
+            .unwrap_or_else(|| "bsi".into());
         let driver = format!("{program} merge-driver %O %A %B");
         let current = self.git.config_string("merge.bsi.driver");
         let ours = current
@@ -575,7 +608,49 @@ pub struct BrainSections<'b> {
 }
 
 impl Brain {
-    /// The sections oracle of this brain, for conflict checks.
+    /// What a plan for `scopes` may need of the file system and of git,
+    /// read now (before the writer lock): the heading trees of the files
+    /// they name — in this work tree, in the commit every work tree of the
+    /// clone has checked out, and on the fetched upstream of the content
+    /// branch — and the entries of the directories around them.
+    pub fn snapshot(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
+        let (files, dirs) = crate::claims::wanted(scopes);
+        // Every version bsi knows of the brain's files: the commit each
+        // work tree has checked out, and the fetched upstream.
+        let mut tips = self.git.worktree_heads();
+        if let Some((r, b)) = self.git.upstream()
+            && let Some(tip) = self.git.ref_target(&format!("refs/remotes/{r}/{b}"))
+            && !tips.iter().any(|(_, id)| *id == tip)
+        {
+            tips.push((format!("{r}/{b}"), tip));
+        }
+        let mut snap = crate::claims::Snapshot {
+            registry_rel: self.rel_to_root(),
+            ..Default::default()
+        };
+        for file in files {
+            let here = crate::resolve::read_outline(&self.root, &file);
+            let mut versions = Vec::new();
+            for (name, tip) in &tips {
+                if let Ok(Some(bytes)) = self.git.file_at(*tip, &self.workdir_path(&file)) {
+                    versions.push((
+                        name.clone(),
+                        crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
+                    ));
+                }
+            }
+            snap.versions.insert(file.clone(), versions);
+            snap.worktree.insert(file, here);
+        }
+        for dir in dirs {
+            let entries = crate::resolve::children(&self.root, &dir);
+            snap.listings.insert(dir, entries);
+        }
+        snap
+    }
+
+    /// The sections oracle of this brain, reading heading trees as they are
+    /// asked for: for the views and reports that come after a write.
     pub fn sections(&self) -> BrainSections<'_> {
         let upstream = self
             .git

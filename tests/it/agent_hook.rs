@@ -130,13 +130,112 @@ fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol()
         // A stale claim refuses too, and says who frees it.
         let b = Brain::new();
         other_holds(&b, "projets/plan.md#Goals");
-        b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+        b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")])
+            .code(4)
+            .stdout_has("Now stale: sess-other projets/plan.md#Goals (overdue 8h30m)");
         let ev = replace_event(&b, tool, "projets/plan.md", "q1 text", "q1 done");
         t.note("A stale claim refuses too, and says who frees it.");
         let r = t.bsi_stdin(&["hook", "edit", "--tool", tool], &ev, "an edit event");
         denial(tool, &r).expect("refused");
         t.check(&format!("agent_hook/refusal_{tool}.txt"));
     }
+}
+
+/// A file whose first section's heading is a command substitution.
+const RISKY: &str =
+    "# Plan\n\n## Risks $(touch X)\n\nrisk text\n\n## Open questions\n\nquestion text\n";
+const RISKS: &str = "projets/risky.md#Risks $(touch X)";
+const QUESTIONS: &str = "projets/risky.md#Open questions";
+
+/// Every `bsi open …` command in backquotes in `text`.
+fn commands(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|c| c.starts_with("bsi open "))
+        .collect()
+}
+
+/// The words `sh -c` hands `bsi` when it runs `command` (a pasted command,
+/// `bsi` standing in as a function that writes down its arguments), in an
+/// empty directory that must stay without a file `X`.
+fn words_of(command: &str) -> Vec<String> {
+    let dir = crate::common::scratch("bsi-sh");
+    let script = format!("bsi() {{ printf '%s\\0' \"$@\" > args; }}\n{command}\n");
+    let r = Run::from_output(
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .output()
+            .expect("run sh"),
+    );
+    assert_eq!(r.code, 0, "sh -c {command:?}: {}", r.stderr);
+    assert!(!dir.path().join("X").exists(), "{command} ran `touch X`");
+    let args = std::fs::read(dir.path().join("args")).expect("the arguments");
+    let mut words: Vec<String> = args
+        .split(|b| *b == 0)
+        .map(|w| String::from_utf8(w.to_vec()).expect("utf-8"))
+        .collect();
+    assert_eq!(words.pop().as_deref(), Some(""), "{command}");
+    words
+}
+
+/// What `bsi open` gets from a pasted command: the words after `open` up to
+/// the first flag.
+fn scopes_opened(command: &str) -> Vec<String> {
+    let words = words_of(command);
+    assert_eq!(words.first().map(String::as_str), Some("open"), "{command}");
+    words[1..]
+        .iter()
+        .take_while(|w| !w.starts_with("--"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_heading_with_shell_syntax_is_one_argument_in_every_command_bsi_suggests() {
+    let b = Brain::new();
+    b.write("projets/risky.md", RISKY);
+    b.git(&["add", "projets/risky.md"]);
+    b.git(&["commit", "-q", "-m", "risky"]);
+    other_holds(&b, RISKS);
+
+    // The CLI: the whole file is refused, the free section proposed.
+    let r = b.bsi(&["open", "projets/risky.md", "--session", "mine"]);
+    r.code(3);
+    let cli = commands(&r.stderr);
+    assert!(!cli.is_empty(), "{}", r.stderr);
+    for c in &cli {
+        assert_eq!(scopes_opened(c), [QUESTIONS], "{c}");
+    }
+    // The same command in the JSON hint.
+    let r = b.bsi(&["open", "projets/risky.md", "--session", "mine", "--json"]);
+    r.code(3);
+    let hint = r.json()["hint"].as_str().expect("hint").to_string();
+    assert_eq!(commands(&hint), cli, "{hint}");
+
+    // The edit hook of each tool, for an edit inside the held section: the
+    // free section, and the held one to wait for, each one argument.
+    for tool in TOOLS {
+        let ev = replace_event(&b, tool, "projets/risky.md", "risk text", "no risk");
+        let r = hook(&b, "edit", tool, &ev);
+        let reason = denial(tool, &r).unwrap_or_else(|| panic!("{tool}: not refused: {r:?}"));
+        let opened: Vec<Vec<String>> = commands(&reason).into_iter().map(scopes_opened).collect();
+        assert_eq!(opened, [vec![QUESTIONS], vec![RISKS]], "{tool}: {reason}");
+    }
+
+    // Another session holds the other section: now the CLI proposes the
+    // heading with `$(touch X)` in it, as one argument that runs nothing.
+    b.bsi(&["close", "sess-other", "--agent", "bob"]).ok();
+    other_holds(&b, QUESTIONS);
+    let r = b.bsi(&["open", "projets/risky.md", "--session", "mine"]);
+    r.code(3);
+    let cli = commands(&r.stderr);
+    assert!(!cli.is_empty(), "{}", r.stderr);
+    for c in cli {
+        assert_eq!(scopes_opened(c), [RISKS], "{c}");
+    }
+    assert!(!b.path().join("X").exists());
 }
 
 #[test]
@@ -399,7 +498,9 @@ fn agent_hook_session_start_shows_the_other_machines_claims() {
         }
     }
     // Stale claims are said apart, for a person.
-    a.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")]);
+    a.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T20:00:00Z")])
+        .code(4)
+        .stdout_has("Now stale: sess-alice agents/alice.md (overdue 8h30m)");
     let r = hook(
         &b,
         "session-start",

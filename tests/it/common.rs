@@ -212,8 +212,11 @@ pub fn long() -> bool {
     std::env::var_os("BSI_LONG").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// A finished command.
+/// A finished command. A test that runs a command says what it must give:
+/// its exit code at least (`.ok()`, `.code(n)`), or reads its output; one
+/// dropped unread is a command whose failure would go unnoticed.
 #[derive(Debug)]
+#[must_use = "assert the exit code (`.ok()`, `.code(n)`) or read the output"]
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -733,27 +736,157 @@ impl Brain {
     }
 }
 
+/// The directory of the snapshot files, relative to the package root (where
+/// cargo runs the tests, and where the commands a failure prints are run).
+pub const SNAPSHOTS: &str = "tests/snapshots";
+
+/// The suffix of an output waiting for review beside its snapshot.
+pub const PENDING: &str = ".new";
+
 /// Compares `actual` with the file `tests/snapshots/<rel>`, byte for byte.
-/// With `BSI_UPDATE_SNAPSHOTS=1` the file is (re)written instead.
+///
+/// A snapshot is never rewritten by a test run. When the output differs
+/// (or the snapshot does not exist yet), it is written beside the snapshot
+/// as `<rel>.new` and the test fails, showing the difference and the two
+/// commands of the review: `diff -u` to read it, `mv` to accept it. The
+/// `.new` files are git-ignored; one left from an earlier run is
+/// overwritten when the output still differs, and removed when it matches
+/// again, so what lies beside a snapshot is always this run's output or
+/// nothing (but for the snapshots of tests that did not run).
 #[track_caller]
 pub fn snapshot(rel: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(rel);
-    if std::env::var_os("BSI_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        fs::write(&path, actual).expect("write snapshot");
-        return;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(SNAPSHOTS);
+    if let Err(why) = check_snapshot(&dir, SNAPSHOTS, rel, actual) {
+        panic!("{why}");
     }
-    let expected = fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "no snapshot tests/snapshots/{rel}; run with BSI_UPDATE_SNAPSHOTS=1 to create it.\n--- actual\n{actual}"
-        )
-    });
-    assert!(
-        expected == actual,
-        "snapshot tests/snapshots/{rel} differs; run with BSI_UPDATE_SNAPSHOTS=1 if the change is meant.\n--- expected\n{expected}\n--- actual\n{actual}"
-    );
+}
+
+/// [`snapshot`] for the snapshots in `dir`, which a failure names `shown`:
+/// `Err` holds the failure's text.
+pub fn check_snapshot(dir: &Path, shown: &str, rel: &str, actual: &str) -> Result<(), String> {
+    let path = dir.join(rel);
+    let pending = dir.join(format!("{rel}{PENDING}"));
+    let expected = match fs::read_to_string(&path) {
+        Ok(text) if text == actual => {
+            // A leftover of a run whose output differed: out of date now.
+            match fs::remove_file(&pending) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot remove {shown}/{rel}{PENDING}: {e}")),
+            }
+            return Ok(());
+        }
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {shown}/{rel}: {e}")),
+    };
+    let (old, new) = (format!("{shown}/{rel}"), format!("{shown}/{rel}{PENDING}"));
+    let wrote = fs::create_dir_all(pending.parent().expect("parent"))
+        .and_then(|()| fs::write(&pending, actual));
+    let mut why = match &expected {
+        Some(expected) => format!(
+            "snapshot {old} differs (- snapshot, + this run):\n{}",
+            line_diff(expected, actual)
+        ),
+        None => format!("no snapshot {old}; this run's output:\n{actual}"),
+    };
+    match wrote {
+        Ok(()) => {
+            why.push_str(&format!("\nthis run's output is in {new}\n"));
+            if expected.is_some() {
+                why.push_str(&format!("  review: diff -u {old} {new}\n"));
+            }
+            why.push_str(&format!("  accept: mv {new} {old}\n"));
+        }
+        Err(e) => why.push_str(&format!("\n(cannot write {new}: {e})\n")),
+    }
+    Err(why)
+}
+
+/// The lines that differ between `old` and `new`, each change with two
+/// lines of context: `-` lines of `old`, `+` lines of `new`, after an
+/// `@@ line N` giving where the hunk starts in `old`.
+pub fn line_diff(old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let ops = edit_script(&a, &b);
+    const CONTEXT: usize = 2;
+    let changed: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0 != ' ').collect();
+    let near = |k: usize| {
+        changed
+            .iter()
+            .any(|&c| k + CONTEXT >= c && k <= c + CONTEXT)
+    };
+    let mut out = String::new();
+    let mut shown_last = false;
+    for (k, (kind, line, text)) in ops.iter().enumerate() {
+        if !near(k) {
+            shown_last = false;
+            continue;
+        }
+        if !shown_last {
+            out.push_str(&format!("@@ line {}\n", line + 1));
+        }
+        shown_last = true;
+        out.push(*kind);
+        if let Some(t) = text.strip_suffix('\n') {
+            out.push_str(t);
+            out.push('\n');
+        } else {
+            out.push_str(text);
+            out.push_str("  [no newline at the end]\n");
+        }
+    }
+    out
+}
+
+/// The edit from `a` to `b`: `(kind, index in a, line)` with kind ` `
+/// (kept), `-` or `+`. Minimal (a longest common subsequence) between the
+/// common head and tail, unless that middle is too large to compare line
+/// by line: then all of it is removed and added.
+fn edit_script<'t>(a: &[&'t str], b: &[&'t str]) -> Vec<(char, usize, &'t str)> {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ma, mb) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let mut ops: Vec<(char, usize, &str)> = (0..head).map(|i| (' ', i, a[i])).collect();
+    let (n, m) = (ma.len(), mb.len());
+    if (n + 1).saturating_mul(m + 1) > 4_000_000 {
+        ops.extend(ma.iter().enumerate().map(|(i, t)| ('-', head + i, *t)));
+        ops.extend(mb.iter().map(|t| ('+', head + n, *t)));
+    } else {
+        let at = |i: usize, j: usize| i * (m + 1) + j;
+        let mut lcs = vec![0u32; (n + 1) * (m + 1)];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                lcs[at(i, j)] = if ma[i] == mb[j] {
+                    lcs[at(i + 1, j + 1)] + 1
+                } else {
+                    lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n || j < m {
+            if i < n && j < m && ma[i] == mb[j] {
+                ops.push((' ', head + i, ma[i]));
+                (i, j) = (i + 1, j + 1);
+            } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
+                ops.push(('-', head + i, ma[i]));
+                i += 1;
+            } else {
+                ops.push(('+', head + i, mb[j]));
+                j += 1;
+            }
+        }
+    }
+    let end = a.len() - tail;
+    ops.extend((end..a.len()).map(|i| (' ', i, a[i])));
+    ops
 }
 
 /// Runs `cmd` with `input` on its stdin.

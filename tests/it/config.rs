@@ -14,16 +14,18 @@ fn default_ttl_and_default_agent_apply_when_no_flag_says_otherwise() {
     t.note(
         ".bsi.toml: default_ttl = \"4h\", default_agent = \"claude\"; the clock starts at 09:30",
     );
-    t.bsi(&["open", "agents/", "--session", "s1"]);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     assert!(b.active()[0].contains("| claude |"), "{:?}", b.active());
     t.note("The flag and BSI_AGENT win over the file (at 09:31).");
     t.bsi_env(
         &["open", "README.md", "--session", "s2", "--ttl", "1h"],
         &[("BSI_AGENT", "codex")],
-    );
+    )
+    .ok();
     assert!(b.active()[1].contains("| codex |"), "{:?}", b.active());
     t.note("renew uses the default TTL too, and the default agent owns s1.");
-    t.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
+    t.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .ok();
     t.check("config/default_ttl_and_default_agent_apply_when_no_flag_says_otherwise.txt");
     assert!(
         b.active()[0].contains("2026-03-14 16:00 +00:00"),
@@ -40,26 +42,30 @@ fn max_active_per_agent_refuses_beyond_the_limit() {
     let codex = [("BSI_AGENT", "codex")];
     let mut t = Transcript::new(&b);
     t.note(".bsi.toml: max_active_per_agent = 2");
-    t.bsi_env(&["open", "agents/", "--session", "s1"], &me);
-    t.bsi_env(&["open", "README.md", "--session", "s2"], &me);
+    t.bsi_env(&["open", "agents/", "--session", "s1"], &me).ok();
+    t.bsi_env(&["open", "README.md", "--session", "s2"], &me)
+        .ok();
     let reg = b.registry();
     let n = b.commits();
-    t.bsi_env(&["open", "projets/plan.md#Risks", "--session", "s3"], &me);
+    t.bsi_env(&["open", "projets/plan.md#Risks", "--session", "s3"], &me)
+        .code(1);
     assert_eq!((b.registry(), b.commits()), (reg.clone(), n));
     t.note("Asking for several scopes at once counts them all.");
-    t.bsi_env(&["open", "projets/", "--session", "s4"], &codex);
+    t.bsi_env(&["open", "projets/", "--session", "s4"], &codex)
+        .ok();
     let n = b.commits();
     t.bsi_env(
         &["open", "notes/a.md", "notes/b.md", "--session", "s4"],
         &codex,
-    );
+    )
+    .code(1);
     assert_eq!(b.commits(), n);
     t.note("Another agent is not limited by claude's claims; closing frees room.");
-    t.bsi_env(&["close", "s2"], &me);
-    t.bsi_env(&["open", "notes/", "--session", "s3"], &me);
+    t.bsi_env(&["close", "s2"], &me).ok();
+    t.bsi_env(&["open", "notes/", "--session", "s3"], &me).ok();
     t.note("Reopening a scope already held adds nothing and is not refused.");
     let n = b.commits();
-    t.bsi_env(&["open", "notes/", "--session", "s3"], &me);
+    t.bsi_env(&["open", "notes/", "--session", "s3"], &me).ok();
     assert_eq!(b.commits(), n);
     t.check("config/max_active_per_agent_refuses_beyond_the_limit.txt");
 }
@@ -71,7 +77,7 @@ fn unknown_keys_name_the_nearest_valid_one() {
     let n = b.commits();
     let mut t = Transcript::new(&b);
     t.note(".bsi.toml: defualt_ttl = \"4h\"");
-    t.bsi(&["open", "agents/", "--session", "s1"]);
+    t.bsi(&["open", "agents/", "--session", "s1"]).code(2);
     t.check("config/unknown_keys_name_the_nearest_valid_one.txt");
     assert_eq!(b.commits(), n);
     assert!(b.active().is_empty());
@@ -90,7 +96,7 @@ fn malformed_files_and_bad_values_are_clear_errors() {
     ] {
         b.write(".bsi.toml", text);
         t.note(&format!(".bsi.toml: {text:?}"));
-        t.bsi(&["open", "agents/", "--session", "s1"]);
+        t.bsi(&["open", "agents/", "--session", "s1"]).code(2);
     }
     t.check("config/malformed_files_and_bad_values_are_clear_errors.txt");
     assert!(b.active().is_empty());

@@ -870,6 +870,35 @@ fn bsi_now_is_the_clock() {
     t.check("core/bsi_now_is_the_clock.txt");
 }
 
+/// `BSI_RANDOM_SEED` draws the random part of a generated session id: the
+/// same seed gives the same id in another brain, another seed another id;
+/// a seed that is not a number is refused before anything is written.
+#[test]
+fn bsi_random_seed_draws_the_session_id() {
+    let generated = |seed: &str| {
+        let b = Brain::new();
+        let r = b.bsi_env(&["open", "agents/", "--json"], &[("BSI_RANDOM_SEED", seed)]);
+        r.ok();
+        let id = r.json()["session"].as_str().expect("session").to_string();
+        assert!(b.active()[0].starts_with(&format!("| {id} | agents/ |")));
+        id
+    };
+    let id = generated("42");
+    assert!(id.starts_with("sess-20260314-0930-"), "{id}");
+    assert_eq!(generated("42"), id);
+    assert_eq!(generated(" 42 "), id);
+    assert_ne!(generated("43"), id);
+    let b = Brain::new();
+    let n = b.commits();
+    let mut t = Transcript::new(&b);
+    t.bsi_env(&["open", "agents/"], &[("BSI_RANDOM_SEED", "dice")])
+        .code(2);
+    t.bsi_env(&["open", "agents/"], &[("BSI_RANDOM_SEED", "-1")])
+        .code(2);
+    t.check("core/bsi_random_seed_draws_the_session_id.txt");
+    assert_eq!(b.commits(), n);
+}
+
 #[test]
 fn a_refused_request_says_which_of_its_scopes_are_free() {
     let b = Brain::new();

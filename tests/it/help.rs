@@ -1,7 +1,10 @@
-//! The full `--help` of bsi and of every subcommand, snapshotted so any change
-//! to the interface shows in review.
+//! The full `--help` of bsi and of every subcommand at every depth (`bsi
+//! hook edit` as well as `bsi hook`), snapshotted so any change to the
+//! interface shows in review.
 
-use crate::common::{Brain, snapshot};
+use std::collections::BTreeSet;
+
+use crate::common::{Brain, SNAPSHOTS, snapshot};
 
 /// Subcommand names listed under `Commands:` in `bsi --help`.
 fn subcommands(help: &str) -> Vec<String> {
@@ -15,13 +18,49 @@ fn subcommands(help: &str) -> Vec<String> {
         .collect()
 }
 
+/// The path of every subcommand under `cmd`, at any depth, parents before
+/// their children (`["hook"]`, then `["hook", "edit"]`). The `help`
+/// subcommand clap adds is left out: its help is clap's, tested in hints.
+fn command_paths(cmd: &clap::Command, above: &[String], out: &mut Vec<Vec<String>>) {
+    for sub in cmd.get_subcommands() {
+        if sub.get_name() == "help" {
+            continue;
+        }
+        let mut path = above.to_vec();
+        path.push(sub.get_name().to_string());
+        out.push(path.clone());
+        command_paths(sub, &path, out);
+    }
+}
+
+/// Every command's help is its snapshot `help/bsi-<path>.txt`; the
+/// commands are found by walking bsi's command tree, so a new subcommand
+/// at any depth fails here until its help is reviewed, and the help
+/// directory holds exactly these files (a removed command's help is
+/// found too).
 #[test]
 fn help_of_every_command_matches_its_snapshot() {
     let b = Brain::bare_repo();
     let top = b.bsi(&["--help"]);
     top.ok();
     snapshot("help/bsi.txt", &top.stdout);
-    let cmds = subcommands(&top.stdout);
+
+    let tree = bsi::cli::command();
+    let mut paths = Vec::new();
+    command_paths(&tree, &[], &mut paths);
+    // The tree walked is the binary's: its first level is what `bsi --help`
+    // lists (hidden commands aside).
+    let listed: BTreeSet<String> = tree
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| s.get_name().to_string())
+        .collect();
+    assert_eq!(
+        subcommands(&top.stdout)
+            .into_iter()
+            .collect::<BTreeSet<_>>(),
+        listed
+    );
     for want in [
         "init",
         "open",
@@ -34,14 +73,50 @@ fn help_of_every_command_matches_its_snapshot() {
         "log",
         "completions",
         "man",
+        "hook edit",
+        "hook install",
+        "agent install",
     ] {
-        assert!(cmds.iter().any(|c| c == want), "{want} not in {cmds:?}");
+        assert!(
+            paths.iter().any(|p| p.join(" ") == want),
+            "{want} not in {paths:?}"
+        );
     }
-    for c in &cmds {
-        let r = b.bsi(&[c, "--help"]);
+
+    let mut files = BTreeSet::from(["bsi.txt".to_string()]);
+    for path in &paths {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        let file = format!("bsi-{}.txt", args.join("-"));
+        assert!(files.insert(file.clone()), "two commands give {file}");
+        args.push("--help");
+        let r = b.bsi(&args);
         r.ok();
-        snapshot(&format!("help/bsi-{c}.txt"), &r.stdout);
+        assert!(
+            r.stdout.contains(&format!("Usage: bsi {}", path.join(" "))),
+            "not the help of bsi {}:\n{}",
+            path.join(" "),
+            r.stdout
+        );
+        snapshot(&format!("help/{file}"), &r.stdout);
     }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(SNAPSHOTS)
+        .join("help");
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("read the help snapshots")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| !n.ends_with(crate::common::PENDING))
+        .collect();
+    let orphans: Vec<&String> = on_disk.difference(&files).collect();
+    assert!(
+        orphans.is_empty(),
+        "help snapshots of no command (delete them): {orphans:?}"
+    );
 }
 
 #[test]

@@ -96,11 +96,12 @@ fn a_relative_bsi_registry_starts_at_the_work_tree_root() {
     b.git(&["commit", "-q", "-m", "base"]);
     let env = [("BSI_REGISTRY", "brain/BRAIN-INDEX.md")];
     let mut t = Transcript::new(&b);
-    t.bsi_env(&["init"], &env);
+    t.bsi_env(&["init"], &env).ok();
     assert!(b.path().join("brain/BRAIN-INDEX.md").is_file());
     t.note("From a subdirectory, the same registry and brain root.");
-    t.bsi_in_env("brain/notes", &["open", "a.md", "--session", "s1"], &env);
-    t.bsi_env(&["status"], &env);
+    t.bsi_in_env("brain/notes", &["open", "a.md", "--session", "s1"], &env)
+        .ok();
+    t.bsi_env(&["status"], &env).ok();
     t.note("A directory that does not exist is named, with the way out.");
     hint(&t.bsi_env(&["status"], &[("BSI_REGISTRY", "nowhere/BRAIN-INDEX.md")]));
     t.check("hints/a_relative_bsi_registry_starts_at_the_work_tree_root.txt");
@@ -115,7 +116,7 @@ fn release_without_confirm_is_a_preview_said_once() {
     b.bsi_env(&["watchdog"], &later).code(4);
     let n = b.commits();
     let mut t = Transcript::new(&b);
-    t.bsi_env(&["release", "s1"], &later);
+    t.bsi_env(&["release", "s1"], &later).ok();
     t.check("hints/release_without_confirm_is_a_preview_said_once.txt");
     assert_eq!(b.commits(), n);
     let j = b.bsi_env(&["release", "s1", "--json"], &later);
@@ -174,15 +175,16 @@ fn renew_right_after_open_succeeds_and_says_why_nothing_moved() {
     // The same instant as the open: nothing to extend.
     let at_open = [("BSI_NOW", crate::common::NOW)];
     let mut t = Transcript::new(&b);
-    t.bsi_env(&["open", "agents/", "--session", "s1"], &at_open);
+    t.bsi_env(&["open", "agents/", "--session", "s1"], &at_open)
+        .ok();
     let n = b.commits();
-    t.bsi_env(&["renew", "s1"], &at_open);
+    t.bsi_env(&["renew", "s1"], &at_open).ok();
     assert_eq!(b.commits(), n);
     let j = b.bsi(&["renew", "s1", "--json"]);
     j.ok();
     assert!(j.json()["commit"].is_null(), "{}", j.stdout);
     assert_eq!(j.json()["unchanged"][0]["scope"], "agents/");
-    t.bsi_env(&["renew", "s1", "--ttl", "4h"], &at_open);
+    t.bsi_env(&["renew", "s1", "--ttl", "4h"], &at_open).ok();
     assert_eq!(b.commits(), n + 1);
     t.note("Past its expiry, a claim can no longer be renewed.");
     hint(&t.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T14:00:00Z")]));
@@ -197,11 +199,13 @@ fn messages_give_times_in_the_readers_zone() {
     t.bsi_env(
         &["open", "agents/", "--session", "s1"],
         &[("TZ", "Europe/Paris")],
-    );
+    )
+    .ok();
     assert!(b.active()[0].contains("2026-03-14 12:30 +01:00"));
     t.note("Read in UTC: the same instant, in UTC.");
-    t.bsi(&["open", "agents/alice.md", "--session", "s2"]);
-    t.bsi(&["status"]);
+    t.bsi(&["open", "agents/alice.md", "--session", "s2"])
+        .code(3);
+    t.bsi(&["status"]).ok();
     t.check("hints/messages_give_times_in_the_readers_zone.txt");
 }
 
@@ -212,10 +216,11 @@ fn the_owner_may_close_its_stale_claim() {
         .ok();
     let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
     let mut t = Transcript::new(&b);
-    t.bsi_env(&["watchdog"], &later);
+    t.bsi_env(&["watchdog"], &later).code(4);
     t.note("Not another agent.");
     hint(&t.bsi_env(&["close", "s1", "--agent", "codex"], &later));
-    t.bsi_env(&["close", "s1", "--agent", "claude"], &later);
+    t.bsi_env(&["close", "s1", "--agent", "claude"], &later)
+        .ok();
     t.check("hints/the_owner_may_close_its_stale_claim.txt");
     assert!(b.stale().is_empty());
     assert!(b.history()[0].contains("| completed |"));
@@ -274,9 +279,10 @@ fn an_english_registry_is_read_and_written_by_every_command() {
     }
     assert!(!text.contains("Claims actifs"));
     let mut t = Transcript::new(&b);
-    t.bsi(&["open", "agents/", "--session", "s1"]);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
     assert!(b.rows("Active claims")[0].contains("| s1 | agents/ |"));
-    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
+    t.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
     let stale = b.rows("Stale claims — check required");
     assert!(
         stale[0].contains("| TTL expired without closing |"),
@@ -285,11 +291,13 @@ fn an_english_registry_is_read_and_written_by_every_command() {
     // A clone without the key reads it as well.
     b.write(".bsi.toml", "");
     t.note(".bsi.toml emptied: a clone without the key.");
-    t.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:00:00Z")]);
+    t.bsi_env(&["status"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .ok();
     t.bsi_env(
         &["release", "s1", "--confirm"],
         &[("BSI_NOW", "2026-03-14T12:01:00Z")],
-    );
+    )
+    .ok();
     assert!(b.rows("History")[0].contains("| released |"));
     b.write(".bsi.toml", "registry_language = \"klingon\"\n");
     t.note(".bsi.toml: registry_language = \"klingon\"");
@@ -329,11 +337,11 @@ fn a_french_registry_names_the_eight_hour_ceiling_only_when_reached() {
 fn views_with_nothing_to_fix_end_with_how_to_claim() {
     let b = Brain::new();
     let mut t = Transcript::new(&b);
-    t.bsi(&["open", "agents/", "--session", "s1"]);
-    t.bsi(&["status"]);
-    t.bsi(&["status", "--tree"]);
-    t.bsi(&["watchdog"]);
-    t.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]);
+    t.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    t.bsi(&["status"]).ok();
+    t.bsi(&["status", "--tree"]).ok();
+    t.bsi(&["watchdog"]).ok();
+    t.bsi_env(&["whoami"], &[("BSI_SESSION", "s1")]).ok();
     t.check("hints/views_with_nothing_to_fix_end_with_how_to_claim.txt");
 }
 

@@ -275,10 +275,9 @@ fn load_many_writers_lose_nothing() {
     b.git(&["fsck", "--no-progress", "--strict"]);
 }
 
-/// The fastest of five runs of `f`, in microseconds: the span within which
-/// a kill test draws its moments, so that even on a machine whose load
-/// varies most kills land while the command runs. Not asserted, only used
-/// to aim.
+/// The fastest of five runs of `f`, in microseconds: where the kill
+/// moments of [`KillMoments`] start from. Only a first guess, never
+/// asserted: the span then follows what the kills find.
 pub(crate) fn run_time_us(mut f: impl FnMut(usize)) -> u32 {
     let mut times: Vec<u32> = (0..5)
         .map(|i| {
@@ -289,6 +288,60 @@ pub(crate) fn run_time_us(mut f: impl FnMut(usize)) -> u32 {
         .collect();
     times.sort_unstable();
     times[0].max(1_000)
+}
+
+/// When a kill test kills the command it has just started: at a moment
+/// drawn at random within a span that follows what the kills find, not a
+/// measure of the machine's speed taken once. A kill that came after the
+/// command had finished shortens the span by two fifths; one that
+/// interrupted it lengthens it by a fifth. The span settles where about
+/// one kill in four comes after the end and the others fall all over the
+/// run (its start, its commit, its push), on a fast machine, a slow one,
+/// or one whose load changes while the test runs.
+pub(crate) struct KillMoments {
+    rng: Lcg,
+    span_us: f64,
+}
+
+impl KillMoments {
+    /// Moments drawn from `seed`, in a span that starts at
+    /// `first_span_us`.
+    pub(crate) fn new(seed: u64, first_span_us: u32) -> KillMoments {
+        KillMoments {
+            rng: Lcg(seed),
+            span_us: f64::from(first_span_us),
+        }
+    }
+
+    fn next(&mut self) -> Duration {
+        Duration::from_micros(self.rng.below(self.span_us as usize) as u64)
+    }
+
+    fn learn(&mut self, interrupted: bool) {
+        let factor = if interrupted { 1.2 } else { 0.6 };
+        self.span_us = (self.span_us * factor).max(200.0);
+    }
+
+    /// Runs `attempt(i, pause)` (start a command, kill it after `pause`,
+    /// check what it left; `true` when the kill interrupted it) `kills`
+    /// times, and more, up to four times as many, while fewer than a
+    /// quarter of the kills interrupted the command: a kill test proves
+    /// something only when its kills land while the command runs. Returns
+    /// the number of kills and how many interrupted the command.
+    pub(crate) fn kill(
+        &mut self,
+        kills: usize,
+        mut attempt: impl FnMut(usize, Duration) -> bool,
+    ) -> (usize, usize) {
+        let (mut done, mut interrupted) = (0, 0);
+        while done < kills || (interrupted * 4 < done && done < kills * 4) {
+            let hit = attempt(done, self.next());
+            self.learn(hit);
+            done += 1;
+            interrupted += usize::from(hit);
+        }
+        (done, interrupted)
+    }
 }
 
 /// After a kill: the registry branch holds a registry every command reads,
@@ -382,17 +435,13 @@ fn killed_at_every_write_point_the_next_command_repairs() {
 fn sigkill_at_random_moments_never_corrupts() {
     let kills = if long() { 200 } else { 24 };
     let b = Brain::new();
-    // Kills are drawn within the time one open takes here (debug or
-    // release build, loaded machine or not), so most land while it runs.
-    let span = run_time_us(|i| {
+    let first_span = run_time_us(|i| {
         b.bsi(&["open", &format!("warm{i}/"), "--session", &format!("w{i}")])
             .ok();
     });
     let user = b.user_state();
-    let mut rng = Lcg(42);
     let mut landed = 0;
-    let mut interrupted = 0;
-    for i in 0..kills {
+    let (kills, interrupted) = KillMoments::new(42, first_span).kill(kills, |i, pause| {
         let before = b.registry();
         let session = format!("r{i}");
         let scope = format!("zone{i}/");
@@ -402,7 +451,7 @@ fn sigkill_at_random_moments_never_corrupts() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(Duration::from_micros(rng.below(span as usize) as u64));
+        std::thread::sleep(pause);
         let _ = child.kill();
         let status = child.wait().expect("wait");
         let file = b.registry();
@@ -415,8 +464,6 @@ fn sigkill_at_random_moments_never_corrupts() {
         if status.success() || b.registry().contains(&row) {
             landed += 1;
         }
-        // Killed by the signal, not finished before it came.
-        interrupted += usize::from(!status.success());
         // Whatever survived is committed with its own commit.
         if b.registry().contains(&row) {
             let log = b.git(&["log", "--format=%s", "brain-index"]);
@@ -425,7 +472,9 @@ fn sigkill_at_random_moments_never_corrupts() {
                 "kill {i}"
             );
         }
-    }
+        // Killed by the signal, not finished before it came.
+        !status.success()
+    });
     eprintln!(
         "random kills: {kills}, of them mid-run: {interrupted}, writes that survived: {landed}"
     );
@@ -883,10 +932,12 @@ fn a_write_killed_before_its_branch_moved_leaves_no_trace() {
     let b = Brain::new();
     let before = b.registry();
     for p in ["after-record", "after-commit"] {
+        // Aborted there: a signal, no exit code.
         b.bsi_env(
             &["open", "agents/", "--session", "s1"],
             &[("BSI_FAULT_POINT", p)],
-        );
+        )
+        .code(-1);
         assert_eq!(b.registry(), before, "{p}");
     }
     b.bsi(&["open", "agents/", "--session", "s2"]).ok();
@@ -894,7 +945,8 @@ fn a_write_killed_before_its_branch_moved_leaves_no_trace() {
     b.bsi_env(
         &["open", "projets/", "--session", "s3"],
         &[("BSI_FAULT_POINT", "after-branch")],
-    );
+    )
+    .code(-1);
     // The branch moved: the change holds, and the next command brings the
     // copy up to date.
     assert!(b.registry().contains("| s3 | projets/ |"));

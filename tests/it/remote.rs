@@ -64,13 +64,14 @@ impl Net {
             .collect()
     }
 
-    /// Moves the remote away (unreachable) and back.
+    /// Moves the remote away (unreachable) and back: beside itself, under
+    /// its own name and `.away` (a name of its own: `with_extension` would
+    /// replace the random part of the name, and two tests at once would
+    /// move their remotes to one place).
     fn away(&self) -> PathBuf {
-        // Beside it, under a name of its own: `with_extension` would give
-        // every test's remote the same one.
-        let mut to = self.bare.path().as_os_str().to_owned();
-        to.push("-away");
-        let to = PathBuf::from(to);
+        let mut name = self.bare.path().file_name().expect("a name").to_owned();
+        name.push(".away");
+        let to = self.bare.path().with_file_name(name);
         std::fs::rename(self.bare.path(), &to).expect("move the remote away");
         to
     }
@@ -570,6 +571,8 @@ fn a_remote_named_in_bsi_toml_is_published_to() {
     t.git(&["branch", "--unset-upstream"]).ok();
     t.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"])
         .ok();
+    // The clone recorded the remote where it found the registry: forgotten.
+    t.git(&["config", "--unset", "bsi.remote"]).ok();
     let before = (n.a.registry(), n.a.commits());
     t.note("Which remote is it? bsi asks rather than keep the claim where no one sees it.");
     t.bsi(&["open", "agents/", "--session", "sa"]).code(2);
@@ -679,19 +682,14 @@ fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
 fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
     let n = Net::new();
     let kills = if long() { 60 } else { 12 };
-    // Kills are drawn within the time one publish takes here (debug or
-    // release build), so most land while it runs.
-    let span = u64::from(crate::reliability::run_time_us(|i| {
+    let first_span = crate::reliability::run_time_us(|i| {
         n.a.bsi(&["open", &format!("warm{i}/"), "--session", &format!("w{i}")])
             .ok();
-    }));
+    });
     let user = untouched(&n.a);
-    let mut seed: u64 = 7;
     let mut landed = 0;
-    let mut interrupted = 0;
-    for i in 0..kills {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-        let pause = (seed >> 33) % span;
+    let mut moments = crate::reliability::KillMoments::new(7, first_span);
+    let (kills, interrupted) = moments.kill(kills, |i, pause| {
         let session = format!("k{i}");
         let scope = format!("zone{i}/");
         // bsi and the git it runs die together, as on a crash or a Ctrl-C
@@ -703,13 +701,12 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn");
-        std::thread::sleep(std::time::Duration::from_micros(pause));
+        std::thread::sleep(pause);
         let _ = Command::new("kill")
             .args(["-KILL", "--", &format!("-{}", child.id())])
             .stderr(Stdio::null())
             .status();
         let status = child.wait().expect("wait");
-        interrupted += usize::from(!status.success());
         // The next command on that machine settles whatever was half done.
         let s = n.a.bsi(&["sync"]);
         assert!(
@@ -738,7 +735,8 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
                 .trim(),
             "0"
         );
-    }
+        !status.success()
+    });
     eprintln!(
         "publish kills: {kills}, of them mid-run: {interrupted}, claims that reached the remote: {landed}"
     );
@@ -957,4 +955,83 @@ fn a_pull_of_the_registry_branch_merges_by_rows_without_bsi_on_path() {
     assert!(!merged.contains("<<<<<<<"), "{merged}");
     assert!(merged.contains("| sa | agents/alice.md |"), "{merged}");
     assert!(merged.contains("| sb | projets/ |"), "{merged}");
+}
+
+#[test]
+fn the_registry_remote_does_not_follow_the_checked_out_branch() {
+    let n = Net::new();
+    // Machine b holds the plan, published to origin.
+    n.b.bsi(&["open", "projets/plan.md", "--session", "sb"])
+        .ok();
+    // Machine a works on a branch whose upstream is a personal fork.
+    let fork = crate::common::scratch("bsi-remote");
+    let url = fork.path().to_str().expect("utf-8");
+    n.a.git(&["init", "-q", "--bare", url]);
+    n.a.git(&["remote", "add", "fork", url]);
+    n.a.git(&["checkout", "-q", "-b", "feature"]);
+    n.a.git(&["push", "-q", "-u", "fork", "feature"]);
+    n.a.bsi(&["hook", "install"]).ok();
+    let before = untouched(&n.a);
+
+    // The registry is found on origin, whatever the branch follows.
+    n.a.bsi(&["status"]).ok().stdout_has("sb");
+    assert_eq!(untouched(&n.a), before);
+    assert_eq!(
+        n.a.git(&["config", "bsi.remote"]).trim(),
+        "origin",
+        "found once, recorded for the clone"
+    );
+
+    // The commit guard sees the other session's claim.
+    n.a.write("projets/plan.md", "# Plan\n\nmine\n");
+    n.a.git(&["add", "projets/plan.md"]);
+    n.a.git_at(n.a.path(), Some("sa"), &["commit", "-q", "-m", "plan"])
+        .code(1)
+        .stderr_has("sb");
+    n.a.git(&["reset", "-q", "--hard"]);
+    let before = untouched(&n.a);
+
+    // No second registry on the fork, and no overlapping claim.
+    n.a.bsi(&["init"]).code(1).stderr_has("origin/brain-index");
+    n.a.bsi(&["open", "projets/plan.md", "--session", "sa"])
+        .code(3);
+    assert_eq!(untouched(&n.a), before);
+    let on_fork = Command::new("git")
+        .arg("--git-dir")
+        .arg(fork.path())
+        .args(["branch", "--list", "brain-index"])
+        .output()
+        .expect("run git");
+    assert_eq!(String::from_utf8_lossy(&on_fork.stdout).trim(), "");
+    assert!(n.active_with("| sa |").is_empty());
+    assert_eq!(n.active_with("| sb |").len(), 1);
+
+    // Back on main: the same registry, no collision.
+    n.a.git(&["checkout", "-q", "main"]);
+    n.a.bsi(&["status"]).ok().stdout_has("sb");
+    assert!(!n.a.bsi(&["status"]).stdout.contains("COLLISION"));
+}
+
+#[test]
+fn init_refuses_when_another_remote_holds_the_registry() {
+    let n = Net::new();
+    // A clone whose fork is named for bsi, and origin holds the registry.
+    let fork = crate::common::scratch("bsi-remote");
+    let url = fork.path().to_str().expect("utf-8");
+    n.a.git(&["init", "-q", "--bare", url]);
+    n.a.git(&["remote", "add", "fork", url]);
+    n.a.git(&["config", "bsi.remote", "fork"]);
+    let before = untouched(&n.a);
+    n.a.bsi(&["init"])
+        .code(2)
+        .stderr_has("`origin` already holds")
+        .stderr_has("git config bsi.remote origin");
+    assert_eq!(untouched(&n.a), before);
+    assert_eq!(n.a.git(&["branch", "--list", "brain-index"]).trim(), "");
+    // Nothing known of any remote's registry: init asks them.
+    n.a.git(&["config", "--unset", "bsi.remote"]);
+    n.a.git(&["update-ref", "-d", "refs/remotes/origin/brain-index"]);
+    n.a.bsi(&["init"]).code(1).stderr_has("origin/brain-index");
+    assert_eq!(n.a.git(&["config", "bsi.remote"]).trim(), "origin");
+    assert_eq!(n.a.git(&["branch", "--list", "brain-index"]).trim(), "");
 }

@@ -12,14 +12,17 @@ use crate::common::{Brain, Run, bin, clean_env, output_with_stdin, scratch_base,
 /// A test's commands and their whole outputs, written down as one reads
 /// them in a terminal and compared with `tests/snapshots/<file>` in one go
 /// (the way jj's test environment works): an extra, missing or changed line
-/// anywhere fails the test, where a substring check would pass.
+/// anywhere fails the test, where a substring check would pass. A
+/// transcript that differs waits for review beside its snapshot as
+/// `<file>.new` ([`snapshot`] says how to accept it).
 ///
 /// Each command runs one minute after the one before (the first at the
 /// brain's clock), so times in the outputs differ from command to command
 /// as they would for a person; the test's temporary paths read `$BRAIN`
 /// (the brain), `$TMP/<kind>` (its remotes, clones and homes) and `$BSI`
-/// (the binary), and the random part of a generated session id reads
-/// `????`.
+/// (the binary). Each command also gets `BSI_RANDOM_SEED` set to its
+/// number in the transcript (0 for the first), so a generated session id is
+/// the same on every run and the transcript shows it as it is.
 pub struct Transcript<'a> {
     brain: &'a Brain,
     step: i64,
@@ -35,13 +38,13 @@ impl<'a> Transcript<'a> {
         }
     }
 
-    /// The clock of the next command.
-    fn tick(&mut self) -> String {
+    /// The clock of the next command, and its seed for session ids.
+    fn tick(&mut self) -> (String, i64) {
         let start =
             chrono::DateTime::parse_from_rfc3339(&self.brain.now).expect("the brain's clock");
-        let at = start + chrono::Duration::minutes(self.step);
+        let (at, seed) = (start + chrono::Duration::minutes(self.step), self.step);
         self.step += 1;
-        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        (at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true), seed)
     }
 
     /// Runs bsi at the brain's root.
@@ -119,13 +122,16 @@ impl<'a> Transcript<'a> {
         input: Option<(&str, &str)>,
         cmd: &mut Command,
     ) -> Run {
-        let now = self.tick();
+        let (now, seed) = self.tick();
         let dir = sub.map_or_else(
             || self.brain.path().to_path_buf(),
             |s| self.brain.path().join(s),
         );
         clean_env(cmd, self.brain.path());
-        cmd.current_dir(&dir).env("BSI_NOW", &now).args(args);
+        cmd.current_dir(&dir)
+            .env("BSI_NOW", &now)
+            .env("BSI_RANDOM_SEED", seed.to_string())
+            .args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -195,8 +201,7 @@ fn shell_word(arg: &str) -> String {
     }
 }
 
-/// `text` with the temporary paths of a test replaced by placeholders and
-/// the random part of generated session ids hidden.
+/// `text` with the temporary paths of a test replaced by placeholders.
 pub fn normalize(text: &str, brain: &Path) -> String {
     let mut out = text.to_string();
     let canonical = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -211,7 +216,7 @@ pub fn normalize(text: &str, brain: &Path) -> String {
     for path in [canonical(base), base.to_path_buf()] {
         out = hide_scratch(&out, &path.to_string_lossy());
     }
-    hide_session_suffixes(&out)
+    out
 }
 
 /// Replaces `<base>/<kind>.<6 random>` by `$TMP/<kind>`.
@@ -241,38 +246,6 @@ fn hide_scratch(text: &str, base: &str) -> String {
     out
 }
 
-/// `sess-YYYYMMDD-HHMM-xxxx` with its four random characters as `????`.
-fn hide_session_suffixes(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let shape = |j: usize| -> bool {
-            let b = &bytes[j..];
-            b.len() >= 23
-                && b.starts_with(b"sess-")
-                && b[5..13].iter().all(u8::is_ascii_digit)
-                && b[13] == b'-'
-                && b[14..18].iter().all(u8::is_ascii_digit)
-                && b[18] == b'-'
-                && b[19..23]
-                    .iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.get(23).is_none_or(|c| !c.is_ascii_alphanumeric())
-        };
-        if text.is_char_boundary(i) && shape(i) {
-            out.push_str(&text[i..i + 19]);
-            out.push_str("????");
-            i += 23;
-        } else {
-            let ch = text[i..].chars().next().expect("a char");
-            out.push(ch);
-            i += ch.len_utf8();
-        }
-    }
-    out
-}
-
 #[test]
 fn the_placeholders_hide_only_what_varies() {
     assert_eq!(
@@ -281,11 +254,6 @@ fn the_placeholders_hide_only_what_varies() {
     );
     // A name without its random part is kept.
     assert_eq!(hide_scratch("/s/other", "/s"), "$TMP/other");
-    assert_eq!(
-        hide_session_suffixes("sess-20260314-0930-a3f9, sess-20260314-0930-a3f9x, s1"),
-        "sess-20260314-0930-????, sess-20260314-0930-a3f9x, s1"
-    );
-    assert_eq!(hide_session_suffixes("é sess-1"), "é sess-1");
     assert_eq!(shell_word("agents/"), "agents/");
     assert_eq!(shell_word("two\nlines"), "'two\\nlines'");
     assert_eq!(shell_word("it's"), "'it'\\''s'");

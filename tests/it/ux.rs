@@ -272,3 +272,56 @@ fn a_full_disk_on_stdout_is_an_error_and_a_closed_pipe_a_quiet_end() {
     );
     assert_eq!(String::from_utf8_lossy(&o.stderr), "");
 }
+
+/// `-q` means the same in every command: only what was asked for on
+/// stdout (a table, a log, a JSON document, the shell lines), errors still
+/// on stderr.
+#[test]
+fn quiet_prints_only_what_was_asked_for_in_every_command() {
+    let b = Brain::new();
+    let mut t = Transcript::new(&b);
+    let opened = t.bsi(&["-q", "open", "agents/", "--session", "s1", "--agent", "a"]);
+    opened.ok();
+    assert_eq!(opened.stdout, "", "a write says nothing with -q");
+    let shell = t.bsi(&["-q", "open", "notes/", "--shell", "--agent", "a"]);
+    shell.ok();
+    assert!(
+        shell.stdout.starts_with("export BSI_SESSION="),
+        "{}",
+        shell.stdout
+    );
+    assert_eq!(
+        shell.stderr, "",
+        "the sentences of --shell go nowhere with -q"
+    );
+    let status = t.bsi(&["-q", "status"]);
+    status.ok();
+    assert!(
+        status.stdout.contains("agents/"),
+        "the table: {}",
+        status.stdout
+    );
+    assert!(!status.stdout.contains("Next:"), "{}", status.stdout);
+    let log = t.bsi(&["-q", "log"]);
+    log.ok();
+    assert!(
+        log.stdout.contains("open"),
+        "the log is what was asked for: {}",
+        log.stdout
+    );
+    let json = t.bsi(&["-q", "status", "--json"]);
+    json.ok();
+    assert!(json.stdout.trim_start().starts_with('{'), "{}", json.stdout);
+    let install = t.bsi(&["-q", "hook", "install"]);
+    install.ok();
+    assert_eq!(install.stdout, "", "hook install says nothing with -q");
+    let refused = t.bsi(&["-q", "open", "agents/alice.md", "--session", "s2"]);
+    refused.code(3);
+    assert_eq!(refused.stdout, "");
+    assert!(
+        refused.stderr.contains("conflicts: s1 holds agents/"),
+        "{}",
+        refused.stderr
+    );
+    t.check("ux/quiet_prints_only_what_was_asked_for_in_every_command.txt");
+}

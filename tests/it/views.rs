@@ -108,24 +108,25 @@ fn env<'a>(tz: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)>
     e
 }
 
-/// Runs `args` with colours forced on, snapshots it as `<name>-colour.txt`
-/// and checks it says exactly what `plain_run` said, colours aside.
+/// Runs `args` with colours forced on, snapshots it as `rel` (a
+/// `views/<name>-colour.txt`) and checks it says exactly what `plain_run`
+/// said, colours aside.
 #[track_caller]
-fn colour_twin(b: &Brain, args: &[&str], env: &[(&str, &str)], name: &str, plain_run: &str) {
+fn colour_twin(b: &Brain, args: &[&str], env: &[(&str, &str)], rel: &str, plain_run: &str) {
     let mut e = env.to_vec();
     e.push(("CLICOLOR_FORCE", "1"));
     let on = b.bsi_env(args, &e);
     assert!(
         on.stdout.contains('\x1b'),
-        "no colour in {name}:\n{}",
+        "no colour in {rel}:\n{}",
         on.stdout
     );
     assert_eq!(
         plain(&on.stdout),
         plain_run,
-        "{name}: colours change the text"
+        "{rel}: colours change the text"
     );
-    snapshot(&format!("views/{name}-colour.txt"), &on.stdout);
+    snapshot(rel, &on.stdout);
 }
 
 fn widest(s: &str) -> usize {
@@ -177,7 +178,7 @@ fn status_fits_80_and_120_columns_in_the_readers_zone() {
         &b,
         &["status"],
         &env("America/New_York", &[("COLUMNS", "120")]),
-        "status-120-new-york",
+        "views/status-120-new-york-colour.txt",
         &ny.stdout,
     );
 
@@ -268,6 +269,15 @@ fn log_shows_agent_action_scopes_and_time_in_100_columns() {
     assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
     assert!(widest(&utc.stdout) <= 100, "{}", utc.stdout);
     snapshot("views/log-utc.txt", &utc.stdout);
+    // COLUMNS set but empty, or not a width, is unset: the documented 100.
+    assert!(widest(&utc.stdout) > 80, "{}", utc.stdout);
+    for columns in ["", "wide"] {
+        let log = b.bsi_env(&["log"], &env("UTC", &[("COLUMNS", columns)]));
+        assert_eq!(log.ok().stdout, utc.stdout, "COLUMNS={columns:?}");
+        let status = b.bsi_env(&["status"], &env("UTC", &[("COLUMNS", columns)]));
+        let unset = b.bsi_env(&["status"], &env("UTC", &[]));
+        assert_eq!(status.ok().stdout, unset.stdout, "COLUMNS={columns:?}");
+    }
     let paris = b.bsi_env(&["log"], &env("Europe/Paris", &[]));
     paris
         .ok()
@@ -279,7 +289,13 @@ fn log_shows_agent_action_scopes_and_time_in_100_columns() {
         .stdout_has("by Test Person <test@example.com>")
         .stdout_has("BSI-Agent: mistral");
     snapshot("views/log-verbose.txt", &v.stdout);
-    colour_twin(&b, &["log"], &env("UTC", &[]), "log-utc", &utc.stdout);
+    colour_twin(
+        &b,
+        &["log"],
+        &env("UTC", &[]),
+        "views/log-utc-colour.txt",
+        &utc.stdout,
+    );
 }
 
 #[test]
@@ -309,7 +325,7 @@ fn whoami_names_the_sessions_agent() {
                 ("BSI_AGENT", "someone-else"),
             ],
         ),
-        "whoami",
+        "views/whoami-colour.txt",
         &r.stdout,
     );
     let overdue = b.bsi_env(
@@ -364,7 +380,7 @@ fn the_watchdog_names_every_stale_claim_on_every_run() {
         &b,
         &["watchdog"],
         &env("America/New_York", &[("BSI_NOW", "2026-03-14T13:35:00Z")]),
-        "watchdog-again",
+        "views/watchdog-again-colour.txt",
         &again.stdout,
     );
     // The same words as status.

@@ -7,14 +7,14 @@ use std::path::Path;
 use super::Ctx;
 use crate::agents::Tool;
 use crate::agents::install::{self, Installed, Uninstalled};
-use crate::cli::{AgentAction, AgentTool};
+use crate::cli::AgentAction;
 use crate::error::{Result, exit};
 use crate::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     let (install, tool) = match action {
-        AgentAction::Install { tool } => (true, tool_of(tool)),
-        AgentAction::Uninstall { tool } => (false, tool_of(tool)),
+        AgentAction::Install { tool } => (true, Tool::from(tool)),
+        AgentAction::Uninstall { tool } => (false, Tool::from(tool)),
     };
     let git = Git::discover(&ctx.cwd)?;
     let root = git.workdir()?;
@@ -41,9 +41,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         }
         writeln!(
             out,
-            "Next: start a {} session in this brain; `bsi agent uninstall {}` takes the hooks out.",
+            "Next: start a {} session in this brain; `{}` takes the hooks out.",
             tool.title(),
-            tool.name()
+            crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
         )
         .map_err(crate::Error::output)?;
     } else {
@@ -57,15 +57,6 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         writeln!(out, "{}: {what}.", tool.title()).map_err(crate::Error::output)?;
     }
     Ok(exit::OK)
-}
-
-pub(crate) fn tool_of(t: AgentTool) -> Tool {
-    match t {
-        AgentTool::Claude => Tool::Claude,
-        AgentTool::Codex => Tool::Codex,
-        AgentTool::Gemini => Tool::Gemini,
-        AgentTool::Cursor => Tool::Cursor,
-    }
 }
 
 fn rel(root: &Path, path: &Path) -> String {

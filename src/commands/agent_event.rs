@@ -1,5 +1,6 @@
-//! `bsi hook edit|session-start|stop --tool T`: what the agent tools run
-//! before a file edit, when a session starts and when the agent stops.
+//! `bsi hook edit|session-start|stop --tool T`: the agent tools' events —
+//! before a file edit, when a session starts and when the agent stops —
+//! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
 //! asks the guard which claims that touches — the same function as the
@@ -17,15 +18,16 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use super::hook::{self, Judged};
-use super::open::{self, Claiming, Outcome};
-use super::{Ctx, session_claims, verify};
+use super::Ctx;
 use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
-use crate::cli::HookAction;
+use crate::claims::open::{self, Claiming, Outcome};
+use crate::claims::scopes_summary;
+use crate::claims::session_claims;
 use crate::config::HookMode;
 use crate::error::{Error, Result};
+use crate::guard::verdict::{self, Judged};
 use crate::guard::{self, ClaimIndex, Finding};
 use crate::markdown;
 use crate::output;
@@ -36,17 +38,8 @@ use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::ttl;
-
-/// The agent tool and hook a `bsi hook` action is, when it is one of them.
-pub(crate) fn event_of(action: &HookAction) -> Option<(Tool, HookKind)> {
-    let (tool, kind) = match action {
-        HookAction::Edit { tool } => (tool, HookKind::Edit),
-        HookAction::SessionStart { tool } => (tool, HookKind::SessionStart),
-        HookAction::Stop { tool } => (tool, HookKind::Stop),
-        _ => return None,
-    };
-    Some((super::agent::tool_of(*tool), kind))
-}
+use crate::words::open_command;
+use crate::words::{assignment, command_line, shell_word};
 
 /// The agent tools' hooks run on every edit an agent makes, and building
 /// clap's whole command tree costs a third of such a run. The command lines
@@ -71,10 +64,7 @@ pub fn fast_path(args: &[std::ffi::OsString]) -> Option<u8> {
         _ => return None,
     };
     let tool = Tool::from_name(tool)?;
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let registry = env("BSI_REGISTRY").map(std::path::PathBuf::from);
-    let remote = env("BSI_REMOTE").and_then(|v| v.into_string().ok());
-    Some(run(Ctx::from_env(registry, remote), tool, kind))
+    Some(run(Ctx::from_env_alone(), tool, kind))
 }
 
 /// The tool named on a command line that clap could not read
@@ -187,7 +177,7 @@ fn session_or_new(
 ) -> Result<(String, bool)> {
     match known_session(ctx, map, tool, id)? {
         Some(s) => Ok((s, false)),
-        None => map.get_or_insert_with(tool, id, || new_session_id(ctx.now)),
+        None => map.get_or_insert_with(tool, id, || new_session_id(ctx.now, ctx.random_seed)),
     }
 }
 
@@ -222,7 +212,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
     // The local registry branch and the remote as last fetched.
-    let remote = settings.remote(&brain.git).ok().flatten();
+    let remote = settings.remote().ok().flatten();
     let reg = match brain.view(remote.as_ref()) {
         Ok(v) => v.registry,
         Err(e @ Error::NoRegistry { .. }) => {
@@ -260,7 +250,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
                     .ok()
                     .map(|(s, _)| s)
             })
-            .unwrap_or_else(|| new_session_id(ctx.now))
+            .unwrap_or_else(|| new_session_id(ctx.now, ctx.random_seed))
     };
     let copy = brain.rel_to_root();
     if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
@@ -270,7 +260,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         );
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
-    let md = verify::markdown_extra(&brain);
+    let md = brain.markdown.clone();
     let index = ClaimIndex::new(&reg);
     let findings = check(&index, session.as_deref(), &targets, &md);
     if findings.is_empty() {
@@ -282,7 +272,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         .filter(|f| !matches!(f, Finding::Outside { .. }))
         .cloned()
         .collect();
-    let judged = hook::judge(&theirs, session.as_deref(), mode, "edit");
+    let judged = verdict::judge(&theirs, session.as_deref(), mode, "edit");
     if judged.refused {
         let s = name(session);
         let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[]);
@@ -298,7 +288,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     {
         return claim(&ctx, &brain, &settings, tool, s, &targets, &outside, &md);
     }
-    let all = hook::judge(&findings, session.as_deref(), mode, "edit");
+    let all = verdict::judge(&findings, session.as_deref(), mode, "edit");
     if all.refused {
         // Strict: an edit outside the session's scopes is refused.
         let s = name(session);
@@ -528,7 +518,6 @@ fn claim(
     let agent = ctx.agent(None, &settings.config)?;
     let note = format!("claimed on the first edit ({})", tool.title());
     let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
-    let sections = brain.sections();
     let mut tries = vec![narrowest(targets, outside)];
     let split = by_section(targets, outside);
     if split != tries[0] {
@@ -544,9 +533,11 @@ fn claim(
             note: &note,
             now: ctx.now,
             max_active_per_agent: settings.config.max_active_per_agent,
+            new_id: false,
         };
+        let snap = brain.snapshot(scopes);
         let applied = publish::apply(brain, settings, ctx.write_options(false), |reg| {
-            open::plan(brain, reg, &claiming, &sections)
+            open::plan(reg, &claiming, &snap)
         })?;
         match applied.report {
             Outcome::Opened { new_claims, held } => {
@@ -568,18 +559,14 @@ fn claim(
                     ));
                 }
                 message.push_str(&format!(
-                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `bsi close {session}`."
+                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
+                    command_line(["bsi", "close", session])
                 ));
-                return Ok(agents::answer(
-                    tool,
-                    &Verdict::Claimed {
-                        session: session.to_string(),
-                        scopes: new_claims.iter().map(|c| c.scope.to_string()).collect(),
-                        message,
-                    },
-                ));
+                return Ok(agents::answer(tool, &Verdict::Claimed { message }));
             }
-            Outcome::Refused { .. } => last_registry = Some(applied.landing.registry),
+            Outcome::Refused { .. } | Outcome::IdTaken => {
+                last_registry = Some(applied.landing.registry);
+            }
         }
     }
     // Refused: judge the edit again on the registry the refusal saw.
@@ -591,7 +578,7 @@ fn claim(
         .into_iter()
         .filter(|f| !matches!(f, Finding::Outside { .. }))
         .collect();
-    let judged = hook::judge(&theirs, Some(session), HookMode::Normal, "edit");
+    let judged = verdict::judge(&theirs, Some(session), HookMode::Normal, "edit");
     if judged.refused {
         let reason = refusal(brain, &reg, session, &judged, &theirs, &[]);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
@@ -602,23 +589,10 @@ fn claim(
         &Verdict::AllowWithWarning {
             warning: format!(
                 "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",
-                super::scopes_summary(&wanted)
+                scopes_summary(&wanted)
             ),
         },
     ))
-}
-
-/// A scope as an argument of a shell command.
-fn arg(s: &Scope) -> String {
-    let text = s.to_string();
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c))
-    {
-        text
-    } else {
-        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-    }
 }
 
 /// The refusal for the agent: what is held and by whom (the pre-commit
@@ -646,26 +620,25 @@ fn refusal(
             }
         }
     }
-    let sections = brain.sections();
     let free = if waits.is_empty() {
         Vec::new()
     } else {
-        open::alternatives(brain, reg, session, &waits, &waits, &sections)
+        open::alternatives(reg, session, &waits, &waits, &brain.snapshot(&waits))
     };
     if !free.is_empty() {
-        text.push_str(&format!("\nFree nearby: {}", super::scopes_summary(&free)));
+        text.push_str(&format!("\nFree nearby: {}", scopes_summary(&free)));
     }
     text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
     if let Some(first) = free.first() {
         text.push_str(&format!(
-            "\n- work on something free instead: `bsi open {} --session {session}`, then edit there",
-            arg(first)
+            "\n- work on something free instead: `{}`, then edit there",
+            open_command([first], &["--session", session])
         ));
     }
     for s in wanted {
         text.push_str(&format!(
-            "\n- claim it first: `bsi open {} --session {session}`, then edit again",
-            arg(s)
+            "\n- claim it first: `{}`, then edit again",
+            open_command([s], &["--session", session])
         ));
     }
     let active: Vec<&Scope> = waits
@@ -679,14 +652,15 @@ fn refusal(
         .collect();
     if !active.is_empty() {
         text.push_str(&format!(
-            "\n- wait for it: `bsi open {} --session {session} --wait 10m` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
-            active.iter().map(|s| arg(s)).collect::<Vec<_>>().join(" ")
+            "\n- wait for it: `{}` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
+            open_command(active, &["--session", session, "--wait", "10m"])
         ));
     }
     for (s, stale) in &judged.holders {
         if *stale {
             text.push_str(&format!(
-                "\n- {s}'s claim is stale: only a person frees it (`bsi release {s} --confirm`); tell the user"
+                "\n- {s}'s claim is stale: only a person frees it (`{}`); tell the user",
+                command_line(["bsi", "release", s, "--confirm"])
             ));
         }
     }
@@ -709,8 +683,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             s.into_string()
         }
         None => {
-            map.get_or_insert_with(tool, &ev.session_id, || new_session_id(ctx.now))?
-                .0
+            map.get_or_insert_with(tool, &ev.session_id, || {
+                new_session_id(ctx.now, ctx.random_seed)
+            })?
+            .0
         }
     };
     let mut env_note = match tool {
@@ -719,14 +695,22 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     }
     .to_string();
     if tool == Tool::Claude {
-        match std::env::var_os("CLAUDE_ENV_FILE").filter(|f| !f.is_empty()) {
+        match &ctx.claude_env_file {
             Some(f) => {
-                if let Err(e) = agents::claude::append_env_file(Path::new(&f), &session) {
+                if let Err(e) = agents::claude::append_env_file(f, &session) {
                     eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
-                    env_note = format!("pass it to bsi: `export BSI_SESSION={session}`");
+                    env_note = format!(
+                        "pass it to bsi: `export {}`",
+                        assignment("BSI_SESSION", &session)
+                    );
                 }
             }
-            None => env_note = format!("pass it to bsi: `export BSI_SESSION={session}`"),
+            None => {
+                env_note = format!(
+                    "pass it to bsi: `export {}`",
+                    assignment("BSI_SESSION", &session)
+                );
+            }
         }
     }
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
@@ -791,7 +775,11 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
         }
     }
     t.push_str(&format!(
-        "\nNext: before editing, claim what you will change: `bsi open SCOPE --session {session}` (SCOPE: dir/, file.md or \"file.md#Heading\"); if it is held, `bsi open SCOPE --session {session} --wait 10m` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `bsi close {session}`."
+        "\nNext: before editing, claim what you will change: `{}` (SCOPE: dir/, file.md or {}); if it is held, `{}` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `{}`.",
+        command_line(["bsi", "open", "SCOPE", "--session", session]),
+        shell_word("file.md#Heading"),
+        command_line(["bsi", "open", "SCOPE", "--session", session, "--wait", "10m"]),
+        command_line(["bsi", "close", session])
     ));
     t
 }
@@ -811,7 +799,7 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let Some(session) = known_session(&ctx, &map, tool, &ev.session_id)? else {
         return Ok(agents::answer_stop(tool, &ev, None));
     };
-    let remote = settings.remote(&brain.git).ok().flatten();
+    let remote = settings.remote().ok().flatten();
     let reg = match brain.view(remote.as_ref()) {
         Ok(v) => v.registry,
         Err(Error::NoRegistry { .. }) => return Ok(agents::answer_stop(tool, &ev, None)),
@@ -831,8 +819,9 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         )
         .collect();
     let reason = format!(
-        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `bsi close {session}`. If you keep the claims on purpose (the work goes on later), say so and why.",
-        held.join(", ")
+        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
+        held.join(", "),
+        command_line(["bsi", "close", &session])
     );
     Ok(agents::answer_stop(tool, &ev, Some(&reason)))
 }
@@ -905,18 +894,6 @@ mod tests {
         );
         assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
         assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);
-    }
-
-    #[test]
-    fn scopes_are_quoted_for_the_shell_only_when_needed() {
-        assert_eq!(arg(&Scope::File("notes/a.md".into())), "notes/a.md");
-        assert_eq!(
-            arg(&Scope::Section {
-                file: "a.md".into(),
-                heading: "Goals".into()
-            }),
-            "\"a.md#Goals\""
-        );
     }
 
     fn outside(path: &str, heading: Option<&str>, kind: Kind) -> Finding<'static> {

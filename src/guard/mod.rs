@@ -10,6 +10,8 @@
 //! lookups (one per directory above it), whatever the number of claims: no
 //! step is quadratic in changed files × claims.
 
+pub mod verdict;
+
 use std::collections::HashMap;
 
 use unicode_normalization::UnicodeNormalization;
@@ -74,6 +76,14 @@ impl<'a> ClaimIndex<'a> {
         }
         if let Some(v) = self.files.get(path) {
             whole.extend(v.iter().copied());
+        }
+        // A file claim on a name above the path: the name became a folder.
+        if !self.files.is_empty() {
+            for (i, _) in path.match_indices('/') {
+                if let Some(v) = self.files.get(&path[..i]) {
+                    whole.extend(v.iter().copied());
+                }
+            }
         }
         // A directory claim on the same name (`newthing/` for a file
         // `newthing`) is the same name.

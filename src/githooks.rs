@@ -9,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::words::shell_word;
 
 /// The hooks bsi installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
@@ -19,15 +20,10 @@ pub const MARKER: &str = "# bsi-managed-hook";
 /// Suffix of the hook that was in place before bsi's.
 pub const CHAINED_SUFFIX: &str = ".bsi-chained";
 
-/// Quotes `s` for `sh`: single quotes, with each `'` written as `'\''`.
-pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 /// The script of hook `name`, calling bsi at `program` (an absolute path,
 /// or `None` to find `bsi` on PATH).
 pub fn script(name: &str, program: Option<&str>) -> String {
-    let program = sh_quote(program.unwrap_or("bsi"));
+    let program = shell_word(program.unwrap_or("bsi"));
     format!(
         r#"#!/bin/sh
 {MARKER}: {name}
@@ -195,10 +191,11 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(sh_quote("/a b/bsi"), "'/a b/bsi'");
-        assert_eq!(sh_quote("/it's/bsi"), r"'/it'\''s/bsi'");
         let s = script("pre-commit", Some("/x/$(rm)/bsi"));
         assert!(s.contains("bsi='/x/$(rm)/bsi'\n"), "{s}");
+        let s = script("pre-commit", Some("/it's/bsi"));
+        assert!(s.contains("bsi='/it'\\''s/bsi'\n"), "{s}");
+        assert!(script("pre-commit", None).contains("bsi=bsi\n"));
         assert!(is_ours(&s));
         assert!(!is_ours("#!/bin/sh\necho hi\n"));
     }

@@ -1,0 +1,356 @@
+//! A session's audit: the commits that carry its trailer and the changes
+//! of the work tree, checked against its claims; and the one path from a
+//! list of changed files to the guard's findings, shared by the pre-commit
+//! hook, `bsi verify` and `bsi close`. Reads git and the work tree.
+
+use crate::git::Oid;
+
+use crate::error::{Error, Result};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::git::{Change, ChangesOf};
+use crate::guard::{self, ClaimIndex, Finding, Region};
+use crate::markdown;
+use crate::registry::{self, Claim, Registry, col};
+use crate::resolve;
+use crate::scope;
+use crate::scope::Scope;
+use crate::store::Brain;
+use crate::trailer;
+use crate::ttl;
+use crate::words::command_line;
+
+/// The brain-relative path of a work-tree path, `None` when outside the
+/// brain (its registry lives in a subdirectory of the work tree).
+pub fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
+    match brain.rel.rsplit_once('/') {
+        Some((dir, _)) => path.strip_prefix(dir)?.strip_prefix('/'),
+        None => Some(path),
+    }
+}
+
+/// Checks changed files against `index`. Paths are compared NFC-normalised,
+/// as scopes are stored. This is the one path from a list of changes to
+/// findings: the pre-commit hook, `verify` and `verify --worktree` all come
+/// through here.
+pub fn check_changes<'a>(
+    brain: &Brain,
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    changes: &[Change],
+    md: &[String],
+) -> Vec<Finding<'a>> {
+    let mut out = Vec::new();
+    for ch in changes {
+        let Some(path) = brain_path(brain, &ch.path) else {
+            continue;
+        };
+        // Texts are read only where a section claim needs them; without
+        // them the change touches the whole file.
+        let nfc: String = path.nfc().collect();
+        let (old, new) = if index.has_sections(&nfc) && scope::is_markdown(&nfc, md) {
+            (brain.git.old_text(ch), brain.git.new_text(ch))
+        } else {
+            (None, None)
+        };
+        out.extend(guard::check_change(
+            index,
+            session,
+            path,
+            old.as_deref(),
+            new.as_deref(),
+            md,
+        ));
+    }
+    out
+}
+
+/// Reads the changes of `of`.
+pub fn read_changes(brain: &Brain, of: ChangesOf<'_>) -> Result<Vec<Change>> {
+    brain.git.changes(of)
+}
+
+/// An overflow, with where it was found.
+#[derive(Debug, Clone)]
+pub struct Overflow {
+    /// The commit, or `None` for the work tree.
+    pub commit: Option<Oid>,
+    pub path: String,
+    pub region: Option<Region>,
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub commits: Vec<Oid>,
+    pub overflow: Vec<Overflow>,
+    pub files: usize,
+    pub sections: usize,
+    /// Section claims whose heading the file no longer has (as committed,
+    /// or in the work tree with `--worktree`): claims that protect nothing.
+    pub missing: Vec<String>,
+}
+
+/// The section claims whose heading neither the committed file (HEAD) nor
+/// the work tree has: a rename or removal that is committed. A heading
+/// written but not yet committed, or renamed but not yet committed, is not
+/// reported.
+fn missing_claims<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<&'a Claim> {
+    let at_head =
+        guard::missing_section_claims(claims, &|file: &str| outline_of(brain, file, false));
+    guard::missing_section_claims(at_head, &|file: &str| outline_of(brain, file, true))
+}
+
+/// The heading tree of `file` (brain-relative) as committed at HEAD, or in
+/// the work tree.
+pub fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown::Outline> {
+    if worktree {
+        return resolve::read_outline(&brain.root, file);
+    }
+    let head = brain.git.head_state(&brain.rel).ok()?.commit?;
+    let rel = match brain.rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{file}"),
+        None => file.to_string(),
+    };
+    let bytes = brain.git.file_at(head, &rel).ok()??;
+    Some(markdown::outline(&String::from_utf8(bytes).ok()?))
+}
+
+impl Report {
+    /// What the report comes to.
+    pub fn outcome(&self) -> VerifyOutcome {
+        if self.files == 0 && self.sections == 0 {
+            VerifyOutcome::Clean
+        } else {
+            VerifyOutcome::Overflow {
+                files: self.files,
+                sections: self.sections,
+            }
+        }
+    }
+}
+
+/// What verifying a session came to, as `close` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyOutcome {
+    /// Nothing outside the session's claims.
+    Clean,
+    /// Changes outside them: in this many files and sections.
+    Overflow {
+        /// Files changed outside the claims.
+        files: usize,
+        /// Sections changed outside the claims.
+        sections: usize,
+    },
+    /// The changes could not be read.
+    NotVerified,
+}
+
+impl VerifyOutcome {
+    /// The note of the history row: empty when clean, else what was found.
+    pub fn history_note(self) -> String {
+        match self {
+            VerifyOutcome::Clean => String::new(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifyOutcome {
+    /// `clean`, `overflow: 2 files, 1 section` or `not verified`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyOutcome::Clean => f.write_str("clean"),
+            VerifyOutcome::Overflow { files, sections } => f.write_str(
+                &guard::overflow_note(*files, *sections).unwrap_or_else(|| "overflow".into()),
+            ),
+            VerifyOutcome::NotVerified => f.write_str("not verified"),
+        }
+    }
+}
+
+/// Verifies `session` against its active and stale claims in `reg`.
+pub fn verify(brain: &Brain, reg: &Registry, session: &str, worktree: bool) -> Result<Report> {
+    let held: Vec<(&Claim, bool)> = reg
+        .all_claims()
+        .filter(|(c, _)| c.session == session)
+        .collect();
+    verify_against(brain, held, session, worktree)
+}
+
+/// The claims a closed session held, read back from its history rows.
+/// Rows moved to the archive files count too.
+pub fn closed_claims(
+    brain: &Brain,
+    reg: &Registry,
+    archives: &[String],
+    session: &str,
+) -> Result<Vec<Claim>> {
+    let mut rows = registry::parse::history_rows(reg).map_err(|source| Error::Registry {
+        path: brain.registry.clone(),
+        source,
+    })?;
+    for text in archives {
+        rows.extend(registry::archive::rows_of(text).unwrap_or_default());
+    }
+    let cell = |row: &[(String, String)], name: &str| {
+        row.iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<Claim> = Vec::new();
+    for row in rows {
+        if cell(&row, col::SESSION) != session {
+            continue;
+        }
+        let Ok(scope) = Scope::parse_stored(&cell(&row, col::SCOPE)) else {
+            continue;
+        };
+        if out.iter().any(|c| c.scope == scope) {
+            continue;
+        }
+        let opened = ttl::parse_ts_local(&cell(&row, col::H_OPENED))
+            .unwrap_or_else(|| chrono::DateTime::UNIX_EPOCH.fixed_offset());
+        let closed = ttl::parse_ts_local(&cell(&row, col::H_CLOSED)).unwrap_or(opened);
+        out.push(Claim {
+            session: session.to_string(),
+            scope,
+            agent: cell(&row, col::AGENT),
+            opened,
+            expires: closed,
+            note: String::new(),
+            reason: None,
+            extra: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Verifies `session`'s commits (and, with `worktree`, the work tree)
+/// against the claims it holds or held.
+pub fn verify_against(
+    brain: &Brain,
+    held: Vec<(&Claim, bool)>,
+    session: &str,
+    worktree: bool,
+) -> Result<Report> {
+    let index = ClaimIndex::from_claims(held.iter().copied());
+    let md = brain.markdown.clone();
+    // The session's commits carry its trailer; bsi's own commits live on the
+    // registry branch, so HEAD's history is the content alone.
+    let base = None;
+    let mut commits = Vec::new();
+    let mut overflow = Vec::new();
+    let mut findings = Vec::new();
+    let mut take = |commit: Option<Oid>, found: Vec<Finding<'_>>| {
+        for f in found {
+            if let Finding::Outside { path, region } = &f {
+                overflow.push(Overflow {
+                    commit,
+                    path: path.clone(),
+                    region: region.clone(),
+                });
+                findings.push(Finding::Outside {
+                    path: path.clone(),
+                    region: region.clone(),
+                });
+            }
+        }
+    };
+    for c in brain.git.commits_since(base)? {
+        // bsi's own registry commits carry the session too; they are not
+        // work. A merge brings others' work: its own changes were checked
+        // when they were committed.
+        if c.merge
+            || !trailer::has(&c.message, trailer::SESSION, session)
+            || !trailer::values(&c.message, trailer::ACTION).is_empty()
+        {
+            continue;
+        }
+        let changes = read_changes(brain, ChangesOf::Commit(c.id))?;
+        take(
+            Some(c.id),
+            check_changes(brain, &index, Some(session), &changes, &md),
+        );
+        commits.push(c.id);
+    }
+    if worktree {
+        let changes = read_changes(brain, ChangesOf::Worktree)?;
+        take(
+            None,
+            check_changes(brain, &index, Some(session), &changes, &md),
+        );
+    }
+    commits.reverse();
+    let (files, sections) = guard::overflow_counts(&findings);
+    let missing = missing_claims(brain, held.iter().map(|(c, _)| *c))
+        .into_iter()
+        .map(|c| c.scope.to_string())
+        .collect();
+    Ok(Report {
+        commits,
+        overflow,
+        files,
+        sections,
+        missing,
+    })
+}
+
+pub fn short(id: Oid) -> String {
+    id.to_string()[..7].to_string()
+}
+
+/// One line describing an overflow.
+pub fn describe(o: &Overflow, session: &str) -> String {
+    let place = match o.commit {
+        Some(c) => format!("commit {}", short(c)),
+        None => "work tree".to_string(),
+    };
+    match &o.region {
+        None => format!("{} — outside every scope of {session} ({place})", o.path),
+        Some(r) => format!(
+            "{} {} — outside the sections {session} holds in this file ({place})",
+            o.path,
+            r.describe()
+        ),
+    }
+}
+
+/// The line that reports a claim naming a heading the file no longer has.
+pub fn missing_line(scope: &str, session: &str) -> String {
+    let file = scope::split_section(scope).0;
+    let now = format!("{}#HEADING", scope::escape_path(&file));
+    format!(
+        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `{}`, then drop this claim with `{}`",
+        command_line(["bsi", "open", &now, "--session", session]),
+        command_line(["bsi", "close", session, "--scope", scope])
+    )
+}
+
+/// For `status` and `watchdog`: one line per claim of `claims` whose heading
+/// the committed file no longer has, each with the command to run.
+pub fn missing_lines<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<String> {
+    missing_claims(brain, claims)
+        .into_iter()
+        .map(|c| missing_line(&c.scope.to_string(), &c.session))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VerifyOutcome;
+
+    #[test]
+    fn an_outcome_reads_as_close_records_it() {
+        assert_eq!(VerifyOutcome::Clean.to_string(), "clean");
+        assert_eq!(VerifyOutcome::Clean.history_note(), "");
+        let o = VerifyOutcome::Overflow {
+            files: 2,
+            sections: 1,
+        };
+        assert_eq!(o.to_string(), "overflow: 2 files, 1 section");
+        assert_eq!(o.history_note(), "overflow: 2 files, 1 section");
+        assert_eq!(VerifyOutcome::NotVerified.history_note(), "not verified");
+    }
+}

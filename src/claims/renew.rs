@@ -1,0 +1,161 @@
+//! The plan of `bsi renew`: a session's active claims extended, within 8h
+//! of their opening.
+
+use chrono::{DateTime, Duration, FixedOffset};
+
+use super::{check_owner, commit_message_by, scopes_summary, session_claims};
+use crate::error::{Error, Result};
+use crate::output;
+use crate::publish::Plan;
+use crate::registry::{Claim, Registry, TableKind};
+use crate::scope::Scope;
+use crate::ttl;
+use crate::words::{command_line, open_command};
+
+/// The claims extended, and those left as they are with why.
+pub type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
+
+/// Extends the session's active claims (those on `scope`) to `ttl` from
+/// now, within 8h of their opening; says why the others stay as they are.
+pub fn plan(
+    now: DateTime<FixedOffset>,
+    reg: &Registry,
+    session: &str,
+    scope: Option<&Scope>,
+    ttl: Duration,
+    (force, caller): (bool, &str),
+) -> Result<Plan<Renewing>> {
+    let (active, stale) = session_claims(reg, session, scope);
+    if active.is_empty() {
+        if !stale.is_empty() {
+            return Err(Error::Refused {
+                what: format!("the claims of {session} are stale; renew cannot revive them"),
+                hint: format!(
+                    "a person decides: `{}`, then open again",
+                    command_line(["bsi", "release", session, "--confirm"])
+                ),
+            });
+        }
+        return Err(Error::NotFound(format!(
+            "session {session} holds no active claim"
+        )));
+    }
+    let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
+    check_owner(&claims, caller, force, "renew")?;
+
+    let minute = ttl::to_minute(now);
+    let mut edited: Registry = reg.clone();
+    let mut renewed: Vec<Claim> = Vec::new();
+    let mut unchanged: Vec<(Claim, Why)> = Vec::new();
+    for (&i, c) in active.iter().zip(&claims) {
+        let why = if ttl::stale_reason(c.opened, c.expires, now).is_some() {
+            Why::Overdue
+        } else if c.expires >= c.opened + ttl::MAX_AGE {
+            Why::Ceiling
+        } else {
+            let expires = ttl::renewed_expiry(c.opened, minute, ttl);
+            if expires <= c.expires {
+                Why::Reaches
+            } else {
+                let mut n = (*c).clone();
+                n.expires = expires;
+                edited.replace_claim(TableKind::Active, i, &n);
+                renewed.push(n);
+                continue;
+            }
+        };
+        unchanged.push(((*c).clone(), why));
+    }
+    if renewed.is_empty() {
+        if unchanged.iter().any(|(_, w)| *w == Why::Reaches) {
+            // What was asked already holds: at least `ttl` is left.
+            return Ok(Plan::Keep((renewed, unchanged)));
+        }
+        let overdue: Vec<&Claim> = unchanged
+            .iter()
+            .filter(|(_, w)| *w == Why::Overdue)
+            .map(|(c, _)| c)
+            .collect();
+        if let Some(c) = overdue.first() {
+            return Err(Error::Refused {
+                what: format!(
+                    "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
+                    c.scope,
+                    output::local_ts(c.expires, now),
+                    ttl::time_left(c.expires, now)
+                ),
+                hint: format!(
+                    "close it and claim again: `{}`, then `{}`",
+                    command_line(["bsi", "close", session]),
+                    open_command(overdue.iter().map(|c| &c.scope), &[])
+                ),
+            });
+        }
+        return Err(Error::Refused {
+            what: format!(
+                "the claims of {session} already reach the 8h maximum after their opening ({})",
+                output::local_ts(
+                    claims.iter().map(|c| c.expires).max().unwrap_or(minute),
+                    now
+                )
+            ),
+            hint: format!(
+                "finish before then, or close and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(claims.iter().map(|c| &c.scope), &[])
+            ),
+        });
+    }
+    let message = commit_message_by(
+        "renew",
+        &[session],
+        &scopes_summary(renewed.iter().map(|c| &c.scope)),
+        Some(caller),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report: (renewed, unchanged),
+    })
+}
+
+/// Why a claim was not extended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// It already lasts at least the TTL asked for.
+    Reaches,
+    /// It already reaches 8h after its opening.
+    Ceiling,
+    /// It passed its expiry: only the watchdog and a person act on it now.
+    Overdue,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{claim, registry, t0, written};
+    use super::*;
+
+    #[test]
+    fn renew_extends_from_now_and_never_revives_a_stale_claim() {
+        let mine = claim("s1", "a", Scope::File("a.md".into()));
+        let reg = registry(std::slice::from_ref(&mine), &[]);
+        let now = t0() + Duration::hours(1);
+        let p = plan(now, &reg, "s1", None, Duration::hours(4), (false, "a")).expect("a plan");
+        let after = written(&p).expect("written");
+        assert_eq!(after.active_claims[0].expires, t0() + Duration::hours(5));
+        let ok = plan(now, &reg, "s1", None, Duration::minutes(30), (false, "a")).expect("a plan");
+        assert!(
+            written(&ok).is_none(),
+            "already long enough: nothing written"
+        );
+        let stale = registry(&[], &[mine]);
+        let e = plan(now, &stale, "s1", None, Duration::hours(1), (false, "a"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("stale"), "{e}");
+        let other = plan(now, &reg, "s1", None, Duration::hours(4), (false, "b"))
+            .err()
+            .expect("not b's");
+        assert!(other.to_string().contains("opened by a"), "{other}");
+    }
+}

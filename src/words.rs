@@ -1,0 +1,125 @@
+//! Shell words: the one way bsi writes a value into a command for a person
+//! or an agent to paste (a hint, a refusal, a hook's answer) or for a shell
+//! to run (a hook script, an agent tool's settings). Pure.
+//!
+//! A word is left bare only when every character of it is inert in `sh`,
+//! `bash` and `zsh` alike — zsh with `extended_glob` included, where `#`,
+//! `^` and `~` are glob operators and a word starting with `=` names a
+//! program. Anything else goes in POSIX single quotes, inside which no
+//! character is special, with each `'` written `'\''`.
+
+use std::borrow::Cow;
+
+/// Whether `c` means nothing to sh, bash or zsh anywhere in a word. `=` is
+/// left out: zsh expands a word starting with `=` (and, with
+/// `magic_equal_subst`, the text after a word's first `=`), and a first
+/// word `NAME=…` is an assignment.
+fn inert(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ':' | '@' | ',')
+}
+
+/// `s` as one shell word: bare when it is made of inert characters, else in
+/// single quotes (`it's` becomes `'it'\''s'`). The empty string is `''`.
+pub fn shell_word(s: &str) -> Cow<'_, str> {
+    if !s.is_empty() && s.chars().all(inert) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(format!("'{}'", s.replace('\'', r"'\''")))
+    }
+}
+
+/// A command line from its words, each written with [`shell_word`] and
+/// joined by spaces: `command_line(["bsi", "open", "a.md#Risks"])` is
+/// `bsi open 'a.md#Risks'`.
+pub fn command_line<I, S>(words: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut line = String::new();
+    for w in words {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&shell_word(w.as_ref()));
+    }
+    line
+}
+
+/// `NAME=value` for a shell to run, the value written with [`shell_word`]
+/// (`name` is a variable name, bare).
+pub fn assignment(name: &str, value: &str) -> String {
+    format!("{name}={}", shell_word(value))
+}
+
+/// `bsi open SCOPE…` followed by `more` words: a command to paste, every
+/// word written with [`shell_word`].
+pub fn open_command<'a>(
+    scopes: impl IntoIterator<Item = &'a crate::scope::Scope>,
+    more: &[&str],
+) -> String {
+    let scopes: Vec<String> = scopes.into_iter().map(ToString::to_string).collect();
+    command_line(
+        ["bsi", "open"]
+            .into_iter()
+            .chain(scopes.iter().map(String::as_str))
+            .chain(more.iter().copied()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_stay_bare() {
+        for w in [
+            "bsi",
+            "/opt/bsi/bin/bsi",
+            "notes/a.md",
+            "agents/",
+            "sess-20260314-0930-a3f9",
+            "user@host",
+            "a+b:c,d",
+            "--session",
+        ] {
+            assert_eq!(shell_word(w), w);
+        }
+    }
+
+    #[test]
+    fn anything_a_shell_reads_is_quoted() {
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("plan.md#Risks"), "'plan.md#Risks'");
+        assert_eq!(shell_word("a.md#Open questions"), "'a.md#Open questions'");
+        assert_eq!(
+            shell_word("a.md#Risks $(touch X)"),
+            "'a.md#Risks $(touch X)'"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("'"), r"''\'''");
+        assert_eq!(shell_word("=ls"), "'=ls'");
+        assert_eq!(shell_word("a=b"), "'a=b'");
+        for special in [
+            "~", "^", "*", "?", "[", "]", "!", "$", "`", "\\", "\"", ";", "&", "|", "<", ">", "(",
+            ")", "{", "}", " ", "\t", "\n", "%", "é",
+        ] {
+            let w = format!("a{special}b");
+            assert_eq!(shell_word(&w), format!("'{w}'"), "{special:?}");
+        }
+    }
+
+    #[test]
+    fn a_command_line_quotes_each_word() {
+        assert_eq!(
+            command_line(["bsi", "open", "p.md#Open questions", "--session", "s1"]),
+            "bsi open 'p.md#Open questions' --session s1"
+        );
+        assert_eq!(command_line(Vec::<String>::new()), "");
+        assert_eq!(
+            assignment("BSI_AGENT", "me at box"),
+            "BSI_AGENT='me at box'"
+        );
+        assert_eq!(assignment("BSI_SESSION", "s1"), "BSI_SESSION=s1");
+    }
+}
