@@ -18,6 +18,8 @@ struct Synced {
     published: usize,
     pushed: bool,
     collisions: Vec<[ClaimJson; 2]>,
+    /// Endings recorded offline not kept: the claim had ended elsewhere first.
+    superseded: Vec<crate::registry::merge::Superseded>,
 }
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
@@ -58,6 +60,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             published: landing.published.len(),
             pushed,
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
+            superseded: landing.superseded.clone(),
         })?;
     } else {
         let mut out = ctx.out();

@@ -49,7 +49,7 @@ pub struct Merged {
 
 /// A claim ended on both sides: the ending of `ours` that gave way to the
 /// one of `theirs`, the registry already published.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Superseded {
     /// The session that held the claim.
     pub session: String,

@@ -206,8 +206,12 @@ fn a_claim_closed_on_one_machine_and_force_released_on_another_ends_once() {
     .ok();
     // A syncs: the ending published first stands, and A is told its own
     // was not kept.
-    let s = at(&n.a, "2026-03-14T10:10:00Z", &["sync"]);
+    let s = at(&n.a, "2026-03-14T10:10:00Z", &["sync", "--json"]);
     s.ok();
+    let j = s.json();
+    assert_eq!(j["superseded"][0]["session"], "s1", "{j}");
+    assert_eq!(j["superseded"][0]["dropped"], "completed", "{j}");
+    assert_eq!(j["superseded"][0]["kept"], "force-released", "{j}");
     assert!(
         s.stderr.contains("s1 agents/")
             && s.stderr.contains("completed")
