@@ -43,7 +43,7 @@ pub struct Cli {
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log.
+    /// Say more: the commit of each registry change; levels, opening times and whole notes in status; authors and trailers in log; the errors an error comes from (`Caused by:`).
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
@@ -255,6 +255,20 @@ pub enum Command {
     Sync {
         #[command(flatten)]
         out: JsonFlag,
+    },
+
+    /// Fix the registry by hand, safely: edited in $EDITOR or --from FILE.
+    ///
+    /// The registry's text is opened in $VISUAL or $EDITOR (or read from
+    /// --from FILE, for scripts and agents), checked, then published.
+    ///
+    /// The edited text must parse (a refusal names the line and why); it is
+    /// published only if nobody wrote the registry since it was read, so an
+    /// edit never undoes a claim made meanwhile.
+    Repair {
+        /// Take the new registry text from this file instead of an editor.
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
     },
 
     /// Git's merge driver for the registry (registered by `bsi init`):

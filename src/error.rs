@@ -2,12 +2,25 @@
 
 use std::path::PathBuf;
 
+use chrono::{DateTime, FixedOffset};
+
+use crate::agents::install::SettingsError;
 use crate::config::ConfigError;
-use crate::registry::ParseError;
-use crate::scope::{Scope, ScopeError};
+use crate::registry::merge::MergeConflict;
+use crate::registry::{Claim, ParseError};
+use crate::scope::{Scope, ScopeError, escape_path};
 use crate::ttl::TtlError;
 use crate::values::BadValue;
-use crate::words::command_line;
+use crate::words::{command_line, open_command};
+
+/// Scopes joined for a sentence.
+fn summary(scopes: &[Scope]) -> String {
+    scopes
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Documented exit codes. Scripts depend on them.
 pub mod exit {
@@ -39,10 +52,115 @@ pub enum Error {
     /// The command line asks for something impossible.
     #[error("{0}")]
     Usage(String),
-    /// A bad value on the command line or in the environment, with the
-    /// next command to run for that case.
-    #[error("{0}")]
-    BadInput(String, String),
+    /// A session id, an agent name or a note that cannot be used.
+    #[error(transparent)]
+    Value(#[from] BadValue),
+    /// A scope that goes through a symbolic link inside the brain.
+    #[error(
+        "`{scope}` goes through the symbolic link {link}, so it is another name for {}: a claim names a thing by its one real name",
+        target.as_ref().map_or_else(|| "its target".to_string(), |t| format!("`{t}`"))
+    )]
+    ThroughSymlink {
+        /// The scope as typed.
+        scope: String,
+        /// The link, relative to the brain.
+        link: String,
+        /// What it names, relative to the brain (`dir/` for a directory);
+        /// `None` when the link leads outside the brain or nowhere.
+        target: Option<String>,
+    },
+    /// A scope written as a directory (`a.md/`) that is a file.
+    #[error("`{scope}` names a file, not a directory")]
+    NotADirectory {
+        /// The scope as typed.
+        scope: String,
+        /// The file, relative to the brain.
+        file: String,
+    },
+    /// A section of a file whose headings make no sections.
+    #[error(
+        "`{scope}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections",
+        escape_path(file)
+    )]
+    NotMarkdown {
+        /// The scope as typed.
+        scope: String,
+        /// The file, relative to the brain.
+        file: String,
+    },
+    /// The remote named by a setting does not exist.
+    #[error(
+        "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
+    )]
+    NoSuchRemote {
+        /// The name given.
+        name: String,
+    },
+    /// Several remotes, and nothing says which one holds the registry.
+    #[error("{}", which_remote(branch, remotes, holding))]
+    WhichRemote {
+        /// The registry branch.
+        branch: String,
+        /// The clone's remotes.
+        remotes: Vec<String>,
+        /// Those that hold a copy of the registry branch (none or several).
+        holding: Vec<String>,
+    },
+    /// A remote holds the registry, and the settings name another one to
+    /// publish to: a second registry there would grant one scope twice.
+    #[error(
+        "the remote `{holder}` already holds this brain's registry ({label}), but this clone is set to publish to `{named}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote); a second registry there would let two sessions hold the same scope"
+    )]
+    RegistryElsewhere {
+        /// The remote that holds it.
+        holder: String,
+        /// Its registry branch, as `remote/branch`.
+        label: String,
+        /// The remote the settings name.
+        named: String,
+    },
+    /// A claim on the registry's own copy.
+    #[error("the registry itself cannot be claimed: only bsi writes it")]
+    RegistryNotClaimable,
+    /// `BSI_NOW` is not a time.
+    #[error("BSI_NOW=`{value}` is not an RFC 3339 time: {source}")]
+    BadClock {
+        /// The variable's value.
+        value: String,
+        /// Why it does not parse.
+        source: chrono::ParseError,
+    },
+    /// `BSI_RANDOM_SEED` is not a number.
+    #[error(
+        "BSI_RANDOM_SEED=`{value}` is not a whole number from 0 to {}",
+        u64::MAX
+    )]
+    BadSeed {
+        /// The variable's value.
+        value: String,
+        /// Why it does not parse.
+        source: std::num::ParseIntError,
+    },
+    /// `--registry` or `BSI_REGISTRY` in a directory that does not exist.
+    #[error(
+        "the registry path {} (from --registry or BSI_REGISTRY) is in a directory that does not exist",
+        path.display()
+    )]
+    RegistryDirMissing {
+        /// The registry path asked for.
+        path: PathBuf,
+    },
+    /// A command that needs a session, and none given.
+    #[error("no session given: name one, or set BSI_SESSION")]
+    NoSession,
+    /// `bsi help` of a command bsi does not have.
+    #[error("`{name}` is not a command of `{}`", parent.join(" "))]
+    NoSuchCommand {
+        /// The name asked for.
+        name: String,
+        /// The command it was looked for in: `bsi`, `bsi hook`…
+        parent: Vec<String>,
+    },
     /// A scope was refused.
     #[error("bad scope: {0}")]
     Scope(#[from] ScopeError),
@@ -178,16 +296,198 @@ pub enum Error {
     /// No claim of that session (or scope).
     #[error("{0}")]
     NotFound(String),
-    /// Refused for the user's own protection (not a claim conflict: a
-    /// request that overlaps claims is answered with exit 3 and the claims
-    /// in its way, see `commands::open`).
-    #[error("{what}")]
-    Refused {
-        /// What was refused, and why.
-        what: String,
-        /// The next command to run.
-        hint: String,
+    /// An agent settings file bsi cannot edit.
+    #[error("{} cannot be edited: {source}", path.display())]
+    SettingsUnusable {
+        /// The settings file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: SettingsError,
     },
+    /// Claims added to a session of another agent.
+    #[error(
+        "session {session} belongs to agent {owner}, not to {caller}: its claims are closed and renewed by {owner}"
+    )]
+    SessionOfAnotherAgent {
+        /// The session.
+        session: String,
+        /// The agent that holds it.
+        owner: String,
+        /// The agent asking.
+        caller: String,
+    },
+    /// A release of a session that still has active claims, unforced.
+    #[error(
+        "{session} still has active claims ({}); release frees stale claims",
+        summary(scopes)
+    )]
+    StillActive {
+        /// The session.
+        session: String,
+        /// Its active claims' scopes.
+        scopes: Vec<Scope>,
+    },
+    /// A close or renew of another agent's claim, unforced.
+    #[error(
+        "{} {} was opened by {}, not by {caller}",
+        claim.session,
+        claim.scope,
+        claim.agent
+    )]
+    NotTheHolder {
+        /// The claim, as the registry has it.
+        claim: Box<Claim>,
+        /// The agent asking.
+        caller: String,
+        /// `close` or `renew`.
+        verb: &'static str,
+    },
+    /// A renew of a session whose claims are all stale.
+    #[error("the claims of {session} are stale; renew cannot revive them")]
+    StaleNotRenewable {
+        /// The session.
+        session: String,
+    },
+    /// A renew of claims past their expiry.
+    #[error(
+        "{} of {} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
+        claim.scope,
+        claim.session,
+        crate::output::local_ts(claim.expires, *now),
+        crate::ttl::time_left(claim.expires, *now)
+    )]
+    RenewOverdue {
+        /// The first overdue claim, as the registry has it.
+        claim: Box<Claim>,
+        /// The time of the request.
+        now: DateTime<FixedOffset>,
+        /// Every overdue claim's scope, to claim again.
+        overdue: Vec<Scope>,
+    },
+    /// A renew of claims already at 8h after their opening.
+    #[error(
+        "the claims of {session} already reach the 8h maximum after their opening ({})",
+        crate::output::local_ts(*until, *now)
+    )]
+    RenewAtCeiling {
+        /// The session.
+        session: String,
+        /// Their latest expiry.
+        until: DateTime<FixedOffset>,
+        /// The time of the request.
+        now: DateTime<FixedOffset>,
+        /// Their scopes, to claim again.
+        scopes: Vec<Scope>,
+    },
+    /// A hook of another program, and its chained name taken too.
+    #[error(
+        "{} is not bsi's hook, and {} is taken too",
+        hook.display(),
+        chained.display()
+    )]
+    HookSlotsTaken {
+        /// The hook.
+        hook: PathBuf,
+        /// Where bsi would keep it.
+        chained: PathBuf,
+    },
+    /// The local and the remote registry branch cannot be merged by rows.
+    #[error("the local and the remote registry cannot be merged by rows: {source}")]
+    Unmergeable {
+        /// The registry branch.
+        branch: String,
+        /// Why.
+        source: MergeConflict,
+    },
+    /// `bsi migrate` on a branch that does not track the registry file.
+    #[error("{file} is not tracked on this branch: there is nothing to migrate")]
+    NothingToMigrate {
+        /// The registry file.
+        file: String,
+    },
+    /// `bsi migrate` with an uncommitted edit of the registry file.
+    #[error("{file} differs from its last commit")]
+    RegistryEdited {
+        /// The registry file.
+        file: String,
+    },
+    /// `bsi migrate` on a detached HEAD: no branch to untrack the file on.
+    #[error(
+        "`bsi migrate` untracks the registry in a commit on the current branch, and a detached HEAD has none"
+    )]
+    MigrateDetached,
+    /// Every session id drawn in this minute was already given out.
+    #[error("every new session id drawn this minute is taken (the last: {last})")]
+    SessionIdsExhausted {
+        /// The last id drawn.
+        last: String,
+    },
+    /// A session id drawn for a new session is already in the registry.
+    #[error("the session id {session} is already in the registry")]
+    SessionIdTaken {
+        /// The id.
+        session: String,
+    },
+    /// `bsi repair` without an editor.
+    #[error("no editor to open the registry in: neither VISUAL nor EDITOR is set")]
+    NoEditor,
+    /// The editor of `bsi repair` failed.
+    #[error("the editor `{editor}` failed ({status}): nothing was written")]
+    EditorFailed {
+        /// The editor's command.
+        editor: String,
+        /// How it ended.
+        status: String,
+        /// Where the text is kept.
+        file: PathBuf,
+    },
+    /// The registry branch moved while a person edited it.
+    #[error(
+        "the registry branch {branch} moved since its text was read: your edit was not written, so it cannot undo what was written meanwhile"
+    )]
+    RepairRaced {
+        /// The registry branch.
+        branch: String,
+    },
+    /// The registry branch is checked out in a work tree: bsi does not move
+    /// it.
+    #[error(
+        "the registry branch {branch} is checked out in the work tree {dir}: bsi does not move a branch checked out anywhere (a commit made there later would undo every claim written meanwhile)"
+    )]
+    BranchCheckedOut {
+        /// The registry branch.
+        branch: String,
+        /// The work tree.
+        dir: String,
+    },
+    /// Another clone pushed a registry branch while this one migrated.
+    #[error("{remote} received a registry branch a moment ago")]
+    MigratedMeanwhile {
+        /// `remote/branch`.
+        remote: String,
+    },
+    /// The branch's registry and the registry branch cannot be merged.
+    #[error("the registries cannot be merged by rows: {source}")]
+    MigrationUnmergeable {
+        /// Why.
+        source: MergeConflict,
+    },
+    /// The registry branch lacks rows the branch's registry file holds.
+    #[error(
+        "the registry branch {branch} exists already, and this branch's {file} holds rows it lacks"
+    )]
+    RowsMissing {
+        /// The registry branch.
+        branch: String,
+        /// The registry file.
+        file: String,
+    },
+    /// `bsi sync` in a clone without a remote.
+    #[error("this clone has no remote to sync the registry branch with")]
+    NoRemote,
+    /// `bsi whoami` without `BSI_SESSION`.
+    #[error("no current session: BSI_SESSION is not set")]
+    NoCurrentSession,
     /// The remote could not be reached.
     #[error("{remote} could not be reached: {why}")]
     Unreachable {
@@ -213,14 +513,46 @@ pub enum Error {
     },
 }
 
-impl From<BadValue> for Error {
-    fn from(e: BadValue) -> Error {
-        Error::BadInput(e.message, e.hint)
+/// Shorthand.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The errors `e` comes from (its [`std::error::Error::source`] chain),
+/// printed after it under `-v` as jj does: nothing when there are none,
+/// `Caused by: …` for one, else `Caused by:` and one numbered line each.
+pub fn caused_by(e: &dyn std::error::Error) -> String {
+    let causes: Vec<String> = std::iter::successors(e.source(), |c| c.source())
+        .map(ToString::to_string)
+        .collect();
+    match causes.as_slice() {
+        [] => String::new(),
+        [one] => format!("Caused by: {one}\n"),
+        many => {
+            let mut out = String::from("Caused by:\n");
+            for (i, c) in many.iter().enumerate() {
+                out.push_str(&format!("{}: {c}\n", i + 1));
+            }
+            out
+        }
     }
 }
 
-/// Shorthand.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+/// The words of [`Error::WhichRemote`].
+fn which_remote(branch: &str, remotes: &[String], holding: &[String]) -> String {
+    if holding.len() > 1 {
+        format!(
+            "this clone has {} remotes ({}) and {} of them hold a registry branch `{branch}`",
+            remotes.len(),
+            remotes.join(", "),
+            holding.len()
+        )
+    } else {
+        format!(
+            "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{branch}`",
+            remotes.len(),
+            remotes.join(", ")
+        )
+    }
+}
 
 impl Error {
     /// An error writing to stdout.
@@ -241,34 +573,150 @@ impl Error {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            Error::NotFound(_) | Error::Refused { .. } | Error::TooManyClaims { .. }
+            Error::NotFound(_)
+                | Error::TooManyClaims { .. }
+                | Error::SessionOfAnotherAgent { .. }
+                | Error::StillActive { .. }
+                | Error::NotTheHolder { .. }
+                | Error::StaleNotRenewable { .. }
+                | Error::RenewOverdue { .. }
+                | Error::RenewAtCeiling { .. }
         )
     }
 
-    /// The documented exit code.
+    /// The documented exit code: one per [`Error::kind`].
     pub fn code(&self) -> u8 {
-        match self {
-            Error::Usage(_)
-            | Error::BadInput(..)
-            | Error::Scope(_)
-            | Error::Ttl(_)
-            | Error::NoSuchSection { .. }
-            | Error::Config { .. } => exit::USAGE,
-            Error::Registry { .. }
-            | Error::RemoteRegistry { .. }
-            | Error::NoRegistry { .. }
-            | Error::NotMigrated { .. } => exit::REGISTRY,
-            Error::Unreachable { .. } => exit::UNPUBLISHED,
-            Error::Busy { .. } => exit::BUSY,
+        match self.kind() {
+            "usage" | "scope" | "ttl" | "no-such-section" | "config" => exit::USAGE,
+            "registry-invalid" | "no-registry" | "not-migrated" => exit::REGISTRY,
+            "unreachable" => exit::UNPUBLISHED,
+            "busy" => exit::BUSY,
             _ => exit::ERROR,
         }
     }
 
-    /// What the user can do next.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
+    /// What the user can do next: every error has its next step, and the
+    /// commands in it write their values with [`crate::words::shell_word`].
+    pub fn hint(&self) -> String {
+        match self {
             Error::Usage(_) => "run `bsi help` for the commands and their flags".into(),
-            Error::BadInput(_, hint) => hint.clone(),
+            Error::Value(bad) => bad.hint(),
+            Error::ThroughSymlink {
+                target: Some(target),
+                ..
+            } => format!(
+                "claim it by that name: `{}`",
+                command_line(["bsi", "open", &escape_path(target)])
+            ),
+            Error::ThroughSymlink { target: None, .. } => {
+                "claim what the link leads to by its own name (`bsi status --tree` shows the brain's paths)".into()
+            }
+            Error::NotADirectory { file, .. } => format!(
+                "claim it as a file: `{}`",
+                command_line(["bsi", "open", &escape_path(file)])
+            ),
+            Error::NotMarkdown { scope, file } => format!(
+                "claim the whole file with `{}`, or, if `#` is part of the name, write it `\\#`: `{}`",
+                command_line(["bsi", "open", &escape_path(file)]),
+                command_line(["bsi", "open", &scope.replacen('#', "\\#", 1)])
+            ),
+            Error::NoSuchRemote { .. } => "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
+            Error::RegistryElsewhere { holder, .. } => format!(
+                "use the one registry: `{}`, then `bsi status`",
+                command_line(["git", "config", "bsi.remote", holder])
+            ),
+            Error::WhichRemote {
+                remotes, holding, ..
+            } => {
+                let pick = holding
+                    .first()
+                    .or_else(|| remotes.iter().find(|r| *r == "origin"))
+                    .or(remotes.first())
+                    .map_or("NAME", String::as_str);
+                format!(
+                    "choose it for this clone with `{}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again",
+                    command_line(["git", "config", "bsi.remote", pick])
+                )
+            }
+            Error::RegistryNotClaimable => "claim what you will edit (`bsi open notes/`); bsi changes the registry for you, and `bsi status` shows it".into(),
+            Error::BadClock { .. } => "give a full time with its zone, like `export BSI_NOW=2026-03-14T09:30:00Z`, or `unset BSI_NOW` to use the clock".into(),
+            Error::BadSeed { .. } => "give one, like `export BSI_RANDOM_SEED=1`, or `unset BSI_RANDOM_SEED` for random session ids".into(),
+            Error::RegistryDirMissing { .. } => "create that directory, or `unset BSI_REGISTRY` to keep the registry's copy at the root of the work tree".into(),
+            Error::NoSession => "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
+            Error::NoSuchCommand { parent, .. } => format!(
+                "run `{}` for the list of its commands",
+                command_line(parent.iter().map(String::as_str).chain(["--help"]))
+            ),
+            Error::SettingsUnusable { .. } => {
+                "fix the file (or move it away), then run the command again; bsi left it as it is".into()
+            }
+            Error::SessionOfAnotherAgent { owner, .. } => format!(
+                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {owner} with `{}`",
+                command_line(["--agent", owner])
+            ),
+            Error::StillActive { .. } => "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
+            Error::NotTheHolder { claim, verb, .. } => format!(
+                "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
+                command_line(["bsi", verb, &claim.session, "--agent", &claim.agent])
+            ),
+            Error::StaleNotRenewable { session } => format!(
+                "a person decides: `{}`, then open again",
+                command_line(["bsi", "release", session, "--confirm"])
+            ),
+            Error::RenewOverdue { claim, overdue, .. } => format!(
+                "close it and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", &claim.session]),
+                open_command(overdue, &[])
+            ),
+            Error::RenewAtCeiling {
+                session, scopes, ..
+            } => format!(
+                "finish before then, or close and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(scopes, &[])
+            ),
+            Error::HookSlotsTaken { .. } => {
+                "move one of them away (bsi never overwrites a hook), then retry".into()
+            }
+            Error::Unmergeable { .. } => "settle it by hand with `bsi repair` (it edits the registry this clone would publish, and publishes it only if nobody wrote meanwhile), then run `bsi sync`".into(),
+            Error::NothingToMigrate { .. } => {
+                "`bsi status` shows the registry; `bsi init` creates one for a brain that has none".into()
+            }
+            Error::RegistryEdited { file } => format!(
+                "commit the change (`{}`) or undo it (`{}`), then run `bsi migrate` again",
+                command_line(["git", "commit", file]),
+                command_line(["git", "checkout", "--", file])
+            ),
+            Error::MigrateDetached => "switch to the branch that tracks it (`git switch main`, say), then run `bsi migrate` again; nothing was written".into(),
+            Error::SessionIdsExhausted { .. } => {
+                "name the session yourself: `bsi open SCOPE --session NEW-ID`".into()
+            }
+            Error::SessionIdTaken { .. } => {
+                "name a new session: `bsi open SCOPE --session NEW-ID`".into()
+            }
+            Error::NoEditor => "set one (`export EDITOR=vi`), or write the new text to a file and run `bsi repair --from FILE`".into(),
+            Error::EditorFailed { file, .. } => format!(
+                "your text is in {}; run `{}` with the text you want",
+                file.display(),
+                command_line(["bsi", "repair", "--from", &file.to_string_lossy()])
+            ),
+            Error::RepairRaced { .. } => {
+                "run `bsi repair` again: it starts from the registry as it is now".into()
+            }
+            Error::BranchCheckedOut { dir, .. } => format!(
+                "take the work tree off the branch (`{}`, or `{}` when its work is done), then run the same command again; `bsi repair` edits the registry by hand without a checkout",
+                command_line(["git", "-C", dir, "switch", "--detach"]),
+                command_line(["git", "worktree", "remove", dir])
+            ),
+            Error::MigratedMeanwhile { .. } => {
+                "another clone migrated at the same time: run `git pull`, then `bsi status`".into()
+            }
+            Error::MigrationUnmergeable { .. } => {
+                "settle it by hand with `bsi repair`, then run `bsi migrate` again".into()
+            }
+            Error::RowsMissing { .. } => "run `git pull` first (the brain was migrated elsewhere); if rows are still missing, add them with `bsi repair`".into(),
+            Error::NoRemote => "add one (`git remote add origin URL`), or name it with --remote, `git config bsi.remote NAME` or `remote` in .bsi.toml; then run `bsi sync`".into(),
+            Error::NoCurrentSession => "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into(),
             Error::Scope(_) => {
                 "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
@@ -292,9 +740,8 @@ impl Error {
                 let fix = if source.line == 0 { "fix it" } else { "fix that line" };
                 // `branch:file` for the registry branch; a path for a file.
                 match path.to_str().and_then(|p| p.split_once(':')).filter(|_| !path.is_absolute()) {
-                    Some((branch, _)) => format!(
-                        "bsi never rewrites a registry it cannot read: {fix} on the registry branch (`{}`, edit, commit, `git push`), then retry",
-                        command_line(["git", "worktree", "add", "../fix", branch])
+                    Some(_) => format!(
+                        "bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens the registry in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
                     ),
                     None => format!(
                         "bsi never rewrites a registry it cannot read: {fix} in {}, then retry",
@@ -303,14 +750,9 @@ impl Error {
                 }
             }
             Error::RemoteRegistry { remote, branch, source } => {
-                let (fix, what) = if source.line == 0 {
-                    ("fix it".to_string(), "registry: fix".to_string())
-                } else {
-                    (format!("fix line {}", source.line), format!("registry: fix line {}", source.line))
-                };
+                let fix = if source.line == 0 { "fix it" } else { "fix that line" };
                 format!(
-                    "the broken copy is {remote}'s, not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} there (`git worktree add --detach ../fix {remote}/{branch}`, edit ../fix/{file}, `git -C ../fix commit -am '{what}'`, `git -C ../fix push {remote} HEAD:{branch}`, `git worktree remove ../fix`), then retry",
-                    file = crate::store::BRANCH_FILE
+                    "the broken copy is {remote}'s ({remote}/{branch}), not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens that copy in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
                 )
             }
             Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
@@ -342,7 +784,6 @@ impl Error {
                 command_line(["rm", &path.to_string_lossy()])
             ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
-            Error::Refused { hint, .. } => hint.clone(),
             Error::Unreachable { .. } => {
                 "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
@@ -351,13 +792,27 @@ impl Error {
             Error::Output(_) => {
                 "the output could not be written (a full disk?): free some room, or send the output elsewhere, then run the same command again".into()
             }
-        })
+        }
     }
 
     /// A short name of the kind of error, for JSON output.
     pub fn kind(&self) -> &'static str {
         match self {
-            Error::Usage(_) | Error::BadInput(..) => "usage",
+            Error::Usage(_)
+            | Error::Value(_)
+            | Error::ThroughSymlink { .. }
+            | Error::NotADirectory { .. }
+            | Error::NotMarkdown { .. }
+            | Error::NoSuchRemote { .. }
+            | Error::WhichRemote { .. }
+            | Error::RegistryElsewhere { .. }
+            | Error::NoEditor
+            | Error::RegistryNotClaimable
+            | Error::BadClock { .. }
+            | Error::BadSeed { .. }
+            | Error::RegistryDirMissing { .. }
+            | Error::NoSession
+            | Error::NoSuchCommand { .. } => "usage",
             Error::Scope(_) => "scope",
             Error::Ttl(_) => "ttl",
             Error::NoSuchSection { .. } => "no-such-section",
@@ -377,7 +832,31 @@ impl Error {
             Error::RepoBusy(_) => "repo-busy",
             Error::Locked { .. } => "locked",
             Error::NotFound(_) => "not-found",
-            Error::Refused { .. } => "refused",
+            // Refused for the user's own protection. Not a claim conflict:
+            // a request that overlaps claims is answered with exit 3 and
+            // the claims in its way (`commands::open`).
+            Error::SettingsUnusable { .. }
+            | Error::SessionOfAnotherAgent { .. }
+            | Error::StillActive { .. }
+            | Error::NotTheHolder { .. }
+            | Error::StaleNotRenewable { .. }
+            | Error::RenewOverdue { .. }
+            | Error::RenewAtCeiling { .. }
+            | Error::HookSlotsTaken { .. }
+            | Error::Unmergeable { .. }
+            | Error::NothingToMigrate { .. }
+            | Error::RegistryEdited { .. }
+            | Error::MigratedMeanwhile { .. }
+            | Error::MigrateDetached
+            | Error::SessionIdsExhausted { .. }
+            | Error::SessionIdTaken { .. }
+            | Error::EditorFailed { .. }
+            | Error::RepairRaced { .. }
+            | Error::BranchCheckedOut { .. }
+            | Error::MigrationUnmergeable { .. }
+            | Error::RowsMissing { .. }
+            | Error::NoRemote
+            | Error::NoCurrentSession => "refused",
             Error::Unreachable { .. } => "unreachable",
             Error::Git(_) => "git",
             Error::Io { .. } => "io",
@@ -387,45 +866,276 @@ impl Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{Error, exit};
+    use std::path::PathBuf;
 
-    /// Each kind of error has one exit code, whatever its words.
-    #[test]
-    fn one_exit_code_per_kind() {
-        let samples = [
-            Error::Usage("a".into()),
-            Error::BadInput("a".into(), "h".into()),
-            Error::Refused {
-                what: "a".into(),
-                hint: "h".into(),
-            },
-            Error::NotFound("a".into()),
-            Error::NoRegistry { branch: "b".into() },
-            Error::Unreachable {
-                remote: "r".into(),
-                why: "w".into(),
-            },
-            Error::Busy {
-                remote: "r".into(),
-                attempts: 1,
-                waited_ms: 1000,
-            },
-            Error::GitFailed {
-                command: "git x".into(),
-                stderr: "e".into(),
-            },
-            Error::io("x", std::io::Error::other("e")),
-        ];
-        let mut seen: std::collections::HashMap<&str, u8> = std::collections::HashMap::new();
-        for e in &samples {
-            let code = *seen.entry(e.kind()).or_insert(e.code());
-            assert_eq!(code, e.code(), "{} has two exit codes", e.kind());
-            assert!(e.hint().is_some(), "{} has no hint", e.kind());
+    use chrono::DateTime;
+
+    use super::{Error, caused_by, exit};
+    use crate::claims::tests::claim;
+    use crate::registry::merge::MergeConflict;
+    use crate::scope::Scope;
+    use crate::values::{BadValue, Field};
+
+    fn section(file: &str, heading: &str) -> Scope {
+        Scope::Section {
+            file: file.into(),
+            heading: heading.into(),
         }
-        assert_eq!(seen["usage"], exit::USAGE);
-        assert_eq!(seen["refused"], exit::ERROR);
-        assert_eq!(seen["no-registry"], exit::REGISTRY);
-        assert_eq!(seen["unreachable"], exit::UNPUBLISHED);
-        assert_eq!(seen["busy"], exit::BUSY);
+    }
+
+    /// The kind scripts read in JSON and the exit code, for errors of each
+    /// family: a bad value or setting, a refusal, the registry, the remote.
+    #[test]
+    fn each_kind_has_its_exit_code() {
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).expect("time");
+        let cases = [
+            (Error::Usage("a".into()), "usage", exit::USAGE),
+            (
+                Error::Value(BadValue::SessionId {
+                    given: "my session".into(),
+                }),
+                "usage",
+                exit::USAGE,
+            ),
+            (Error::NoSession, "usage", exit::USAGE),
+            (
+                Error::NoSuchRemote {
+                    name: "upstream".into(),
+                },
+                "usage",
+                exit::USAGE,
+            ),
+            (
+                Error::NoSuchSection {
+                    file: "a.md".into(),
+                    heading: "x".into(),
+                    available: Vec::new(),
+                },
+                "no-such-section",
+                exit::USAGE,
+            ),
+            (
+                Error::NotTheHolder {
+                    claim: Box::new(claim("s1", "claude", Scope::File("a.md".into()))),
+                    caller: "codex".into(),
+                    verb: "close",
+                },
+                "refused",
+                exit::ERROR,
+            ),
+            (
+                Error::RenewAtCeiling {
+                    session: "s1".into(),
+                    until: at("2026-03-14T17:30:00Z"),
+                    now: at("2026-03-14T09:30:00Z"),
+                    scopes: vec![Scope::File("a.md".into())],
+                },
+                "refused",
+                exit::ERROR,
+            ),
+            (Error::NoRemote, "refused", exit::ERROR),
+            (Error::NotFound("a".into()), "not-found", exit::ERROR),
+            (
+                Error::NoRegistry { branch: "b".into() },
+                "no-registry",
+                exit::REGISTRY,
+            ),
+            (
+                Error::Unreachable {
+                    remote: "r".into(),
+                    why: "w".into(),
+                },
+                "unreachable",
+                exit::UNPUBLISHED,
+            ),
+            (
+                Error::Busy {
+                    remote: "r".into(),
+                    attempts: 1,
+                    waited_ms: 1000,
+                },
+                "busy",
+                exit::BUSY,
+            ),
+            (
+                Error::io("x", std::io::Error::other("e")),
+                "io",
+                exit::ERROR,
+            ),
+        ];
+        for (e, kind, code) in &cases {
+            assert_eq!((e.kind(), e.code()), (*kind, *code), "{e:?}");
+        }
+        // Only a plan's refusals are decided again on a fresher registry.
+        assert!(cases[5].0.is_refusal() && cases[6].0.is_refusal());
+        assert!(!cases[7].0.is_refusal() && !cases[2].0.is_refusal());
+    }
+
+    /// A hint names the next command, its values written as shell words:
+    /// a heading with spaces or `$(…)`, an agent with a space, a path.
+    #[test]
+    fn hints_name_the_next_command_with_its_values_quoted() {
+        let cases = [
+            (
+                Error::NoSuchSection {
+                    file: "notes/plan.md".into(),
+                    heading: "Goal".into(),
+                    available: vec!["Open questions".into(), "Risks $(touch X)".into()],
+                },
+                "its headings are: Open questions, Risks $(touch X); claim one with `bsi open 'notes/plan.md#Open questions'`",
+            ),
+            (
+                Error::NoSuchSection {
+                    file: "my notes.md".into(),
+                    heading: "Goal".into(),
+                    available: Vec::new(),
+                },
+                "the file has no headings: claim the whole file instead (`bsi open 'my notes.md'`)",
+            ),
+            (
+                Error::NotTheHolder {
+                    claim: Box::new(claim("s1", "Claude Code", Scope::File("a.md".into()))),
+                    caller: "codex".into(),
+                    verb: "renew",
+                },
+                "as its holder: `bsi renew s1 --agent 'Claude Code'`; to renew another agent's claim anyway, add --force",
+            ),
+            (
+                Error::StaleNotRenewable {
+                    session: "s1".into(),
+                },
+                "a person decides: `bsi release s1 --confirm`, then open again",
+            ),
+            (
+                Error::RenewOverdue {
+                    claim: Box::new(claim("s1", "claude", Scope::File("a.md".into()))),
+                    now: DateTime::parse_from_rfc3339("2026-03-14T12:00:00Z").expect("t"),
+                    overdue: vec![
+                        Scope::File("a.md".into()),
+                        section("p.md", "Open questions"),
+                    ],
+                },
+                "close it and claim again: `bsi close s1`, then `bsi open a.md 'p.md#Open questions'`",
+            ),
+            (
+                Error::NotMarkdown {
+                    scope: "a.txt#Intro".into(),
+                    file: "a.txt".into(),
+                },
+                "claim the whole file with `bsi open a.txt`, or, if `#` is part of the name, write it `\\#`: `bsi open 'a.txt\\#Intro'`",
+            ),
+            (
+                Error::ThroughSymlink {
+                    scope: "latest/".into(),
+                    link: "latest".into(),
+                    target: Some("2026/03 notes/".into()),
+                },
+                "claim it by that name: `bsi open '2026/03 notes/'`",
+            ),
+            (
+                Error::WhichRemote {
+                    branch: "brain-index".into(),
+                    remotes: vec!["backup".into(), "origin".into()],
+                    holding: Vec::new(),
+                },
+                "choose it for this clone with `git config bsi.remote origin`, or for the brain with `remote = \"origin\"` in .bsi.toml; then run the same command again",
+            ),
+            (
+                Error::Unmergeable {
+                    branch: "brain-index".into(),
+                    source: MergeConflict("the columns differ".into()),
+                },
+                "settle it by hand with `bsi repair` (it edits the registry this clone would publish, and publishes it only if nobody wrote meanwhile), then run `bsi sync`",
+            ),
+            (
+                Error::Locked {
+                    what: "the registry",
+                    path: PathBuf::from("/tmp/my brain/.git/bsi.lock"),
+                },
+                "wait for the other process to finish, then run the same command again; if no bsi or git is running, `rm '/tmp/my brain/.git/bsi.lock'`",
+            ),
+            (
+                Error::NoSuchCommand {
+                    name: "nope".into(),
+                    parent: vec!["bsi".into(), "hook".into()],
+                },
+                "run `bsi hook --help` for the list of its commands",
+            ),
+            (
+                Error::Value(BadValue::NotOneLine { field: Field::Note }),
+                "run the same command with a one-line --note (join the lines with `; `)",
+            ),
+        ];
+        for (e, hint) in cases {
+            assert_eq!(e.hint(), hint, "{e:?}");
+        }
+    }
+
+    /// The words of the named kinds are the sentences they replace.
+    #[test]
+    fn named_kinds_say_what_happened() {
+        let now = DateTime::parse_from_rfc3339("2026-03-14T12:00:00Z").expect("t");
+        // The claim expires at 11:30.
+        let e = Error::RenewOverdue {
+            claim: Box::new(claim("s1", "claude", Scope::File("a.md".into()))),
+            now,
+            overdue: vec![Scope::File("a.md".into())],
+        };
+        assert_eq!(
+            e.to_string(),
+            "a.md of s1 passed its expiry (2026-03-14 11:30 +00:00, overdue 30m): an overdue claim can no longer be renewed"
+        );
+        let e = Error::StillActive {
+            session: "s1".into(),
+            scopes: vec![Scope::File("a.md".into()), section("p.md", "Goals")],
+        };
+        assert_eq!(
+            e.to_string(),
+            "s1 still has active claims (a.md, p.md#Goals); release frees stale claims"
+        );
+        let e = Error::WhichRemote {
+            branch: "brain-index".into(),
+            remotes: vec!["backup".into(), "origin".into()],
+            holding: Vec::new(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "this clone has 2 remotes (backup, origin) and nothing says which one holds the registry branch `brain-index`"
+        );
+        let e = Error::ThroughSymlink {
+            scope: "x/".into(),
+            link: "x".into(),
+            target: None,
+        };
+        assert!(
+            e.to_string().contains("another name for its target:"),
+            "{e}"
+        );
+    }
+
+    /// `-v` prints the errors an error comes from, as jj does.
+    #[test]
+    fn the_causes_are_the_source_chain() {
+        assert_eq!(caused_by(&Error::NoSession), "");
+        let seed = Error::BadSeed {
+            value: "x1".into(),
+            source: "x1".parse::<u64>().expect_err("not a number"),
+        };
+        assert_eq!(
+            caused_by(&seed),
+            "Caused by: invalid digit found in string\n"
+        );
+
+        #[derive(Debug, thiserror::Error)]
+        #[error("the lock file is held")]
+        struct Held(#[source] Pid);
+        #[derive(Debug, thiserror::Error)]
+        #[error("process 42 is alive")]
+        struct Pid;
+        let io = Error::io("cannot lock", std::io::Error::other(Held(Pid)));
+        assert_eq!(
+            caused_by(&io),
+            "Caused by:\n1: the lock file is held\n2: process 42 is alive\n"
+        );
     }
 }

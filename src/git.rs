@@ -206,6 +206,37 @@ impl Git {
         head.shorthand().ok().map(String::from)
     }
 
+    /// The work tree, of any of this clone, whose HEAD is on the branch
+    /// `refname` (`refs/heads/…`): git refuses to move a branch checked out
+    /// anywhere, and so does bsi.
+    pub fn checked_out_in(&self, refname: &str) -> Option<PathBuf> {
+        fn on(repo: &Repository, refname: &str) -> bool {
+            repo.find_reference("HEAD")
+                .ok()
+                .and_then(|h| h.symbolic_target().ok().flatten().map(|t| t == refname))
+                .unwrap_or(false)
+        }
+        let main = Repository::open(self.repo.commondir()).ok()?;
+        if !main.is_bare()
+            && on(&main, refname)
+            && let Some(dir) = main.workdir()
+        {
+            return Some(dir.to_path_buf());
+        }
+        let names = main.worktrees().ok()?;
+        for name in names.iter().flatten().flatten() {
+            let Ok(wt) = main.find_worktree(name) else {
+                continue;
+            };
+            if let Ok(repo) = Repository::open_from_worktree(&wt)
+                && on(&repo, refname)
+            {
+                return Some(wt.path().to_path_buf());
+            }
+        }
+        None
+    }
+
     /// A string value of the repository's git configuration.
     pub fn config_string(&self, key: &str) -> Option<String> {
         let cfg = self.repo.config().ok()?;

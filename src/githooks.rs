@@ -139,13 +139,9 @@ pub fn install(dir: &Path, name: &str, program: Option<&str>) -> Result<Outcome>
         _ if exists(&path) => {
             let chained = chained_path(dir, name);
             if exists(&chained) {
-                return Err(Error::Refused {
-                    what: format!(
-                        "{} is not bsi's hook, and {} is taken too",
-                        path.display(),
-                        chained.display()
-                    ),
-                    hint: "move one of them away (bsi never overwrites a hook), then retry".into(),
+                return Err(Error::HookSlotsTaken {
+                    hook: path,
+                    chained,
                 });
             }
             fs::rename(&path, &chained)

@@ -24,7 +24,7 @@
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
-//! | [`error`] | every error, its exit code and its hint | yes | — |
+//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint | yes | [`words`] for the commands in hints, [`output`] for the times in messages |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2
@@ -94,7 +94,8 @@ where
             // A session id, an agent or a TTL refused by its type: the same
             // message, hint and JSON document as any other error of bsi.
             let code = if let Some(bad) = refused_value(&e) {
-                report(&bad, json)
+                let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
+                report(&bad, json, verbose)
             } else if is_help(&e) {
                 let _ = e.print();
                 return exit::OK;
@@ -116,12 +117,13 @@ where
     };
     let json = cli.wants_json();
     let shell = cli.wants_shell();
+    let verbose = cli.verbose;
     let code = match commands::run(cli) {
         Ok(code) => code,
         // A reader that closed the pipe (`bsi log | head`) wanted no more:
         // a quiet end, as for any well-behaved filter.
         Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return exit::OK,
-        Err(e) => report(&e, json),
+        Err(e) => report(&e, json, verbose),
     };
     if shell && code != exit::OK {
         shell_exit(code);
@@ -130,16 +132,18 @@ where
 }
 
 /// Prints an error: as JSON on stdout with `--json`, as what happened and
-/// what to do next on stderr. Returns its exit code.
-fn report(e: &Error, json: bool) -> u8 {
+/// what to do next on stderr (with `-v`, the errors it comes from in
+/// between). Returns its exit code.
+fn report(e: &Error, json: bool, verbose: bool) -> u8 {
     if json && !matches!(e, Error::Output(_)) {
         let _ = output::print_json(&output::ErrorJson::of(e));
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {e}");
-    if let Some(h) = e.hint() {
-        let _ = writeln!(err, "hint: {h}");
+    if verbose {
+        let _ = err.write_all(error::caused_by(e).as_bytes());
     }
+    let _ = writeln!(err, "hint: {}", e.hint());
     e.code()
 }
 

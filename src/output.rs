@@ -93,7 +93,7 @@ impl ErrorJson {
         ErrorJson {
             error: e.kind(),
             message: e.to_string(),
-            hint: e.hint(),
+            hint: Some(e.hint()),
             exit: e.code(),
         }
     }

@@ -5,7 +5,10 @@
 //!
 //! 1. under the clone's writer lock, read the registry: the union of the
 //!    local branch (pending changes) and the remote as last fetched;
-//! 2. run the plan on it (pure: it does no IO, so a retry costs nothing);
+//! 2. run the plan on it: a pure function of that registry and of the
+//!    [`crate::claims::Snapshot`] its command read before the lock (the
+//!    heading trees and directories it needs), so it does no IO and a retry
+//!    costs nothing;
 //! 3. commit the result on the last fetched remote tip (git2: blob, tree,
 //!    commit; no index, no work tree) and push that commit alone;
 //! 4. git refuses a push that does not fast-forward the branch: that is the
@@ -18,7 +21,12 @@
 //!
 //! An unreachable remote keeps the change on the local branch (pending,
 //! exit 7) for `bsi sync`. Content branches are never fetched, pushed,
-//! merged or rebased.
+//! merged or rebased, and the registry branch is never moved while a work
+//! tree has it checked out ([`Brain::ensure_branch_free`]).
+//!
+//! Every write of the registry branch goes through here: [`apply`] for a
+//! plan, [`create`] for the branch's first commit (`bsi init`, `bsi
+//! migrate`), [`replace`] for a text edited by hand (`bsi repair`).
 
 use std::time::{Duration, Instant};
 
@@ -29,10 +37,11 @@ use rand::RngExt;
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
 use crate::registry::merge::Superseded;
-use crate::registry::{Registry, archive};
+use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::{BRANCH_FILE, Brain, Tips, View};
+use crate::{conflict, output};
 
 /// What a command decided, given a registry.
 pub enum Plan<R> {
@@ -60,7 +69,7 @@ pub enum Landed {
     Unchanged,
     /// Nothing to write, but the remote could not be reached: the decision
     /// was made on the registry as last fetched.
-    Stale(Unreached),
+    AsLastFetched(Unreached),
     /// Committed on the local branch only: the remote could not be reached.
     Pending(Unreached),
 }
@@ -104,9 +113,30 @@ pub struct Landing {
     pub published: Vec<String>,
     /// The registry as it stands after the write.
     pub registry: Registry,
+    /// The claims that collide in it, when it published pending changes
+    /// (computed once, under the lock): [`finish`] says them.
+    pub collisions: Vec<(Claim, Claim)>,
     /// Endings recorded offline that the merge with the remote did not
     /// keep: the remote had already ended those claims otherwise.
     pub superseded: Vec<Superseded>,
+}
+
+impl Landing {
+    fn new(landed: Landed, registry: Registry) -> Landing {
+        Landing {
+            landed,
+            published: Vec::new(),
+            registry,
+            collisions: Vec::new(),
+            superseded: Vec::new(),
+        }
+    }
+
+    /// With the endings of the view it was planned on that were not kept.
+    fn superseded(mut self, superseded: Vec<Superseded>) -> Landing {
+        self.superseded = superseded;
+        self
+    }
 }
 
 /// How a write runs.
@@ -131,21 +161,168 @@ pub fn apply<R>(
 ) -> Result<Applied<R>> {
     let remote = settings.remote()?;
     let _lock = brain.writer("write")?;
+    brain.ensure_branch_free()?;
     match remote {
         None => local(brain, settings.history_keep, &mut plan),
-        Some(remote) => Publisher {
-            brain,
-            remote,
-            opts,
-            start: Instant::now(),
-            budget: settings.publish_timeout,
-            conn: settings.connection_timeout,
-            keep: settings.history_keep,
-            fetched: false,
-            attempts: 0,
-        }
-        .run(&mut plan),
+        Some(remote) => Publisher::new(brain, settings, remote, opts).run(&mut plan),
     }
+}
+
+/// What [`create`] found.
+pub enum Created {
+    /// The branch was made with the text asked for: where it went.
+    Made(Applied<()>),
+    /// A registry exists already, here or on the remote (fetched just now,
+    /// or a moment ago by a clone that won the race): nothing was written.
+    Exists(View),
+}
+
+/// Makes the registry branch with `text` as its first commit, under the
+/// writer lock, and publishes it when the brain has a remote; a registry
+/// made elsewhere arrives with a fetch first, so no rival is ever made.
+/// `lock_for` names the work in the lock's record. With `offline_ok`, an
+/// unreachable remote keeps the branch local (pending, like any write);
+/// without, it is refused and nothing is written. The work-tree copy is the
+/// caller's to write (`bsi migrate` untracks the file first).
+pub fn create(
+    brain: &Brain,
+    settings: &Settings,
+    opts: Options,
+    (text, message): (String, String),
+    lock_for: &str,
+    offline_ok: bool,
+) -> Result<Created> {
+    let remote = settings.remote()?;
+    let _lock = brain.writer(lock_for)?;
+    brain.ensure_branch_free()?;
+    let registry = brain.parse(text)?;
+    match remote {
+        None => {
+            let tips = brain.tips(None);
+            if tips.local.is_some() {
+                return Ok(Created::Exists(brain.view_of(tips, None)?));
+            }
+            let (commit, registry) = commit_on(brain, None, registry, &message, None)?;
+            move_local(brain, commit, None, &message)?;
+            Ok(Created::Made(Applied {
+                report: (),
+                commit: Some(commit),
+                landing: Landing::new(Landed::Local, registry),
+            }))
+        }
+        Some(remote) => {
+            Publisher::new(brain, settings, remote, opts).create(registry, &message, offline_ok)
+        }
+    }
+}
+
+/// A registry text as the branch holds it, unparsed (it may be broken):
+/// what `bsi repair` edits.
+pub struct Raw {
+    /// The commit it was read from: the one [`replace`] builds on.
+    pub tip: Oid,
+    /// The text.
+    pub text: String,
+}
+
+/// The registry text a write would build on — the local branch when it
+/// holds pending changes, else the remote as fetched now — without parsing
+/// it. An unreachable remote is an error: a repair is decided on the
+/// present state.
+pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Result<Raw> {
+    let remote = settings.remote()?;
+    if let Some(r) = &remote {
+        match r.fetch(&brain.workdir, settings.connection_timeout) {
+            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(now),
+            Err(FetchError::Denied(why)) => {
+                return Err(Error::RemoteDenied {
+                    remote: r.label(),
+                    why,
+                });
+            }
+            Err(FetchError::Unreachable(why)) => {
+                return Err(Error::Unreachable {
+                    remote: r.label(),
+                    why,
+                });
+            }
+        }
+    }
+    let tip = base_of(brain, brain.tips(remote.as_ref()))?.ok_or_else(|| brain.missing())?;
+    Ok(Raw {
+        tip,
+        text: brain.text_at(tip)?,
+    })
+}
+
+/// The commit a write builds on, without parsing: the remote as last
+/// fetched, unless the local branch holds commits it lacks.
+fn base_of(brain: &Brain, tips: Tips) -> Result<Option<Oid>> {
+    Ok(match (tips.local, tips.tracking) {
+        (l, None) => l,
+        (None, t) => t,
+        (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
+        (l, _) => l,
+    })
+}
+
+/// Writes `registry` (a text edited by hand, parsed by the caller) on the
+/// commit `read` was read from, under the writer lock, and publishes it by
+/// the same compare-and-swap as every write: refused, with nothing
+/// written, when the registry moved since it was read (here or on the
+/// remote) or the remote cannot be reached.
+pub fn replace(
+    brain: &Brain,
+    settings: &Settings,
+    opts: Options,
+    read: &Raw,
+    registry: Registry,
+    message: &str,
+) -> Result<Applied<()>> {
+    let remote = settings.remote()?;
+    let _lock = brain.writer("repair")?;
+    brain.ensure_branch_free()?;
+    let moved = || Error::RepairRaced {
+        branch: brain.branch.clone(),
+    };
+    let tips = brain.tips(remote.as_ref());
+    if base_of(brain, tips)? != Some(read.tip) {
+        return Err(moved());
+    }
+    let (commit, registry) = commit_on(brain, Some(read.tip), registry, message, None)?;
+    let landed = match remote {
+        None => Landed::Local,
+        Some(remote) => {
+            let p = Publisher::new(brain, settings, remote, opts);
+            match p.remote.push(&brain.workdir, commit, p.conn) {
+                Push::Pushed => {
+                    p.pushed(tips, commit)?;
+                    Landed::Published
+                }
+                Push::Lost => return Err(moved()),
+                Push::Refused(why) => {
+                    return Err(Error::RemoteRefused {
+                        remote: p.remote.label(),
+                        why,
+                    });
+                }
+                Push::Denied(why) => return Err(p.denied(why)),
+                Push::Unreachable(why) => {
+                    return Err(Error::Unreachable {
+                        remote: p.remote.label(),
+                        why,
+                    });
+                }
+            }
+        }
+    };
+    move_local(brain, commit, tips.local, message)?;
+    brain.refresh_copy(&registry);
+    Ok(Applied {
+        report: (),
+        commit: Some(commit),
+        landing: Landing::new(landed, registry),
+    })
 }
 
 fn local<R>(
@@ -161,12 +338,7 @@ fn local<R>(
             Ok(Applied {
                 report,
                 commit: None,
-                landing: Landing {
-                    landed: Landed::Local,
-                    published: Vec::new(),
-                    registry: view.registry,
-                    superseded: view.superseded,
-                },
+                landing: Landing::new(Landed::Local, view.registry),
             })
         }
         Plan::Write {
@@ -175,7 +347,7 @@ fn local<R>(
             report,
         } => commit_locally(
             brain,
-            (tips, view.superseded),
+            tips,
             tips.local,
             (text, message, report),
             Some(keep),
@@ -184,18 +356,11 @@ fn local<R>(
     }
 }
 
-/// Commits `reg` on `parent`. With `keep`, old history rows beyond it
-/// move to the archive files of the registry branch in the same commit
-/// ([`archive`]); the registry that was committed is returned. Archiving is
-/// only done on a commit whose parent is the branch everyone shares (the
-/// remote's tip, or the local branch of a brain without remote): an offline
-/// commit never archives, so no archive file can be left behind on a side
-/// branch while the merge by rows drops its rows from the table.
 /// Commits a plan's registry on `parent` and moves the local branch to it
 /// (from where `tips` saw it): a brain without remote, or one offline.
 fn commit_locally<R>(
     brain: &Brain,
-    (tips, superseded): (Tips, Vec<Superseded>),
+    tips: Tips,
     parent: Option<Oid>,
     (text, message, report): (String, String, R),
     keep: Option<usize>,
@@ -207,15 +372,17 @@ fn commit_locally<R>(
     Ok(Applied {
         report,
         commit: Some(commit),
-        landing: Landing {
-            landed,
-            published: Vec::new(),
-            registry,
-            superseded,
-        },
+        landing: Landing::new(landed, registry),
     })
 }
 
+/// Commits `reg` on `parent`. With `keep`, old history rows beyond it
+/// move to the archive files of the registry branch in the same commit
+/// ([`archive`]); the registry that was committed is returned. Archiving is
+/// only done on a commit whose parent is the branch everyone shares (the
+/// remote's tip, or the local branch of a brain without remote): an offline
+/// commit never archives, so no archive file can be left behind on a side
+/// branch while the merge by rows drops its rows from the table.
 fn commit_on(
     brain: &Brain,
     parent: Option<Oid>,
@@ -321,7 +488,109 @@ struct Publisher<'b> {
     attempts: u32,
 }
 
-impl Publisher<'_> {
+impl<'b> Publisher<'b> {
+    fn new(brain: &'b Brain, settings: &Settings, remote: Remote, opts: Options) -> Self {
+        Publisher {
+            brain,
+            remote,
+            opts,
+            start: Instant::now(),
+            budget: settings.publish_timeout,
+            conn: settings.connection_timeout,
+            keep: settings.history_keep,
+            fetched: false,
+            attempts: 0,
+        }
+    }
+
+    /// [`create`] with a remote.
+    fn create(mut self, registry: Registry, message: &str, offline_ok: bool) -> Result<Created> {
+        let brain = self.brain;
+        let offline = self.fetch()?.err();
+        if let (Some(why), false) = (&offline, offline_ok) {
+            return Err(Error::Unreachable {
+                remote: self.remote.label(),
+                why: why.clone(),
+            });
+        }
+        let tips = brain.tips(Some(&self.remote));
+        if tips.local.is_some() || tips.tracking.is_some() {
+            return Ok(Created::Exists(brain.view_of(tips, Some(&self.remote))?));
+        }
+        let (commit, registry) = commit_on(brain, None, registry, message, None)?;
+        let landed = if let Some(why) = offline {
+            Landed::Pending(self.unreached(why))
+        } else {
+            match self.remote.push(&brain.workdir, commit, self.conn) {
+                Push::Pushed => {
+                    self.pushed(tips, commit)?;
+                    Landed::Published
+                }
+                // Another clone made the registry a moment ago: theirs
+                // is the registry (a few fetches, within the budget).
+                Push::Lost => {
+                    self.attempts += 1;
+                    for retry in 1..=3 {
+                        std::thread::sleep(backoff(retry).min(self.remaining()));
+                        if self.fetch()?.is_ok() {
+                            break;
+                        }
+                    }
+                    let tips = brain.tips(Some(&self.remote));
+                    return match tips.tracking {
+                        Some(_) => Ok(Created::Exists(brain.view_of(tips, Some(&self.remote))?)),
+                        None => Err(Error::Busy {
+                            remote: self.remote.label(),
+                            attempts: self.attempts,
+                            waited_ms: u64::try_from(self.start.elapsed().as_millis())
+                                .unwrap_or(u64::MAX),
+                        }),
+                    };
+                }
+                Push::Refused(why) => {
+                    return Err(Error::RemoteRefused {
+                        remote: self.remote.label(),
+                        why,
+                    });
+                }
+                Push::Denied(why) => return Err(self.denied(why)),
+                Push::Unreachable(why) if offline_ok => Landed::Pending(self.unreached(why)),
+                Push::Unreachable(why) => {
+                    return Err(Error::Unreachable {
+                        remote: self.remote.label(),
+                        why,
+                    });
+                }
+            }
+        };
+        move_local(brain, commit, None, message)?;
+        Ok(Created::Made(Applied {
+            report: (),
+            commit: Some(commit),
+            landing: Landing::new(landed, registry),
+        }))
+    }
+
+    /// After a push of `commit` landed: the remote answered, and the
+    /// remote-tracking reference takes it (unless a fetch did already).
+    fn pushed(&self, tips: Tips, commit: Oid) -> Result<()> {
+        let brain = self.brain;
+        fault("after-push");
+        brain.heard_from_remote(self.opts.now);
+        let tracking = self.remote.tracking_ref();
+        if brain.git.ref_target(&tracking) != Some(commit) {
+            match brain
+                .git
+                .move_ref(&tracking, commit, tips.tracking, "bsi: pushed")
+            {
+                Ok(()) | Err(Error::Moved(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        fault("after-tracking");
+        Ok(())
+    }
+
     fn run<R>(mut self, plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
@@ -378,7 +647,7 @@ impl Publisher<'_> {
                     brain,
                     report,
                     view,
-                    Landed::Stale(self.unreached(why)),
+                    Landed::AsLastFetched(self.unreached(why)),
                 )),
             },
             Plan::Keep(report) => Decided::Done(kept(brain, report, view, Landed::Unchanged)),
@@ -417,16 +686,28 @@ impl Publisher<'_> {
         } else {
             Vec::new()
         };
-        let superseded = view.superseded.clone();
-        let landed = |commit, registry, published| Applied {
-            report,
-            commit: Some(commit),
-            landing: Landing {
-                landed: Landed::Published,
-                published,
-                registry,
-                superseded,
-            },
+        // Pending changes published with this one may collide with the
+        // remote's claims: found once, here, for `finish` to say.
+        let landed = |commit, registry: Registry, published: Vec<String>| {
+            let collisions = if published.is_empty() {
+                Vec::new()
+            } else {
+                conflict::collisions(&registry, &brain.sections())
+                    .into_iter()
+                    .map(|(a, b)| (a.clone(), b.clone()))
+                    .collect()
+            };
+            Applied {
+                report,
+                commit: Some(commit),
+                landing: Landing {
+                    landed: Landed::Published,
+                    published,
+                    registry,
+                    collisions,
+                    superseded: view.superseded.clone(),
+                },
+            }
         };
         // The union of pending changes that only reorders the remote's
         // rows is no change: the local branch takes the remote's.
@@ -447,19 +728,7 @@ impl Publisher<'_> {
         let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
         match self.remote.push(&brain.workdir, commit, self.conn) {
             Push::Pushed => {
-                fault("after-push");
-                brain.heard_from_remote(self.opts.now);
-                let tracking = self.remote.tracking_ref();
-                if brain.git.ref_target(&tracking) != Some(commit) {
-                    match brain
-                        .git
-                        .move_ref(&tracking, commit, tips.tracking, "bsi: pushed")
-                    {
-                        Ok(()) | Err(Error::Moved(_)) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                fault("after-tracking");
+                self.pushed(tips, commit)?;
                 move_local(brain, commit, tips.local, &message)?;
                 self.say(&format!(
                     "published on {} after {} lost race(s), {} ms",
@@ -570,9 +839,9 @@ impl Publisher<'_> {
         let tips = brain.tips(Some(&self.remote));
         let view = brain.view_of(tips, Some(&self.remote))?;
         match plan(&view.registry)? {
-            Plan::Keep(report) => Ok(kept(brain, report, view, Landed::Stale(why))),
+            Plan::Keep(report) => Ok(kept(brain, report, view, Landed::AsLastFetched(why))),
             Plan::Write { text, report, .. } if text == view.registry.text() => {
-                Ok(kept(brain, report, view, Landed::Stale(why)))
+                Ok(kept(brain, report, view, Landed::AsLastFetched(why)))
             }
             Plan::Write {
                 text,
@@ -584,14 +853,16 @@ impl Publisher<'_> {
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                commit_locally(
+                let mut applied = commit_locally(
                     brain,
-                    (tips, view.superseded),
+                    tips,
                     parent,
                     (text, message, report),
                     None,
                     Landed::Pending(why),
-                )
+                )?;
+                applied.landing.superseded = view.superseded;
+                Ok(applied)
             }
         }
     }
@@ -616,12 +887,7 @@ fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {
     Applied {
         report,
         commit: None,
-        landing: Landing {
-            landed,
-            published: Vec::new(),
-            registry: view.registry,
-            superseded: view.superseded,
-        },
+        landing: Landing::new(landed, view.registry).superseded(view.superseded),
     }
 }
 
@@ -715,7 +981,7 @@ pub enum Freshness {
 /// published is said on stderr and turns success into exit 7; pending
 /// changes published now that collide with the remote's claims are said and
 /// turn success into exit 3.
-pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
+pub fn finish(applied: &Landing, code: u8) -> u8 {
     say_superseded(applied);
     match &applied.landed {
         Landed::Pending(why) => {
@@ -727,28 +993,25 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
                 return exit::UNPUBLISHED;
             }
         }
-        Landed::Stale(why) => {
+        Landed::AsLastFetched(why) => {
             eprintln!(
                 "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
             );
         }
         _ => {}
     }
-    if !applied.published.is_empty() {
-        let sections = brain.sections();
-        let collisions = crate::conflict::collisions(&applied.registry, &sections);
-        if !collisions.is_empty() {
-            eprintln!(
-                "warning: this also published {} change(s) recorded offline, and claims now collide:",
-                applied.published.len()
-            );
-            for (a, b) in &collisions {
-                eprintln!("  {}", crate::output::collision_line(a, b));
-            }
-            eprint!("{}", crate::output::collision_next(&collisions));
-            if code == exit::OK {
-                return exit::CONFLICT;
-            }
+    if !applied.collisions.is_empty() {
+        eprintln!(
+            "warning: this also published {} change(s) recorded offline, and claims now collide:",
+            applied.published.len()
+        );
+        for (a, b) in &applied.collisions {
+            eprintln!("  {}", output::collision_line(a, b));
+        }
+        let pairs: Vec<(&Claim, &Claim)> = applied.collisions.iter().map(|(a, b)| (a, b)).collect();
+        eprint!("{}", output::collision_next(&pairs));
+        if code == exit::OK {
+            return exit::CONFLICT;
         }
     }
     code
@@ -757,16 +1020,13 @@ pub fn finish(brain: &Brain, applied: &Landing, code: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     //! The write path below the binary: real repositories made with the
-    //! `git` command, bsi run in-process through [`crate::commands::run_with`].
+    //! `git` command, the registry branch made by [`create`].
 
     use std::path::Path;
     use std::process::Command;
 
-    use clap::Parser;
-
     use super::*;
-    use crate::cli::Cli;
-    use crate::commands::{Ctx, run_with};
+    use crate::config::Config;
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
@@ -800,13 +1060,32 @@ mod tests {
         std::fs::write(p.join("notes/a.md"), "# A\n").expect("write");
         git(p, &["add", "-A"]);
         git(p, &["commit", "-q", "-m", "base"]);
-        let cli = Cli::try_parse_from(["bsi", "init"]).expect("args");
-        assert_eq!(run_with(Ctx::at(p, now()), cli).expect("init"), 0);
+        let (brain, settings) = open(p);
+        let made = create(
+            &brain,
+            &settings,
+            opts(),
+            (
+                crate::registry::render::empty_registry(),
+                "bsi: init\n".into(),
+            ),
+            "init",
+            true,
+        )
+        .expect("create");
+        assert!(matches!(made, Created::Made(_)));
         dir
     }
 
     fn open(dir: &Path) -> (Brain, Settings) {
-        Ctx::at(dir, now()).open().expect("brain")
+        let site = Brain::locate(dir, None).expect("brain");
+        let settings = Settings::resolve(
+            &site.git,
+            Config::default(),
+            &crate::settings::Given::default(),
+        )
+        .expect("settings");
+        (Brain::new(site, &settings), settings)
     }
 
     /// A plan that appends `extra` to the registry's text.
@@ -947,7 +1226,7 @@ mod tests {
         assert!(
             said.starts_with("left 1 lock file(s) on the registry branch in place")
                 && said.contains(&format!("(pid {})", std::process::id()))
-                && said.contains(&format!("`rm {}`", lock_file.display())),
+                && said.contains(&lock_file.display().to_string()),
             "{said}"
         );
     }

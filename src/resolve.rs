@@ -10,7 +10,6 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::markdown::{self, Outline, OutlineSections};
 use crate::scope::{Scope, ScopeError, escape_path, heading_key, is_markdown, split_section};
-use crate::words::command_line;
 
 /// Lexically joins `rel` onto `base`, resolving `.` and `..`.
 fn lexical_join(base: &Path, rel: &str) -> PathBuf {
@@ -68,27 +67,19 @@ fn check_no_symlink(root: &Path, abs: &Path, shown: &str) -> Result<()> {
         probe.push(comp);
         match fs::symlink_metadata(&probe) {
             Ok(m) if m.file_type().is_symlink() => {
-                let target = fs::canonicalize(abs)
-                    .ok()
-                    .and_then(|real| {
-                        let rel = below(root, &real)?;
-                        Some(if real.is_dir() {
-                            format!("{rel}/")
-                        } else {
-                            rel
-                        })
+                let target = fs::canonicalize(abs).ok().and_then(|real| {
+                    let rel = below(root, &real)?;
+                    Some(if real.is_dir() {
+                        format!("{rel}/")
+                    } else {
+                        rel
                     })
-                    .unwrap_or_else(|| "its target".to_string());
-                return Err(Error::BadInput(
-                    format!(
-                        "`{shown}` goes through the symbolic link {}, so it is another name for `{target}`: a claim names a thing by its one real name",
-                        below(root, &probe).unwrap_or_default(),
-                    ),
-                    format!(
-                        "claim it by that name: `{}`",
-                        command_line(["bsi", "open", &escape_path(&target)])
-                    ),
-                ));
+                });
+                return Err(Error::ThroughSymlink {
+                    scope: shown.to_string(),
+                    link: below(root, &probe).unwrap_or_default(),
+                    target,
+                });
             }
             Ok(_) => {}
             Err(_) => return Ok(()),
@@ -129,13 +120,10 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
     let trailing_slash = path_part.ends_with('/');
     if trailing_slash && abs.is_file() {
         let file = rel.trim_end_matches('/');
-        return Err(Error::BadInput(
-            format!("`{raw}` names a file, not a directory"),
-            format!(
-                "claim it as a file: `{}`",
-                command_line(["bsi", "open", &escape_path(file)])
-            ),
-        ));
+        return Err(Error::NotADirectory {
+            scope: raw.to_string(),
+            file: file.to_string(),
+        });
     }
     let is_dir = heading.is_none() && (trailing_slash || abs.is_dir());
     let stored = match heading {
@@ -145,17 +133,10 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
     let scope = Scope::from_relative(&stored, is_dir)?;
     if let Scope::Section { file, heading } = &scope {
         if !is_markdown(file, markdown) {
-            return Err(Error::BadInput(
-                format!(
-                    "`{raw}` names a section, but {} is not a markdown file: only the headings of .md and .markdown files (and the endings `markdown_extensions` in .bsi.toml adds) make sections",
-                    escape_path(file),
-                ),
-                format!(
-                    "claim the whole file with `{}`, or, if `#` is part of the name, write it `\\#`: `{}`",
-                    command_line(["bsi", "open", &escape_path(file)]),
-                    command_line(["bsi", "open", &raw.replacen('#', "\\#", 1)])
-                ),
-            ));
+            return Err(Error::NotMarkdown {
+                scope: raw.to_string(),
+                file: file.clone(),
+            });
         }
         return resolve_section(root, &abs, file, heading);
     }

@@ -83,8 +83,13 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Found {
     Remote(Option<Remote>),
-    /// The message and the hint of the [`Error::BadInput`] to give.
-    Unknown(String, String),
+    /// A remote named by the settings that this clone does not have.
+    NoSuch(String),
+    /// Several remotes, and nothing says which one holds the registry.
+    Which {
+        remotes: Vec<String>,
+        holding: Vec<String>,
+    },
 }
 
 /// Reads `.bsi.toml` in `root`; no file is the default configuration.
@@ -242,7 +247,12 @@ impl Settings {
     pub fn remote(&self) -> Result<Option<Remote>> {
         match &self.remote {
             Found::Remote(r) => Ok(r.clone()),
-            Found::Unknown(message, hint) => Err(Error::BadInput(message.clone(), hint.clone())),
+            Found::NoSuch(name) => Err(Error::NoSuchRemote { name: name.clone() }),
+            Found::Which { remotes, holding } => Err(Error::WhichRemote {
+                branch: self.branch.clone(),
+                remotes: remotes.clone(),
+                holding: holding.clone(),
+            }),
         }
     }
 
@@ -270,17 +280,11 @@ impl Settings {
             return Ok(());
         };
         if let (Some(named), Some(_)) = (&self.named_remote, chosen) {
-            return Err(Error::BadInput(
-                format!(
-                    "the remote `{}` already holds this brain's registry ({}), but this clone is set to publish to `{named}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote); a second registry there would let two sessions hold the same scope",
-                    found.name,
-                    found.label()
-                ),
-                format!(
-                    "use the one registry: `{}`, then `bsi status`",
-                    crate::words::command_line(["git", "config", "bsi.remote", &found.name])
-                ),
-            ));
+            return Err(Error::RegistryElsewhere {
+                holder: found.name.clone(),
+                label: found.label(),
+                named: named.clone(),
+            });
         }
         let _ = git.set_config("bsi.remote", &found.name);
         Err(Error::RegistryExists(found.label()))
@@ -297,12 +301,7 @@ fn find_remote(git: &Git, branch: &str, named: Option<&str>) -> Found {
     };
     if let Some(name) = named {
         if !git.has_remote(name) {
-            return Found::Unknown(
-                format!(
-                    "there is no git remote named `{name}` (from --remote, BSI_REMOTE, git config bsi.remote or .bsi.toml remote)"
-                ),
-                "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
-            );
+            return Found::NoSuch(name.to_string());
         }
         return Found::Remote(Some(at(name)));
     }
@@ -327,34 +326,10 @@ fn find_remote(git: &Git, branch: &str, named: Option<&str>) -> Found {
         (_, []) => Found::Remote(None),
         // Keeping claims local here would leave them where no other
         // machine looks, with nothing said: ask which remote it is.
-        (_, all) => {
-            let pick = holding
-                .first()
-                .copied()
-                .or_else(|| all.iter().find(|r| *r == "origin"))
-                .unwrap_or(&all[0]);
-            let which = if holding.len() > 1 {
-                format!(
-                    "this clone has {} remotes ({}) and {} of them hold a registry branch `{branch}`",
-                    all.len(),
-                    all.join(", "),
-                    holding.len()
-                )
-            } else {
-                format!(
-                    "this clone has {} remotes ({}) and nothing says which one holds the registry branch `{branch}`",
-                    all.len(),
-                    all.join(", "),
-                )
-            };
-            Found::Unknown(
-                which,
-                format!(
-                    "choose it for this clone with `{}`, or for the brain with `remote = \"{pick}\"` in .bsi.toml; then run the same command again",
-                    crate::words::command_line(["git", "config", "bsi.remote", pick])
-                ),
-            )
-        }
+        (_, all) => Found::Which {
+            remotes: all.to_vec(),
+            holding: holding.iter().map(|r| (*r).clone()).collect(),
+        },
     }
 }
 
@@ -613,9 +588,9 @@ mod tests {
         // an error that proposes one, not a silently local brain.
         for entries in [&[origin, backup][..], &[origin, backup, main[0], main[1]]] {
             match remote_of(entries, None) {
-                Err(Error::BadInput(m, hint)) => {
-                    assert!(m.contains("2 remotes"), "{m}");
-                    assert!(hint.contains("git config bsi.remote origin"), "{hint}");
+                Err(e @ Error::WhichRemote { .. }) => {
+                    assert!(e.to_string().contains("2 remotes"), "{e}");
+                    assert!(e.hint().contains("git config bsi.remote origin"), "{e:?}");
                 }
                 other => panic!("not refused: {other:?}"),
             }
@@ -660,9 +635,7 @@ mod tests {
             at("origin")
         );
         match remote_of(&[origin, ("bsi.remote", "upstream")], None) {
-            Err(Error::BadInput(m, _)) => {
-                assert!(m.contains("no git remote named `upstream`"), "{m}");
-            }
+            Err(Error::NoSuchRemote { name }) => assert_eq!(name, "upstream"),
             other => panic!("not refused: {other:?}"),
         }
     }

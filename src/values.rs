@@ -9,14 +9,97 @@ use chrono::Duration;
 
 use crate::ttl::{self, TtlError};
 
-/// A value refused, with the next command to run.
+/// A value refused: what is wrong with it ([`BadValue::hint`]: the next
+/// command to run).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct BadValue {
-    /// What is wrong with it.
-    pub message: String,
+pub enum BadValue {
+    /// Not a session id.
+    #[error(
+        "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
+        .given.escape_debug()
+    )]
+    SessionId {
+        /// What was given, without its surrounding blanks.
+        given: String,
+    },
+    /// An agent name holding the registry's column separator.
+    #[error("the agent name `{name}` contains `|`, the registry's column separator")]
+    AgentSeparator {
+        /// The name.
+        name: String,
+    },
+    /// A newline or another control character in a registry cell.
+    #[error(
+        "the {field} contains a newline or another control character; registry cells hold one line"
+    )]
+    NotOneLine {
+        /// Which cell.
+        field: Field,
+    },
+    /// More bytes than the cell allows.
+    #[error("the {field} is longer than {limit} bytes")]
+    TooLong {
+        /// Which cell.
+        field: Field,
+        /// Bytes allowed.
+        limit: usize,
+    },
+}
+
+impl BadValue {
     /// The next command to run.
-    pub hint: String,
+    pub fn hint(&self) -> String {
+        match self {
+            BadValue::SessionId { .. } => "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
+            BadValue::AgentSeparator { .. } => {
+                "run the same command with a name without `|`, like `--agent claude`".into()
+            }
+            BadValue::NotOneLine { field } => format!(
+                "run the same command with a one-line {} (join the lines with `; `)",
+                field.flag()
+            ),
+            BadValue::TooLong { field, .. } => {
+                format!("run the same command with a shorter {}", field.flag())
+            }
+        }
+    }
+}
+
+/// The free-text cells a command line fills: the agent and the note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// `--agent`, `BSI_AGENT`, `default_agent`.
+    Agent,
+    /// `--note`.
+    Note,
+}
+
+impl Field {
+    /// The flag that sets it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Field::Agent => "--agent",
+            Field::Note => "--note",
+        }
+    }
+
+    /// Its longest value, in bytes (the same limits as `default_agent` in
+    /// .bsi.toml).
+    pub fn limit(self) -> usize {
+        match self {
+            Field::Agent => 200,
+            Field::Note => 500,
+        }
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Field::Agent => "agent",
+            Field::Note => "note",
+        })
+    }
 }
 
 /// A session id: up to 100 letters, digits and `._:@+-` (it goes into
@@ -35,12 +118,8 @@ impl SessionId {
         if ok {
             Ok(SessionId(s.to_string()))
         } else {
-            Err(BadValue {
-                message: format!(
-                    "`{}` is not a session id: use up to 100 letters, digits and ._:@+- (like sess-20260314-0930-a3f9)",
-                    s.escape_debug()
-                ),
-                hint: "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
+            Err(BadValue::SessionId {
+                given: s.to_string(),
             })
         }
     }
@@ -85,13 +164,10 @@ impl AgentName {
     /// `raw` without its surrounding blanks, if it follows the rule.
     pub fn parse(raw: &str) -> Result<AgentName, BadValue> {
         let s = raw.trim();
-        check_line("agent", s)?;
+        check_line(Field::Agent, s)?;
         if s.contains('|') {
-            return Err(BadValue {
-                message: format!(
-                    "the agent name `{s}` contains `|`, the registry's column separator"
-                ),
-                hint: "run the same command with a name without `|`, like `--agent claude`".into(),
+            return Err(BadValue::AgentSeparator {
+                name: s.to_string(),
             });
         }
         Ok(AgentName(s.to_string()))
@@ -151,26 +227,15 @@ impl std::str::FromStr for Ttl {
     }
 }
 
-/// Free text that lands in a registry cell (`what` is `agent` or `note`):
-/// one line, no control characters, at most 200 bytes for an agent and 500
-/// for a note.
-pub fn check_line(what: &str, s: &str) -> Result<(), BadValue> {
-    let flag = if what == "note" { "--note" } else { "--agent" };
+/// Free text that lands in a registry cell: one line, no control
+/// characters, at most [`Field::limit`] bytes.
+pub fn check_line(field: Field, s: &str) -> Result<(), BadValue> {
     if s.chars().any(char::is_control) {
-        return Err(BadValue {
-            message: format!(
-                "the {what} contains a newline or another control character; registry cells hold one line"
-            ),
-            hint: format!("run the same command with a one-line {flag} (join the lines with `; `)"),
-        });
+        return Err(BadValue::NotOneLine { field });
     }
-    // The same limits as `default_agent` in .bsi.toml.
-    let limit = if what == "agent" { 200 } else { 500 };
+    let limit = field.limit();
     if s.len() > limit {
-        return Err(BadValue {
-            message: format!("the {what} is longer than {limit} bytes"),
-            hint: format!("run the same command with a shorter {flag}"),
-        });
+        return Err(BadValue::TooLong { field, limit });
     }
     Ok(())
 }
@@ -188,8 +253,12 @@ mod tests {
         assert!(SessionId::parse("sess-20260314-0930-a3f9").is_ok());
         for bad in ["", "my session", "a|b", "a/b", &"x".repeat(101)] {
             let e = SessionId::parse(bad).expect_err(bad);
-            assert!(e.message.contains("is not a session id"), "{e}");
-            assert!(e.hint.contains("bsi status"), "{}", e.hint);
+            assert!(
+                matches!(&e, BadValue::SessionId { given } if given == bad.trim()),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains("is not a session id"), "{e}");
+            assert!(e.hint().contains("bsi status"), "{}", e.hint());
         }
     }
 
@@ -199,19 +268,31 @@ mod tests {
             AgentName::parse(" claude ").map(AgentName::into_string),
             Ok("claude".into())
         );
-        assert!(
-            AgentName::parse("a|b")
-                .expect_err("|")
-                .hint
-                .contains("--agent claude")
+        let bar = AgentName::parse("a|b").expect_err("|");
+        assert_eq!(bar, BadValue::AgentSeparator { name: "a|b".into() });
+        assert!(bar.hint().contains("--agent claude"));
+        let two = AgentName::parse("a\nb").expect_err("newline");
+        assert_eq!(
+            two,
+            BadValue::NotOneLine {
+                field: Field::Agent
+            }
         );
-        assert!(
-            AgentName::parse("a\nb")
-                .expect_err("newline")
-                .message
-                .contains("control character")
+        assert!(two.to_string().contains("control character"));
+        assert!(two.hint().contains("a one-line --agent"), "{}", two.hint());
+        assert_eq!(
+            AgentName::parse(&"x".repeat(201)),
+            Err(BadValue::TooLong {
+                field: Field::Agent,
+                limit: 200
+            })
         );
-        assert!(AgentName::parse(&"x".repeat(201)).is_err());
+        assert_eq!(
+            check_line(Field::Note, &"x".repeat(501))
+                .expect_err("long")
+                .to_string(),
+            "the note is longer than 500 bytes"
+        );
     }
 
     #[test]

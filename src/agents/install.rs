@@ -325,11 +325,10 @@ fn remove_opt(path: &Path) -> Result<()> {
     }
 }
 
-fn unusable(path: &Path, e: SettingsError) -> Error {
-    Error::Refused {
-        what: format!("{} cannot be edited: {e}", path.display()),
-        hint: "fix the file (or move it away), then run the command again; bsi left it as it is"
-            .into(),
+fn unusable(path: &Path, source: SettingsError) -> Error {
+    Error::SettingsUnusable {
+        path: path.to_path_buf(),
+        source,
     }
 }
 

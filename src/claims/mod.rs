@@ -175,20 +175,15 @@ pub fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String
 }
 
 /// Refuses to act on a claim opened by another agent unless forced.
-pub fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &str) -> Result<()> {
+pub fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &'static str) -> Result<()> {
     if force {
         return Ok(());
     }
     if let Some(c) = claims.iter().find(|c| !owned_by(c, caller)) {
-        return Err(Error::Refused {
-            what: format!(
-                "{} {} was opened by {}, not by {caller}",
-                c.session, c.scope, c.agent
-            ),
-            hint: format!(
-                "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
-                crate::words::command_line(["bsi", verb, &c.session, "--agent", &c.agent])
-            ),
+        return Err(Error::NotTheHolder {
+            claim: Box::new((*c).clone()),
+            caller: caller.to_string(),
+            verb,
         });
     }
     Ok(())
@@ -266,7 +261,13 @@ pub(crate) mod tests {
             e.to_string().contains("opened by claude, not by codex"),
             "{e}"
         );
-        assert!(e.hint().is_some_and(|h| h.contains("--agent claude")));
+        assert!(
+            matches!(&e, Error::NotTheHolder { claim, verb: "close", .. } if claim.agent == "claude")
+        );
+        assert_eq!(
+            e.hint(),
+            "as its holder: `bsi close s1 --agent claude`; to close another agent's claim anyway, add --force"
+        );
         assert!(check_owner(&[&c], "codex", true, "close").is_ok());
         assert!(check_owner(&[&c], "CLAUDE", false, "close").is_ok());
     }

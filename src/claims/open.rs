@@ -50,16 +50,10 @@ pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Ou
         .all_claims()
         .find(|(c, _)| c.session == session && !owned_by(c, agent))
     {
-        return Err(Error::Refused {
-            what: format!(
-                "session {session} belongs to agent {}, not to {agent}: its claims are closed and renewed by {}",
-                c.agent, c.agent
-            ),
-            hint: format!(
-                "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {} with `{}`",
-                c.agent,
-                crate::words::command_line(["--agent", &c.agent])
-            ),
+        return Err(Error::SessionOfAnotherAgent {
+            session: session.to_string(),
+            owner: c.agent.clone(),
+            caller: agent.to_string(),
         });
     }
     let mut grant: Vec<Scope> = Vec::new();

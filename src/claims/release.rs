@@ -41,14 +41,13 @@ pub fn plan(
         )));
     }
     if !active.is_empty() && !force {
-        let list: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-        return Err(Error::Refused {
-what: format!(
-            "{session} still has active claims ({}); release frees stale claims",
-            scopes_summary(list.iter().map(|c| &c.scope))
-        ),
-hint: "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
-});
+        return Err(Error::StillActive {
+            session: session.to_string(),
+            scopes: active
+                .iter()
+                .map(|&i| reg.active_claims[i].scope.clone())
+                .collect(),
+        });
     }
     let targets: Vec<(Claim, Status)> = stale
         .iter()

@@ -5,12 +5,10 @@ use chrono::{DateTime, Duration, FixedOffset};
 
 use super::{check_owner, commit_message_by, scopes_summary, session_claims};
 use crate::error::{Error, Result};
-use crate::output;
 use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
 use crate::ttl;
-use crate::words::{command_line, open_command};
 
 /// The claims extended, and those left as they are with why.
 pub type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
@@ -28,12 +26,8 @@ pub fn plan(
     let (active, stale) = session_claims(reg, session, scope);
     if active.is_empty() {
         if !stale.is_empty() {
-            return Err(Error::Refused {
-                what: format!("the claims of {session} are stale; renew cannot revive them"),
-                hint: format!(
-                    "a person decides: `{}`, then open again",
-                    command_line(["bsi", "release", session, "--confirm"])
-                ),
+            return Err(Error::StaleNotRenewable {
+                session: session.to_string(),
             });
         }
         return Err(Error::NotFound(format!(
@@ -77,33 +71,17 @@ pub fn plan(
             .map(|(c, _)| c)
             .collect();
         if let Some(c) = overdue.first() {
-            return Err(Error::Refused {
-                what: format!(
-                    "{} of {session} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
-                    c.scope,
-                    output::local_ts(c.expires, now),
-                    ttl::time_left(c.expires, now)
-                ),
-                hint: format!(
-                    "close it and claim again: `{}`, then `{}`",
-                    command_line(["bsi", "close", session]),
-                    open_command(overdue.iter().map(|c| &c.scope), &[])
-                ),
+            return Err(Error::RenewOverdue {
+                claim: Box::new((*c).clone()),
+                now,
+                overdue: overdue.iter().map(|c| c.scope.clone()).collect(),
             });
         }
-        return Err(Error::Refused {
-            what: format!(
-                "the claims of {session} already reach the 8h maximum after their opening ({})",
-                output::local_ts(
-                    claims.iter().map(|c| c.expires).max().unwrap_or(minute),
-                    now
-                )
-            ),
-            hint: format!(
-                "finish before then, or close and claim again: `{}`, then `{}`",
-                command_line(["bsi", "close", session]),
-                open_command(claims.iter().map(|c| &c.scope), &[])
-            ),
+        return Err(Error::RenewAtCeiling {
+            session: session.to_string(),
+            until: claims.iter().map(|c| c.expires).max().unwrap_or(minute),
+            now,
+            scopes: claims.iter().map(|c| c.scope.clone()).collect(),
         });
     }
     let message = commit_message_by(

@@ -29,13 +29,10 @@ pub(crate) fn help(path: &[String]) -> Result<u8> {
     let mut walked = vec!["bsi".to_string()];
     for name in path {
         let Some(sub) = cmd.find_subcommand(name).cloned() else {
-            return Err(Error::BadInput(
-                format!("`{}` is not a command of `{}`", name, walked.join(" ")),
-                format!(
-                    "run `{}` for the list of its commands",
-                    crate::words::command_line(walked.iter().map(String::as_str).chain(["--help"]))
-                ),
-            ));
+            return Err(Error::NoSuchCommand {
+                name: name.clone(),
+                parent: walked,
+            });
         };
         walked.push(name.clone());
         cmd = sub.bin_name(walked.join(" "));

@@ -15,6 +15,7 @@ mod migrate;
 mod open;
 mod release;
 mod renew;
+mod repair;
 mod status;
 mod sync;
 mod verify;
@@ -142,6 +143,8 @@ pub struct Ctx {
     pub git_index_file: Option<PathBuf>,
     /// `CLAUDE_ENV_FILE`: where Claude Code takes a session's environment.
     pub claude_env_file: Option<PathBuf>,
+    /// `VISUAL`, else `EDITOR`: the editor of `bsi repair`.
+    pub editor: Option<String>,
 }
 
 impl Ctx {
@@ -169,6 +172,7 @@ impl Ctx {
             host: None,
             git_index_file: None,
             claude_env_file: None,
+            editor: None,
         }
     }
 
@@ -189,24 +193,24 @@ impl Ctx {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
         let (now, clock) = match std::env::var("BSI_NOW") {
-            Ok(s) if !s.trim().is_empty() => (DateTime::parse_from_rfc3339(s.trim())
-                .map_err(|e| {
-                    Error::BadInput(
-                        format!("BSI_NOW=`{s}` is not an RFC 3339 time: {e}"),
-                        "give a full time with its zone, like `export BSI_NOW=2026-03-14T09:30:00Z`, or `unset BSI_NOW` to use the clock".into(),
-                    )
-                })?
-                .with_timezone(&Local)
-                .fixed_offset(), Clock::Pinned),
+            Ok(s) if !s.trim().is_empty() => (
+                DateTime::parse_from_rfc3339(s.trim())
+                    .map_err(|source| Error::BadClock {
+                        value: s.clone(),
+                        source,
+                    })?
+                    .with_timezone(&Local)
+                    .fixed_offset(),
+                Clock::Pinned,
+            ),
             _ => (Local::now().fixed_offset(), Clock::System),
         };
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let random_seed = var("BSI_RANDOM_SEED")
             .map(|s| {
-                s.trim().parse::<u64>().map_err(|_| Error::BadInput(
-                    format!("BSI_RANDOM_SEED=`{s}` is not a whole number from 0 to {}", u64::MAX),
-                    "give one, like `export BSI_RANDOM_SEED=1`, or `unset BSI_RANDOM_SEED` for random session ids".into(),
-                ))
+                s.trim()
+                    .parse::<u64>()
+                    .map_err(|source| Error::BadSeed { value: s, source })
             })
             .transpose()?;
         let colour = output::colour_wanted_or_forced(
@@ -236,6 +240,7 @@ impl Ctx {
             host: var("HOSTNAME"),
             git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
             claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
+            editor: var("VISUAL").or_else(|| var("EDITOR")),
         })
     }
 
@@ -294,13 +299,7 @@ impl Ctx {
         };
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
-            return Err(Error::BadInput(
-                format!(
-                    "the registry path {} (from --registry or BSI_REGISTRY) is in a directory that does not exist",
-                    p.display()
-                ),
-                "create that directory, or `unset BSI_REGISTRY` to keep the registry's copy at the root of the work tree".into(),
-            ));
+            return Err(Error::RegistryDirMissing { path: p });
         }
         Ok(Some(p))
     }
@@ -368,12 +367,7 @@ impl Ctx {
         if let Some(s) = arg {
             return Ok(s.clone());
         }
-        self.env_session()?.ok_or_else(|| {
-            Error::BadInput(
-                "no session given: name one, or set BSI_SESSION".into(),
-                "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
-            )
-        })
+        self.env_session()?.ok_or(Error::NoSession)
     }
 }
 
@@ -435,7 +429,7 @@ impl<'c> WriteCommand<'c> {
             landing,
         } = applied;
         Ok(match report(said, commit)? {
-            Ending::Landed(code) => publish::finish(&self.brain, &landing, code),
+            Ending::Landed(code) => publish::finish(&landing, code),
             Ending::Kept(code) => code,
         })
     }
@@ -467,7 +461,7 @@ pub(crate) fn note_commit(
 
 /// A note that lands in a registry cell: one line, no control characters.
 pub fn check_note(s: &str) -> Result<()> {
-    Ok(crate::values::check_line("note", s)?)
+    Ok(crate::values::check_line(crate::values::Field::Note, s)?)
 }
 
 /// Resolves an optional `--scope` flag.
@@ -626,6 +620,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         Command::Man => meta::man(),
         Command::Help { command } => meta::help(&command),
         Command::Sync { .. } => sync::run(&ctx),
+        Command::Repair { from } => repair::run(&ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }

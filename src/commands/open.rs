@@ -92,12 +92,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
         }
         draws += 1;
         if draws > 32 {
-            return Err(Error::Refused {
-                what: format!(
-                    "every new session id drawn this minute is taken (the last: {session})"
-                ),
-                hint: "name the session yourself: `bsi open SCOPE --session NEW-ID`".into(),
-            });
+            return Err(Error::SessionIdsExhausted { last: session });
         }
         session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
     };
@@ -114,10 +109,7 @@ fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<V
     for raw in raw_scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
         if s.file() == Some(brain.rel_to_root().as_str()) {
-            return Err(Error::BadInput(
-                "the registry itself cannot be claimed: only bsi writes it".into(),
-                "claim what you will edit (`bsi open notes/`); bsi changes the registry for you, and `bsi status` shows it".into(),
-            ));
+            return Err(Error::RegistryNotClaimable);
         }
         if !scopes.contains(&s) {
             scopes.push(s);
@@ -193,9 +185,8 @@ fn report(
         // Drawn again by `run` until free; an id given by the caller is
         // never refused for this.
         Outcome::IdTaken => {
-            return Err(Error::Refused {
-                what: format!("the session id {session} is already in the registry"),
-                hint: "name a new session: `bsi open SCOPE --session NEW-ID`".into(),
+            return Err(Error::SessionIdTaken {
+                session: session.to_string(),
             });
         }
     };

@@ -25,12 +25,7 @@ struct Synced {
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let remote = settings.remote()?.ok_or_else(|| {
-        Error::Refused {
-            what: "this clone has no remote to sync the registry branch with".into(),
-            hint: "add one (`git remote add origin URL`), or name it with --remote, `git config bsi.remote NAME` or `remote` in .bsi.toml; then run `bsi sync`".into(),
-        }
-    })?;
+    let remote = settings.remote()?.ok_or(Error::NoRemote)?;
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         Ok(Plan::Write {
             text: reg.text().to_string(),
@@ -44,7 +39,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     })?;
     let landing = &applied.landing;
     publish::say_superseded(landing);
-    if let Landed::Stale(why) | Landed::Pending(why) = &landing.landed {
+    if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),
             why: why.why.clone(),

@@ -23,10 +23,7 @@ struct WhoAmI {
 pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
     let json = ctx.json();
     let Some(session) = ctx.env_session()? else {
-        return Err(Error::Refused {
-            what: "no current session: BSI_SESSION is not set".into(),
-            hint: "start one with `eval \"$(bsi open SCOPE --shell)\"`, or `export BSI_SESSION=ID` to resume a session `bsi status` lists".into(),
-        });
+        return Err(Error::NoCurrentSession);
     };
     let (brain, settings) = ctx.open()?;
     let agent = ctx.agent(None, &settings.config)?.into_string();

@@ -221,6 +221,22 @@ impl Brain {
         Ok(lock)
     }
 
+    /// Refuses a write while the registry branch is checked out in a work
+    /// tree of this clone: moving it there would leave that work tree's
+    /// files behind the branch, and a commit made in it later would revert
+    /// every change written meanwhile (git itself never moves a branch
+    /// checked out anywhere).
+    pub fn ensure_branch_free(&self) -> Result<()> {
+        let Some(dir) = self.git.checked_out_in(&self.local_ref()) else {
+            return Ok(());
+        };
+        let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
+        Err(Error::BranchCheckedOut {
+            branch: self.branch.clone(),
+            dir,
+        })
+    }
+
     /// The two references, as they are now.
     pub fn tips(&self, remote: Option<&Remote>) -> Tips {
         Tips {
@@ -309,20 +325,9 @@ impl Brain {
                     None => None,
                 };
                 let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.now)
-                    .map_err(|e| Error::Refused {
-                        what: format!(
-                            "the local and the remote registry cannot be merged by rows: {e}"
-                        ),
-                        hint: format!(
-                            "settle it by hand on the branch: `{}`, edit {BRANCH_FILE} there, commit, then run `bsi sync`",
-                            crate::words::command_line([
-                                "git",
-                                "worktree",
-                                "add",
-                                &format!("../{}", self.branch),
-                                &self.branch
-                            ])
-                        ),
+                    .map_err(|source| Error::Unmergeable {
+                        branch: self.branch.clone(),
+                        source,
                     })?;
                 superseded = merged.superseded;
                 (self.parse(merged.text)?, true)
@@ -488,8 +493,12 @@ impl Brain {
         let mut body = String::with_capacity(banner.len() + text.len());
         body.push_str(&banner);
         body.push_str(text);
-        if fs::read(&self.registry).is_ok_and(|b| b == body.as_bytes()) {
-            return Ok(());
+        match fs::read(&self.registry) {
+            Ok(b) if b == body.as_bytes() => return Ok(()),
+            // Not a copy bsi wrote (no banner), nor the registry itself (a
+            // file `bsi migrate` has just untracked): the user's, kept.
+            Ok(b) if !b.starts_with(b"<!-- bsi:") && b != text.as_bytes() => self.move_aside()?,
+            _ => {}
         }
         if fs::metadata(&self.registry).is_ok_and(|m| m.permissions().readonly()) {
             return Err(Error::io(
@@ -507,6 +516,35 @@ impl Brain {
                 let _ = fs::remove_file(&tmp);
                 Error::io(format!("cannot write {}", self.registry.display()), e)
             })
+    }
+
+    /// Renames a file of the user's found where the copy goes to
+    /// `<name>.orig` (`.orig-2`, … when taken), and says where.
+    fn move_aside(&self) -> Result<()> {
+        let name = self.rel_to_root();
+        let free = (1..)
+            .map(|n| match n {
+                1 => self.root.join(format!("{name}.orig")),
+                n => self.root.join(format!("{name}.orig-{n}")),
+            })
+            .find(|p| fs::symlink_metadata(p).is_err())
+            .expect("a free name");
+        fs::rename(&self.registry, &free).map_err(|e| {
+            Error::io(
+                format!(
+                    "cannot move {} (not a copy bsi wrote) aside to {}",
+                    self.registry.display(),
+                    free.display()
+                ),
+                e,
+            )
+        })?;
+        eprintln!(
+            "note: {} was not a copy bsi wrote: it is kept, moved to {}; the copy of the registry takes its place",
+            self.registry.display(),
+            free.display()
+        );
+        Ok(())
     }
 
     /// Adds the copy (and its temp file) to `info/exclude` of the clone,

@@ -100,7 +100,7 @@ fn a_detached_head_or_another_branch_reads_the_same_registry() {
 
 /// A brain as older bsi left it: the registry tracked on main, with active,
 /// stale and history rows, prose and an unknown column.
-fn old_layout() -> (Brain, String) {
+pub(crate) fn old_layout() -> (Brain, String) {
     let b = Brain::bare_repo();
     let registry = "# BRAIN-INDEX\r\n\r\nOur own prose | kept.\r\n\r\n## Claims actifs\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert le | Expire le | Note | Team |\r\n|---|---|---|---|---|---|---|---|\r\n| s-old | agents/ | dir | alice | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 | tidy | red |\r\n\r\n## Claims stale — contrôle requis\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert le | Expire le | Raison probable |\r\n|---|---|---|---|---|---|---|\r\n| s-stale | notes.md | file | bob | 2026-03-13 09:00 +00:00 | 2026-03-13 11:00 +00:00 | TTL expiré sans fermeture |\r\n\r\n## Historique\r\n\r\n| Session | Scope | Niveau | Agent | Ouvert | Fermé | Statut | Note |\r\n|---|---|---|---|---|---|---|---|\r\n| s-done | README.md | file | carol | 2026-03-12 09:00 +00:00 | 2026-03-12 10:00 +00:00 | completed |  |\r\n\r\nA closing remark.";
     b.write("BRAIN-INDEX.md", registry);

@@ -361,3 +361,32 @@ fn quiet_keeps_the_views_and_drops_what_to_do_next() {
     }
     t.check("hints/quiet_keeps_the_views_and_drops_what_to_do_next.txt");
 }
+
+#[test]
+fn verbose_errors_say_what_they_come_from() {
+    let b = Brain::new();
+    let mut t = Transcript::new(&b);
+    t.note("Without -v: what happened, then the next step.");
+    let plain = t.bsi_env(&["status"], &[("BSI_RANDOM_SEED", "x1")]);
+    plain.code(2);
+    assert!(!plain.stderr.contains("Caused by"), "{}", plain.stderr);
+    t.note("With -v, the error it comes from in between (jj's `Caused by:`).");
+    let verbose = t.bsi_env(&["-v", "status"], &[("BSI_RANDOM_SEED", "x1")]);
+    verbose.code(2);
+    assert_eq!(
+        verbose.stderr.lines().collect::<Vec<_>>(),
+        [
+            plain.stderr.lines().next().expect("error line"),
+            "Caused by: invalid digit found in string",
+            plain.stderr.lines().nth(1).expect("hint line"),
+        ]
+    );
+    t.note("An error that comes from nothing else says nothing more.");
+    let none = t.bsi(&["-v", "whoami"]);
+    none.code(1);
+    assert!(!none.stderr.contains("Caused by"), "{}", none.stderr);
+    t.note("A value clap refuses is reported the same way.");
+    t.bsi(&["-v", "open", "agents/", "--session", "my session"])
+        .code(2);
+    t.check("hints/verbose_errors_say_what_they_come_from.txt");
+}

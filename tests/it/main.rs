@@ -18,6 +18,7 @@ mod json;
 mod layouts;
 mod reliability;
 mod remote;
+mod safe_writes;
 mod snapshots;
 mod transcript;
 mod truth;

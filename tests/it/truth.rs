@@ -374,36 +374,20 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
         .stderr_has(&format!(
             "error: origin/brain-index:BRAIN-INDEX.md: line {line}:"
         ))
-        .stderr_has("git worktree add --detach ../fix origin/brain-index")
-        .stderr_has("git -C ../fix push origin HEAD:brain-index");
+        .stderr_has("the broken copy is origin's (origin/brain-index), not this clone's branch")
+        .stderr_has("with `bsi repair`");
     assert!(!r.stderr.contains("error: brain-index:"), "{}", r.stderr);
-    // The mend the hint gives works: the next command reads the registry.
-    let fix = crate::common::scratch("bsi-fix");
-    let wt = fix.path().join("fix");
-    let wt_s = wt.to_str().expect("utf-8");
-    n.a.git(&[
-        "worktree",
-        "add",
-        "-q",
-        "--detach",
-        wt_s,
-        "origin/brain-index",
-    ]);
-    let text = std::fs::read_to_string(wt.join("BRAIN-INDEX.md")).expect("read");
+    // The mend the hint gives works: the remote's copy is repaired.
+    let fixed = crate::common::scratch("bsi-fix");
+    let file = fixed.path().join("fixed.md");
     std::fs::write(
-        wt.join("BRAIN-INDEX.md"),
-        text.replace("| agents/alice.md | dir |", "| agents/alice.md | file |"),
+        &file,
+        broken.replace("| agents/alice.md | dir |", "| agents/alice.md | file |"),
     )
     .expect("write");
-    n.a.git(&[
-        "-C",
-        wt_s,
-        "commit",
-        "-q",
-        "-am",
-        &format!("registry: fix line {line}"),
-    ]);
-    n.a.git(&["-C", wt_s, "push", "-q", "origin", "HEAD:brain-index"]);
+    n.a.bsi(&["repair", "--from", file.to_str().expect("utf-8")])
+        .ok();
+    assert!(n.registry().contains("| s9 | agents/alice.md | file |"));
     n.a.bsi(&["status"]).ok().stdout_has("s9");
     // A broken row on the local branch is named there.
     let local = with_active_row(
@@ -411,10 +395,11 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
         "| s8 | agents/bob.md | dir | x | 2026-03-14 09:00 +00:00 | 2026-03-14 11:00 +00:00 |  |",
     );
     n.a.commit_registry(&local, "by hand, locally");
-    n.a.bsi(&["status", "--offline"])
-        .code(5)
+    let r = n.a.bsi(&["status", "--offline"]);
+    r.code(5)
         .stderr_has("error: brain-index:BRAIN-INDEX.md: line ")
-        .stderr_has("git worktree add ../fix brain-index");
+        .stderr_has("fix that line with `bsi repair`");
+    assert!(!r.stderr.contains("origin"), "{}", r.stderr);
 }
 
 /// A server on 127.0.0.1 that accepts connections and never answers. It

@@ -1,0 +1,118 @@
+//! `bsi repair`: the registry edited by hand, safely. Its text (even one
+//! the parser refuses) goes to a file for `$VISUAL` / `$EDITOR`, or comes
+//! from `--from FILE`; the result must parse, and it is published by the
+//! compare-and-swap of every write: refused when the registry moved since
+//! it was read, so no claim written meanwhile is undone. No work tree ever
+//! checks the registry branch out.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::Ctx;
+use crate::claims::commit_message_by;
+use crate::error::{Error, Result, exit};
+use crate::publish::{self, Landed};
+use crate::registry::ParseError;
+use crate::store::{BRANCH_FILE, Brain};
+
+pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
+    let (brain, settings) = ctx.open()?;
+    let read = publish::raw(&brain, &settings, ctx.now)?;
+    let (edited, file) = match from {
+        Some(path) => (read_text(path)?, path.to_path_buf()),
+        None => edit(ctx, &brain, &read.text)?,
+    };
+    let registry = crate::registry::parse(edited).map_err(|source| {
+        if from.is_none() {
+            eprintln!(
+                "note: your edit is kept in {}: fix it there, then `{}`",
+                file.display(),
+                crate::words::command_line(["bsi", "repair", "--from", &file.to_string_lossy()])
+            );
+        }
+        Error::Registry {
+            path: file.clone(),
+            source,
+        }
+    })?;
+    if registry.text() == read.text {
+        writeln!(ctx.out(), "Nothing changed — the registry is as it was.")
+            .map_err(Error::output)?;
+        if from.is_none() {
+            let _ = std::fs::remove_file(&file);
+        }
+        return Ok(exit::OK);
+    }
+    let agent = ctx.agent(None, &settings.config)?;
+    let message = commit_message_by(
+        "repair",
+        &[],
+        &format!("{BRANCH_FILE} edited by hand"),
+        Some(&agent),
+    );
+    let applied = publish::replace(
+        &brain,
+        &settings,
+        ctx.write_options(false),
+        &read,
+        registry,
+        &message,
+    )?;
+    if from.is_none() {
+        let _ = std::fs::remove_file(&file);
+    }
+    let commit = applied.commit.map(|c| c.to_string()[..8].to_string());
+    writeln!(
+        ctx.out(),
+        "Repaired — {BRANCH_FILE} on branch {} ({}, commit {}).",
+        brain.branch,
+        match applied.landing.landed {
+            Landed::Published => "committed and published",
+            _ => "committed",
+        },
+        commit.unwrap_or_default()
+    )
+    .map_err(Error::output)?;
+    Ok(exit::OK)
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    String::from_utf8(bytes).map_err(|_| Error::Registry {
+        path: path.to_path_buf(),
+        source: ParseError {
+            line: 0,
+            reason: "the file is not valid UTF-8".into(),
+        },
+    })
+}
+
+/// Writes `text` to a file of the clone's bsi directory, opens the user's
+/// editor on it and reads it back.
+fn edit(ctx: &Ctx, brain: &Brain, text: &str) -> Result<(String, PathBuf)> {
+    let editor = ctx.editor.clone().ok_or(Error::NoEditor)?;
+    let dir = brain.git.common_dir().join("bsi");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let file = dir.join(format!("repair-{}-{BRANCH_FILE}", std::process::id()));
+    std::fs::write(&file, text)
+        .map_err(|e| Error::io(format!("cannot write {}", file.display()), e))?;
+    // As git runs its editor: through the shell, so EDITOR may hold flags.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(&editor)
+        .arg(&file)
+        .status()
+        .map_err(|e| Error::io(format!("cannot run the editor `{editor}`"), e))?;
+    if !status.success() {
+        return Err(Error::EditorFailed {
+            editor,
+            status: status.to_string(),
+            file,
+        });
+    }
+    Ok((read_text(&file)?, file))
+}
