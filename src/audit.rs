@@ -130,44 +130,7 @@ impl Report {
     }
 }
 
-/// What verifying a session came to, as `close` records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerifyOutcome {
-    /// Nothing outside the session's claims.
-    Clean,
-    /// Changes outside them: in this many files and sections.
-    Overflow {
-        /// Files changed outside the claims.
-        files: usize,
-        /// Sections changed outside the claims.
-        sections: usize,
-    },
-    /// The changes could not be read.
-    NotVerified,
-}
-
-impl VerifyOutcome {
-    /// The note of the history row: empty when clean, else what was found.
-    pub fn history_note(self) -> String {
-        match self {
-            VerifyOutcome::Clean => String::new(),
-            other => other.to_string(),
-        }
-    }
-}
-
-impl std::fmt::Display for VerifyOutcome {
-    /// `clean`, `overflow: 2 files, 1 section` or `not verified`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            VerifyOutcome::Clean => f.write_str("clean"),
-            VerifyOutcome::Overflow { files, sections } => f.write_str(
-                &guard::overflow_note(*files, *sections).unwrap_or_else(|| "overflow".into()),
-            ),
-            VerifyOutcome::NotVerified => f.write_str("not verified"),
-        }
-    }
-}
+pub use crate::claims::close::VerifyOutcome;
 
 /// Verifies `session` against its active and stale claims in `reg`.
 pub fn verify(brain: &Brain, reg: &Registry, session: &str, worktree: bool) -> Result<Report> {

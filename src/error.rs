@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, FixedOffset};
 
-use crate::agents::install::SettingsError;
 use crate::config::ConfigError;
 use crate::registry::merge::MergeConflict;
 use crate::registry::{Claim, ParseError};
@@ -353,7 +352,7 @@ pub enum Error {
         "{} of {} passed its expiry ({}, {}): an overdue claim can no longer be renewed",
         claim.scope,
         claim.session,
-        crate::output::local_ts(claim.expires, *now),
+        crate::ttl::local_ts(claim.expires, *now),
         crate::ttl::time_left(claim.expires, *now)
     )]
     RenewOverdue {
@@ -367,7 +366,7 @@ pub enum Error {
     /// A renew of claims already at 8h after their opening.
     #[error(
         "the claims of {session} already reach the 8h maximum after their opening ({})",
-        crate::output::local_ts(*until, *now)
+        crate::ttl::local_ts(*until, *now)
     )]
     RenewAtCeiling {
         /// The session.
@@ -534,6 +533,17 @@ pub fn caused_by(e: &dyn std::error::Error) -> String {
             out
         }
     }
+}
+
+/// A settings file bsi cannot edit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// Not JSON.
+    #[error("it is not valid JSON ({0})")]
+    NotJson(String),
+    /// A value bsi must edit has an unexpected type.
+    #[error("`{0}` is not what the tool's format says it is")]
+    Shape(String),
 }
 
 /// The words of [`Error::WhichRemote`].

@@ -146,18 +146,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A time in the reader's zone (the zone of `now`), with the zone shown:
-/// `2026-03-14 11:30 +00:00`. The registry keeps the writer's offset; a
-/// reader elsewhere sees the same instant in its own zone.
-pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
-    ttl::format_ts(t.with_timezone(now.offset()))
-}
-
-/// [`local_ts`] in this machine's zone, for a message written without a
-/// `now` at hand.
-pub fn local_zone_ts(t: DateTime<FixedOffset>) -> String {
-    ttl::format_ts(t.with_timezone(&chrono::Local).fixed_offset())
-}
+pub use crate::ttl::{local_ts, local_zone_ts};
 
 /// `09:30` when the day is today, `03-10 09:30` in this year, else
 /// `2025-12-31 09:30`.

@@ -43,20 +43,7 @@ use crate::store::lock::fault;
 use crate::store::{BRANCH_FILE, Brain, Tips, View};
 use crate::{conflict, output};
 
-/// What a command decided, given a registry.
-pub enum Plan<R> {
-    /// Write this registry text with this commit message.
-    Write {
-        /// The new registry.
-        text: String,
-        /// The commit message.
-        message: String,
-        /// What to tell the user.
-        report: R,
-    },
-    /// Nothing to write (a refusal, or nothing changed).
-    Keep(R),
-}
+pub use crate::claims::Plan;
 
 /// Where the change went.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -264,6 +264,19 @@ pub fn to_minute(t: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
         .unwrap_or(t)
 }
 
+/// A time in the reader's zone (the zone of `now`), with the zone shown:
+/// `2026-03-14 11:30 +00:00`. The registry keeps the writer's offset; a
+/// reader elsewhere sees the same instant in its own zone.
+pub fn local_ts(t: DateTime<FixedOffset>, now: DateTime<FixedOffset>) -> String {
+    format_ts(t.with_timezone(now.offset()))
+}
+
+/// [`local_ts`] in this machine's zone, for a message written without a
+/// `now` at hand.
+pub fn local_zone_ts(t: DateTime<FixedOffset>) -> String {
+    format_ts(t.with_timezone(&chrono::Local).fixed_offset())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,16 +65,7 @@ fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
     ))
 }
 
-/// A settings file bsi cannot edit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SettingsError {
-    /// Not JSON.
-    #[error("it is not valid JSON ({0})")]
-    NotJson(String),
-    /// A value bsi must edit has an unexpected type.
-    #[error("`{0}` is not what the tool's format says it is")]
-    Shape(String),
-}
+pub use crate::error::SettingsError;
 
 /// `existing` (the file's text, `None` if absent) with bsi's hooks for
 /// `tool` added; `None` when they are all there already. A hook of bsi's

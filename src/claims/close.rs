@@ -2,12 +2,51 @@
 
 use chrono::{DateTime, FixedOffset};
 
+use super::Plan;
 use super::{check_owner, commit_message_by, scopes_summary, session_claims};
-use crate::audit::VerifyOutcome;
 use crate::error::{Error, Result};
-use crate::publish::Plan;
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 use crate::scope::Scope;
+
+/// What verifying a session came to, as `close` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyOutcome {
+    /// Nothing outside the session's claims.
+    Clean,
+    /// Changes outside them: in this many files and sections.
+    Overflow {
+        /// Files changed outside the claims.
+        files: usize,
+        /// Sections changed outside the claims.
+        sections: usize,
+    },
+    /// The changes could not be read.
+    NotVerified,
+}
+
+impl VerifyOutcome {
+    /// The note of the history row: empty when clean, else what was found.
+    pub fn history_note(self) -> String {
+        match self {
+            VerifyOutcome::Clean => String::new(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifyOutcome {
+    /// `clean`, `overflow: 2 files, 1 section` or `not verified`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyOutcome::Clean => f.write_str("clean"),
+            VerifyOutcome::Overflow { files, sections } => f.write_str(
+                &crate::guard::overflow_note(*files, *sections)
+                    .unwrap_or_else(|| "overflow".into()),
+            ),
+            VerifyOutcome::NotVerified => f.write_str("not verified"),
+        }
+    }
+}
 
 /// The claims closed (and whether each was stale), and what `verify` said.
 pub type Closing = (Vec<(Claim, bool)>, VerifyOutcome);

@@ -1,7 +1,7 @@
 //! The plans of every write: what `open`, `close`, `renew`, `release` and
 //! `watchdog` change in the registry. Pure: a registry, a request and a
 //! [`Snapshot`] of the file system read before the writer lock in; a
-//! [`Plan`](crate::publish::Plan) out. A plan is retried as is when a push
+//! [`Plan`](crate::claims::Plan) out. A plan is retried as is when a push
 //! loses a race, so it must be cheap and decide the same on the same input.
 
 pub mod close;
@@ -16,6 +16,21 @@ use crate::error::{Error, Result};
 use crate::markdown::Outline;
 use crate::registry::{Claim, Registry};
 use crate::scope::{Scope, Sections};
+
+/// What a command decided, given a registry.
+pub enum Plan<R> {
+    /// Write this registry text with this commit message.
+    Write {
+        /// The new registry.
+        text: String,
+        /// The commit message.
+        message: String,
+        /// What to tell the user.
+        report: R,
+    },
+    /// Nothing to write (a refusal, or nothing changed).
+    Keep(R),
+}
 
 /// What a plan may know of the brain's files, read before the lock: the
 /// heading trees of the files a request names (in the work tree and in the
@@ -197,7 +212,7 @@ pub(crate) mod tests {
     use chrono::{DateTime, Duration, FixedOffset};
 
     use super::*;
-    use crate::publish::Plan;
+
     use crate::registry::render::empty_registry;
     use crate::registry::{TableKind, parse};
 

@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, Duration, FixedOffset};
 
+use super::Plan;
 use super::{Snapshot, commit_message_by, owned_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result};
 use crate::markdown::Outline;
-use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::{Scope, Sections};
 use crate::ttl;

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, FixedOffset};
 
+use super::Plan;
 use super::{commit_message_by, scopes_summary, session_claims};
 use crate::error::{Error, Result};
-use crate::publish::Plan;
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 use crate::scope::Scope;
 use crate::values::BadValue;

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Duration, FixedOffset};
 
+use super::Plan;
 use super::{check_owner, commit_message_by, scopes_summary, session_claims};
 use crate::error::{Error, Result};
-use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
 use crate::ttl;

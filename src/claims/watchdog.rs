@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, FixedOffset};
 
+use super::Plan;
 use super::{commit_message_by, scopes_summary};
-use crate::publish::Plan;
 use crate::registry::{Claim, Registry, TableKind};
 use crate::ttl;
 

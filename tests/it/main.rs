@@ -14,6 +14,7 @@ mod exact;
 mod help;
 mod hints;
 mod hooks;
+mod house;
 mod json;
 mod layouts;
 mod reliability;
