@@ -186,7 +186,7 @@ pub enum Error {
     },
     /// The remote's registry, as last fetched, could not be parsed: the
     /// broken line is there, not on the local branch.
-    #[error("{remote}/{branch}:{}: {source}", crate::store::BRANCH_FILE)]
+    #[error("{remote}/{branch}:{}: {source}", crate::registry::REGISTRY_FILE)]
     RemoteRegistry {
         /// The remote (`origin`).
         remote: String,
