@@ -988,15 +988,10 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
         _ => {}
     }
     if !applied.collisions.is_empty() {
-        eprintln!(
-            "warning: this also published {} change(s) recorded offline, and claims now collide:",
-            applied.published.len()
+        eprint!(
+            "{}",
+            output::published_collisions(applied.published.len(), &applied.collisions)
         );
-        for (a, b) in &applied.collisions {
-            eprintln!("  {}", output::collision_line(a, b));
-        }
-        let pairs: Vec<(&Claim, &Claim)> = applied.collisions.iter().map(|(a, b)| (a, b)).collect();
-        eprint!("{}", output::collision_next(&pairs));
         if code == exit::OK {
             return exit::CONFLICT;
         }
