@@ -132,6 +132,8 @@ pub struct Ctx {
     pub random_seed: Option<u64>,
     /// `BSI_PUBLISH_TIMEOUT`, as written (the settings read it).
     pub publish_timeout: Option<String>,
+    /// `BSI_CONNECTION_TIMEOUT`, as written (the settings read it).
+    pub connection_timeout: Option<String>,
     /// `USER`, else `USERNAME`: the user of the default agent name.
     pub user: Option<String>,
     /// `HOSTNAME`: the host of the default agent name (else the system's).
@@ -165,6 +167,7 @@ impl Ctx {
             remote: None,
             random_seed: None,
             publish_timeout: None,
+            connection_timeout: None,
             user: None,
             host: None,
             git_index_file: None,
@@ -232,6 +235,7 @@ impl Ctx {
             remote,
             random_seed,
             publish_timeout: var("BSI_PUBLISH_TIMEOUT"),
+            connection_timeout: var("BSI_CONNECTION_TIMEOUT"),
             user: var("USER").or_else(|| var("USERNAME")),
             host: var("HOSTNAME"),
             git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
@@ -267,7 +271,9 @@ impl Ctx {
         }
         let config = config(&site.root)?;
         let settings = Settings::resolve(&site.git, config, &self.given())?;
-        Ok((Brain::new(site, &settings), settings))
+        let mut brain = Brain::new(site, &settings);
+        brain.now = self.now;
+        Ok((brain, settings))
     }
 
     /// What the command line and the environment say about the settings.
@@ -275,6 +281,7 @@ impl Ctx {
         Given {
             remote: self.remote.clone(),
             publish_timeout: self.publish_timeout.clone(),
+            connection_timeout: self.connection_timeout.clone(),
         }
     }
 
