@@ -24,6 +24,7 @@ pub const KEYS: &[&str] = &[
     "markdown_extensions",
     "registry_branch",
     "publish_timeout",
+    "connection_timeout",
     "claim_on_write",
     "history_keep",
     "registry_language",
@@ -86,6 +87,9 @@ pub struct Config {
     pub registry_branch: Option<String>,
     /// How long a write keeps retrying a push that lost a race.
     pub publish_timeout: Option<std::time::Duration>,
+    /// How long one fetch or push may take before the remote counts as
+    /// unreachable.
+    pub connection_timeout: Option<std::time::Duration>,
     /// The agent tools' edit hook claims a free scope on an agent's first
     /// edit of it, instead of only refusing edits in other sessions' claims.
     pub claim_on_write: bool,
@@ -138,6 +142,7 @@ struct Raw {
     markdown_extensions: Option<Vec<String>>,
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
+    connection_timeout: Option<String>,
     claim_on_write: Option<bool>,
     history_keep: Option<i64>,
     registry_language: Option<String>,
@@ -169,7 +174,14 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             .map(markdown_extension)
             .collect::<Result<Vec<_>, _>>()?,
         registry_branch: raw.registry_branch.map(registry_branch).transpose()?,
-        publish_timeout: raw.publish_timeout.map(publish_timeout).transpose()?,
+        publish_timeout: raw
+            .publish_timeout
+            .map(|t| timeout("publish_timeout", t))
+            .transpose()?,
+        connection_timeout: raw
+            .connection_timeout
+            .map(|t| timeout("connection_timeout", t))
+            .transpose()?,
         claim_on_write: raw.claim_on_write.unwrap_or(false),
         history_keep: raw
             .history_keep
@@ -267,9 +279,9 @@ fn registry_branch(b: String) -> Result<String, ConfigError> {
     }
 }
 
-fn publish_timeout(t: String) -> Result<std::time::Duration, ConfigError> {
+fn timeout(key: &'static str, t: String) -> Result<std::time::Duration, ConfigError> {
     parse_timeout(&t).ok_or_else(|| ConfigError::Value {
-        key: "publish_timeout",
+        key,
         reason: format!(
             "is `{}`; use a duration like `30s`, `2m` or `500ms`",
             t.trim()

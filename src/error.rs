@@ -209,6 +209,17 @@ pub enum Error {
         /// Where and what.
         source: ParseError,
     },
+    /// The remote's registry, as last fetched, could not be parsed: the
+    /// broken line is there, not on the local branch.
+    #[error("{remote}/{branch}:{}: {source}", crate::registry::REGISTRY_FILE)]
+    RemoteRegistry {
+        /// The remote (`origin`).
+        remote: String,
+        /// Its registry branch (`brain-index`).
+        branch: String,
+        /// Where and what.
+        source: ParseError,
+    },
     /// There is no registry yet.
     #[error("this brain has no registry: there is no branch `{branch}`, here or on its remote")]
     NoRegistry {
@@ -253,6 +264,15 @@ pub enum Error {
         /// `remote/branch`.
         remote: String,
         /// What the remote said.
+        why: String,
+    },
+    /// The remote answered and denied bsi's git access: credentials it
+    /// wants and git may not prompt for, or not allowed.
+    #[error("{remote} refused bsi's git: {why}; nothing was written")]
+    RemoteDenied {
+        /// `remote/branch`.
+        remote: String,
+        /// What the remote and git said.
         why: String,
     },
     /// A git command failed.
@@ -776,6 +796,12 @@ impl Error {
                     ),
                 }
             }
+            Error::RemoteRegistry { remote, branch, source } => {
+                let fix = if source.line == 0 { "fix it" } else { "fix that line" };
+                format!(
+                    "the broken copy is {remote}'s ({remote}/{branch}), not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens that copy in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
+                )
+            }
             Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
             Error::NotMigrated { .. } => {
                 "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
@@ -787,6 +813,9 @@ impl Error {
             }
             Error::RemoteRefused { .. } => {
                 "the remote's own rules refuse pushes to the registry branch: ask whoever runs the remote to allow them, or set registry_branch in .bsi.toml to a branch it accepts".into()
+            }
+            Error::RemoteDenied { .. } => {
+                "bsi's git never prompts: give it credentials it can use unasked (a credential helper for HTTPS, an SSH agent for a key with a passphrase) or get access to the registry branch from whoever runs the remote; `git fetch` by hand shows git's own words; then run the same command again".into()
             }
             Error::GitFailed { .. } => "run the same git command by hand to see the whole error".into(),
             Error::Config { .. } => {
@@ -835,13 +864,14 @@ impl Error {
             Error::Scope(_) => "scope",
             Error::Ttl(_) => "ttl",
             Error::NoSuchSection { .. } => "no-such-section",
-            Error::Registry { .. } => "registry-invalid",
+            Error::Registry { .. } | Error::RemoteRegistry { .. } => "registry-invalid",
             Error::NoRegistry { .. } => "no-registry",
             Error::NotMigrated { .. } => "not-migrated",
             Error::RegistryExists(_) => "registry-exists",
             Error::Moved(_) => "moved",
             Error::Busy { .. } => "busy",
             Error::RemoteRefused { .. } => "remote-refused",
+            Error::RemoteDenied { .. } => "remote-denied",
             Error::GitFailed { .. } => "git-failed",
             Error::Output(_) => "output",
             Error::Config { .. } => "config",

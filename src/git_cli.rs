@@ -35,6 +35,9 @@ pub enum Push {
     /// The remote refused the push for a reason of its own (a hook, a
     /// protected branch): what it said.
     Refused(String),
+    /// The remote answered and denied access: credentials it wants and git
+    /// may not ask for, or not allowed (HTTP 401/403, an SSH key refused).
+    Denied(String),
     /// The remote could not be reached: what git said.
     Unreachable(String),
 }
@@ -46,6 +49,8 @@ pub enum FetchError {
     Unreachable(String),
     /// The remote was reachable but has no registry branch.
     NoBranch,
+    /// The remote answered and denied access (see [`Push::Denied`]).
+    Denied(String),
 }
 
 impl std::fmt::Display for FetchError {
@@ -53,6 +58,7 @@ impl std::fmt::Display for FetchError {
         match self {
             FetchError::Unreachable(why) => f.write_str(why),
             FetchError::NoBranch => f.write_str("the remote has no registry branch"),
+            FetchError::Denied(why) => f.write_str(why),
         }
     }
 }
@@ -92,6 +98,9 @@ impl Remote {
         if stderr.contains("couldn't find remote ref") {
             return Err(FetchError::NoBranch);
         }
+        if let Some(words) = denial(&stderr) {
+            return Err(FetchError::Denied(words));
+        }
         Err(FetchError::Unreachable(last_line(&out.stderr)))
     }
 
@@ -128,7 +137,10 @@ pub fn push_outcome(stdout: &str, stderr: &str) -> Push {
         .lines()
         .find(|l| l.len() > 2 && l.as_bytes()[1] == b'\t' && l.contains(":refs/"))
     else {
-        return Push::Unreachable(last_line(stderr.as_bytes()));
+        return match denial(stderr) {
+            Some(words) => Push::Denied(words),
+            None => Push::Unreachable(last_line(stderr.as_bytes())),
+        };
     };
     let flag = line.as_bytes()[0];
     let summary = line.splitn(3, '\t').nth(2).unwrap_or("").trim();
@@ -164,6 +176,47 @@ pub fn push_outcome(stdout: &str, stderr: &str) -> Push {
             }
         }
     }
+}
+
+/// What git (under `LC_ALL=C`) says when the remote answered and denied
+/// access — an HTTP 401 or 403, credentials it wants and may not prompt
+/// for, a password or key the server refused — as the remote's words and
+/// git's: `None` when git's words say nothing of the kind. Pure.
+pub fn denial(stderr: &str) -> Option<String> {
+    const SIGNS: &[&str] = &[
+        "The requested URL returned error: 401",
+        "The requested URL returned error: 403",
+        "could not read Username for",
+        "could not read Password for",
+        "Authentication failed for",
+        "Permission denied (",
+        "Permission denied, please try again",
+    ];
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if !lines.iter().any(|l| SIGNS.iter().any(|s| l.contains(s))) {
+        return None;
+    }
+    // The remote's own words first, then git's verdict.
+    let said: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("remote:").map(str::trim))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let verdict = lines
+        .iter()
+        .find(|l| SIGNS.iter().any(|s| l.contains(s)) && l.starts_with("fatal:"))
+        .or_else(|| lines.iter().find(|l| SIGNS.iter().any(|s| l.contains(s))))
+        .copied()
+        .unwrap_or_default();
+    let mut words: Vec<&str> = said;
+    if !words.contains(&verdict) {
+        words.push(verdict);
+    }
+    Some(words.join(" / "))
 }
 
 /// git's own three-way line merge of three files, written into `ours` with
@@ -220,8 +273,12 @@ struct Output {
     stderr: Vec<u8>,
 }
 
-/// Runs `cmd` to its end or until `timeout`, when it is killed. Its
-/// output is read on threads of its own, so a chatty git never blocks.
+/// Runs `cmd` to its end or until `timeout`, when it is killed with every
+/// process it started (over SSH, git's `ssh` would otherwise outlive it).
+/// Its output is read on threads of its own, so a chatty git never blocks.
+///
+/// git stays in bsi's process group: a Ctrl-C, or whatever kills bsi with
+/// its group, ends the git it runs too, as git's own `ssh` ends with git.
 fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
@@ -239,13 +296,48 @@ fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
             stderr: collect(stderr),
         })
     } else {
-        let _ = child.kill();
-        let _ = child.wait();
+        kill_tree(&mut child);
         Err(format!(
             "git gave no answer within {} s",
             timeout.as_secs_f32()
         ))
     }
+}
+
+/// Kills `child` and every process descended from it, and reaps it. The
+/// tree is frozen first (stopped processes cannot start others), then
+/// killed whole. Where the process table cannot be read, `child` alone.
+fn kill_tree(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal, kill_process};
+        let signal = |pid: u32, sig| {
+            if let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(p, sig);
+            }
+        };
+        let root = child.id();
+        signal(root, Signal::STOP);
+        let mut tree = vec![root];
+        for _ in 0..16 {
+            let new: Vec<u32> = crate::platform::descendants(root)
+                .into_iter()
+                .filter(|p| !tree.contains(p))
+                .collect();
+            if new.is_empty() {
+                break;
+            }
+            for &p in &new {
+                signal(p, Signal::STOP);
+            }
+            tree.extend(new);
+        }
+        for &p in &tree {
+            signal(p, Signal::KILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<std::thread::JoinHandle<Vec<u8>>> {
@@ -317,6 +409,38 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn a_denial_is_told_from_an_unreachable_remote() {
+        let forbidden = "remote: Permission to team/brain.git denied to ann.\nfatal: unable to access 'https://h/team/brain.git/': The requested URL returned error: 403\n";
+        assert_eq!(
+            push_outcome("", forbidden),
+            Push::Denied("Permission to team/brain.git denied to ann. / fatal: unable to access 'https://h/team/brain.git/': The requested URL returned error: 403".into())
+        );
+        let asks = "fatal: could not read Username for 'http://127.0.0.1:8080': terminal prompts disabled\n";
+        assert_eq!(
+            denial(asks).as_deref(),
+            Some(
+                "fatal: could not read Username for 'http://127.0.0.1:8080': terminal prompts disabled"
+            )
+        );
+        let key = "git@h: Permission denied (publickey).\r\nfatal: Could not read from remote repository.\n";
+        assert_eq!(
+            denial(key).as_deref(),
+            Some("git@h: Permission denied (publickey).")
+        );
+        for unreachable in [
+            "fatal: unable to access 'http://h/x/': Failed to connect to h port 80 after 0 ms: Couldn't connect to server\n",
+            "ssh: connect to host h port 22: Connection refused\nfatal: Could not read from remote repository.\n",
+            "fatal: unable to access 'http://h/x/': The requested URL returned error: 502\n",
+        ] {
+            assert_eq!(denial(unreachable), None, "{unreachable}");
+            assert!(matches!(
+                push_outcome("", unreachable),
+                Push::Unreachable(_)
+            ));
+        }
     }
 
     #[test]

@@ -10,13 +10,13 @@
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring | every room below; never another command file |
 //! | [`values`] | session ids, agent names, TTLs as typed values | yes | — |
 //! | [`scope`], [`ttl`], [`conflict`], [`changes`] | the spec's rules: overlap, expiry, grant or refuse, which lines and sections a change touches | yes | [`markdown`], [`registry`] |
-//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog), the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | the pure rules, [`registry`] |
+//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | the pure rules, [`registry`], [`guard`] |
 //! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | the pure rules |
 //! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`], [`markdown`] |
 //! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | — |
 //! | [`trailer`], [`tree`], [`output`], [`session`] | commit trailers, the tree view, human and JSON shapes, new session ids | yes | the pure rules |
-//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets | IO | [`git`], [`registry`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry | IO | [`store`], [`git`], [`git_cli`] |
+//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream) | IO | [`git`], [`registry`], [`claims`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair | IO | [`store`], [`claims`], [`git`], [`git_cli`] |
 //! | [`audit`] | a session's commits and work-tree changes against its claims | IO | [`git`], [`guard`] |
 //! | [`settings`], [`config`] | where each setting comes from; `.bsi.toml` | IO / pure | [`git`] |
 //! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
@@ -24,11 +24,13 @@
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
-//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint | yes | [`words`] for the commands in hints, [`output`] for the times in messages |
+//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`words`] for the commands in hints, [`ttl`] for the times in messages |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2
-//! type; nothing outside [`git_cli`] spawns git.
+//! type; nothing outside [`git_cli`] spawns git. The rooms import each
+//! other without a circle, no command file calls another, and only
+//! [`words`] quotes shell words: `tests/it/house.rs` checks all three.
 
 pub mod agents;
 pub mod audit;

@@ -492,6 +492,21 @@ pub fn collision_line(a: &Claim, b: &Claim) -> String {
     )
 }
 
+/// What a write that published changes recorded offline says when claims
+/// now collide: the collisions and what to do, one text for the CLI's
+/// stderr and for an agent hook's answer.
+pub fn published_collisions(published: usize, collisions: &[(Claim, Claim)]) -> String {
+    let mut text = format!(
+        "warning: this also published {published} change(s) recorded offline, and claims now collide:\n"
+    );
+    for (a, b) in collisions {
+        text.push_str(&format!("  {}\n", collision_line(a, b)));
+    }
+    let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
+    text.push_str(&collision_next(&pairs));
+    text
+}
+
 /// What to do about collisions, the same words wherever they are found
 /// (status, watchdog, sync, a write that published them): name the two
 /// commands when there is one collision.

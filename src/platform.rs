@@ -3,35 +3,155 @@
 //! (through `/proc`); elsewhere the answer is "unknown", and bsi then
 //! reports a leftover lock instead of removing it.
 
-/// The start time of process `pid` (clock ticks since boot, from
-/// `/proc/<pid>/stat`), which tells a process from a later one that was
-/// given the same pid. `None` where it cannot be read.
-pub fn start_time(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces:
-    // fields are counted after its closing parenthesis.
+use std::path::Path;
+
+/// What `/proc` says of one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// No process table here (not Linux): nothing can be known.
+    NoTable,
+    /// Its `stat` was read: its start time (clock ticks since boot), which
+    /// tells a process from a later one given the same pid.
+    Started(String),
+    /// No entry for that pid: gone, unless the table hides other users'
+    /// processes.
+    Missing,
+    /// An entry that could not be read (another user's process behind
+    /// `hidepid`, a permission, a file that is not what it should be).
+    Unreadable,
+}
+
+/// Whether the process that recorded start time `recorded` and pid is
+/// alive, from what `/proc` says of that pid: `Some(false)` is a proof that
+/// it is gone, `None` means it cannot be known. `hides_others`: the table
+/// hides other users' processes (`hidepid`); `same_user`: the process was
+/// this user's (whose entries are never hidden from it). Pure.
+pub fn judge(seen: &Seen, recorded: &str, hides_others: bool, same_user: bool) -> Option<bool> {
+    match seen {
+        Seen::NoTable | Seen::Unreadable => None,
+        // Another start time: the pid now belongs to a later process.
+        Seen::Started(now) => Some(recorded.is_empty() || now == recorded),
+        Seen::Missing if hides_others && !same_user => None,
+        Seen::Missing => Some(false),
+    }
+}
+
+/// What the process table rooted at `proc` says of `pid`.
+pub fn look(proc: &Path, pid: u32) -> Seen {
+    if !proc.join("self").exists() {
+        return Seen::NoTable;
+    }
+    match std::fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
+        Ok(stat) => start_of(&stat).map_or(Seen::Unreadable, Seen::Started),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Seen::Missing,
+        Err(_) => Seen::Unreadable,
+    }
+}
+
+/// Field 22 of a `stat` line: the start time. The command name (field 2)
+/// is in parentheses and may hold spaces: fields are counted after its
+/// closing parenthesis.
+fn start_of(stat: &str) -> Option<String> {
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19).map(str::to_string)
 }
 
-/// Whether the process `pid` that recorded start time `start` is alive:
-/// `Some(false)` is a proof that it is gone, `None` means it cannot be
-/// known here.
-pub fn process_alive(pid: u32, start: &str) -> Option<bool> {
-    if !std::path::Path::new("/proc/self/stat").exists() {
-        return None;
+/// Whether the process table rooted at `proc` hides other users'
+/// processes (`hidepid=` other than 0 for `/proc` in its `mounts`); when
+/// that cannot be read, it is taken to.
+fn hides_others(proc: &Path) -> bool {
+    let Ok(mounts) = std::fs::read_to_string(proc.join("mounts")) else {
+        return true;
+    };
+    mounts
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("/proc"))
+        .any(|l| {
+            l.split_whitespace()
+                .nth(3)
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|o| o.strip_prefix("hidepid="))
+                .any(|v| v != "0" && v != "off")
+        })
+}
+
+/// The user this process runs as (the owner of its `/proc/self`), where
+/// that can be read.
+pub fn user_id() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
     }
-    match start_time(pid) {
-        None => Some(false),
-        Some(now) => Some(start.is_empty() || now == start),
+    #[cfg(not(unix))]
+    {
+        None
     }
+}
+
+/// The start time of process `pid`, from `/proc/<pid>/stat`. `None` where it
+/// cannot be read.
+pub fn start_time(pid: u32) -> Option<String> {
+    match look(Path::new("/proc"), pid) {
+        Seen::Started(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether the process `pid` that recorded start time `start` (and ran as
+/// user `uid`, when the record says) is alive: `Some(false)` is a proof
+/// that it is gone, `None` means it cannot be known here.
+pub fn process_alive(pid: u32, start: &str, uid: Option<u32>) -> Option<bool> {
+    // `BSI_PROC` stands for `/proc` in tests, which show bsi a table it
+    // cannot read or one that hides other users' processes.
+    let proc =
+        std::env::var_os("BSI_PROC").map_or_else(|| "/proc".into(), std::path::PathBuf::from);
+    let seen = look(&proc, pid);
+    let same_user = uid.is_some() && uid == user_id();
+    judge(
+        &seen,
+        start,
+        seen == Seen::Missing && hides_others(&proc),
+        same_user,
+    )
+}
+
+/// The processes descended from `pid` (its children, theirs, ...), from
+/// the parent pid in each `/proc/<pid>/stat`; none where there is no such
+/// table.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let ppid = rest.split_whitespace().nth(1)?.parse::<u32>().ok()?;
+            Some((p, ppid))
+        })
+        .collect();
+    let mut out: Vec<u32> = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(p, pp) in &parents {
+            if pp == parent && p != pid && !out.contains(&p) {
+                out.push(p);
+                frontier.push(p);
+            }
+        }
+    }
+    out
 }
 
 /// Whether some process has `path` open, from `/proc/*/fd`: `Some(false)`
 /// only when every process's open files could be read and none is `path`;
 /// `None` where that cannot be known (no `/proc`, or another user's
 /// process whose files this one may not read).
-pub fn held_open(path: &std::path::Path) -> Option<bool> {
+pub fn held_open(path: &Path) -> Option<bool> {
     let procs = std::fs::read_dir("/proc").ok()?;
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut unknown = false;
@@ -69,8 +189,84 @@ mod tests {
             return; // no /proc here: nothing can be proven
         }
         let me = start_time(std::process::id()).expect("start time");
-        assert_eq!(process_alive(std::process::id(), &me), Some(true));
-        assert_eq!(process_alive(std::process::id(), "1"), Some(false));
-        assert_eq!(process_alive(u32::MAX - 1, &me), Some(false));
+        let uid = user_id();
+        assert_eq!(process_alive(std::process::id(), &me, uid), Some(true));
+        assert_eq!(process_alive(std::process::id(), "1", uid), Some(false));
+        assert_eq!(process_alive(u32::MAX - 1, &me, uid), Some(false));
+    }
+
+    #[test]
+    fn only_a_missing_entry_or_another_start_proves_a_process_gone() {
+        let started = |s: &str| Seen::Started(s.into());
+        // (what /proc says, recorded start, hides others, same user) -> verdict
+        let cases = [
+            (started("42"), "42", false, false, Some(true)),
+            (started("42"), "", false, false, Some(true)),
+            (started("43"), "42", false, false, Some(false)),
+            (started("43"), "42", true, false, Some(false)),
+            (Seen::Missing, "42", false, false, Some(false)),
+            (Seen::Missing, "42", true, true, Some(false)),
+            // hidepid: another user's live process looks missing.
+            (Seen::Missing, "42", true, false, None),
+            // Unreadable is unknown, never a proof.
+            (Seen::Unreadable, "42", false, false, None),
+            (Seen::Unreadable, "42", false, true, None),
+            (Seen::Unreadable, "", true, true, None),
+            (Seen::NoTable, "42", false, true, None),
+        ];
+        for (seen, recorded, hides, same, verdict) in cases {
+            assert_eq!(
+                judge(&seen, recorded, hides, same),
+                verdict,
+                "{seen:?} {recorded:?} hides={hides} same_user={same}"
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_processes_a_process_started_are_its_descendants() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30 & wait"])
+            .spawn()
+            .expect("sh");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = descendants(child.id());
+        while found.len() < 2 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            found = descendants(child.id());
+        }
+        for p in &found {
+            let _ = std::process::Command::new("kill")
+                .arg(p.to_string())
+                .status();
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(!found.contains(&child.id()));
+        assert!(descendants(u32::MAX - 1).is_empty());
+    }
+
+    #[test]
+    fn what_a_process_table_says_is_read_from_its_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let proc = dir.path();
+        // No `self`: not a process table.
+        assert_eq!(look(proc, 7), Seen::NoTable);
+        std::fs::create_dir_all(proc.join("self")).expect("mkdir");
+        assert_eq!(look(proc, 7), Seen::Missing);
+        std::fs::create_dir_all(proc.join("7")).expect("mkdir");
+        let stat = "7 (a (b) c) S 1 7 7 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1 1";
+        std::fs::write(proc.join("7/stat"), stat).expect("write");
+        assert_eq!(look(proc, 7), Seen::Started("98765".into()));
+        std::fs::write(proc.join("7/stat"), "garbage").expect("write");
+        assert_eq!(look(proc, 7), Seen::Unreadable);
+        // An entry whose stat cannot be read (a directory here; a
+        // permission or hidepid elsewhere) is unknown, not gone.
+        std::fs::remove_file(proc.join("7/stat")).expect("rm");
+        std::fs::create_dir(proc.join("7/stat")).expect("mkdir");
+        assert_eq!(look(proc, 7), Seen::Unreadable);
+        assert_eq!(judge(&look(proc, 7), "98765", false, true), None);
     }
 }

@@ -36,6 +36,7 @@ use rand::RngExt;
 
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
+use crate::registry::merge::Superseded;
 use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
@@ -102,6 +103,9 @@ pub struct Landing {
     /// The claims that collide in it, when it published pending changes
     /// (computed once, under the lock): [`finish`] says them.
     pub collisions: Vec<(Claim, Claim)>,
+    /// Endings recorded offline that the merge with the remote did not
+    /// keep: the remote had already ended those claims otherwise.
+    pub superseded: Vec<Superseded>,
 }
 
 impl Landing {
@@ -111,7 +115,14 @@ impl Landing {
             published: Vec::new(),
             registry,
             collisions: Vec::new(),
+            superseded: Vec::new(),
         }
+    }
+
+    /// With the endings of the view it was planned on that were not kept.
+    fn superseded(mut self, superseded: Vec<Superseded>) -> Landing {
+        self.superseded = superseded;
+        self
     }
 }
 
@@ -176,7 +187,7 @@ pub fn create(
         None => {
             let tips = brain.tips(None);
             if tips.local.is_some() {
-                return Ok(Created::Exists(brain.view_of(tips, false)?));
+                return Ok(Created::Exists(brain.view_of(tips, None)?));
             }
             let (commit, registry) = commit_on(brain, None, registry, &message, None)?;
             move_local(brain, commit, None, &message)?;
@@ -208,8 +219,14 @@ pub struct Raw {
 pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Result<Raw> {
     let remote = settings.remote()?;
     if let Some(r) = &remote {
-        match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+        match r.fetch(&brain.workdir, settings.connection_timeout) {
             Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(now),
+            Err(FetchError::Denied(why)) => {
+                return Err(Error::RemoteDenied {
+                    remote: r.label(),
+                    why,
+                });
+            }
             Err(FetchError::Unreachable(why)) => {
                 return Err(Error::Unreachable {
                     remote: r.label(),
@@ -264,8 +281,7 @@ pub fn replace(
         None => Landed::Local,
         Some(remote) => {
             let p = Publisher::new(brain, settings, remote, opts);
-            let timeout = p.remaining().max(FETCH_TIMEOUT);
-            match p.remote.push(&brain.workdir, commit, timeout) {
+            match p.remote.push(&brain.workdir, commit, p.conn) {
                 Push::Pushed => {
                     p.pushed(tips, commit)?;
                     Landed::Published
@@ -277,6 +293,7 @@ pub fn replace(
                         why,
                     });
                 }
+                Push::Denied(why) => return Err(p.denied(why)),
                 Push::Unreachable(why) => {
                     return Err(Error::Unreachable {
                         remote: p.remote.label(),
@@ -301,7 +318,7 @@ fn local<R>(
     plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
     let tips = brain.tips(None);
-    let view = brain.view_of(tips, false)?;
+    let view = brain.view_of(tips, None)?;
     match plan(&view.registry)? {
         Plan::Keep(report) => {
             brain.refresh_copy(&view.registry);
@@ -454,7 +471,10 @@ struct Publisher<'b> {
     remote: Remote,
     opts: Options,
     start: Instant,
+    /// How long pushes that lost a race are retried.
     budget: Duration,
+    /// How long one fetch or push may take, apart from the budget.
+    conn: Duration,
     keep: usize,
     fetched: bool,
     attempts: u32,
@@ -468,6 +488,7 @@ impl<'b> Publisher<'b> {
             opts,
             start: Instant::now(),
             budget: settings.publish_timeout,
+            conn: settings.connection_timeout,
             keep: settings.history_keep,
             fetched: false,
             attempts: 0,
@@ -477,7 +498,7 @@ impl<'b> Publisher<'b> {
     /// [`create`] with a remote.
     fn create(mut self, registry: Registry, message: &str, offline_ok: bool) -> Result<Created> {
         let brain = self.brain;
-        let offline = self.fetch().err();
+        let offline = self.fetch()?.err();
         if let (Some(why), false) = (&offline, offline_ok) {
             return Err(Error::Unreachable {
                 remote: self.remote.label(),
@@ -486,14 +507,13 @@ impl<'b> Publisher<'b> {
         }
         let tips = brain.tips(Some(&self.remote));
         if tips.local.is_some() || tips.tracking.is_some() {
-            return Ok(Created::Exists(brain.view_of(tips, true)?));
+            return Ok(Created::Exists(brain.view_of(tips, Some(&self.remote))?));
         }
         let (commit, registry) = commit_on(brain, None, registry, message, None)?;
         let landed = if let Some(why) = offline {
             Landed::Pending(self.unreached(why))
         } else {
-            let timeout = self.remaining().max(FETCH_TIMEOUT);
-            match self.remote.push(&brain.workdir, commit, timeout) {
+            match self.remote.push(&brain.workdir, commit, self.conn) {
                 Push::Pushed => {
                     self.pushed(tips, commit)?;
                     Landed::Published
@@ -504,13 +524,13 @@ impl<'b> Publisher<'b> {
                     self.attempts += 1;
                     for retry in 1..=3 {
                         std::thread::sleep(backoff(retry).min(self.remaining()));
-                        if self.fetch().is_ok() {
+                        if self.fetch()?.is_ok() {
                             break;
                         }
                     }
                     let tips = brain.tips(Some(&self.remote));
                     return match tips.tracking {
-                        Some(_) => Ok(Created::Exists(brain.view_of(tips, true)?)),
+                        Some(_) => Ok(Created::Exists(brain.view_of(tips, Some(&self.remote))?)),
                         None => Err(Error::Busy {
                             remote: self.remote.label(),
                             attempts: self.attempts,
@@ -525,6 +545,7 @@ impl<'b> Publisher<'b> {
                         why,
                     });
                 }
+                Push::Denied(why) => return Err(self.denied(why)),
                 Push::Unreachable(why) if offline_ok => Landed::Pending(self.unreached(why)),
                 Push::Unreachable(why) => {
                     return Err(Error::Unreachable {
@@ -565,13 +586,13 @@ impl<'b> Publisher<'b> {
     fn run<R>(mut self, plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
-            && let Err(why) = self.fetch()
+            && let Err(why) = self.fetch()?
         {
             return self.offline(plan, why);
         }
         loop {
             let tips = brain.tips(Some(&self.remote));
-            let view = brain.view_of(tips, true)?;
+            let view = brain.view_of(tips, Some(&self.remote))?;
             match self.decide(plan, view)? {
                 Decided::Again => {}
                 Decided::Done(applied) => return Ok(applied),
@@ -604,7 +625,7 @@ impl<'b> Publisher<'b> {
         let brain = self.brain;
         let planned = match plan(&view.registry) {
             Err(e) if !self.fetched && e.is_refusal() => {
-                return match self.fetch() {
+                return match self.fetch()? {
                     Ok(()) => Ok(Decided::Again),
                     Err(_) => Err(e),
                 };
@@ -612,7 +633,7 @@ impl<'b> Publisher<'b> {
             other => other?,
         };
         Ok(match planned {
-            Plan::Keep(report) if !self.fetched => match self.fetch() {
+            Plan::Keep(report) if !self.fetched => match self.fetch()? {
                 Ok(()) => Decided::Again,
                 Err(why) => Decided::Done(kept(
                     brain,
@@ -676,6 +697,7 @@ impl<'b> Publisher<'b> {
                     published,
                     registry,
                     collisions,
+                    superseded: view.superseded.clone(),
                 },
             }
         };
@@ -683,19 +705,20 @@ impl<'b> Publisher<'b> {
         // rows is no change: the local branch takes the remote's.
         if let Some(t) = tips.tracking
             && view.pending
-            && brain.parse(brain.text_at(t)?)?.same_rows(&registry)
+            && brain
+                .registry_at(t, Some(&self.remote))?
+                .same_rows(&registry)
         {
             move_local(brain, t, tips.local, "bsi: adopt the remote registry")?;
             brain.refresh_copy(&registry);
             return Ok(Step::Landed(Box::new(landed(t, registry, published))));
         }
-        let message = with_published(message, &published);
+        let message = with_published(message, &published, &view.superseded);
         // On the remote's tip; a remote without the branch yet gets the
         // local history.
         let parent = tips.tracking.or(tips.local);
         let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
-        let timeout = self.remaining().max(FETCH_TIMEOUT);
-        match self.remote.push(&brain.workdir, commit, timeout) {
+        match self.remote.push(&brain.workdir, commit, self.conn) {
             Push::Pushed => {
                 self.pushed(tips, commit)?;
                 move_local(brain, commit, tips.local, &message)?;
@@ -713,6 +736,7 @@ impl<'b> Publisher<'b> {
                 remote: self.remote.label(),
                 why,
             }),
+            Push::Denied(why) => Err(self.denied(why)),
             Push::Unreachable(why) => Ok(Step::Unreachable(why)),
         }
     }
@@ -742,7 +766,7 @@ impl<'b> Publisher<'b> {
         // network gone. It is tried again within the budget before the
         // change is kept offline.
         for retry in 1..=3 {
-            match self.fetch() {
+            match self.fetch()? {
                 Ok(()) => return Ok(None),
                 Err(why) if retry == 3 || self.remaining().is_zero() => return Ok(Some(why)),
                 Err(_) => std::thread::sleep(backoff(self.attempts + retry).min(self.remaining())),
@@ -761,19 +785,29 @@ impl<'b> Publisher<'b> {
         }
     }
 
-    /// Fetches the registry branch. `Err` is why the remote is unreachable;
-    /// a remote without the branch is reachable.
-    fn fetch(&mut self) -> Result<(), String> {
-        let timeout = self.remaining().max(FETCH_TIMEOUT);
-        match self.remote.fetch(&self.brain.workdir, timeout) {
+    /// The remote denied access: nothing of this write is kept, since it
+    /// could never publish as things are.
+    fn denied(&self, why: String) -> Error {
+        Error::RemoteDenied {
+            remote: self.remote.label(),
+            why,
+        }
+    }
+
+    /// Fetches the registry branch. `Ok(Err)` is why the remote is
+    /// unreachable; a remote without the branch is reachable; one that
+    /// denies access is an error.
+    fn fetch(&mut self) -> Result<Result<(), String>> {
+        match self.remote.fetch(&self.brain.workdir, self.conn) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
-                Ok(())
+                Ok(Ok(()))
             }
+            Err(FetchError::Denied(why)) => Err(self.denied(why)),
             Err(FetchError::Unreachable(why)) => {
                 self.say(&format!("fetch of {} failed: {why}", self.remote.label()));
-                Err(why)
+                Ok(Err(why))
             }
         }
     }
@@ -795,7 +829,7 @@ impl<'b> Publisher<'b> {
         let why = self.unreached(why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
-        let view = brain.view_of(tips, true)?;
+        let view = brain.view_of(tips, Some(&self.remote))?;
         match plan(&view.registry)? {
             Plan::Keep(report) => Ok(kept(brain, report, view, Landed::AsLastFetched(why))),
             Plan::Write { text, report, .. } if text == view.registry.text() => {
@@ -811,14 +845,16 @@ impl<'b> Publisher<'b> {
                     (Some(l), Some(t)) if brain.git.is_ancestor(l, t)? => Some(t),
                     (l, _) => l,
                 };
-                commit_locally(
+                let mut applied = commit_locally(
                     brain,
                     tips,
                     parent,
                     (text, message, report),
                     None,
                     Landed::Pending(why),
-                )
+                )?;
+                applied.landing.superseded = view.superseded;
+                Ok(applied)
             }
         }
     }
@@ -843,23 +879,42 @@ fn kept<R>(brain: &Brain, report: R, view: View, landed: Landed) -> Applied<R> {
     Applied {
         report,
         commit: None,
-        landing: Landing::new(landed, view.registry),
+        landing: Landing::new(landed, view.registry).superseded(view.superseded),
     }
 }
 
-/// The commit message, with the pending changes it also publishes.
-fn with_published(message: String, published: &[String]) -> String {
-    if published.is_empty() {
+/// The commit message, with the pending changes it also publishes and the
+/// endings recorded offline it does not keep.
+fn with_published(message: String, published: &[String], superseded: &[Superseded]) -> String {
+    if published.is_empty() && superseded.is_empty() {
         return message;
     }
     let (summary, rest) = message.split_once("\n\n").unwrap_or((&message, ""));
-    let mut out = format!("{summary}\n\nAlso publishes changes recorded offline:\n");
-    for p in published {
-        out.push_str(&format!("- {p}\n"));
+    let mut out = format!("{summary}\n\n");
+    if !published.is_empty() {
+        out.push_str("Also publishes changes recorded offline:\n");
+        for p in published {
+            out.push_str(&format!("- {p}\n"));
+        }
+        out.push('\n');
     }
-    out.push('\n');
+    if !superseded.is_empty() {
+        out.push_str("Not kept, the claim having ended on the remote first:\n");
+        for s in superseded {
+            out.push_str(&format!("- {s}\n"));
+        }
+        out.push('\n');
+    }
     out.push_str(rest);
     out
+}
+
+/// Says on stderr which endings recorded offline the merge with the remote
+/// did not keep (each claim ends once: the ending published first).
+pub fn say_superseded(landing: &Landing) {
+    for s in &landing.superseded {
+        eprintln!("note: {s}.");
+    }
 }
 
 /// The pause before trying again after the `attempt`-th lost race:
@@ -883,12 +938,17 @@ pub fn read(
     let fresh = match &remote {
         None => Freshness::Local,
         Some(_) if offline => Freshness::NotAsked,
-        Some(r) => match r.fetch(&brain.workdir, FETCH_TIMEOUT) {
+        Some(r) => match r.fetch(
+            &brain.workdir,
+            FETCH_TIMEOUT.min(settings.connection_timeout),
+        ) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 brain.heard_from_remote(now);
                 Freshness::Fetched
             }
-            Err(FetchError::Unreachable(why)) => Freshness::Unreachable(why),
+            Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => {
+                Freshness::Unreachable(why)
+            }
         },
     };
     let view = brain.view(remote.as_ref())?;
@@ -914,6 +974,7 @@ pub enum Freshness {
 /// changes published now that collide with the remote's claims are said and
 /// turn success into exit 3.
 pub fn finish(applied: &Landing, code: u8) -> u8 {
+    say_superseded(applied);
     match &applied.landed {
         Landed::Pending(why) => {
             eprintln!("warning: {why}.");
@@ -932,15 +993,10 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
         _ => {}
     }
     if !applied.collisions.is_empty() {
-        eprintln!(
-            "warning: this also published {} change(s) recorded offline, and claims now collide:",
-            applied.published.len()
+        eprint!(
+            "{}",
+            output::published_collisions(applied.published.len(), &applied.collisions)
         );
-        for (a, b) in &applied.collisions {
-            eprintln!("  {}", output::collision_line(a, b));
-        }
-        let pairs: Vec<(&Claim, &Claim)> = applied.collisions.iter().map(|(a, b)| (a, b)).collect();
-        eprint!("{}", output::collision_next(&pairs));
         if code == exit::OK {
             return exit::CONFLICT;
         }
@@ -1152,7 +1208,13 @@ mod tests {
         std::fs::write(p.join(".git/bsi/lock"), me).expect("rec");
         std::fs::write(&lock_file, "").expect("lock");
         let mut lock = brain.lock().expect("writer lock");
-        assert!(brain.repair(&mut lock).is_none());
+        let said = brain.repair(&mut lock).expect("a report");
         assert!(lock_file.exists());
+        assert!(
+            said.starts_with("left 1 lock file(s) on the registry branch in place")
+                && said.contains(&format!("(pid {})", std::process::id()))
+                && said.contains(&lock_file.display().to_string()),
+            "{said}"
+        );
     }
 }

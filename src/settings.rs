@@ -9,6 +9,7 @@
 //! | registry branch | — | `bsi.registryBranch` | `registry_branch` | `brain-index` |
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the one remote that has the registry branch (then recorded as `bsi.remote`), else the only remote |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
+//! | connection timeout | `BSI_CONNECTION_TIMEOUT` | `bsi.connectionTimeout` | `connection_timeout` | 10s |
 //! | history kept | — | — | `history_keep` | 200 rows |
 //! | hook mode | — | `bsi.hookMode` | `hook_mode` | normal |
 //! | agent | `--agent` / `BSI_AGENT` | — | `default_agent` | `user@host` |
@@ -33,6 +34,8 @@ use crate::git_cli::Remote;
 pub const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one fetch or push may take, when nothing else is set.
+pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// History rows kept in the registry when nothing else is set.
 pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
@@ -46,6 +49,8 @@ pub struct Given {
     pub remote: Option<String>,
     /// `BSI_PUBLISH_TIMEOUT`.
     pub publish_timeout: Option<String>,
+    /// `BSI_CONNECTION_TIMEOUT`.
+    pub connection_timeout: Option<String>,
 }
 
 /// The resolved settings of a run.
@@ -62,6 +67,9 @@ pub struct Settings {
     remote: Found,
     /// How long a write retries pushes that lost a race.
     pub publish_timeout: Duration,
+    /// How long one fetch or push may take (whatever is left of the race
+    /// budget) before the remote counts as unreachable.
+    pub connection_timeout: Duration,
     /// History rows kept in the registry; older rows move to the archive.
     pub history_keep: usize,
     /// How the pre-commit hook treats changes.
@@ -127,6 +135,32 @@ pub fn default_agent(user: Option<&str>, host: Option<&str>) -> String {
     format!("{user}@{host}")
 }
 
+/// A duration given by the environment (`given`, from the variable `env`),
+/// else the clone's git config `key`, else `fallback` (from `.bsi.toml` or
+/// the default).
+fn timeout(
+    git: &Git,
+    (given, env): (Option<&str>, &str),
+    key: &str,
+    fallback: Duration,
+) -> Result<Duration> {
+    let given = given
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| (env.to_string(), v.to_string()))
+        .or_else(|| {
+            git.config_string(key)
+                .map(|v| (format!("git config {key}"), v))
+        });
+    match given {
+        Some((from, v)) => config::parse_timeout(&v).ok_or_else(|| {
+            Error::Usage(format!(
+                "{from} is `{v}`; use a duration like `30s`, `2m` or `500ms`"
+            ))
+        }),
+        None => Ok(fallback),
+    }
+}
+
 impl Settings {
     /// Resolves the settings for the repository `git`, with `config` read
     /// from the brain and `given` from the command line and environment.
@@ -150,22 +184,23 @@ impl Settings {
             .filter(|s| !s.is_empty())
             .or_else(|| git.config_string("bsi.remote"))
             .or_else(|| config.remote.clone());
-        let publish_timeout = match given
-            .publish_timeout
-            .clone()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| ("BSI_PUBLISH_TIMEOUT", v))
-            .or_else(|| {
-                git.config_string("bsi.publishTimeout")
-                    .map(|v| ("git config bsi.publishTimeout", v))
-            }) {
-            Some((from, v)) => config::parse_timeout(&v).ok_or_else(|| {
-                Error::Usage(format!(
-                    "{from} is `{v}`; use a duration like `30s`, `2m` or `500ms`"
-                ))
-            })?,
-            None => config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
-        };
+        let publish_timeout = timeout(
+            git,
+            (given.publish_timeout.as_deref(), "BSI_PUBLISH_TIMEOUT"),
+            "bsi.publishTimeout",
+            config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
+        )?;
+        let connection_timeout = timeout(
+            git,
+            (
+                given.connection_timeout.as_deref(),
+                "BSI_CONNECTION_TIMEOUT",
+            ),
+            "bsi.connectionTimeout",
+            config
+                .connection_timeout
+                .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),
+        )?;
         let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
         let (hook_mode, hook_mode_warning) = match git.config_string("bsi.hookMode") {
             Some(m) => match config::parse_hook_mode(&m) {
@@ -188,6 +223,7 @@ impl Settings {
             named_remote,
             remote,
             publish_timeout,
+            connection_timeout,
             history_keep,
             hook_mode,
             hook_mode_warning,
@@ -324,7 +360,7 @@ mod tests {
         let (_dir, git) = repo(entries);
         let given = Given {
             remote: flag.map(str::to_string),
-            publish_timeout: None,
+            ..Given::default()
         };
         Settings::resolve(&git, toml(file), &given)
     }
@@ -390,11 +426,34 @@ mod tests {
     }
 
     #[test]
+    fn the_connection_timeout_is_the_environment_then_git_config_then_bsi_toml() {
+        let file = toml("connection_timeout = \"4s\"\n");
+        let (_dir, git) = repo(&[]);
+        let s = Settings::resolve(&git, Config::default(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, DEFAULT_CONNECTION_TIMEOUT);
+        let s = Settings::resolve(&git, file.clone(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_secs(4));
+        let (_dir, git) = repo(&[("bsi.connectionTimeout", "2s")]);
+        let s = Settings::resolve(&git, file.clone(), &Given::default()).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_secs(2));
+        let given = |v: &str| Given {
+            connection_timeout: Some(v.to_string()),
+            ..Given::default()
+        };
+        let s = Settings::resolve(&git, file.clone(), &given("700ms")).expect("settings");
+        assert_eq!(s.connection_timeout, Duration::from_millis(700));
+        match Settings::resolve(&git, file, &given("soon")) {
+            Err(Error::Usage(m)) => assert!(m.contains("BSI_CONNECTION_TIMEOUT is `soon`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
     fn the_publish_timeout_is_the_environment_then_git_config_then_bsi_toml() {
         let (_dir, git) = repo(&[("bsi.publishTimeout", "500ms")]);
         let given = |v: &str| Given {
-            remote: None,
             publish_timeout: Some(v.to_string()),
+            ..Given::default()
         };
         let s = Settings::resolve(&git, Config::default(), &given("3s")).expect("settings");
         assert_eq!(s.publish_timeout, Duration::from_secs(3));

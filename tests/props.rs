@@ -627,3 +627,349 @@ proptest! {
         }
     }
 }
+
+/// Two machines sharing a remote, each going offline and back, doing what
+/// bsi's commands do to the registry: the merges of their registries must
+/// never drop a claim, never bring a closed claim back and never leave two
+/// endings for one claim.
+mod machines {
+    use std::collections::{HashMap, HashSet};
+
+    use bsi::registry::merge::{Merged, merge3};
+    use bsi::registry::{
+        self, Claim, HistoryEntry, Registry, Status, TableKind, render::empty_registry,
+    };
+    use bsi::scope::Scope;
+    use chrono::{DateTime, Duration, FixedOffset};
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    pub(super) enum Act {
+        /// A new session claims file `f{n}.md` for `h` hours.
+        Open(u8, i64),
+        /// Renews the n-th claim for `h` hours.
+        Renew(usize, i64),
+        /// Its session closes the n-th claim (active or stale).
+        Close(usize),
+        Watchdog,
+        /// A person releases the n-th stale claim.
+        Release(usize),
+        /// A person force-releases the n-th active claim.
+        ForceRelease(usize),
+        /// Publishes what is pending.
+        Sync,
+        Offline,
+        Online,
+    }
+
+    pub(super) fn act() -> impl Strategy<Value = Act> {
+        prop_oneof![
+            3 => (0u8..4, 1i64..=3).prop_map(|(f, h)| Act::Open(f, h)),
+            3 => (0usize..6, 1i64..=5).prop_map(|(i, h)| Act::Renew(i, h)),
+            2 => (0usize..6).prop_map(Act::Close),
+            2 => Just(Act::Watchdog),
+            1 => (0usize..6).prop_map(Act::Release),
+            1 => (0usize..6).prop_map(Act::ForceRelease),
+            1 => Just(Act::Sync),
+            2 => Just(Act::Offline),
+            2 => Just(Act::Online),
+        ]
+    }
+
+    fn t0() -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339("2026-03-14T08:00:00Z").expect("time")
+    }
+
+    fn parse(text: &str) -> Registry {
+        registry::parse_in(text.to_string(), &chrono::Utc).expect("a registry")
+    }
+
+    /// What a command makes of `text` at `now`; `None` when it writes nothing.
+    fn apply(text: &str, act: &Act, now: DateTime<FixedOffset>, serial: usize) -> Option<String> {
+        let reg = parse(text);
+        let mut e = reg.clone();
+        let ending = |c: &Claim, status| HistoryEntry::closing(c, now, status, "");
+        match *act {
+            Act::Open(f, h) => {
+                let opened = bsi::ttl::to_minute(now);
+                e.add_claim(
+                    TableKind::Active,
+                    &Claim {
+                        session: format!("s{serial}"),
+                        scope: Scope::File(format!("f{f}.md")),
+                        agent: "a".into(),
+                        opened,
+                        expires: bsi::ttl::expiry(opened, Duration::hours(h)),
+                        note: String::new(),
+                        reason: None,
+                        extra: Vec::new(),
+                    },
+                );
+            }
+            Act::Renew(i, h) if !reg.active_claims.is_empty() => {
+                let i = i % reg.active_claims.len();
+                let c = &reg.active_claims[i];
+                if bsi::ttl::stale_reason(c.opened, c.expires, now).is_some() {
+                    return None; // overdue: refused
+                }
+                let expires = bsi::ttl::renewed_expiry(c.opened, now, Duration::hours(h));
+                if expires <= c.expires {
+                    return None;
+                }
+                let mut n = c.clone();
+                n.expires = expires;
+                e.replace_claim(TableKind::Active, i, &n);
+            }
+            Act::Close(i) => {
+                let all: Vec<(Claim, bool)> =
+                    reg.all_claims().map(|(c, s)| (c.clone(), s)).collect();
+                if all.is_empty() {
+                    return None;
+                }
+                let (c, stale) = &all[i % all.len()];
+                let (kind, list) = if *stale {
+                    (TableKind::Stale, &reg.stale_claims)
+                } else {
+                    (TableKind::Active, &reg.active_claims)
+                };
+                let at = list.iter().position(|x| x == c).expect("row");
+                e.remove_claim(kind, at);
+                e.add_history(&ending(c, Status::Completed));
+            }
+            Act::Watchdog => {
+                let mut moved = false;
+                for (i, c) in reg.active_claims.iter().enumerate() {
+                    if let Some(reason) = bsi::ttl::stale_reason(c.opened, c.expires, now) {
+                        let mut s = c.clone();
+                        s.reason = Some(reason.to_string());
+                        e.remove_claim(TableKind::Active, i);
+                        e.add_claim(TableKind::Stale, &s);
+                        moved = true;
+                    }
+                }
+                if !moved {
+                    return None;
+                }
+            }
+            Act::Release(i) if !reg.stale_claims.is_empty() => {
+                let i = i % reg.stale_claims.len();
+                e.remove_claim(TableKind::Stale, i);
+                e.add_history(&ending(&reg.stale_claims[i], Status::Released));
+            }
+            Act::ForceRelease(i) if !reg.active_claims.is_empty() => {
+                let i = i % reg.active_claims.len();
+                e.remove_claim(TableKind::Active, i);
+                e.add_history(&ending(&reg.active_claims[i], Status::ForceReleased));
+            }
+            _ => return None,
+        }
+        Some(e.render())
+    }
+
+    /// A claim's identity: session, scope, opening.
+    type Id = (String, String, String);
+
+    /// The claims of a registry, and its endings (by claim, with the row).
+    fn facts(text: &str) -> (HashSet<Id>, Vec<(Id, String)>) {
+        let reg = parse(text);
+        let claims = reg
+            .all_claims()
+            .map(|(c, _)| {
+                (
+                    c.session.clone(),
+                    c.scope.to_string(),
+                    bsi::ttl::format_ts(c.opened),
+                )
+            })
+            .collect();
+        let endings = registry::parse::history_rows(&reg)
+            .expect("history rows")
+            .into_iter()
+            .map(|cells| {
+                let get = |name: &str| {
+                    cells
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default()
+                };
+                let row: Vec<String> = cells.iter().map(|(_, v)| v.clone()).collect();
+                ((get("Session"), get("Scope"), get("Ouvert")), row.join("|"))
+            })
+            .collect();
+        (claims, endings)
+    }
+
+    /// The expiry of every claim, by identity, and whether it is stale.
+    fn expiries(text: &str) -> HashMap<Id, (DateTime<FixedOffset>, bool)> {
+        parse(text)
+            .all_claims()
+            .map(|(c, stale)| {
+                let id = (
+                    c.session.clone(),
+                    c.scope.to_string(),
+                    bsi::ttl::format_ts(c.opened),
+                );
+                (id, (c.expires, stale))
+            })
+            .collect()
+    }
+
+    /// The rules, for one merge of `ours` and `theirs` at `now`.
+    fn check(
+        ours: &str,
+        theirs: &str,
+        m: &Merged,
+        now: DateTime<FixedOffset>,
+    ) -> Result<(), TestCaseError> {
+        // A later fact wins: no claim's expiry goes back, and a claim is
+        // stale only once its expiry has passed.
+        let merged = expiries(&m.text);
+        for (id, (expires, stale)) in &merged {
+            for side in [ours, theirs] {
+                if let Some((e, _)) = expiries(side).get(id) {
+                    prop_assert!(expires >= e, "{id:?} lost a renewal:\n{}", m.text);
+                }
+            }
+            if *stale {
+                let opened = DateTime::parse_from_str(&id.2, "%Y-%m-%d %H:%M %:z").expect("time");
+                prop_assert!(
+                    bsi::ttl::stale_reason(opened, *expires, now).is_some(),
+                    "{id:?} is stale before its expiry:\n{}",
+                    m.text
+                );
+            }
+        }
+        let (mc, me) = facts(&m.text);
+        let ended_in_merge: HashSet<&Id> = me.iter().map(|(id, _)| id).collect();
+        let merged_rows: HashSet<&String> = me.iter().map(|(_, r)| r).collect();
+        let mut per_claim: HashMap<&Id, usize> = HashMap::new();
+        for (id, _) in &me {
+            *per_claim.entry(id).or_default() += 1;
+        }
+        for (id, n) in per_claim {
+            prop_assert!(n == 1, "{id:?} ends {n} times:\n{}", m.text);
+        }
+        for (side, text) in [("ours", ours), ("theirs", theirs)] {
+            let (claims, endings) = facts(text);
+            for id in &claims {
+                prop_assert!(
+                    mc.contains(id) || ended_in_merge.contains(id),
+                    "{side}'s claim {id:?} is gone:\n{}",
+                    m.text
+                );
+            }
+            for (id, row) in &endings {
+                prop_assert!(
+                    !mc.contains(id),
+                    "{id:?} closed on {side} is back:\n{}",
+                    m.text
+                );
+                let reported = side == "ours"
+                    && m.superseded
+                        .iter()
+                        .any(|s| s.session == id.0 && s.scope == id.1);
+                prop_assert!(
+                    merged_rows.contains(row) || reported,
+                    "{side}'s history row {row} is gone unreported:\n{}",
+                    m.text
+                );
+            }
+        }
+        Ok(())
+    }
+
+    struct Machine {
+        online: bool,
+        /// The remote's commit last fetched (an index into its history).
+        tracking: usize,
+        /// Changes recorded offline: the remote commit they fork from, and
+        /// the local registry.
+        pending: Option<(usize, String)>,
+    }
+
+    /// Runs the acts of both machines; every union read is checked.
+    pub(super) fn play(acts: &[(bool, Act, i64)]) -> Result<(), TestCaseError> {
+        let mut remote: Vec<String> = vec![empty_registry()];
+        let mut ms = [0, 1].map(|_| Machine {
+            online: true,
+            tracking: 0,
+            pending: None,
+        });
+        let mut now = t0();
+        let view = |m: &Machine, remote: &[String], now| -> Result<String, TestCaseError> {
+            match &m.pending {
+                None => Ok(remote[m.tracking].clone()),
+                Some((fork, local)) => {
+                    let (b, o, t) = (
+                        parse(&remote[*fork]),
+                        parse(local),
+                        parse(&remote[m.tracking]),
+                    );
+                    let merged = merge3(Some(&b), &o, &t, now).expect("merge");
+                    check(local, &remote[m.tracking], &merged, now)?;
+                    Ok(merged.text)
+                }
+            }
+        };
+        let all = acts
+            .iter()
+            .cloned()
+            .chain([(false, Act::Online, 1), (true, Act::Online, 1)])
+            .chain([
+                (false, Act::Sync, 1),
+                (true, Act::Sync, 1),
+                (false, Act::Sync, 1),
+            ]);
+        for (serial, (which, act, minutes)) in all.enumerate() {
+            now += Duration::minutes(minutes);
+            let m = &mut ms[usize::from(which)];
+            match act {
+                Act::Offline => m.online = false,
+                Act::Online => m.online = true,
+                _ => {}
+            }
+            if m.online {
+                m.tracking = remote.len() - 1;
+            }
+            let seen = view(m, &remote, now)?;
+            let new = apply(&seen, &act, now, serial);
+            match (m.online, new) {
+                (true, new) if new.is_some() || m.pending.is_some() => {
+                    remote.push(new.unwrap_or(seen));
+                    m.tracking = remote.len() - 1;
+                    m.pending = None;
+                }
+                (false, Some(new)) => {
+                    let fork = m.pending.as_ref().map_or(m.tracking, |p| p.0);
+                    m.pending = Some((fork, new));
+                }
+                _ => {}
+            }
+            // What everyone shares holds no claim twice ended, nor one
+            // ended and still held.
+            let (claims, endings) = facts(remote.last().expect("a tip"));
+            let mut ended = HashSet::new();
+            for (id, _) in &endings {
+                prop_assert!(ended.insert(id.clone()), "{id:?} ends twice on the remote");
+                prop_assert!(!claims.contains(id), "{id:?} ended and held on the remote");
+            }
+        }
+        // Both synced: one registry.
+        for m in &ms {
+            prop_assert!(m.pending.is_none());
+        }
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn merges_of_two_machines_keep_every_claim_and_end_each_once(
+        acts in prop::collection::vec((any::<bool>(), machines::act(), 1i64..=120), 1..40),
+    ) {
+        machines::play(&acts)?;
+    }
+}

@@ -558,6 +558,20 @@ fn claim(
                         "\nRecorded on this machine only: {why}; `bsi sync` publishes it once the remote is back."
                     ));
                 }
+                // Publishing this claim also published claims recorded
+                // offline, and they collide: said as the CLI says it.
+                let collisions = &applied.landing.collisions;
+                if !collisions.is_empty() {
+                    message.push_str("\nbsi: ");
+                    message.push_str(
+                        output::published_collisions(applied.landing.published.len(), collisions)
+                            .trim_end(),
+                    );
+                    message.push_str(
+                        "\nTell the user: two sessions hold overlapping claims until one gives way.",
+                    );
+                    return Ok(agents::answer(tool, &Verdict::Claimed { message }));
+                }
                 message.push_str(&format!(
                     "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
                     command_line(["bsi", "close", session])

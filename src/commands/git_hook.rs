@@ -27,14 +27,16 @@ pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
     }
 }
 
-fn install(ctx: &Ctx) -> Result<u8> {
-    let git = Git::discover(&ctx.cwd)?;
-    let dir = git.hooks_dir()?;
-    let exe = std::env::current_exe().ok();
-    let program = exe.as_deref().and_then(Path::to_str);
-    let mut out = ctx.out();
+/// Runs `each` on every hook of bsi's in this clone's hooks directory and
+/// says what it did, one line per hook.
+fn each_hook(
+    ctx: &Ctx,
+    out: &mut dyn Write,
+    each: impl Fn(&Path, &str) -> Result<githooks::Outcome>,
+) -> Result<()> {
+    let dir = Git::discover(&ctx.cwd)?.hooks_dir()?;
     for name in githooks::HOOKS {
-        let outcome = githooks::install(&dir, name, program)?;
+        let outcome = each(&dir, name)?;
         writeln!(
             out,
             "{name}: {} ({})",
@@ -43,6 +45,16 @@ fn install(ctx: &Ctx) -> Result<u8> {
         )
         .map_err(Error::output)?;
     }
+    Ok(())
+}
+
+fn install(ctx: &Ctx) -> Result<u8> {
+    let exe = std::env::current_exe().ok();
+    let program = exe.as_deref().and_then(Path::to_str);
+    let mut out = ctx.out();
+    each_hook(ctx, &mut out, |dir, name| {
+        githooks::install(dir, name, program)
+    })?;
     // The registry's merge driver, so `git pull` merges claims by rows.
     if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
@@ -64,19 +76,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
 }
 
 fn uninstall(ctx: &Ctx) -> Result<u8> {
-    let git = Git::discover(&ctx.cwd)?;
-    let dir = git.hooks_dir()?;
-    let mut out = ctx.out();
-    for name in githooks::HOOKS {
-        let outcome = githooks::uninstall(&dir, name)?;
-        writeln!(
-            out,
-            "{name}: {} ({})",
-            outcome.describe(),
-            dir.join(name).display()
-        )
-        .map_err(Error::output)?;
-    }
+    each_hook(ctx, &mut ctx.out(), githooks::uninstall)?;
     Ok(exit::OK)
 }
 

@@ -25,11 +25,14 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
     let (b, o, t) = (parse(base)?, parse(ours)?, parse(theirs)?);
     let mut err = std::io::stderr().lock();
     let merged = match (&o, &t) {
-        (Some(o), Some(t)) => merge::merge3(b.as_ref(), o, t)
+        (Some(o), Some(t)) => merge::merge3(b.as_ref(), o, t, ctx.now)
             .map_err(|e| e.0)
-            .and_then(|text| {
-                registry::parse(text.clone())
-                    .map(|r| (text, r))
+            .and_then(|m| {
+                for s in &m.superseded {
+                    let _ = writeln!(err, "bsi: not kept in the merged registry: {s}");
+                }
+                registry::parse(m.text.clone())
+                    .map(|r| (m.text, r))
                     .map_err(|e| e.to_string())
             }),
         _ => Err("one side is not a registry bsi can read".into()),

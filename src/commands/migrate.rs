@@ -116,9 +116,9 @@ fn check_rows_present(
     view: &crate::store::View,
     registry: &crate::registry::Registry,
 ) -> Result<()> {
-    let merged = crate::registry::merge::merge3(None, &view.registry, registry)
+    let merged = crate::registry::merge::merge3(None, &view.registry, registry, brain.now)
         .map_err(|source| Error::MigrationUnmergeable { source })?;
-    if !brain.parse(merged)?.same_rows(&view.registry) {
+    if !brain.parse(merged.text)?.same_rows(&view.registry) {
         return Err(Error::RowsMissing {
             branch: brain.branch.clone(),
             file: brain.rel.clone(),

@@ -132,6 +132,8 @@ pub struct Ctx {
     pub random_seed: Option<u64>,
     /// `BSI_PUBLISH_TIMEOUT`, as written (the settings read it).
     pub publish_timeout: Option<String>,
+    /// `BSI_CONNECTION_TIMEOUT`, as written (the settings read it).
+    pub connection_timeout: Option<String>,
     /// `USER`, else `USERNAME`: the user of the default agent name.
     pub user: Option<String>,
     /// `HOSTNAME`: the host of the default agent name (else the system's).
@@ -165,6 +167,7 @@ impl Ctx {
             remote: None,
             random_seed: None,
             publish_timeout: None,
+            connection_timeout: None,
             user: None,
             host: None,
             git_index_file: None,
@@ -232,6 +235,7 @@ impl Ctx {
             remote,
             random_seed,
             publish_timeout: var("BSI_PUBLISH_TIMEOUT"),
+            connection_timeout: var("BSI_CONNECTION_TIMEOUT"),
             user: var("USER").or_else(|| var("USERNAME")),
             host: var("HOSTNAME"),
             git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
@@ -288,14 +292,21 @@ impl Ctx {
                 let site = self.locate(Some(&copy))?;
                 let config = config(&site.root)?;
                 let settings = Settings::resolve(&site.git, config, &self.given())?;
-                Ok((Brain::new(site, &settings), settings))
+                Ok((self.brain_at(site, &settings), settings))
             }
             _ => {
                 loaded?;
                 let settings = probe?;
-                Ok((Brain::new(site, &settings), settings))
+                Ok((self.brain_at(site, &settings), settings))
             }
         }
+    }
+
+    /// The brain at `site`, with its settings and this run's time.
+    fn brain_at(&self, site: crate::store::Site, settings: &Settings) -> Brain {
+        let mut brain = Brain::new(site, settings);
+        brain.now = self.now;
+        brain
     }
 
     /// Finds the brain from the current directory or `registry`, with this
@@ -316,6 +327,7 @@ impl Ctx {
         Given {
             remote: self.remote.clone(),
             publish_timeout: self.publish_timeout.clone(),
+            connection_timeout: self.connection_timeout.clone(),
         }
     }
 

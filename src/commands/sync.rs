@@ -18,6 +18,8 @@ struct Synced {
     published: usize,
     pushed: bool,
     collisions: Vec<[ClaimJson; 2]>,
+    /// Endings recorded offline not kept: the claim had ended elsewhere first.
+    superseded: Vec<crate::registry::merge::Superseded>,
 }
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
@@ -36,6 +38,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         })
     })?;
     let landing = &applied.landing;
+    publish::say_superseded(landing);
     if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),
@@ -52,6 +55,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             published: landing.published.len(),
             pushed,
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
+            superseded: landing.superseded.clone(),
         })?;
     } else {
         let mut out = ctx.out();

@@ -1,16 +1,24 @@
 //! Three-way merge of two registries that share an ancestor, row by row.
-//! Pure: three parsed registries in, the merged text (or the reason it cannot
-//! be merged) out. Used by `bsi merge-driver` and by the publishing commands,
-//! which check a request against the union of the local and remote registry.
+//! Pure: three parsed registries and the clock in, the merged text (or the
+//! reason it cannot be merged) out. Used by `bsi merge-driver` and by the
+//! publishing commands, which check a request against the union of the
+//! local and remote registry.
 //!
-//! The rules:
-//! - a row present in the ancestor and missing on one side was removed there
-//!   (closed, released, moved to the stale table): it is removed;
-//! - a row added on either side is kept; added on both, it appears once;
-//! - a row changed on one side takes that change; changed on both sides (two
-//!   renewals), the later expiry wins;
-//! - a claim whose closing row was added to the history on one side is
-//!   closed in the result, even if the other side still has it;
+//! The rules, for each claim (session, scope and opening minute):
+//! - a claim changed on one side only takes that change: opened, renewed,
+//!   moved to the stale table, removed;
+//! - changed on both sides, the later fact wins: of two renewals the later
+//!   expiry; of a stale mark and a renewal the mark stood on an expiry the
+//!   renewal replaced, so the watchdog's rule is judged again on the
+//!   renewed expiry at the time of the merge: still active, or stale with
+//!   the expiry it really has;
+//! - a claim whose ending one side added to the history is ended in the
+//!   result, whatever the other side did to it: a closed claim never comes
+//!   back;
+//! - a claim ended on both sides ends once: `theirs` (the registry already
+//!   published) keeps its ending, and the one `ours` wrote is reported as
+//!   superseded, not written;
+//! - history rows are otherwise united without duplicates;
 //! - two overlapping claims of different sessions are both kept: the caller
 //!   reports them as a collision, it never drops one;
 //! - every byte outside the three tables' body rows must merge trivially (the
@@ -19,14 +27,59 @@
 
 use std::collections::{HashMap, HashSet};
 
+use chrono::{DateTime, FixedOffset};
+
 use super::parse::row_cells;
-use super::{Registry, TableKind, col};
+use super::{Claim, Registry, TableKind, col};
 use crate::ttl;
 
 /// Why two registries cannot be merged by rows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct MergeConflict(pub String);
+
+/// The merged registry, and what of `ours` it does not keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The merged text.
+    pub text: String,
+    /// Endings `ours` wrote for claims `theirs` had already ended.
+    pub superseded: Vec<Superseded>,
+}
+
+/// A claim ended on both sides: the ending of `ours` that gave way to the
+/// one of `theirs`, the registry already published.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Superseded {
+    /// The session that held the claim.
+    pub session: String,
+    /// Its scope, as stored.
+    pub scope: String,
+    /// The status `ours` wrote (`completed`, `released`, ...), not kept.
+    pub dropped: String,
+    /// When `ours` ended it, as written.
+    pub dropped_at: String,
+    /// The status kept.
+    pub kept: String,
+    /// When `theirs` ended it, as written.
+    pub kept_at: String,
+}
+
+impl std::fmt::Display for Superseded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} was ended here as `{}` ({}) after it had ended elsewhere as `{}` ({}): the history keeps `{}`",
+            self.session,
+            self.scope,
+            self.dropped,
+            self.dropped_at,
+            self.kept,
+            self.kept_at,
+            self.kept
+        )
+    }
+}
 
 /// One body row: its identity, its bytes (without line ending), and for
 /// claims the expiry that settles a change made on both sides.
@@ -39,6 +92,26 @@ struct Row {
     holder: String,
 }
 
+/// A claim row, with the table it is in and the claim it reads as.
+#[derive(Debug, Clone)]
+struct ClaimRow {
+    row: Row,
+    stale: bool,
+    claim: Claim,
+}
+
+/// A history row, with the claim it ends and what it says of it.
+#[derive(Debug, Clone)]
+struct HistRow {
+    row: Row,
+    /// The identity of the claim it ends (session, scope, opening).
+    closes: String,
+    session: String,
+    scope: String,
+    status: String,
+    closed: String,
+}
+
 const KINDS: [TableKind; 3] = [TableKind::Active, TableKind::Stale, TableKind::History];
 
 fn key_of(parts: &[&str]) -> String {
@@ -47,7 +120,11 @@ fn key_of(parts: &[&str]) -> String {
 
 /// The identity of a claim: session, scope and opening minute. A renewal
 /// changes its row but not its identity.
-fn claim_rows(reg: &Registry, kind: TableKind) -> Vec<Row> {
+fn claim_key(c: &Claim) -> String {
+    key_of(&[&c.session, &c.scope.to_string(), &ttl::format_ts(c.opened)])
+}
+
+fn claim_rows(reg: &Registry, kind: TableKind) -> Vec<ClaimRow> {
     let t = reg.table(kind);
     let claims = match kind {
         TableKind::Active => &reg.active_claims,
@@ -56,13 +133,24 @@ fn claim_rows(reg: &Registry, kind: TableKind) -> Vec<Row> {
     t.rows
         .iter()
         .zip(claims)
-        .map(|(r, c)| Row {
-            key: key_of(&[&c.session, &c.scope.to_string(), &ttl::format_ts(c.opened)]),
-            line: line_at(reg, r),
-            rank: c.expires.timestamp(),
-            holder: key_of(&[&c.session, &c.scope.to_string()]),
+        .map(|(r, c)| ClaimRow {
+            row: Row {
+                key: claim_key(c),
+                line: line_at(reg, r),
+                rank: c.expires.timestamp(),
+                holder: key_of(&[&c.session, &c.scope.to_string()]),
+            },
+            stale: kind == TableKind::Stale,
+            claim: c.clone(),
         })
         .collect()
+}
+
+/// Every claim row, active then stale.
+fn all_claim_rows(reg: &Registry) -> Vec<ClaimRow> {
+    let mut rows = claim_rows(reg, TableKind::Active);
+    rows.extend(claim_rows(reg, TableKind::Stale));
+    rows
 }
 
 fn line_at(reg: &Registry, r: &std::ops::Range<usize>) -> String {
@@ -71,9 +159,8 @@ fn line_at(reg: &Registry, r: &std::ops::Range<usize>) -> String {
         .to_string()
 }
 
-/// History rows are identified by their cells; `closes` holds the claim
-/// identity each one closes.
-fn history_rows(reg: &Registry) -> Result<(Vec<Row>, Vec<String>), MergeConflict> {
+/// History rows, identified by their cells.
+fn history_rows(reg: &Registry) -> Result<Vec<HistRow>, MergeConflict> {
     let t = reg.table(TableKind::History);
     let pick = |cells: &[String], name: &str| {
         t.column(name)
@@ -82,31 +169,26 @@ fn history_rows(reg: &Registry) -> Result<(Vec<Row>, Vec<String>), MergeConflict
             .unwrap_or_default()
     };
     let mut rows = Vec::with_capacity(t.rows.len());
-    let mut closes = Vec::with_capacity(t.rows.len());
     for (n, r) in t.rows.iter().enumerate() {
         let cells = row_cells(reg.text(), t, r, t.first_row_line + n, TableKind::History)
             .map_err(|e| MergeConflict(e.to_string()))?;
         let trimmed: Vec<&str> = cells.iter().map(|c| c.trim()).collect();
-        rows.push(Row {
-            key: key_of(&trimmed),
-            line: line_at(reg, r),
-            rank: 0,
-            holder: String::new(),
+        let (session, scope) = (pick(&cells, col::SESSION), pick(&cells, col::SCOPE));
+        rows.push(HistRow {
+            row: Row {
+                key: key_of(&trimmed),
+                line: line_at(reg, r),
+                rank: 0,
+                holder: String::new(),
+            },
+            closes: key_of(&[&session, &scope, &pick(&cells, col::H_OPENED)]),
+            session,
+            scope,
+            status: pick(&cells, col::H_STATUS),
+            closed: pick(&cells, col::H_CLOSED),
         });
-        closes.push(key_of(&[
-            &pick(&cells, col::SESSION),
-            &pick(&cells, col::SCOPE),
-            &pick(&cells, col::H_OPENED),
-        ]));
     }
-    Ok((rows, closes))
-}
-
-fn rows_of(reg: &Registry, kind: TableKind) -> Result<Vec<Row>, MergeConflict> {
-    match kind {
-        TableKind::History => Ok(history_rows(reg)?.0),
-        _ => Ok(claim_rows(reg, kind)),
-    }
+    Ok(rows)
 }
 
 /// The text without the body rows of the three tables.
@@ -167,34 +249,104 @@ fn merge_rows(base: &[Row], ours: &[Row], theirs: &[Row]) -> Vec<Row> {
     out
 }
 
-/// Claims one side closed since the ancestor: its new history rows, except
+/// Claims one side ended since the ancestor: its new history rows, except
 /// those whose claim that side still holds (closed, then opened again).
-fn closed_by(base: Option<&Registry>, side: &Registry) -> Result<HashSet<String>, MergeConflict> {
-    let base_rows: HashSet<String> = match base {
-        Some(b) => history_rows(b)?.0.into_iter().map(|r| r.key).collect(),
-        None => HashSet::new(),
-    };
-    let held: HashSet<String> = claim_rows(side, TableKind::Active)
+fn closed_by(base: &HashSet<String>, side: &Registry) -> Result<HashSet<String>, MergeConflict> {
+    let held: HashSet<String> = all_claim_rows(side)
         .into_iter()
-        .chain(claim_rows(side, TableKind::Stale))
-        .map(|r| r.key)
+        .map(|r| r.row.key)
         .collect();
-    let (rows, closes) = history_rows(side)?;
-    Ok(rows
+    Ok(history_rows(side)?
         .into_iter()
-        .zip(closes)
-        .filter(|(r, c)| !base_rows.contains(&r.key) && !held.contains(c))
-        .map(|(_, c)| c)
+        .filter(|h| !base.contains(&h.row.key) && !held.contains(&h.closes))
+        .map(|h| h.closes)
         .collect())
 }
 
+/// Where a claim stands after the merge: its table and its row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placed {
+    stale: bool,
+    line: String,
+}
+
+impl From<&ClaimRow> for Placed {
+    fn from(r: &ClaimRow) -> Placed {
+        Placed {
+            stale: r.stale,
+            line: r.row.line.clone(),
+        }
+    }
+}
+
+/// The same row in the same table.
+fn same(a: Option<&ClaimRow>, b: Option<&ClaimRow>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.stale == b.stale && a.row.line == b.row.line,
+        _ => false,
+    }
+}
+
+/// Where one claim stands, from its rows in the ancestor and on each side
+/// (`None`: not in the claim tables there). `frame` renders a row the
+/// merge has to write anew (a stale mark judged again on a renewed expiry).
+fn place(
+    base: Option<&ClaimRow>,
+    ours: Option<&ClaimRow>,
+    theirs: Option<&ClaimRow>,
+    now: DateTime<FixedOffset>,
+    frame: &Registry,
+) -> Option<Placed> {
+    if same(ours, base) {
+        return theirs.map(Placed::from);
+    }
+    if same(theirs, base) {
+        return ours.map(Placed::from);
+    }
+    // Changed on both sides (or added on both).
+    let (o, t) = match (ours, theirs) {
+        (None, None) => return None,
+        // Removed on one side, changed on the other: the change is a fact
+        // newer than the ancestor, and nothing ended the claim.
+        (Some(x), None) | (None, Some(x)) => return Some(x.into()),
+        (Some(o), Some(t)) => (o, t),
+    };
+    if o.stale == t.stale {
+        // Two renewals, or two stale marks: the later expiry.
+        return Some(if t.row.rank > o.row.rank { t } else { o }.into());
+    }
+    let (marked, renewed) = if o.stale { (o, t) } else { (t, o) };
+    if renewed.row.rank <= marked.row.rank {
+        // The mark was made on the latest expiry: it stands.
+        return Some(marked.into());
+    }
+    // The mark stood on an expiry the renewal replaced: the watchdog's rule,
+    // judged again on the renewed expiry.
+    let c = &renewed.claim;
+    match ttl::stale_reason(c.opened, c.expires, now) {
+        None => Some(renewed.into()),
+        Some(reason) => {
+            let mut s = c.clone();
+            let max = reason == ttl::STALE_REASON_MAX;
+            s.reason = Some(frame.language().stale_reason(max).to_string());
+            Some(Placed {
+                stale: true,
+                line: frame.claim_line(TableKind::Stale, &s),
+            })
+        }
+    }
+}
+
 /// Merges `ours` and `theirs`, which both descend from `base` (`None` when
-/// they have no common ancestor). Returns the merged text.
+/// they have no common ancestor), at `now` (the clock a stale mark is
+/// judged again by).
 pub fn merge3(
     base: Option<&Registry>,
     ours: &Registry,
     theirs: &Registry,
-) -> Result<String, MergeConflict> {
+    now: DateTime<FixedOffset>,
+) -> Result<Merged, MergeConflict> {
     for k in KINDS {
         if ours.table(k).columns != theirs.table(k).columns {
             return Err(MergeConflict(format!(
@@ -215,25 +367,110 @@ pub fn merge3(
         ));
     };
 
-    let mut closed = closed_by(base, ours)?;
-    closed.extend(closed_by(base, theirs)?);
-
-    let mut merged: Vec<Vec<Row>> = Vec::with_capacity(3);
-    // One session opening the same scope on both sides (at different times)
-    // would give two rows for one pair: the first one kept stays.
-    let mut holders: HashSet<String> = HashSet::new();
-    for k in KINDS {
-        let b = match base {
-            Some(b) => rows_of(b, k)?,
-            None => Vec::new(),
-        };
-        let mut rows = merge_rows(&b, &rows_of(ours, k)?, &rows_of(theirs, k)?);
-        if k != TableKind::History {
-            rows.retain(|r| !closed.contains(&r.key) && holders.insert(r.holder.clone()));
+    // The history: united, and one ending per claim.
+    let hb = match base {
+        Some(b) => history_rows(b)?,
+        None => Vec::new(),
+    };
+    let (ho, ht) = (history_rows(ours)?, history_rows(theirs)?);
+    let base_hist: HashSet<String> = hb.iter().map(|h| h.row.key.clone()).collect();
+    let mut closed = closed_by(&base_hist, ours)?;
+    closed.extend(closed_by(&base_hist, theirs)?);
+    let mut ended_by_theirs: HashMap<&str, &HistRow> = HashMap::new();
+    for h in &ht {
+        if !base_hist.contains(&h.row.key) {
+            ended_by_theirs.entry(h.closes.as_str()).or_insert(h);
         }
-        merged.push(rows);
     }
-    Ok(splice_rows(frame, &merged))
+    let their_rows: HashSet<&str> = ht.iter().map(|h| h.row.key.as_str()).collect();
+    let mut superseded = Vec::new();
+    let mut dropped: HashSet<String> = HashSet::new();
+    for h in &ho {
+        if base_hist.contains(&h.row.key) || their_rows.contains(h.row.key.as_str()) {
+            continue;
+        }
+        if let Some(kept) = ended_by_theirs.get(h.closes.as_str()) {
+            dropped.insert(h.row.key.clone());
+            superseded.push(Superseded {
+                session: h.session.clone(),
+                scope: h.scope.clone(),
+                dropped: h.status.clone(),
+                dropped_at: h.closed.clone(),
+                kept: kept.status.clone(),
+                kept_at: kept.closed.clone(),
+            });
+        }
+    }
+    let rows = |v: &[HistRow]| -> Vec<Row> { v.iter().map(|h| h.row.clone()).collect() };
+    let mut history = merge_rows(&rows(&hb), &rows(&ho), &rows(&ht));
+    history.retain(|r| !dropped.contains(&r.key));
+
+    // The claims, each placed once from its three versions.
+    let cb = base.map(all_claim_rows).unwrap_or_default();
+    let (co, ct) = (all_claim_rows(ours), all_claim_rows(theirs));
+    let index = |rows: &[ClaimRow]| -> HashMap<String, usize> {
+        let mut m = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            m.entry(r.row.key.clone()).or_insert(i);
+        }
+        m
+    };
+    let (ib, io, it) = (index(&cb), index(&co), index(&ct));
+    let mut placed: HashMap<&str, Option<Placed>> = HashMap::new();
+    for r in co.iter().chain(&ct).chain(&cb) {
+        let key = r.row.key.as_str();
+        if placed.contains_key(key) {
+            continue;
+        }
+        let p = if closed.contains(key) {
+            None
+        } else {
+            place(
+                ib.get(key).map(|&i| &cb[i]),
+                io.get(key).map(|&i| &co[i]),
+                it.get(key).map(|&i| &ct[i]),
+                now,
+                frame,
+            )
+        };
+        placed.insert(key, p);
+    }
+    // Rows in `ours` order, then what only `theirs` holds; one row per
+    // session and scope (one session opening the same scope on both sides,
+    // at different times: the first one kept stays).
+    let mut holders: HashSet<String> = HashSet::new();
+    let mut emitted: HashSet<&str> = HashSet::new();
+    let mut tables: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+    for stale in [false, true] {
+        let order = co
+            .iter()
+            .chain(&ct)
+            .filter(|r| r.stale == stale)
+            .chain(co.iter().chain(&ct).filter(|r| r.stale != stale));
+        for r in order {
+            let key = r.row.key.as_str();
+            let Some(Some(p)) = placed.get(key) else {
+                continue;
+            };
+            if p.stale != stale || emitted.contains(key) {
+                continue;
+            }
+            emitted.insert(key);
+            if holders.insert(r.row.holder.clone()) {
+                tables[usize::from(stale)].push(Row {
+                    key: key.to_string(),
+                    line: p.line.clone(),
+                    rank: 0,
+                    holder: r.row.holder.clone(),
+                });
+            }
+        }
+    }
+    let [active, stale] = tables;
+    Ok(Merged {
+        text: splice_rows(frame, &[active, stale, history]),
+        superseded,
+    })
 }
 
 /// `frame`'s text with the body rows of each table replaced by `rows`.
@@ -313,7 +550,7 @@ mod tests {
     }
 
     fn merge(b: &str, o: &str, t: &str) -> Result<String, MergeConflict> {
-        merge3(Some(&reg(b)), &reg(o), &reg(t))
+        merge3(Some(&reg(b)), &reg(o), &reg(t), t0()).map(|m| m.text)
     }
 
     fn sessions(text: &str, kind: TableKind) -> Vec<String> {
@@ -384,10 +621,87 @@ mod tests {
         let t = o.clone();
         let m = merge(&base, &o, &t).expect("merge");
         assert_eq!(reg(&m).history_len(), 2);
+        let c3 = claim("s3", "c.md", 0);
         let t = with(&base, |r| {
-            r.add_history(&HistoryEntry::closing(&c2, t0(), Status::Released, ""));
+            r.add_history(&HistoryEntry::closing(&c3, t0(), Status::Released, ""));
         });
         assert_eq!(reg(&merge(&base, &o, &t).expect("merge")).history_len(), 3);
+    }
+
+    #[test]
+    fn a_claim_ended_on_both_sides_ends_once_as_theirs_ended_it() {
+        let c = claim("s1", "a.md", 0);
+        let base = with(&empty_registry(), |r| r.add_claim(TableKind::Active, &c));
+        let end = |status, minutes| {
+            with(&base, |r| {
+                r.remove_claim(TableKind::Active, 0);
+                let at = t0() + Duration::minutes(minutes);
+                r.add_history(&HistoryEntry::closing(&c, at, status, ""));
+            })
+        };
+        let (o, t) = (end(Status::Completed, 30), end(Status::ForceReleased, 35));
+        let m = merge3(Some(&reg(&base)), &reg(&o), &reg(&t), t0()).expect("merge");
+        let r = reg(&m.text);
+        assert_eq!(r.history_len(), 1);
+        assert!(m.text.contains("| force-released |"), "{}", m.text);
+        assert!(r.active_claims.is_empty() && r.stale_claims.is_empty());
+        assert_eq!(
+            m.superseded,
+            vec![Superseded {
+                session: "s1".into(),
+                scope: "a.md".into(),
+                dropped: "completed".into(),
+                dropped_at: "2026-03-14 10:00 +00:00".into(),
+                kept: "force-released".into(),
+                kept_at: "2026-03-14 10:05 +00:00".into(),
+            }]
+        );
+        // The same ending on both sides is one row, and nothing to report.
+        let m = merge3(Some(&reg(&base)), &reg(&o), &reg(&o), t0()).expect("merge");
+        assert_eq!((reg(&m.text).history_len(), m.superseded.len()), (1, 0));
+    }
+
+    #[test]
+    fn a_stale_mark_made_on_an_expiry_a_renewal_replaced_is_judged_again() {
+        // Opened 09:30 until 11:30.
+        let c = claim("s1", "a.md", 0);
+        let base = with(&empty_registry(), |r| r.add_claim(TableKind::Active, &c));
+        let marked = with(&base, |r| {
+            let mut s = c.clone();
+            s.reason = Some(ttl::STALE_REASON.into());
+            r.remove_claim(TableKind::Active, 0);
+            r.add_claim(TableKind::Stale, &s);
+        });
+        let renew = |hours| {
+            with(&base, |r| {
+                let mut n = c.clone();
+                n.expires = c.opened + Duration::hours(hours);
+                r.replace_claim(TableKind::Active, 0, &n);
+            })
+        };
+        let at = |h: i64| t0() + Duration::minutes(h * 60 + 5);
+        for (o, t) in [(&marked, &renew(5)), (&renew(5), &marked)] {
+            // At 11:35 the renewed claim runs until 14:30: active.
+            let m = merge3(Some(&reg(&base)), &reg(o), &reg(t), at(2)).expect("merge");
+            let r = reg(&m.text);
+            assert!(r.stale_claims.is_empty(), "{}", m.text);
+            assert_eq!(r.active_claims[0].expires, c.opened + Duration::hours(5));
+            // At 14:35 it expired too: stale, with the expiry it had.
+            let m = merge3(Some(&reg(&base)), &reg(o), &reg(t), at(5)).expect("merge");
+            let r = reg(&m.text);
+            assert!(r.active_claims.is_empty(), "{}", m.text);
+            assert_eq!(r.stale_claims[0].expires, c.opened + Duration::hours(5));
+            assert_eq!(r.stale_claims[0].reason.as_deref(), Some(ttl::STALE_REASON));
+        }
+        // Renewed to the 8h ceiling, and judged past it: its reason says so.
+        let m = merge3(Some(&reg(&base)), &reg(&marked), &reg(&renew(8)), at(9)).expect("merge");
+        assert_eq!(
+            reg(&m.text).stale_claims[0].reason.as_deref(),
+            Some(ttl::STALE_REASON_MAX)
+        );
+        // A mark on the latest expiry stands, whatever the clock says.
+        let m = merge3(Some(&reg(&base)), &reg(&marked), &reg(&base), t0()).expect("merge");
+        assert_eq!(reg(&m.text).stale_claims.len(), 1);
     }
 
     #[test]
@@ -533,8 +847,7 @@ mod tests {
             let t = apply(&base, &b, 200);
             let m = reg(&merge(&base, &o, &t).expect("merge"));
             let rows = |r: &Registry| -> Vec<Row> {
-                claim_rows(r, TableKind::Active).into_iter()
-                    .chain(claim_rows(r, TableKind::Stale)).collect()
+                all_claim_rows(r).into_iter().map(|c| c.row).collect()
             };
             let keys = |r: &Registry| -> HashSet<String> {
                 rows(r).into_iter().map(|r| r.key).collect()
@@ -553,7 +866,7 @@ mod tests {
             }
             // History rows are the union of both sides.
             let hist = |r: &Registry| -> HashSet<String> {
-                history_rows(r).expect("rows").0.into_iter().map(|r| r.key).collect()
+                history_rows(r).expect("rows").into_iter().map(|h| h.row.key).collect()
             };
             let hm = hist(&m);
             prop_assert_eq!(hm.len(), m.history_len());

@@ -132,6 +132,12 @@ impl Registry {
         self.append_row(kind, line);
     }
 
+    /// The row `claim` would have in the active or stale table, without
+    /// its line ending.
+    pub(crate) fn claim_line(&self, kind: TableKind, claim: &Claim) -> String {
+        row_line(self.table(kind), |c| claim_value(claim, c))
+    }
+
     /// Removes row `index` of the active or stale table.
     pub fn remove_claim(&mut self, kind: TableKind, index: usize) {
         let r = self.table(kind).rows[index].clone();

@@ -92,11 +92,14 @@ impl WriterLock {
     /// the registry references (committing, fetching, pushing): its pid and
     /// start time, the proof the next writer needs.
     pub fn record(&mut self, what: &str) -> Result<()> {
-        let body = format!(
+        let mut body = format!(
             "busy {what}\npid {}\nstart {}\n",
             std::process::id(),
             platform::start_time(std::process::id()).unwrap_or_default()
         );
+        if let Some(uid) = platform::user_id() {
+            body.push_str(&format!("uid {uid}\n"));
+        }
         write_record(&self.file, &self.path, body.as_bytes())?;
         self.recorded = true;
         fault("after-record");
@@ -132,7 +135,8 @@ impl Drop for WriterLock {
 
 /// Whether the writer that left `record` is proven dead: its pid is gone,
 /// or now belongs to a process started at another time. `false` where that
-/// cannot be proven (no process table to read).
+/// cannot be proven (no process table to read, an entry that cannot be
+/// read, a table that hides other users' processes).
 pub(crate) fn writer_is_dead(record: &str) -> bool {
     let field = |k: &str| {
         record
@@ -145,7 +149,8 @@ pub(crate) fn writer_is_dead(record: &str) -> bool {
         return true;
     };
     let recorded = field("start ").unwrap_or_default();
-    match platform::process_alive(pid, &recorded) {
+    let uid = field("uid ").and_then(|u| u.parse::<u32>().ok());
+    match platform::process_alive(pid, &recorded, uid) {
         Some(alive) => !alive,
         None => false,
     }

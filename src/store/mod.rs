@@ -138,6 +138,9 @@ pub struct Brain {
     /// File endings beyond `.md` and `.markdown` whose headings make
     /// sections (`markdown_extensions` of `.bsi.toml`).
     pub markdown: Vec<String>,
+    /// The time of this run: a stale mark met by a renewal in the merge of
+    /// the local and the remote registry is judged again at this time.
+    pub now: DateTime<FixedOffset>,
 }
 
 /// The two references that hold the registry.
@@ -157,6 +160,9 @@ pub struct View {
     pub tips: Tips,
     /// The local branch holds changes the remote has not received.
     pub pending: bool,
+    /// Endings of the local branch that the union does not keep: the
+    /// remote had already ended those claims otherwise.
+    pub superseded: Vec<registry::merge::Superseded>,
 }
 
 impl View {
@@ -189,6 +195,7 @@ impl Brain {
             workdir,
             branch: settings.branch.clone(),
             markdown: settings.config.markdown_extensions.clone(),
+            now: chrono::Local::now().fixed_offset(),
         }
     }
 
@@ -338,6 +345,25 @@ impl Brain {
         })
     }
 
+    /// The registry committed at `commit`: of the local registry branch, or
+    /// of its remote-tracking copy on `tracking` — where an error says the
+    /// broken line is, and so where to mend it.
+    pub fn registry_at(&self, commit: Oid, tracking: Option<&Remote>) -> Result<Registry> {
+        let Some(r) = tracking else {
+            return self.parse(self.text_at(commit)?);
+        };
+        let on_remote = |source| Error::RemoteRegistry {
+            remote: r.name.clone(),
+            branch: r.branch.clone(),
+            source,
+        };
+        let text = self.text_at(commit).map_err(|e| match e {
+            Error::Registry { source, .. } => on_remote(source),
+            other => other,
+        })?;
+        registry::parse(text).map_err(on_remote)
+    }
+
     /// Parses a registry text read from the branch.
     pub fn parse(&self, text: String) -> Result<Registry> {
         registry::parse(text).map_err(|source| Error::Registry {
@@ -350,42 +376,42 @@ impl Brain {
     /// none, or when the brain still keeps it as a tracked file.
     pub fn view(&self, remote: Option<&Remote>) -> Result<View> {
         let tips = self.tips(remote);
-        self.view_of(tips, remote.is_some())
+        self.view_of(tips, remote)
     }
 
-    /// [`Brain::view`] for references already read.
-    pub fn view_of(&self, tips: Tips, has_remote: bool) -> Result<View> {
+    /// [`Brain::view`] for references already read (`tips.tracking` is the
+    /// remote-tracking copy on `remote`).
+    pub fn view_of(&self, tips: Tips, remote: Option<&Remote>) -> Result<View> {
+        let mut superseded = Vec::new();
         let (registry, pending) = match (tips.local, tips.tracking) {
             (None, None) => return Err(self.missing()),
-            (Some(l), None) => (self.parse(self.text_at(l)?)?, has_remote),
-            (None, Some(t)) => (self.parse(self.text_at(t)?)?, false),
+            (Some(l), None) => (self.registry_at(l, None)?, remote.is_some()),
+            (None, Some(t)) => (self.registry_at(t, remote)?, false),
             (Some(l), Some(t)) if self.git.is_ancestor(l, t)? => {
-                (self.parse(self.text_at(t)?)?, false)
+                (self.registry_at(t, remote)?, false)
             }
-            (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => {
-                (self.parse(self.text_at(l)?)?, true)
-            }
+            (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => (self.registry_at(l, None)?, true),
             (Some(l), Some(t)) => {
-                let ours = self.parse(self.text_at(l)?)?;
-                let theirs = self.parse(self.text_at(t)?)?;
+                let ours = self.registry_at(l, None)?;
+                let theirs = self.registry_at(t, remote)?;
                 let base = match self.git.merge_base(l, t)? {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,
                 };
-                let merged =
-                    registry::merge::merge3(base.as_ref(), &ours, &theirs).map_err(|source| {
-                        Error::Unmergeable {
-                            branch: self.branch.clone(),
-                            source,
-                        }
+                let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.now)
+                    .map_err(|source| Error::Unmergeable {
+                        branch: self.branch.clone(),
+                        source,
                     })?;
-                (self.parse(merged)?, true)
+                superseded = merged.superseded;
+                (self.parse(merged.text)?, true)
             }
         };
         Ok(View {
             registry,
             tips,
             pending,
+            superseded,
         })
     }
 
@@ -453,28 +479,50 @@ impl Brain {
 
     /// Deals with what a writer killed in the middle left: lock files of
     /// the registry references, removed only on proof that their writer is
-    /// dead and that no process holds them open. Returns what was done.
+    /// dead and that no process holds them open. Where that cannot be
+    /// proven (a process table that hides or cannot read the writer), the
+    /// files stay and the report says how to remove them by hand. Returns
+    /// what was done.
     pub fn repair(&self, lock: &mut WriterLock) -> Option<String> {
         let record = lock.left_by_dead_writer()?.to_string();
-        if !lock::writer_is_dead(&record) {
-            return None;
-        }
-        let mut removed = Vec::new();
-        for path in self.ref_locks() {
-            if !path.exists() {
-                continue;
-            }
-            if crate::platform::held_open(&path) == Some(false) && fs::remove_file(&path).is_ok() {
-                removed.push(path);
+        let present: Vec<PathBuf> = self
+            .ref_locks()
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect();
+        let dead = lock::writer_is_dead(&record);
+        let mut removed = 0;
+        let mut kept = Vec::new();
+        for path in present {
+            if dead
+                && crate::platform::held_open(&path) == Some(false)
+                && fs::remove_file(&path).is_ok()
+            {
+                removed += 1;
+            } else {
+                kept.push(path);
             }
         }
         lock.clear_left();
-        (!removed.is_empty()).then(|| {
-            format!(
-                "removed {} lock file(s) a killed bsi left on the registry branch",
-                removed.len()
-            )
-        })
+        let mut said = Vec::new();
+        if removed > 0 {
+            said.push(format!(
+                "removed {removed} lock file(s) a killed bsi left on the registry branch"
+            ));
+        }
+        if !kept.is_empty() {
+            let pid = record
+                .lines()
+                .find_map(|l| l.strip_prefix("pid "))
+                .map_or_else(String::new, |p| format!(" (pid {})", p.trim()));
+            let paths: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+            said.push(format!(
+                "left {} lock file(s) on the registry branch in place: the bsi that was writing{pid}, or a git it started, may still be at work, and this system does not let bsi prove otherwise; if no bsi or git is running, remove them: `rm {}`",
+                kept.len(),
+                paths.join(" ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The lock files git and libgit2 make while they move the registry

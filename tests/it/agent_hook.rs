@@ -20,7 +20,7 @@ fn event(b: &Brain, name: &str) -> String {
 }
 
 /// Runs `bsi ARGS` with `input` on stdin and extra environment.
-fn with_stdin(b: &Brain, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
+pub(crate) fn with_stdin(b: &Brain, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
     let mut cmd = b.command(args);
     for (k, v) in env {
         cmd.env(k, v);
@@ -64,7 +64,7 @@ fn denial(tool: &str, r: &Run) -> Option<String> {
 }
 
 /// An edit event of `tool` that replaces `old` by `new` in `file`.
-fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &str) -> String {
+pub(crate) fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &str) -> String {
     let abs = b.path().join(file);
     let abs = abs.to_str().expect("utf-8");
     match tool {

@@ -72,7 +72,8 @@ fn an_archive_made_on_one_machine_is_seen_and_kept_by_the_other() {
     } = Machines::new();
     a.write(".bsi.toml", "history_keep = 1\n");
     // B records a change offline, while A archives on the remote.
-    let away = bare.path().with_extension("away");
+    let mut away = bare.path().as_os_str().to_owned();
+    away.push("-away");
     std::fs::rename(bare.path(), &away).expect("away");
     b.bsi(&["open", "README.md", "--session", "sb"]).code(7);
     std::fs::rename(&away, bare.path()).expect("back");

@@ -22,5 +22,6 @@ mod remote;
 mod safe_writes;
 mod snapshots;
 mod transcript;
+mod truth;
 mod ux;
 mod views;

@@ -1035,3 +1035,53 @@ fn init_refuses_when_another_remote_holds_the_registry() {
     assert_eq!(n.a.git(&["config", "bsi.remote"]).trim(), "origin");
     assert_eq!(n.a.git(&["branch", "--list", "brain-index"]).trim(), "");
 }
+
+/// Claim on the first write that also publishes a claim recorded offline,
+/// which collides with another machine's: the edit hook says the collision
+/// and what to do, in the tool's channel to the model, as the CLI says it.
+#[test]
+fn a_claim_on_write_that_publishes_a_collision_says_so_to_the_agent() {
+    let n = Net::new();
+    n.a.write(".bsi.toml", "claim_on_write = true\n");
+    let away = n.away();
+    n.a.bsi(&["open", "notes/", "--session", "sa", "--agent", "claude"])
+        .code(7);
+    n.back(&away);
+    n.b.bsi(&["open", "notes/", "--session", "sb", "--agent", "b"])
+        .ok();
+    let user = untouched(&n.a);
+    let ev = crate::agent_hook::replace_event(
+        &n.a,
+        "claude",
+        "projets/plan.md",
+        "goal text",
+        "new goal",
+    );
+    let r = crate::agent_hook::with_stdin(
+        &n.a,
+        &["hook", "edit", "--tool", "claude"],
+        &ev,
+        &[("BSI_SESSION", "sa"), ("BSI_AGENT", "claude")],
+    );
+    r.ok();
+    let v = r.json();
+    let said = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("a message for the model")
+        .to_string();
+    assert!(said.contains("bsi claimed projets/plan.md#Goals"), "{said}");
+    assert!(
+        said.contains("COLLISION: sa notes/ overlaps sb notes/")
+            || said.contains("COLLISION: sb notes/ overlaps sa notes/"),
+        "{said}"
+    );
+    assert!(said.contains("bsi close sa --scope notes/"), "{said}");
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"],
+        serde_json::Value::Null
+    );
+    // Both claims are on the remote now, and the user's files are as they were.
+    assert_eq!(n.active_with("| sa | notes/ |").len(), 1);
+    assert_eq!(n.active_with("| sb | notes/ |").len(), 1);
+    assert_eq!(untouched(&n.a), user);
+}
