@@ -23,7 +23,7 @@ use crate::words::command_line;
 /// The brain-relative path of a work-tree path, `None` when outside the
 /// brain (its registry lives in a subdirectory of the work tree).
 pub fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
-    match brain.rel.rsplit_once('/') {
+    match brain.copy_path.rsplit_once('/') {
         Some((dir, _)) => path.strip_prefix(dir)?.strip_prefix('/'),
         None => Some(path),
     }
@@ -107,8 +107,8 @@ pub fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown:
     if worktree {
         return resolve::read_outline(&brain.root, file);
     }
-    let head = brain.git.head_state(&brain.rel).ok()?.commit?;
-    let rel = match brain.rel.rsplit_once('/') {
+    let head = brain.git.head_state(&brain.copy_path).ok()?.commit?;
+    let rel = match brain.copy_path.rsplit_once('/') {
         Some((dir, _)) => format!("{dir}/{file}"),
         None => file.to_string(),
     };

@@ -252,7 +252,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             })
             .unwrap_or_else(|| new_session_id(ctx.now, ctx.random_seed))
     };
-    let copy = brain.rel_to_root();
+    let copy = brain.copy_name();
     if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
         let reason = format!(
             "bsi: refused: {copy} is the copy of the registry, rewritten by bsi; editing it changes nothing (the live registry is on the branch {}).\nNext: change claims with bsi commands (`bsi open`, `bsi close`), and see them with `bsi status`.",

@@ -59,7 +59,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
     if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
             Ok(true) => {
-                writeln!(out, "merge driver: registered for {}", brain.rel)
+                writeln!(out, "merge driver: registered for {}", brain.copy_path)
                     .map_err(Error::output)?;
             }
             Ok(false) => {}
@@ -98,7 +98,7 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let index_file = ctx.git_index_file.as_ref().map(|p| ctx.cwd.join(p));
     let changes = audit::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
 
-    let registry_staged = changes.iter().any(|c| c.path == brain.rel);
+    let registry_staged = changes.iter().any(|c| c.path == brain.copy_path);
     let findings = audit::check_changes(&brain, &index, session, &changes, &brain.markdown);
     if findings.is_empty() && !registry_staged {
         return Ok(exit::OK);
@@ -110,7 +110,7 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     if registry_staged {
         refused |= refuse_claimed;
         lines.extend(verdict::registry_staged(
-            &brain.rel,
+            &brain.copy_path,
             &brain.branch,
             refuse_claimed,
         ));

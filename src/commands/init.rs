@@ -12,7 +12,7 @@ use crate::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
-    if brain.git.tracks(&brain.rel)? {
+    if brain.git.tracks(&brain.copy_path)? {
         return Err(brain.missing());
     }
     // Never a rival registry: refused wherever any remote already has one

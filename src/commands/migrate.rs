@@ -24,7 +24,10 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let message = commit_message(
         "migrate",
         &[],
-        &format!("{} from the content branch to {}", brain.rel, brain.branch),
+        &format!(
+            "{} from the content branch to {}",
+            brain.copy_path, brain.branch
+        ),
     );
     let made = publish::create(
         &brain,
@@ -46,10 +49,10 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         &[],
         &format!(
             "untrack {} (the registry lives on branch {})",
-            brain.rel, brain.branch
+            brain.copy_path, brain.branch
         ),
     );
-    let removal = brain.git.commit_removal(&brain.rel, &untrack)?;
+    let removal = brain.git.commit_removal(&brain.copy_path, &untrack)?;
     // The file stays in the work tree, now the excluded copy.
     brain.refresh_copy(&registry);
     let mut out = ctx.out();
@@ -65,7 +68,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     writeln!(
         out,
         "This branch has one new commit that untracks {} and changes nothing else ({}).",
-        brain.rel,
+        brain.copy_path,
         &removal.to_string()[..8]
     )
     .map_err(Error::output)?;
@@ -80,10 +83,10 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 /// The registry as the current branch committed it: what moves. An edit of
 /// it nobody committed would be lost, so it is refused.
 fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
-    let head = brain.git.head_state(&brain.rel)?;
+    let head = brain.git.head_state(&brain.copy_path)?;
     let Some(blob) = head.blob else {
         return Err(Error::NothingToMigrate {
-            file: brain.rel.clone(),
+            file: brain.copy_path.clone(),
         });
     };
     // The committed registry is what moves: an edit nobody committed
@@ -92,7 +95,7 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
     let committed = brain.git.blob_bytes(blob)?;
     if on_disk.as_deref() != Some(committed.as_slice()) {
         return Err(Error::RegistryEdited {
-            file: brain.rel.clone(),
+            file: brain.copy_path.clone(),
         });
     }
     let text = String::from_utf8(committed).map_err(|_| Error::Registry {
@@ -121,7 +124,7 @@ fn check_rows_present(
     if !brain.parse(merged.text)?.same_rows(&view.registry) {
         return Err(Error::RowsMissing {
             branch: brain.branch.clone(),
-            file: brain.rel.clone(),
+            file: brain.copy_path.clone(),
         });
     }
     Ok(())

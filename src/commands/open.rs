@@ -108,7 +108,7 @@ fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<V
     let mut scopes: Vec<Scope> = Vec::new();
     for raw in raw_scopes {
         let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
-        if s.file() == Some(brain.rel_to_root().as_str()) {
+        if s.file() == Some(brain.copy_name().as_str()) {
             return Err(Error::RegistryNotClaimable);
         }
         if !scopes.contains(&s) {

@@ -104,7 +104,7 @@ fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
 
 /// The brain's directory tree with each claim where it sits.
 fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> Shown {
-    let (paths, cut) = resolve::walk(&brain.root, &brain.rel_to_root());
+    let (paths, cut) = resolve::walk(&brain.root, &brain.copy_name());
     let marks: Vec<tree::Mark> = reg
         .all_claims()
         .map(|(c, is_stale)| {

@@ -55,8 +55,10 @@ pub struct Site {
     pub registry: PathBuf,
     /// Directory holding the copy: scopes are relative to it.
     pub root: PathBuf,
-    /// The copy's path relative to the work tree root, with `/`.
-    pub rel: String,
+    /// The registry copy's path from the work-tree root, with `/` (what
+    /// git names it); [`Brain::copy_name`] is the same file from the brain
+    /// root.
+    pub copy_path: String,
     /// The work tree root.
     pub workdir: PathBuf,
 }
@@ -65,7 +67,7 @@ impl Site {
     /// The brain root relative to the work tree root, with `/`: empty at
     /// the work tree root.
     pub fn root_rel(&self) -> String {
-        root_of_rel(&self.rel)
+        root_of_rel(&self.copy_path)
     }
 
     /// The brain root recorded on the registry branch `branch` ([`ROOT_FILE`]),
@@ -129,8 +131,10 @@ pub struct Brain {
     pub registry: PathBuf,
     /// Directory holding the copy: scopes are relative to it.
     pub root: PathBuf,
-    /// The copy's path relative to the work tree root, with `/`.
-    pub rel: String,
+    /// The registry copy's path from the work-tree root, with `/` (what
+    /// git names it); [`Brain::copy_name`] is the same file from the brain
+    /// root.
+    pub copy_path: String,
     /// The work tree root.
     pub workdir: PathBuf,
     /// The registry branch's short name.
@@ -184,14 +188,14 @@ impl Brain {
             git,
             registry,
             root,
-            rel,
+            copy_path,
             workdir,
         } = site;
         Brain {
             git,
             registry,
             root,
-            rel,
+            copy_path,
             workdir,
             branch: settings.branch.clone(),
             markdown: settings.config.markdown_extensions.clone(),
@@ -236,7 +240,7 @@ impl Brain {
                 workdir.display()
             ))
         })?;
-        let rel = rel_path
+        let copy_path = rel_path
             .components()
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
@@ -245,7 +249,7 @@ impl Brain {
             git,
             registry,
             root,
-            rel,
+            copy_path,
             workdir,
         })
     }
@@ -253,12 +257,14 @@ impl Brain {
     /// The text of [`ROOT_FILE`] for the registry branch's first commit:
     /// `None` for a brain at the work tree root, which records nothing.
     pub fn root_record(&self) -> Option<String> {
-        let root = root_of_rel(&self.rel);
+        let root = root_of_rel(&self.copy_path);
         (!root.is_empty()).then(|| format!("{root}\n"))
     }
 
-    /// The registry's path relative to the brain root (its file name).
-    pub fn rel_to_root(&self) -> String {
+    /// The registry copy's path relative to the brain root (its file name):
+    /// how a scope would name it. [`Brain::copy_path`] is the same file from
+    /// the work-tree root.
+    pub fn copy_name(&self) -> String {
         self.registry
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -435,7 +441,7 @@ impl Brain {
     /// The error for a brain without a registry branch: still the old
     /// tracked file, or none at all.
     pub fn missing(&self) -> Error {
-        if self.git.tracks(&self.rel).unwrap_or(false) {
+        if self.git.tracks(&self.copy_path).unwrap_or(false) {
             Error::NotMigrated {
                 path: self.registry.clone(),
                 branch: self.branch.clone(),
@@ -555,10 +561,10 @@ impl Brain {
         // HEAD's tree only: reading the index (every file of the brain)
         // would cost more than the rest of a write; a copy forced into the
         // index is the pre-commit hook's to refuse.
-        if self.git.head_state(&self.rel)?.blob.is_some() {
+        if self.git.head_state(&self.copy_path)?.blob.is_some() {
             eprintln!(
                 "note: {} is still tracked on this branch, so bsi does not write its copy there; the live registry is on branch `{}` (`git pull` brings the commit of `bsi migrate` that untracks it)",
-                self.rel, self.branch
+                self.copy_path, self.branch
             );
             return Ok(());
         }
@@ -583,7 +589,7 @@ impl Brain {
                 ),
             ));
         }
-        let tmp = self.root.join(format!(".{}.bsi-tmp", self.rel_to_root()));
+        let tmp = self.root.join(format!(".{}.bsi-tmp", self.copy_name()));
         fs::write(&tmp, body.as_bytes())
             .and_then(|()| fs::rename(&tmp, &self.registry))
             .map_err(|e| {
@@ -595,7 +601,7 @@ impl Brain {
     /// Renames a file of the user's found where the copy goes to
     /// `<name>.orig` (`.orig-2`, … when taken), and says where.
     fn move_aside(&self) -> Result<()> {
-        let name = self.rel_to_root();
+        let name = self.copy_name();
         let free = (1..)
             .map(|n| match n {
                 1 => self.root.join(format!("{name}.orig")),
@@ -627,12 +633,12 @@ impl Brain {
         let info = self.git.common_dir().join("info");
         let path = info.join("exclude");
         let escape = |s: &str| s.replace(' ', "\\ ");
-        let (dir, name) = match self.rel.rsplit_once('/') {
+        let (dir, name) = match self.copy_path.rsplit_once('/') {
             Some((d, n)) => (format!("{d}/"), n.to_string()),
-            None => (String::new(), self.rel.clone()),
+            None => (String::new(), self.copy_path.clone()),
         };
         let lines = [
-            format!("/{}", escape(&self.rel)),
+            format!("/{}", escape(&self.copy_path)),
             format!("/{}.{}.bsi-tmp", escape(&dir), escape(&name)),
         ];
         let current = fs::read_to_string(&path).unwrap_or_default();
@@ -689,7 +695,7 @@ impl Brain {
         }
         let info = self.git.common_dir().join("info");
         let path = info.join("attributes");
-        let line = format!("/{} merge=bsi", self.rel.replace(' ', "[[:space:]]"));
+        let line = format!("/{} merge=bsi", self.copy_path.replace(' ', "[[:space:]]"));
         let current = fs::read_to_string(&path).unwrap_or_default();
         if !current.lines().any(|l| l.trim() == line) {
             fs::create_dir_all(&info)
@@ -737,7 +743,7 @@ impl Brain {
             tips.push((format!("{r}/{b}"), tip));
         }
         let mut snap = crate::claims::Snapshot {
-            registry_rel: self.rel_to_root(),
+            registry_rel: self.copy_name(),
             ..Default::default()
         };
         for file in files {
