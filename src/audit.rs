@@ -20,15 +20,6 @@ use crate::trailer;
 use crate::ttl;
 use crate::words::command_line;
 
-/// The brain-relative path of a work-tree path, `None` when outside the
-/// brain (its registry lives in a subdirectory of the work tree).
-pub fn brain_path<'p>(brain: &Brain, path: &'p str) -> Option<&'p str> {
-    match brain.copy_path.rsplit_once('/') {
-        Some((dir, _)) => path.strip_prefix(dir)?.strip_prefix('/'),
-        None => Some(path),
-    }
-}
-
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
 /// findings: the pre-commit hook, `verify` and `verify --worktree` all come
@@ -42,7 +33,7 @@ pub fn check_changes<'a>(
 ) -> Vec<Finding<'a>> {
     let mut out = Vec::new();
     for ch in changes {
-        let Some(path) = brain_path(brain, &ch.path) else {
+        let Some(path) = brain.brain_path(&ch.path) else {
             continue;
         };
         // Texts are read only where a section claim needs them; without
@@ -108,11 +99,7 @@ pub fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown:
         return resolve::read_outline(&brain.root, file);
     }
     let head = brain.git.head_state(&brain.copy_path).ok()?.commit?;
-    let rel = match brain.copy_path.rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/{file}"),
-        None => file.to_string(),
-    };
-    let bytes = brain.git.file_at(head, &rel).ok()??;
+    let bytes = brain.git.file_at(head, &brain.workdir_path(file)).ok()??;
     Some(markdown::outline(&String::from_utf8(bytes).ok()?))
 }
 

@@ -41,8 +41,17 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
         Ok((text, reg)) => {
             fs::write(ours, &text)
                 .map_err(|e| Error::io(format!("cannot write {}", ours.display()), e))?;
-            let sections = resolve::sections(&ctx.cwd);
-            for (a, b) in conflict::collisions(&reg, &sections) {
+            // The heading trees every other overlap is judged on (the
+            // work tree and the fetched upstream); the work tree's alone
+            // when the brain cannot be opened from inside git's merge.
+            let collisions: Vec<(registry::Claim, registry::Claim)> = match ctx.brain() {
+                Ok(brain) => conflict::collisions(&reg, &brain.sections()),
+                Err(_) => conflict::collisions(&reg, &resolve::sections(&ctx.cwd)),
+            }
+            .into_iter()
+            .map(|(a, b)| (a.clone(), b.clone()))
+            .collect();
+            for (a, b) in &collisions {
                 let _ = writeln!(
                     err,
                     "bsi: COLLISION in the merged registry: {} {} overlaps {} {} (both kept; `bsi status` shows them)",

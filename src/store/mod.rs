@@ -783,12 +783,22 @@ impl Brain {
     }
 
     /// The path of a brain file from the work tree root, with `/`.
-    fn workdir_path(&self, file: &str) -> String {
-        match self.root.strip_prefix(&self.workdir) {
-            Ok(p) if !p.as_os_str().is_empty() => {
-                format!("{}/{file}", p.to_string_lossy().replace('\\', "/"))
-            }
-            _ => file.to_string(),
+    /// The path of a brain file from the work-tree root, with `/`: what
+    /// git names it. The one rule between the two, with
+    /// [`Brain::brain_path`].
+    pub fn workdir_path(&self, file: &str) -> String {
+        match self.copy_path.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{file}"),
+            None => file.to_string(),
+        }
+    }
+
+    /// The brain path of a path git names from the work-tree root; `None`
+    /// when it lies outside the brain (a brain in a subdirectory).
+    pub fn brain_path<'p>(&self, path: &'p str) -> Option<&'p str> {
+        match self.copy_path.rsplit_once('/') {
+            Some((dir, _)) => path.strip_prefix(dir)?.strip_prefix('/'),
+            None => Some(path),
         }
     }
 }
