@@ -47,7 +47,18 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
-    /// The git remote whose registry branch holds the claims [default: git config bsi.remote, else .bsi.toml remote, else the upstream of the registry branch or of the current branch, else the only remote; none: local only].
+    /// The session this command acts for, in every command: what
+    /// `export BSI_SESSION=ID` does for one command [default: $BSI_SESSION;
+    /// for open, else a new sess-YYYYMMDD-HHMM-xxxx].
+    #[arg(
+        long = "session",
+        id = "session_flag",
+        global = true,
+        value_name = "ID"
+    )]
+    pub session_flag: Option<SessionId>,
+
+    /// The git remote whose registry branch holds the claims [default: git config bsi.remote, else .bsi.toml remote, else the upstream of the registry branch, else the one remote that holds the registry branch (then recorded as bsi.remote), else the only remote; never the checked-out branch's upstream; none: local only].
     #[arg(long, global = true, env = "BSI_REMOTE", value_name = "NAME")]
     pub remote: Option<String>,
 
@@ -97,9 +108,6 @@ pub enum Command {
         /// [default: default_ttl of .bsi.toml, else 2h].
         #[arg(long, value_name = "DUR")]
         ttl: Option<Ttl>,
-        /// Session id [default: $BSI_SESSION, else a new sess-YYYYMMDD-HHMM-xxxx].
-        #[arg(long, value_name = "ID")]
-        session: Option<SessionId>,
         /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
         /// user@host].
         #[arg(long, value_name = "NAME")]

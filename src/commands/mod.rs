@@ -577,6 +577,10 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
     } else {
         Form::Human
     };
+    // `--session ID`, in any command: what `BSI_SESSION=ID` says.
+    if let Some(s) = &cli.session_flag {
+        ctx.env_session = Some(s.to_string());
+    }
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
@@ -588,7 +592,6 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         Command::Open {
             scopes,
             ttl,
-            session,
             agent,
             note,
             wait,
@@ -598,7 +601,6 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             open::Request {
                 scopes,
                 ttl: ttl.map(Ttl::duration),
-                session,
                 agent,
                 note,
                 wait: wait.as_deref().map(parse_wait).transpose()?,

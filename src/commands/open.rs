@@ -15,7 +15,7 @@ use crate::publish::Applied;
 use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
-use crate::values::{AgentName, SessionId};
+use crate::values::AgentName;
 use crate::wait::Waiting;
 use crate::words::open_command;
 use crate::words::{assignment, command_line};
@@ -24,7 +24,6 @@ use crate::words::{assignment, command_line};
 pub(crate) struct Request {
     pub(crate) scopes: Vec<String>,
     pub(crate) ttl: Option<Duration>,
-    pub(crate) session: Option<SessionId>,
     pub(crate) agent: Option<AgentName>,
     pub(crate) note: Option<String>,
     /// `--wait`: how long to keep a refused request and retry.
@@ -70,7 +69,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
-    let (mut session, generated) = session_of(ctx, req.session)?;
+    let (mut session, generated) = session_of(ctx)?;
     let ttl = w.settings.ttl(req.ttl);
 
     // A drawn id the registry already knows is drawn again.
@@ -118,18 +117,13 @@ fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<V
     Ok(scopes)
 }
 
-/// The session asked for (the argument, else `BSI_SESSION`), or a new one;
-/// and whether it was made here.
-fn session_of(ctx: &Ctx, arg: Option<SessionId>) -> Result<(String, bool)> {
-    let generated = arg.is_none() && ctx.env_session.is_none();
-    let session = match arg {
-        Some(s) => s.into_string(),
-        None => match ctx.env_session()? {
-            Some(s) => s.into_string(),
-            None => new_session_id(ctx.now, ctx.random_seed),
-        },
-    };
-    Ok((session, generated))
+/// The session asked for (`--session` or `BSI_SESSION`), or a new one; and
+/// whether it was drawn here.
+fn session_of(ctx: &Ctx) -> Result<(String, bool)> {
+    Ok(match ctx.env_session()? {
+        Some(s) => (s.into_string(), false),
+        None => (new_session_id(ctx.now, ctx.random_seed), true),
+    })
 }
 
 /// Publishes the claim; with `--wait`, a refused one is kept and planned

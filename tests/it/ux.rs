@@ -325,3 +325,39 @@ fn quiet_prints_only_what_was_asked_for_in_every_command() {
     );
     t.check("ux/quiet_prints_only_what_was_asked_for_in_every_command.txt");
 }
+
+/// `--session ID` is taken by every command, as `docs/agents.md` tells an
+/// agent to pass it to every later `bsi` command: the same as
+/// `BSI_SESSION=ID` for that one command.
+#[test]
+fn every_command_takes_session_as_the_agent_instructions_say() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "a"])
+        .ok();
+    let who = b.bsi(&["whoami", "--session", "s1"]);
+    who.ok();
+    assert!(who.stdout.contains("s1"), "{}", who.stdout);
+    assert!(who.stdout.contains("agents/"), "{}", who.stdout);
+    b.bsi(&["renew", "--session", "s1", "--ttl", "3h", "--agent", "a"])
+        .ok();
+    b.bsi(&["verify", "--session", "s1"]).ok();
+    b.bsi(&["status", "--session", "s1"]).ok();
+    b.bsi(&["log", "--session", "s1"]).ok();
+    b.bsi(&["watchdog", "--session", "s1"]).ok();
+    b.bsi(&["sync", "--session", "s1"]).code(1);
+    // Before the subcommand too, as any global option.
+    b.bsi(&["--session", "s1", "whoami"]).ok();
+    b.bsi(&["close", "--session", "s1", "--agent", "a"]).ok();
+    assert!(
+        b.active().iter().all(|r| !r.contains("| s1 |")),
+        "{:?}",
+        b.active()
+    );
+    // A positional session still wins where a command has one.
+    b.bsi(&["open", "notes/", "--session", "s2", "--agent", "a"])
+        .ok();
+    b.bsi(&["close", "s2", "--session", "nobody", "--agent", "a"])
+        .ok();
+    // An id the rule refuses is refused by every command alike.
+    b.bsi(&["status", "--session", "bad id"]).code(2);
+}
