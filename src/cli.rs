@@ -459,8 +459,14 @@ pub enum AgentTool {
 /// they never read the registry or a remote.
 const WITHOUT_GLOBALS: [&str; 4] = ["completions", "man", "merge-driver", "help"];
 
-/// The global flags hidden from those subcommands.
-const GLOBALS: [&str; 4] = ["registry", "quiet", "verbose", "remote"];
+/// The global flags hidden from those subcommands: their ids and names.
+const GLOBALS: [(&str, &str); 5] = [
+    ("registry", "registry"),
+    ("quiet", "quiet"),
+    ("verbose", "verbose"),
+    ("remote", "remote"),
+    ("session_flag", "session"),
+];
 
 /// The command line definition as bsi uses it: the derived one, with the
 /// global flags hidden from the subcommands that ignore them (a subcommand
@@ -470,9 +476,9 @@ pub fn command() -> clap::Command {
     let mut cmd = Cli::command();
     for sub in WITHOUT_GLOBALS {
         cmd = cmd.mut_subcommand(sub, |mut s| {
-            for g in GLOBALS {
-                let a = Arg::new(g).long(g).hide(true);
-                s = s.arg(match g {
+            for (id, long) in GLOBALS {
+                let a = Arg::new(id).long(long).hide(true);
+                s = s.arg(match id {
                     "quiet" | "verbose" => a.action(ArgAction::SetTrue),
                     _ => a.num_args(1),
                 });
