@@ -211,13 +211,25 @@ fn run_steps(
     env: &[(String, String)],
     commands: &[String],
 ) -> Vec<(String, i32)> {
+    run_steps_in(&["bash"], dir, home, env, commands)
+}
+
+/// [`run_steps`] in the shell `shell` (a program and its options).
+fn run_steps_in(
+    shell: &[&str],
+    dir: &Path,
+    home: &Path,
+    env: &[(String, String)],
+    commands: &[String],
+) -> Vec<(String, i32)> {
     let mut script = String::from("exec 2>&1\n__rc=0\n");
     for (i, c) in commands.iter().enumerate() {
         script.push_str(&format!(
             "printf '\\n@@begin {i}\\n'; (exit $__rc)\n{c}\n__rc=$?; printf '\\n@@end {i} %d\\n' $__rc\n"
         ));
     }
-    let mut cmd = Command::new("bash");
+    let mut cmd = Command::new(shell[0]);
+    cmd.args(&shell[1..]);
     clean_env(&mut cmd, home);
     let path = format!(
         "{}:{}",
@@ -227,14 +239,19 @@ fn run_steps(
     cmd.current_dir(dir)
         .env("PATH", path)
         .env("BSI_NOW", "2026-03-14T09:30:00Z")
-        .env("TMPDIR", home)
-        .arg("-c")
-        .arg(&script);
+        .env("TMPDIR", home);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run bash");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // An interactive shell (`-i`) reads what is pasted, line by line, from
+    // its input, as a terminal gives it; any other runs the script.
+    let text = if shell.contains(&"-i") {
+        cmd.env("PS1", "").env("PS2", "").env("PROMPT", "");
+        crate::common::output_with_stdin(&mut cmd, &script).stdout
+    } else {
+        let out = cmd.arg("-c").arg(&script).output().expect("run the shell");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
     let mut results = Vec::new();
     for i in 0..commands.len() {
         let begin = format!("\n@@begin {i}\n");
@@ -370,6 +387,22 @@ fn every_runnable_console_example_of_the_docs_prints_what_it_shows() {
 
 #[test]
 fn the_readme_tour_runs_top_to_bottom() {
+    tour_in(&["bash"]);
+}
+
+/// The tour pasted into zsh with the options of an interactive zsh (macOS's
+/// shell): `#` starts no comment there unless the tour's first line says
+/// so, and a `'` in a comment would leave the prompt at `quote>`.
+#[test]
+fn the_readme_tour_runs_in_zsh_with_its_interactive_defaults() {
+    if Command::new("zsh").arg("-fc").arg("true").output().is_err() {
+        eprintln!("zsh is not installed: skipped (CI installs it)");
+        return;
+    }
+    tour_in(&["zsh", "-f", "-i"]);
+}
+
+fn tour_in(shell: &[&str]) {
     let readme = include_str!("../../README.md");
     let tours = blocks(readme, "tour");
     assert_eq!(tours.len(), 1, "one tour in the README");
@@ -384,7 +417,8 @@ fn the_readme_tour_runs_top_to_bottom() {
     let home_path = std::fs::canonicalize(home.path()).expect("home");
     let commands: Vec<String> = steps.iter().map(|(c, _)| c.clone()).collect();
     // The tour starts in a fresh clone of bsi: the repository's root.
-    let results = run_steps(
+    let results = run_steps_in(
+        shell,
         Path::new(env!("CARGO_MANIFEST_DIR")),
         &home_path,
         env,
