@@ -772,10 +772,20 @@ impl Error {
                 "the file has no headings: claim the whole file instead (`{}`)",
                 command_line(["bsi", "open", &Scope::File(file.clone()).to_string()])
             ),
-            Error::NoSuchSection { file, available, .. } => {
+            Error::NoSuchSection {
+                file,
+                heading,
+                available,
+            } => {
+                // The heading nearest to what was typed (`Riskss` → `Risks`).
+                let asked = heading.to_lowercase();
+                let nearest = available
+                    .iter()
+                    .min_by_key(|h| strsim::levenshtein(&h.to_lowercase(), &asked))
+                    .map_or("Heading", String::as_str);
                 let first = Scope::Section {
                     file: file.clone(),
-                    heading: available.first().map_or("Heading", String::as_str).to_string(),
+                    heading: nearest.to_string(),
                 };
                 format!(
                     "its headings are: {}; claim one with `{}`",
@@ -1017,6 +1027,21 @@ mod tests {
         // Only a plan's refusals are decided again on a fresher registry.
         assert!(cases[5].0.is_refusal() && cases[6].0.is_refusal());
         assert!(!cases[7].0.is_refusal() && !cases[2].0.is_refusal());
+    }
+
+    #[test]
+    fn a_section_typo_is_offered_the_nearest_heading_not_the_first() {
+        let e = Error::NoSuchSection {
+            file: "projets/plan.md".into(),
+            heading: "Riskss".into(),
+            available: vec!["Plan".into(), "Goals".into(), "Q1".into(), "Risks".into()],
+        };
+        assert!(
+            e.hint()
+                .ends_with("claim one with `bsi open 'projets/plan.md#Risks'`"),
+            "{}",
+            e.hint()
+        );
     }
 
     /// A hint names the next command, its values written as shell words:

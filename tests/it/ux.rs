@@ -361,3 +361,19 @@ fn every_command_takes_session_as_the_agent_instructions_say() {
     // An id the rule refuses is refused by every command alike.
     b.bsi(&["status", "--session", "bad id"]).code(2);
 }
+
+/// A typo in a heading is offered the nearest heading, not the file's first.
+#[test]
+fn a_heading_typo_suggests_the_nearest_heading() {
+    let b = Brain::new();
+    let before = b.registry();
+    let r = b.bsi(&["open", "projets/plan.md#Riskss", "--session", "s1"]);
+    r.code(2);
+    assert!(
+        r.stderr
+            .contains("claim one with `bsi open 'projets/plan.md#Risks'`"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(b.registry(), before, "nothing written");
+}
