@@ -120,8 +120,8 @@ pub enum Command {
         /// when there is a remote; nothing is written while waiting.
         #[arg(long, value_name = "DUR")]
         wait: Option<String>,
-        /// Print only `export BSI_SESSION=ID` on stdout, for `eval "$(bsi open SCOPE --shell)"`;
-        /// messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
+        /// Print only `export BSI_SESSION=ID` (and `export BSI_AGENT=NAME` when --agent is
+        /// given) on stdout, for `eval "$(bsi open SCOPE --shell)"`; messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
         /// `eval` fails with the same code.
         #[arg(long, conflicts_with = "json")]
         shell: bool,
@@ -279,7 +279,7 @@ pub enum Command {
         from: Option<PathBuf>,
     },
 
-    /// Git's merge driver for the registry (registered by `bsi init`):
+    /// Git's merge driver for the registry (registered by `bsi hook install`):
     /// merges the three tables by rows into OURS.
     ///
     /// Claims added on both sides are kept, a claim closed or released on one

@@ -66,7 +66,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
             Err(e) => {
                 writeln!(
                     out,
-                    "merge driver: not registered ({e}); `bsi sync` registers it later"
+                    "merge driver: not registered ({e}); run `bsi hook install` again once that is mended"
                 )
                 .map_err(Error::output)?;
             }
