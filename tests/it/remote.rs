@@ -14,16 +14,16 @@ fn untouched(m: &Brain) -> (String, String, String) {
     m.user_state()
 }
 
-/// A remote and two machines.
-struct Net {
-    _origin: Brain,
-    bare: TempDir,
-    a: Brain,
-    b: Brain,
+/// A remote and two machines, `a` and `b` (also used by `truth`).
+pub(crate) struct Net {
+    pub(crate) _origin: Brain,
+    pub(crate) bare: TempDir,
+    pub(crate) a: Brain,
+    pub(crate) b: Brain,
 }
 
 impl Net {
-    fn new() -> Net {
+    pub(crate) fn new() -> Net {
         let m = Machines::new();
         Net {
             _origin: m.origin,
@@ -34,7 +34,7 @@ impl Net {
     }
 
     /// git in the bare repository.
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let mut cmd = Command::new("git");
         clean_env(&mut cmd, self.bare.path());
         let o = cmd
@@ -52,12 +52,12 @@ impl Net {
     }
 
     /// The registry on the remote's registry branch.
-    fn registry(&self) -> String {
+    pub(crate) fn registry(&self) -> String {
         self.git(&["show", "brain-index:BRAIN-INDEX.md"])
     }
 
     /// Active rows of the remote registry naming `needle`.
-    fn active_with(&self, needle: &str) -> Vec<String> {
+    pub(crate) fn active_with(&self, needle: &str) -> Vec<String> {
         active_rows(&self.registry())
             .into_iter()
             .filter(|r| r.contains(needle))
@@ -68,7 +68,7 @@ impl Net {
     /// its own name and `.away` (a name of its own: `with_extension` would
     /// replace the random part of the name, and two tests at once would
     /// move their remotes to one place).
-    fn away(&self) -> PathBuf {
+    pub(crate) fn away(&self) -> PathBuf {
         let mut name = self.bare.path().file_name().expect("a name").to_owned();
         name.push(".away");
         let to = self.bare.path().with_file_name(name);
@@ -76,7 +76,7 @@ impl Net {
         to
     }
 
-    fn back(&self, from: &Path) {
+    pub(crate) fn back(&self, from: &Path) {
         std::fs::rename(from, self.bare.path()).expect("bring the remote back");
     }
 }

@@ -2,68 +2,13 @@
 //! when they meet again, says what really happened — a later fact wins, a
 //! claim ends once — and what git says of a remote is read for what it is.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use tempfile::TempDir;
 
-use crate::common::{Brain, Machines, Run, clean_env};
-
-/// A remote and two machines, `a` and `b`.
-struct Net {
-    _origin: Brain,
-    bare: TempDir,
-    a: Brain,
-    b: Brain,
-}
-
-impl Net {
-    fn new() -> Net {
-        let m = Machines::new();
-        Net {
-            _origin: m.origin,
-            bare: m.bare,
-            a: m.a,
-            b: m.b,
-        }
-    }
-
-    /// git in the bare repository.
-    fn git(&self, args: &[&str]) -> String {
-        let mut cmd = Command::new("git");
-        clean_env(&mut cmd, self.bare.path());
-        let o = cmd
-            .arg("--git-dir")
-            .arg(self.bare.path())
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// The registry on the remote's registry branch.
-    fn registry(&self) -> String {
-        self.git(&["show", "brain-index:BRAIN-INDEX.md"])
-    }
-
-    /// Moves the remote away (unreachable); [`Net::back`] brings it back.
-    fn away(&self) -> PathBuf {
-        let mut to = self.bare.path().as_os_str().to_owned();
-        to.push("-away");
-        let to = PathBuf::from(to);
-        std::fs::rename(self.bare.path(), &to).expect("move the remote away");
-        to
-    }
-
-    fn back(&self, from: &Path) {
-        std::fs::rename(from, self.bare.path()).expect("bring the remote back");
-    }
-}
+use crate::common::{Brain, Run, clean_env};
+use crate::remote::Net;
 
 /// The body rows of the table under `heading` in a registry text.
 fn rows(text: &str, heading: &str) -> Vec<String> {
