@@ -562,13 +562,13 @@ fn claim(
                 // offline, and they collide: said as the CLI says it.
                 let collisions = &applied.landing.collisions;
                 if !collisions.is_empty() {
-                    message.push_str("\nbsi: ");
+                    // Said to the user first, what to run last.
+                    message.push_str(
+                        "\nTell the user: two sessions hold overlapping claims until one gives way.\nbsi: ",
+                    );
                     message.push_str(
                         output::published_collisions(applied.landing.published.len(), collisions)
                             .trim_end(),
-                    );
-                    message.push_str(
-                        "\nTell the user: two sessions hold overlapping claims until one gives way.",
                     );
                     return Ok(agents::answer(tool, &Verdict::Claimed { message }));
                 }

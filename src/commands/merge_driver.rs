@@ -44,14 +44,14 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
             // The heading trees every other overlap is judged on (the
             // work tree and the fetched upstream); the work tree's alone
             // when the brain cannot be opened from inside git's merge.
-            let collisions: Vec<(registry::Claim, registry::Claim)> = match ctx.brain() {
-                Ok(brain) => conflict::collisions(&reg, &brain.sections()),
-                Err(_) => conflict::collisions(&reg, &resolve::sections(&ctx.cwd)),
-            }
-            .into_iter()
-            .map(|(a, b)| (a.clone(), b.clone()))
-            .collect();
-            for (a, b) in &collisions {
+            let brain = ctx.brain().ok();
+            let oracle = brain.as_ref().map(crate::store::Brain::sections);
+            let work_tree = resolve::sections(&ctx.cwd);
+            let sections: &dyn crate::scope::Sections = match &oracle {
+                Some(o) => o,
+                None => &work_tree,
+            };
+            for (a, b) in conflict::collisions(&reg, sections) {
                 let _ = writeln!(
                     err,
                     "bsi: COLLISION in the merged registry: {} {} overlaps {} {} (both kept; `bsi status` shows them)",

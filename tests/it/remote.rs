@@ -1076,6 +1076,8 @@ fn a_claim_on_write_that_publishes_a_collision_says_so_to_the_agent() {
         "{said}"
     );
     assert!(said.contains("bsi close sa --scope notes/"), "{said}");
+    // What the agent reads last is what to run.
+    assert!(said.trim_end().ends_with("--confirm --force`."), "{said}");
     assert_eq!(
         v["hookSpecificOutput"]["permissionDecision"],
         serde_json::Value::Null
