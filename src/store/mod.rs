@@ -13,6 +13,7 @@
 pub mod lock;
 mod state;
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,7 @@ use chrono::{DateTime, FixedOffset};
 use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::git_cli::Remote;
+use crate::markdown::Outline;
 use crate::registry::{self, REGISTRY_FILE, Registry};
 use crate::words::shell_word;
 
@@ -714,15 +716,22 @@ impl Brain {
     }
 }
 
-/// The heading trees a section claim is judged against: each file as this
-/// work tree has it, and as the last fetched remote content (the current
-/// branch's upstream) has it. A section nested in another in either version
-/// conflicts with it: a heading moved on another machine is not missed.
+/// A file's heading trees in other versions than the work tree, by name.
+type Versions = Vec<(String, Outline)>;
+
+/// The heading trees a section claim is judged against, read as they are
+/// asked for: each file as this work tree has it and in every version of
+/// [`Brain::versions`] (the commit each work tree has checked out, the
+/// fetched upstream). A section nested in another in any of them conflicts
+/// with it: a heading moved in another work tree or on another machine is
+/// not missed. The same versions as a plan's [`crate::claims::Snapshot`].
 pub struct BrainSections<'b> {
     brain: &'b Brain,
-    upstream: Option<Oid>,
+    /// [`Brain::versions`].
+    versions: Vec<(String, Oid)>,
     worktree: crate::markdown::OutlineCache,
-    remote: crate::markdown::OutlineCache,
+    /// Per file, its heading trees in `versions`, read when first asked.
+    others: std::cell::RefCell<HashMap<String, std::rc::Rc<Versions>>>,
 }
 
 impl Brain {
@@ -733,31 +742,15 @@ impl Brain {
     /// branch — and the entries of the directories around them.
     pub fn snapshot(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
         let (files, dirs) = crate::claims::wanted(scopes);
-        // Every version bsi knows of the brain's files: the commit each
-        // work tree has checked out, and the fetched upstream.
-        let mut tips = self.git.worktree_heads();
-        if let Some((r, b)) = self.git.upstream()
-            && let Some(tip) = self.git.ref_target(&format!("refs/remotes/{r}/{b}"))
-            && !tips.iter().any(|(_, id)| *id == tip)
-        {
-            tips.push((format!("{r}/{b}"), tip));
-        }
+        let tips = self.versions();
         let mut snap = crate::claims::Snapshot {
             registry_rel: self.copy_name(),
             ..Default::default()
         };
         for file in files {
             let here = crate::resolve::read_outline(&self.root, &file);
-            let mut versions = Vec::new();
-            for (name, tip) in &tips {
-                if let Ok(Some(bytes)) = self.git.file_at(*tip, &self.workdir_path(&file)) {
-                    versions.push((
-                        name.clone(),
-                        crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
-                    ));
-                }
-            }
-            snap.versions.insert(file.clone(), versions);
+            snap.versions
+                .insert(file.clone(), self.outlines_in(&tips, &file));
             snap.worktree.insert(file, here);
         }
         for dir in dirs {
@@ -767,22 +760,46 @@ impl Brain {
         snap
     }
 
+    /// Every version of the brain's files, besides the work tree, that a
+    /// section overlap is judged on: the commit each work tree of the clone
+    /// has checked out, and the fetched upstream of the content branch. The
+    /// one list for the snapshot of a plan and for [`Brain::sections`].
+    fn versions(&self) -> Vec<(String, Oid)> {
+        let mut tips = self.git.worktree_heads();
+        if let Some((r, b)) = self.git.upstream()
+            && let Some(tip) = self.git.ref_target(&format!("refs/remotes/{r}/{b}"))
+            && !tips.iter().any(|(_, id)| *id == tip)
+        {
+            tips.push((format!("{r}/{b}"), tip));
+        }
+        tips
+    }
+
+    /// The heading trees of `file` in `versions`, with their names.
+    fn outlines_in(&self, versions: &[(String, Oid)], file: &str) -> Versions {
+        versions
+            .iter()
+            .filter_map(|(name, tip)| {
+                let bytes = self.git.file_at(*tip, &self.workdir_path(file)).ok()??;
+                Some((
+                    name.clone(),
+                    crate::markdown::outline(&String::from_utf8_lossy(&bytes)),
+                ))
+            })
+            .collect()
+    }
+
     /// The sections oracle of this brain, reading heading trees as they are
     /// asked for: for the views and reports that come after a write.
     pub fn sections(&self) -> BrainSections<'_> {
-        let upstream = self
-            .git
-            .upstream()
-            .and_then(|(r, b)| self.git.ref_target(&format!("refs/remotes/{r}/{b}")));
         BrainSections {
             brain: self,
-            upstream,
+            versions: self.versions(),
             worktree: crate::markdown::OutlineCache::default(),
-            remote: crate::markdown::OutlineCache::default(),
+            others: std::cell::RefCell::default(),
         }
     }
 
-    /// The path of a brain file from the work tree root, with `/`.
     /// The path of a brain file from the work-tree root, with `/`: what
     /// git names it. The one rule between the two, with
     /// [`Brain::brain_path`].
@@ -812,36 +829,32 @@ impl BrainSections<'_> {
             .is_some_and(|o| o.contains_key(outer, inner))
     }
 
-    fn in_upstream(&self, file: &str, outer: &str, inner: &str) -> bool {
-        let Some(tip) = self.upstream else {
-            return false;
-        };
-        self.remote
-            .get(file, || {
-                let bytes = self
-                    .brain
-                    .git
-                    .file_at(tip, &self.brain.workdir_path(file))
-                    .ok()??;
-                Some(crate::markdown::outline(&String::from_utf8_lossy(&bytes)))
-            })
-            .is_some_and(|o| o.contains_key(outer, inner))
+    /// The name of a version other than the work tree where `outer`
+    /// holds `inner`.
+    fn nesting_version(&self, file: &str, outer: &str, inner: &str) -> Option<String> {
+        let outlines = self
+            .others
+            .borrow_mut()
+            .entry(file.to_string())
+            .or_insert_with(|| std::rc::Rc::new(self.brain.outlines_in(&self.versions, file)))
+            .clone();
+        outlines
+            .iter()
+            .find(|(_, o)| o.contains_key(outer, inner))
+            .map(|(name, _)| name.clone())
     }
 }
 
 impl crate::scope::Sections for BrainSections<'_> {
     fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
-        self.in_worktree(file, outer, inner) || self.in_upstream(file, outer, inner)
+        self.in_worktree(file, outer, inner) || self.nesting_version(file, outer, inner).is_some()
     }
 
     fn elsewhere(&self, file: &str, outer: &str, inner: &str) -> Option<String> {
-        if self.in_worktree(file, outer, inner) || !self.in_upstream(file, outer, inner) {
+        if self.in_worktree(file, outer, inner) {
             return None;
         }
-        self.brain
-            .git
-            .upstream()
-            .map(|(remote, branch)| format!("{remote}/{branch}"))
+        self.nesting_version(file, outer, inner)
     }
 }
 
