@@ -214,6 +214,7 @@ fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
             exit_code: exit::OK,
             stdout: String::new(),
             stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
+            refuses: false,
         },
     };
     Some(commands::agent_event::emit(&answer))

@@ -367,6 +367,8 @@ pub struct Answer {
     pub stdout: String,
     /// Stderr (warnings for a person).
     pub stderr: String,
+    /// It refuses what the tool asked (a [`Verdict::Deny`]).
+    pub refuses: bool,
 }
 
 impl Answer {
@@ -375,6 +377,7 @@ impl Answer {
             exit_code: 0,
             stdout: format!("{v}\n"),
             stderr: String::new(),
+            refuses: false,
         }
     }
 
@@ -397,12 +400,14 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
 
 /// The answer to a pre-edit event, in `tool`'s protocol.
 pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
-    match tool {
+    let mut a = match tool {
         Tool::Claude => claude::answer(verdict),
         Tool::Codex => codex::answer(verdict),
         Tool::Gemini => gemini::answer(verdict),
         Tool::Cursor => cursor::answer(verdict),
-    }
+    };
+    a.refuses = matches!(verdict, Verdict::Deny { .. });
+    a
 }
 
 /// A session-start event, tool-neutral.
@@ -545,6 +550,7 @@ pub fn fail_open(tool: Tool, kind: HookKind, warning: &str) -> Answer {
                 exit_code: 0,
                 stdout: "{}\n".into(),
                 stderr: String::new(),
+                refuses: false,
             }
             .with_stderr(warning),
             _ => Answer::default().with_stderr(warning),

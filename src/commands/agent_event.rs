@@ -203,7 +203,84 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if req.edits.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
-    let (ctx, brain, settings) = open_at(ctx, &req.cwd)?;
+    // Each edit is judged in the brain of the work tree that holds its
+    // file, whatever directory the event names: the agent may run in
+    // another work tree of the clone, outside any repository, or in a
+    // Cursor window whose first workspace root is not the brain.
+    let mut answers = Vec::new();
+    for (dir, edits) in by_work_tree(&req.cwd, &req.edits) {
+        let a = edit_in(ctx, tool, &dir, &req.session_id, &edits)?;
+        if a.refuses {
+            return Ok(a);
+        }
+        answers.push(a);
+    }
+    let allow = agents::answer(tool, &Verdict::Allow);
+    Ok(answers
+        .iter()
+        .find(|a| **a != allow)
+        .or(answers.first())
+        .cloned()
+        .unwrap_or(allow))
+}
+
+/// The edits grouped by the work tree their file is in (its path with
+/// symbolic links resolved), each with the directory the brain is found
+/// from; edits of files in no work tree go with the event's directory.
+fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)> {
+    let mut groups: Vec<(Option<PathBuf>, PathBuf, Vec<FileEdit>)> = Vec::new();
+    for e in edits {
+        let (key, dir) = match resolved(&e.path)
+            .map(|p| {
+                if p.is_dir() {
+                    p
+                } else {
+                    p.parent().map(Path::to_path_buf).unwrap_or(p)
+                }
+            })
+            .and_then(|dir| {
+                let top = crate::git::Git::discover(&dir).ok()?.workdir().ok()?;
+                Some((fs::canonicalize(&top).unwrap_or(top), dir))
+            }) {
+            Some((top, dir)) => (Some(top), dir),
+            None => (None, cwd.to_path_buf()),
+        };
+        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, group)) => group.push(e.clone()),
+            None => groups.push((key, dir, vec![e.clone()])),
+        }
+    }
+    groups.into_iter().map(|(_, dir, g)| (dir, g)).collect()
+}
+
+/// `path` with every symbolic link resolved: the deepest part of it that
+/// exists, canonicalized, and the rest as given. `None` when no part of it
+/// can be resolved.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut base = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(&base) {
+            let mut full: PathBuf = real;
+            for part in rest.iter().rev() {
+                full.push(part);
+            }
+            return Some(full);
+        }
+        rest.push(base.file_name()?.to_os_string());
+        base = base.parent()?.to_path_buf();
+    }
+}
+
+/// The edit hook for the edits of one work tree, its brain found from `dir`.
+fn edit_in(
+    ctx: &Ctx,
+    tool: Tool,
+    dir: &Path,
+    session_id: &str,
+    edits: &[FileEdit],
+) -> Result<Answer> {
+    let (ctx, brain, settings) = open_at(ctx, dir)?;
     if let Some(w) = &settings.hook_mode_warning {
         eprintln!("bsi: warning: {w}");
     }
@@ -224,7 +301,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         }
         Err(e) => return Err(e),
     };
-    let targets = targets(&brain, &req.edits);
+    let targets = targets(&brain, edits);
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
@@ -232,13 +309,13 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     // that cannot be read or named only makes every claim someone else's.
     let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
     let claim_on_write = settings.config.claim_on_write;
-    let mut session = known_session(&ctx, &map, tool, &req.session_id).unwrap_or_else(|e| {
+    let mut session = known_session(&ctx, &map, tool, session_id).unwrap_or_else(|e| {
         eprintln!("bsi: warning: {e}; the agent's session is unknown, so every claim counts as another session's");
         None
     });
     // Claiming needs a session: then one is named now if the agent has none.
     if claim_on_write && session.is_none() {
-        session = session_or_new(&ctx, &map, tool, &req.session_id)
+        session = session_or_new(&ctx, &map, tool, session_id)
             .ok()
             .map(|(s, _)| s);
     }
@@ -246,7 +323,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let name = |session: Option<String>| {
         session
             .or_else(|| {
-                session_or_new(&ctx, &map, tool, &req.session_id)
+                session_or_new(&ctx, &map, tool, session_id)
                     .ok()
                     .map(|(s, _)| s)
             })
@@ -415,24 +492,14 @@ fn in_git_dir(rel: &str) -> bool {
     rel == ".git" || rel.starts_with(".git/")
 }
 
-/// `path` relative to the brain root; the tool may name it through a
-/// symbolic link, so the deepest part of it that exists is resolved.
+/// `path` relative to the brain root, with every symbolic link in it
+/// resolved: a file named through a link inside the brain (`pj/plan.md`
+/// with `pj -> projets`, or a link to the file itself) is the file it
+/// reaches. `None` when what it reaches lies outside the root.
 fn brain_rel(root: &Path, path: &Path) -> Option<String> {
-    if let Some(r) = agents::relative_to(path, root) {
-        return Some(r);
-    }
-    let mut base = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(real) = fs::canonicalize(&base) {
-            let mut full: PathBuf = real;
-            for part in rest.iter().rev() {
-                full.push(part);
-            }
-            return agents::relative_to(&full, root);
-        }
-        rest.push(base.file_name()?.to_os_string());
-        base = base.parent()?.to_path_buf();
+    match resolved(path) {
+        Some(real) => agents::relative_to(&real, root),
+        None => agents::relative_to(path, root),
     }
 }
 

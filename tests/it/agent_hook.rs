@@ -267,6 +267,81 @@ fn agent_hook_refuses_a_multi_file_change_touching_one_claimed_file() {
     assert!(reason.contains("under `Risks`"), "{reason}");
 }
 
+/// The edit hook of `tool` fed `input`, run from `dir` (not the brain).
+fn hook_from(b: &Brain, dir: &std::path::Path, tool: &str, input: &str) -> Run {
+    let mut cmd = b.command(&["hook", "edit", "--tool", tool]);
+    cmd.current_dir(dir);
+    output_with_stdin(&mut cmd, input)
+}
+
+#[test]
+fn agent_hook_finds_the_brain_from_the_edited_file_through_links_and_other_work_trees() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    // The plain path is refused.
+    let r = fixture_edit(&b, "claude", "claude-pretooluse-edit.json");
+    let plain = denial("claude", &r).expect("the plain path is refused");
+    assert!(
+        plain.contains("projets/plan.md line 7 under `Goals`"),
+        "{plain}"
+    );
+    // Through a link to a folder inside the brain, and a link to the file:
+    // the file they reach is judged, under its own name.
+    std::os::unix::fs::symlink("projets", b.path().join("pj")).expect("symlink");
+    std::os::unix::fs::symlink("projets/plan.md", b.path().join("plan-link.md")).expect("symlink");
+    let outside = crate::common::scratch("bsi-outside");
+    std::fs::write(outside.path().join("plan.md"), PLAN).expect("write");
+    std::os::unix::fs::symlink(outside.path().join("plan.md"), b.path().join("away.md"))
+        .expect("symlink");
+    let before = (b.commits(), b.user_state());
+    for name in [
+        "claude-pretooluse-edit-dir-link.json",
+        "claude-pretooluse-edit-file-link.json",
+    ] {
+        let r = fixture_edit(&b, "claude", name);
+        let reason = denial("claude", &r).unwrap_or_else(|| panic!("{name} let through: {r:?}"));
+        assert!(
+            reason.contains("projets/plan.md line 7 under `Goals`")
+                && reason.contains("sess-other"),
+            "{name}: {reason}"
+        );
+    }
+    // A free section through the same link goes through.
+    let free = event(&b, "claude-pretooluse-edit-dir-link.json")
+        .replace("\"goal text\"", "\"risk text\"")
+        .replace("\"better goal text\"", "\"no risk\"");
+    assert_eq!(denial("claude", &hook(&b, "edit", "claude", &free)), None);
+    // A link that leads out of the brain is not bsi's.
+    let away =
+        event(&b, "claude-pretooluse-edit-file-link.json").replace("plan-link.md", "away.md");
+    let r = hook(&b, "edit", "claude", &away);
+    r.ok();
+    assert_eq!(r.stdout, "", "{r:?}");
+    // The agent runs in another work tree of the clone, or outside any
+    // repository: the file's own work tree decides.
+    let (_place, wt) = b.worktree("feature", Some("feature"));
+    let ev = event(&b, "claude-pretooluse-edit-other-worktree.json")
+        .replace("/home/me/worktrees/feature", wt.to_str().expect("utf-8"));
+    let r = hook_from(&b, &wt, "claude", &ev);
+    assert!(denial("claude", &r).is_some_and(|d| d == plain), "{r:?}");
+    let ev = event(&b, "claude-pretooluse-edit-cwd-outside.json")
+        .replace("/home/me/scratch", outside.path().to_str().expect("utf-8"));
+    let r = hook_from(&b, outside.path(), "claude", &ev);
+    assert!(denial("claude", &r).is_some_and(|d| d == plain), "{r:?}");
+    assert!(!r.stderr.contains("unchecked"), "{r:?}");
+    // Cursor with the brain as its second workspace root.
+    let ev = event(&b, "cursor-pretooluse-write-second-root.json")
+        .replace("/home/me/notes", outside.path().to_str().expect("utf-8"));
+    let r = hook_from(&b, outside.path(), "cursor", &ev);
+    let reason = denial("cursor", &r).expect("refused");
+    assert!(
+        reason.contains("under `Goals`") && reason.contains("sess-other"),
+        "{reason}"
+    );
+    // Nothing written by any of it.
+    assert_eq!((b.commits(), b.user_state()), before);
+}
+
 #[test]
 fn agent_hook_lets_a_whole_file_write_change_only_the_agents_own_section() {
     let b = Brain::new();
