@@ -3,18 +3,25 @@
 //! its reference; never the index or a work tree), and reading changes
 //! (staged, in the work tree, or made by a commit) with their hunks, for the
 //! hooks and `bsi verify`.
+//!
+//! Where libgit2 cannot read a repository, git itself is asked
+//! ([`crate::git_cli`]): an index with a split-index or sparse-index
+//! extension is read through `git diff --raw` and `git ls-files`, and an
+//! object a partial clone has not fetched yet through `git cat-file`, which
+//! fetches it from the promisor remote within a bounded time.
 
 use std::path::{Path, PathBuf};
 
 use git2::{
-    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, ObjectType, Repository, RepositoryState,
-    Signature, Sort,
+    Delta, Diff, DiffOptions, ErrorClass, ErrorCode, FileMode, Index, ObjectType, Repository,
+    RepositoryState, Signature, Sort,
 };
 
 /// A git object id: the one git2 type the rest of bsi handles, through here.
 pub use git2::Oid;
 
 use crate::error::{Error, Result};
+use crate::git_cli;
 
 /// The repository that holds a brain.
 pub struct Git {
@@ -161,9 +168,35 @@ impl Git {
         })
     }
 
-    /// The content of a blob.
+    /// The content of a blob; in a partial clone, one not fetched yet is
+    /// read through git, which fetches it.
     pub fn blob_bytes(&self, id: Oid) -> Result<Vec<u8>> {
-        Ok(self.repo.find_blob(id)?.content().to_vec())
+        match self.repo.find_blob(id) {
+            Ok(b) => Ok(b.content().to_vec()),
+            Err(e) if e.code() == ErrorCode::NotFound && self.is_partial() => {
+                git_cli::cat_blob(self.cli_dir(), &id.to_string())?.ok_or_else(|| e.into())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether this is a partial clone: objects may be missing, to be
+    /// fetched from a promisor remote when read.
+    pub fn is_partial(&self) -> bool {
+        if self.config_string("extensions.partialClone").is_some() {
+            return true;
+        }
+        self.remotes().iter().any(|r| {
+            self.repo
+                .config()
+                .and_then(|c| c.get_bool(&format!("remote.{r}.promisor")))
+                .unwrap_or(false)
+        })
+    }
+
+    /// The directory git runs in: the work tree.
+    fn cli_dir(&self) -> &Path {
+        self.repo.workdir().unwrap_or_else(|| self.repo.path())
     }
 
     /// The id `bytes` would have as a blob, without writing it.
@@ -241,6 +274,36 @@ impl Git {
     pub fn config_string(&self, key: &str) -> Option<String> {
         let cfg = self.repo.config().ok()?;
         cfg.get_string(key).ok().filter(|v| !v.trim().is_empty())
+    }
+
+    /// Every value of a multi-valued key of the repository's git
+    /// configuration, in order (`remote.origin.fetch`).
+    pub fn config_values(&self, key: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Ok(cfg) = self.repo.config()
+            && let Ok(entries) = cfg.multivar(key, None)
+        {
+            let _ = entries.for_each(|e| {
+                if let Ok(v) = e.value() {
+                    out.push(v.to_string());
+                }
+            });
+        }
+        out
+    }
+
+    /// Adds a value to a multi-valued key of the repository's own
+    /// configuration, keeping the values it has (`git config --add`).
+    pub fn add_config_value(&self, key: &str, value: &str) -> Result<()> {
+        let mut cfg = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
+        // A pattern no value matches: nothing is replaced.
+        cfg.set_multivar(key, "a^", value)?;
+        Ok(())
+    }
+
+    /// Whether this clone is shallow (`git clone --depth`).
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
     }
 
     /// Sets a value in the repository's own configuration (`.git/config`).
@@ -355,7 +418,18 @@ impl Git {
     }
 
     /// The content of `rel` in `commit`, or `None` when it has no such file.
+    /// In a partial clone, objects not fetched yet (the file, or the trees
+    /// above it) are read through git.
     pub fn file_at(&self, commit: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
+        match self.file_at_here(commit, rel) {
+            Err(Error::Git(e)) if e.class() == ErrorClass::Odb && self.is_partial() => {
+                git_cli::cat_blob(self.cli_dir(), &format!("{commit}:{rel}"))
+            }
+            other => other,
+        }
+    }
+
+    fn file_at_here(&self, commit: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         match tree.get_path(Path::new(rel)) {
             Ok(entry) if entry.kind() == Some(ObjectType::Blob) => {
@@ -479,7 +553,11 @@ impl Git {
         if self.head_state(rel)?.blob.is_some() {
             return Ok(true);
         }
-        Ok(self.repo.index()?.get_path(Path::new(rel), 0).is_some())
+        match self.repo.index() {
+            Ok(index) => Ok(index.get_path(Path::new(rel), 0).is_some()),
+            Err(e) if unreadable_index(&e) => git_cli::in_index(self.cli_dir(), rel),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Removes `rel` from the branch HEAD is on in one commit that changes
@@ -495,16 +573,25 @@ impl Git {
             .to_string();
         let parent = head.peel_to_commit()?;
         let commit = self.commit_files(Some(parent.id()), &[(rel, None)], message)?;
-        let mut index = self.repo.index()?;
+        let index = match self.repo.index() {
+            Ok(index) => Some(index),
+            Err(e) if unreadable_index(&e) => None,
+            Err(e) => return Err(e.into()),
+        };
         self.move_ref(
             &name,
             commit,
             Some(parent.id()),
             message.lines().next().unwrap_or(""),
         )?;
-        if index.get_path(Path::new(rel), 0).is_some() {
-            index.remove_path(Path::new(rel))?;
-            index.write()?;
+        match index {
+            Some(mut index) => {
+                if index.get_path(Path::new(rel), 0).is_some() {
+                    index.remove_path(Path::new(rel))?;
+                    index.write()?;
+                }
+            }
+            None => git_cli::remove_from_index(self.cli_dir(), rel)?,
         }
         Ok(commit)
     }
@@ -592,8 +679,72 @@ impl Git {
         }
     }
 
-    /// The changed files of `of`: a comparison of ids, no content read.
+    /// The changed files of `of`: a comparison of ids, no content read. An
+    /// index libgit2 cannot read (split or sparse index) is read by git.
     pub fn changes(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
+        match self.changes_here(of) {
+            Err(Error::Git(e)) if unreadable_index(&e) && !matches!(of, ChangesOf::Commit(_)) => {
+                self.changes_by_git(of)
+            }
+            other => other,
+        }
+    }
+
+    /// [`Git::changes`] of the index or the work tree, as git reads them.
+    fn changes_by_git(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
+        let dir = self.cli_dir();
+        let head = self.head_tree()?.map(|t| t.id());
+        let (raw, untracked) = if let ChangesOf::Staged(index_file) = of {
+            (git_cli::diff_raw(dir, true, None, index_file)?, Vec::new())
+        } else {
+            let base = match head {
+                Some(t) => t,
+                None => Oid::hash_object(ObjectType::Tree, &[])?,
+            };
+            let raw = git_cli::diff_raw(dir, false, Some(&base.to_string()), None)?;
+            (raw, git_cli::untracked(dir)?)
+        };
+        let staged = matches!(of, ChangesOf::Staged(_));
+        let merged = match self.repo.refname_to_id("MERGE_HEAD") {
+            Ok(id) if staged => Some(self.repo.find_commit(id)?.tree()?),
+            _ => None,
+        };
+        let id = |hex: &str| Oid::from_str(hex).ok().filter(|o| !o.is_zero());
+        let mut out = Vec::with_capacity(raw.len() + untracked.len());
+        for r in raw {
+            const GITLINK: u32 = 0o160000;
+            if r.old_mode == GITLINK || r.new_mode == GITLINK {
+                continue;
+            }
+            let deleted = r.status == 'D';
+            let new_blob = if deleted || !staged {
+                None
+            } else {
+                id(&r.new_id)
+            };
+            if let Some(tree) = &merged {
+                let theirs = tree.get_path(Path::new(&r.path)).ok().map(|e| e.id());
+                if theirs == new_blob {
+                    continue;
+                }
+            }
+            out.push(Change {
+                path: r.path,
+                deleted,
+                new_blob,
+                old_blob: id(&r.old_id),
+            });
+        }
+        out.extend(untracked.into_iter().map(|path| Change {
+            path,
+            deleted: false,
+            new_blob: None,
+            old_blob: None,
+        }));
+        Ok(out)
+    }
+
+    fn changes_here(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
         let repo = &self.repo;
         let mut opts = DiffOptions::new();
         opts.context_lines(0)
@@ -730,6 +881,13 @@ impl Git {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// Whether libgit2 failed on an index it cannot read: one with a mandatory
+/// extension it does not know (git's split index `link`, sparse index
+/// `sdir`), which git reads.
+fn unreadable_index(e: &git2::Error) -> bool {
+    e.class() == ErrorClass::Index
 }
 
 /// From this size on, [`Git::write_blob`] writes the loose object itself.

@@ -1,7 +1,9 @@
 //! The only module that runs the system `git` command: fetching and pushing
 //! the registry branch (so SSH keys, credential helpers and
-//! `GIT_SSH_COMMAND` work as they do for git itself), and git's own line
-//! merge for the merge driver's fallback.
+//! `GIT_SSH_COMMAND` work as they do for git itself), git's own line
+//! merge for the merge driver's fallback, and what libgit2 cannot read in
+//! some repositories: an index with a split or sparse index extension, and
+//! the objects a partial clone fetches when they are first read.
 //!
 //! Commands are argument lists, never shell strings. Every git runs with
 //! `LC_ALL=C`, so what bsi reads of its output is the same in every locale,
@@ -11,8 +13,6 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-use crate::git::Oid;
 
 use crate::error::{Error, Result};
 
@@ -74,6 +74,47 @@ impl Remote {
         format!("{}/{}", self.name, self.branch)
     }
 
+    /// The fetch refspec that brings the registry branch into its
+    /// remote-tracking reference.
+    pub fn refspec(&self) -> String {
+        format!("+refs/heads/{}:{}", self.branch, self.tracking_ref())
+    }
+
+    /// Whether a `git fetch` of this remote with these refspecs
+    /// (`remote.<name>.fetch`) brings the registry branch into its
+    /// remote-tracking reference: not in a single-branch clone (what
+    /// `git clone --depth` makes), whose one refspec names its one branch.
+    /// Pure.
+    pub fn fetched_by(&self, refspecs: &[String]) -> bool {
+        let src = format!("refs/heads/{}", self.branch);
+        let dst = self.tracking_ref();
+        let glob = |pattern: &str, name: &str| -> Option<String> {
+            match pattern.split_once('*') {
+                None => (pattern == name).then(String::new),
+                Some((pre, post)) => name
+                    .strip_prefix(pre)
+                    .and_then(|rest| rest.strip_suffix(post))
+                    .map(str::to_string),
+            }
+        };
+        let excluded = refspecs
+            .iter()
+            .filter_map(|r| r.trim().strip_prefix('^'))
+            .any(|neg| glob(neg, &src).is_some());
+        !excluded
+            && refspecs.iter().any(|r| {
+                let r = r.trim().trim_start_matches('+');
+                let Some((from, to)) = r.split_once(':') else {
+                    return false;
+                };
+                match glob(from, &src) {
+                    Some(star) if from.contains('*') => to.replacen('*', &star, 1) == dst,
+                    Some(_) => to == dst,
+                    None => false,
+                }
+            })
+    }
+
     /// Fetches the registry branch alone into its remote-tracking reference,
     /// within `timeout`. Nothing else of the repository is touched: no
     /// other branch, no `FETCH_HEAD`, no automatic maintenance.
@@ -108,7 +149,7 @@ impl Remote {
     /// to the registry branch. Git refuses a push that does not
     /// fast-forward the branch: that refusal is the compare-and-swap that
     /// orders registry changes.
-    pub fn push(&self, repo: &Path, commit: Oid, timeout: Duration) -> Push {
+    pub fn push(&self, repo: &Path, commit: impl std::fmt::Display, timeout: Duration) -> Push {
         let refspec = format!("{commit}:refs/heads/{}", self.branch);
         let mut cmd = git(repo);
         cmd.args([
@@ -250,6 +291,173 @@ pub fn merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<bool> {
             command: "git merge-file".into(),
             stderr: last_line(&out.stderr),
         }),
+    }
+}
+
+/// How long git may take to read what libgit2 cannot: an index, or an
+/// object a partial clone fetches from its promisor remote on first read.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One changed path of `git diff --raw`: modes and object ids (hex; all
+/// zeros for a side that has none or is read from the work tree), git's
+/// status letter, and the path with `/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawChange {
+    /// The mode on the old side (`0` when added).
+    pub old_mode: u32,
+    /// The mode on the new side (`0` when deleted).
+    pub new_mode: u32,
+    /// The old side's object id.
+    pub old_id: String,
+    /// The new side's object id.
+    pub new_id: String,
+    /// `A`, `D`, `M`, `T`…
+    pub status: char,
+    /// The path from the work tree root.
+    pub path: String,
+}
+
+/// What git says has changed, for a repository whose index libgit2 cannot
+/// read (a split or sparse index): `--cached` compares the index
+/// (`index_file`, else the repository's) with `base`; without it, the work
+/// tree with `base`. Submodules and renames are left out, as bsi's own
+/// reading leaves them.
+pub fn diff_raw(
+    workdir: &Path,
+    cached: bool,
+    base: Option<&str>,
+    index_file: Option<&Path>,
+) -> Result<Vec<RawChange>> {
+    let mut cmd = git(workdir);
+    if let Some(f) = index_file {
+        cmd.env("GIT_INDEX_FILE", f);
+    }
+    cmd.args([
+        "--no-optional-locks",
+        "diff",
+        "--raw",
+        "-z",
+        "--no-abbrev",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+    ]);
+    if cached {
+        cmd.arg("--cached");
+    }
+    if let Some(b) = base {
+        cmd.arg(b);
+    }
+    cmd.arg("--");
+    let out = read(cmd, "git diff --raw")?;
+    parse_raw(&out).ok_or_else(|| Error::GitFailed {
+        command: "git diff --raw".into(),
+        stderr: "git's output could not be read".into(),
+    })
+}
+
+/// Reads `git diff --raw -z` output. Pure.
+pub fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
+    let mut parts = out.split(|&b| b == 0);
+    let mut changes = Vec::new();
+    while let Some(meta) = parts.next() {
+        if meta.is_empty() {
+            continue;
+        }
+        let meta = std::str::from_utf8(meta).ok()?.strip_prefix(':')?;
+        let f: Vec<&str> = meta.split(' ').collect();
+        let [old_mode, new_mode, old_id, new_id, status] = f.as_slice() else {
+            return None;
+        };
+        let path = String::from_utf8_lossy(parts.next()?).into_owned();
+        changes.push(RawChange {
+            old_mode: u32::from_str_radix(old_mode, 8).ok()?,
+            new_mode: u32::from_str_radix(new_mode, 8).ok()?,
+            old_id: (*old_id).to_string(),
+            new_id: (*new_id).to_string(),
+            status: status.chars().next()?,
+            path,
+        });
+    }
+    Some(changes)
+}
+
+/// The untracked files of the work tree that git does not ignore, with `/`.
+pub fn untracked(workdir: &Path) -> Result<Vec<String>> {
+    let mut cmd = git(workdir);
+    cmd.args([
+        "--no-optional-locks",
+        "ls-files",
+        "-z",
+        "--others",
+        "--exclude-standard",
+    ]);
+    let out = read(cmd, "git ls-files --others")?;
+    Ok(out
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
+/// Whether the index holds `rel` (a path from the work tree root).
+pub fn in_index(workdir: &Path, rel: &str) -> Result<bool> {
+    let mut cmd = git(workdir);
+    cmd.args(["--no-optional-locks", "ls-files", "-z", "--"])
+        .arg(format!(":(literal){rel}"));
+    Ok(!read(cmd, "git ls-files")?.is_empty())
+}
+
+/// Removes `rel` from the index, the work tree untouched.
+pub fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
+    let mut cmd = git(workdir);
+    cmd.args(["rm", "--cached", "--quiet", "--ignore-unmatch", "--"])
+        .arg(format!(":(literal){rel}"));
+    read(cmd, "git rm --cached").map(|_| ())
+}
+
+/// The content of the object `what` names (`<id>`, or `<commit>:<path>`)
+/// as a blob, read by git: in a partial clone git fetches it from the
+/// promisor remote when it is missing, within [`READ_TIMEOUT`]. `None` when
+/// `<commit>:<path>` names no file.
+pub fn cat_blob(workdir: &Path, what: &str) -> Result<Option<Vec<u8>>> {
+    let mut cmd = git(workdir);
+    cmd.args(["cat-file", "blob", what]);
+    let command = format!("git cat-file blob {what}");
+    let out = run(cmd, READ_TIMEOUT).map_err(|why| Error::GitFailed {
+        command: command.clone(),
+        stderr: why,
+    })?;
+    if out.success {
+        return Ok(Some(out.stdout));
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if what.contains(':')
+        && (stderr.contains("does not exist") || stderr.contains("exists on disk, but not in"))
+    {
+        return Ok(None);
+    }
+    Err(Error::GitFailed {
+        command,
+        stderr: last_line(&out.stderr),
+    })
+}
+
+/// Runs a git that reads, within [`READ_TIMEOUT`]: its stdout, or what it
+/// said when it failed.
+fn read(cmd: Command, what: &str) -> Result<Vec<u8>> {
+    let out = run(cmd, READ_TIMEOUT).map_err(|why| Error::GitFailed {
+        command: what.into(),
+        stderr: why,
+    })?;
+    if out.success {
+        Ok(out.stdout)
+    } else {
+        Err(Error::GitFailed {
+            command: what.into(),
+            stderr: last_line(&out.stderr),
+        })
     }
 }
 
@@ -441,6 +649,42 @@ mod tests {
                 Push::Unreachable(_)
             ));
         }
+    }
+
+    #[test]
+    fn a_single_branch_clone_does_not_fetch_the_registry() {
+        let r = Remote {
+            name: "origin".into(),
+            branch: "brain-index".into(),
+        };
+        let specs = |s: &[&str]| s.iter().map(|x| (*x).to_string()).collect::<Vec<_>>();
+        assert!(r.fetched_by(&specs(&["+refs/heads/*:refs/remotes/origin/*"])));
+        assert!(r.fetched_by(&specs(&[
+            "+refs/heads/main:refs/remotes/origin/main",
+            &r.refspec()
+        ])));
+        assert!(r.fetched_by(&specs(&["refs/heads/brain-*:refs/remotes/origin/brain-*"])));
+        assert!(!r.fetched_by(&specs(&["+refs/heads/main:refs/remotes/origin/main"])));
+        assert!(!r.fetched_by(&[]));
+        // Fetched elsewhere than the tracking reference bsi reads.
+        assert!(!r.fetched_by(&specs(&["+refs/heads/*:refs/remotes/other/*"])));
+        // Left out by a negative refspec.
+        assert!(!r.fetched_by(&specs(&[
+            "+refs/heads/*:refs/remotes/origin/*",
+            "^refs/heads/brain-index"
+        ])));
+    }
+
+    #[test]
+    fn a_raw_diff_is_read() {
+        let out = b":100644 100644 1111111111111111111111111111111111111111 2222222222222222222222222222222222222222 M\0notes/a b.md\0:000000 100644 0000000000000000000000000000000000000000 3333333333333333333333333333333333333333 A\0new.md\0";
+        let got = parse_raw(out).expect("read");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].path, "notes/a b.md");
+        assert_eq!((got[0].old_mode, got[0].status), (0o100644, 'M'));
+        assert_eq!((got[1].old_mode, got[1].status), (0, 'A'));
+        assert_eq!(parse_raw(b"").expect("nothing"), Vec::new());
+        assert_eq!(parse_raw(b":100644 M\0x\0"), None);
     }
 
     #[test]

@@ -220,7 +220,10 @@ pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Re
     let remote = settings.remote()?;
     if let Some(r) = &remote {
         match r.fetch(&brain.workdir, settings.connection_timeout) {
-            Ok(()) | Err(FetchError::NoBranch) => brain.heard_from_remote(now),
+            Ok(()) | Err(FetchError::NoBranch) => {
+                brain.heard_from_remote(now);
+                fetch_registry_too(brain, r);
+            }
             Err(FetchError::Denied(why)) => {
                 return Err(Error::RemoteDenied {
                     remote: r.label(),
@@ -802,6 +805,7 @@ impl<'b> Publisher<'b> {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
+                fetch_registry_too(self.brain, &self.remote);
                 Ok(Ok(()))
             }
             Err(FetchError::Denied(why)) => Err(self.denied(why)),
@@ -944,6 +948,7 @@ pub fn read(
         ) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 brain.heard_from_remote(now);
+                fetch_registry_too(brain, r);
                 Freshness::Fetched
             }
             Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => {
@@ -954,6 +959,20 @@ pub fn read(
     let view = brain.view(remote.as_ref())?;
     brain.refresh_copy(&view.registry);
     Ok((view, fresh))
+}
+
+/// After a fetch of the registry branch: adds it to what the remote
+/// fetches when the clone leaves it out (a single-branch or shallow
+/// clone), and says so on stderr, once.
+fn fetch_registry_too(brain: &Brain, remote: &Remote) {
+    match brain.fetch_registry_too(remote) {
+        Ok(Some(note)) => eprintln!("note: {note}"),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "warning: the registry branch could not be added to what {} fetches ({e}); `git fetch` will not bring the claims",
+            remote.name
+        ),
+    }
 }
 
 /// How current a read command's view is.

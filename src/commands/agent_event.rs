@@ -36,7 +36,7 @@ use crate::registry::{Claim, Registry};
 use crate::scope::{Scope, heading_key};
 use crate::session::new_session_id;
 use crate::settings::Settings;
-use crate::store::Brain;
+use crate::store::{Brain, FirstFetch};
 use crate::ttl;
 use crate::words::open_command;
 use crate::words::{assignment, command_line, shell_word};
@@ -280,7 +280,17 @@ fn edit_in(
     session_id: &str,
     edits: &[FileEdit],
 ) -> Result<Answer> {
-    let (ctx, brain, settings) = open_at(ctx, dir)?;
+    let (mut ctx, mut brain, mut settings) = open_at(ctx, dir)?;
+    // A single-branch or shallow clone that never fetched the registry.
+    let remote = settings.remote().ok().flatten();
+    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
+        FirstFetch::Fetched(note) => {
+            eprintln!("bsi: note: {note}");
+            (ctx, brain, settings) = open_at(&ctx, dir)?;
+        }
+        FirstFetch::Unreached(why) => return Ok(fail_open(tool, HookKind::Edit, &why)),
+        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
+    }
     if let Some(w) = &settings.hook_mode_warning {
         eprintln!("bsi: warning: {w}");
     }

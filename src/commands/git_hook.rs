@@ -15,7 +15,7 @@ use crate::githooks;
 use crate::guard::{ClaimIndex, verdict};
 use crate::registry::Registry;
 use crate::settings::Settings;
-use crate::store::Brain;
+use crate::store::{Brain, FirstFetch};
 use crate::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
@@ -56,7 +56,8 @@ fn install(ctx: &Ctx) -> Result<u8> {
         githooks::install(dir, name, program)
     })?;
     // The registry's merge driver, so `git pull` merges claims by rows.
-    if let Ok(brain) = ctx.brain() {
+    if let Ok((brain, settings)) = ctx.open() {
+        fetch_registry(&brain, &settings, &mut out)?;
         match brain.register_merge_driver() {
             Ok(true) => {
                 writeln!(out, "merge driver: registered for {}", brain.copy_path)
@@ -75,6 +76,30 @@ fn install(ctx: &Ctx) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// A clone that leaves the registry branch out of what its remote fetches
+/// (single-branch, shallow): the branch is added, and fetched now.
+fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Result<()> {
+    let Ok(Some(remote)) = settings.remote() else {
+        return Ok(());
+    };
+    let Some(note) = brain.fetch_registry_too(&remote)? else {
+        return Ok(());
+    };
+    let fetched = match remote.fetch(&brain.workdir, settings.connection_timeout) {
+        Ok(()) => format!("fetched {} now", remote.label()),
+        Err(crate::git_cli::FetchError::NoBranch) => {
+            format!("{} has no registry branch yet", remote.name)
+        }
+        Err(e) => format!(
+            "{} could not be fetched now ({e}); `{}` brings it once {} is reachable",
+            remote.label(),
+            crate::words::command_line(["git", "fetch", &remote.name]),
+            remote.name
+        ),
+    };
+    writeln!(out, "registry fetch: {note}; {fetched}").map_err(Error::output)
+}
+
 fn uninstall(ctx: &Ctx) -> Result<u8> {
     each_hook(ctx, &mut ctx.out(), githooks::uninstall)?;
     Ok(exit::OK)
@@ -82,10 +107,25 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
 
 fn pre_commit(ctx: &Ctx) -> Result<u8> {
     let mut err = std::io::stderr().lock();
-    let (brain, settings) = open_for_hook(ctx, &mut err)?;
+    let (mut brain, mut settings) = open_for_hook(ctx, &mut err)?;
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
+    }
+    // A single-branch or shallow clone that never fetched the registry.
+    let remote = settings.remote().ok().flatten();
+    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
+        FirstFetch::Fetched(note) => {
+            let _ = writeln!(err, "bsi: note: {note}");
+            (brain, settings) = open_for_hook(ctx, &mut err)?;
+        }
+        FirstFetch::Unreached(why) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {why}. This commit is not checked against claims."
+            );
+        }
+        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
     }
     let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
         return Ok(exit::OK);

@@ -716,6 +716,91 @@ impl Brain {
     }
 }
 
+/// What a clone with no copy of its remote's registry branch learns when it
+/// asks ([`Brain::first_fetch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstFetch {
+    /// Nothing to ask: the clone has a registry view, no remote, or fetches
+    /// the registry branch already (so a remote without one has none).
+    NotNeeded,
+    /// Fetched now, and added to what the remote fetches: what to say.
+    Fetched(String),
+    /// Asked: the remote has no registry branch (added to what it fetches,
+    /// so `git fetch` brings it once it has one).
+    NoneThere,
+    /// The remote could not be asked: what to say, with what to run.
+    Unreached(String),
+}
+
+impl Brain {
+    /// Adds the registry branch to what `remote` fetches, when the clone's
+    /// refspecs leave it out (a single-branch clone, which `git clone
+    /// --depth` makes): `git fetch` and `git pull` then bring the claims.
+    /// Returns the note to say once, when it added it.
+    pub fn fetch_registry_too(&self, remote: &Remote) -> Result<Option<String>> {
+        let key = format!("remote.{}.fetch", remote.name);
+        if remote.fetched_by(&self.git.config_values(&key)) {
+            return Ok(None);
+        }
+        self.git.add_config_value(&key, &remote.refspec())?;
+        let shallow = if self.git.is_shallow() {
+            "a shallow clone, which fetches one branch"
+        } else {
+            "a single-branch clone"
+        };
+        Ok(Some(format!(
+            "this clone of {} fetched only some branches ({shallow}): the registry branch {} is now one of them (`{}`), so `git fetch` and `git pull` bring the claims too",
+            remote.name,
+            remote.branch,
+            crate::words::command_line(["git", "config", "--add", &key, &remote.refspec()])
+        )))
+    }
+
+    /// For a hook that finds no registry at all: when the clone's refspecs
+    /// leave the registry branch out (a single-branch or shallow clone),
+    /// the remote has never been asked whether it holds one, so it is asked
+    /// now, once, within `timeout`, and the branch is added to what it
+    /// fetches. Nothing is asked when the clone has a registry view, or
+    /// fetches the branch already.
+    pub fn first_fetch(&self, remote: Option<&Remote>, timeout: std::time::Duration) -> FirstFetch {
+        let Some(remote) = remote else {
+            return FirstFetch::NotNeeded;
+        };
+        let tips = self.tips(Some(remote));
+        let key = format!("remote.{}.fetch", remote.name);
+        if tips.local.is_some()
+            || tips.tracking.is_some()
+            || remote.fetched_by(&self.git.config_values(&key))
+        {
+            return FirstFetch::NotNeeded;
+        }
+        match remote.fetch(&self.workdir, timeout) {
+            Ok(()) => {
+                let added = self.fetch_registry_too(remote).ok().flatten();
+                FirstFetch::Fetched(format!(
+                    "fetched {} for the first time{}",
+                    remote.label(),
+                    added.map_or_else(String::new, |a| format!("; {a}"))
+                ))
+            }
+            Err(crate::git_cli::FetchError::NoBranch) => {
+                let _ = self.fetch_registry_too(remote);
+                FirstFetch::NoneThere
+            }
+            Err(
+                crate::git_cli::FetchError::Unreachable(why)
+                | crate::git_cli::FetchError::Denied(why),
+            ) => FirstFetch::Unreached(format!(
+                "this clone has never fetched {label}: it fetches only some branches of {name} (a single-branch or shallow clone), and {name} could not be asked now ({why}), so whether it holds claims is unknown. Next: `{install}` once {name} is reachable (it adds {branch} to what {name} fetches, and fetches it)",
+                label = remote.label(),
+                name = remote.name,
+                branch = remote.branch,
+                install = crate::words::command_line(["bsi", "hook", "install"]),
+            )),
+        }
+    }
+}
+
 /// A file's heading trees in other versions than the work tree, by name.
 type Versions = Vec<(String, Outline)>;
 

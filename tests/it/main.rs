@@ -3,8 +3,10 @@
 
 mod agent;
 mod agent_hook;
+
 mod archive;
 mod branch;
+mod clones;
 mod common;
 mod config;
 mod core;
