@@ -680,8 +680,20 @@ impl Git {
     }
 
     /// The changed files of `of`: a comparison of ids, no content read. An
-    /// index libgit2 cannot read (split or sparse index) is read by git.
+    /// index libgit2 cannot read (split or sparse index), and the work tree
+    /// of a sparse checkout, are read by git.
     pub fn changes(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
+        // libgit2 takes the files a sparse checkout leaves out of the work
+        // tree (skip-worktree) for deleted ones: git knows better.
+        let sparse = || {
+            self.repo
+                .config()
+                .and_then(|c| c.get_bool("core.sparseCheckout"))
+                .unwrap_or(false)
+        };
+        if matches!(of, ChangesOf::Worktree) && sparse() {
+            return self.changes_by_git(of);
+        }
         match self.changes_here(of) {
             Err(Error::Git(e)) if unreadable_index(&e) && !matches!(of, ChangesOf::Commit(_)) => {
                 self.changes_by_git(of)

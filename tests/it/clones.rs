@@ -145,6 +145,16 @@ fn a_shallow_or_single_branch_clone_fetches_the_registry_once_hooks_are_installe
         assert_eq!(r.code, 1, "{r:?}");
         r.stderr_has(&format!("inside an active claim of session {later}"));
     }
+    // Without the hooks: the first command that fetches the registry adds
+    // it to what the clone fetches, and says so once.
+    let c = clone_with(m.bare.path(), &["--depth", "1"]);
+    let r = c.bsi(&["status"]);
+    r.ok().stdout_has("projets/plan.md#Goals");
+    r.stderr_has("note: this clone of origin fetched only some branches (a shallow clone");
+    assert!(fetch_refspecs(&c).contains(&REFSPEC.to_string()));
+    let r = c.bsi(&["status"]);
+    r.ok();
+    assert!(!r.stderr.contains("note:"), "{r:?}");
 }
 
 #[test]
@@ -311,6 +321,18 @@ fn a_split_or_sparse_index_is_read_through_git() {
             assert!(b.git(&["ls-files", "--sparse"]).contains("agents/"));
         }
     }
+    // A sparse checkout without a sparse index: the files it leaves out of
+    // the work tree are not deletions.
+    let b = Brain::new();
+    b.git(&["update-index", "-q", "--refresh"]);
+    b.git(&["sparse-checkout", "set", "projets"]);
+    assert!(!b.path().join("agents/alice.md").exists());
+    b.bsi(&["open", "projets/notes.md", "--session", "sess-me"])
+        .ok();
+    b.write("projets/notes.md", "# Notes\n");
+    let r = b.bsi(&["verify", "sess-me", "--worktree"]);
+    r.ok();
+    assert!(!r.stdout.contains("agents/"), "{r:?}");
     // `bsi init` asks whether the registry is tracked: in the index too.
     let b = Brain::bare_repo();
     b.write("notes.md", "# Notes\n");
