@@ -226,24 +226,40 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 
 /// The edits grouped by the work tree their file is in (its path with
 /// symbolic links resolved), each with the directory the brain is found
-/// from; edits of files in no work tree go with the event's directory.
+/// from: the file's own directory (a work tree of the clone nested in
+/// another is its own), except for a file of another repository nested in
+/// the event's work tree (a submodule), which stays the event's; edits of
+/// files in no work tree go with the event's directory.
 fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)> {
+    // A work tree's root and its clone's common git directory.
+    let tree_of = |dir: &Path| {
+        let git = crate::git::Git::discover(dir).ok()?;
+        let top = git.workdir().ok()?;
+        let common = git.common_dir();
+        Some((
+            fs::canonicalize(&top).unwrap_or(top),
+            fs::canonicalize(&common).unwrap_or(common),
+        ))
+    };
+    let here = tree_of(cwd);
     let mut groups: Vec<(Option<PathBuf>, PathBuf, Vec<FileEdit>)> = Vec::new();
     for e in edits {
-        let (key, dir) = match resolved(&e.path)
-            .map(|p| {
-                if p.is_dir() {
-                    p
-                } else {
-                    p.parent().map(Path::to_path_buf).unwrap_or(p)
-                }
-            })
-            .and_then(|dir| {
-                let top = crate::git::Git::discover(&dir).ok()?.workdir().ok()?;
-                Some((fs::canonicalize(&top).unwrap_or(top), dir))
-            }) {
-            Some((top, dir)) => (Some(top), dir),
-            None => (None, cwd.to_path_buf()),
+        let at_file = resolved(&e.path).and_then(|p| {
+            let dir = if p.is_dir() {
+                p.clone()
+            } else {
+                p.parent().map_or_else(|| p.clone(), Path::to_path_buf)
+            };
+            tree_of(&dir).map(|t| (p, dir, t))
+        });
+        let (key, dir) = match (at_file, &here) {
+            (Some((p, _, (_, common))), Some((top, here_common)))
+                if common != *here_common && p.starts_with(top) =>
+            {
+                (Some(top.clone()), cwd.to_path_buf())
+            }
+            (Some((_, dir, (top, _))), _) => (Some(top), dir),
+            (None, _) => (None, cwd.to_path_buf()),
         };
         match groups.iter_mut().find(|(k, _, _)| *k == key) {
             Some((_, _, group)) => group.push(e.clone()),

@@ -340,6 +340,32 @@ fn agent_hook_finds_the_brain_from_the_edited_file_through_links_and_other_work_
     );
     // Nothing written by any of it.
     assert_eq!((b.commits(), b.user_state()), before);
+    // A work tree of the clone nested in the brain's (`.worktrees/…`) is
+    // its own, and a submodule-like repository nested in the brain stays
+    // the brain's: the agent runs at the brain root.
+    b.git(&["worktree", "add", "-q", ".worktrees/nested", "-b", "nested"]);
+    let file = format!("{}/projets/plan.md", b.path().display());
+    let ev = event(&b, "claude-pretooluse-edit.json").replace(
+        &file,
+        &format!("{}/.worktrees/nested/projets/plan.md", b.path().display()),
+    );
+    let r = hook(&b, "edit", "claude", &ev);
+    assert!(denial("claude", &r).is_some_and(|d| d == plain), "{r:?}");
+    other_holds(&b, "vendor/");
+    let vendor = b.path().join("vendor/lib");
+    std::fs::create_dir_all(&vendor).expect("mkdir");
+    let mut git = std::process::Command::new("git");
+    crate::common::clean_env(&mut git, b.path());
+    git.current_dir(&vendor)
+        .args(["init", "-q"])
+        .output()
+        .expect("git init");
+    std::fs::write(vendor.join("notes.md"), PLAN).expect("write");
+    let ev = event(&b, "claude-pretooluse-edit.json")
+        .replace(&file, &format!("{}/notes.md", vendor.display()));
+    let r = hook(&b, "edit", "claude", &ev);
+    let reason = denial("claude", &r).expect("refused");
+    assert!(reason.contains("vendor/lib/notes.md"), "{reason}");
 }
 
 #[test]
