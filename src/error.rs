@@ -52,6 +52,9 @@ pub mod exit {
     /// The remote stayed busy (every push lost a race) for the whole
     /// publish timeout: nothing was written; retry.
     pub const BUSY: u8 = 8;
+    /// `bsi doctor` found this work tree's guard off: a hook of bsi's not
+    /// installed or not reached, or the hook mode `off`.
+    pub const GUARD_OFF: u8 = 9;
 }
 
 /// Everything that can go wrong in bsi.

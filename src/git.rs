@@ -592,6 +592,53 @@ impl Git {
         }
     }
 
+    /// `core.hooksPath` as set (`~` expanded, a relative path as written),
+    /// `None` when it is not.
+    pub fn hooks_path_setting(&self) -> Result<Option<PathBuf>> {
+        let cfg = self.repo.config()?.snapshot()?;
+        match cfg.get_path("core.hooksPath") {
+            Ok(p) => Ok(Some(p)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The root of every work tree of the clone: the main one (unless the
+    /// clone is bare) and each linked one whose folder is there.
+    pub fn worktree_roots(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Ok(main) = Repository::open(self.repo.commondir())
+            && let Some(dir) = main.workdir()
+        {
+            out.push(dir.to_path_buf());
+        }
+        if let Ok(names) = self.repo.worktrees() {
+            for name in names.iter().flatten().flatten() {
+                if let Ok(wt) = self.repo.find_worktree(name)
+                    && wt.path().is_dir()
+                {
+                    out.push(wt.path().to_path_buf());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the index of this work tree holds a file under `rel` (a
+    /// folder relative to the work tree root).
+    pub fn tracks_under(&self, rel: &Path) -> bool {
+        let Some(prefix) = rel.to_str() else {
+            return false;
+        };
+        let prefix = format!("{}/", prefix.trim_start_matches("./").trim_end_matches('/'));
+        let Ok(index) = self.repo.index() else {
+            return false;
+        };
+        index
+            .iter()
+            .any(|e| e.path.starts_with(prefix.as_bytes()))
+    }
+
     /// The changed files of `of`: a comparison of ids, no content read.
     pub fn changes(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
         let repo = &self.repo;
