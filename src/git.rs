@@ -634,9 +634,7 @@ impl Git {
         let Ok(index) = self.repo.index() else {
             return false;
         };
-        index
-            .iter()
-            .any(|e| e.path.starts_with(prefix.as_bytes()))
+        index.iter().any(|e| e.path.starts_with(prefix.as_bytes()))
     }
 
     /// The changed files of `of`: a comparison of ids, no content read.

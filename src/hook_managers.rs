@@ -274,7 +274,11 @@ pub fn lefthook_add(text: &str, name: &str) -> Option<String> {
             out.push_str(&entry(depth));
             out.push_str(&lines[c + 1..].concat());
         }
-        None if jobs || lines[at + 1..end].iter().any(|l| l.trim_start().starts_with("commands:")) => {
+        None if jobs
+            || lines[at + 1..end]
+                .iter()
+                .any(|l| l.trim_start().starts_with("commands:")) =>
+        {
             return None;
         }
         None => {
@@ -482,8 +486,7 @@ impl Layout {
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// Whether one of bsi's hooks is reached in this work tree.
@@ -538,7 +541,9 @@ pub fn health(l: &Layout, name: &str) -> Health {
                 INSTALL,
             );
         }
-        if l.setting.is_some() && read(&l.default_dir.join(name)).is_some_and(|t| githooks::is_ours(&t)) {
+        if l.setting.is_some()
+            && read(&l.default_dir.join(name)).is_some_and(|t| githooks::is_ours(&t))
+        {
             return off(
                 format!(
                     "no hook at {shown}: git runs hooks from core.hooksPath, and bsi's is in {}, which git no longer reads",
@@ -552,7 +557,10 @@ pub fn health(l: &Layout, name: &str) -> Health {
     if !is_executable(&path) {
         return off(
             format!("{shown} is not executable: git skips it"),
-            &format!("run `{}`", command_line(["chmod", "+x", &path.to_string_lossy()])),
+            &format!(
+                "run `{}`",
+                command_line(["chmod", "+x", &path.to_string_lossy()])
+            ),
         );
     }
     match Owner::of(&text) {
@@ -563,7 +571,10 @@ pub fn health(l: &Layout, name: &str) -> Health {
             } else {
                 let old = l.dir.join(format!("{name}.old"));
                 let aside = if read(&old).is_some_and(|t| githooks::is_ours(&t)) {
-                    format!(" and put bsi's aside as {}, which lefthook does not run", l.rel(&old))
+                    format!(
+                        " and put bsi's aside as {}, which lefthook does not run",
+                        l.rel(&old)
+                    )
                 } else {
                     String::new()
                 };
@@ -571,7 +582,9 @@ pub fn health(l: &Layout, name: &str) -> Health {
                     format!(
                         "lefthook's hook is at {shown}{aside}; lefthook's configuration does not call bsi"
                     ),
-                    &format!("{INSTALL} (it adds bsi to lefthook's configuration), then `lefthook install`"),
+                    &format!(
+                        "{INSTALL} (it adds bsi to lefthook's configuration), then `lefthook install`"
+                    ),
                 )
             }
         }
@@ -581,14 +594,17 @@ pub fn health(l: &Layout, name: &str) -> Health {
                 Health::Reached(format!(
                     "the pre-commit framework runs bsi ({PRE_COMMIT_CONFIG})"
                 ))
-            } else if read(&legacy).is_some_and(|t| githooks::is_ours(&t)) && is_executable(&legacy) {
+            } else if read(&legacy).is_some_and(|t| githooks::is_ours(&t)) && is_executable(&legacy)
+            {
                 Health::Reached(format!(
                     "bsi's hook, which the pre-commit framework runs first ({})",
                     l.rel(&legacy)
                 ))
             } else {
                 off(
-                    format!("the pre-commit framework's hook is at {shown}; {PRE_COMMIT_CONFIG} does not call bsi"),
+                    format!(
+                        "the pre-commit framework's hook is at {shown}; {PRE_COMMIT_CONFIG} does not call bsi"
+                    ),
                     INSTALL,
                 )
             }
@@ -630,14 +646,19 @@ fn husky_health(l: &Layout, name: &str, script: &Path) -> Health {
         }
         Some(t) if Owner::of(&t) == Owner::Bsi => {
             return off(
-                format!("bsi's hook stands in husky's place at {shown_stub}: husky's own {shown} no longer runs"),
+                format!(
+                    "bsi's hook stands in husky's place at {shown_stub}: husky's own {shown} no longer runs"
+                ),
                 INSTALL,
             );
         }
         Some(_) if !is_executable(&stub) => {
             return off(
                 format!("{shown_stub} is not executable: git skips it"),
-                &format!("run `{}`", command_line(["chmod", "+x", &stub.to_string_lossy()])),
+                &format!(
+                    "run `{}`",
+                    command_line(["chmod", "+x", &stub.to_string_lossy()])
+                ),
             );
         }
         Some(_) => {}
@@ -653,7 +674,10 @@ fn husky_health(l: &Layout, name: &str, script: &Path) -> Health {
         Some(t) if t.contains(&format!("bsi hook {name}")) => {
             Health::Reached(format!("{shown} calls `bsi hook {name}`"))
         }
-        Some(_) => off(format!("husky runs {shown}, which does not call bsi"), INSTALL),
+        Some(_) => off(
+            format!("husky runs {shown}, which does not call bsi"),
+            INSTALL,
+        ),
         None => off(format!("husky runs {shown}, which does not exist"), INSTALL),
     }
 }
@@ -796,7 +820,11 @@ fn install_line(l: &Layout, name: &str, path: &Path, r: &mut Report) -> Result<(
         )));
     }
     match add_line(&text, name) {
-        None => r.add(name, "already installed (a line calls bsi)", path.to_path_buf()),
+        None => r.add(
+            name,
+            "already installed (a line calls bsi)",
+            path.to_path_buf(),
+        ),
         Some(new) => {
             write_text(path, &new, matches!(l.kind, Kind::Tracked))?;
             r.add(name, "a line calling bsi added", path.to_path_buf());
@@ -846,20 +874,24 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
         }
         let path = l.dir.join(name);
         let owner = read(&path).map(|t| Owner::of(&t));
-        let lefthook = owner == Some(Owner::Lefthook)
-            || (owner.is_none() && !l.lefthook_configs().is_empty());
+        let lefthook =
+            owner == Some(Owner::Lefthook) || (owner.is_none() && !l.lefthook_configs().is_empty());
         if lefthook {
             if l.lefthook_calls(name) {
-                r.add(name, "run by lefthook (its configuration calls bsi)", path.clone());
+                r.add(
+                    name,
+                    "run by lefthook (its configuration calls bsi)",
+                    path.clone(),
+                );
             } else {
-                let yml = l
-                    .lefthook_configs()
-                    .into_iter()
-                    .find(|p| {
-                        p.extension().is_some_and(|e| e == "yml" || e == "yaml")
-                            && !p.to_string_lossy().contains("lefthook-local")
-                    });
-                let added = match yml.as_ref().and_then(|p| Some((p, lefthook_add(&read(p)?, name)?))) {
+                let yml = l.lefthook_configs().into_iter().find(|p| {
+                    p.extension().is_some_and(|e| e == "yml" || e == "yaml")
+                        && !p.to_string_lossy().contains("lefthook-local")
+                });
+                let added = match yml
+                    .as_ref()
+                    .and_then(|p| Some((p, lefthook_add(&read(p)?, name)?)))
+                {
                     Some((p, new)) => {
                         write_text(p, &new, false)?;
                         r.add(name, "bsi added to lefthook's configuration", p.clone());
@@ -970,7 +1002,11 @@ fn remove_line_from(name: &str, path: &Path, r: &mut Report) -> Result<()> {
         Some(new) if is_empty_script(&new) => {
             fs::remove_file(path)
                 .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
-            r.add(name, "removed (it held only bsi's line)", path.to_path_buf());
+            r.add(
+                name,
+                "removed (it held only bsi's line)",
+                path.to_path_buf(),
+            );
         }
         Some(new) => {
             write_text(path, &new, false)?;
@@ -988,7 +1024,10 @@ mod tests {
     #[test]
     fn lines_are_added_once_and_removed() {
         let s = add_line("npm test\n", "pre-commit").expect("added");
-        assert!(s.starts_with("npm test\nbsi hook pre-commit \"$@\" || exit $?"), "{s}");
+        assert!(
+            s.starts_with("npm test\nbsi hook pre-commit \"$@\" || exit $?"),
+            "{s}"
+        );
         assert!(has_line(&s, "pre-commit"));
         assert!(!has_line(&s, "prepare-commit-msg"));
         assert_eq!(add_line(&s, "pre-commit"), None);
@@ -996,37 +1035,71 @@ mod tests {
         let made = add_line("", "prepare-commit-msg").expect("added");
         assert!(made.starts_with("#!/bin/sh\n"), "{made}");
         assert!(is_empty_script(&remove_line(&made).expect("removed")));
-        assert!(line_unreachable(&format!("exit 0\n{}\n", line("pre-commit"))));
-        assert!(!line_unreachable(&format!("if x; then\n  exit 1\nfi\n{}\n", line("pre-commit"))));
+        assert!(line_unreachable(&format!(
+            "exit 0\n{}\n",
+            line("pre-commit")
+        )));
+        assert!(!line_unreachable(&format!(
+            "if x; then\n  exit 1\nfi\n{}\n",
+            line("pre-commit")
+        )));
     }
 
     #[test]
     fn lefthook_blocks_go_only_where_yaml_allows() {
         let base = "pre-commit:\n  commands:\n    lint:\n      run: ./lint\n";
         let s = lefthook_add(base, "pre-commit").expect("added");
-        assert!(s.starts_with("pre-commit:\n  commands:\n    # >>> bsi"), "{s}");
-        assert!(s.contains("\n    bsi:\n      run: bsi hook pre-commit\n    # <<< bsi"), "{s}");
+        assert!(
+            s.starts_with("pre-commit:\n  commands:\n    # >>> bsi"),
+            "{s}"
+        );
+        assert!(
+            s.contains("\n    bsi:\n      run: bsi hook pre-commit\n    # <<< bsi"),
+            "{s}"
+        );
         assert!(s.ends_with("    lint:\n      run: ./lint\n"), "{s}");
         assert_eq!(lefthook_remove(&s).as_deref(), Some(base));
         let bare = "pre-commit:\n  parallel: true\nother: 1\n";
         let s = lefthook_add(bare, "pre-commit").expect("added");
-        assert!(s.contains("  parallel: true\n  commands:\n    # >>>") || s.contains("pre-commit:\n  commands:\n    # >>>"), "{s}");
+        assert!(
+            s.contains("  parallel: true\n  commands:\n    # >>>")
+                || s.contains("pre-commit:\n  commands:\n    # >>>"),
+            "{s}"
+        );
         assert!(s.ends_with("other: 1\n"), "{s}");
-        assert_eq!(lefthook_add("pre-commit:\n  jobs:\n    - run: x\n", "pre-commit"), None);
+        assert_eq!(
+            lefthook_add("pre-commit:\n  jobs:\n    - run: x\n", "pre-commit"),
+            None
+        );
         let s = lefthook_add(base, "prepare-commit-msg").expect("added");
         assert!(s.contains("run: bsi hook prepare-commit-msg {0}\n"), "{s}");
         assert!(lefthook_calls(&s, "prepare-commit-msg"));
         assert!(!lefthook_calls(&s, "pre-commit"));
         assert_eq!(lefthook_remove(&s).as_deref(), Some(base));
-        assert!(lefthook_calls("x:\n  run: bsi hook pre-commit\n", "pre-commit"));
-        assert!(!lefthook_calls("# run: bsi hook pre-commit\n", "pre-commit"));
+        assert!(lefthook_calls(
+            "x:\n  run: bsi hook pre-commit\n",
+            "pre-commit"
+        ));
+        assert!(!lefthook_calls(
+            "# run: bsi hook pre-commit\n",
+            "pre-commit"
+        ));
     }
 
     #[test]
     fn owners_and_shells() {
-        assert_eq!(Owner::of("#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\""), Owner::Husky);
-        assert_eq!(Owner::of("call_lefthook run \"pre-commit\" \"$@\""), Owner::Lefthook);
-        assert_eq!(Owner::of("# File generated by pre-commit: https://pre-commit.com"), Owner::PreCommit);
+        assert_eq!(
+            Owner::of("#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\""),
+            Owner::Husky
+        );
+        assert_eq!(
+            Owner::of("call_lefthook run \"pre-commit\" \"$@\""),
+            Owner::Lefthook
+        );
+        assert_eq!(
+            Owner::of("# File generated by pre-commit: https://pre-commit.com"),
+            Owner::PreCommit
+        );
         assert_eq!(Owner::of(&githooks::script("pre-commit", None)), Owner::Bsi);
         assert!(is_sh("#!/usr/bin/env bash\n"));
         assert!(is_sh("npm test\n"));

@@ -59,7 +59,10 @@ fn bsi(b: &Brain, dir: &Path, args: &[&str]) -> Run {
 }
 
 fn head(b: &Brain, dir: &Path) -> String {
-    git(b, dir, None, &["rev-parse", "HEAD"]).stdout.trim().to_string()
+    git(b, dir, None, &["rev-parse", "HEAD"])
+        .stdout
+        .trim()
+        .to_string()
 }
 
 #[cfg(unix)]
@@ -80,8 +83,15 @@ fn write(dir: &Path, rel: &str, text: &str) {
 /// A brain where s1 holds agents/alice.md.
 fn claimed() -> Brain {
     let b = Brain::new();
-    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "alice"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "s1",
+        "--agent",
+        "alice",
+    ])
+    .ok();
     b
 }
 
@@ -94,8 +104,17 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
     let before = head(b, dir);
     write(dir, "agents/alice.md", "# Alice\n\nby s2\n");
     git(b, dir, None, &["add", "agents/alice.md"]).ok();
-    let r = git(b, dir, Some("s2"), &["commit", "-q", "-m", "into s1's claim"]);
-    assert_ne!(r.code, 0, "{what}: a commit into s1's claim passed:\n{}", r.stderr);
+    let r = git(
+        b,
+        dir,
+        Some("s2"),
+        &["commit", "-q", "-m", "into s1's claim"],
+    );
+    assert_ne!(
+        r.code, 0,
+        "{what}: a commit into s1's claim passed:\n{}",
+        r.stderr
+    );
     assert!(
         r.stderr.contains("inside an active claim of session s1"),
         "{what}: {}",
@@ -110,7 +129,11 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
     write(dir, "README.md", &format!("{text}free line\n"));
     git(b, dir, None, &["add", "README.md"]).ok();
     let r = git(b, dir, Some("s2"), &["commit", "-q", "-m", "free"]);
-    assert_eq!(r.code, 0, "{what}: a free commit was refused:\n{}", r.stderr);
+    assert_eq!(
+        r.code, 0,
+        "{what}: a free commit was refused:\n{}",
+        r.stderr
+    );
     let msg = git(b, dir, None, &["log", "-1", "--format=%B"]).stdout;
     assert!(msg.starts_with("free\n"), "{what}: {msg}");
     assert!(msg.contains("BSI-Session: s2"), "{what}: no trailer: {msg}");
@@ -211,19 +234,37 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
         .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
         .collect();
     assert_eq!(added.len(), 1, "{diff}");
-    assert!(added[0].starts_with("+bsi hook pre-commit \"$@\""), "{diff}");
+    assert!(
+        added[0].starts_with("+bsi hook pre-commit \"$@\""),
+        "{diff}"
+    );
     assert!(!b.path().join(".githooks/pre-commit.bsi-chained").exists());
-    guard_holds(&b, b.path(), "main work tree, before the commit of the hooks");
+    guard_holds(
+        &b,
+        b.path(),
+        "main work tree, before the commit of the hooks",
+    );
 
     // Committed as install says, every checkout carries it.
     git(
         &b,
         b.path(),
         None,
-        &["add", "--", ".githooks/pre-commit", ".githooks/prepare-commit-msg"],
+        &[
+            "add",
+            "--",
+            ".githooks/pre-commit",
+            ".githooks/prepare-commit-msg",
+        ],
     )
     .ok();
-    git(&b, b.path(), None, &["commit", "-q", "-m", "bsi's guard in the team hooks"]).ok();
+    git(
+        &b,
+        b.path(),
+        None,
+        &["commit", "-q", "-m", "bsi's guard in the team hooks"],
+    )
+    .ok();
     let (_place, wt) = b.worktree("feat", Some("feat"));
     guard_holds(&b, &wt, "a linked work tree made after the commit");
     doctor_says_on(&b, &wt);
@@ -244,7 +285,9 @@ const HUSKY_LINT: &str = "touch linted\n";
 fn husky_setup(b: &Brain, husky: &Path, dir: &Path) {
     run(b, dir, husky, &[], &[]).ok();
     assert_eq!(
-        git(b, dir, None, &["config", "core.hooksPath"]).stdout.trim(),
+        git(b, dir, None, &["config", "core.hooksPath"])
+            .stdout
+            .trim(),
         ".husky/_"
     );
 }
@@ -296,7 +339,11 @@ fn bsi_then_husky_is_found_shadowed_and_install_moves_into_husky() {
     write(b.path(), ".husky/pre-commit", HUSKY_LINT);
     husky_setup(&b, &husky, b.path());
     // git now runs husky's stubs: bsi's hooks in .git/hooks are never run.
-    doctor_says_off(&b, b.path(), "husky runs .husky/pre-commit, which does not call bsi");
+    doctor_says_off(
+        &b,
+        b.path(),
+        "husky runs .husky/pre-commit, which does not call bsi",
+    );
     bsi(&b, b.path(), &["hook", "install"]).ok();
     guard_holds(&b, b.path(), "bsi, then husky");
     doctor_says_on(&b, b.path());
@@ -329,7 +376,9 @@ const LEFTHOOK_YML: &str = "pre-commit:\n  commands:\n    lint:\n      run: touc
 
 #[test]
 fn lefthook_then_bsi_runs_bsi_as_a_lefthook_command() {
-    let Some(lefthook) = tool("lefthook") else { return };
+    let Some(lefthook) = tool("lefthook") else {
+        return;
+    };
     let b = claimed();
     b.write("lefthook.yml", LEFTHOOK_YML);
     run(&b, b.path(), &lefthook, &["install"], &[]).ok();
@@ -352,7 +401,9 @@ fn lefthook_then_bsi_runs_bsi_as_a_lefthook_command() {
 
 #[test]
 fn bsi_then_lefthook_is_found_shadowed_and_install_joins_lefthook() {
-    let Some(lefthook) = tool("lefthook") else { return };
+    let Some(lefthook) = tool("lefthook") else {
+        return;
+    };
     let b = claimed();
     bsi(&b, b.path(), &["hook", "install"]).ok();
     b.write("lefthook.yml", LEFTHOOK_YML);
@@ -419,7 +470,9 @@ fn with_pre_commit_config() -> Brain {
 
 #[test]
 fn pre_commit_then_bsi_with_a_local_repo_config() {
-    let Some(pre_commit) = tool("pre-commit") else { return };
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
     let b = with_pre_commit_config();
     pre_commit_install(&b, &pre_commit);
     let r = bsi(&b, b.path(), &["hook", "install"]);
@@ -431,7 +484,9 @@ fn pre_commit_then_bsi_with_a_local_repo_config() {
 
 #[test]
 fn bsi_then_pre_commit_with_a_local_repo_config() {
-    let Some(pre_commit) = tool("pre-commit") else { return };
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
     let b = with_pre_commit_config();
     bsi(&b, b.path(), &["hook", "install"]).ok();
     pre_commit_install(&b, &pre_commit);
@@ -441,7 +496,9 @@ fn bsi_then_pre_commit_with_a_local_repo_config() {
 
 #[test]
 fn bsi_then_pre_commit_without_bsi_in_its_config_runs_bsi_as_legacy() {
-    let Some(pre_commit) = tool("pre-commit") else { return };
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
     let b = claimed();
     b.write(
         ".pre-commit-config.yaml",
@@ -459,7 +516,9 @@ fn bsi_then_pre_commit_without_bsi_in_its_config_runs_bsi_as_legacy() {
 
 #[test]
 fn the_pre_commit_hooks_manifest_is_valid() {
-    let Some(pre_commit) = tool("pre-commit") else { return };
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
     let b = Brain::new();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml");
     let r = run(
