@@ -210,7 +210,9 @@ pub enum Command {
     /// and the opening time). Stale claims are marked STALE; an active claim
     /// past its expiry shows `overdue` until the watchdog moves it. Colours
     /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
-    /// NO_COLOR is set. Exits 3 while two claims collide.
+    /// NO_COLOR is set. Exits 3 while two claims collide. When this clone
+    /// installed bsi's git hooks and one is not reached in this work tree, a
+    /// last line says so (`bsi doctor` says what to do).
     Status {
         /// Draw the brain's directory tree with each claim where it sits.
         #[arg(long, conflicts_with = "json")]

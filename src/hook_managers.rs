@@ -856,6 +856,10 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
         match l.kind {
             Kind::Tracked => {
                 let path = l.dir.join(name);
+                // An older install stood in the tracked script's place.
+                if read(&path).is_some_and(|t| githooks::is_ours(&t)) {
+                    githooks::uninstall(&l.dir, name)?;
+                }
                 let before = r.done.len();
                 install_line(l, name, &path, &mut r)?;
                 if r.done[before..].iter().any(|d| d.what.contains("added")) {

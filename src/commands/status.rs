@@ -83,7 +83,12 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
         print_sync(&mut out, s)?;
     }
     // The guard this clone installed, when a hook of it is not reached here.
-    if let Some(line) = crate::hook_managers::status_line(&brain.git, crate::githooks::HOOKS) {
+    let guard = if ctx.verbosity.is_quiet() {
+        None
+    } else {
+        crate::hook_managers::status_line(&brain.git, crate::githooks::HOOKS)
+    };
+    if let Some(line) = guard {
         writeln!(
             out,
             "{}",
