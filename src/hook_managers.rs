@@ -682,6 +682,22 @@ fn husky_health(l: &Layout, name: &str, script: &Path) -> Health {
     }
 }
 
+/// Whether a program `name` is in a folder of `PATH` (read, not run).
+pub fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| {
+            let p = d.join(name);
+            p.is_file() && is_executable(&p)
+        })
+    })
+}
+
+/// Whether bsi is reached through a call of `bsi` on PATH (a line, a
+/// manager's configuration) rather than bsi's own script.
+pub fn calls_bsi_on_path(h: &Health) -> bool {
+    matches!(h, Health::Reached(how) if !how.starts_with("bsi's hook"))
+}
+
 /// Whether this clone's guard was installed: `bsi hook install` registers
 /// the registry's merge driver, once per clone.
 pub fn installed_in_clone(git: &Git) -> bool {
@@ -942,6 +958,15 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
         }
         let o = githooks::install(&l.dir, name, program)?;
         r.add(name, o.describe(), path);
+    }
+    let by_path = !lines_added.is_empty()
+        || r.done
+            .iter()
+            .any(|d| d.what.contains("lefthook's configuration"));
+    if by_path && !on_path("bsi") {
+        r.notes.push(
+            "bsi is not on PATH here: the lines added call `bsi`; put the folder of the bsi program on PATH (`cargo install` puts it in ~/.cargo/bin)".to_string(),
+        );
     }
     if !lines_added.is_empty() {
         let mut args = vec!["git", "add", "--"];

@@ -18,8 +18,11 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let mut off = 0usize;
     let w = |out: &mut dyn Write, line: &str| writeln!(out, "{line}").map_err(Error::output);
     w(&mut out, &hook_managers::describe(&layout))?;
+    let mut path_missing = false;
     for name in githooks::HOOKS {
-        match hook_managers::health(&layout, name) {
+        let health = hook_managers::health(&layout, name);
+        path_missing |= hook_managers::calls_bsi_on_path(&health);
+        match health {
             Health::Reached(how) => w(&mut out, &format!("{name}: ok: {how}"))?,
             Health::Off { what, fix } => {
                 off += 1;
@@ -27,6 +30,17 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
                 w(&mut out, &format!("  fix: {fix}"))?;
             }
         }
+    }
+    if path_missing && !hook_managers::on_path("bsi") {
+        off += 1;
+        w(
+            &mut out,
+            "bsi on PATH: OFF: the hooks above call `bsi` on PATH, and no bsi is on PATH here",
+        )?;
+        w(
+            &mut out,
+            "  fix: put the folder of the bsi program on PATH (`cargo install` puts it in ~/.cargo/bin)",
+        )?;
     }
     match ctx.open() {
         Ok((_, settings)) if settings.hook_mode == HookMode::Off => {

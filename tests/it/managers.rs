@@ -224,9 +224,16 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
     b.git(&["commit", "-q", "-m", "team hooks"]);
     b.git(&["config", "core.hooksPath", ".githooks"]);
 
-    let mut t = Transcript::new(&b);
-    t.note("core.hooksPath is .githooks, a folder the repository tracks, holding the team's pre-commit lint.");
-    t.bsi(&["hook", "install"]).ok();
+    // core.hooksPath is .githooks, a folder the repository tracks, holding
+    // the team's pre-commit lint; bsi is on PATH.
+    let r = bsi(&b, b.path(), &["hook", "install"]);
+    r.ok();
+    r.stdout_has(&format!(
+        "pre-commit: a line calling bsi added ({})",
+        b.path().join(".githooks/pre-commit").display()
+    ))
+    .stdout_has("Commit .githooks/pre-commit, .githooks/prepare-commit-msg so that every work tree and clone carries the guard: `git add -- .githooks/pre-commit .githooks/prepare-commit-msg`, then `git commit`");
+    assert!(!r.stdout.contains("not on PATH"), "{}", r.stdout);
     // The tracked script is kept, with one line added; nothing is renamed.
     let diff = b.git(&["diff", "--", ".githooks/pre-commit"]);
     let added: Vec<&str> = diff
@@ -268,11 +275,18 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
     let (_place, wt) = b.worktree("feat", Some("feat"));
     guard_holds(&b, &wt, "a linked work tree made after the commit");
     doctor_says_on(&b, &wt);
-    t.bsi(&["doctor"]).ok();
+    bsi(&b, b.path(), &["doctor"])
+        .ok()
+        .stdout_has(".githooks is a folder git tracks")
+        .stdout_has("pre-commit: ok: a line in .githooks/pre-commit");
+    // Without bsi on PATH the lines cannot run it: doctor says so.
+    b.bsi(&["doctor"]).code(9).stdout_has("bsi on PATH: OFF");
 
     // Uninstall takes the lines out again.
-    t.bsi(&["hook", "uninstall"]).ok();
-    t.check("managers/a_tracked_hooks_folder_carries_the_guard_into_every_checkout.txt");
+    bsi(&b, b.path(), &["hook", "uninstall"])
+        .ok()
+        .stdout_has("pre-commit: bsi's line removed")
+        .stdout_has("prepare-commit-msg: removed (it held only bsi's line)");
     assert_eq!(b.read(".githooks/pre-commit"), lint);
     assert!(!b.path().join(".githooks/prepare-commit-msg").exists());
 }
