@@ -250,6 +250,17 @@ impl Git {
         Ok(())
     }
 
+    /// Removes a value from the repository's own configuration; nothing
+    /// when it is not set.
+    pub fn unset_config(&self, key: &str) -> Result<()> {
+        let mut cfg = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
+        match cfg.remove(key) {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The upstream of the current branch: its remote and the branch name
     /// on that remote (`branch.<name>.remote` and `.merge`).
     pub fn upstream(&self) -> Option<(String, String)> {

@@ -698,10 +698,23 @@ pub fn calls_bsi_on_path(h: &Health) -> bool {
     matches!(h, Health::Reached(how) if !how.starts_with("bsi's hook"))
 }
 
-/// Whether this clone's guard was installed: `bsi hook install` registers
-/// the registry's merge driver, once per clone.
-pub fn installed_in_clone(git: &Git) -> bool {
-    git.config_string("merge.bsi.driver").is_some()
+/// The clone's git config key `bsi hook install` sets and `bsi hook
+/// uninstall` removes.
+pub const INSTALLED_KEY: &str = "bsi.hooksInstalled";
+
+/// Whether this clone's guard was installed and not uninstalled since:
+/// [`INSTALLED_KEY`], or a script of bsi's that git does not run here
+/// (moved aside by a manager, or in `.git/hooks` while `core.hooksPath`
+/// points elsewhere).
+pub fn installed_in_clone(git: &Git, l: &Layout, names: &[&str]) -> bool {
+    if git.config_string(INSTALLED_KEY).is_some() {
+        return true;
+    }
+    let ours = |p: PathBuf| read(&p).is_some_and(|t| githooks::is_ours(&t));
+    names.iter().any(|n| {
+        ours(l.dir.join(format!("{n}.old")))
+            || (!same_dir(&l.default_dir, &l.dir) && ours(l.default_dir.join(n)))
+    })
 }
 
 /// Words for the layout, for `bsi doctor`.
@@ -740,10 +753,10 @@ pub fn describe(l: &Layout) -> String {
 /// hook of it is not reached in this work tree; `None` when all are (or
 /// the guard was never installed here: `bsi doctor` says so).
 pub fn status_line(git: &Git, names: &[&str]) -> Option<String> {
-    if !installed_in_clone(git) {
+    let l = Layout::read(git).ok()?;
+    if !installed_in_clone(git, &l, names) {
         return None;
     }
-    let l = Layout::read(git).ok()?;
     let off: Vec<String> = names
         .iter()
         .filter_map(|n| match health(&l, n) {

@@ -44,11 +44,14 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let exe = std::env::current_exe().ok();
     let program = exe.as_deref().and_then(Path::to_str);
     let mut out = ctx.out();
-    let layout = hook_managers::Layout::read(&Git::discover(&ctx.cwd)?)?;
+    let git = Git::discover(&ctx.cwd)?;
+    let layout = hook_managers::Layout::read(&git)?;
     report(
         &mut out,
         &hook_managers::install(&layout, githooks::HOOKS, program)?,
     )?;
+    // What `bsi status` reads to say when the guard is off here.
+    git.set_config(hook_managers::INSTALLED_KEY, "true")?;
     // The registry's merge driver, so `git pull` merges claims by rows.
     if let Ok(brain) = ctx.brain() {
         match brain.register_merge_driver() {
@@ -70,11 +73,13 @@ fn install(ctx: &Ctx) -> Result<u8> {
 }
 
 fn uninstall(ctx: &Ctx) -> Result<u8> {
-    let layout = hook_managers::Layout::read(&Git::discover(&ctx.cwd)?)?;
+    let git = Git::discover(&ctx.cwd)?;
+    let layout = hook_managers::Layout::read(&git)?;
     report(
         &mut ctx.out(),
         &hook_managers::uninstall(&layout, githooks::HOOKS)?,
     )?;
+    git.unset_config(hook_managers::INSTALLED_KEY)?;
     Ok(exit::OK)
 }
 
