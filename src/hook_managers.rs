@@ -875,6 +875,13 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
             if read(&stub).is_some_and(|t| githooks::is_ours(&t)) {
                 githooks::uninstall(&l.dir, name)?;
             }
+            // husky rewrote its stub over that older install: the stub it
+            // had chained is left over, and nothing runs it.
+            let chained = l.dir.join(format!("{name}{}", githooks::CHAINED_SUFFIX));
+            if read(&chained).is_some_and(|t| Owner::of(&t) == Owner::Husky) {
+                fs::remove_file(&chained)
+                    .map_err(|e| Error::io(format!("cannot remove {}", chained.display()), e))?;
+            }
             let before = r.done.len();
             install_line(l, name, &script, &mut r)?;
             if r.done[before..].iter().any(|d| d.what.contains("added")) {

@@ -382,6 +382,20 @@ fn an_older_install_over_husky_is_mended() {
     bsi(&b, b.path(), &["hook", "install"]).ok();
     assert!(!stubs.join("pre-commit.bsi-chained").exists());
     guard_holds(&b, b.path(), "an older install, mended");
+
+    // The same older install after husky's re-run wrote its stub over bsi's
+    // script: install no longer refuses, and the leftover goes.
+    bsi(&b, b.path(), &["hook", "uninstall"]).ok();
+    bsi::githooks::install(&stubs, "pre-commit", Some(&bin().to_string_lossy())).expect("old");
+    husky_setup(&b, &husky, b.path());
+    assert!(stubs.join("pre-commit.bsi-chained").exists());
+    bsi(&b, b.path(), &["hook", "install"]).ok();
+    assert!(!stubs.join("pre-commit.bsi-chained").exists());
+    guard_holds(
+        &b,
+        b.path(),
+        "an older install overwritten by husky, mended",
+    );
 }
 
 // ---------------------------------------------------------------- lefthook
