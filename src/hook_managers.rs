@@ -411,13 +411,10 @@ impl Layout {
                         every.push(d);
                     }
                 }
-                // husky 9 sets `DIR/_`; in a work tree where husky has not
-                // run yet the folder is missing, and the layout is husky's all
-                // the same.
-                let husky = p.file_name().is_some_and(|n| n == "_")
-                    && (dir.join("h").is_file()
-                        || !dir.exists()
-                        || read(&dir.join(".gitignore")).is_some_and(|t| t.trim() == "*"));
+                // husky 9 sets `DIR/_`, by that name; in a work tree where
+                // husky has not run yet the folder is missing or holds only
+                // bsi's scripts, and the layout is husky's all the same.
+                let husky = p.file_name().is_some_and(|n| n == "_");
                 let kind = if husky {
                     Kind::Husky {
                         scripts: dir.parent().map(Path::to_path_buf).unwrap_or_default(),
