@@ -561,7 +561,15 @@ pub fn health(l: &Layout, name: &str) -> Health {
         );
     }
     match Owner::of(&text) {
-        Owner::Bsi => Health::Reached(format!("bsi's hook ({shown})")),
+        Owner::Bsi => match script_program(&text) {
+            Some(program) if !Path::new(&program).exists() && !on_path("bsi") => off(
+                format!(
+                    "{shown} calls bsi at {program}, which is gone, and no bsi is on PATH: every commit fails"
+                ),
+                "run `bsi hook install` with the bsi you use now",
+            ),
+            _ => Health::Reached(format!("bsi's hook ({shown})")),
+        },
         Owner::Lefthook => {
             if l.lefthook_calls(name) {
                 Health::Reached(format!("lefthook runs `bsi hook {name}` ({shown})"))
@@ -628,6 +636,13 @@ pub fn health(l: &Layout, name: &str) -> Health {
             }
         }
     }
+}
+
+/// The program bsi's script calls (its `bsi=` line), when it names a path.
+fn script_program(text: &str) -> Option<String> {
+    let word = text.lines().find_map(|l| l.strip_prefix("bsi="))?;
+    let program = crate::words::read_shell_word(word)?;
+    program.contains('/').then_some(program)
 }
 
 fn husky_health(l: &Layout, name: &str, script: &Path) -> Health {

@@ -280,7 +280,9 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
         .stdout_has(".githooks is a folder git tracks")
         .stdout_has("pre-commit: ok: a line in .githooks/pre-commit");
     // Without bsi on PATH the lines cannot run it: doctor says so.
-    b.bsi(&["doctor"]).code(9).stdout_has("bsi on PATH: OFF");
+    b.bsi_env(&["doctor"], &[("PATH", "/nonexistent")])
+        .code(9)
+        .stdout_has("bsi on PATH: OFF");
 
     // Uninstall takes the lines out again.
     bsi(&b, b.path(), &["hook", "uninstall"])
@@ -586,6 +588,16 @@ fn doctor_says_what_is_off_and_how_to_mend_it() {
     t.bsi(&["doctor"]).code(9);
     t.bsi(&["status"]).ok();
     make_executable(&hook);
+
+    // bsi's script calls a binary that is gone, and no bsi is on PATH.
+    let text = fs::read_to_string(&hook).expect("hook");
+    let word = bsi::words::shell_word(&bin().to_string_lossy()).into_owned();
+    fs::write(&hook, text.replace(&word, "/nowhere/bsi")).expect("write");
+    // (doctor runs no program: an empty PATH is enough for it.)
+    b.bsi_env(&["doctor"], &[("PATH", "/nonexistent")])
+        .code(9)
+        .stdout_has("calls bsi at /nowhere/bsi, which is gone, and no bsi is on PATH");
+    fs::write(&hook, text).expect("write");
 
     t.note("The clone turns the guard off.");
     t.git(&["config", "bsi.hookMode", "off"]).ok();
