@@ -947,10 +947,17 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
                     Some((p, new)) => {
                         write_text(p, &new, false)?;
                         r.add(name, "bsi added to lefthook's configuration", p.clone());
-                        r.notes.push(format!(
-                            "lefthook runs bsi's {name} from {} once its hooks are synced: run `lefthook install`",
-                            l.rel(p)
-                        ));
+                        r.notes.push(if owner == Some(Owner::Lefthook) {
+                            format!(
+                                "lefthook runs bsi's {name} from {} from the next commit on",
+                                l.rel(p)
+                            )
+                        } else {
+                            format!(
+                                "lefthook runs bsi's {name} from {} once it installs its hook: run `lefthook install`",
+                                l.rel(p)
+                            )
+                        });
                         true
                     }
                     None => false,
@@ -987,6 +994,11 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
                 path,
             );
             continue;
+        }
+        if owner == Some(Owner::PreCommit) {
+            r.notes.push(format!(
+                "The pre-commit framework runs {name} here and {PRE_COMMIT_CONFIG} does not call bsi: bsi's hook runs it first. To run bsi from the framework instead, add bsi's hooks to {PRE_COMMIT_CONFIG} (docs/hooks-and-verify.md, \"With the pre-commit framework\")"
+            ));
         }
         let o = githooks::install(&l.dir, name, program)?;
         r.add(name, o.describe(), path);

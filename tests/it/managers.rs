@@ -524,11 +524,8 @@ fn bsi_then_pre_commit_with_a_local_repo_config() {
     doctor_says_on(&b, b.path());
 }
 
-#[test]
-fn bsi_then_pre_commit_without_bsi_in_its_config_runs_bsi_as_legacy() {
-    let Some(pre_commit) = tool("pre-commit") else {
-        return;
-    };
+/// A brain whose `.pre-commit-config.yaml` runs only a lint.
+fn with_lint_only_pre_commit_config() -> Brain {
     let b = claimed();
     b.write(
         ".pre-commit-config.yaml",
@@ -536,6 +533,32 @@ fn bsi_then_pre_commit_without_bsi_in_its_config_runs_bsi_as_legacy() {
     );
     b.git(&["add", ".pre-commit-config.yaml"]);
     b.git(&["commit", "-q", "-m", "pre-commit config"]);
+    b
+}
+
+#[test]
+fn pre_commit_then_bsi_without_bsi_in_its_config_chains_and_says_how_to_join() {
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
+    let b = with_lint_only_pre_commit_config();
+    pre_commit_install(&b, &pre_commit);
+    let r = bsi(&b, b.path(), &["hook", "install"]);
+    r.ok();
+    r.stdout_has("pre-commit: installed; the existing hook is kept and runs first")
+        .stdout_has(
+            "To run bsi from the framework instead, add bsi's hooks to .pre-commit-config.yaml",
+        );
+    guard_holds(&b, b.path(), "pre-commit, then bsi, chained");
+    doctor_says_on(&b, b.path());
+}
+
+#[test]
+fn bsi_then_pre_commit_without_bsi_in_its_config_runs_bsi_as_legacy() {
+    let Some(pre_commit) = tool("pre-commit") else {
+        return;
+    };
+    let b = with_lint_only_pre_commit_config();
     bsi(&b, b.path(), &["hook", "install"]).ok();
     pre_commit_install(&b, &pre_commit);
     bsi(&b, b.path(), &["doctor"])
