@@ -629,10 +629,14 @@ pub fn health(l: &Layout, name: &str) -> Health {
             } else if text.contains(&format!("bsi hook {name}")) {
                 Health::Reached(format!("{shown} calls `bsi hook {name}`"))
             } else {
-                off(
-                    format!("{shown} is not bsi's and does not call bsi"),
-                    &format!("{INSTALL} (it keeps that hook and runs it first)"),
-                )
+                let fix = if l.kind == Kind::Tracked {
+                    format!(
+                        "{INSTALL} (it adds a line calling bsi to a sh script; to another, add a call to `bsi hook {name}` yourself)"
+                    )
+                } else {
+                    format!("{INSTALL} (it keeps that hook and runs it first)")
+                };
+                off(format!("{shown} is not bsi's and does not call bsi"), &fix)
             }
         }
     }
@@ -855,10 +859,10 @@ fn remove_if_ours(path: &Path) -> Result<bool> {
 fn install_line(l: &Layout, name: &str, path: &Path, r: &mut Report) -> Result<()> {
     let text = read(path).unwrap_or_default();
     if !is_sh(&text) {
-        return Err(Error::Usage(format!(
-            "{} is not a sh script: bsi cannot add its line to it. Add a call to `bsi hook {name}` (with the hook's arguments) to it yourself",
-            path.display()
-        )));
+        return Err(Error::HookNotShell {
+            hook: path.to_path_buf(),
+            name: name.to_string(),
+        });
     }
     match add_line(&text, name) {
         None => r.add(
@@ -935,6 +939,11 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
                     "run by lefthook (its configuration calls bsi)",
                     path.clone(),
                 );
+                if owner.is_none() {
+                    r.notes.push(format!(
+                        "lefthook has not installed its {name} hook yet: run `lefthook install`"
+                    ));
+                }
             } else {
                 let yml = l.lefthook_configs().into_iter().find(|p| {
                     p.extension().is_some_and(|e| e == "yml" || e == "yaml")

@@ -627,3 +627,22 @@ fn doctor_says_what_is_off_and_how_to_mend_it() {
     t.bsi(&["doctor"]).code(9);
     t.check("managers/doctor_says_what_is_off_and_how_to_mend_it.txt");
 }
+
+#[test]
+fn a_tracked_hook_in_another_language_is_left_alone_and_said() {
+    let b = Brain::new();
+    let script = "#!/usr/bin/env python3\nprint('lint')\n";
+    b.write(".githooks/pre-commit", script);
+    make_executable(&b.path().join(".githooks/pre-commit"));
+    b.git(&["add", ".githooks"]);
+    b.git(&["commit", "-q", "-m", "team hooks"]);
+    b.git(&["config", "core.hooksPath", ".githooks"]);
+    let r = b.bsi(&["hook", "install"]);
+    r.code(1)
+        .stderr_has(".githooks/pre-commit is not a sh script: bsi cannot add its line to it")
+        .stderr_has("call `bsi hook pre-commit` from it yourself");
+    assert_eq!(b.read(".githooks/pre-commit"), script);
+    b.bsi(&["doctor"])
+        .code(9)
+        .stdout_has(".githooks/pre-commit is not bsi's and does not call bsi");
+}
