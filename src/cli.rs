@@ -25,7 +25,8 @@ use crate::values::{AgentName, SessionId, Ttl};
 /// invalid (nothing written), 6 `verify` found changes outside the session's
 /// claims, 7 recorded locally but not published (remote unreachable; `bsi
 /// sync` publishes it later), 8 the remote stayed busy for the whole publish
-/// timeout (nothing written: retry).
+/// timeout (nothing written: retry), 9 `doctor` found this work tree's guard
+/// off.
 #[derive(Debug, Parser)]
 #[command(
     name = "bsi",
@@ -209,7 +210,9 @@ pub enum Command {
     /// and the opening time). Stale claims are marked STALE; an active claim
     /// past its expiry shows `overdue` until the watchdog moves it. Colours
     /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
-    /// NO_COLOR is set. Exits 3 while two claims collide.
+    /// NO_COLOR is set. Exits 3 while two claims collide. When this clone
+    /// installed bsi's git hooks and one is not reached in this work tree, a
+    /// last line says so (`bsi doctor` says what to do).
     Status {
         /// Draw the brain's directory tree with each claim where it sits.
         #[arg(long, conflicts_with = "json")]
@@ -229,6 +232,16 @@ pub enum Command {
         #[command(flatten)]
         out: JsonFlag,
     },
+
+    /// Check that this work tree's guard is on, and say how to mend it.
+    ///
+    /// Finds where git runs this work tree's hooks (core.hooksPath, husky,
+    /// lefthook, the pre-commit framework) and checks that each of bsi's git
+    /// hooks is reached there: installed, executable, not shadowed by a hook
+    /// manager or moved aside. Each problem comes with the command that
+    /// mends it. Exits 9 when the guard is off, 0 when it is on. Reads files
+    /// only: runs no hook and no other program.
+    Doctor,
 
     /// Git hooks that keep commits inside their claims: install, uninstall,
     /// or run one (what the installed hooks do).

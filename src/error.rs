@@ -52,6 +52,9 @@ pub mod exit {
     /// The remote stayed busy (every push lost a race) for the whole
     /// publish timeout: nothing was written; retry.
     pub const BUSY: u8 = 8;
+    /// `bsi doctor` found this work tree's guard off: a hook of bsi's not
+    /// installed or not reached, or the hook mode `off`.
+    pub const GUARD_OFF: u8 = 9;
 }
 
 /// Everything that can go wrong in bsi.
@@ -415,6 +418,14 @@ pub enum Error {
         /// Where bsi would keep it.
         chained: PathBuf,
     },
+    /// A hook script of another program that bsi cannot add its line to.
+    #[error("{} is not a sh script: bsi cannot add its line to it", hook.display())]
+    HookNotShell {
+        /// The script.
+        hook: PathBuf,
+        /// The hook's name.
+        name: String,
+    },
     /// The local and the remote registry branch cannot be merged by rows.
     #[error("the local and the remote registry cannot be merged by rows: {source}")]
     Unmergeable {
@@ -725,6 +736,9 @@ impl Error {
             Error::HookSlotsTaken { .. } => {
                 "move one of them away (bsi never overwrites a hook), then retry".into()
             }
+            Error::HookNotShell { name, .. } => format!(
+                "call `bsi hook {name}` from it yourself, with the hook's arguments and its standard input; `bsi doctor` then finds it"
+            ),
             Error::Unmergeable { .. } => "settle it by hand with `bsi repair` (it edits the registry this clone would publish, and publishes it only if nobody wrote meanwhile), then run `bsi sync`".into(),
             Error::NothingToMigrate { .. } => {
                 "`bsi status` shows the registry; `bsi init` creates one for a brain that has none".into()
@@ -901,6 +915,7 @@ impl Error {
             | Error::RenewOverdue { .. }
             | Error::RenewAtCeiling { .. }
             | Error::HookSlotsTaken { .. }
+            | Error::HookNotShell { .. }
             | Error::Unmergeable { .. }
             | Error::NothingToMigrate { .. }
             | Error::RegistryEdited { .. }

@@ -313,6 +313,17 @@ impl Git {
         Ok(())
     }
 
+    /// Removes a value from the repository's own configuration; nothing
+    /// when it is not set.
+    pub fn unset_config(&self, key: &str) -> Result<()> {
+        let mut cfg = self.repo.config()?.open_level(git2::ConfigLevel::Local)?;
+        match cfg.remove(key) {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The upstream of the current branch: its remote and the branch name
     /// on that remote (`branch.<name>.remote` and `.merge`).
     pub fn upstream(&self) -> Option<(String, String)> {
@@ -677,6 +688,51 @@ impl Git {
             Err(e) if e.code() == ErrorCode::NotFound => Ok(self.repo.commondir().join("hooks")),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// `core.hooksPath` as set (`~` expanded, a relative path as written),
+    /// `None` when it is not.
+    pub fn hooks_path_setting(&self) -> Result<Option<PathBuf>> {
+        let cfg = self.repo.config()?.snapshot()?;
+        match cfg.get_path("core.hooksPath") {
+            Ok(p) => Ok(Some(p)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The root of every work tree of the clone: the main one (unless the
+    /// clone is bare) and each linked one whose folder is there.
+    pub fn worktree_roots(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Ok(main) = Repository::open(self.repo.commondir())
+            && let Some(dir) = main.workdir()
+        {
+            out.push(dir.to_path_buf());
+        }
+        if let Ok(names) = self.repo.worktrees() {
+            for name in names.iter().flatten().flatten() {
+                if let Ok(wt) = self.repo.find_worktree(name)
+                    && wt.path().is_dir()
+                {
+                    out.push(wt.path().to_path_buf());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the index of this work tree holds a file under `rel` (a
+    /// folder relative to the work tree root).
+    pub fn tracks_under(&self, rel: &Path) -> bool {
+        let Some(prefix) = rel.to_str() else {
+            return false;
+        };
+        let prefix = format!("{}/", prefix.trim_start_matches("./").trim_end_matches('/'));
+        let Ok(index) = self.repo.index() else {
+            return false;
+        };
+        index.iter().any(|e| e.path.starts_with(prefix.as_bytes()))
     }
 
     /// The changed files of `of`: a comparison of ids, no content read. An

@@ -21,6 +21,7 @@
 //! | [`settings`], [`config`] | where each setting comes from; `.bsi.toml` | IO / pure | [`git`] |
 //! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
+//! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | [`git`], [`githooks`], [`words`] |
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
@@ -45,6 +46,7 @@ pub mod git;
 pub mod git_cli;
 pub mod githooks;
 pub mod guard;
+pub mod hook_managers;
 pub mod markdown;
 pub mod output;
 pub mod platform;

@@ -28,6 +28,17 @@ pub fn shell_word(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// The value of a word [`shell_word`] wrote; `None` when `word` is not
+/// one it writes.
+pub fn read_shell_word(word: &str) -> Option<String> {
+    if !word.is_empty() && word.chars().all(inert) {
+        return Some(word.to_string());
+    }
+    let inner = word.strip_prefix('\'')?.strip_suffix('\'')?;
+    let value = inner.replace(r"'\''", "'");
+    (shell_word(&value) == word).then_some(value)
+}
+
 /// A command line from its words, each written with [`shell_word`] and
 /// joined by spaces: `command_line(["bsi", "open", "a.md#Risks"])` is
 /// `bsi open 'a.md#Risks'`.
@@ -70,6 +81,15 @@ pub fn open_command<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_reads_back_as_its_value() {
+        for v in ["bsi", "/x/$(rm)/bsi", "/it's/bsi", "a b", "''"] {
+            assert_eq!(read_shell_word(&shell_word(v)).as_deref(), Some(v), "{v}");
+        }
+        assert_eq!(read_shell_word("$(rm)"), None);
+        assert_eq!(read_shell_word("'a"), None);
+    }
 
     #[test]
     fn plain_words_stay_bare() {

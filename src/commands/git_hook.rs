@@ -13,6 +13,7 @@ use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, Git};
 use crate::githooks;
 use crate::guard::{ClaimIndex, verdict};
+use crate::hook_managers;
 use crate::registry::Registry;
 use crate::settings::Settings;
 use crate::store::{Brain, FirstFetch};
@@ -27,23 +28,14 @@ pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
     }
 }
 
-/// Runs `each` on every hook of bsi's in this clone's hooks directory and
-/// says what it did, one line per hook.
-fn each_hook(
-    ctx: &Ctx,
-    out: &mut dyn Write,
-    each: impl Fn(&Path, &str) -> Result<githooks::Outcome>,
-) -> Result<()> {
-    let dir = Git::discover(&ctx.cwd)?.hooks_dir()?;
-    for name in githooks::HOOKS {
-        let outcome = each(&dir, name)?;
-        writeln!(
-            out,
-            "{name}: {} ({})",
-            outcome.describe(),
-            dir.join(name).display()
-        )
-        .map_err(Error::output)?;
+/// Says what install or uninstall did, one line per hook and file, then
+/// what is left for the user to do.
+fn report(out: &mut dyn Write, r: &hook_managers::Report) -> Result<()> {
+    for d in &r.done {
+        writeln!(out, "{}: {} ({})", d.name, d.what, d.path.display()).map_err(Error::output)?;
+    }
+    for n in &r.notes {
+        writeln!(out, "{n}").map_err(Error::output)?;
     }
     Ok(())
 }
@@ -52,9 +44,14 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let exe = std::env::current_exe().ok();
     let program = exe.as_deref().and_then(Path::to_str);
     let mut out = ctx.out();
-    each_hook(ctx, &mut out, |dir, name| {
-        githooks::install(dir, name, program)
-    })?;
+    let git = Git::discover(&ctx.cwd)?;
+    let layout = hook_managers::Layout::read(&git)?;
+    report(
+        &mut out,
+        &hook_managers::install(&layout, githooks::HOOKS, program)?,
+    )?;
+    // What `bsi status` reads to say when the guard is off here.
+    git.set_config(hook_managers::INSTALLED_KEY, "true")?;
     // The registry's merge driver, so `git pull` merges claims by rows.
     if let Ok((brain, settings)) = ctx.open() {
         fetch_registry(&brain, &settings, &mut out)?;
@@ -101,7 +98,13 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
 }
 
 fn uninstall(ctx: &Ctx) -> Result<u8> {
-    each_hook(ctx, &mut ctx.out(), githooks::uninstall)?;
+    let git = Git::discover(&ctx.cwd)?;
+    let layout = hook_managers::Layout::read(&git)?;
+    report(
+        &mut ctx.out(),
+        &hook_managers::uninstall(&layout, githooks::HOOKS)?,
+    )?;
+    git.unset_config(hook_managers::INSTALLED_KEY)?;
     Ok(exit::OK)
 }
 

@@ -6,6 +6,7 @@
 pub mod agent_event;
 mod agent_setup;
 mod close;
+mod doctor;
 mod git_hook;
 mod init;
 mod log;
@@ -651,6 +652,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         ),
         Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
         Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
+        Command::Doctor => doctor::run(&ctx),
         Command::Log { limit, .. } => log::run(&ctx, limit),
         Command::Hook {
             action: HookAction::Git(action),

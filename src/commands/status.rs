@@ -82,6 +82,20 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     if let Some(s) = &sync {
         print_sync(&mut out, s)?;
     }
+    // The guard this clone installed, when a hook of it is not reached here.
+    let guard = if ctx.verbosity.is_quiet() {
+        None
+    } else {
+        crate::hook_managers::status_line(&brain.git, crate::githooks::HOOKS)
+    };
+    if let Some(line) = guard {
+        writeln!(
+            out,
+            "{}",
+            output::paint(ctx.screen.colour, Paint::Red, &line)
+        )
+        .map_err(crate::Error::output)?;
+    }
     // A collision stands until one of its sessions closes: say it in the
     // exit code too, for scripts and agents.
     Ok(if collisions.is_empty() {

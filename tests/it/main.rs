@@ -19,6 +19,7 @@ mod hooks;
 mod house;
 mod json;
 mod layouts;
+mod managers;
 mod reliability;
 mod remote;
 mod safe_writes;
