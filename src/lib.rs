@@ -21,6 +21,7 @@
 //! | [`settings`], [`config`] | where each setting comes from; `.bsi.toml` | IO / pure | [`git`] |
 //! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
+//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] (the id type) |
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
@@ -40,6 +41,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod conflict;
+pub mod doors;
 pub mod error;
 pub mod git;
 pub mod git_cli;
