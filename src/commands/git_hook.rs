@@ -246,21 +246,31 @@ fn judge_transaction(
     updates: &[transaction::Update],
     err: &mut impl Write,
 ) -> Result<u8> {
+    // A commit this git command's pre-commit hook passed is not judged
+    // again: that is every `git commit`, which then costs no more here
+    // than finding the repository.
+    let judged_before = judged::take(&Git::discover(&ctx.cwd)?.git_dir());
+    let to_judge: Vec<&transaction::Update> = updates
+        .iter()
+        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
+        .collect();
+    if to_judge.is_empty() {
+        return Ok(exit::OK);
+    }
     let (brain, settings) = open_for_hook(ctx, err)?;
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
     let registry_ref = format!("refs/heads/{}", brain.branch);
-    let judged_before = judged::take(&brain.git.git_dir());
     let known: Vec<Oid> = updates
         .iter()
         .filter(|u| u.name.starts_with("refs/remotes/") || u.name.starts_with("refs/tags/"))
         .filter_map(|u| u.new)
         .collect();
     let mut landing = Vec::new();
-    for u in updates.iter().filter(|u| u.lands_on_branch()) {
-        if u.name == registry_ref || judged_before.is_some_and(|head| head == u.old) {
+    for u in to_judge {
+        if u.name == registry_ref {
             continue;
         }
         let Some(new) = u.new else { continue };

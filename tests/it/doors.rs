@@ -440,3 +440,107 @@ fn a_submodule_moved_inside_a_claimed_folder_is_judged_and_verified() {
     v.code(6);
     v.stdout_has("vendor/lib — outside every scope of s2");
 }
+
+/// A reference-transaction hook that was there before keeps running first,
+/// with the updates on its stdin, and bsi still judges after it.
+#[test]
+fn an_existing_reference_transaction_hook_still_reads_the_updates() {
+    let b = Brain::new();
+    let hooks = b.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).expect("mkdir");
+    let log = b.path().join(".git/rt.log");
+    let script = format!(
+        "#!/bin/sh\nprintf '%s:' \"$1\" >> '{}'\ncat >> '{}'\n",
+        log.display(),
+        log.display()
+    );
+    let hook = hooks.join("reference-transaction");
+    std::fs::write(&hook, script).expect("write hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    b.bsi(&["hook", "install"])
+        .ok()
+        .stdout_has("reference-transaction: installed; the existing hook is kept and runs first");
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "s1"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "s2"])
+        .ok();
+    let _ = std::fs::remove_file(&log);
+    edit_plan(&b, "risk text", "risk text, s2");
+    silent(&git_as(
+        &b,
+        Some("s2"),
+        &["commit", "-q", "-a", "-m", "risks"],
+    ));
+    let seen = std::fs::read_to_string(&log).expect("the chained hook ran");
+    let main = format!(" {} refs/heads/main", head(&b));
+    assert!(seen.contains(&main), "{seen}");
+    assert!(
+        seen.contains("prepared:") && seen.contains("committed:"),
+        "{seen}"
+    );
+    // bsi still judges after it.
+    b.git(&["checkout", "-q", "-b", "feat"]);
+    edit_plan(&b, "goal text", "goal text, feat");
+    commit_past_hooks(&b, "goals on feat");
+    let goals = head(&b);
+    b.git(&["checkout", "-q", "main"]);
+    let before = head(&b);
+    let r = git_as(&b, Some("s2"), &["cherry-pick", &goals]);
+    assert_ne!(r.code, 0);
+    assert_eq!(head(&b), before);
+    r.stderr_has("inside an active claim of session s1");
+}
+
+/// A commit is judged once: by pre-commit, or — past it with
+/// `--no-verify` — by the reference-transaction hook.
+#[test]
+fn a_commit_is_judged_once_and_no_verify_does_not_land_it() {
+    let b = sections();
+    b.git(&["config", "bsi.hookMode", "warn"]);
+    edit_plan(&b, "goal text", "goal text, s2");
+    let r = git_as(&b, Some("s2"), &["commit", "-q", "-a", "-m", "goals"]);
+    r.ok();
+    let said = |r: &Run| r.stderr.matches("claim of session s1").count();
+    assert_eq!(said(&r), 1, "{}", r.stderr);
+    edit_plan(&b, "goal text, s2", "goal text, s2 again");
+    let r = git_as(
+        &b,
+        Some("s2"),
+        &["commit", "-q", "-a", "--no-verify", "-m", "goals"],
+    );
+    r.ok();
+    assert_eq!(said(&r), 1, "{}", r.stderr);
+
+    b.git(&["config", "bsi.hookMode", "normal"]);
+    edit_plan(&b, "goal text, s2 again", "goal text, s2 once more");
+    let before = head(&b);
+    let r = git_as(
+        &b,
+        Some("s2"),
+        &["commit", "-q", "-a", "--no-verify", "-m", "goals"],
+    );
+    refused(&b, &r, &before);
+    assert_eq!(said(&r), 1, "{}", r.stderr);
+    r.stderr_has("`git -c bsi.hookMode=off commit …` for a commit");
+    // The work is still there, staged.
+    assert!(b.read(PLAN).contains("goal text, s2 once more"));
+    git_as(
+        &b,
+        Some("s2"),
+        &[
+            "-c",
+            "bsi.hookMode=off",
+            "commit",
+            "-q",
+            "-a",
+            "-m",
+            "goals",
+        ],
+    )
+    .ok();
+    assert_ne!(head(&b), before);
+}
