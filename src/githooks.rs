@@ -57,8 +57,10 @@ exec "$bsi" hook {name} "$@"
 /// The hook git runs for every reference update.
 pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
 
-/// The reference-transaction script. git writes the updates on stdin: they
-/// are read once and handed to the chained hook and to bsi. Only a
+/// The reference-transaction script. git runs it for every transaction
+/// (`git fetch` of git 2.47 makes one per reference it updates) and writes the
+/// updates on stdin: they are read once, with the shell's own `read` (no
+/// other process), and handed to the chained hook and to bsi. Only a
 /// `prepared` transaction that moves a branch starts bsi: a fetch of
 /// remote-tracking branches, a tag, the `committed` and `aborted` states
 /// cost one `sh`. bsi is exec'd, so its parent is the git command (which
@@ -73,9 +75,13 @@ fn reference_transaction_script(program: Option<&str>) -> String {
 # back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
 case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
 chained="$here/{name}{CHAINED_SUFFIX}"
-updates=$(cat)
+updates=
+while IFS= read -r line; do
+    updates="$updates$line
+"
+done
 if [ -x "$chained" ]; then
-    if [ -n "$updates" ]; then printf '%s\n' "$updates"; fi | "$chained" "$@" || exit $?
+    printf '%s' "$updates" | "$chained" "$@" || exit $?
 fi
 [ "$1" = prepared ] || exit 0
 case $updates in *" refs/heads/"*) ;; *) exit 0 ;; esac
