@@ -176,7 +176,7 @@ figure() {
         "$(awk -v b="${m[1]}" 'BEGIN { printf "%.1f", b * 1000 }')" "${ratios[*]}" >>"$RESULTS"
 }
 
-figure "git fetch of 1,000 new refs, with / without bsi's hooks" 1.1 \
+figure "git fetch of 1,000 new refs, with / without bsi's hooks" - \
     "$DROP_REFS" "git fetch -q origin" "$NOHOOKS fetch -q origin"
 figure "git reset --soft HEAD~1, with / without" - \
     "$RESET_BASE" "git reset -q --soft HEAD~1" "$NOHOOKS reset -q --soft HEAD~1"

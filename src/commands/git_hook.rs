@@ -133,9 +133,13 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
             index_file: index_file.as_deref(),
             others: &merging,
         })?;
-        let staged = files
-            .iter()
-            .any(|f| f.path == brain.copy_path && f.result != f.ours);
+        // A pull into a work tree of the registry branch itself merges the
+        // registry with bsi's driver: that is the registry's own history.
+        let on_registry = brain.git.head_branch().as_deref() == Some(brain.branch.as_str());
+        let staged = !on_registry
+            && files
+                .iter()
+                .any(|f| f.path == brain.copy_path && f.result != f.ours);
         (
             audit::check_merge(&brain, &index, session, &files, md),
             staged,
