@@ -30,9 +30,11 @@ case "${1:-}" in
 esac
 
 if [[ $MODE == smoke ]]; then
-    ROUNDS=1 RUNS=3 WARMUP=1
+    ROUNDS=1 RUNS=3 WARMUP=1 FETCH_RUNS=2
 else
     ROUNDS=${BENCH_ROUNDS:-5} RUNS=${BENCH_RUNS:-20} WARMUP=3
+    # A fetch of 1,000 refs takes seconds: fewer runs of it.
+    FETCH_RUNS=${BENCH_FETCH_RUNS:-5}
 fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +105,9 @@ done
 "$BSI" open d15/ d16/ 'd05/f00.md#Body' --session sess-bench-me -q >/dev/null
 "$BSI" hook install >/dev/null
 [[ -x .git/hooks/reference-transaction ]]
+echo "# Brain" >README.md
+git add README.md
+git commit -q -m "a second commit, for the reset"
 BASE=$(git rev-parse HEAD)
 # A commit of the committer's own on a side branch, for the cherry-pick.
 git checkout -q -b side
@@ -153,7 +158,7 @@ medians() {
     shift
     local csv="$WORK/round.csv" args=()
     [[ -n $prepare ]] && args+=(--prepare "$prepare")
-    hyperfine --shell bash --style none --warmup "$WARMUP" --runs "$RUNS" \
+    hyperfine --shell bash --style none --warmup "${FIG_WARMUP:-$WARMUP}" --runs "${FIG_RUNS:-$RUNS}" \
         "${args[@]}" --export-csv "$csv" "$@" >/dev/null 2>"$WORK/hyperfine.log" || {
         cat "$WORK/hyperfine.log" >&2
         return 1
@@ -165,6 +170,7 @@ medians() {
 # measured, $5 the command it is compared with.
 figure() {
     local name=$1 target=$2 prepare=$3 a=$4 b=$5 ratios=() r m
+    export FIG_RUNS FIG_WARMUP
     say "$name"
     for ((r = 0; r < ROUNDS; r++)); do
         mapfile -t m < <(medians "$prepare" "$a" "$b")
@@ -176,7 +182,7 @@ figure() {
         "$(awk -v b="${m[1]}" 'BEGIN { printf "%.1f", b * 1000 }')" "${ratios[*]}" >>"$RESULTS"
 }
 
-figure "git fetch of 1,000 new refs, with / without bsi's hooks" - \
+FIG_RUNS=$FETCH_RUNS FIG_WARMUP=1 figure "git fetch of 1,000 new refs, with / without bsi's hooks" - \
     "$DROP_REFS" "git fetch -q origin" "$NOHOOKS fetch -q origin"
 figure "git reset --soft HEAD~1, with / without" - \
     "$RESET_BASE" "git reset -q --soft HEAD~1" "$NOHOOKS reset -q --soft HEAD~1"

@@ -251,43 +251,36 @@ fn judge_transaction(
     err: &mut impl Write,
 ) -> Result<u8> {
     // A commit this git command's pre-commit hook passed is not judged
-    // again: that is every `git commit`, which then costs no more here
-    // than finding the repository.
-    let judged_before = judged::take(&Git::discover(&ctx.cwd)?.git_dir());
-    let to_judge: Vec<&transaction::Update> = updates
-        .iter()
-        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
-        .collect();
-    if to_judge.is_empty() {
-        return Ok(exit::OK);
-    }
-    let (brain, settings) = open_for_hook(ctx, err)?;
-    let mode = settings.hook_mode;
-    if mode == HookMode::Off {
-        return Ok(exit::OK);
-    }
-    let registry_ref = format!("refs/heads/{}", brain.branch);
+    // again: that is every `git commit`. What is cheap comes first: a
+    // reset back, a new branch or a fast-forward to another branch's tip
+    // lands no commit, and costs no more than finding the repository.
+    let git = Git::discover(&ctx.cwd)?;
+    let judged_before = judged::take(&git.git_dir());
     let known: Vec<Oid> = updates
         .iter()
         .filter(|u| u.name.starts_with("refs/remotes/") || u.name.starts_with("refs/tags/"))
         .filter_map(|u| u.new)
         .collect();
-    let mut landing = Vec::new();
-    for u in to_judge {
-        if u.name == registry_ref {
-            continue;
-        }
+    let mut landing: Vec<(String, CommitInfo)> = Vec::new();
+    for u in updates
+        .iter()
+        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
+    {
         let Some(new) = u.new else { continue };
-        for c in brain.git.landing_commits(u.old, new, &known)? {
-            if !landing
-                .iter()
-                .any(|(_, l): &(String, CommitInfo)| l.id == c.id)
-            {
+        for c in git.landing_commits(u.old, new, &known)? {
+            if !landing.iter().any(|(_, l)| l.id == c.id) {
                 landing.push((u.name.clone(), c));
             }
         }
     }
     if landing.is_empty() {
+        return Ok(exit::OK);
+    }
+    let (brain, settings) = open_for_hook(ctx, err)?;
+    let mode = settings.hook_mode;
+    let registry_ref = format!("refs/heads/{}", brain.branch);
+    landing.retain(|(name, _)| *name != registry_ref);
+    if mode == HookMode::Off || landing.is_empty() {
         return Ok(exit::OK);
     }
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
