@@ -170,7 +170,6 @@ medians() {
 # measured, $5 the command it is compared with.
 figure() {
     local name=$1 target=$2 prepare=$3 a=$4 b=$5 ratios=() r m
-    export FIG_RUNS FIG_WARMUP
     say "$name"
     for ((r = 0; r < ROUNDS; r++)); do
         mapfile -t m < <(medians "$prepare" "$a" "$b")
