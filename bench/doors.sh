@@ -124,6 +124,11 @@ for i in $(seq -w 0 999); do echo "create refs/heads/b$i $BASE"; done |
 git remote add origin "$WORK/remote.git"
 
 NOHOOKS="git -c core.hooksPath=/dev/null"
+# The two hooks bsi installed before the doors (pre-commit and
+# prepare-commit-msg), for what the new ones add to a commit.
+mkdir -p "$WORK/two-hooks"
+cp .git/hooks/pre-commit .git/hooks/prepare-commit-msg "$WORK/two-hooks/"
+TWOHOOKS="git -c core.hooksPath=$WORK/two-hooks"
 DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | $NOHOOKS update-ref --stdin"
 RESET_BASE="$NOHOOKS reset -q --hard $BASE"
 STAGE_ONE="$RESET_BASE && echo \"line \$EPOCHREALTIME\" >>d15/f00.md && git add d15/f00.md"
@@ -187,6 +192,8 @@ figure "git reset --soft HEAD~1, with / without" - \
     "$RESET_BASE" "git reset -q --soft HEAD~1" "$NOHOOKS reset -q --soft HEAD~1"
 figure "git commit of one staged file, with / without" - \
     "$STAGE_ONE" "git commit -q -m x" "$NOHOOKS commit -q -m x"
+figure "git commit of one staged file, bsi's four hooks / its two hooks of before" - \
+    "$STAGE_ONE" "git commit -q -m x" "$TWOHOOKS commit -q -m x"
 figure "git cherry-pick of one commit, with / without" - \
     "$RESET_BASE" "git cherry-pick $PICK" "$NOHOOKS cherry-pick $PICK"
 figure "bsi hook pre-commit, 100 staged files / git diff --cached --name-only" 2.5 \
