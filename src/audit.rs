@@ -8,8 +8,9 @@ use crate::git::Oid;
 use crate::error::{Error, Result};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::git::{Change, ChangesOf};
-use crate::guard::{self, ClaimIndex, Finding, Region};
+use crate::git::{Change, ChangesOf, MergeFile, MergeOf};
+use crate::guard::merge::{self, Other};
+use crate::guard::{self, ClaimIndex, Finding, Region, Touch};
 use crate::markdown;
 use crate::registry::{self, Claim, Registry, col};
 use crate::resolve;
@@ -54,6 +55,95 @@ pub fn check_changes<'a>(
         ));
     }
     out
+}
+
+/// Checks what a merge changed of its own ([`guard::merge`]) against
+/// `index`: the same findings as [`check_changes`] gives for a commit, for
+/// the parts of each file the merger changed. A markdown file is judged
+/// section by section; any other file (or one whose text cannot be read)
+/// as a whole.
+pub fn check_merge<'a>(
+    brain: &Brain,
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    files: &[MergeFile],
+    md: &[String],
+) -> Vec<Finding<'a>> {
+    let mut out = Vec::new();
+    for f in files {
+        if let Some(touch) = merge_touch(brain, index, f, md) {
+            let Some(path) = brain.brain_path(&f.path) else {
+                continue;
+            };
+            let nfc: String = path.nfc().collect();
+            out.extend(guard::check_file(index, session, &nfc, &touch));
+        }
+    }
+    out
+}
+
+/// What the merger did to one file: `None` when nothing of its own.
+fn merge_touch(
+    brain: &Brain,
+    index: &ClaimIndex<'_>,
+    f: &MergeFile,
+    md: &[String],
+) -> Option<Touch> {
+    let path = brain.brain_path(&f.path)?;
+    let nfc: String = path.nfc().collect();
+    let others = || {
+        f.bases.iter().zip(&f.theirs).map(|(b, t)| Other {
+            base: *b,
+            theirs: *t,
+        })
+    };
+    if scope::is_markdown(&nfc, md) {
+        let text = |id: Option<Oid>| brain.git.text_of(id);
+        let texts = (|| {
+            let ours = text(f.ours)?;
+            let result = text(f.result)?;
+            let others: Option<Vec<(String, String)>> = others()
+                .map(|o| Some((text(o.base)?, text(o.theirs)?)))
+                .collect();
+            Some((ours, result, others?))
+        })();
+        if let Some((ours, result, others)) = texts {
+            let sides: Vec<Other<&str>> = others
+                .iter()
+                .map(|(b, t)| Other {
+                    base: b.as_str(),
+                    theirs: t.as_str(),
+                })
+                .collect();
+            let change = merge::text_change_of_merge(&ours, &sides, &result)?;
+            return Some(if index.has_sections(&nfc) {
+                Touch::Text(change)
+            } else {
+                Touch::Whole
+            });
+        }
+    }
+    let others: Vec<Other<Option<Oid>>> = others().collect();
+    merge::changes_file(&f.ours, &others, &f.result).then_some(Touch::Whole)
+}
+
+/// What one commit changed, against `index`: a commit against its first
+/// parent, a merge (`merge`) by what it changed of its own. The one reading
+/// of a commit for `verify` and the reference-transaction hook.
+pub fn check_commit<'a>(
+    brain: &Brain,
+    index: &ClaimIndex<'a>,
+    session: Option<&str>,
+    commit: Oid,
+    merge: bool,
+    md: &[String],
+) -> Result<Vec<Finding<'a>>> {
+    if merge {
+        let files = brain.git.merge_files(MergeOf::Commit(commit))?;
+        return Ok(check_merge(brain, index, session, &files, md));
+    }
+    let changes = read_changes(brain, ChangesOf::Commit(commit))?;
+    Ok(check_changes(brain, index, session, &changes, md))
 }
 
 /// Reads the changes of `of`.
@@ -210,18 +300,15 @@ pub fn verify_against(
     };
     for c in brain.git.commits_since(base)? {
         // bsi's own registry commits carry the session too; they are not
-        // work. A merge brings others' work: its own changes were checked
-        // when they were committed.
-        if c.merge
-            || !trailer::has(&c.message, trailer::SESSION, session)
+        // work. A merge is judged on what it changed of its own.
+        if !trailer::has(&c.message, trailer::SESSION, session)
             || !trailer::values(&c.message, trailer::ACTION).is_empty()
         {
             continue;
         }
-        let changes = read_changes(brain, ChangesOf::Commit(c.id))?;
         take(
             Some(c.id),
-            check_changes(brain, &index, Some(session), &changes, &md),
+            check_commit(brain, &index, Some(session), c.id, c.merge, &md)?,
         );
         commits.push(c.id);
     }

@@ -368,8 +368,9 @@ pub enum HookAction {
 /// `bsi hook` actions of git's hooks.
 #[derive(Debug, Subcommand)]
 pub enum GitHook {
-    /// Install the pre-commit and prepare-commit-msg hooks (honours
-    /// core.hooksPath). A hook already there is kept and runs first.
+    /// Install the pre-commit, pre-merge-commit, reference-transaction and
+    /// prepare-commit-msg hooks (honours core.hooksPath). A hook already
+    /// there is kept and runs first.
     Install,
     /// Remove bsi's hooks and put back the hooks they chained.
     Uninstall,
@@ -379,11 +380,32 @@ pub enum GitHook {
     /// stale, and any change to the registry. Warns about changes outside
     /// the scopes of $BSI_SESSION. `git config bsi.hookMode warn` reports
     /// without refusing; `strict` also refuses changes outside the session's
-    /// scopes. `git commit --no-verify` skips the check.
+    /// scopes; `git -c bsi.hookMode=off commit` skips the check once.
     PreCommit {
         /// Ignored (file names some hook runners pass).
         #[arg(hide = true)]
         files: Vec<PathBuf>,
+    },
+    /// Check a merge git concludes by itself (the pre-merge-commit hook).
+    ///
+    /// Judges what the merge changes of its own, as the pre-commit hook
+    /// judges a merge concluded with `git commit`: a part of a file that
+    /// differs from the first parent and that no merged branch brought as
+    /// it is, or that reverts a merged branch's work.
+    PreMergeCommit,
+    /// Check the commits a branch update lands (the reference-transaction
+    /// hook): revert, cherry-pick, rebase, am, update-ref.
+    ///
+    /// In the `prepared` state, for each branch (`refs/heads/*`, not the
+    /// registry branch) moved to commits that no other branch, tag or
+    /// remote-tracking branch has, judges each such commit as the pre-commit
+    /// hook judges a commit, and refuses the update (exit 3) when one lands
+    /// a change inside another session's claim. A commit the pre-commit hook
+    /// judged in the same git command is not judged again. Reads the
+    /// updates (`OLD NEW REF` lines) on stdin.
+    ReferenceTransaction {
+        /// The transaction's state: prepared, committed or aborted.
+        state: String,
     },
     /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
     /// (the prepare-commit-msg hook).

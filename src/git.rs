@@ -58,14 +58,99 @@ pub enum ChangesOf<'p> {
     /// An index against HEAD: what `git commit` will record. `None` is the
     /// repository's own index; a pre-commit hook passes the file git names
     /// in `GIT_INDEX_FILE` (a temporary index for `git commit -a`,
-    /// `git commit PATHS` and `-i`). During a merge, a file the index takes
-    /// as it is on the merged branch is not counted: that branch's commits
-    /// were checked when they were made.
+    /// `git commit PATHS` and `-i`). A merge is read with
+    /// [`Git::merge_files`] instead.
     Staged(Option<&'p Path>),
     /// The work tree (with untracked files) against HEAD.
     Worktree,
     /// A commit against its first parent.
     Commit(Oid),
+}
+
+/// Which merge to read with [`Git::merge_files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeOf<'p> {
+    /// The index (`GIT_INDEX_FILE`, or the repository's) as the result of
+    /// merging `others` into HEAD.
+    Index {
+        index_file: Option<&'p Path>,
+        others: &'p [Oid],
+    },
+    /// A merge commit.
+    Commit(Oid),
+}
+
+/// One file of a merge, by its id in each commit (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeFile {
+    /// Its path from the work tree root, with `/`.
+    pub path: String,
+    /// In the first parent.
+    pub ours: Option<Oid>,
+    /// In the merge base of the first parent and each other parent.
+    pub bases: Vec<Option<Oid>>,
+    /// In each other parent.
+    pub theirs: Vec<Option<Oid>>,
+    /// In the result.
+    pub result: Option<Oid>,
+}
+
+/// The last value `params` (git's `GIT_CONFIG_PARAMETERS`: shell-quoted
+/// `'key'='value'` or `'key=value'` words) gives `key`. Section and name
+/// compare without case.
+fn command_line_config(params: &str, key: &str) -> Option<String> {
+    let mut words: Vec<(String, Option<String>)> = Vec::new();
+    let mut cur = String::new();
+    let mut value: Option<String> = None;
+    let mut quoted = false;
+    let mut chars = params.chars();
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        let lit = match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+                None
+            }
+            '\\' if !quoted => chars.next(),
+            '=' if !quoted && value.is_none() => {
+                value = Some(String::new());
+                None
+            }
+            ' ' | '\t' | '\n' if !quoted => {
+                if any {
+                    words.push((std::mem::take(&mut cur), value.take()));
+                }
+                any = false;
+                None
+            }
+            c => Some(c),
+        };
+        if let Some(c) = lit {
+            value.as_mut().unwrap_or(&mut cur).push(c);
+        }
+    }
+    if any {
+        words.push((cur, value));
+    }
+    words
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            Some(v) => Some((k, v)),
+            None => k
+                .split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        })
+        .rfind(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v)
+}
+
+/// A path as `/`-separated text.
+fn slash_path(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// One changed file.
@@ -272,6 +357,14 @@ impl Git {
 
     /// A string value of the repository's git configuration.
     pub fn config_string(&self, key: &str) -> Option<String> {
+        // `git -c KEY=VALUE CMD` hands its values to hooks in the
+        // environment, which libgit2 does not read.
+        if let Some(v) = std::env::var("GIT_CONFIG_PARAMETERS")
+            .ok()
+            .and_then(|p| command_line_config(&p, key))
+        {
+            return Some(v).filter(|v| !v.trim().is_empty());
+        }
         let cfg = self.repo.config().ok()?;
         cfg.get_string(key).ok().filter(|v| !v.trim().is_empty())
     }
@@ -814,24 +907,20 @@ impl Git {
 
     fn changes_here(&self, of: ChangesOf<'_>) -> Result<Vec<Change>> {
         let repo = &self.repo;
-        let mut opts = DiffOptions::new();
-        opts.context_lines(0)
-            .include_typechange(true)
-            .ignore_submodules(true);
-        let mut merged: Option<git2::Tree<'_>> = None;
         // A work-tree side's id may be computed without the blob being
         // stored: its text is read from the file.
         let from_workdir = matches!(of, ChangesOf::Worktree);
+        let mut opts = DiffOptions::new();
+        // A submodule moved to another commit (a gitlink) is a change of
+        // its path in a commit or the index; in the work tree it would mean
+        // opening every submodule, and is left out.
+        opts.context_lines(0)
+            .include_typechange(true)
+            .ignore_submodules(from_workdir);
         let diff: Diff<'_> = match of {
             ChangesOf::Staged(index_file) => {
                 let head = self.head_tree()?;
-                let index = match index_file {
-                    Some(p) => Index::open(p)?,
-                    None => repo.index()?,
-                };
-                if let Ok(id) = repo.refname_to_id("MERGE_HEAD") {
-                    merged = Some(repo.find_commit(id)?.tree()?);
-                }
+                let index = self.index_at(index_file)?;
                 repo.diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))?
             }
             ChangesOf::Worktree => {
@@ -868,12 +957,6 @@ impl Git {
             let new_blob = (!deleted && !from_workdir && !new_id.is_zero()).then_some(new_id);
             let old_id = delta.old_file().id();
             let old_blob = (!old_id.is_zero()).then_some(old_id);
-            if let Some(tree) = &merged {
-                let theirs = tree.get_path(fs_path).ok().map(|e| e.id());
-                if theirs == new_blob {
-                    continue;
-                }
-            }
             out.push(Change {
                 path,
                 deleted,
@@ -882,6 +965,197 @@ impl Git {
             });
         }
         Ok(out)
+    }
+
+    fn index_at(&self, index_file: Option<&Path>) -> Result<Index> {
+        Ok(match index_file {
+            Some(p) => Index::open(p)?,
+            None => self.repo.index()?,
+        })
+    }
+
+    /// The commits a merge under way brings (`MERGE_HEAD`), in order; none
+    /// when no merge is under way.
+    pub fn merge_heads(&self) -> Vec<Oid> {
+        std::fs::read_to_string(self.repo.path().join("MERGE_HEAD"))
+            .map(|t| {
+                t.lines()
+                    .filter_map(|l| Oid::from_str(l.trim()).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The commits of a merge: its first parent and the others; for the
+    /// index, HEAD and `others`.
+    pub fn merge_parents(&self, of: MergeOf<'_>) -> Result<(Option<Oid>, Vec<Oid>)> {
+        match of {
+            MergeOf::Index { others, .. } => {
+                let head = self.head_commit()?;
+                Ok((head, others.to_vec()))
+            }
+            MergeOf::Commit(id) => {
+                let c = self.repo.find_commit(id)?;
+                Ok((c.parent_id(0).ok(), c.parent_ids().skip(1).collect()))
+            }
+        }
+    }
+
+    /// The commit HEAD points to; `None` on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<Oid>> {
+        match self.repo.head() {
+            Ok(h) => Ok(Some(h.peel_to_commit()?.id())),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Every file a merge may have changed of its own — those the result
+    /// changes against the first parent and those another parent changed
+    /// since its merge base —, with its version in each commit (by id: a
+    /// blob, or a submodule's commit). The result is the index git hands
+    /// the hook (its tree is written, as `git commit` will) or a merge
+    /// commit's tree.
+    pub fn merge_files(&self, of: MergeOf<'_>) -> Result<Vec<MergeFile>> {
+        let repo = &self.repo;
+        let (ours, others) = self.merge_parents(of)?;
+        let result = match of {
+            MergeOf::Index { index_file, .. } => {
+                let mut index = self.index_at(index_file)?;
+                repo.find_tree(index.write_tree_to(repo)?)?
+            }
+            MergeOf::Commit(id) => repo.find_commit(id)?.tree()?,
+        };
+        let tree_of = |c: Option<Oid>| -> Result<Option<git2::Tree<'_>>> {
+            match c {
+                Some(id) => Ok(Some(repo.find_commit(id)?.tree()?)),
+                None => Ok(None),
+            }
+        };
+        let ours_tree = tree_of(ours)?;
+        let mut sides = Vec::new();
+        for &o in &others {
+            let base = match ours {
+                Some(a) => self.merge_base(a, o)?,
+                None => None,
+            };
+            sides.push((tree_of(base)?, tree_of(Some(o))?));
+        }
+        let mut paths: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut collect = |a: Option<&git2::Tree<'_>>, b: Option<&git2::Tree<'_>>| -> Result<()> {
+            let mut opts = DiffOptions::new();
+            opts.include_typechange(true);
+            let diff = repo.diff_tree_to_tree(a, b, Some(&mut opts))?;
+            for d in diff.deltas() {
+                for f in [d.old_file(), d.new_file()] {
+                    if let Some(p) = f.path() {
+                        let p = slash_path(p);
+                        if seen.insert(p.clone()) {
+                            paths.push(p);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        };
+        collect(ours_tree.as_ref(), Some(&result))?;
+        for (base, theirs) in &sides {
+            collect(base.as_ref(), theirs.as_ref())?;
+        }
+        let at = |t: Option<&git2::Tree<'_>>, p: &str| -> Option<Oid> {
+            let e = t?.get_path(Path::new(p)).ok()?;
+            (e.kind() != Some(ObjectType::Tree)).then(|| e.id())
+        };
+        Ok(paths
+            .into_iter()
+            .map(|p| MergeFile {
+                ours: at(ours_tree.as_ref(), &p),
+                result: at(Some(&result), &p),
+                bases: sides.iter().map(|(b, _)| at(b.as_ref(), &p)).collect(),
+                theirs: sides.iter().map(|(_, t)| at(t.as_ref(), &p)).collect(),
+                path: p,
+            })
+            .collect())
+    }
+
+    /// The commit `name` (a branch, tag, `FETCH_HEAD`, an id…) names.
+    pub fn resolve_commit(&self, name: &str) -> Option<Oid> {
+        let obj = self.repo.revparse_single(name).ok()?;
+        obj.peel_to_commit().ok().map(|c| c.id())
+    }
+
+    /// The commits `git pull` merges: the lines of `FETCH_HEAD` not marked
+    /// `not-for-merge`.
+    pub fn fetch_head_merges(&self) -> Vec<Oid> {
+        let text = std::fs::read_to_string(self.repo.path().join("FETCH_HEAD")).unwrap_or_default();
+        text.lines()
+            .filter(|l| !l.contains("\tnot-for-merge\t"))
+            .filter_map(|l| Oid::from_str(l.split('\t').next()?.trim()).ok())
+            .collect()
+    }
+
+    /// The commits a reference moved from `old` to `new` would add that no
+    /// branch, tag or remote-tracking branch has yet (nor `known`),
+    /// oldest first: the commits made here and not judged anywhere else.
+    /// Nothing when `new` is `old` or one of its ancestors, or is what
+    /// another reference points to.
+    pub fn landing_commits(
+        &self,
+        old: Option<Oid>,
+        new: Oid,
+        known: &[Oid],
+    ) -> Result<Vec<CommitInfo>> {
+        if let Some(old) = old
+            && self.is_ancestor(new, old)?
+        {
+            return Ok(Vec::new());
+        }
+        if known.contains(&new) {
+            return Ok(Vec::new());
+        }
+        for r in self.repo.references()?.flatten() {
+            let Ok(name) = r.name() else { continue };
+            if (name.starts_with("refs/heads/")
+                || name.starts_with("refs/tags/")
+                || name.starts_with("refs/remotes/"))
+                && r.peel_to_commit().is_ok_and(|c| c.id() == new)
+            {
+                return Ok(Vec::new());
+            }
+        }
+        let mut walk = self.repo.revwalk()?;
+        walk.push(new)?;
+        if let Some(old) = old {
+            walk.hide(old)?;
+        }
+        for k in known {
+            let _ = walk.hide(*k);
+        }
+        for glob in ["refs/heads/*", "refs/tags/*", "refs/remotes/*"] {
+            walk.hide_glob(glob)?;
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
+        let mut out = Vec::new();
+        for id in walk {
+            let c = self.repo.find_commit(id?)?;
+            out.push(CommitInfo {
+                id: c.id(),
+                parent: c.parent_id(0).ok(),
+                merge: c.parent_count() > 1,
+                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The text of a blob; `""` for `None` (no such file). `None` when it
+    /// cannot be read (a submodule's commit) or is not UTF-8.
+    pub fn text_of(&self, id: Option<Oid>) -> Option<String> {
+        match id {
+            None => Some(String::new()),
+            Some(id) => String::from_utf8(self.blob_bytes(id).ok()?).ok(),
+        }
     }
 
     fn head_tree(&self) -> Result<Option<git2::Tree<'_>>> {
@@ -1015,6 +1289,24 @@ fn write_loose_blob(objects: &Path, bytes: &[u8]) -> Result<Oid> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_dash_c_values_are_read_from_the_environment() {
+        let p = r#"'alias.e'=''\!'x' 'bsi.hookMode'='warn' 'x.y'='a b'\''c' 'old.form=v'"#;
+        assert_eq!(
+            command_line_config(p, "bsi.hookmode").as_deref(),
+            Some("warn")
+        );
+        assert_eq!(command_line_config(p, "x.y").as_deref(), Some("a b'c"));
+        assert_eq!(command_line_config(p, "alias.e").as_deref(), Some("!x"));
+        assert_eq!(command_line_config(p, "old.form").as_deref(), Some("v"));
+        assert_eq!(command_line_config(p, "none.such"), None);
+        let twice = "'bsi.hookMode'='warn' 'bsi.hookmode'='off'";
+        assert_eq!(
+            command_line_config(twice, "bsi.hookMode").as_deref(),
+            Some("off")
+        );
+    }
 
     #[test]
     fn the_blob_id_is_gits() {

@@ -12,7 +12,12 @@ use crate::error::{Error, Result};
 use crate::words::shell_word;
 
 /// The hooks bsi installs.
-pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
+pub const HOOKS: &[&str] = &[
+    "pre-commit",
+    "prepare-commit-msg",
+    "pre-merge-commit",
+    "reference-transaction",
+];
 
 /// The line that marks a hook script as bsi's.
 pub const MARKER: &str = "# bsi-managed-hook";
@@ -23,6 +28,9 @@ pub const CHAINED_SUFFIX: &str = ".bsi-chained";
 /// The script of hook `name`, calling bsi at `program` (an absolute path,
 /// or `None` to find `bsi` on PATH).
 pub fn script(name: &str, program: Option<&str>) -> String {
+    if name == REFERENCE_TRANSACTION {
+        return reference_transaction_script(program);
+    }
     let program = shell_word(program.unwrap_or("bsi"));
     format!(
         r#"#!/bin/sh
@@ -42,6 +50,51 @@ if ! command -v "$bsi" >/dev/null 2>&1; then
     exit 1
 fi
 exec "$bsi" hook {name} "$@"
+"#
+    )
+}
+
+/// The hook git runs for every reference update.
+pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
+
+/// The reference-transaction script. git runs it for every transaction
+/// (`git fetch` of git 2.47 makes one per reference it updates) and writes the
+/// updates on stdin: they are read once, with the shell's own `read` (no
+/// other process), and handed to the chained hook and to bsi. Only a
+/// `prepared` transaction that moves a branch starts bsi: a fetch of
+/// remote-tracking branches, a tag, the `committed` and `aborted` states
+/// cost one `sh`. bsi is exec'd, so its parent is the git command (which
+/// tells it whether that command's pre-commit hook judged the commit).
+fn reference_transaction_script(program: Option<&str>) -> String {
+    let name = REFERENCE_TRANSACTION;
+    let program = shell_word(program.unwrap_or("bsi"));
+    format!(
+        r#"#!/bin/sh
+{MARKER}: {name}
+# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
+# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
+chained="$here/{name}{CHAINED_SUFFIX}"
+updates=
+while IFS= read -r line; do
+    updates="$updates$line
+"
+done
+if [ -x "$chained" ]; then
+    printf '%s' "$updates" | "$chained" "$@" || exit $?
+fi
+[ "$1" = prepared ] || exit 0
+case $updates in *" refs/heads/"*) ;; *) exit 0 ;; esac
+bsi={program}
+[ -x "$bsi" ] || bsi=bsi
+if ! command -v "$bsi" >/dev/null 2>&1; then
+    echo "bsi {name} hook: the bsi program is not installed or not on PATH; this branch update is not checked." >&2
+    echo "hint: install it (cargo install), or run \`bsi hook uninstall\`" >&2
+    exit 0
+fi
+exec "$bsi" hook {name} "$@" <<BSI_UPDATES
+$updates
+BSI_UPDATES
 "#
     )
 }

@@ -79,14 +79,27 @@ const STDIN_HOOKS: &[&str] = &["reference-transaction", "pre-push", "post-rewrit
 
 /// The line bsi adds to a hook script of husky or of a tracked folder.
 pub fn line(name: &str) -> String {
-    format!("bsi hook {name} \"$@\" || exit $? {LINE_MARK}: `bsi hook uninstall` removes this line")
+    // A clone without bsi on PATH commits as before, told so: the line is
+    // committed with the team's script, and not every teammate has bsi.
+    // git runs reference-transaction for every reference update, three
+    // states each: only a `prepared` one may need judging (the test costs
+    // no process), and it stays quiet where pre-commit already warned.
+    let call = format!("bsi hook {name} \"$@\" || exit $?");
+    let body = if name == githooks::REFERENCE_TRANSACTION {
+        format!("[ \"$1\" != prepared ] || ! command -v bsi >/dev/null 2>&1 || {{ {call}; }}")
+    } else {
+        format!(
+            "if command -v bsi >/dev/null 2>&1; then {call}; else echo \"bsi {name} hook: bsi is not on PATH; this commit is not checked (install bsi)\" >&2; fi"
+        )
+    };
+    format!("{body} {LINE_MARK}: `bsi hook uninstall` removes this line")
 }
 
 /// Whether `text` holds bsi's line for hook `name`.
 pub fn has_line(text: &str, name: &str) -> bool {
     let want = format!("bsi hook {name} ");
     text.lines()
-        .any(|l| l.contains(LINE_MARK) && l.trim_start().starts_with(&want))
+        .any(|l| l.contains(LINE_MARK) && l.contains(&want))
 }
 
 /// Whether a line before bsi's ends the script (`exit`, `exec`), so
@@ -930,8 +943,14 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
         }
         let path = l.dir.join(name);
         let owner = read(&path).map(|t| Owner::of(&t));
-        let lefthook =
-            owner == Some(Owner::Lefthook) || (owner.is_none() && !l.lefthook_configs().is_empty());
+        // reference-transaction runs on every reference update (a fetch
+        // makes one per reference): bsi's own script leaves at once where
+        // it has nothing to judge, lefthook would start for each. lefthook
+        // gets it only when it already owns that hook.
+        let lefthook = owner == Some(Owner::Lefthook)
+            || (owner.is_none()
+                && *name != githooks::REFERENCE_TRANSACTION
+                && !l.lefthook_configs().is_empty());
         if lefthook {
             if l.lefthook_calls(name) {
                 r.add(
@@ -1107,7 +1126,9 @@ mod tests {
     fn lines_are_added_once_and_removed() {
         let s = add_line("npm test\n", "pre-commit").expect("added");
         assert!(
-            s.starts_with("npm test\nbsi hook pre-commit \"$@\" || exit $?"),
+            s.starts_with(
+                "npm test\nif command -v bsi >/dev/null 2>&1; then bsi hook pre-commit \"$@\" || exit $?; else"
+            ),
             "{s}"
         );
         assert!(has_line(&s, "pre-commit"));

@@ -22,6 +22,7 @@
 //! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | [`git`], [`githooks`], [`words`] |
+//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] (the id type) |
 //! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
 //! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
@@ -41,6 +42,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod conflict;
+pub mod doors;
 pub mod error;
 pub mod git;
 pub mod git_cli;

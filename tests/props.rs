@@ -973,3 +973,77 @@ proptest! {
         machines::play(&acts)?;
     }
 }
+
+/// A plan with three sections, each body one of a few lines.
+fn plan_of(bodies: &[u8; 3]) -> String {
+    let mut s = String::from("# Plan\n\n");
+    for (k, b) in ["A", "B", "C"].iter().zip(bodies) {
+        s.push_str(&format!("## {k}\n\n{k} body {b}\n\n"));
+    }
+    s
+}
+
+/// How one section of a merge's result is chosen.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    Base,
+    Ours,
+    Theirs,
+    Fresh,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The sections `guard::merge` says a merge changed of its own are
+    /// those git's three-way rule names, section by section: a result that
+    /// differs from the first parent and is not exactly what the other
+    /// parent changed the section to, or a result that keeps the first
+    /// parent's unchanged section where the other parent changed it.
+    #[test]
+    fn a_merge_changes_what_the_three_way_rule_says(
+        ours_changed in prop::array::uniform3(any::<bool>()),
+        theirs_changed in prop::array::uniform3(any::<bool>()),
+        picks in prop::array::uniform3(prop_oneof![
+            Just(Pick::Base), Just(Pick::Ours), Just(Pick::Theirs), Just(Pick::Fresh)
+        ]),
+    ) {
+        use bsi::guard::merge::{Other, changes_file, text_change_of_merge};
+        let base = [0u8; 3];
+        let mut ours = base;
+        let mut theirs = base;
+        let mut result = base;
+        for k in 0..3 {
+            if ours_changed[k] { ours[k] = 1; }
+            if theirs_changed[k] { theirs[k] = 2; }
+            result[k] = match picks[k] {
+                Pick::Base => base[k],
+                Pick::Ours => ours[k],
+                Pick::Theirs => theirs[k],
+                Pick::Fresh => 3,
+            };
+        }
+        let mut expected: Vec<String> = Vec::new();
+        for (k, key) in ["a", "b", "c"].iter().enumerate() {
+            let mergers = if result[k] == ours[k] {
+                ours[k] == base[k] && theirs[k] != base[k]
+            } else {
+                !(theirs[k] != base[k] && result[k] == theirs[k])
+            };
+            if mergers { expected.push((*key).to_string()); }
+            // The same rule on whole versions.
+            prop_assert_eq!(
+                changes_file(&ours[k], &[Other { base: base[k], theirs: theirs[k] }], &result[k]),
+                mergers
+            );
+        }
+        let (b, o, t, r) = (plan_of(&base), plan_of(&ours), plan_of(&theirs), plan_of(&result));
+        let change = text_change_of_merge(&o, &[Other { base: b.as_str(), theirs: t.as_str() }], &r);
+        let got: Vec<String> = change
+            .as_ref()
+            .map(|c| c.keys().into_iter().filter(|k| k != "plan").collect())
+            .unwrap_or_default();
+        prop_assert_eq!(&got, &expected, "ours {:?} theirs {:?} result {:?}", ours, theirs, result);
+        prop_assert_eq!(change.is_none(), expected.is_empty());
+    }
+}

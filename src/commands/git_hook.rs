@@ -2,17 +2,18 @@
 //! installing them, and what they run: the pre-commit guard and the
 //! session trailer.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use super::Ctx;
 use crate::audit;
 use crate::cli::GitHook;
 use crate::config::HookMode;
+use crate::doors::{judged, transaction};
 use crate::error::{Error, Result, exit};
-use crate::git::{ChangesOf, Git};
+use crate::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
 use crate::githooks;
-use crate::guard::{ClaimIndex, verdict};
+use crate::guard::{ClaimIndex, merge, verdict};
 use crate::hook_managers;
 use crate::registry::Registry;
 use crate::settings::Settings;
@@ -23,14 +24,16 @@ pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
     match action {
         GitHook::Install => install(ctx),
         GitHook::Uninstall => uninstall(ctx),
-        GitHook::PreCommit { .. } => pre_commit(ctx),
+        GitHook::PreCommit { .. } => pre_commit(ctx, Door::Commit),
+        GitHook::PreMergeCommit => pre_commit(ctx, Door::Merge),
+        GitHook::ReferenceTransaction { state } => reference_transaction(ctx, &state),
         GitHook::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
     }
 }
 
 /// Says what install or uninstall did, one line per hook and file, then
 /// what is left for the user to do.
-fn report(out: &mut dyn Write, r: &hook_managers::Report) -> Result<()> {
+fn install_report(out: &mut dyn Write, r: &hook_managers::Report) -> Result<()> {
     for d in &r.done {
         writeln!(out, "{}: {} ({})", d.name, d.what, d.path.display()).map_err(Error::output)?;
     }
@@ -46,7 +49,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let mut out = ctx.out();
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
-    report(
+    install_report(
         &mut out,
         &hook_managers::install(&layout, githooks::HOOKS, program)?,
     )?;
@@ -100,7 +103,7 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
 fn uninstall(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
-    report(
+    install_report(
         &mut ctx.out(),
         &hook_managers::uninstall(&layout, githooks::HOOKS)?,
     )?;
@@ -108,7 +111,16 @@ fn uninstall(ctx: &Ctx) -> Result<u8> {
     Ok(exit::OK)
 }
 
-fn pre_commit(ctx: &Ctx) -> Result<u8> {
+/// Which hook judges the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Door {
+    /// pre-commit: `git commit`, a merge concluded with it included.
+    Commit,
+    /// pre-merge-commit: a merge git concludes by itself.
+    Merge,
+}
+
+fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     let mut err = std::io::stderr().lock();
     let (mut brain, mut settings) = open_for_hook(ctx, &mut err)?;
     let mode = settings.hook_mode;
@@ -139,14 +151,81 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
     // `git commit -a`, `git commit PATHS` and `-i` hand the hook a temporary
     // index: judge that one, which is what the commit records.
     let index_file = ctx.git_index_file.as_ref().map(|p| ctx.cwd.join(p));
-    let changes = audit::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
-
-    let registry_staged = changes.iter().any(|c| c.path == brain.copy_path);
-    let findings = audit::check_changes(&brain, &index, session, &changes, &brain.markdown);
-    if findings.is_empty() && !registry_staged {
-        return Ok(exit::OK);
+    let md = &brain.markdown;
+    // A merge is judged on what it changes of its own. `git merge` runs
+    // pre-merge-commit before it writes MERGE_HEAD: what it merges is read
+    // from its command line (FETCH_HEAD for `git pull`).
+    let merging = match door {
+        Door::Commit => brain.git.merge_heads(),
+        Door::Merge => merged_by_git_merge(&brain),
+    };
+    let (findings, registry_staged) = if merging.is_empty() {
+        if door == Door::Merge {
+            // What is merged is not known here: the reference-transaction
+            // hook judges the merge commit.
+            return Ok(exit::OK);
+        }
+        let changes = audit::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
+        let staged = changes.iter().any(|c| c.path == brain.copy_path);
+        (
+            audit::check_changes(&brain, &index, session, &changes, md),
+            staged,
+        )
+    } else {
+        let files = brain.git.merge_files(MergeOf::Index {
+            index_file: index_file.as_deref(),
+            others: &merging,
+        })?;
+        // A pull into a work tree of the registry branch itself merges the
+        // registry with bsi's driver: that is the registry's own history.
+        let on_registry = brain.git.head_branch().as_deref() == Some(brain.branch.as_str());
+        let staged = !on_registry
+            && files
+                .iter()
+                .any(|f| f.path == brain.copy_path && f.result != f.ours);
+        (
+            audit::check_merge(&brain, &index, session, &files, md),
+            staged,
+        )
+    };
+    let verb = match door {
+        Door::Commit => "commit",
+        Door::Merge => "merge",
+    };
+    let refused = report(
+        &mut err,
+        &brain,
+        &findings,
+        registry_staged,
+        session,
+        mode,
+        verb,
+    );
+    if refused {
+        let _ = writeln!(
+            err,
+            "bsi: {verb} refused. `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
+        );
+        return Ok(exit::CONFLICT);
     }
+    judged::record(&brain.git.git_dir(), brain.git.head_commit().ok().flatten());
+    Ok(exit::OK)
+}
 
+/// Writes the findings (and a staged registry copy) as lines for the
+/// committer; true when `mode` refuses them.
+fn report(
+    err: &mut impl Write,
+    brain: &Brain,
+    findings: &[crate::guard::Finding<'_>],
+    registry_staged: bool,
+    session: Option<&str>,
+    mode: HookMode,
+    change: &str,
+) -> bool {
+    if findings.is_empty() && !registry_staged {
+        return false;
+    }
     let refuse_claimed = verdict::refuses_claimed(mode);
     let mut refused = false;
     let mut lines: Vec<String> = Vec::new();
@@ -158,22 +237,157 @@ fn pre_commit(ctx: &Ctx) -> Result<u8> {
             refuse_claimed,
         ));
     }
-    let judged = verdict::judge(&findings, session, mode, "commit");
+    let judged = verdict::judge(findings, session, mode, change);
     refused |= judged.refused;
     lines.extend(judged.lines.iter().cloned());
     lines.extend(verdict::ways_out(&judged, session));
     for line in &lines {
         let _ = writeln!(err, "{line}");
     }
-    if refused {
+    refused
+}
+
+/// The commits `git merge` (or `git pull`) is merging, read from git's
+/// `GIT_REFLOG_ACTION`; none when they cannot be told.
+fn merged_by_git_merge(brain: &Brain) -> Vec<Oid> {
+    let action = std::env::var("GIT_REFLOG_ACTION").unwrap_or_default();
+    if action.split_whitespace().next() == Some("pull") {
+        return brain.git.fetch_head_merges();
+    }
+    merge::merged_names(&action)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| brain.git.resolve_commit(n))
+        .collect()
+}
+
+/// The reference-transaction hook: in the `prepared` state, judges the
+/// commits each branch update lands ([`crate::git::Git::landing_commits`])
+/// as pre-commit judges a commit, and refuses the transaction when one is
+/// refused. Fails open: an error of its own is said and lets the update go.
+fn reference_transaction(ctx: &Ctx, state: &str) -> Result<u8> {
+    let mut input = String::new();
+    let _ = std::io::stdin().read_to_string(&mut input);
+    if state != "prepared" {
+        return Ok(exit::OK);
+    }
+    let updates = transaction::parse(&input);
+    if !updates.iter().any(transaction::Update::lands_on_branch) {
+        return Ok(exit::OK);
+    }
+    let mut err = std::io::stderr().lock();
+    match judge_transaction(ctx, &updates, &mut err) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: the commits of this branch update were not checked ({e}); the update goes through. Next: `bsi verify SESSION` checks them afterwards."
+            );
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn judge_transaction(
+    ctx: &Ctx,
+    updates: &[transaction::Update],
+    err: &mut impl Write,
+) -> Result<u8> {
+    // A commit this git command's pre-commit hook passed is not judged
+    // again: that is every `git commit`. What is cheap comes first: a
+    // reset back, a new branch or a fast-forward to another branch's tip
+    // lands no commit, and costs no more than finding the repository.
+    let git = Git::discover(&ctx.cwd)?;
+    let judged_before = judged::take(&git.git_dir());
+    let known: Vec<Oid> = updates
+        .iter()
+        .filter(|u| u.name.starts_with("refs/remotes/") || u.name.starts_with("refs/tags/"))
+        .filter_map(|u| u.new)
+        .collect();
+    let mut landing: Vec<(String, CommitInfo)> = Vec::new();
+    for u in updates
+        .iter()
+        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
+    {
+        let Some(new) = u.new else { continue };
+        for c in git.landing_commits(u.old, new, &known)? {
+            if !landing.iter().any(|(_, l)| l.id == c.id) {
+                landing.push((u.name.clone(), c));
+            }
+        }
+    }
+    if landing.is_empty() {
+        return Ok(exit::OK);
+    }
+    let (brain, settings) = open_for_hook(ctx, err)?;
+    let mode = settings.hook_mode;
+    let registry_ref = format!("refs/heads/{}", brain.branch);
+    landing.retain(|(name, _)| *name != registry_ref);
+    if mode == HookMode::Off || landing.is_empty() {
+        return Ok(exit::OK);
+    }
+    let Some(reg) = hook_registry(&brain, &settings, err)? else {
+        return Ok(exit::OK);
+    };
+    let session = ctx.env_session()?;
+    let session = session.as_deref();
+    let index = ClaimIndex::new(&reg);
+    let mut refused_any = false;
+    let mut refused_at: Vec<(&str, &CommitInfo)> = Vec::new();
+    for (branch, c) in &landing {
+        let findings =
+            audit::check_commit(&brain, &index, session, c.id, c.merge, &brain.markdown)?;
+        if findings.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             err,
-            "bsi: commit refused. `git commit --no-verify` skips this check; `git config bsi.hookMode warn` only reports"
+            "bsi: commit {} ({}) on its way to {}:",
+            audit::short(c.id),
+            subject(&c.message),
+            branch_name(branch)
         );
-        Ok(exit::CONFLICT)
-    } else {
-        Ok(exit::OK)
+        let refused = report(err, &brain, &findings, false, session, mode, "commit");
+        if refused {
+            refused_any = true;
+            refused_at.push((branch, c));
+        }
     }
+    if !refused_any {
+        return Ok(exit::OK);
+    }
+    let branches: Vec<&str> = {
+        let mut b: Vec<&str> = refused_at.iter().map(|(b, _)| branch_name(b)).collect();
+        b.dedup();
+        b
+    };
+    let op = transaction::under_way(&brain.git.git_dir());
+    let _ = writeln!(
+        err,
+        "bsi: refused: {} did not move; the change is still in the index and the work tree.",
+        branches.join(", ")
+    );
+    let _ = match op.abort() {
+        Some(abort) => writeln!(
+            err,
+            "  next: `{abort}` goes back to what the branch has; to land it anyway, run it again as `git -c bsi.hookMode=off {} …`",
+            op.command()
+        ),
+        None => writeln!(
+            err,
+            "  next: `git status` shows the change; to land it anyway, run the command again as `git -c bsi.hookMode=off …` (`git -c bsi.hookMode=off commit …` for a commit)"
+        ),
+    };
+    Ok(exit::CONFLICT)
+}
+
+fn branch_name(refname: &str) -> &str {
+    refname.strip_prefix("refs/heads/").unwrap_or(refname)
+}
+
+fn subject(message: &str) -> String {
+    let s = message.lines().next().unwrap_or("").trim();
+    format!("\"{s}\"")
 }
 
 /// The brain and its settings. A broken .bsi.toml does not block commits:

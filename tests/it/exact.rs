@@ -59,7 +59,7 @@ fn commit_a_paths_and_i_are_judged_on_the_index_git_hands_the_hook() {
     );
 
     // Past the hook, verify of the committer finds what the hook refused.
-    t.note("s2 commits `-a` with --no-verify: <forced>.");
+    t.note("s2 commits `-a` past the hook (bsi.hookMode=off): <forced>.");
     let forced = forced_past_the_hook(&mut t, &b, "s2", &["-a"], "forced");
     check_naming(
         &t,
@@ -308,7 +308,7 @@ fn a_heading_written_inside_another_sessions_section_does_not_take_its_text() {
         &plan.replace("## Goals\n\n", "## Goals\n\n## Risks\n\n"),
     );
     b.git(&["add", "projets/plan.md"]);
-    t.note("s2 commits `## Risks` under `## Goals` with --no-verify: <forced>.");
+    t.note("s2 commits `## Risks` under `## Goals` past the hook (bsi.hookMode=off): <forced>.");
     let forced = forced_past_the_hook(&mut t, &b, "s2", &[], "forced");
     check_naming(
         &t,
@@ -428,7 +428,7 @@ fn both_headings_of_one_name_are_protected() {
     git_as(
         &b,
         Some("s2"),
-        &["commit", "-q", "--no-verify", "-m", "forced"],
+        &["-c", "bsi.hookMode=off", "commit", "-q", "-m", "forced"],
     )
     .ok();
     let j = b.bsi(&["verify", "s2", "--json"]).code(6).json();

@@ -49,7 +49,7 @@ pub(crate) fn check_naming(t: &Transcript, rel: &str, named: &[(&str, &str)]) {
     snapshot(rel, &text);
 }
 
-/// `session` commits what is staged past the hook (`git commit --no-verify`,
+/// `session` commits what is staged past the hook (`git -c bsi.hookMode=off commit`,
 /// with `extra` such as `-a`), and `bsi verify` finds it outside the
 /// session's claims (exit 6), both in the transcript. Returns the commit.
 pub(crate) fn forced_past_the_hook(
@@ -59,9 +59,9 @@ pub(crate) fn forced_past_the_hook(
     extra: &[&str],
     msg: &str,
 ) -> String {
-    let mut args = vec!["commit", "-q"];
+    let mut args = vec!["-c", "bsi.hookMode=off", "commit", "-q"];
     args.extend_from_slice(extra);
-    args.extend_from_slice(&["--no-verify", "-m", msg]);
+    args.extend_from_slice(&["-m", msg]);
     t.git_env(&args, &session(session_id)).ok();
     let id = head(b);
     t.bsi(&["verify", session_id]).code(6);
@@ -303,7 +303,7 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
     t.note("core.hooksPath is githooks, which holds a post-commit hook.");
     t.bsi(&["hook", "install"]).ok();
     let once = listing(&dir);
-    assert_eq!(once.len(), 3, "{once:?}");
+    assert_eq!(once.len(), 1 + bsi::githooks::HOOKS.len(), "{once:?}");
     let script = &once
         .iter()
         .find(|(n, _)| n == "pre-commit")
@@ -329,7 +329,7 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
 }
 
 #[test]
-fn a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes() {
+fn a_forced_add_of_the_registry_copy_is_refused_and_hook_mode_off_passes() {
     let b = hooked();
     let reg = b.registry();
     b.write("BRAIN-INDEX.md", &format!("{reg}\nhand edit\n"));
@@ -343,9 +343,9 @@ fn a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes() {
     assert_eq!(b.registry(), reg);
 
     // The documented escape hatch.
-    t.git(&["commit", "-q", "--no-verify", "-m", "hand edit"])
+    t.git(&["-c", "bsi.hookMode=off", "commit", "-q", "-m", "hand edit"])
         .ok();
-    t.check("hooks/a_forced_add_of_the_registry_copy_is_refused_and_no_verify_passes.txt");
+    t.check("hooks/a_forced_add_of_the_registry_copy_is_refused_and_hook_mode_off_passes.txt");
     assert_eq!(b.head_commits(), before + 1);
     assert_eq!(
         b.git(&["show", "--name-only", "--format=", "HEAD"]).trim(),
@@ -439,8 +439,15 @@ fn verify_finds_file_and_section_overflow_and_close_records_it() {
     let mut t = Transcript::new(&b);
     t.note("s1 holds projets/plan.md#Goals and agents/alice.md.");
     t.note("Work of another session, not s1's business:");
-    t.git(&["commit", "-q", "--no-verify", "-m", "someone else"])
-        .ok();
+    t.git(&[
+        "-c",
+        "bsi.hookMode=off",
+        "commit",
+        "-q",
+        "-m",
+        "someone else",
+    ])
+    .ok();
 
     // Inside its claims.
     b.write("agents/alice.md", "# Alice\n\nby s1\n");
@@ -568,7 +575,7 @@ fn the_guard_is_fast_on_many_staged_files_and_claims() {
 }
 
 #[test]
-fn verify_leaves_out_what_a_merge_brings() {
+fn verify_judges_a_merge_on_what_it_changes_of_its_own() {
     let b = hooked();
     b.bsi(&["open", "agents/", "--session", "s1"]).ok();
     b.git(&["checkout", "-q", "-b", "other"]);
@@ -591,7 +598,8 @@ fn verify_leaves_out_what_a_merge_brings() {
     j.ok();
     let j = j.json();
     assert_eq!(j["clean"], true);
-    assert_eq!(j["commits"].as_array().map(Vec::len), Some(1));
+    // The merge brings another branch's work and changes nothing of its own.
+    assert_eq!(j["commits"].as_array().map(Vec::len), Some(2));
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod config;
 mod core;
 mod demo;
 mod docs;
+mod doors;
 mod exact;
 mod help;
 mod hints;

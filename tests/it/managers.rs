@@ -232,7 +232,7 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
         "pre-commit: a line calling bsi added ({})",
         b.path().join(".githooks/pre-commit").display()
     ))
-    .stdout_has("Commit .githooks/pre-commit, .githooks/prepare-commit-msg so that every work tree and clone carries the guard: `git add -- .githooks/pre-commit .githooks/prepare-commit-msg`, then `git commit`");
+    .stdout_has("Commit .githooks/pre-commit, .githooks/prepare-commit-msg, .githooks/pre-merge-commit, .githooks/reference-transaction so that every work tree and clone carries the guard: `git add -- .githooks/pre-commit .githooks/prepare-commit-msg .githooks/pre-merge-commit .githooks/reference-transaction`, then `git commit`");
     assert!(!r.stdout.contains("not on PATH"), "{}", r.stdout);
     // The tracked script is kept, with one line added; nothing is renamed.
     let diff = b.git(&["diff", "--", ".githooks/pre-commit"]);
@@ -242,7 +242,9 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
         .collect();
     assert_eq!(added.len(), 1, "{diff}");
     assert!(
-        added[0].starts_with("+bsi hook pre-commit \"$@\""),
+        added[0].starts_with(
+            "+if command -v bsi >/dev/null 2>&1; then bsi hook pre-commit \"$@\" || exit $?;"
+        ),
         "{diff}"
     );
     assert!(!b.path().join(".githooks/pre-commit.bsi-chained").exists());
@@ -262,6 +264,8 @@ fn a_tracked_hooks_folder_carries_the_guard_into_every_checkout() {
             "--",
             ".githooks/pre-commit",
             ".githooks/prepare-commit-msg",
+            ".githooks/pre-merge-commit",
+            ".githooks/reference-transaction",
         ],
     )
     .ok();
