@@ -270,3 +270,30 @@ mod tests {
         assert_eq!(judge(&look(proc, 7), "98765", false, true), None);
     }
 }
+
+/// The width of the terminal stdout writes to, in columns: `None` when
+/// stdout is not a terminal (a pipe, a file) or the system does not say.
+pub fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    let out = std::io::stdout();
+    if !out.is_terminal() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        rustix::termios::tcgetwinsize(&out)
+            .ok()
+            .map(|w| usize::from(w.ws_col))
+            .filter(|&w| w > 0)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The width text for people fits: `COLUMNS` when it is set to a usable
+/// width (`columns`, already read), else the terminal's, else 80.
+pub fn screen_width(columns: Option<usize>) -> usize {
+    columns.or_else(terminal_width).unwrap_or(80)
+}

@@ -92,16 +92,16 @@ pub enum Clock {
 pub struct Screen {
     /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
     pub colour: bool,
-    /// `COLUMNS`, when it is set to a usable width: unset, empty or
-    /// unreadable is `None`, and each view then has its documented width.
-    pub columns: Option<usize>,
+    /// The width views fit: `COLUMNS` when it is set to a usable width,
+    /// else the width of the terminal stdout writes to, else 80 (a pipe, a
+    /// file).
+    pub width: usize,
 }
 
 impl Screen {
-    /// The width a view fits: `COLUMNS`, else the view's own `default`
-    /// (`status` 80, `log` 100).
-    pub fn width(&self, default: usize) -> usize {
-        self.columns.unwrap_or(default)
+    /// The width a view fits.
+    pub fn width(&self) -> usize {
+        self.width
     }
 }
 
@@ -162,7 +162,7 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour: false,
-                columns: None,
+                width: 80,
             },
             remote: None,
             random_seed: None,
@@ -230,7 +230,7 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour,
-                columns: output::columns(var("COLUMNS").as_deref()),
+                width: crate::platform::screen_width(output::columns(var("COLUMNS").as_deref())),
             },
             remote,
             random_seed,
@@ -666,7 +666,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_ref(), worktree),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
-        Command::Help { command } => meta::help(&command),
+        Command::Help { command } => meta::help(&command, ctx.screen.width()),
         Command::Sync { .. } => sync::run(&ctx),
         Command::Repair { from } => repair::run(&ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {

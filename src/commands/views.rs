@@ -147,7 +147,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
         shrink,
         order,
     };
-    let mut columns = vec![col("SESSION / SCOPE", Shrink::Never, 0)];
+    let mut columns = vec![col("SESSION / SCOPE", Shrink::OwnLine, 0)];
     if ctx.verbosity.is_verbose() {
         columns.push(col("LEVEL", Shrink::Never, 0));
     }
@@ -195,7 +195,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     let width = if ctx.verbosity.is_verbose() {
         usize::MAX
     } else {
-        ctx.screen.width(80)
+        ctx.screen.width()
     };
     Table { columns, rows }.render(width, ctx.screen.colour)
 }
