@@ -221,10 +221,15 @@ pub enum Error {
         source: ParseError,
     },
     /// There is no registry yet.
-    #[error("this brain has no registry: there is no branch `{branch}`, here or on its remote")]
+    #[error("this brain has no registry: there is no branch `{branch}` here{}", match remote {
+        Some(r) => format!(", and the remote has no `{r}` either (as last fetched)"),
+        None => " and no remote to get one from".to_string(),
+    })]
     NoRegistry {
         /// The registry branch looked for.
         branch: String,
+        /// The remote that has none either, when the brain has one.
+        remote: Option<String>,
     },
     /// The brain keeps its registry as a tracked file of the content
     /// branch, as bsi did before the registry branch.
@@ -371,6 +376,8 @@ pub enum Error {
     StaleNotRenewable {
         /// The session.
         session: String,
+        /// Its stale scopes.
+        scopes: Vec<Scope>,
     },
     /// A renew of claims past their expiry.
     #[error(
@@ -706,9 +713,10 @@ impl Error {
                 "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
                 command_line(["bsi", verb, &claim.session, "--agent", &claim.agent])
             ),
-            Error::StaleNotRenewable { session } => format!(
-                "a person decides: `{}`, then open again",
-                command_line(["bsi", "release", session, "--confirm"])
+            Error::StaleNotRenewable { session, scopes } => format!(
+                "as their holder, close them and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(scopes, &["--session", session])
             ),
             Error::RenewOverdue { claim, overdue, .. } => format!(
                 "close it and claim again: `{}`, then `{}`",
@@ -812,7 +820,12 @@ impl Error {
                     "the broken copy is {remote}'s ({remote}/{branch}), not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens that copy in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
                 )
             }
-            Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
+            Error::NoRegistry { remote: Some(_), .. } => {
+                "if another clone made the registry before the remote was added, that clone must publish it: `bsi sync` there (its next bsi command does it too), then run this again; if no clone has one, run `bsi init` once for the brain".into()
+            }
+            Error::NoRegistry { remote: None, .. } => {
+                "run `bsi init` once for the brain".into()
+            }
             Error::NotMigrated { .. } => {
                 "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
             }
@@ -994,7 +1007,10 @@ mod tests {
             (Error::NoRemote, "refused", exit::ERROR),
             (Error::NotFound("a".into()), "not-found", exit::ERROR),
             (
-                Error::NoRegistry { branch: "b".into() },
+                Error::NoRegistry {
+                    branch: "b".into(),
+                    remote: None,
+                },
                 "no-registry",
                 exit::REGISTRY,
             ),
@@ -1076,8 +1092,9 @@ mod tests {
             (
                 Error::StaleNotRenewable {
                     session: "s1".into(),
+                    scopes: vec![Scope::File("a.md".into())],
                 },
-                "a person decides: `bsi release s1 --confirm`, then open again",
+                "as their holder, close them and claim again: `bsi close s1`, then `bsi open a.md --session s1`",
             ),
             (
                 Error::RenewOverdue {

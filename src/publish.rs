@@ -235,7 +235,8 @@ pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Re
             }
         }
     }
-    let tip = base_of(brain, brain.tips(remote.as_ref()))?.ok_or_else(|| brain.missing())?;
+    let tip = base_of(brain, brain.tips(remote.as_ref()))?
+        .ok_or_else(|| brain.missing_on(remote.as_ref()))?;
     Ok(Raw {
         tip,
         text: brain.text_at(tip)?,
@@ -942,9 +943,19 @@ pub fn read(
             &brain.workdir,
             FETCH_TIMEOUT.min(settings.connection_timeout),
         ) {
-            Ok(()) | Err(FetchError::NoBranch) => {
+            Ok(()) => {
                 brain.heard_from_remote(now);
                 Freshness::Fetched
+            }
+            // The remote answered and has no registry: one this clone made
+            // before the remote existed is published now, so no clone is
+            // left without it and no person has to guess.
+            Err(FetchError::NoBranch) => {
+                brain.heard_from_remote(now);
+                match first_publish(brain, settings, r, now)? {
+                    Some(n) => Freshness::FirstPublished(n),
+                    None => Freshness::Fetched,
+                }
             }
             Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => {
                 Freshness::Unreachable(why)
@@ -954,6 +965,38 @@ pub fn read(
     let view = brain.view(remote.as_ref())?;
     brain.refresh_copy(&view.registry);
     Ok((view, fresh))
+}
+
+/// Pushes the local registry branch to a remote that has none (a brain
+/// initialised before its remote was added): `Some(n)`, the number of its
+/// changes published, once the remote holds it; `None` when there is no
+/// local branch either, or the push did not land (the view then says the
+/// changes are not published, as before).
+fn first_publish(
+    brain: &Brain,
+    settings: &Settings,
+    remote: &Remote,
+    now: DateTime<FixedOffset>,
+) -> Result<Option<usize>> {
+    let _lock = brain.writer("publish")?;
+    let tips = brain.tips(Some(remote));
+    let (Some(local), None) = (tips.local, tips.tracking) else {
+        return Ok(None);
+    };
+    let changes = brain.pending_changes(tips)?.len();
+    let opts = Options {
+        now,
+        fresh: false,
+        verbose: false,
+    };
+    let p = Publisher::new(brain, settings, remote.clone(), opts);
+    match p.remote.push(&brain.workdir, local, p.conn) {
+        Push::Pushed => {
+            p.pushed(tips, local)?;
+            Ok(Some(changes))
+        }
+        Push::Lost | Push::Refused(_) | Push::Denied(_) | Push::Unreachable(_) => Ok(None),
+    }
 }
 
 /// How current a read command's view is.
@@ -967,6 +1010,10 @@ pub enum Freshness {
     NotAsked,
     /// The remote could not be reached: what git said.
     Unreachable(String),
+    /// The remote answered without a registry, and this clone's (made
+    /// before the remote existed) was published to it just now: its number
+    /// of changes.
+    FirstPublished(usize),
 }
 
 /// The exit code once the report is printed: a change that could not be

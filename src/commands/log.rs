@@ -107,7 +107,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
         col(format!("TIME ({zone})"), Shrink::Never, 0),
         col("ACTION".into(), Shrink::Never, 0),
         col("AGENT".into(), Shrink::End(12), 1),
-        col("SESSION".into(), Shrink::Middle(12), 3),
+        col("SESSION".into(), Shrink::Never, 0),
         col("SCOPES".into(), Shrink::End(12), 2),
     ];
     let rows = entries

@@ -493,6 +493,22 @@ impl<'c> WriteCommand<'c> {
     }
 }
 
+/// What a command that installs a guard says when the brain has no
+/// registry yet: the guard has no claims to check until there is one, and
+/// the command that makes it. `None` when there is a registry (or the brain
+/// cannot be read: the guard's own run says why).
+pub(crate) fn no_registry_note(ctx: &Ctx) -> Option<String> {
+    let (brain, settings) = ctx.open().ok()?;
+    let remote = settings.remote().ok().flatten();
+    match brain.view(remote.as_ref()) {
+        Err(e @ Error::NoRegistry { .. }) => Some(format!(
+            "Note: {e}; the hooks let every change through until there is one.\nNext: {}.",
+            e.hint()
+        )),
+        _ => None,
+    }
+}
+
 /// With `-v`, names the commit of a registry change.
 pub(crate) fn note_commit(
     ctx: &Ctx,

@@ -96,9 +96,65 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
         session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
     };
     let named_agent = req.agent.is_some().then_some(agent.as_str());
-    w.report(applied, |outcome, commit| {
+    let code = w.report(applied, |outcome, commit| {
         report(ctx, &session, named_agent, generated, outcome, commit)
-    })
+    })?;
+    if code == exit::OK || code == exit::UNPUBLISHED {
+        // A claim on a path that is not there protects nothing until it
+        // is made: said once it is granted, with the path it may have meant.
+        // A note (a new path in a folder that exists) is a sentence `-q`
+        // leaves out; a warning (its folder is missing too) is always said.
+        for a in scopes
+            .iter()
+            .filter_map(|s| resolve::absent(&w.brain.root, s, &w.brain.copy_name()))
+            .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
+        {
+            eprintln!("{}", absent_words(&a, &session));
+        }
+    }
+    Ok(code)
+}
+
+/// What `open` says of a granted claim on a path that is not there: a new
+/// file or folder in an existing folder is a note; a path whose folder is
+/// missing too is a warning, most likely a typo. Either names the existing
+/// path nearest by edit distance, and how to move the claim to it.
+fn absent_words(a: &resolve::Absent, session: &str) -> String {
+    let kind = if a.scope.ends_with('/') {
+        "folder"
+    } else {
+        "file"
+    };
+    let mut text = if a.parent_exists {
+        let place = match a.scope.trim_end_matches('/').rsplit_once('/') {
+            Some((dir, _)) => format!("in `{dir}/`"),
+            None => "at the brain root".to_string(),
+        };
+        format!(
+            "note: `{}` does not exist yet: claimed as a new {kind} {place}.",
+            a.scope
+        )
+    } else {
+        format!(
+            "warning: nothing exists at `{}` (no folder `{}`): the claim covers a path that is not there.",
+            a.scope,
+            a.missing_folder.as_deref().unwrap_or_default()
+        )
+    };
+    let close = command_line(["bsi", "close", session, "--scope", &a.scope]);
+    match &a.nearest {
+        Some(n) => text.push_str(&format!(
+            "\n  Did you mean `{n}`? Then run `{close}`, then `{}`.",
+            command_line(["bsi", "open", n, "--session", session])
+        )),
+        None if !a.parent_exists => {
+            text.push_str(&format!(
+                "\n  If it is a typo, run `{close}`, then open the right path."
+            ));
+        }
+        None => {}
+    }
+    text
 }
 
 /// The scopes asked for, resolved, without repeats; the registry itself

@@ -447,6 +447,14 @@ fn tour_in(shell: &[&str]) {
         assert!(all.contains(want), "the tour never shows {want:?}:\n{seen}");
     }
     assert!(!all.contains("error:"), "an error in the tour:\n{seen}");
+    // The release is a person's, after the session `me` closed: the journal
+    // credits the user, not the agent name the session exported.
+    let release = all
+        .lines()
+        .find(|l| l.starts_with("2026-") && l.contains(" release "))
+        .unwrap_or_else(|| panic!("no release in the journal:\n{seen}"));
+    assert!(!release.contains(" me "), "{release}");
+    assert!(release.contains("tester@"), "{release}");
 }
 
 #[test]

@@ -377,3 +377,63 @@ fn a_heading_typo_suggests_the_nearest_heading() {
     );
     assert_eq!(b.registry(), before, "nothing written");
 }
+
+/// A scope that names nothing is granted (claiming a file before making it
+/// is ordinary work), and said: a new file in an existing folder is a note,
+/// a path whose folder is missing too a warning naming the existing path
+/// nearest by edit distance and the two commands that move the claim.
+#[test]
+fn a_scope_naming_nothing_is_granted_and_said_with_the_nearest_path() {
+    let b = Brain::new();
+    let typo = b.bsi(&["open", "agent/alice.md", "--session", "s1", "--agent", "a"]);
+    typo.ok()
+        .stdout_has("Claim opened — agent/alice.md")
+        .stderr_has("warning: nothing exists at `agent/alice.md` (no folder `agent/`)")
+        .stderr_has("Did you mean `agents/alice.md`? Then run `bsi close s1 --scope agent/alice.md`, then `bsi open agents/alice.md --session s1`.");
+    assert!(
+        b.active().iter().any(|r| r.contains("agent/alice.md")),
+        "{:?}",
+        b.active()
+    );
+    // The two commands it names move the claim.
+    b.bsi(&["close", "s1", "--scope", "agent/alice.md", "--agent", "a"])
+        .ok();
+    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "a"])
+        .ok();
+    assert!(
+        b.active().iter().any(|r| r.contains("agents/alice.md")),
+        "{:?}",
+        b.active()
+    );
+    assert!(
+        !b.active().iter().any(|r| r.contains("agent/alice.md")),
+        "{:?}",
+        b.active()
+    );
+
+    // A new file in a folder that exists: a note, no typo to suggest.
+    let new = b.bsi(&[
+        "open",
+        "projets/roadmap-2027.md",
+        "--session",
+        "s2",
+        "--agent",
+        "a",
+    ]);
+    new.ok().stderr_has(
+        "note: `projets/roadmap-2027.md` does not exist yet: claimed as a new file in `projets/`.",
+    );
+    assert!(!new.stderr.contains("Did you mean"), "{}", new.stderr);
+    // A new folder whose name is nowhere near another: the warning, and how to undo.
+    let far = b.bsi(&["open", "journal/2026/", "--session", "s3", "--agent", "a"]);
+    far.ok()
+        .stderr_has("warning: nothing exists at `journal/2026/` (no folder `journal/`)")
+        .stderr_has("If it is a typo, run `bsi close s3 --scope journal/2026/`");
+    // What exists is granted without a word on stderr.
+    let there = b.bsi(&["open", "README.md", "--session", "s4", "--agent", "a"]);
+    there.ok();
+    assert_eq!(there.stderr, "", "{}", there.stderr);
+    // The user's files are untouched: nothing was created.
+    assert!(!b.path().join("agent").exists());
+    assert!(!b.path().join("projets/roadmap-2027.md").exists());
+}

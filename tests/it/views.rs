@@ -265,7 +265,7 @@ fn log_shows_agent_action_scopes_and_time_in_80_columns_through_a_pipe() {
     utc.ok()
         .stdout_has("TIME (UTC)")
         .stdout_has("open      claude")
-        .stdout_has("sess-20260…1000-ag01  agents/");
+        .stdout_has("sess-20260314-1000-ag01  agents/");
     assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
     // Not a terminal, no COLUMNS: 80 columns, as every view.
     assert!(widest(&utc.stdout) <= 80, "{}", utc.stdout);
