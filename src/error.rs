@@ -854,8 +854,11 @@ impl Error {
                 command_line(["rm", &path.to_string_lossy()])
             ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
+            Error::Unreachable { why, .. } if address_hint(why).is_some() => {
+                "check the remote's address: `git remote -v` shows it, `git remote set-url` mends it; then run `bsi sync` again; local changes stay recorded".into()
+            }
             Error::Unreachable { .. } => {
-                "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
+                "check the network and the remote's address (`git remote -v` shows it; `git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
             Error::Git(_) => "run `git status` in the brain to see what git says, then retry".into(),
             Error::Io { .. } => "check the path and its permissions, then run the same command again".into(),
@@ -933,6 +936,26 @@ impl Error {
             Error::Io { .. } => "io",
         }
     }
+}
+
+/// What to add when git's words on an unreachable remote say its address
+/// names nothing (a wrong path or host, rather than a network down): the
+/// command that shows the address.
+pub fn address_hint(why: &str) -> Option<&'static str> {
+    let w = why.to_lowercase();
+    [
+        "does not appear to be a git repository",
+        "repository not found",
+        "no such file or directory",
+        "could not resolve host",
+        "not a git repository",
+        "does not exist",
+    ]
+    .iter()
+    .any(|p| w.contains(p))
+    .then_some(
+        "The remote's address may be wrong: `git remote -v` shows it, `git remote set-url` mends it.",
+    )
 }
 
 #[cfg(test)]

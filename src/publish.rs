@@ -1025,6 +1025,9 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
     match &applied.landed {
         Landed::Pending(why) => {
             eprintln!("warning: {why}.");
+            if let Some(hint) = crate::error::address_hint(&why.why) {
+                eprintln!("{hint}");
+            }
             eprintln!(
                 "The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
             );

@@ -93,6 +93,13 @@ pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
 pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
     if let Some(line) = age_line(s) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
+        if let Some(hint) = s
+            .unreachable
+            .as_deref()
+            .and_then(crate::error::address_hint)
+        {
+            writeln!(out, "{hint}").map_err(crate::Error::output)?;
+        }
     }
     if let Some(n) = s.first_published {
         writeln!(

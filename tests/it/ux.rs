@@ -437,3 +437,77 @@ fn a_scope_naming_nothing_is_granted_and_said_with_the_nearest_path() {
     assert!(!b.path().join("agent").exists());
     assert!(!b.path().join("projets/roadmap-2027.md").exists());
 }
+
+/// The smaller mismatches a newcomer met in the first hour, each with the
+/// words that now tell the truth and name the next command.
+#[test]
+fn the_first_hour_messages_name_the_next_command() {
+    // Guards installed before `bsi init` say there is nothing to guard yet.
+    let bare = Brain::bare_repo();
+    bare.write("a.md", "# A\n");
+    bare.git(&["add", "-A"]);
+    bare.git(&["commit", "-q", "-m", "a"]);
+    for args in [
+        &["hook", "install"][..],
+        &["agent", "install", "claude"][..],
+    ] {
+        bare.bsi(args)
+            .ok()
+            .stdout_has("this brain has no registry")
+            .stdout_has("Next: run `bsi init` once for the brain.");
+    }
+    bare.bsi(&["init"]).ok();
+    let after = bare.bsi(&["agent", "install", "codex"]);
+    assert!(
+        !after.ok().stdout.contains("no registry"),
+        "{}",
+        after.stdout
+    );
+
+    // Renewing one's own stale claim: close it, then open it again.
+    let b = Brain::new();
+    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "a"])
+        .ok();
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
+    let renew = b.bsi_env(
+        &["renew", "s1", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z")],
+    );
+    renew.code(1).stderr_has(
+        "hint: as their holder, close them and claim again: `bsi close s1`, then `bsi open agents/alice.md --session s1`",
+    );
+    // Both commands it names work, as written.
+    b.bsi_env(
+        &["close", "s1", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z")],
+    )
+    .ok();
+    // BSI_SESSION left set after close: the next open reuses the id, and says so.
+    let again = b.bsi_env(
+        &["open", "agents/alice.md", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z"), ("BSI_SESSION", "s1")],
+    );
+    again
+        .ok()
+        .stdout_has("Session: s1")
+        .stderr_has("note: session s1 was closed before; these claims reopen it under the same id")
+        .stderr_has("`unset BSI_SESSION`");
+    // A session opened for the first time is not told so.
+    let fresh = b.bsi(&["open", "README.md", "--session", "s9", "--agent", "a"]);
+    assert!(
+        !fresh.ok().stderr.contains("closed before"),
+        "{}",
+        fresh.stderr
+    );
+
+    // A remote whose address names nothing: `git remote -v` is named.
+    let c = Brain::new();
+    c.git(&["remote", "add", "origin", "/nonexistent/brain.git"]);
+    c.bsi(&["status"])
+        .ok()
+        .stdout_has("could not be reached")
+        .stdout_has("`git remote -v` shows it");
+    let open = c.bsi(&["open", "README.md", "--session", "s2", "--agent", "a"]);
+    open.code(7).stderr_has("`git remote -v` shows it");
+}
