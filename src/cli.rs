@@ -200,7 +200,8 @@ pub enum Command {
     ///
     /// With a remote, the registry branch is fetched first (a few seconds at
     /// most); when the remote cannot be reached the local state is shown
-    /// with its age.
+    /// with its age. The one write it makes: a registry this clone made
+    /// before the remote existed is published to it, and said.
     ///
     /// One block per session, its scopes below it, with agent, expiry (in
     /// this machine's time zone, named in the header), time left and note,
