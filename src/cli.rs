@@ -220,6 +220,12 @@ pub enum Command {
         /// Do not fetch the registry branch first: show the state as last fetched.
         #[arg(long)]
         offline: bool,
+        /// A live view in the terminal: redrawn when the registry changes in
+        /// this clone, and after each fetch from the remote (every 3s), with
+        /// the age of the view; what changed is said and highlighted;
+        /// collisions and stale claims first. `q` or Ctrl-C quits.
+        #[arg(long, conflicts_with_all = ["json", "tree"])]
+        watch: bool,
         #[command(flatten)]
         out: JsonFlag,
     },

@@ -20,6 +20,7 @@ mod status;
 mod sync;
 mod verify;
 mod views;
+mod watch;
 mod watchdog;
 mod whoami;
 
@@ -665,6 +666,11 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 force,
             },
         ),
+        Command::Status {
+            watch: true,
+            offline,
+            ..
+        } => watch::run(&ctx, offline),
         Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
         Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
         Command::Log { limit, .. } => log::run(&ctx, limit),

@@ -544,3 +544,124 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
         assert_eq!(piped.ok().stdout, h80, "{args:?}");
     }
 }
+
+/// `bsi status --watch` in a real terminal (tmux): the view is redrawn
+/// after a claim made from another clone (fetched) and after one made in
+/// this clone, says what changed, puts stale claims first, and `q` ends it.
+/// Skipped, with the reason, when tmux is not installed (CI installs it).
+#[test]
+fn the_watch_view_redraws_after_a_claim_from_another_clone() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let m = common::Machines::new();
+    let sock = m.a.path().join("..").join(format!(
+        "{}.tmux",
+        m.a.path().file_name().expect("name").to_string_lossy()
+    ));
+    let sock = sock.to_str().expect("utf-8").to_string();
+    let tmux = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("tmux");
+        common::clean_env(&mut cmd, m.a.path());
+        cmd.env("BSI_NOW", common::NOW)
+            .env("TERM", "xterm")
+            .arg("-S")
+            .arg(&sock)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let watch = format!("{} status --watch", common::bin().display());
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        "-c",
+        m.a.path().to_str().expect("utf-8"),
+        &watch,
+    ]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let pane = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
+    // Waits (bounded) until the pane shows `want`: its text then.
+    let wait_for = |want: &str| -> String {
+        let mut text = String::new();
+        for _ in 0..150 {
+            text = pane();
+            if text.contains(want) {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = tmux(&["kill-server"]);
+        panic!("the watch view never showed {want:?}:\n{text}");
+    };
+    let first = wait_for("No claims: the whole brain is free.");
+    assert!(first.contains("fetched from origin/brain-index"), "{first}");
+    assert!(first.contains("q or Ctrl-C quits"), "{first}");
+
+    // A claim from the other clone: fetched, drawn, said.
+    m.b.bsi(&[
+        "open",
+        "projets/plan.md#Risks",
+        "--session",
+        "s-bob",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    let remote = wait_for("+ s-bob projets/plan.md#Risks opened");
+    assert!(remote.contains("  projets/plan.md#Risks"), "{remote}");
+    assert!(remote.contains("1 active, 0 stale"), "{remote}");
+
+    // A claim made in this clone shows too.
+    m.a.bsi(&["open", "agents/", "--session", "s-al", "--agent", "alice"])
+        .ok();
+    wait_for("+ s-al agents/ opened");
+
+    // Stale claims come first, before the active ones.
+    m.b.bsi(&[
+        "open",
+        "README.md",
+        "--session",
+        "s-late",
+        "--agent",
+        "bob",
+        "--ttl",
+        "8h",
+    ])
+    .ok();
+    m.b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
+    let stale = wait_for("Stale, still blocking");
+    let stale_at = stale.find("Stale, still blocking").expect("stale");
+    let active_at = stale.find("\ns-late\n").expect("the active claim");
+    assert!(stale_at < active_at, "{stale}");
+    assert!(stale.contains("is now STALE"), "{stale}");
+
+    // q ends it: the session (the watch's only window) is gone.
+    tmux(&["send-keys", "q"]);
+    let mut ended = false;
+    for _ in 0..100 {
+        if !tmux(&["has-session"]).status.success() {
+            ended = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if !ended {
+        let _ = tmux(&["kill-server"]);
+    }
+    assert!(ended, "q did not end the watch:\n{}", pane());
+}
