@@ -1050,6 +1050,14 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
         if code == exit::OK {
             return exit::CONFLICT;
         }
+    } else if !applied.published.is_empty() && matches!(applied.landed, Landed::Published) {
+        // Changes recorded while the remote was out of reach, or before it
+        // existed (a registry made before `git remote add`): now everyone's.
+        eprintln!(
+            "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
+            applied.published.len(),
+            applied.published.join("; ")
+        );
     }
     code
 }

@@ -1095,29 +1095,8 @@ fn a_claim_on_write_that_publishes_a_collision_says_so_to_the_agent() {
 /// the first machine's next `bsi status` publishes it, and says so.
 #[test]
 fn a_registry_made_before_its_remote_reaches_it_with_the_next_status() {
-    let m1 = Brain::bare_repo();
-    m1.write("notes/a.md", "# A\n");
-    m1.git(&["add", "-A"]);
-    m1.git(&["commit", "-q", "-m", "first"]);
-    m1.bsi(&["init"]).ok();
-    let bare = crate::common::scratch("bsi-remote");
-    let mut init = Command::new("git");
-    clean_env(&mut init, bare.path());
-    let r = init
-        .current_dir(bare.path())
-        .args(["init", "-q", "--bare", "-b", "main"])
-        .output()
-        .expect("git init --bare");
-    assert!(r.status.success());
-    m1.git(&[
-        "remote",
-        "add",
-        "origin",
-        bare.path().to_str().expect("utf-8"),
-    ]);
-    m1.git(&["push", "-q", "-u", "origin", "main"]);
+    let (m1, bare, m2) = remote_added_later();
     let main_before = m1.git(&["rev-parse", "main"]);
-    let m2 = Brain::clone_of(bare.path(), "bob");
 
     // Machine 2: no registry anywhere it can see, and no advice that
     // cannot help (`git fetch`) or would make a rival (`bsi init` first).
@@ -1152,4 +1131,43 @@ fn a_registry_made_before_its_remote_reaches_it_with_the_next_status() {
     m1.bsi(&["status"]).ok().stdout_has("s2");
     m1.bsi(&["open", "notes/a.md", "--session", "s1", "--agent", "alice"])
         .code(3);
+}
+
+/// A brain whose registry was made before its remote was added (machine
+/// 1), the remote with `main` only, and a clone of it (machine 2).
+fn remote_added_later() -> (Brain, TempDir, Brain) {
+    let m1 = Brain::bare_repo();
+    m1.write("notes/a.md", "# A\n");
+    m1.git(&["add", "-A"]);
+    m1.git(&["commit", "-q", "-m", "first"]);
+    m1.bsi(&["init"]).ok();
+    let bare = crate::common::scratch("bsi-remote");
+    let mut init = Command::new("git");
+    clean_env(&mut init, bare.path());
+    let r = init
+        .current_dir(bare.path())
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .output()
+        .expect("git init --bare");
+    assert!(r.status.success());
+    m1.git(&[
+        "remote",
+        "add",
+        "origin",
+        bare.path().to_str().expect("utf-8"),
+    ]);
+    m1.git(&["push", "-q", "-u", "origin", "main"]);
+    let m2 = Brain::clone_of(bare.path(), "bob");
+    (m1, bare, m2)
+}
+
+/// The same brain: machine 1's next write publishes the registry with its
+/// own change, and says so.
+#[test]
+fn a_registry_made_before_its_remote_reaches_it_with_the_next_write() {
+    let (m1, _bare, m2) = remote_added_later();
+    m1.bsi(&["open", "notes/a.md", "--session", "s1", "--agent", "alice"])
+        .ok()
+        .stderr_has("note: this also published 1 earlier change(s) of this clone that the remote did not have: bsi: init");
+    m2.bsi(&["status"]).ok().stdout_has("s1");
 }
