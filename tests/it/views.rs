@@ -560,10 +560,8 @@ fn the_watch_view_redraws_after_a_claim_from_another_clone() {
         return;
     }
     let m = common::Machines::new();
-    let sock = m.a.path().join("..").join(format!(
-        "{}.tmux",
-        m.a.path().file_name().expect("name").to_string_lossy()
-    ));
+    // In a directory the test removes: the socket goes with it.
+    let sock = m.bare.path().join("watch.tmux");
     let sock = sock.to_str().expect("utf-8").to_string();
     let tmux = |args: &[&str]| {
         let mut cmd = std::process::Command::new("tmux");
@@ -650,18 +648,41 @@ fn the_watch_view_redraws_after_a_claim_from_another_clone() {
     assert!(stale_at < active_at, "{stale}");
     assert!(stale.contains("is now STALE"), "{stale}");
 
-    // q ends it: the session (the watch's only window) is gone.
-    tmux(&["send-keys", "q"]);
-    let mut ended = false;
-    for _ in 0..100 {
-        if !tmux(&["has-session"]).status.success() {
-            ended = true;
-            break;
+    // q ends it, and so does Ctrl-C: the session (the watch's only
+    // window) is gone.
+    let ends_with = |key: &str| {
+        tmux(&["send-keys", key]);
+        let mut ended = false;
+        for _ in 0..100 {
+            if !tmux(&["has-session"]).status.success() {
+                ended = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    if !ended {
-        let _ = tmux(&["kill-server"]);
-    }
-    assert!(ended, "q did not end the watch:\n{}", pane());
+        if !ended {
+            let text = pane();
+            let _ = tmux(&["kill-server"]);
+            panic!("{key} did not end the watch:\n{text}");
+        }
+    };
+    ends_with("q");
+    let again = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        "-c",
+        m.a.path().to_str().expect("utf-8"),
+        &watch,
+    ]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    wait_for("Stale, still blocking");
+    ends_with("C-c");
 }
