@@ -201,25 +201,34 @@ pub enum Command {
     ///
     /// With a remote, the registry branch is fetched first (a few seconds at
     /// most); when the remote cannot be reached the local state is shown
-    /// with its age.
+    /// with its age. The one write it makes: a registry this clone made
+    /// before the remote existed is published to it, and said.
     ///
     /// One block per session, its scopes below it, with agent, expiry (in
     /// this machine's time zone, named in the header), time left and note,
-    /// fitted to $COLUMNS (80 by default; notes and agents are shortened,
-    /// never scopes or session ids; `-v` shortens nothing and adds the level
-    /// and the opening time). Stale claims are marked STALE; an active claim
+    /// fitted to the screen: $COLUMNS when set, else the terminal's width,
+    /// else 80 (notes and agents are shortened, never scopes or session
+    /// ids; a scope wider than half the screen takes a line of its own;
+    /// `-v` shortens nothing and adds the level and the opening time). Stale claims are marked STALE; an active claim
     /// past its expiry shows `overdue` until the watchdog moves it. Colours
     /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
     /// NO_COLOR is set. Exits 3 while two claims collide. When this clone
     /// installed bsi's git hooks and one is not reached in this work tree, a
     /// last line says so (`bsi doctor` says what to do).
     Status {
-        /// Draw the brain's directory tree with each claim where it sits.
+        /// Draw each claim where it sits in the brain's tree: the claimed
+        /// paths with their folders, and in each folder a count of the rest.
         #[arg(long, conflicts_with = "json")]
         tree: bool,
         /// Do not fetch the registry branch first: show the state as last fetched.
         #[arg(long)]
         offline: bool,
+        /// A live view in the terminal: redrawn when the registry changes in
+        /// this clone, and after each fetch from the remote (every 3s), with
+        /// the age of the view; what changed is said and highlighted;
+        /// collisions and stale claims first. `q` or Ctrl-C quits.
+        #[arg(long, conflicts_with_all = ["json", "tree"])]
+        watch: bool,
         #[command(flatten)]
         out: JsonFlag,
     },
@@ -310,8 +319,9 @@ pub enum Command {
     /// The journal of sessions: the git history of the registry.
     ///
     /// One line per change: time (in this machine's time zone), action, the
-    /// agent that acted, session and scopes, fitted to 100 columns (or
-    /// $COLUMNS). `-v` adds each commit's id, git author and trailers.
+    /// agent that acted, session and scopes, fitted to the screen ($COLUMNS
+    /// when set, else the terminal's width, else 80). `-v` adds each
+    /// commit's id, git author and trailers.
     Log {
         /// Show at most N entries.
         #[arg(long, short = 'n', value_name = "N")]

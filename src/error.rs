@@ -224,10 +224,15 @@ pub enum Error {
         source: ParseError,
     },
     /// There is no registry yet.
-    #[error("this brain has no registry: there is no branch `{branch}`, here or on its remote")]
+    #[error("this brain has no registry: there is no branch `{branch}` here{}", match remote {
+        Some(r) => format!(", and the remote has no `{r}` either (as last fetched)"),
+        None => " and no remote to get one from".to_string(),
+    })]
     NoRegistry {
         /// The registry branch looked for.
         branch: String,
+        /// The remote that has none either, when the brain has one.
+        remote: Option<String>,
     },
     /// The brain keeps its registry as a tracked file of the content
     /// branch, as bsi did before the registry branch.
@@ -374,6 +379,8 @@ pub enum Error {
     StaleNotRenewable {
         /// The session.
         session: String,
+        /// Its stale scopes.
+        scopes: Vec<Scope>,
     },
     /// A renew of claims past their expiry.
     #[error(
@@ -717,9 +724,10 @@ impl Error {
                 "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
                 command_line(["bsi", verb, &claim.session, "--agent", &claim.agent])
             ),
-            Error::StaleNotRenewable { session } => format!(
-                "a person decides: `{}`, then open again",
-                command_line(["bsi", "release", session, "--confirm"])
+            Error::StaleNotRenewable { session, scopes } => format!(
+                "as their holder, close them and claim again: `{}`, then `{}`",
+                command_line(["bsi", "close", session]),
+                open_command(scopes, &["--session", session])
             ),
             Error::RenewOverdue { claim, overdue, .. } => format!(
                 "close it and claim again: `{}`, then `{}`",
@@ -826,7 +834,12 @@ impl Error {
                     "the broken copy is {remote}'s ({remote}/{branch}), not this clone's branch, and bsi never rewrites a registry it cannot read: {fix} with `bsi repair` (it opens that copy in your editor and publishes the fix only if nobody wrote meanwhile), then retry"
                 )
             }
-            Error::NoRegistry { .. } => "if another clone created it, `git fetch` brings it; otherwise run `bsi init` once for the brain".into(),
+            Error::NoRegistry { remote: Some(_), .. } => {
+                "if another clone made the registry before the remote was added, that clone must publish it: `bsi sync` there (its next bsi command does it too), then run this again; if no clone has one, run `bsi init` once for the brain".into()
+            }
+            Error::NoRegistry { remote: None, .. } => {
+                "run `bsi init` once for the brain".into()
+            }
             Error::NotMigrated { .. } => {
                 "a person runs `bsi migrate` once for the brain: it moves every row to the registry branch and untracks the file in one commit".into()
             }
@@ -855,8 +868,11 @@ impl Error {
                 command_line(["rm", &path.to_string_lossy()])
             ),
             Error::NotFound(_) => "`bsi status` lists the sessions and their scopes".into(),
+            Error::Unreachable { why, .. } if address_hint(why).is_some() => {
+                "check the remote's address: `git remote -v` shows it, `git remote set-url` mends it; then run `bsi sync` again; local changes stay recorded".into()
+            }
             Error::Unreachable { .. } => {
-                "check the network and the remote (`git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
+                "check the network and the remote's address (`git remote -v` shows it; `git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
             Error::Git(_) => "run `git status` in the brain to see what git says, then retry".into(),
             Error::Io { .. } => "check the path and its permissions, then run the same command again".into(),
@@ -937,6 +953,26 @@ impl Error {
     }
 }
 
+/// What to add when git's words on an unreachable remote say its address
+/// names nothing (a wrong path or host, rather than a network down): the
+/// command that shows the address.
+pub fn address_hint(why: &str) -> Option<&'static str> {
+    let w = why.to_lowercase();
+    [
+        "does not appear to be a git repository",
+        "repository not found",
+        "no such file or directory",
+        "could not resolve host",
+        "not a git repository",
+        "does not exist",
+    ]
+    .iter()
+    .any(|p| w.contains(p))
+    .then_some(
+        "The remote's address may be wrong: `git remote -v` shows it, `git remote set-url` mends it.",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -1009,7 +1045,10 @@ mod tests {
             (Error::NoRemote, "refused", exit::ERROR),
             (Error::NotFound("a".into()), "not-found", exit::ERROR),
             (
-                Error::NoRegistry { branch: "b".into() },
+                Error::NoRegistry {
+                    branch: "b".into(),
+                    remote: None,
+                },
                 "no-registry",
                 exit::REGISTRY,
             ),
@@ -1091,8 +1130,9 @@ mod tests {
             (
                 Error::StaleNotRenewable {
                     session: "s1".into(),
+                    scopes: vec![Scope::File("a.md".into())],
                 },
-                "a person decides: `bsi release s1 --confirm`, then open again",
+                "as their holder, close them and claim again: `bsi close s1`, then `bsi open a.md --session s1`",
             ),
             (
                 Error::RenewOverdue {

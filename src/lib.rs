@@ -84,7 +84,11 @@ where
     if let Some(code) = commands::agent_event::fast_path(&args) {
         return code;
     }
-    let parsed = cli::command()
+    // Help is wrapped at the width of the screen it is written to, by the
+    // rule of every view (`COLUMNS`, the terminal, else 80).
+    let columns = std::env::var("COLUMNS").ok();
+    let width = platform::screen_width(output::columns(columns.as_deref()));
+    let parsed = wrapped(cli::command(), width)
         .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));
     let cli = match parsed {
@@ -135,6 +139,18 @@ where
         shell_exit(code);
     }
     code
+}
+
+/// `cmd` and every subcommand under it with their help wrapped at `width`
+/// (`bsi help open` renders the subcommand's own).
+fn wrapped(cmd: clap::Command, width: usize) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names.iter().fold(cmd.term_width(width), |cmd, name| {
+        cmd.mut_subcommand(name, |s| wrapped(s, width))
+    })
 }
 
 /// Prints an error: as JSON on stdout with `--json`, as what happened and

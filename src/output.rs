@@ -298,6 +298,10 @@ pub enum Shrink {
     /// Cut in the middle with `…` (the start and the end of an id stay), down
     /// to this many characters.
     Middle(usize),
+    /// Never shortened; a cell wider than half the screen, or too wide to
+    /// leave the other columns their least width, takes a line of its own
+    /// above the rest of its row, and does not widen the column.
+    OwnLine,
 }
 
 /// A column: its header and how it shrinks. Columns shrink in the order of
@@ -337,7 +341,7 @@ pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
     }
     let chars: Vec<char> = s.chars().collect();
     match how {
-        Shrink::Never => s.to_string(),
+        Shrink::Never | Shrink::OwnLine => s.to_string(),
         Shrink::End(_) => chars[..width - 1].iter().collect::<String>() + "…",
         Shrink::Middle(_) => {
             let keep = width - 1;
@@ -356,27 +360,74 @@ impl Table {
     /// shrinkable columns in their order; a table whose fixed columns alone
     /// are too wide stays too wide.
     pub fn widths(&self, width: usize) -> Vec<usize> {
-        let n = self.columns.len();
-        let mut w: Vec<usize> = (0..n)
+        let caps = self.caps(width);
+        self.widths_within(width, &caps)
+    }
+
+    /// The natural width of each column: its widest cell or its header.
+    fn natural(&self, caps: &[usize]) -> Vec<usize> {
+        (0..self.columns.len())
             .map(|i| {
                 self.rows
                     .iter()
                     .filter(|r| !self.is_title(r))
                     .filter_map(|r| r.get(i))
                     .map(|c| c.text.chars().count())
+                    .filter(|&n| n <= caps[i])
                     .chain(std::iter::once(self.columns[i].header.chars().count()))
                     .max()
                     .unwrap_or(0)
             })
-            .collect();
+            .collect()
+    }
+
+    /// The widest cell each column holds on its row ([`Shrink::OwnLine`]:
+    /// half the screen at most, and what leaves the other columns their
+    /// least width; any other column: no limit).
+    fn caps(&self, width: usize) -> Vec<usize> {
+        let n = self.columns.len();
+        let natural = self.natural(&vec![usize::MAX; n]);
+        (0..n)
+            .map(|i| {
+                if self.columns[i].shrink != Shrink::OwnLine {
+                    return usize::MAX;
+                }
+                let shown: Vec<usize> = (0..n)
+                    .filter(|&j| j != i && natural[j] > 0 && !self.is_empty_column(j))
+                    .collect();
+                let others: usize = shown
+                    .iter()
+                    .map(|&j| match self.columns[j].shrink {
+                        Shrink::End(m) | Shrink::Middle(m) => {
+                            natural[j].min(m.max(self.columns[j].header.chars().count()))
+                        }
+                        Shrink::Never | Shrink::OwnLine => natural[j],
+                    })
+                    .sum::<usize>()
+                    + 2 * shown.len();
+                width
+                    .saturating_sub(others)
+                    .min(width / 2)
+                    .max(self.columns[i].header.chars().count())
+            })
+            .collect()
+    }
+
+    /// Whether no row has text in column `i` (the first column always shows).
+    fn is_empty_column(&self, i: usize) -> bool {
+        i > 0
+            && self
+                .rows
+                .iter()
+                .all(|r| r.get(i).is_none_or(|c| c.text.is_empty()))
+    }
+
+    fn widths_within(&self, width: usize, caps: &[usize]) -> Vec<usize> {
+        let n = self.columns.len();
+        let mut w: Vec<usize> = self.natural(caps);
         // Empty columns other than the first are dropped (width 0).
         for (i, wi) in w.iter_mut().enumerate() {
-            if i > 0
-                && self
-                    .rows
-                    .iter()
-                    .all(|r| r.get(i).is_none_or(|c| c.text.is_empty()))
-            {
+            if self.is_empty_column(i) {
                 *wi = 0;
             }
         }
@@ -385,7 +436,7 @@ impl Table {
             w.iter().sum::<usize>() + 2 * shown.saturating_sub(1)
         };
         let mut order: Vec<usize> = (0..n)
-            .filter(|&i| self.columns[i].shrink != Shrink::Never)
+            .filter(|&i| !matches!(self.columns[i].shrink, Shrink::Never | Shrink::OwnLine))
             .collect();
         order.sort_by_key(|&i| self.columns[i].order);
         // Two passes: every shrinkable column down to a readable width
@@ -400,7 +451,7 @@ impl Table {
                     Shrink::End(m) | Shrink::Middle(m) => {
                         m.max(self.columns[i].header.chars().count())
                     }
-                    Shrink::Never => w[i],
+                    Shrink::Never | Shrink::OwnLine => w[i],
                 };
                 let min = pass.map_or(hard, |soft| soft.max(hard));
                 if w[i] > min {
@@ -417,7 +468,8 @@ impl Table {
 
     /// The table as text, fitted to `width`, painted when `colour`.
     pub fn render(&self, width: usize, colour: bool) -> String {
-        let w = self.widths(width);
+        let caps = self.caps(width);
+        let w = self.widths_within(width, &caps);
         let header: Vec<Cell> = self
             .columns
             .iter()
@@ -438,7 +490,17 @@ impl Table {
                 if wi == 0 && i > 0 {
                     continue;
                 }
-                let cell = row.get(i).cloned().unwrap_or_default();
+                let mut cell = row.get(i).cloned().unwrap_or_default();
+                if cell.text.chars().count() > caps[i] {
+                    // Too long for its column: a line of its own, whole.
+                    out.push_str(&paint(
+                        colour,
+                        cell.paint.unwrap_or(Paint::Plain),
+                        &cell.text,
+                    ));
+                    out.push('\n');
+                    cell = Cell::default();
+                }
                 let text = shorten(&cell.text, wi, self.columns[i].shrink);
                 let len = text.chars().count();
                 if !text.is_empty() {
@@ -604,6 +666,41 @@ mod tests {
         // Painted cells keep the same text.
         let on = t.render(60, true);
         assert!(on.contains("\x1b[1mSCOPE\x1b[0m"), "{on}");
+    }
+
+    #[test]
+    fn a_long_scope_takes_its_own_line_and_leaves_the_notes_their_room() {
+        let long = format!("  {}/x.md", "deep/".repeat(20));
+        let t = Table {
+            columns: cols(&[
+                ("SCOPE", Shrink::OwnLine, 0),
+                ("AGENT", Shrink::End(5), 1),
+                ("NOTE", Shrink::End(5), 2),
+            ]),
+            rows: vec![
+                vec![
+                    Cell::new(long.as_str()),
+                    Cell::new("alice"),
+                    Cell::new("a note of a few words"),
+                ],
+                vec![Cell::new("  b.md"), Cell::new("bob"), Cell::new("short")],
+            ],
+        };
+        let out = t.render(80, false);
+        assert_eq!(
+            out,
+            format!(
+                "SCOPE   AGENT  NOTE\n{long}\n        alice  a note of a few words\n  b.md  bob    short\n"
+            )
+        );
+        // Wide enough, it stays on its row.
+        let wide = t.render(250, false);
+        assert!(
+            wide.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with(&long) && l.ends_with("words")),
+            "{wide}"
+        );
     }
 
     #[test]

@@ -238,7 +238,8 @@ pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Re
             }
         }
     }
-    let tip = base_of(brain, brain.tips(remote.as_ref()))?.ok_or_else(|| brain.missing())?;
+    let tip = base_of(brain, brain.tips(remote.as_ref()))?
+        .ok_or_else(|| brain.missing_on(remote.as_ref()))?;
     Ok(Raw {
         tip,
         text: brain.text_at(tip)?,
@@ -946,10 +947,20 @@ pub fn read(
             &brain.workdir,
             FETCH_TIMEOUT.min(settings.connection_timeout),
         ) {
-            Ok(()) | Err(FetchError::NoBranch) => {
+            Ok(()) => {
                 brain.heard_from_remote(now);
                 fetch_registry_too(brain, r);
                 Freshness::Fetched
+            }
+            // The remote answered and has no registry: one this clone made
+            // before the remote existed is published now, so no clone is
+            // left without it and no person has to guess.
+            Err(FetchError::NoBranch) => {
+                brain.heard_from_remote(now);
+                match first_publish(brain, settings, r, now)? {
+                    Some(n) => Freshness::FirstPublished(n),
+                    None => Freshness::Fetched,
+                }
             }
             Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => {
                 Freshness::Unreachable(why)
@@ -975,6 +986,38 @@ fn fetch_registry_too(brain: &Brain, remote: &Remote) {
     }
 }
 
+/// Pushes the local registry branch to a remote that has none (a brain
+/// initialised before its remote was added): `Some(n)`, the number of its
+/// changes published, once the remote holds it; `None` when there is no
+/// local branch either, or the push did not land (the view then says the
+/// changes are not published, as before).
+fn first_publish(
+    brain: &Brain,
+    settings: &Settings,
+    remote: &Remote,
+    now: DateTime<FixedOffset>,
+) -> Result<Option<usize>> {
+    let _lock = brain.writer("publish")?;
+    let tips = brain.tips(Some(remote));
+    let (Some(local), None) = (tips.local, tips.tracking) else {
+        return Ok(None);
+    };
+    let changes = brain.pending_changes(tips)?.len();
+    let opts = Options {
+        now,
+        fresh: false,
+        verbose: false,
+    };
+    let p = Publisher::new(brain, settings, remote.clone(), opts);
+    match p.remote.push(&brain.workdir, local, p.conn) {
+        Push::Pushed => {
+            p.pushed(tips, local)?;
+            Ok(Some(changes))
+        }
+        Push::Lost | Push::Refused(_) | Push::Denied(_) | Push::Unreachable(_) => Ok(None),
+    }
+}
+
 /// How current a read command's view is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
@@ -986,6 +1029,10 @@ pub enum Freshness {
     NotAsked,
     /// The remote could not be reached: what git said.
     Unreachable(String),
+    /// The remote answered without a registry, and this clone's (made
+    /// before the remote existed) was published to it just now: its number
+    /// of changes.
+    FirstPublished(usize),
 }
 
 /// The exit code once the report is printed: a change that could not be
@@ -997,6 +1044,9 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
     match &applied.landed {
         Landed::Pending(why) => {
             eprintln!("warning: {why}.");
+            if let Some(hint) = crate::error::address_hint(&why.why) {
+                eprintln!("{hint}");
+            }
             eprintln!(
                 "The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
             );
@@ -1019,6 +1069,14 @@ pub fn finish(applied: &Landing, code: u8) -> u8 {
         if code == exit::OK {
             return exit::CONFLICT;
         }
+    } else if !applied.published.is_empty() && matches!(applied.landed, Landed::Published) {
+        // Changes recorded while the remote was out of reach, or before it
+        // existed (a registry made before `git remote add`): now everyone's.
+        eprintln!(
+            "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
+            applied.published.len(),
+            applied.published.join("; ")
+        );
     }
     code
 }

@@ -276,3 +276,93 @@ pub fn walk(root: &Path, skip: &str) -> (Vec<(String, bool)>, bool) {
     }
     (out, false)
 }
+
+/// A claimed file or folder that names nothing in the work tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Absent {
+    /// The scope as stored.
+    pub scope: String,
+    /// Whether the folder it would sit in exists (a new file or folder is
+    /// being claimed before it is made).
+    pub parent_exists: bool,
+    /// The first folder on its path that does not exist, when one is missing.
+    pub missing_folder: Option<String>,
+    /// The existing path of the same kind nearest to it by edit distance,
+    /// when one is close enough to be a typo of it.
+    pub nearest: Option<String>,
+}
+
+/// Whether `scope` names nothing in the work tree at `root`: a file or
+/// folder scope whose path is not there. Sections always name an existing
+/// file (they are looked up in it); `global` names the whole brain.
+pub fn absent(root: &Path, scope: &Scope, skip: &str) -> Option<Absent> {
+    let (path, is_dir) = match scope {
+        Scope::File(f) => (f.as_str(), false),
+        Scope::Dir(d) => (d.trim_end_matches('/'), true),
+        Scope::Global | Scope::Section { .. } => return None,
+    };
+    if fs::symlink_metadata(root.join(path)).is_ok() {
+        return None;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let mut missing_folder = None;
+    for i in 1..parts.len() {
+        let folder = parts[..i].join("/");
+        if !root.join(&folder).is_dir() {
+            missing_folder = Some(format!("{folder}/"));
+            break;
+        }
+    }
+    let (entries, _) = walk(root, skip);
+    let nearest = nearest_path(
+        path,
+        entries
+            .iter()
+            .filter(|(_, d)| *d == is_dir)
+            .map(|(p, _)| p.as_str()),
+    )
+    .map(|p| {
+        if is_dir {
+            format!("{p}/")
+        } else {
+            p.to_string()
+        }
+    });
+    Some(Absent {
+        scope: scope.to_string(),
+        parent_exists: missing_folder.is_none(),
+        missing_folder,
+        nearest,
+    })
+}
+
+/// The candidate nearest to `typed` by edit distance, when it is close
+/// enough to be a typo of it (at most a quarter of its characters, and at
+/// least two, changed); the first in order among equals.
+pub fn nearest_path<'a>(typed: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let len = typed.chars().count();
+    let limit = (len / 4).max(2);
+    candidates
+        .map(|c| (strsim::levenshtein(typed, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod absent_tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_path_is_by_edit_distance() {
+        let paths = ["agents/bob.md", "agents/alice.md", "notes/a.md"];
+        assert_eq!(
+            nearest_path("agent/alice.md", paths.iter().copied()),
+            Some("agents/alice.md")
+        );
+        assert_eq!(
+            nearest_path("journal/2026-03-14.md", paths.iter().copied()),
+            None
+        );
+    }
+}

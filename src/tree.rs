@@ -1,5 +1,7 @@
-//! The brain's directory tree with each claim drawn where it sits, for
-//! `bsi status --tree`. Pure: paths and marks in, text out.
+//! The claims drawn where they sit in the brain's tree, for `bsi status
+//! --tree`: each claim with its folders, and in each folder drawn a count
+//! of what else it holds (not every file of the brain), in natural order
+//! (`n2` before `n10`). Pure: paths and marks in, text out.
 
 use std::collections::BTreeMap;
 
@@ -45,9 +47,9 @@ impl Node {
     }
 }
 
-/// Draws the tree. `paths` are the brain's entries relative to its root,
-/// with `/`, and whether each is a directory; claimed paths missing from
-/// disk are drawn too.
+/// Draws the claims in the tree. `paths` are the brain's entries relative
+/// to its root, with `/`, and whether each is a directory; claimed paths
+/// missing from disk are drawn too.
 pub fn render(root_name: &str, paths: &[(String, bool)], marks: &[Mark], colour: bool) -> String {
     let mut root = Node {
         is_dir: true,
@@ -91,16 +93,71 @@ fn labels(marks: &[Label], colour: bool) -> String {
     format!("  ← {text}")
 }
 
+impl Node {
+    /// Whether the node is drawn: it holds a claim, or something below it
+    /// does.
+    fn drawn(&self) -> bool {
+        !self.marks.is_empty()
+            || !self.sections.is_empty()
+            || self.children.values().any(Node::drawn)
+    }
+}
+
+/// A name's key in natural order: runs of digits compare as numbers
+/// (`n2` before `n10`), the rest without case.
+fn natural_key(name: &str) -> Vec<(u8, String, u128)> {
+    let mut key = Vec::new();
+    let mut chars = name.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        let digits = c.is_ascii_digit();
+        let mut run = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() != digits {
+                break;
+            }
+            run.push(d);
+            chars.next();
+        }
+        key.push(if digits {
+            let n = run.parse::<u128>().unwrap_or(u128::MAX);
+            (0, String::new(), n)
+        } else {
+            (1, run.to_lowercase(), 0)
+        });
+    }
+    key
+}
+
+/// What else a folder holds, beside what is drawn: `… 2 other folders, 9
+/// other files`.
+fn others(folders: usize, files: usize) -> Option<String> {
+    let plural = |n: usize, one: &str| {
+        if n == 1 {
+            format!("1 other {one}")
+        } else {
+            format!("{n} other {one}s")
+        }
+    };
+    match (folders, files) {
+        (0, 0) => None,
+        (d, 0) => Some(format!("… {}", plural(d, "folder"))),
+        (0, f) => Some(format!("… {}", plural(f, "file"))),
+        (d, f) => Some(format!("… {}, {}", plural(d, "folder"), plural(f, "file"))),
+    }
+}
+
 fn draw(node: &Node, prefix: &str, colour: bool, out: &mut String) {
     // Sections first (they belong to a file, which has no children), then
-    // directories, then files, each in name order.
+    // the folders and files that hold a claim or lead to one, folders
+    // first, in natural order; then a count of the rest.
     let mut items: Vec<(String, String)> = node
         .sections
         .iter()
         .map(|(h, m)| (format!("#{h}"), labels(m, colour)))
         .collect();
-    let mut entries: Vec<(&String, &Node)> = node.children.iter().collect();
-    entries.sort_by_key(|(name, n)| (!n.is_dir, name.to_lowercase()));
+    let mut entries: Vec<(&String, &Node)> =
+        node.children.iter().filter(|(_, n)| n.drawn()).collect();
+    entries.sort_by_cached_key(|(name, n)| (!n.is_dir, natural_key(name), (*name).clone()));
     let first_entry = items.len();
     for (name, n) in &entries {
         let shown = if n.is_dir {
@@ -110,7 +167,15 @@ fn draw(node: &Node, prefix: &str, colour: bool, out: &mut String) {
         };
         items.push((shown, labels(&n.marks, colour)));
     }
-    let count = items.len();
+    let hidden = node.children.values().filter(|n| !n.drawn());
+    let (folders, files) = hidden.fold(
+        (0, 0),
+        |(d, f), n| {
+            if n.is_dir { (d + 1, f) } else { (d, f + 1) }
+        },
+    );
+    let rest = others(folders, files);
+    let count = items.len() + usize::from(rest.is_some());
     for (i, (shown, label)) in items.into_iter().enumerate() {
         let last = i + 1 == count;
         let (branch, more) = if last {
@@ -123,6 +188,12 @@ fn draw(node: &Node, prefix: &str, colour: bool, out: &mut String) {
             let (_, child) = entries[i - first_entry];
             draw(child, &format!("{prefix}{more}"), colour, out);
         }
+    }
+    if let Some(rest) = rest {
+        out.push_str(&format!(
+            "{prefix}└── {}\n",
+            paint(colour, Paint::Dim, &rest)
+        ));
     }
 }
 
@@ -143,7 +214,11 @@ mod tests {
         let paths = vec![
             ("agents".to_string(), true),
             ("agents/alice.md".into(), false),
+            ("projets".into(), true),
             ("projets/plan.md".into(), false),
+            ("projets/old.md".into(), false),
+            ("archive".into(), true),
+            ("archive/2025.md".into(), false),
             ("README.md".into(), false),
         ];
         let got = render(
@@ -160,16 +235,34 @@ mod tests {
             got,
             "brain/
 ├── agents/  ← s1 (claude, 1h left)
-│   └── alice.md
+│   └── … 1 other file
 ├── notes/
 │   └── new.md  ← s3 (me, 2h left)
 ├── projets/
-│   └── plan.md
-│       └── #Risks  ← s2 (codex, 2h left)
-└── README.md
+│   ├── plan.md
+│   │   └── #Risks  ← s2 (codex, 2h left)
+│   └── … 1 other file
+└── … 1 other folder, 1 other file
 "
         );
         let global = render("b", &[], &[mark("global", "s9 (x, 1h left)")], false);
         assert_eq!(global, "b/  ← s9 (x, 1h left)\n");
+    }
+
+    #[test]
+    fn names_in_natural_order() {
+        let paths: Vec<(String, bool)> = ["n10.md", "n2.md", "n1.md", "N3.md", "n100.md"]
+            .iter()
+            .map(|p| ((*p).to_string(), false))
+            .collect();
+        let marks: Vec<Mark> = paths.iter().map(|(p, _)| mark(p, "s")).collect();
+        let got = render(".", &paths, &marks, false);
+        let names: Vec<&str> = got
+            .lines()
+            .skip(1)
+            .map(|l| l.trim_start_matches(['├', '└', '─', ' ']))
+            .map(|l| l.split_whitespace().next().unwrap_or(""))
+            .collect();
+        assert_eq!(names, ["n1.md", "n2.md", "N3.md", "n10.md", "n100.md"]);
     }
 }

@@ -28,6 +28,10 @@ pub fn plan(
         if !stale.is_empty() {
             return Err(Error::StaleNotRenewable {
                 session: session.to_string(),
+                scopes: stale
+                    .iter()
+                    .map(|&i| reg.stale_claims[i].scope.clone())
+                    .collect(),
             });
         }
         return Err(Error::NotFound(format!(

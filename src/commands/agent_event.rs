@@ -843,7 +843,9 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
     );
     t.push_str(match fresh {
         Freshness::Local => "\nClaims (this clone has no remote):",
-        Freshness::Fetched => "\nClaims (fetched from the remote just now):",
+        Freshness::Fetched | Freshness::FirstPublished(_) => {
+            "\nClaims (fetched from the remote just now):"
+        }
         Freshness::NotAsked | Freshness::Unreachable(_) => {
             "\nClaims (as last fetched: the remote could not be reached):"
         }

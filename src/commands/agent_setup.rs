@@ -39,13 +39,17 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 "Codex runs a new or changed hook only once you trust it: review them with /hooks in codex."
             ).map_err(crate::Error::output)?;
         }
-        writeln!(
-            out,
-            "Next: start a {} session in this brain; `{}` takes the hooks out.",
-            tool.title(),
-            crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
-        )
-        .map_err(crate::Error::output)?;
+        if let Some(note) = super::no_registry_note(ctx) {
+            writeln!(out, "{note}").map_err(crate::Error::output)?;
+        } else {
+            writeln!(
+                out,
+                "Next: start a {} session in this brain; `{}` takes the hooks out.",
+                tool.title(),
+                crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
+            )
+            .map_err(crate::Error::output)?;
+        }
     } else {
         let (path, did) = install::uninstall(tool, &root, &common)?;
         let file = rel(&root, &path);

@@ -73,6 +73,9 @@ fn install(ctx: &Ctx) -> Result<u8> {
             }
         }
     }
+    if let Some(note) = super::no_registry_note(ctx) {
+        writeln!(out, "{note}").map_err(Error::output)?;
+    }
     Ok(exit::OK)
 }
 

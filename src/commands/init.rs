@@ -69,7 +69,9 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     if !brain.git.has_identity() {
         writeln!(
             out,
-            "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set one with `git config user.name` and `git config user.email`."
+            "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set yours (your name and address in place of these): `{}` and `{}`.",
+            crate::words::command_line(["git", "config", "user.name", "Your Name"]),
+            crate::words::command_line(["git", "config", "user.email", "you@example.com"])
         ).map_err(Error::output)?;
     }
     writeln!(

@@ -93,7 +93,7 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>) -> Result<u8> {
 }
 
 /// One line per change: time (in the reader's zone), action, agent,
-/// session, scopes, fitted to 100 columns (or `COLUMNS`); with `-v`, the
+/// session, scopes, fitted to the screen's width; with `-v`, the
 /// commit, its git author and its trailers below each line.
 fn render(entries: &[Entry], ctx: &Ctx) -> String {
     use output::{Cell, Column, Paint, Shrink, Table};
@@ -107,7 +107,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
         col(format!("TIME ({zone})"), Shrink::Never, 0),
         col("ACTION".into(), Shrink::Never, 0),
         col("AGENT".into(), Shrink::End(12), 1),
-        col("SESSION".into(), Shrink::Middle(12), 3),
+        col("SESSION".into(), Shrink::Never, 0),
         col("SCOPES".into(), Shrink::End(12), 2),
     ];
     let rows = entries
@@ -144,7 +144,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
             ]
         })
         .collect();
-    let table = Table { columns, rows }.render(ctx.screen.width(100), ctx.screen.colour);
+    let table = Table { columns, rows }.render(ctx.screen.width(), ctx.screen.colour);
     if !ctx.verbosity.is_verbose() {
         return table;
     }

@@ -24,7 +24,7 @@ pub(crate) fn man() -> Result<u8> {
 }
 
 /// Prints the long help of bsi or of the command named by `path`.
-pub(crate) fn help(path: &[String]) -> Result<u8> {
+pub(crate) fn help(path: &[String], width: usize) -> Result<u8> {
     let mut cmd = cli::command();
     let mut walked = vec!["bsi".to_string()];
     for name in path {
@@ -37,7 +37,7 @@ pub(crate) fn help(path: &[String]) -> Result<u8> {
         walked.push(name.clone());
         cmd = sub.bin_name(walked.join(" "));
     }
-    let text = cmd.render_long_help().to_string();
+    let text = cmd.term_width(width).render_long_help().to_string();
     write_stdout(text.as_bytes())
 }
 

@@ -21,6 +21,7 @@ mod status;
 mod sync;
 mod verify;
 mod views;
+mod watch;
 mod watchdog;
 mod whoami;
 
@@ -93,16 +94,16 @@ pub enum Clock {
 pub struct Screen {
     /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
     pub colour: bool,
-    /// `COLUMNS`, when it is set to a usable width: unset, empty or
-    /// unreadable is `None`, and each view then has its documented width.
-    pub columns: Option<usize>,
+    /// The width views fit: `COLUMNS` when it is set to a usable width,
+    /// else the width of the terminal stdout writes to, else 80 (a pipe, a
+    /// file).
+    pub width: usize,
 }
 
 impl Screen {
-    /// The width a view fits: `COLUMNS`, else the view's own `default`
-    /// (`status` 80, `log` 100).
-    pub fn width(&self, default: usize) -> usize {
-        self.columns.unwrap_or(default)
+    /// The width a view fits.
+    pub fn width(&self) -> usize {
+        self.width
     }
 }
 
@@ -163,7 +164,7 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour: false,
-                columns: None,
+                width: 80,
             },
             remote: None,
             random_seed: None,
@@ -231,7 +232,7 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour,
-                columns: output::columns(var("COLUMNS").as_deref()),
+                width: crate::platform::screen_width(output::columns(var("COLUMNS").as_deref())),
             },
             remote,
             random_seed,
@@ -494,6 +495,22 @@ impl<'c> WriteCommand<'c> {
     }
 }
 
+/// What a command that installs a guard says when the brain has no
+/// registry yet: the guard has no claims to check until there is one, and
+/// the command that makes it. `None` when there is a registry (or the brain
+/// cannot be read: the guard's own run says why).
+pub(crate) fn no_registry_note(ctx: &Ctx) -> Option<String> {
+    let (brain, settings) = ctx.open().ok()?;
+    let remote = settings.remote().ok().flatten();
+    match brain.view(remote.as_ref()) {
+        Err(e @ Error::NoRegistry { .. }) => Some(format!(
+            "Note: {e}; the hooks let every change through until there is one.\nNext: {}.",
+            e.hint()
+        )),
+        _ => None,
+    }
+}
+
 /// With `-v`, names the commit of a registry change.
 pub(crate) fn note_commit(
     ctx: &Ctx,
@@ -650,6 +667,11 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 force,
             },
         ),
+        Command::Status {
+            watch: true,
+            offline,
+            ..
+        } => watch::run(&ctx, offline),
         Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
         Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
         Command::Doctor => doctor::run(&ctx),
@@ -668,7 +690,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_ref(), worktree),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
-        Command::Help { command } => meta::help(&command),
+        Command::Help { command } => meta::help(&command, ctx.screen.width()),
         Command::Sync { .. } => sync::run(&ctx),
         Command::Repair { from } => repair::run(&ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {

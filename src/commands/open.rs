@@ -96,9 +96,101 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
         session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
     };
     let named_agent = req.agent.is_some().then_some(agent.as_str());
-    w.report(applied, |outcome, commit| {
+    let reopened = !generated && reopens_closed(&applied, &session);
+    let code = w.report(applied, |outcome, commit| {
         report(ctx, &session, named_agent, generated, outcome, commit)
-    })
+    })?;
+    if reopened && (code == exit::OK || code == exit::UNPUBLISHED) {
+        // An id left in the environment after `bsi close` (or given
+        // again): the claims join that ended session, which is right for
+        // its commits (they carry the id the shell still exports) but is
+        // said, with the way to a new session.
+        eprintln!(
+            "note: session {session} was closed before; these claims reopen it under the same id, named by BSI_SESSION or --session. For a new session instead: `{}`, `unset BSI_SESSION`, then `bsi open` again.",
+            command_line(["bsi", "close", &session]),
+        );
+    }
+    if code == exit::OK || code == exit::UNPUBLISHED {
+        // A claim on a path that is not there protects nothing until it
+        // is made: said once it is granted, with the path it may have meant.
+        // A note (a new path in a folder that exists) is a sentence `-q`
+        // leaves out; a warning (its folder is missing too) is always said.
+        for a in scopes
+            .iter()
+            .filter_map(|s| resolve::absent(&w.brain.root, s, &w.brain.copy_name()))
+            .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
+        {
+            eprintln!("{}", absent_words(&a, &session));
+        }
+    }
+    Ok(code)
+}
+
+/// Whether the claims just opened are the only ones of a session that had
+/// closed before (its rows are in the history, none active or stale).
+fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
+    let Outcome::Opened { new_claims, held } = &applied.report else {
+        return false;
+    };
+    if new_claims.is_empty() || !held.is_empty() {
+        return false;
+    }
+    let reg = &applied.landing.registry;
+    let standing = reg
+        .active_claims
+        .iter()
+        .chain(&reg.stale_claims)
+        .filter(|c| c.session == session)
+        .count();
+    standing == new_claims.len()
+        && crate::registry::parse::history_rows(reg).is_ok_and(|rows| {
+            rows.iter().any(|row| {
+                row.iter()
+                    .any(|(k, v)| k.trim().eq_ignore_ascii_case("session") && v.trim() == session)
+            })
+        })
+}
+
+/// What `open` says of a granted claim on a path that is not there: a new
+/// file or folder in an existing folder is a note; a path whose folder is
+/// missing too is a warning, most likely a typo. Either names the existing
+/// path nearest by edit distance, and how to move the claim to it.
+fn absent_words(a: &resolve::Absent, session: &str) -> String {
+    let kind = if a.scope.ends_with('/') {
+        "folder"
+    } else {
+        "file"
+    };
+    let mut text = if a.parent_exists {
+        let place = match a.scope.trim_end_matches('/').rsplit_once('/') {
+            Some((dir, _)) => format!("in `{dir}/`"),
+            None => "at the brain root".to_string(),
+        };
+        format!(
+            "note: `{}` does not exist yet: claimed as a new {kind} {place}.",
+            a.scope
+        )
+    } else {
+        format!(
+            "warning: nothing exists at `{}` (no folder `{}`): the claim covers a path that is not there.",
+            a.scope,
+            a.missing_folder.as_deref().unwrap_or_default()
+        )
+    };
+    let close = command_line(["bsi", "close", session, "--scope", &a.scope]);
+    match &a.nearest {
+        Some(n) => text.push_str(&format!(
+            "\n  Did you mean `{n}`? Then run `{close}`, then `{}`.",
+            command_line(["bsi", "open", n, "--session", session])
+        )),
+        None if !a.parent_exists => {
+            text.push_str(&format!(
+                "\n  If it is a typo, run `{close}`, then open the right path."
+            ));
+        }
+        None => {}
+    }
+    text
 }
 
 /// The scopes asked for, resolved, without repeats; the registry itself

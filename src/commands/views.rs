@@ -25,6 +25,11 @@ pub(crate) struct SyncJson {
     last_sync: Option<String>,
     minutes_since_sync: Option<i64>,
     unpublished: Vec<String>,
+    /// The changes of a registry this clone made before its remote existed,
+    /// published by this command (said in the text; the JSON's `fetched`
+    /// and empty `unpublished` say the remote now holds them).
+    #[serde(skip)]
+    first_published: Option<usize>,
 }
 
 /// The remote part of a read command's report.
@@ -39,13 +44,17 @@ pub(crate) fn sync_state(
     let last = brain.last_contact();
     Some(SyncJson {
         remote: remote.label(),
-        fetched: *fresh == Freshness::Fetched,
+        fetched: matches!(fresh, Freshness::Fetched | Freshness::FirstPublished(_)),
         unreachable: match fresh {
             Freshness::Unreachable(why) => Some(why.clone()),
             _ => None,
         },
         last_sync: last.map(output::rfc3339),
         minutes_since_sync: last.map(|t| (ctx.now - t).num_minutes()),
+        first_published: match fresh {
+            Freshness::FirstPublished(n) => Some(*n),
+            _ => None,
+        },
         unpublished: if view.pending {
             brain.pending_changes(view.tips).unwrap_or_default()
         } else {
@@ -84,6 +93,21 @@ pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
 pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
     if let Some(line) = age_line(s) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
+        if let Some(hint) = s
+            .unreachable
+            .as_deref()
+            .and_then(crate::error::address_hint)
+        {
+            writeln!(out, "{hint}").map_err(crate::Error::output)?;
+        }
+    }
+    if let Some(n) = s.first_published {
+        writeln!(
+            out,
+            "Published the registry to {} ({n} change(s)): the remote had none, as this clone made the registry before the remote was added. Other clones get it with their next bsi command.",
+            s.remote
+        )
+        .map_err(crate::Error::output)?;
     }
     if !s.unpublished.is_empty() {
         writeln!(
@@ -147,7 +171,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
         shrink,
         order,
     };
-    let mut columns = vec![col("SESSION / SCOPE", Shrink::Never, 0)];
+    let mut columns = vec![col("SESSION / SCOPE", Shrink::OwnLine, 0)];
     if ctx.verbosity.is_verbose() {
         columns.push(col("LEVEL", Shrink::Never, 0));
     }
@@ -195,7 +219,7 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     let width = if ctx.verbosity.is_verbose() {
         usize::MAX
     } else {
-        ctx.screen.width(80)
+        ctx.screen.width()
     };
     Table { columns, rows }.render(width, ctx.screen.colour)
 }

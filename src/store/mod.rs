@@ -392,7 +392,7 @@ impl Brain {
     pub fn view_of(&self, tips: Tips, remote: Option<&Remote>) -> Result<View> {
         let mut superseded = Vec::new();
         let (registry, pending) = match (tips.local, tips.tracking) {
-            (None, None) => return Err(self.missing()),
+            (None, None) => return Err(self.missing_on(remote)),
             (Some(l), None) => (self.registry_at(l, None)?, remote.is_some()),
             (None, Some(t)) => (self.registry_at(t, remote)?, false),
             (Some(l), Some(t)) if self.git.is_ancestor(l, t)? => {
@@ -443,6 +443,12 @@ impl Brain {
     /// The error for a brain without a registry branch: still the old
     /// tracked file, or none at all.
     pub fn missing(&self) -> Error {
+        self.missing_on(None)
+    }
+
+    /// [`Brain::missing`], for a brain whose remote `remote` has no
+    /// registry either (as last fetched).
+    pub fn missing_on(&self, remote: Option<&Remote>) -> Error {
         if self.git.tracks(&self.copy_path).unwrap_or(false) {
             Error::NotMigrated {
                 path: self.registry.clone(),
@@ -451,6 +457,7 @@ impl Brain {
         } else {
             Error::NoRegistry {
                 branch: self.branch.clone(),
+                remote: remote.map(Remote::label),
             }
         }
     }

@@ -14,6 +14,8 @@ fn the_example_day_runs_and_shows_each_step() {
         .arg(script)
         .env("BSI", bin())
         .env("TMPDIR", home.path())
+        // Read as on a terminal 100 columns wide (a pipe gets 80).
+        .env("COLUMNS", "100")
         .output()
         .expect("run the demo");
     let stdout = String::from_utf8_lossy(&out.stdout);

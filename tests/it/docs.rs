@@ -447,6 +447,14 @@ fn tour_in(shell: &[&str]) {
         assert!(all.contains(want), "the tour never shows {want:?}:\n{seen}");
     }
     assert!(!all.contains("error:"), "an error in the tour:\n{seen}");
+    // The release is a person's, after the session `me` closed: the journal
+    // credits the user, not the agent name the session exported.
+    let release = all
+        .lines()
+        .find(|l| l.starts_with("2026-") && l.contains(" release "))
+        .unwrap_or_else(|| panic!("no release in the journal:\n{seen}"));
+    assert!(!release.contains(" me "), "{release}");
+    assert!(release.contains("tester@"), "{release}");
 }
 
 #[test]
@@ -476,4 +484,153 @@ fn the_doc_runner_matches_generated_ids_and_exit_codes() {
     );
     assert_eq!(announced_exit("bsi open x   # exit 3: refused"), 3);
     assert_eq!(announced_exit("bsi status   # who holds what"), 0);
+}
+
+/// The commands of the agents' block of docs/agents.md, as the block
+/// writes them: every inline span that is a command (`bsi …`,
+/// `BSI_SESSION=<id> git commit …`, `eval "$(bsi open …)"`), its
+/// placeholders filled in.
+fn agent_block_commands() -> Vec<String> {
+    let doc = include_str!("../../docs/agents.md");
+    let start = doc.find("````markdown\n").expect("the block to paste") + 12;
+    let end = start + doc[start..].find("\n````").expect("the block's end");
+    // Spans broken over two lines are one command.
+    let text: String = doc[start..end]
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        // `the first `bsi open` prints …` names the command in a sentence.
+        .filter(|s| *s != "bsi open")
+        .filter(|s| {
+            s.starts_with("bsi ")
+                || s.starts_with("eval \"$(bsi ")
+                || (s.starts_with("BSI_SESSION=<id> ") && s.len() > "BSI_SESSION=<id> ".len())
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// A command of the block with its placeholders filled in for this brain.
+fn fill_in(command: &str, id: &str) -> String {
+    let mut c = command.to_string();
+    for (from, to) in [
+        ("path/one.md path/two.md", "README.md agents/alice.md"),
+        ("path/file.md#Heading", "projets/plan.md#Risks"),
+        ("path/file.md#", "projets/plan.md#"),
+        ("path/file.md", "README.md"),
+        ("path/folder/", "agents/"),
+        ("<your-name>", "claude"),
+        ("<task>", "tidy the notes"),
+        ("<message>", "the notes"),
+        ("<scope>", "README.md"),
+        ("<command>", "open"),
+        ("SCOPE", "'projets/plan.md#Goals'"),
+        ("…", "--agent claude"),
+        ("<id>", id),
+    ] {
+        c = c.replace(from, to);
+    }
+    c
+}
+
+/// Point 1 of the first hour: the agents' instructions work as written.
+/// Every command form of the block runs, in the block's order, in a clone
+/// with a remote and the commit guard, as one agent following the rules
+/// would (its session id from the first `bsi open`, its name in
+/// `BSI_AGENT` as the block allows); none is a usage error, each ends as
+/// the block says.
+#[test]
+fn every_command_of_the_agents_block_runs_as_written() {
+    let commands = agent_block_commands();
+    assert!(commands.len() >= 15, "{commands:#?}");
+    for must in [
+        "bsi watchdog",
+        "bsi status",
+        "bsi renew <id> --agent <your-name> --ttl 2h",
+        "bsi close <id> --agent <your-name>",
+        "bsi sync",
+        "bsi verify",
+    ] {
+        assert!(
+            commands.iter().any(|c| c == must),
+            "{must} not in {commands:#?}"
+        );
+    }
+    let m = crate::common::Machines::new();
+    let b = &m.a;
+    b.bsi(&["hook", "install"]).ok();
+    // Headings the block's section commands name (written before they
+    // are claimed, as the block says).
+    let plan = std::fs::read_to_string(b.path().join("projets/plan.md")).expect("plan");
+    b.write(
+        "projets/plan.md",
+        &format!("{plan}\n## Old name\n\nold\n\n## New name\n\nnew\n\n## New heading\n\nx\n"),
+    );
+    let mut id = String::new();
+    for command in &commands {
+        if command.contains("#Old name") {
+            // The block closes a claim on the old name: the rename it
+            // describes started from one.
+            let line = fill_in("bsi open \"path/file.md#Old name\" --session <id>", &id);
+            assert_eq!(shell(b, &line, &id).1, 0, "{line}");
+        }
+        if command.contains("git commit") {
+            b.write("README.md", "# Brain\n\nedited\n");
+            b.write("agents/alice.md", "# Alice\n\nedited\n");
+        }
+        let line = fill_in(command, &id);
+        let (out, code) = shell(b, &line, &id);
+        let allowed: &[i32] = match command.as_str() {
+            "bsi watchdog" => &[0, 4],
+            "bsi verify" => &[0, 6],
+            _ => &[0],
+        };
+        assert!(
+            allowed.contains(&code),
+            "docs/agents.md: `{command}` (run as `{line}`) exited {code}:\n{out}"
+        );
+        if id.is_empty()
+            && let Some(s) = out.lines().find_map(|l| l.strip_prefix("Session: "))
+        {
+            id = s.trim().to_string();
+        }
+    }
+    assert!(!id.is_empty(), "no session was opened");
+    // The commit the block shows landed, with its two files only.
+    let files = b.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "README.md\nagents/alice.md");
+}
+
+/// Runs one line in bash in `b`, with `BSI_SESSION` (once known) and
+/// `BSI_AGENT` set: its output (stdout then stderr) and exit code.
+fn shell(b: &Brain, line: &str, id: &str) -> (String, i32) {
+    let mut cmd = Command::new("bash");
+    clean_env(&mut cmd, b.path());
+    let bin_dir = bin().parent().expect("bin dir").to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.current_dir(b.path())
+        .env("PATH", path)
+        .env("BSI_NOW", &b.now)
+        .env("BSI_AGENT", "claude")
+        .args(["-c", line]);
+    if !id.is_empty() {
+        cmd.env("BSI_SESSION", id);
+    }
+    let out = cmd.output().expect("run bash");
+    (
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        out.status.code().unwrap_or(-1),
+    )
 }

@@ -12,6 +12,8 @@ fn subcommands(help: &str) -> Vec<String> {
         .skip_while(|l| l.trim() != "Commands:")
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        // A description wrapped to the next line is indented deeper.
+        .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
         .map(String::from)

@@ -1087,3 +1087,87 @@ fn a_claim_on_write_that_publishes_a_collision_says_so_to_the_agent() {
     assert_eq!(n.active_with("| sb | notes/ |").len(), 1);
     assert_eq!(untouched(&n.a), user);
 }
+
+/// A brain initialised before its remote existed (the README's order:
+/// `bsi init`, then `git remote add origin …` and `git push -u origin
+/// main`). The second machine is told the truth (the remote has no
+/// registry yet; the clone that made it publishes it with `bsi sync`), and
+/// the first machine's next `bsi status` publishes it, and says so.
+#[test]
+fn a_registry_made_before_its_remote_reaches_it_with_the_next_status() {
+    let (m1, bare, m2) = remote_added_later();
+    let main_before = m1.git(&["rev-parse", "main"]);
+
+    // Machine 2: no registry anywhere it can see, and no advice that
+    // cannot help (`git fetch`) or would make a rival (`bsi init` first).
+    let lost = m2.bsi(&["status"]);
+    lost.code(5)
+        .stderr_has("the remote has no `origin/brain-index` either")
+        .stderr_has("that clone must publish it: `bsi sync` there");
+    assert!(!lost.stderr.contains("git fetch"), "{}", lost.stderr);
+
+    // Machine 1: its next status publishes the registry, and says so.
+    let first = m1.bsi(&["status"]);
+    first.ok().stdout_has(
+        "Published the registry to origin/brain-index (1 change(s)): the remote had none",
+    );
+    assert!(!first.stdout.contains("NOT PUBLISHED"), "{}", first.stdout);
+    let remote_branches = Command::new("git")
+        .current_dir(bare.path())
+        .args(["branch", "--list", "brain-index"])
+        .output()
+        .expect("git branch");
+    assert!(String::from_utf8_lossy(&remote_branches.stdout).contains("brain-index"));
+    // Once only.
+    let again = m1.bsi(&["status"]);
+    assert!(!again.ok().stdout.contains("Published"), "{}", again.stdout);
+    // The user's branch is untouched.
+    assert_eq!(m1.git(&["rev-parse", "main"]), main_before);
+
+    // Machine 2 now has it, and the two machines share claims.
+    m2.bsi(&["status"]).ok().stdout_has("No claims");
+    m2.bsi(&["open", "notes/a.md", "--session", "s2", "--agent", "bob"])
+        .ok();
+    m1.bsi(&["status"]).ok().stdout_has("s2");
+    m1.bsi(&["open", "notes/a.md", "--session", "s1", "--agent", "alice"])
+        .code(3);
+}
+
+/// A brain whose registry was made before its remote was added (machine
+/// 1), the remote with `main` only, and a clone of it (machine 2).
+fn remote_added_later() -> (Brain, TempDir, Brain) {
+    let m1 = Brain::bare_repo();
+    m1.write("notes/a.md", "# A\n");
+    m1.git(&["add", "-A"]);
+    m1.git(&["commit", "-q", "-m", "first"]);
+    m1.bsi(&["init"]).ok();
+    let bare = crate::common::scratch("bsi-remote");
+    let mut init = Command::new("git");
+    clean_env(&mut init, bare.path());
+    let r = init
+        .current_dir(bare.path())
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .output()
+        .expect("git init --bare");
+    assert!(r.status.success());
+    m1.git(&[
+        "remote",
+        "add",
+        "origin",
+        bare.path().to_str().expect("utf-8"),
+    ]);
+    m1.git(&["push", "-q", "-u", "origin", "main"]);
+    let m2 = Brain::clone_of(bare.path(), "bob");
+    (m1, bare, m2)
+}
+
+/// The same brain: machine 1's next write publishes the registry with its
+/// own change, and says so.
+#[test]
+fn a_registry_made_before_its_remote_reaches_it_with_the_next_write() {
+    let (m1, _bare, m2) = remote_added_later();
+    m1.bsi(&["open", "notes/a.md", "--session", "s1", "--agent", "alice"])
+        .ok()
+        .stderr_has("note: this also published 1 earlier change(s) of this clone that the remote did not have: bsi: init");
+    m2.bsi(&["status"]).ok().stdout_has("s1");
+}

@@ -377,3 +377,137 @@ fn a_heading_typo_suggests_the_nearest_heading() {
     );
     assert_eq!(b.registry(), before, "nothing written");
 }
+
+/// A scope that names nothing is granted (claiming a file before making it
+/// is ordinary work), and said: a new file in an existing folder is a note,
+/// a path whose folder is missing too a warning naming the existing path
+/// nearest by edit distance and the two commands that move the claim.
+#[test]
+fn a_scope_naming_nothing_is_granted_and_said_with_the_nearest_path() {
+    let b = Brain::new();
+    let typo = b.bsi(&["open", "agent/alice.md", "--session", "s1", "--agent", "a"]);
+    typo.ok()
+        .stdout_has("Claim opened — agent/alice.md")
+        .stderr_has("warning: nothing exists at `agent/alice.md` (no folder `agent/`)")
+        .stderr_has("Did you mean `agents/alice.md`? Then run `bsi close s1 --scope agent/alice.md`, then `bsi open agents/alice.md --session s1`.");
+    assert!(
+        b.active().iter().any(|r| r.contains("agent/alice.md")),
+        "{:?}",
+        b.active()
+    );
+    // The two commands it names move the claim.
+    b.bsi(&["close", "s1", "--scope", "agent/alice.md", "--agent", "a"])
+        .ok();
+    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "a"])
+        .ok();
+    assert!(
+        b.active().iter().any(|r| r.contains("agents/alice.md")),
+        "{:?}",
+        b.active()
+    );
+    assert!(
+        !b.active().iter().any(|r| r.contains("agent/alice.md")),
+        "{:?}",
+        b.active()
+    );
+
+    // A new file in a folder that exists: a note, no typo to suggest.
+    let new = b.bsi(&[
+        "open",
+        "projets/roadmap-2027.md",
+        "--session",
+        "s2",
+        "--agent",
+        "a",
+    ]);
+    new.ok().stderr_has(
+        "note: `projets/roadmap-2027.md` does not exist yet: claimed as a new file in `projets/`.",
+    );
+    assert!(!new.stderr.contains("Did you mean"), "{}", new.stderr);
+    // A new folder whose name is nowhere near another: the warning, and how to undo.
+    let far = b.bsi(&["open", "journal/2026/", "--session", "s3", "--agent", "a"]);
+    far.ok()
+        .stderr_has("warning: nothing exists at `journal/2026/` (no folder `journal/`)")
+        .stderr_has("If it is a typo, run `bsi close s3 --scope journal/2026/`");
+    // What exists is granted without a word on stderr.
+    let there = b.bsi(&["open", "README.md", "--session", "s4", "--agent", "a"]);
+    there.ok();
+    assert_eq!(there.stderr, "", "{}", there.stderr);
+    // The user's files are untouched: nothing was created.
+    assert!(!b.path().join("agent").exists());
+    assert!(!b.path().join("projets/roadmap-2027.md").exists());
+}
+
+/// The smaller mismatches a newcomer met in the first hour, each with the
+/// words that now tell the truth and name the next command.
+#[test]
+fn the_first_hour_messages_name_the_next_command() {
+    // Guards installed before `bsi init` say there is nothing to guard yet.
+    let bare = Brain::bare_repo();
+    bare.write("a.md", "# A\n");
+    bare.git(&["add", "-A"]);
+    bare.git(&["commit", "-q", "-m", "a"]);
+    for args in [
+        &["hook", "install"][..],
+        &["agent", "install", "claude"][..],
+    ] {
+        bare.bsi(args)
+            .ok()
+            .stdout_has("this brain has no registry")
+            .stdout_has("Next: run `bsi init` once for the brain.");
+    }
+    bare.bsi(&["init"]).ok();
+    let after = bare.bsi(&["agent", "install", "codex"]);
+    assert!(
+        !after.ok().stdout.contains("no registry"),
+        "{}",
+        after.stdout
+    );
+
+    // Renewing one's own stale claim: close it, then open it again.
+    let b = Brain::new();
+    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "a"])
+        .ok();
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
+    let renew = b.bsi_env(
+        &["renew", "s1", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z")],
+    );
+    renew.code(1).stderr_has(
+        "hint: as their holder, close them and claim again: `bsi close s1`, then `bsi open agents/alice.md --session s1`",
+    );
+    // Both commands it names work, as written.
+    b.bsi_env(
+        &["close", "s1", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z")],
+    )
+    .ok();
+    // BSI_SESSION left set after close: the next open reuses the id, and says so.
+    let again = b.bsi_env(
+        &["open", "agents/alice.md", "--agent", "a"],
+        &[("BSI_NOW", "2026-03-14T12:01:00Z"), ("BSI_SESSION", "s1")],
+    );
+    again
+        .ok()
+        .stdout_has("Session: s1")
+        .stderr_has("note: session s1 was closed before; these claims reopen it under the same id")
+        .stderr_has("`unset BSI_SESSION`");
+    // A session opened for the first time is not told so.
+    let fresh = b.bsi(&["open", "README.md", "--session", "s9", "--agent", "a"]);
+    assert!(
+        !fresh.ok().stderr.contains("closed before"),
+        "{}",
+        fresh.stderr
+    );
+
+    // A remote whose address names nothing: `git remote -v` is named.
+    let c = Brain::new();
+    c.git(&["remote", "add", "origin", "/nonexistent/brain.git"]);
+    c.bsi(&["status"])
+        .ok()
+        .stdout_has("could not be reached")
+        .stdout_has("`git remote -v` shows it");
+    let open = c.bsi(&["open", "README.md", "--session", "s2", "--agent", "a"]);
+    open.code(7).stderr_has("`git remote -v` shows it");
+}

@@ -2,7 +2,7 @@
 //! from two time zones: status at 80 and 120 columns, the tree, the journal,
 //! whoami and the watchdog, colours off and forced on, read in two zones.
 
-use crate::common::{Brain, snapshot};
+use crate::common::{self, Brain, snapshot};
 
 /// When the views are read.
 const READ_AT: &str = "2026-03-14T13:30:00Z";
@@ -259,7 +259,7 @@ fn the_tree_colours_off_and_on() {
 }
 
 #[test]
-fn log_shows_agent_action_scopes_and_time_in_100_columns() {
+fn log_shows_agent_action_scopes_and_time_in_80_columns_through_a_pipe() {
     let b = fixture();
     let utc = b.bsi_env(&["log"], &env("UTC", &[]));
     utc.ok()
@@ -267,10 +267,10 @@ fn log_shows_agent_action_scopes_and_time_in_100_columns() {
         .stdout_has("open      claude")
         .stdout_has("sess-20260314-1000-ag01  agents/");
     assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
-    assert!(widest(&utc.stdout) <= 100, "{}", utc.stdout);
+    // Not a terminal, no COLUMNS: 80 columns, as every view.
+    assert!(widest(&utc.stdout) <= 80, "{}", utc.stdout);
     snapshot("views/log-utc.txt", &utc.stdout);
-    // COLUMNS set but empty, or not a width, is unset: the documented 100.
-    assert!(widest(&utc.stdout) > 80, "{}", utc.stdout);
+    // COLUMNS set but empty, or not a width, is unset: 80.
     for columns in ["", "wide"] {
         let log = b.bsi_env(&["log"], &env("UTC", &[("COLUMNS", columns)]));
         assert_eq!(log.ok().stdout, utc.stdout, "COLUMNS={columns:?}");
@@ -406,4 +406,283 @@ fn the_watchdog_names_every_stale_claim_on_every_run() {
             status.stdout
         );
     }
+}
+
+/// Runs bsi in `b` on a pseudo-terminal of `cols` columns (`script` from
+/// util-linux), with no `COLUMNS` in the environment (bash does not export
+/// it): what a person sees, colours taken out. `None`, with the reason
+/// printed, when `script` is not installed (CI installs it).
+fn in_terminal(b: &Brain, args: &[&str], cols: u16) -> Option<String> {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return None;
+    }
+    let line = format!(
+        "stty cols {cols} rows 50 && exec {} {}",
+        common::bin().display(),
+        args.join(" ")
+    );
+    let mut script = std::process::Command::new("script");
+    common::clean_env(&mut script, b.path());
+    let run = script
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(b.path())
+        .env("BSI_NOW", READ_AT)
+        .env("TERM", "xterm")
+        .env("SHELL", "/bin/sh")
+        .output()
+        .expect("run script");
+    let text = String::from_utf8_lossy(&run.stdout).replace("\r\n", "\n");
+    Some(plain(&text))
+}
+
+/// The width of the screen, whatever writes to it: status, log, the tree
+/// and help fit the terminal's real width (80, 150) with no `COLUMNS`
+/// exported, and 80 through a pipe; `COLUMNS` wins over both. A long
+/// scope takes its own line instead of widening every row; the tree draws
+/// the claims with their folders and counts the rest, in natural order.
+#[test]
+fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
+    let b = fixture();
+    let long = "projets/archive/2025/second-half/reviews/quarterly/the-review-of-the-third-quarter-with-notes.md";
+    b.write(long, "# Review\n");
+    b.write("notes/n1.md", "x\n");
+    b.write("notes/n2.md", "x\n");
+    b.write("notes/n10.md", "x\n");
+    b.bsi_env(
+        &[
+            "open",
+            long,
+            "notes/n10.md",
+            "notes/n2.md",
+            "--agent",
+            "alice@laptop-of-alice",
+            "--ttl",
+            "1h",
+            "--note",
+            "a review that needs a long sentence to say what it is about",
+        ],
+        &[("BSI_NOW", "2026-03-14T13:00:00Z")],
+    )
+    .ok();
+    // Every line fits, but the long scope's own: a scope is never cut.
+    let fits = |text: &str, cols: usize| {
+        for l in text.lines().filter(|l| *l != format!("  {long}")) {
+            assert!(
+                l.chars().count() <= cols,
+                "wider than {cols}: {l:?}\n{text}"
+            );
+        }
+    };
+    let Some(status80) = in_terminal(&b, &["status"], 80) else {
+        return;
+    };
+    let status150 = in_terminal(&b, &["status"], 150).expect("script");
+    fits(&status80, 80);
+    fits(&status150, 150);
+    // At 150 the notes and agents are whole; at 80 they give way.
+    assert!(
+        status150.contains("tidy the agents' notes before the Monday review"),
+        "{status150}"
+    );
+    assert!(status150.contains("alice@laptop-of-alice"), "{status150}");
+    assert!(
+        !status80.contains("tidy the agents' notes before the Monday review"),
+        "{status80}"
+    );
+    // The long scope is whole on its own line; the other rows keep their width.
+    for s in [&status80, &status150] {
+        assert!(s.contains(&format!("\n  {long}\n")), "{s}");
+        assert!(s.lines().any(|l| l.starts_with("  notes/n10.md  ")), "{s}");
+    }
+    // Through a pipe: 80, the terminal's text; COLUMNS wins.
+    let piped = b.bsi_env(&["status"], &env("UTC", &[]));
+    assert_eq!(piped.ok().stdout, status80);
+    let piped150 = b.bsi_env(&["status"], &env("UTC", &[("COLUMNS", "150")]));
+    assert_eq!(piped150.ok().stdout, status150);
+
+    let log80 = in_terminal(&b, &["log"], 80).expect("script");
+    let log150 = in_terminal(&b, &["log"], 150).expect("script");
+    fits(&log80, 80);
+    fits(&log150, 150);
+    assert!(widest(&log150) > 80, "{log150}");
+    assert!(
+        log150.contains("sess-20260314-1000-ag01  agents/"),
+        "{log150}"
+    );
+    assert_eq!(b.bsi_env(&["log"], &env("UTC", &[])).ok().stdout, log80);
+
+    // The tree: the claims and their folders, the rest counted.
+    let tree = in_terminal(&b, &["status", "--tree"], 80).expect("script");
+    assert_eq!(
+        b.bsi_env(&["status", "--tree"], &env("UTC", &[]))
+            .ok()
+            .stdout,
+        tree
+    );
+    assert!(!tree.contains("alice.md"), "{tree}");
+    assert!(tree.contains("└── … 2 other files"), "{tree}");
+    let n2 = tree.find("n2.md").expect("n2");
+    let n10 = tree.find("n10.md").expect("n10");
+    assert!(n2 < n10, "natural order:\n{tree}");
+    assert!(!tree.contains("n1.md"), "{tree}");
+    assert!(tree.contains("└── … 1 other file"), "{tree}");
+
+    // Help is wrapped at the terminal's width, words whole.
+    for args in [&["--help"][..], &["help", "open"][..]] {
+        let h80 = in_terminal(&b, args, 80).expect("script");
+        let h150 = in_terminal(&b, args, 150).expect("script");
+        fits(&h80, 80);
+        fits(&h150, 150);
+        assert!(widest(&h150) > 80, "{h150}");
+        assert!(h80.lines().count() > h150.lines().count());
+        let piped = b.bsi_env(args, &env("UTC", &[]));
+        assert_eq!(piped.ok().stdout, h80, "{args:?}");
+    }
+}
+
+/// `bsi status --watch` in a real terminal (tmux): the view is redrawn
+/// after a claim made from another clone (fetched) and after one made in
+/// this clone, says what changed, puts stale claims first, and `q` ends it.
+/// Skipped, with the reason, when tmux is not installed (CI installs it).
+#[test]
+fn the_watch_view_redraws_after_a_claim_from_another_clone() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let m = common::Machines::new();
+    // In a directory the test removes: the socket goes with it.
+    let sock = m.bare.path().join("watch.tmux");
+    let sock = sock.to_str().expect("utf-8").to_string();
+    let tmux = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("tmux");
+        common::clean_env(&mut cmd, m.a.path());
+        cmd.env("BSI_NOW", common::NOW)
+            .env("TERM", "xterm")
+            .arg("-S")
+            .arg(&sock)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let watch = format!("{} status --watch", common::bin().display());
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        "-c",
+        m.a.path().to_str().expect("utf-8"),
+        &watch,
+    ]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let pane = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
+    // Waits (bounded) until the pane shows `want`: its text then.
+    let wait_for = |want: &str| -> String {
+        let mut text = String::new();
+        for _ in 0..150 {
+            text = pane();
+            if text.contains(want) {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = tmux(&["kill-server"]);
+        panic!("the watch view never showed {want:?}:\n{text}");
+    };
+    let first = wait_for("No claims: the whole brain is free.");
+    assert!(first.contains("fetched from origin/brain-index"), "{first}");
+    assert!(first.contains("q or Ctrl-C quits"), "{first}");
+
+    // A claim from the other clone: fetched, drawn, said.
+    m.b.bsi(&[
+        "open",
+        "projets/plan.md#Risks",
+        "--session",
+        "s-bob",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    let remote = wait_for("+ s-bob projets/plan.md#Risks opened");
+    assert!(remote.contains("  projets/plan.md#Risks"), "{remote}");
+    assert!(remote.contains("1 active, 0 stale"), "{remote}");
+
+    // A claim made in this clone shows too.
+    m.a.bsi(&["open", "agents/", "--session", "s-al", "--agent", "alice"])
+        .ok();
+    wait_for("+ s-al agents/ opened");
+
+    // Stale claims come first, before the active ones.
+    m.b.bsi(&[
+        "open",
+        "README.md",
+        "--session",
+        "s-late",
+        "--agent",
+        "bob",
+        "--ttl",
+        "8h",
+    ])
+    .ok();
+    m.b.bsi_env(&["watchdog"], &[("BSI_NOW", "2026-03-14T12:00:00Z")])
+        .code(4);
+    let stale = wait_for("Stale, still blocking");
+    let stale_at = stale.find("Stale, still blocking").expect("stale");
+    let active_at = stale.find("\ns-late\n").expect("the active claim");
+    assert!(stale_at < active_at, "{stale}");
+    assert!(stale.contains("is now STALE"), "{stale}");
+
+    // q ends it, and so does Ctrl-C: the session (the watch's only
+    // window) is gone.
+    let ends_with = |key: &str| {
+        tmux(&["send-keys", key]);
+        let mut ended = false;
+        for _ in 0..100 {
+            if !tmux(&["has-session"]).status.success() {
+                ended = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        if !ended {
+            let text = pane();
+            let _ = tmux(&["kill-server"]);
+            panic!("{key} did not end the watch:\n{text}");
+        }
+    };
+    ends_with("q");
+    let again = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        "-c",
+        m.a.path().to_str().expect("utf-8"),
+        &watch,
+    ]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    wait_for("Stale, still blocking");
+    ends_with("C-c");
 }
