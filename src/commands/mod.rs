@@ -595,6 +595,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             agent,
             note,
             wait,
+            no_queue,
             ..
         } => open::run(
             &ctx,
@@ -604,6 +605,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 agent,
                 note,
                 wait: wait.as_deref().map(parse_wait).transpose()?,
+                queue: !no_queue,
             },
         ),
         Command::Close {

@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, FixedOffset};
 
 use super::parse::row_cells;
-use super::{Claim, Registry, TableKind, col};
+use super::{ALL_TABLES, Claim, Registry, TableKind, col};
 use crate::ttl;
 
 /// Why two registries cannot be merged by rows.
@@ -112,7 +112,6 @@ struct HistRow {
     closed: String,
 }
 
-const KINDS: [TableKind; 3] = [TableKind::Active, TableKind::Stale, TableKind::History];
 
 fn key_of(parts: &[&str]) -> String {
     parts.join("\u{1f}")
@@ -191,9 +190,29 @@ fn history_rows(reg: &Registry) -> Result<Vec<HistRow>, MergeConflict> {
     Ok(rows)
 }
 
-/// The text without the body rows of the three tables.
+/// The queue's rows: a place is its session, scope and time of arrival;
+/// of two versions of one place, the later lease is the newer fact.
+fn queue_rows(reg: &Registry) -> Vec<Row> {
+    let t = reg.table(TableKind::Queue);
+    t.rows
+        .iter()
+        .zip(&reg.waiters)
+        .map(|(r, w)| Row {
+            key: key_of(&[
+                &w.session,
+                &w.scope.to_string(),
+                &super::render::format_queue_ts(w.since),
+            ]),
+            line: line_at(reg, r),
+            rank: w.lease.timestamp_millis(),
+            holder: String::new(),
+        })
+        .collect()
+}
+
+/// The text without the body rows of the tables.
 fn skeleton(reg: &Registry) -> String {
-    let mut cut: Vec<std::ops::Range<usize>> = KINDS
+    let mut cut: Vec<std::ops::Range<usize>> = ALL_TABLES
         .iter()
         .flat_map(|k| reg.table(*k).rows.iter().cloned())
         .collect();
@@ -347,8 +366,9 @@ pub fn merge3(
     theirs: &Registry,
     now: DateTime<FixedOffset>,
 ) -> Result<Merged, MergeConflict> {
-    for k in KINDS {
-        if ours.table(k).columns != theirs.table(k).columns {
+    for k in ALL_TABLES {
+        let absent = k == TableKind::Queue && !(ours.has_queue() && theirs.has_queue());
+        if !absent && ours.table(k).columns != theirs.table(k).columns {
             return Err(MergeConflict(format!(
                 "the columns of `## {}` differ on the two sides",
                 k.heading()
@@ -467,8 +487,12 @@ pub fn merge3(
         }
     }
     let [active, stale] = tables;
+    // The queue: a place removed on one side (granted, given up, lapsed)
+    // stays removed; renewed on both, the later lease.
+    let qb = base.map(queue_rows).unwrap_or_default();
+    let queue = merge_rows(&qb, &queue_rows(ours), &queue_rows(theirs));
     Ok(Merged {
-        text: splice_rows(frame, &[active, stale, history]),
+        text: splice_rows(frame, &[active, stale, history, queue]),
         superseded,
     })
 }
@@ -477,9 +501,13 @@ pub fn merge3(
 fn splice_rows(frame: &Registry, rows: &[Vec<Row>]) -> String {
     let text = frame.text();
     let eol = frame.eol;
-    let mut regions: Vec<(usize, usize, &Vec<Row>)> = KINDS
+    let mut regions: Vec<(usize, usize, &Vec<Row>)> = ALL_TABLES
         .iter()
         .zip(rows)
+        // A frame without a queue table has no place to put one: every
+        // side that had one is the frame (its text around the tables
+        // changed), so nobody waits in the others.
+        .filter(|(k, _)| **k != TableKind::Queue || frame.has_queue())
         .map(|(k, rs)| {
             let t = frame.table(*k);
             match (t.rows.first(), t.rows.last()) {
