@@ -84,7 +84,9 @@ fn file_name(i: usize) -> String {
 
 /// A file drawn with a Zipf-like skew (exponent 1.1): file 0 is hottest.
 fn zipf(rng: &mut Rng) -> usize {
-    let weights: Vec<f64> = (0..FILES).map(|i| 1.0 / ((i + 1) as f64).powf(1.1)).collect();
+    let weights: Vec<f64> = (0..FILES)
+        .map(|i| 1.0 / ((i + 1) as f64).powf(1.1))
+        .collect();
     let total: f64 = weights.iter().sum();
     let mut x = rng.unit() * total;
     for (i, w) in weights.iter().enumerate() {
@@ -141,7 +143,10 @@ fn file_text(i: usize) -> String {
     for (k, part) in [(1, true), (2, true), (3, false)] {
         let _ = write!(s, "\n## Part {k}\n\nText of part {k}.\nMore of part {k}.\n");
         if part {
-            let _ = write!(s, "\n### Sub {k}a\n\nText of sub {k}a.\nMore of sub {k}a.\n");
+            let _ = write!(
+                s,
+                "\n### Sub {k}a\n\nText of sub {k}a.\nMore of sub {k}a.\n"
+            );
         }
     }
     s
@@ -216,6 +221,15 @@ impl Env {
     }
 }
 
+/// One finished task's claim: when it was asked for and granted (since
+/// the run's start), what it covered, and how long the open took.
+struct Grant {
+    requested: Duration,
+    granted: Duration,
+    edits: Vec<(usize, usize)>,
+    wait: Duration,
+}
+
 /// What one agent saw.
 #[derive(Default)]
 struct Tally {
@@ -225,7 +239,7 @@ struct Tally {
     bsi_time: Duration,
     busy: Duration,
     /// Per task: (request time, grant time, the scopes' overlap keys, wait).
-    grants: Vec<(Duration, Duration, Vec<(usize, usize)>, Duration)>,
+    grants: Vec<Grant>,
     /// Lines written by finished tasks, per file.
     written: Vec<(usize, String)>,
     failures: Vec<String>,
@@ -340,12 +354,24 @@ fn setup(env: &Env, root: &Path, n: usize) -> (PathBuf, Vec<PathBuf>) {
     env.git_ok(&seed, &["add", "-A"]);
     env.git_ok(
         &seed,
-        &["-c", "user.name=seed", "-c", "user.email=s@x", "commit", "-qm", "brain"],
+        &[
+            "-c",
+            "user.name=seed",
+            "-c",
+            "user.email=s@x",
+            "commit",
+            "-qm",
+            "brain",
+        ],
     );
     env.git_ok(&seed, &["remote", "add", "origin", "../origin.git"]);
     env.git_ok(&seed, &["push", "-q", "-u", "origin", "main"]);
     let o = env.bsi(&seed, &["init"]);
-    assert!(o.status.success(), "bsi init: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "bsi init: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let mut dirs: Vec<PathBuf> = Vec::new();
     for k in 0..n {
         let dir = root.join(format!("agent{k:02}"));
@@ -365,7 +391,15 @@ fn setup(env: &Env, root: &Path, n: usize) -> (PathBuf, Vec<PathBuf>) {
                 ],
             );
         } else {
-            env.git_ok(root, &["clone", "-q", bare.to_str().expect("utf-8"), dir.to_str().expect("utf-8")]);
+            env.git_ok(
+                root,
+                &[
+                    "clone",
+                    "-q",
+                    bare.to_str().expect("utf-8"),
+                    dir.to_str().expect("utf-8"),
+                ],
+            );
             env.git_ok(&dir, &["config", "user.name", &format!("agent{k}")]);
             env.git_ok(&dir, &["config", "user.email", &format!("agent{k}@x")]);
         }
@@ -395,7 +429,15 @@ fn agent(env: &Env, dir: &Path, k: usize, run: &Run, t0: Instant) -> Tally {
         if run.strategy != Strategy::None {
             let mut args: Vec<&str> = vec!["open"];
             args.extend(scopes.iter().map(String::as_str));
-            args.extend(["--session", &session, "--agent", &agent_name, "--wait", "10m", "-q"]);
+            args.extend([
+                "--session",
+                &session,
+                "--agent",
+                &agent_name,
+                "--wait",
+                "10m",
+                "-q",
+            ]);
             if run.strategy != Strategy::Queue {
                 args.push("--no-queue");
             }
@@ -443,7 +485,12 @@ fn agent(env: &Env, dir: &Path, k: usize, run: &Run, t0: Instant) -> Tally {
         if pushed {
             tally.finished += 1;
             tally.written.extend(mine);
-            tally.grants.push((requested, granted, task.edits.clone(), wait));
+            tally.grants.push(Grant {
+                requested,
+                granted,
+                edits: task.edits.clone(),
+                wait,
+            });
         } else {
             tally.failures.push(format!("{session}: push never landed"));
         }
@@ -484,7 +531,15 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
 
     // The final tree, as the remote holds it.
     let fin = root.join("final");
-    env.git_ok(&root, &["clone", "-q", bare.to_str().expect("utf-8"), fin.to_str().expect("utf-8")]);
+    env.git_ok(
+        &root,
+        &[
+            "clone",
+            "-q",
+            bare.to_str().expect("utf-8"),
+            fin.to_str().expect("utf-8"),
+        ],
+    );
     let mut texts: HashMap<usize, String> = HashMap::new();
     let mut lost = 0;
     for t in &tallies {
@@ -499,11 +554,14 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
     }
     let registry_commits = {
         let o = env.git(&fin, &["rev-list", "--count", "origin/brain-index"]);
-        String::from_utf8_lossy(&o.stdout).trim().parse::<usize>().unwrap_or(1) - 1
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<usize>()
+            .unwrap_or(1)
+            - 1
     };
     // Overtakes: a later request for an overlapping scope granted first.
-    let all: Vec<&(Duration, Duration, Vec<(usize, usize)>, Duration)> =
-        tallies.iter().flat_map(|t| t.grants.iter()).collect();
+    let all: Vec<&Grant> = tallies.iter().flat_map(|t| t.grants.iter()).collect();
     let overlap = |a: &[(usize, usize)], b: &[(usize, usize)]| {
         a.iter().any(|(f, s)| {
             b.iter().any(|(g, u)| {
@@ -517,13 +575,17 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
         all.iter()
             .map(|me| {
                 all.iter()
-                    .filter(|o| o.0 > me.0 && o.1 < me.1 && overlap(&me.2, &o.2))
+                    .filter(|o| {
+                        o.requested > me.requested
+                            && o.granted < me.granted
+                            && overlap(&me.edits, &o.edits)
+                    })
                     .count()
             })
             .max()
             .unwrap_or(0)
     };
-    let mut waits: Vec<f64> = all.iter().map(|g| g.3.as_secs_f64() * 1000.0).collect();
+    let mut waits: Vec<f64> = all.iter().map(|g| g.wait.as_secs_f64() * 1000.0).collect();
     let finished: usize = tallies.iter().map(|t| t.finished).sum();
     let busy: Duration = tallies.iter().map(|t| t.busy).sum();
     let bsi: Duration = tallies.iter().map(|t| t.bsi_time).sum();
@@ -542,7 +604,8 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
         wait_p95_ms: percentile(&mut waits.clone(), 0.95),
         wait_max_ms: percentile(&mut waits, 1.0),
         overtaken_max,
-        pushes_per_task: tallies.iter().map(|t| t.pushes).sum::<usize>() as f64 / finished.max(1) as f64,
+        pushes_per_task: tallies.iter().map(|t| t.pushes).sum::<usize>() as f64
+            / finished.max(1) as f64,
         registry_commits_per_task: registry_commits as f64 / finished.max(1) as f64,
         bsi_share: bsi.as_secs_f64() / busy.as_secs_f64().max(1e-9),
         // What bsi costs beside the waits: the close of each task.
@@ -566,7 +629,9 @@ fn main() {
             "--out" => out = PathBuf::from(args.next().expect("--out DIR")),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).expect("--seed N"),
             _ => {
-                eprintln!("usage: collisions [--smoke | --long] [--bsi PATH] [--out DIR] [--seed N]");
+                eprintln!(
+                    "usage: collisions [--smoke | --long] [--bsi PATH] [--out DIR] [--seed N]"
+                );
                 std::process::exit(2);
             }
         }
@@ -585,7 +650,12 @@ fn main() {
     } else {
         (vec![2, 5, 10], 6, (50, 200))
     };
-    let strategies = [Strategy::None, Strategy::File, Strategy::Section, Strategy::Queue];
+    let strategies = [
+        Strategy::None,
+        Strategy::File,
+        Strategy::Section,
+        Strategy::Queue,
+    ];
     let mut rows: Vec<Figures> = Vec::new();
     for &n in &ns {
         for &strategy in &strategies {
@@ -599,7 +669,16 @@ fn main() {
             let f = measure(&env, &work, &run);
             eprintln!(
                 "collisions: {:<8} N={:<3} {:>3}/{:<3} tasks  {:>6.1}/min  conflicts {:>3}  lost {:>3}  wait p95 {:>6.0} ms  overtaken {:>2}  bsi {:>4.1}%",
-                f.strategy, f.n, f.finished, f.tasks, f.per_min, f.conflicts, f.lost, f.wait_p95_ms, f.overtaken_max, f.bsi_share * 100.0
+                f.strategy,
+                f.n,
+                f.finished,
+                f.tasks,
+                f.per_min,
+                f.conflicts,
+                f.lost,
+                f.wait_p95_ms,
+                f.overtaken_max,
+                f.bsi_share * 100.0
             );
             for why in f.failures.iter().take(5) {
                 eprintln!("collisions:   {why}");
@@ -618,16 +697,39 @@ fn main() {
         let _ = writeln!(
             csv,
             "{},{},{},{},{:.2},{:.1},{},{},{:.0},{:.0},{:.0},{},{:.2},{:.2},{:.3},{:.0}",
-            f.strategy, f.n, f.tasks, f.finished, f.wall_s, f.per_min, f.conflicts, f.lost,
-            f.wait_p50_ms, f.wait_p95_ms, f.wait_max_ms, f.overtaken_max, f.pushes_per_task,
-            f.registry_commits_per_task, f.bsi_share, f.bsi_ms_per_task
+            f.strategy,
+            f.n,
+            f.tasks,
+            f.finished,
+            f.wall_s,
+            f.per_min,
+            f.conflicts,
+            f.lost,
+            f.wait_p50_ms,
+            f.wait_p95_ms,
+            f.wait_max_ms,
+            f.overtaken_max,
+            f.pushes_per_task,
+            f.registry_commits_per_task,
+            f.bsi_share,
+            f.bsi_ms_per_task
         );
         let _ = writeln!(
             md,
             "| {} | {} | {:.1} | {} | {} | {:.0} / {:.0} / {:.0} | {} | {:.2} | {:.2} | {:.0} % | {:.0} |",
-            f.strategy, f.n, f.per_min, f.conflicts, f.lost, f.wait_p50_ms, f.wait_p95_ms,
-            f.wait_max_ms, f.overtaken_max, f.pushes_per_task, f.registry_commits_per_task,
-            f.bsi_share * 100.0, f.bsi_ms_per_task
+            f.strategy,
+            f.n,
+            f.per_min,
+            f.conflicts,
+            f.lost,
+            f.wait_p50_ms,
+            f.wait_p95_ms,
+            f.wait_max_ms,
+            f.overtaken_max,
+            f.pushes_per_task,
+            f.registry_commits_per_task,
+            f.bsi_share * 100.0,
+            f.bsi_ms_per_task
         );
     }
     fs::write(out.join("collisions.csv"), &csv).expect("write csv");
@@ -638,7 +740,10 @@ fn main() {
     let mut bad = Vec::new();
     for f in &rows {
         if f.finished != f.tasks {
-            bad.push(format!("{} N={}: {} of {} tasks finished", f.strategy, f.n, f.finished, f.tasks));
+            bad.push(format!(
+                "{} N={}: {} of {} tasks finished",
+                f.strategy, f.n, f.finished, f.tasks
+            ));
         }
         if f.strategy != "none" && f.lost > 0 {
             bad.push(format!("{} N={}: {} edits lost", f.strategy, f.n, f.lost));

@@ -5,11 +5,11 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::Plan;
+use super::queue::{self, Request};
 use super::{Snapshot, commit_message_by, owned_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result};
 use crate::markdown::Outline;
-use super::queue::{self, Request};
 use crate::registry::{Claim, Registry, TableKind, Waiter};
 use crate::scope::{Scope, Sections};
 use crate::ttl;
@@ -114,7 +114,12 @@ pub fn plan_queued(
     };
     if let (Queueing::Join { .. }, Some(limit)) = (queueing, max_active_per_agent) {
         // A request over the limit would wait for nothing: said at once.
-        too_many(reg, agent, grant.len() + blocked_count(scopes, &blockers), limit)?;
+        too_many(
+            reg,
+            agent,
+            grant.len() + blocked_count(scopes, &blockers),
+            limit,
+        )?;
     }
     if !blockers.is_empty() || !ahead.is_empty() {
         // Alternatives for what was refused; what was free in the
@@ -199,7 +204,11 @@ pub fn plan_queued(
             })
             .collect();
         let mine = queue::rows_of(reg, session);
-        let action = if mine.is_empty() { "queue" } else { "queue-renew" };
+        let action = if mine.is_empty() {
+            "queue"
+        } else {
+            "queue-renew"
+        };
         return Ok(queue_edit(
             reg,
             &by,

@@ -154,7 +154,11 @@ pub fn needs_writing(
 }
 
 /// When `session` arrived, by its live rows; `None` when it has none.
-pub fn arrived(reg: &Registry, session: &str, now: DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
+pub fn arrived(
+    reg: &Registry,
+    session: &str,
+    now: DateTime<FixedOffset>,
+) -> Option<DateTime<FixedOffset>> {
     reg.waiters
         .iter()
         .filter(|w| w.session == session && w.live(now))
@@ -248,7 +252,12 @@ mod tests {
     fn a_place_is_renewed_when_its_lease_runs_low() {
         let reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
         assert!(!needs_writing(&reg, "s", &[f("a.md")], t0()));
-        assert!(needs_writing(&reg, "s", &[f("a.md")], t0() + Duration::seconds(11)));
+        assert!(needs_writing(
+            &reg,
+            "s",
+            &[f("a.md")],
+            t0() + Duration::seconds(11)
+        ));
         assert!(needs_writing(&reg, "s", &[f("b.md")], t0()));
         assert!(needs_writing(&reg, "t", &[f("a.md")], t0()));
     }

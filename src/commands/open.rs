@@ -103,7 +103,14 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let named_agent = req.agent.is_some().then_some(agent.as_str());
     let joined = req.wait.is_some() && req.queue;
     w.report(applied, |outcome, commit| {
-        report(ctx, &session, named_agent, (generated, joined), outcome, commit)
+        report(
+            ctx,
+            &session,
+            named_agent,
+            (generated, joined),
+            outcome,
+            commit,
+        )
     })
 }
 
@@ -162,15 +169,25 @@ fn publish_waiting(
         let tips = waiting.as_ref().map(|w| w.tips(&cmd.brain));
         // Read afresh each time: a heading may have moved while waiting.
         let snap = cmd.brain.snapshot(claiming.scopes);
-        let c = Claiming { now: at, ..*claiming };
+        let c = Claiming {
+            now: at,
+            ..*claiming
+        };
         let queueing = if joins {
             Queueing::Join { since }
         } else {
             Queueing::Respect
         };
         let applied = cmd.publish(false, |reg| plan_queued(reg, &c, &snap, queueing))?;
-        let (Some(w), Some(tips), Outcome::Refused { blockers, queue: place, .. }) =
-            (waiting.as_mut(), tips, &applied.report)
+        let (
+            Some(w),
+            Some(tips),
+            Outcome::Refused {
+                blockers,
+                queue: place,
+                ..
+            },
+        ) = (waiting.as_mut(), tips, &applied.report)
         else {
             return Ok(applied);
         };
@@ -352,9 +369,7 @@ fn ahead_words(ahead: &[queue::Request]) -> String {
                 "{} ({agent}for {}, since {})",
                 r.session,
                 scopes_summary(&r.scopes),
-                r.since
-                    .with_timezone(&chrono::Local)
-                    .format("%H:%M:%S")
+                r.since.with_timezone(&chrono::Local).format("%H:%M:%S")
             )
         })
         .collect::<Vec<_>>()

@@ -112,7 +112,6 @@ struct HistRow {
     closed: String,
 }
 
-
 fn key_of(parts: &[&str]) -> String {
     parts.join("\u{1f}")
 }
@@ -924,7 +923,9 @@ mod tests {
 
     #[test]
     fn places_in_the_queue_merge_by_rows_and_a_removal_wins() {
-        let base = with(&empty_registry(), |r| r.add_waiter(&place("w1", "a.md", 0, 30)));
+        let base = with(&empty_registry(), |r| {
+            r.add_waiter(&place("w1", "a.md", 0, 30));
+        });
         // Ours renews w1 and adds w2; theirs grants w1 (its place goes)
         // and adds w3.
         let ours = with(&base, |r| {
@@ -945,15 +946,23 @@ mod tests {
         // Renewed on both sides: the later lease.
         let a = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 50)));
         let b = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 40)));
-        assert_eq!(queue_of(&merge(&base, &a, &b).expect("merges")), [("w1".to_string(), 50)]);
-        assert_eq!(queue_of(&merge(&base, &b, &a).expect("merges")), [("w1".to_string(), 50)]);
+        assert_eq!(
+            queue_of(&merge(&base, &a, &b).expect("merges")),
+            [("w1".to_string(), 50)]
+        );
+        assert_eq!(
+            queue_of(&merge(&base, &b, &a).expect("merges")),
+            [("w1".to_string(), 50)]
+        );
     }
 
     #[test]
     fn a_queue_table_added_on_one_side_merges_with_claims_of_the_other() {
         let base = empty_registry();
         let ours = with(&base, |r| r.add_waiter(&place("w1", "a.md", 0, 30)));
-        let theirs = with(&base, |r| r.add_claim(TableKind::Active, &claim("s1", "a.md", 0)));
+        let theirs = with(&base, |r| {
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
+        });
         for m in [
             merge(&base, &ours, &theirs).expect("merges"),
             merge(&base, &theirs, &ours).expect("merges"),

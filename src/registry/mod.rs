@@ -439,10 +439,7 @@ impl Registry {
             out.push_str(&r.text[at..]);
             out
         };
-        ALL_TABLES
-            .iter()
-            .all(|k| rows(self, *k) == rows(other, *k))
-            && frame(self) == frame(other)
+        ALL_TABLES.iter().all(|k| rows(self, *k) == rows(other, *k)) && frame(self) == frame(other)
     }
 
     /// Every claim, active then stale, with a flag saying which.

@@ -648,7 +648,10 @@ fn open_wait_is_granted_as_soon_as_the_holder_closes() {
         "the place, the close, then the claim (which leaves the queue)"
     );
     let reg = b.registry();
-    let queue = reg.split("## File d'attente").nth(1).expect("a queue table");
+    let queue = reg
+        .split("## File d'attente")
+        .nth(1)
+        .expect("a queue table");
     assert!(!queue.contains("sess-me"), "{reg}");
 }
 

@@ -51,7 +51,14 @@ fn wait_for(b: &Brain, scope: &str, session: &str, agent: &str) -> Waiter {
     spawn(
         b,
         &[
-            "open", scope, "--session", session, "--agent", agent, "--wait", "60s",
+            "open",
+            scope,
+            "--session",
+            session,
+            "--agent",
+            agent,
+            "--wait",
+            "60s",
         ],
     )
 }
@@ -90,7 +97,8 @@ fn opened_in_order(b: &Brain) -> Vec<String> {
 
 /// The time `minutes` after the tests' pinned clock.
 fn later(minutes: i64) -> String {
-    let t = chrono::DateTime::parse_from_rfc3339(NOW).expect("NOW") + chrono::Duration::minutes(minutes);
+    let t = chrono::DateTime::parse_from_rfc3339(NOW).expect("NOW")
+        + chrono::Duration::minutes(minutes);
     t.to_rfc3339()
 }
 
@@ -102,25 +110,41 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
         a,
         b,
     } = Machines::new();
-    a.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-hold", "--agent", "h"])
-        .ok();
+    a.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
     // Three waiters, arriving one after the other, from both machines.
-    let mut w1 = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
+    let w1 = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
     assert_eq!(
         w1.placed(),
         "First in the queue: the scope is yours as soon as it is free."
     );
     let mut w2 = wait_for(&a, "projets/plan.md", "sess-w2", "alice");
-    assert!(w2.placed().starts_with("Place 2 in the queue, after sess-w1 (bob, for projets/plan.md#Goals, since "));
+    assert!(w2.placed().starts_with(
+        "Place 2 in the queue, after sess-w1 (bob, for projets/plan.md#Goals, since "
+    ));
     let mut w3 = wait_for(&b, "projets/plan.md#Q1", "sess-w3", "carol");
     // w3's section lies under Goals: behind both.
     let line = w3.placed();
-    assert!(line.starts_with("Place 3 in the queue, after sess-w1 (bob, "), "{line}");
-    assert!(line.contains("sess-w2 (alice, for projets/plan.md, since "), "{line}");
+    assert!(
+        line.starts_with("Place 3 in the queue, after sess-w1 (bob, "),
+        "{line}"
+    );
+    assert!(
+        line.contains("sess-w2 (alice, for projets/plan.md, since "),
+        "{line}"
+    );
 
     // Status, on either machine, shows who waits for what and who is ahead.
     let st = a.bsi(&["status"]);
-    st.ok().stdout_has("Queue (3 waiting, in order of arrival):");
+    st.ok()
+        .stdout_has("Queue (3 waiting, in order of arrival):");
     st.stdout_has("  1. sess-w1 (bob) waits for projets/plan.md#Goals since ");
     st.stdout_has("first for it");
     st.stdout_has("  2. sess-w2 (alice) waits for projets/plan.md since ");
@@ -128,7 +152,10 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
     st.stdout_has(", after sess-w1, sess-w2\n");
     let json = b.bsi(&["status", "--json"]).json();
     let q = json["queue"].as_array().expect("queue");
-    let order: Vec<&str> = q.iter().map(|w| w["session"].as_str().unwrap_or("")).collect();
+    let order: Vec<&str> = q
+        .iter()
+        .map(|w| w["session"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(order, ["sess-w1", "sess-w2", "sess-w3"]);
     assert_eq!(q[1]["scopes"], serde_json::json!(["projets/plan.md"]));
     assert_eq!(q[2]["place"], 3);
@@ -137,12 +164,19 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
     a.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
     let r1 = w1.finish();
     r1.ok().stdout_has("Claim opened — projets/plan.md#Goals");
-    assert!(w2.running() && w3.running(), "the others still wait their turn");
+    assert!(
+        w2.running() && w3.running(),
+        "the others still wait their turn"
+    );
     b.bsi(&["close", "sess-w1", "--agent", "bob"]).ok();
-    w2.finish().ok().stdout_has("Claim opened — projets/plan.md");
+    w2.finish()
+        .ok()
+        .stdout_has("Claim opened — projets/plan.md");
     assert!(w3.running());
     a.bsi(&["close", "sess-w2", "--agent", "alice"]).ok();
-    w3.finish().ok().stdout_has("Claim opened — projets/plan.md#Q1");
+    w3.finish()
+        .ok()
+        .stdout_has("Claim opened — projets/plan.md#Q1");
     assert_eq!(
         opened_in_order(&a),
         ["sess-hold", "sess-w1", "sess-w2", "sess-w3"]
@@ -158,21 +192,45 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
 #[test]
 fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     let b = Brain::new();
-    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-hold", "--agent", "h"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
     // The waiter wants the whole file: the free Risks section is in its
     // request.
     let w = wait_for(&b, "projets/plan.md", "sess-w1", "bob");
     w.placed();
     let before = (b.commits(), b.registry());
-    let r = b.bsi(&["open", "projets/plan.md#Risks", "--session", "sess-late", "--agent", "eve"]);
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md#Risks",
+        "--session",
+        "sess-late",
+        "--agent",
+        "eve",
+    ]);
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("Waiting first in the queue: sess-w1 (bob, for projets/plan.md, since ");
     r.stderr_has("which would be place 2");
     r.stderr_has("take your turn in the queue: the same `bsi open` with `--wait 10m`");
-    assert_eq!((b.commits(), b.registry()), before, "a refusal writes nothing");
+    assert_eq!(
+        (b.commits(), b.registry()),
+        before,
+        "a refusal writes nothing"
+    );
     let j = b
-        .bsi(&["open", "projets/plan.md#Risks", "--session", "sess-late", "--json"])
+        .bsi(&[
+            "open",
+            "projets/plan.md#Risks",
+            "--session",
+            "sess-late",
+            "--json",
+        ])
         .json();
     assert_eq!(j["error"], "conflict");
     assert_eq!(j["conflicts"], serde_json::json!([]));
@@ -180,8 +238,15 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     assert_eq!(j["queue"]["queued"], false);
     assert_eq!(j["queue"]["ahead"][0]["session"], "sess-w1");
     // A scope nobody waits for is still granted at once.
-    b.bsi(&["open", "agents/bob.md", "--session", "sess-other", "--agent", "eve"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-other",
+        "--agent",
+        "eve",
+    ])
+    .ok();
     // The holder goes: the waiter is served, the late request was not.
     b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
     w.finish().ok().stdout_has("Claim opened — projets/plan.md");
@@ -191,31 +256,63 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
 #[test]
 fn a_killed_waiters_place_lapses_with_its_lease() {
     let b = Brain::new();
-    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-hold", "--agent", "h"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
     let mut w = wait_for(&b, "projets/plan.md", "sess-dead", "bob");
     w.placed();
     w.child.kill().expect("kill the waiter");
     let _ = w.finish();
     // Its row is still in the registry, and live at the time it was written.
-    assert!(b.registry().contains("| sess-dead | projets/plan.md | bob | "));
-    assert!(b.bsi(&["status"]).stdout.contains("sess-dead (bob) waits for projets/plan.md"));
+    assert!(
+        b.registry()
+            .contains("| sess-dead | projets/plan.md | bob | ")
+    );
+    assert!(
+        b.bsi(&["status"])
+            .stdout
+            .contains("sess-dead (bob) waits for projets/plan.md")
+    );
     // A minute later, its lease has passed: nobody waits.
     let st = b.bsi_env(&["status"], &[("BSI_NOW", &later(1))]);
     st.ok();
     assert!(!st.stdout.contains("Queue ("), "{}", st.stdout);
-    let j = b.bsi_env(&["status", "--json"], &[("BSI_NOW", &later(1))]).json();
+    let j = b
+        .bsi_env(&["status", "--json"], &[("BSI_NOW", &later(1))])
+        .json();
     assert_eq!(j["queue"], serde_json::json!([]));
     // And a plain request for what it waited for is granted.
     b.bsi_env(
-        &["open", "projets/plan.md#Risks", "--session", "sess-next", "--agent", "eve"],
+        &[
+            "open",
+            "projets/plan.md#Risks",
+            "--session",
+            "sess-next",
+            "--agent",
+            "eve",
+        ],
         &[("BSI_NOW", &later(1))],
     )
     .ok()
     .stdout_has("Claim opened — projets/plan.md#Risks");
     // The next waiter writes the queue: the lapsed place goes with it.
     let r = b.bsi_env(
-        &["open", "projets/plan.md#Goals", "--session", "sess-w2", "--agent", "al", "--wait", "1s"],
+        &[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-w2",
+            "--agent",
+            "al",
+            "--wait",
+            "1s",
+        ],
         &[("BSI_NOW", &later(1))],
     );
     r.code(3);
@@ -225,10 +322,26 @@ fn a_killed_waiters_place_lapses_with_its_lease() {
 #[test]
 fn a_waiter_that_gives_up_leaves_the_queue() {
     let b = Brain::new();
-    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-hold", "--agent", "h"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
     let before = b.commits();
-    let r = b.bsi(&["open", "projets/plan.md", "--session", "sess-me", "--agent", "al", "--wait", "1s"]);
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-me",
+        "--agent",
+        "al",
+        "--wait",
+        "1s",
+    ]);
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("in the queue (Ctrl-C stops; the place lapses within 30s).");
     assert_eq!(b.commits(), before + 2, "its place, then its leaving");
@@ -241,24 +354,69 @@ fn a_waiter_that_gives_up_leaves_the_queue() {
 #[test]
 fn a_request_that_waiting_cannot_help_is_refused_with_its_reason() {
     let b = Brain::new();
-    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-gone", "--agent", "h", "--ttl", "2h"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-gone",
+        "--agent",
+        "h",
+        "--ttl",
+        "2h",
+    ])
+    .ok();
     // Three hours later the watchdog has marked it stale.
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", &later(180))]);
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", &later(180))]).code(4);
     assert!(b.stale().iter().any(|r| r.contains("sess-gone")));
     let before = (b.commits(), b.registry());
     let r = b.bsi_env(
-        &["open", "projets/plan.md", "--session", "sess-me", "--agent", "al", "--wait", "10m"],
+        &[
+            "open",
+            "projets/plan.md",
+            "--session",
+            "sess-me",
+            "--agent",
+            "al",
+            "--wait",
+            "10m",
+        ],
         &[("BSI_NOW", &later(180))],
     );
-    r.code(3).stderr_has("Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it.");
+    r.code(3).stderr_has(
+        "Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it.",
+    );
     r.stderr_has("bsi release sess-gone --confirm");
     assert_eq!((b.commits(), b.registry()), before, "no place taken");
     // Over the per-agent limit, it is refused at once too.
     b.write(".bsi.toml", "max_active_per_agent = 1\n");
-    b.bsi(&["open", "agents/bob.md", "--session", "sess-b1", "--agent", "zed"]).ok();
-    b.bsi(&["open", "agents/alice.md", "--session", "sess-a1", "--agent", "yan"]).ok();
-    let r = b.bsi(&["open", "agents/alice.md", "--session", "sess-b2", "--agent", "zed", "--wait", "10m"]);
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-b1",
+        "--agent",
+        "zed",
+    ])
+    .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-a1",
+        "--agent",
+        "yan",
+    ])
+    .ok();
+    let r = b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-b2",
+        "--agent",
+        "zed",
+        "--wait",
+        "10m",
+    ]);
     assert_ne!(r.code, 0);
     r.stderr_has("zed");
     assert!(!b.registry().contains("sess-b2"));
@@ -269,7 +427,8 @@ fn an_old_registry_without_a_queue_reads_and_gets_one_with_its_first_waiter() {
     let b = Brain::new();
     let before = b.registry();
     assert!(!before.contains("File d'attente"));
-    b.bsi(&["open", "agents/", "--session", "sess-hold", "--agent", "h"]).ok();
+    b.bsi(&["open", "agents/", "--session", "sess-hold", "--agent", "h"])
+        .ok();
     let w = wait_for(&b, "agents/bob.md", "sess-w", "bob");
     w.placed();
     let text = b.registry();
@@ -280,5 +439,8 @@ fn an_old_registry_without_a_queue_reads_and_gets_one_with_its_first_waiter() {
     b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
     w.finish().ok();
     // Everything above the queue is as it was, but for the claim rows.
-    assert!(b.registry().starts_with(&before[..before.find("## Claims actifs").expect("heading")]));
+    assert!(
+        b.registry()
+            .starts_with(&before[..before.find("## Claims actifs").expect("heading")])
+    );
 }
