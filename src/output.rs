@@ -92,7 +92,7 @@ pub struct WaiterJson {
 
 impl WaiterJson {
     /// The live requests, in order.
-    pub fn list(requests: &[crate::claims::queue::Request]) -> Vec<WaiterJson> {
+    pub fn list(requests: &[crate::registry::Request]) -> Vec<WaiterJson> {
         requests
             .iter()
             .enumerate()
@@ -122,7 +122,7 @@ pub struct PlaceJson {
 
 impl PlaceJson {
     /// From a plan's place.
-    pub fn new(place: usize, queued: bool, ahead: &[crate::claims::queue::Request]) -> PlaceJson {
+    pub fn new(place: usize, queued: bool, ahead: &[crate::registry::Request]) -> PlaceJson {
         PlaceJson {
             place,
             queued,

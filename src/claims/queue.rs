@@ -18,6 +18,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset};
 
+pub use crate::registry::Request;
 use crate::registry::{Registry, Waiter};
 use crate::scope::{Scope, Sections, overlaps};
 
@@ -30,21 +31,6 @@ pub fn lease() -> Duration {
 /// ten seconds.
 pub fn renew_when_left() -> Duration {
     Duration::seconds(20)
-}
-
-/// One session's place in the queue: its rows gathered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    /// The session waiting.
-    pub session: String,
-    /// Who waits.
-    pub agent: String,
-    /// When it arrived (the earliest of its rows).
-    pub since: DateTime<FixedOffset>,
-    /// Until when its place holds (the earliest lease of its rows).
-    pub lease: DateTime<FixedOffset>,
-    /// What it waits for, all or none.
-    pub scopes: Vec<Scope>,
 }
 
 /// The live requests, in the queue's order: time of arrival, then the row

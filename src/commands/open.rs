@@ -107,7 +107,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
             ctx,
             &session,
             named_agent,
-            (generated, joined),
+            (generated, joined, &scopes),
             outcome,
             commit,
         )
@@ -238,7 +238,7 @@ fn report(
     ctx: &Ctx,
     session: &str,
     named_agent: Option<&str>,
-    (generated, joined): (bool, bool),
+    (generated, joined, requested): (bool, bool, &[Scope]),
     outcome: Outcome,
     commit: Option<Oid>,
 ) -> Result<Ending> {
@@ -257,6 +257,7 @@ fn report(
                 free: &free,
                 queue: queue.as_ref(),
                 hopeless: joined && blockers.iter().any(|b| b.stale),
+                requested,
             };
             report_refusal(ctx, session, &refusal, json)?;
             return Ok(Ending::Kept(exit::CONFLICT));
@@ -438,6 +439,8 @@ struct Refusal<'a> {
     queue: Option<&'a Place>,
     /// `--wait` gave up at once: a stale claim is in the way.
     hopeless: bool,
+    /// What was asked.
+    requested: &'a [Scope],
 }
 
 fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Result<()> {
@@ -452,7 +455,10 @@ fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Resu
     if queue.is_some_and(|p| !p.queued) {
         ways.insert(
             usize::from(!alternatives.is_empty() || !free.is_empty()),
-            "take your turn in the queue: the same `bsi open` with `--wait 10m`".to_string(),
+            format!(
+                "take your turn in the queue: `{}`",
+                open_command(r.requested, &["--session", session, "--wait", "10m"])
+            ),
         );
     }
     if json {

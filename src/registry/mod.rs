@@ -312,6 +312,21 @@ impl Waiter {
     }
 }
 
+/// One session's place in the queue: its rows gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The session waiting.
+    pub session: String,
+    /// Who waits.
+    pub agent: String,
+    /// When it arrived (the earliest of its rows).
+    pub since: DateTime<FixedOffset>,
+    /// Until when its place holds (the earliest lease of its rows).
+    pub lease: DateTime<FixedOffset>,
+    /// What it waits for, all or none.
+    pub scopes: Vec<Scope>,
+}
+
 /// One table of the registry as found in the text.
 #[derive(Debug, Clone)]
 pub struct Table {

@@ -217,7 +217,7 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("Waiting first in the queue: sess-w1 (bob, for projets/plan.md, since ");
     r.stderr_has("which would be place 2");
-    r.stderr_has("take your turn in the queue: the same `bsi open` with `--wait 10m`");
+    r.stderr_has("take your turn in the queue: `bsi open 'projets/plan.md#Risks' --session sess-late --wait 10m`");
     assert_eq!(
         (b.commits(), b.registry()),
         before,
@@ -366,7 +366,8 @@ fn a_request_that_waiting_cannot_help_is_refused_with_its_reason() {
     ])
     .ok();
     // Three hours later the watchdog has marked it stale.
-    b.bsi_env(&["watchdog"], &[("BSI_NOW", &later(180))]).code(4);
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", &later(180))])
+        .code(4);
     assert!(b.stale().iter().any(|r| r.contains("sess-gone")));
     let before = (b.commits(), b.registry());
     let r = b.bsi_env(
@@ -443,4 +444,45 @@ fn an_old_registry_without_a_queue_reads_and_gets_one_with_its_first_waiter() {
         b.registry()
             .starts_with(&before[..before.find("## Claims actifs").expect("heading")])
     );
+}
+
+#[test]
+fn the_merge_driver_unites_places_and_keeps_a_removal() {
+    let b = Brain::new();
+    let base_text = format!(
+        "{}\n## File d'attente\n\n| Session | Scope | Agent | Depuis | Bail |\n|---|---|---|---|---|\n{}\n",
+        b.registry(),
+        "| sess-w1 | agents/ | al | 2026-03-14T09:30:01.000Z | 2026-03-14T09:30:31.000Z |"
+    );
+    let w2 =
+        "| sess-w2 | agents/bob.md | bo | 2026-03-14T09:30:02.000Z | 2026-03-14T09:30:32.000Z |";
+    let w3 = "| sess-w3 | README.md | cy | 2026-03-14T09:30:03.000Z | 2026-03-14T09:30:33.000Z |";
+    // Ours: a second waiter. Theirs: the first one granted (its place
+    // gone) and a third waiter.
+    let ours = format!("{base_text}{w2}\n");
+    let theirs = base_text.replace(
+        "| sess-w1 | agents/ | al | 2026-03-14T09:30:01.000Z | 2026-03-14T09:30:31.000Z |\n",
+        &format!("{w3}\n"),
+    );
+    let dir = b.path().join(".git");
+    let (pb, po, pt) = (dir.join("m-base"), dir.join("m-ours"), dir.join("m-theirs"));
+    std::fs::write(&pb, &base_text).expect("write");
+    std::fs::write(&po, &ours).expect("write");
+    std::fs::write(&pt, &theirs).expect("write");
+    let r = b.bsi(&[
+        "merge-driver",
+        pb.to_str().expect("utf-8"),
+        po.to_str().expect("utf-8"),
+        pt.to_str().expect("utf-8"),
+    ]);
+    r.ok();
+    assert!(!r.stderr.contains("falling back"), "{}", r.stderr);
+    let merged = std::fs::read_to_string(&po).expect("read");
+    let queue = merged.split("## File d'attente").nth(1).expect("one queue");
+    assert!(queue.contains(w2) && queue.contains(w3), "{merged}");
+    assert!(
+        !queue.contains("sess-w1"),
+        "a granted place stays gone: {merged}"
+    );
+    assert_eq!(merged.matches("## File d'attente").count(), 1);
 }
