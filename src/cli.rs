@@ -116,11 +116,16 @@ pub enum Command {
         /// A short note shown beside the claim.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
-        /// When refused, keep the request and retry until it is granted or DUR has passed
-        /// (exit 3 then): 30s, 10m, 1h. Watches the registry branch, fetching it with backoff
-        /// when there is a remote; nothing is written while waiting.
+        /// When refused, wait in the queue until granted or DUR has passed (exit 3 then): 30s,
+        /// 10m, 1h. The request takes a place in the registry's queue, with a 30s lease renewed
+        /// while it waits; it is granted in order of arrival once nothing blocks it. Watches the
+        /// registry branch, fetching it with backoff when there is a remote.
         #[arg(long, value_name = "DUR")]
         wait: Option<String>,
+        /// With --wait: take no place in the queue; retry whenever the registry changes and
+        /// write nothing until granted (whoever asks first after the holder closes wins).
+        #[arg(long, requires = "wait")]
+        no_queue: bool,
         /// Print only `export BSI_SESSION=ID` (and `export BSI_AGENT=NAME` when --agent is
         /// given) on stdout, for `eval "$(bsi open SCOPE --shell)"`; messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
         /// `eval` fails with the same code.

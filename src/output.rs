@@ -73,6 +73,64 @@ impl ClaimJson {
     }
 }
 
+/// A waiter's request, as `status --json` and refusals show the queue.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaiterJson {
+    /// 1-based place in the whole queue.
+    pub place: usize,
+    /// Session id.
+    pub session: String,
+    /// Who waits.
+    pub agent: String,
+    /// What it waits for, all or none.
+    pub scopes: Vec<String>,
+    /// RFC 3339, to the millisecond: the queue's order.
+    pub since: String,
+    /// RFC 3339, to the millisecond: the place lapses then unless renewed.
+    pub lease: String,
+}
+
+impl WaiterJson {
+    /// The live requests, in order.
+    pub fn list(requests: &[crate::registry::Request]) -> Vec<WaiterJson> {
+        requests
+            .iter()
+            .enumerate()
+            .map(|(i, r)| WaiterJson {
+                place: i + 1,
+                session: r.session.clone(),
+                agent: r.agent.clone(),
+                scopes: r.scopes.iter().map(ToString::to_string).collect(),
+                since: crate::registry::render::format_queue_ts(r.since),
+                lease: crate::registry::render::format_queue_ts(r.lease),
+            })
+            .collect()
+    }
+}
+
+/// A request's place in the queue, in a refusal of `open --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlaceJson {
+    /// 1-based: the requests ahead, plus one.
+    pub place: usize,
+    /// Whether the session holds a place (`--wait`).
+    pub queued: bool,
+    /// The requests ahead that overlap it, in order (their `place` counts
+    /// among these).
+    pub ahead: Vec<WaiterJson>,
+}
+
+impl PlaceJson {
+    /// From a plan's place.
+    pub fn new(place: usize, queued: bool, ahead: &[crate::registry::Request]) -> PlaceJson {
+        PlaceJson {
+            place,
+            queued,
+            ahead: WaiterJson::list(ahead),
+        }
+    }
+}
+
 /// An error, as JSON on stdout for a command run with `--json` (the same
 /// words go to stderr as text).
 #[derive(Debug, Clone, Serialize)]

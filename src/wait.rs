@@ -39,15 +39,27 @@ impl Waiting {
     /// `since` (fetching the remote's between pauses), `false` once the
     /// time is up.
     pub fn until_changed(&mut self, brain: &Brain, since: Tips) -> bool {
+        self.until(brain, since, None) == Woke::Changed
+    }
+
+    /// Like [`Waiting::until_changed`], and also wakes at `renew` (a
+    /// waiter's lease to renew).
+    pub fn until(&mut self, brain: &Brain, since: Tips, renew: Option<Instant>) -> Woke {
         loop {
             if self.tips(brain) != since {
-                return true;
+                return Woke::Changed;
             }
             let now = Instant::now();
             if now >= self.deadline {
-                return false;
+                return Woke::TimeUp;
             }
-            let left = self.deadline - now;
+            if renew.is_some_and(|r| now >= r) {
+                return Woke::Renew;
+            }
+            let left = match renew {
+                Some(r) => (self.deadline - now).min(r - now),
+                None => self.deadline - now,
+            };
             let pause = match self.remote {
                 Some(_) => pause(self.attempt),
                 None => LOCAL_POLL,
@@ -63,6 +75,17 @@ impl Waiting {
             }
         }
     }
+}
+
+/// Why a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    /// The registry changed.
+    Changed,
+    /// A lease is due for renewal.
+    Renew,
+    /// The wait is over.
+    TimeUp,
 }
 
 /// The pause before the `attempt`-th fetch: 0.5 s, growing by half each

@@ -6,6 +6,7 @@
 
 pub mod close;
 pub mod open;
+pub mod queue;
 pub mod release;
 pub mod renew;
 pub mod watchdog;

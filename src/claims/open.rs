@@ -5,11 +5,12 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::Plan;
+use super::queue::{self, Request};
 use super::{Snapshot, commit_message_by, owned_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result};
 use crate::markdown::Outline;
-use crate::registry::{Claim, Registry, TableKind};
+use crate::registry::{Claim, Registry, TableKind, Waiter};
 use crate::scope::{Scope, Sections};
 use crate::ttl;
 
@@ -28,9 +29,38 @@ pub struct Claiming<'a> {
     pub new_id: bool,
 }
 
-/// The plan of `bsi open` (also the edit hook's claim on first write):
-/// grant every scope or none.
+/// How a request stands towards the queue of `bsi open --wait`.
+#[derive(Debug, Clone, Copy)]
+pub enum Queueing {
+    /// Not at all: the edit hook's claim on the first write, which claims
+    /// only what an edit being made needs and what is free at that moment.
+    Ignore,
+    /// A plain `bsi open`: refused while live waiters that arrived first
+    /// wait for an overlapping scope, but takes no place.
+    Respect,
+    /// `bsi open --wait`: takes or keeps a place in the queue, arrived at
+    /// `since` (a place of the session already in the queue keeps its own
+    /// time), and is granted once nothing blocks it and nobody is ahead.
+    Join {
+        /// When the waiter arrived.
+        since: DateTime<FixedOffset>,
+    },
+}
+
+/// The plan of the edit hook's claim on first write (the queue is not
+/// looked at): grant every scope or none.
 pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Outcome>> {
+    plan_queued(reg, c, snap, Queueing::Ignore)
+}
+
+/// The plan of `bsi open`: grant every scope or none, honouring the queue
+/// as `queueing` says.
+pub fn plan_queued(
+    reg: &Registry,
+    c: &Claiming<'_>,
+    snap: &Snapshot,
+    queueing: Queueing,
+) -> Result<Plan<Outcome>> {
     let Claiming {
         session,
         agent,
@@ -78,20 +108,114 @@ pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Ou
             })),
         }
     }
-    if !blockers.is_empty() {
+    let ahead = match queueing {
+        Queueing::Ignore => Vec::new(),
+        _ => queue::ahead(reg, session, scopes, now, snap),
+    };
+    if let (Queueing::Join { .. }, Some(limit)) = (queueing, max_active_per_agent) {
+        // A request over the limit would wait for nothing: said at once.
+        too_many(
+            reg,
+            agent,
+            grant.len() + blocked_count(scopes, &blockers),
+            limit,
+        )?;
+    }
+    if !blockers.is_empty() || !ahead.is_empty() {
         // Alternatives for what was refused; what was free in the
         // request is said apart.
+        let in_queue = |s: &Scope| {
+            ahead
+                .iter()
+                .any(|r| r.scopes.iter().any(|w| crate::scope::overlaps(w, s, snap)))
+        };
         let refused: Vec<Scope> = scopes
             .iter()
-            .filter(|s| blockers.iter().any(|b| &b.requested == *s))
+            .filter(|s| blockers.iter().any(|b| &b.requested == *s) || in_queue(s))
             .cloned()
             .collect();
-        let alternatives = alternatives(reg, session, &refused, scopes, snap);
-        return Ok(Plan::Keep(Outcome::Refused {
+        let mut alternatives = alternatives(reg, session, &refused, scopes, snap);
+        if !matches!(queueing, Queueing::Ignore) {
+            // A scope others wait for is no alternative either.
+            alternatives.retain(|a| {
+                queue::ahead(reg, session, std::slice::from_ref(a), now, snap).is_empty()
+            });
+        }
+        let free: Vec<Scope> = grant.into_iter().filter(|s| !in_queue(s)).collect();
+        let Queueing::Join { since } = queueing else {
+            let place = (!ahead.is_empty()).then(|| Place {
+                place: ahead.len() + 1,
+                ahead,
+                queued: false,
+            });
+            return Ok(Plan::Keep(Outcome::Refused {
+                blockers,
+                alternatives,
+                free,
+                queue: place,
+            }));
+        };
+        let by = Editor {
+            session,
+            agent,
+            now,
+        };
+        // Waiting cannot help against a stale claim: only a person frees
+        // it. The request leaves the queue (if it was in it) and is refused.
+        if blockers.iter().any(|b| b.stale) {
+            let mine = queue::rows_of(reg, session);
+            let report = Outcome::Refused {
+                blockers,
+                alternatives,
+                free,
+                queue: None,
+            };
+            return Ok(queue_edit(reg, &by, (&mine, &[]), ("unqueue", ""), report));
+        }
+        let waited: Vec<Scope> = scopes
+            .iter()
+            .filter(|s| !held.iter().any(|(c, _)| &c.scope == *s))
+            .cloned()
+            .collect();
+        let place = Place {
+            place: ahead.len() + 1,
+            ahead,
+            queued: true,
+        };
+        let report = Outcome::Refused {
             blockers,
             alternatives,
-            free: grant,
-        }));
+            free,
+            queue: Some(place),
+        };
+        if !queue::needs_writing(reg, session, &waited, now) {
+            return Ok(Plan::Keep(report));
+        }
+        let since = queue::arrived(reg, session, now).unwrap_or(since);
+        let rows: Vec<Waiter> = waited
+            .iter()
+            .map(|s| Waiter {
+                session: session.to_string(),
+                scope: s.clone(),
+                agent: agent.to_string(),
+                since,
+                lease: now + queue::lease(),
+                extra: Vec::new(),
+            })
+            .collect();
+        let mine = queue::rows_of(reg, session);
+        let action = if mine.is_empty() {
+            "queue"
+        } else {
+            "queue-renew"
+        };
+        return Ok(queue_edit(
+            reg,
+            &by,
+            (&mine, &rows),
+            (action, &scopes_summary(&waited)),
+            report,
+        ));
     }
     if let Some(limit) = max_active_per_agent {
         let holding = reg
@@ -122,18 +246,153 @@ pub fn plan(reg: &Registry, c: &Claiming<'_>, snap: &Snapshot) -> Result<Plan<Ou
             extra: Vec::new(),
         })
         .collect();
+    // A waiter granted leaves the queue in the same commit, with the
+    // places that lapsed.
+    let mine = match queueing {
+        Queueing::Join { .. } => queue::rows_of(reg, session),
+        _ => Vec::new(),
+    };
     if new_claims.is_empty() {
-        return Ok(Plan::Keep(Outcome::Opened { new_claims, held }));
+        let report = Outcome::Opened { new_claims, held };
+        if mine.is_empty() {
+            return Ok(Plan::Keep(report));
+        }
+        let by = Editor {
+            session,
+            agent,
+            now,
+        };
+        return Ok(queue_edit(reg, &by, (&mine, &[]), ("unqueue", ""), report));
     }
     let mut edited: Registry = reg.clone();
     for c in &new_claims {
         edited.add_claim(TableKind::Active, c);
+    }
+    if !mine.is_empty() {
+        let mut gone = mine;
+        gone.extend(queue::lapsed_rows(reg, session, now));
+        remove_rows(&mut edited, gone);
     }
     Ok(Plan::Write {
         text: edited.render(),
         message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
         report: Outcome::Opened { new_claims, held },
     })
+}
+
+/// The limit of active claims per agent, for `wanted` more.
+fn too_many(reg: &Registry, agent: &str, wanted: usize, limit: usize) -> Result<()> {
+    let holding = reg
+        .active_claims
+        .iter()
+        .filter(|c| c.agent.eq_ignore_ascii_case(agent))
+        .count();
+    if wanted > 0 && holding + wanted > limit {
+        return Err(Error::TooManyClaims {
+            agent: agent.to_string(),
+            wanted: holding + wanted,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// How many requested scopes some claim blocks.
+fn blocked_count(scopes: &[Scope], blockers: &[Owned]) -> usize {
+    scopes
+        .iter()
+        .filter(|s| blockers.iter().any(|b| &b.requested == *s))
+        .count()
+}
+
+/// Removes queue rows, each once, last first so the indexes hold.
+fn remove_rows(edited: &mut Registry, mut rows: Vec<usize>) {
+    rows.sort_unstable();
+    rows.dedup();
+    for i in rows.into_iter().rev() {
+        edited.remove_waiter(i);
+    }
+}
+
+/// Who edits the queue, and when.
+struct Editor<'a> {
+    session: &'a str,
+    agent: &'a str,
+    now: DateTime<FixedOffset>,
+}
+
+/// A write of the queue alone: the session's rows `mine` replaced by
+/// `rows`, and the places that lapsed removed; `action` and `what` name
+/// the commit.
+fn queue_edit(
+    reg: &Registry,
+    by: &Editor<'_>,
+    (mine, rows): (&[usize], &[Waiter]),
+    (action, what): (&str, &str),
+    report: Outcome,
+) -> Plan<Outcome> {
+    let Editor {
+        session,
+        agent,
+        now,
+    } = *by;
+    if mine.is_empty() && rows.is_empty() {
+        return Plan::Keep(report);
+    }
+    let now_lapsed = queue::lapsed_rows(reg, session, now);
+    let mut edited: Registry = reg.clone();
+    // A renewal rewrites the rows in place: the order of the table stays.
+    let renew = mine.len() == rows.len()
+        && mine
+            .iter()
+            .zip(rows)
+            .all(|(&i, w)| reg.waiters[i].scope == w.scope);
+    if renew {
+        for (&i, w) in mine.iter().zip(rows) {
+            edited.replace_waiter(i, w);
+        }
+        remove_rows(&mut edited, now_lapsed);
+    } else {
+        let mut gone = mine.to_vec();
+        gone.extend(now_lapsed);
+        remove_rows(&mut edited, gone);
+        for w in rows {
+            edited.add_waiter(w);
+        }
+    }
+    Plan::Write {
+        text: edited.render(),
+        message: commit_message_by(action, &[session], what, Some(agent)),
+        report,
+    }
+}
+
+/// A session's place in the queue, or the places ahead of a request that
+/// takes none.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// 1-based: the requests ahead, plus one.
+    pub place: usize,
+    /// The live requests ahead that overlap it, in order.
+    pub ahead: Vec<Request>,
+    /// Whether the session holds a place (`--wait`).
+    pub queued: bool,
+}
+
+/// The plan of a waiter that gives up (its wait ran out): its place is
+/// removed. Nothing to write when it has none.
+pub fn leave(reg: &Registry, session: &str, agent: &str) -> Plan<()> {
+    let mine = queue::rows_of(reg, session);
+    if mine.is_empty() {
+        return Plan::Keep(());
+    }
+    let mut edited: Registry = reg.clone();
+    remove_rows(&mut edited, mine);
+    Plan::Write {
+        text: edited.render(),
+        message: commit_message_by("unqueue", &[session], "", Some(agent)),
+        report: (),
+    }
 }
 
 /// A claim in the way of a requested scope.
@@ -183,6 +442,10 @@ pub enum Outcome {
         alternatives: Vec<Scope>,
         /// Scopes of the request nobody else holds.
         free: Vec<Scope>,
+        /// The queue: the session's place (`--wait`), or the waiters a
+        /// plain request may not overtake; `None` when nobody waits ahead
+        /// and the session has no place.
+        queue: Option<Place>,
     },
     /// The id drawn for a new session is already in the registry: draw
     /// another.

@@ -613,6 +613,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             agent,
             note,
             wait,
+            no_queue,
             ..
         } => open::run(
             &ctx,
@@ -622,6 +623,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 agent,
                 note,
                 wait: wait.as_deref().map(parse_wait).transpose()?,
+                queue: !no_queue,
             },
         ),
         Command::Close {

@@ -6,7 +6,8 @@ use chrono::Duration;
 use serde::Serialize;
 
 use super::{Ctx, Ending, Form, WriteCommand, check_note};
-use crate::claims::open::{Claiming, Outcome, Owned, plan};
+use crate::claims::open::{Claiming, Outcome, Owned, Place, Queueing, leave, plan_queued};
+use crate::claims::queue;
 use crate::claims::scopes_summary;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
@@ -16,7 +17,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::values::AgentName;
-use crate::wait::Waiting;
+use crate::wait::{Waiting, Woke};
 use crate::words::open_command;
 use crate::words::{assignment, command_line};
 
@@ -28,6 +29,8 @@ pub(crate) struct Request {
     pub(crate) note: Option<String>,
     /// `--wait`: how long to keep a refused request and retry.
     pub(crate) wait: Option<std::time::Duration>,
+    /// With `--wait`, take a place in the queue (not `--no-queue`).
+    pub(crate) queue: bool,
 }
 
 #[derive(Serialize)]
@@ -49,6 +52,8 @@ struct Refused {
     conflicts: Vec<ConflictJson>,
     alternatives: Vec<String>,
     free_in_request: Vec<String>,
+    /// The waiters ahead in the queue; null when nobody waits ahead.
+    queue: Option<output::PlaceJson>,
 }
 
 #[derive(Serialize)]
@@ -85,7 +90,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
             max_active_per_agent: config.max_active_per_agent,
             new_id: generated,
         };
-        let applied = publish_waiting(&w, &claiming, req.wait)?;
+        let applied = publish_waiting(&w, &claiming, req.wait, req.queue)?;
         if !matches!(applied.report, Outcome::IdTaken) {
             break applied;
         }
@@ -97,8 +102,16 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     };
     let named_agent = req.agent.is_some().then_some(agent.as_str());
     let reopened = !generated && reopens_closed(&applied, &session);
+    let joined = req.wait.is_some() && req.queue;
     let code = w.report(applied, |outcome, commit| {
-        report(ctx, &session, named_agent, generated, outcome, commit)
+        report(
+            ctx,
+            &session,
+            named_agent,
+            (generated, joined, &scopes),
+            outcome,
+            commit,
+        )
     })?;
     if reopened && (code == exit::OK || code == exit::UNPUBLISHED) {
         // An id left in the environment after `bsi close` (or given
@@ -218,41 +231,106 @@ fn session_of(ctx: &Ctx) -> Result<(String, bool)> {
     })
 }
 
-/// Publishes the claim; with `--wait`, a refused one is kept and planned
-/// again whenever the registry changes, until the wait is over.
+/// Publishes the claim; with `--wait`, a refused one takes its place in
+/// the queue (unless `queue` is false) and is planned again whenever the
+/// registry changes or its lease needs renewing, until the wait is over.
 fn publish_waiting(
     cmd: &WriteCommand<'_>,
     claiming: &Claiming<'_>,
     wait: Option<std::time::Duration>,
+    queue: bool,
 ) -> Result<Applied<Outcome>> {
-    let mut waiting = wait.map(|w| (Waiting::new(&cmd.settings, w), false));
-    let applied = loop {
+    let started = std::time::Instant::now();
+    // The clock of a long wait moves on from the run's own.
+    let now = || {
+        claiming.now + Duration::from_std(started.elapsed()).unwrap_or_else(|_| Duration::zero())
+    };
+    let mut waiting = wait.map(|w| Waiting::new(&cmd.settings, w));
+    let joins = waiting.is_some() && queue;
+    let mut since = claiming.now;
+    // The lease last written, when this run holds a place.
+    let mut lease: Option<chrono::DateTime<chrono::FixedOffset>> = None;
+    let mut said: Option<(usize, Vec<String>)> = None;
+    loop {
+        let at = now();
+        if lease.is_some_and(|l| at >= l) {
+            // The place lapsed (the machine slept?): the queue's end.
+            since = at;
+        }
         // The references before the plan reads them: anything since is news.
-        let since = waiting.as_ref().map(|(w, _)| w.tips(&cmd.brain));
+        let tips = waiting.as_ref().map(|w| w.tips(&cmd.brain));
         // Read afresh each time: a heading may have moved while waiting.
         let snap = cmd.brain.snapshot(claiming.scopes);
-        let applied = cmd.publish(false, |reg| plan(reg, claiming, &snap))?;
-        let (Some((w, announced)), Some(since), Outcome::Refused { blockers, .. }) =
-            (waiting.as_mut(), since, &applied.report)
-        else {
-            break applied;
+        let c = Claiming {
+            now: at,
+            ..*claiming
         };
-        if !*announced {
-            announce(blockers, wait.unwrap_or_default());
-            *announced = true;
+        let queueing = if joins {
+            Queueing::Join { since }
+        } else {
+            Queueing::Respect
+        };
+        let applied = cmd.publish(false, |reg| plan_queued(reg, &c, &snap, queueing))?;
+        let (
+            Some(w),
+            Some(tips),
+            Outcome::Refused {
+                blockers,
+                queue: place,
+                ..
+            },
+        ) = (waiting.as_mut(), tips, &applied.report)
+        else {
+            return Ok(applied);
+        };
+        if joins && place.is_none() {
+            // A stale claim in the way: waiting cannot free it.
+            return Ok(applied);
         }
-        if !w.until_changed(&cmd.brain, since) {
-            break applied;
+        if applied.commit.is_some() {
+            lease = Some(at + queue::lease());
         }
-    };
-    Ok(applied)
+        let ahead: Vec<String> = place
+            .iter()
+            .flat_map(|p| p.ahead.iter().map(|r| r.session.clone()))
+            .collect();
+        let n = place.as_ref().map_or(0, |p| p.place);
+        match &said {
+            None => announce(blockers, place.as_ref(), wait.unwrap_or_default()),
+            Some((m, before)) if *m != n || *before != ahead => {
+                if let Some(p) = place {
+                    eprintln!("{}", place_line(p));
+                }
+            }
+            Some(_) => {}
+        }
+        said = Some((n, ahead));
+        // Wake in time to renew the lease.
+        let renew = lease.map(|l| {
+            let due = l - queue::renew_when_left() - at;
+            started.elapsed() + due.to_std().unwrap_or_default()
+        });
+        let renew = renew.map(|d| started + d);
+        match w.until(&cmd.brain, tips, renew) {
+            Woke::Changed | Woke::Renew => {}
+            Woke::TimeUp => {
+                if lease.is_some() {
+                    let session = claiming.session;
+                    let agent = claiming.agent;
+                    // Best effort: a place not removed lapses with its lease.
+                    let _ = cmd.publish(false, |reg| Ok(leave(reg, session, agent)));
+                }
+                return Ok(applied);
+            }
+        }
+    }
 }
 
 fn report(
     ctx: &Ctx,
     session: &str,
     named_agent: Option<&str>,
-    generated: bool,
+    (generated, joined, requested): (bool, bool, &[Scope]),
     outcome: Outcome,
     commit: Option<Oid>,
 ) -> Result<Ending> {
@@ -263,8 +341,17 @@ fn report(
             blockers,
             alternatives,
             free,
+            queue,
         } => {
-            report_refusal(ctx, session, &blockers, &alternatives, &free, json)?;
+            let refusal = Refusal {
+                blockers: &blockers,
+                alternatives: &alternatives,
+                free: &free,
+                queue: queue.as_ref(),
+                hopeless: joined && blockers.iter().any(|b| b.stale),
+                requested,
+            };
+            report_refusal(ctx, session, &refusal, json)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -348,8 +435,43 @@ fn report(
     Ok(Ending::Landed(exit::OK))
 }
 
-/// The one line `--wait` prints when it starts waiting: who it waits for.
-fn announce(blockers: &[Owned], wait: std::time::Duration) {
+/// The line of a waiter's place: `Place 2 in the queue, after sess-a
+/// (alice, waiting since 09:30:12).`
+fn place_line(p: &Place) -> String {
+    if p.ahead.is_empty() {
+        return "First in the queue: the scope is yours as soon as it is free.".to_string();
+    }
+    format!(
+        "Place {} in the queue, after {}.",
+        p.place,
+        ahead_words(&p.ahead)
+    )
+}
+
+/// The requests ahead, for people.
+fn ahead_words(ahead: &[queue::Request]) -> String {
+    ahead
+        .iter()
+        .map(|r| {
+            let agent = if r.agent.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", r.agent)
+            };
+            format!(
+                "{} ({agent}for {}, since {})",
+                r.session,
+                scopes_summary(&r.scopes),
+                r.since.with_timezone(&chrono::Local).format("%H:%M:%S")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The one line `--wait` prints when it starts waiting: who it waits for,
+/// and its place in the queue.
+fn announce(blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration) {
     let mut holders: Vec<String> = Vec::new();
     for b in blockers {
         let agent = if b.claim.agent.is_empty() {
@@ -376,22 +498,61 @@ fn announce(blockers: &[Owned], wait: std::time::Duration) {
             holders.push(line);
         }
     }
-    eprintln!(
-        "Waiting up to {} for {} to close; nothing is written meanwhile (Ctrl-C stops).",
-        crate::wait::describe(wait),
-        holders.join(" and ")
-    );
+    let wait = crate::wait::describe(wait);
+    match place {
+        Some(p) if p.queued => {
+            let holders = if holders.is_empty() {
+                String::new()
+            } else {
+                format!(" for {} to close", holders.join(" and "))
+            };
+            eprintln!(
+                "Waiting up to {wait}{holders}, in the queue (Ctrl-C stops; the place lapses within {}s).",
+                queue::lease().num_seconds()
+            );
+            eprintln!("{}", place_line(p));
+        }
+        Some(p) => eprintln!(
+            "Waiting up to {wait}, without a place in the queue, behind {}; nothing is written meanwhile (Ctrl-C stops).",
+            ahead_words(&p.ahead)
+        ),
+        None => eprintln!(
+            "Waiting up to {wait} for {} to close; nothing is written meanwhile (Ctrl-C stops).",
+            holders.join(" and ")
+        ),
+    }
 }
 
-fn report_refusal(
-    ctx: &Ctx,
-    session: &str,
-    blockers: &[Owned],
-    alternatives: &[Scope],
-    free: &[Scope],
-    json: bool,
-) -> Result<()> {
-    let ways = next_ways(blockers, alternatives, free);
+/// What a refusal says.
+struct Refusal<'a> {
+    blockers: &'a [Owned],
+    alternatives: &'a [Scope],
+    free: &'a [Scope],
+    queue: Option<&'a Place>,
+    /// `--wait` gave up at once: a stale claim is in the way.
+    hopeless: bool,
+    /// What was asked.
+    requested: &'a [Scope],
+}
+
+fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Result<()> {
+    let Refusal {
+        blockers,
+        alternatives,
+        free,
+        queue,
+        ..
+    } = *r;
+    let mut ways = next_ways(blockers, alternatives, free);
+    if queue.is_some_and(|p| !p.queued) {
+        ways.insert(
+            usize::from(!alternatives.is_empty() || !free.is_empty()),
+            format!(
+                "take your turn in the queue: `{}`",
+                open_command(r.requested, &["--session", session, "--wait", "10m"])
+            ),
+        );
+    }
     if json {
         output::print_json(&Refused {
             error: "conflict",
@@ -408,6 +569,7 @@ fn report_refusal(
                 .collect(),
             alternatives: alternatives.iter().map(ToString::to_string).collect(),
             free_in_request: free.iter().map(ToString::to_string).collect(),
+            queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
         })?;
         return Ok(());
     }
@@ -422,6 +584,20 @@ fn report_refusal(
             b.elsewhere.as_ref().map_or_else(String::new, |w| format!(
                 "; {w}, though not in this work tree"
             ))
+        );
+    }
+    if let Some(p) = queue.filter(|p| !p.ahead.is_empty()) {
+        let _ = writeln!(
+            err,
+            "  Waiting first in the queue: {} (they arrived before this request, which would be place {}).",
+            ahead_words(&p.ahead),
+            p.place
+        );
+    }
+    if r.hopeless {
+        let _ = writeln!(
+            err,
+            "Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it."
         );
     }
     if !free.is_empty() {

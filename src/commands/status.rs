@@ -24,6 +24,9 @@ struct Status {
     active: Vec<ClaimJson>,
     stale: Vec<ClaimJson>,
     collisions: Vec<[ClaimJson; 2]>,
+    /// Who waits for what (`bsi open --wait`), in order; lapsed places
+    /// are not shown.
+    queue: Vec<output::WaiterJson>,
     /// The remote's state; null without a remote.
     sync: Option<SyncJson>,
 }
@@ -36,12 +39,14 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     let sections = brain.sections();
     let collisions = conflict::collisions(reg, &sections);
     let sync = sync_state(ctx, &brain, &settings, &view, &fresh);
+    let waiting = crate::claims::queue::live_requests(reg, ctx.now);
     if json {
         output::print_json(&Status {
             now: output::rfc3339(ctx.now),
             active: ClaimJson::list(reg.active_claims.iter(), false, ctx.now),
             stale: ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
+            queue: output::WaiterJson::list(&waiting),
             sync,
         })?;
         return Ok(if collisions.is_empty() {
@@ -61,6 +66,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     // What is wrong (collisions, claims whose heading is gone) comes before
     // what to do next, which closes the output.
     write!(out, "{}", view.body).map_err(crate::Error::output)?;
+    write!(out, "{}", queue_lines(&waiting, &sections, ctx.now)).map_err(crate::Error::output)?;
     for (a, b) in &collisions {
         writeln!(
             out,
@@ -103,6 +109,50 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     } else {
         exit::CONFLICT
     })
+}
+
+/// The queue of `bsi open --wait`, a line per waiter: its place, what it
+/// waits for and who is ahead of it. Nothing when nobody waits.
+fn queue_lines(
+    waiting: &[crate::claims::queue::Request],
+    sections: &dyn crate::scope::Sections,
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> String {
+    if waiting.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("Queue ({} waiting, in order of arrival):\n", waiting.len());
+    for (i, r) in waiting.iter().enumerate() {
+        let agent = if r.agent.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", r.agent)
+        };
+        let ahead: Vec<&str> = waiting[..i]
+            .iter()
+            .filter(|a| {
+                a.scopes.iter().any(|x| {
+                    r.scopes
+                        .iter()
+                        .any(|y| crate::scope::overlaps(x, y, sections))
+                })
+            })
+            .map(|a| a.session.as_str())
+            .collect();
+        let behind = if ahead.is_empty() {
+            "first for it".to_string()
+        } else {
+            format!("after {}", ahead.join(", "))
+        };
+        s.push_str(&format!(
+            "  {}. {}{agent} waits for {} since {}, {behind}\n",
+            i + 1,
+            r.session,
+            crate::claims::scopes_summary(&r.scopes),
+            r.since.with_timezone(now.offset()).format("%H:%M:%S"),
+        ));
+    }
+    s
 }
 
 /// The human view of a list of claims: the table, the counts and, unless

@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, FixedOffset};
 
 use super::parse::row_cells;
-use super::{Claim, Registry, TableKind, col};
+use super::{ALL_TABLES, Claim, Registry, TableKind, col};
 use crate::ttl;
 
 /// Why two registries cannot be merged by rows.
@@ -112,8 +112,6 @@ struct HistRow {
     closed: String,
 }
 
-const KINDS: [TableKind; 3] = [TableKind::Active, TableKind::Stale, TableKind::History];
-
 fn key_of(parts: &[&str]) -> String {
     parts.join("\u{1f}")
 }
@@ -191,9 +189,29 @@ fn history_rows(reg: &Registry) -> Result<Vec<HistRow>, MergeConflict> {
     Ok(rows)
 }
 
-/// The text without the body rows of the three tables.
+/// The queue's rows: a place is its session, scope and time of arrival;
+/// of two versions of one place, the later lease is the newer fact.
+fn queue_rows(reg: &Registry) -> Vec<Row> {
+    let t = reg.table(TableKind::Queue);
+    t.rows
+        .iter()
+        .zip(&reg.waiters)
+        .map(|(r, w)| Row {
+            key: key_of(&[
+                &w.session,
+                &w.scope.to_string(),
+                &super::render::format_queue_ts(w.since),
+            ]),
+            line: line_at(reg, r),
+            rank: w.lease.timestamp_millis(),
+            holder: String::new(),
+        })
+        .collect()
+}
+
+/// The text without the body rows of the tables.
 fn skeleton(reg: &Registry) -> String {
-    let mut cut: Vec<std::ops::Range<usize>> = KINDS
+    let mut cut: Vec<std::ops::Range<usize>> = ALL_TABLES
         .iter()
         .flat_map(|k| reg.table(*k).rows.iter().cloned())
         .collect();
@@ -347,8 +365,9 @@ pub fn merge3(
     theirs: &Registry,
     now: DateTime<FixedOffset>,
 ) -> Result<Merged, MergeConflict> {
-    for k in KINDS {
-        if ours.table(k).columns != theirs.table(k).columns {
+    for k in ALL_TABLES {
+        let absent = k == TableKind::Queue && !(ours.has_queue() && theirs.has_queue());
+        if !absent && ours.table(k).columns != theirs.table(k).columns {
             return Err(MergeConflict(format!(
                 "the columns of `## {}` differ on the two sides",
                 k.heading()
@@ -467,8 +486,12 @@ pub fn merge3(
         }
     }
     let [active, stale] = tables;
+    // The queue: a place removed on one side (granted, given up, lapsed)
+    // stays removed; renewed on both, the later lease.
+    let qb = base.map(queue_rows).unwrap_or_default();
+    let queue = merge_rows(&qb, &queue_rows(ours), &queue_rows(theirs));
     Ok(Merged {
-        text: splice_rows(frame, &[active, stale, history]),
+        text: splice_rows(frame, &[active, stale, history, queue]),
         superseded,
     })
 }
@@ -477,9 +500,13 @@ pub fn merge3(
 fn splice_rows(frame: &Registry, rows: &[Vec<Row>]) -> String {
     let text = frame.text();
     let eol = frame.eol;
-    let mut regions: Vec<(usize, usize, &Vec<Row>)> = KINDS
+    let mut regions: Vec<(usize, usize, &Vec<Row>)> = ALL_TABLES
         .iter()
         .zip(rows)
+        // A frame without a queue table has no place to put one: every
+        // side that had one is the frame (its text around the tables
+        // changed), so nobody waits in the others.
+        .filter(|(k, _)| **k != TableKind::Queue || frame.has_queue())
         .map(|(k, rs)| {
             let t = frame.table(*k);
             match (t.rows.first(), t.rows.last()) {
@@ -872,6 +899,148 @@ mod tests {
             prop_assert_eq!(hm.len(), m.history_len());
             prop_assert!(hist(&reg(&o)).is_subset(&hm));
             prop_assert!(hist(&reg(&t)).is_subset(&hm));
+        }
+    }
+
+    fn place(session: &str, file: &str, since_s: i64, lease_s: i64) -> crate::registry::Waiter {
+        crate::registry::Waiter {
+            session: session.into(),
+            scope: Scope::File(file.into()),
+            agent: "a".into(),
+            since: t0() + Duration::seconds(since_s),
+            lease: t0() + Duration::seconds(lease_s),
+            extra: Vec::new(),
+        }
+    }
+
+    fn queue_of(text: &str) -> Vec<(String, i64)> {
+        reg(text)
+            .waiters
+            .iter()
+            .map(|w| (w.session.clone(), (w.lease - t0()).num_seconds()))
+            .collect()
+    }
+
+    #[test]
+    fn places_in_the_queue_merge_by_rows_and_a_removal_wins() {
+        let base = with(&empty_registry(), |r| {
+            r.add_waiter(&place("w1", "a.md", 0, 30));
+        });
+        // Ours renews w1 and adds w2; theirs grants w1 (its place goes)
+        // and adds w3.
+        let ours = with(&base, |r| {
+            r.replace_waiter(0, &place("w1", "a.md", 0, 60));
+            r.add_waiter(&place("w2", "a.md", 5, 35));
+        });
+        let theirs = with(&base, |r| {
+            r.remove_waiter(0);
+            r.add_claim(TableKind::Active, &claim("w1", "a.md", 0));
+            r.add_waiter(&place("w3", "b.md", 6, 36));
+        });
+        let m = merge(&base, &ours, &theirs).expect("merges");
+        assert_eq!(
+            queue_of(&m),
+            [("w2".to_string(), 35), ("w3".to_string(), 36)]
+        );
+        assert_eq!(sessions(&m, TableKind::Active), ["w1"]);
+        // Renewed on both sides: the later lease.
+        let a = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 50)));
+        let b = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 40)));
+        assert_eq!(
+            queue_of(&merge(&base, &a, &b).expect("merges")),
+            [("w1".to_string(), 50)]
+        );
+        assert_eq!(
+            queue_of(&merge(&base, &b, &a).expect("merges")),
+            [("w1".to_string(), 50)]
+        );
+    }
+
+    #[test]
+    fn a_queue_table_added_on_one_side_merges_with_claims_of_the_other() {
+        let base = empty_registry();
+        let ours = with(&base, |r| r.add_waiter(&place("w1", "a.md", 0, 30)));
+        let theirs = with(&base, |r| {
+            r.add_claim(TableKind::Active, &claim("s1", "a.md", 0));
+        });
+        for m in [
+            merge(&base, &ours, &theirs).expect("merges"),
+            merge(&base, &theirs, &ours).expect("merges"),
+        ] {
+            assert_eq!(queue_of(&m), [("w1".to_string(), 30)]);
+            assert_eq!(sessions(&m, TableKind::Active), ["s1"]);
+        }
+        // Both sides add their first waiter: one table, both places.
+        let theirs = with(&base, |r| r.add_waiter(&place("w2", "b.md", 1, 31)));
+        let m = merge(&base, &ours, &theirs).expect("merges");
+        assert_eq!(queue_of(&m).len(), 2, "{m}");
+        assert_eq!(m.matches("## File d'attente").count(), 1);
+    }
+
+    proptest! {
+        /// Places added, renewed and removed on two sides from one
+        /// ancestor: the merge parses, holds each place once, keeps every
+        /// place added on a side, and none that a side removed.
+        #[test]
+        fn queue_merges_keep_every_place_once(
+            start in prop::collection::vec(0u8..6, 0..4),
+            ops in prop::collection::vec((any::<bool>(), 0u8..3, 0u8..8), 0..10),
+        ) {
+            let mut base_r = reg(&empty_registry());
+            let mut seen = std::collections::HashSet::new();
+            for s in &start {
+                if seen.insert(*s) {
+                    base_r.add_waiter(&place(&format!("b{s}"), "a.md", i64::from(*s), 30));
+                }
+            }
+            let base = base_r.render();
+            let mut sides = [reg(&base), reg(&base)];
+            let mut added: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+            let mut removed: Vec<String> = Vec::new();
+            let mut seen_names = std::collections::HashSet::new();
+            for (side, op, n) in &ops {
+                let i = usize::from(*side);
+                let r = &mut sides[i];
+                let name = format!("{}{n}", if *side { "t" } else { "o" });
+                let fresh = reg(&r.render());
+                match op {
+                    0 if seen_names.insert(name.clone()) => {
+                        added[i].push(name.clone());
+                        let mut e = fresh;
+                        e.add_waiter(&place(&name, "a.md", 100 + i64::from(*n), 130));
+                        *r = reg(&e.render());
+                    }
+                    1 if !fresh.waiters.is_empty() => {
+                        let k = usize::from(*n) % fresh.waiters.len();
+                        let mut e = fresh.clone();
+                        let mut w = fresh.waiters[k].clone();
+                        w.lease += Duration::seconds(10);
+                        e.replace_waiter(k, &w);
+                        *r = reg(&e.render());
+                    }
+                    2 if !fresh.waiters.is_empty() => {
+                        let k = usize::from(*n) % fresh.waiters.len();
+                        removed.push(fresh.waiters[k].session.clone());
+                        added[i].retain(|s| s != &fresh.waiters[k].session);
+                        let mut e = fresh.clone();
+                        e.remove_waiter(k);
+                        *r = reg(&e.render());
+                    }
+                    _ => {}
+                }
+            }
+            let [o, t] = sides;
+            let m = merge3(Some(&reg(&base)), &o, &t, t0()).expect("merges");
+            let merged = reg(&m.text);
+            let names: Vec<String> = merged.waiters.iter().map(|w| w.session.clone()).collect();
+            let uniq: std::collections::HashSet<&String> = names.iter().collect();
+            prop_assert_eq!(uniq.len(), names.len());
+            for a in added.iter().flatten() {
+                prop_assert!(names.contains(a), "{} lost: {:?}", a, names);
+            }
+            for r in &removed {
+                prop_assert!(!names.contains(r), "{} came back", r);
+            }
         }
     }
 }

@@ -34,6 +34,11 @@ pub const H_ACTIVE_EN: &str = "Active claims";
 pub const H_STALE_EN: &str = "Stale claims — check required";
 /// Heading of the history table, in an English registry.
 pub const H_HISTORY_EN: &str = "History";
+/// Heading of the queue of `bsi open --wait` (optional: a registry without
+/// it has nobody waiting; bsi adds it with the first waiter).
+pub const H_QUEUE: &str = "File d'attente";
+/// Heading of the queue, in an English registry.
+pub const H_QUEUE_EN: &str = "Wait queue";
 
 /// The words of a registry's table headings and stale reasons: the spec's
 /// French ones, or English ones chosen at `bsi init` (`registry_language`
@@ -93,9 +98,21 @@ pub mod col {
     pub const H_CLOSED: &str = "Fermé";
     /// How the claim ended.
     pub const H_STATUS: &str = "Statut";
+    /// When a waiter took its place in the queue (queue).
+    pub const SINCE: &str = "Depuis";
+    /// Until when a waiter's place holds unless renewed (queue).
+    pub const LEASE: &str = "Bail";
 }
 
-/// Which of the three tables.
+/// Every table, the queue last.
+pub const ALL_TABLES: [TableKind; 4] = [
+    TableKind::Active,
+    TableKind::Stale,
+    TableKind::History,
+    TableKind::Queue,
+];
+
+/// Which of the tables: the three of the spec, and the optional queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableKind {
     /// `## Claims actifs`.
@@ -104,6 +121,8 @@ pub enum TableKind {
     Stale,
     /// `## Historique`.
     History,
+    /// `## File d'attente`: who waits for what (`bsi open --wait`).
+    Queue,
 }
 
 impl TableKind {
@@ -121,6 +140,8 @@ impl TableKind {
             (TableKind::Active, Language::English) => H_ACTIVE_EN,
             (TableKind::Stale, Language::English) => H_STALE_EN,
             (TableKind::History, Language::English) => H_HISTORY_EN,
+            (TableKind::Queue, Language::French) => H_QUEUE,
+            (TableKind::Queue, Language::English) => H_QUEUE_EN,
         }
     }
 
@@ -149,6 +170,7 @@ impl TableKind {
                 col::H_CLOSED,
                 col::H_STATUS,
             ],
+            TableKind::Queue => &[col::SESSION, col::SCOPE, col::SINCE, col::LEASE],
         }
     }
 
@@ -184,6 +206,7 @@ impl TableKind {
                 col::H_STATUS,
                 col::NOTE,
             ],
+            TableKind::Queue => &[col::SESSION, col::SCOPE, col::AGENT, col::SINCE, col::LEASE],
         }
     }
 }
@@ -262,6 +285,48 @@ pub struct HistoryEntry {
     pub extra: Vec<(String, String)>,
 }
 
+/// One place in the queue of `bsi open --wait`: a row of `## File
+/// d'attente`. A request of several scopes has one row per scope, with the
+/// same session and time of arrival.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiter {
+    /// The session waiting.
+    pub session: String,
+    /// One scope of its request.
+    pub scope: Scope,
+    /// Who waits. May be empty.
+    pub agent: String,
+    /// When it took its place: the queue's order.
+    pub since: DateTime<FixedOffset>,
+    /// Until when its place holds: the waiter renews it while it waits, and
+    /// a place whose lease has passed is no one's.
+    pub lease: DateTime<FixedOffset>,
+    /// Cells of columns bsi does not know, by header name.
+    pub extra: Vec<(String, String)>,
+}
+
+impl Waiter {
+    /// Whether its lease still holds at `now`.
+    pub fn live(&self, now: DateTime<FixedOffset>) -> bool {
+        self.lease > now
+    }
+}
+
+/// One session's place in the queue: its rows gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The session waiting.
+    pub session: String,
+    /// Who waits.
+    pub agent: String,
+    /// When it arrived (the earliest of its rows).
+    pub since: DateTime<FixedOffset>,
+    /// Until when its place holds (the earliest lease of its rows).
+    pub lease: DateTime<FixedOffset>,
+    /// What it waits for, all or none.
+    pub scopes: Vec<Scope>,
+}
+
 /// One table of the registry as found in the text.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -296,6 +361,13 @@ pub struct Registry {
     pub(crate) active: Table,
     pub(crate) stale: Table,
     pub(crate) history: Table,
+    /// The queue; when the registry has none yet, an empty table whose
+    /// rows would go at the end of the text ([`Registry::has_queue`]).
+    pub(crate) queue: Table,
+    /// Whether the text holds a `## File d'attente` table.
+    pub(crate) queue_present: bool,
+    /// Places in the queue, in row order (lapsed ones too).
+    pub waiters: Vec<Waiter>,
     /// Claims of the active table, in row order.
     pub active_claims: Vec<Claim>,
     /// Claims of the stale table, in row order.
@@ -322,7 +394,14 @@ impl Registry {
             TableKind::Active => &self.active,
             TableKind::Stale => &self.stale,
             TableKind::History => &self.history,
+            TableKind::Queue => &self.queue,
         }
+    }
+
+    /// Whether the text holds a queue table (bsi adds one with the first
+    /// waiter).
+    pub fn has_queue(&self) -> bool {
+        self.queue_present
     }
 
     /// Whether `session` names a claim here, active, stale or in the
@@ -361,11 +440,10 @@ impl Registry {
             v
         }
         let frame = |r: &Registry| {
-            let mut cut: Vec<Range<usize>> =
-                [TableKind::Active, TableKind::Stale, TableKind::History]
-                    .iter()
-                    .flat_map(|k| r.table(*k).rows.iter().cloned())
-                    .collect();
+            let mut cut: Vec<Range<usize>> = ALL_TABLES
+                .iter()
+                .flat_map(|k| r.table(*k).rows.iter().cloned())
+                .collect();
             cut.sort_by_key(|c| c.start);
             let mut out = String::new();
             let mut at = 0;
@@ -376,10 +454,7 @@ impl Registry {
             out.push_str(&r.text[at..]);
             out
         };
-        [TableKind::Active, TableKind::Stale, TableKind::History]
-            .iter()
-            .all(|k| rows(self, *k) == rows(other, *k))
-            && frame(self) == frame(other)
+        ALL_TABLES.iter().all(|k| rows(self, *k) == rows(other, *k)) && frame(self) == frame(other)
     }
 
     /// Every claim, active then stale, with a flag saying which.

@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use chrono::TimeZone;
 
-use super::{Claim, Language, Registry, Table, TableKind, col};
+use super::{Claim, Language, Registry, Table, TableKind, Waiter, col};
 use crate::scope::{Level, Scope};
 use crate::ttl;
 
@@ -208,10 +208,13 @@ struct Found {
 }
 
 const KINDS: [TableKind; 3] = [TableKind::Active, TableKind::Stale, TableKind::History];
+/// The tables a heading may open: the three required ones, then the
+/// optional queue.
+const HEADED: [TableKind; 4] = super::ALL_TABLES;
 
 /// The first pass over the file: where the three tables lie, line by line.
 struct Scan {
-    tables: [Option<Table>; 3],
+    tables: [Option<Table>; 4],
     /// The one of our headings whose section is being read.
     current: Option<Found>,
     /// A header row under the current heading, waiting for its delimiter row.
@@ -236,6 +239,7 @@ struct Tables {
     active: Table,
     stale: Table,
     history: Table,
+    queue: Option<Table>,
     language: Language,
 }
 
@@ -255,17 +259,34 @@ pub fn parse_in<Tz: TimeZone>(text: String, local: &Tz) -> Result<Registry, Pars
         active,
         stale,
         history,
+        queue,
         language,
     } = scan.finish()?;
     let active_claims = read_claims(&text, &active, TableKind::Active, local)?;
     let stale_claims = read_claims(&text, &stale, TableKind::Stale, local)?;
     check_no_duplicate(&active, &active_claims, &stale, &stale_claims)?;
+    let queue_present = queue.is_some();
+    let queue = queue.unwrap_or_else(|| Table {
+        heading_line: 0,
+        columns: TableKind::Queue
+            .default_columns()
+            .iter()
+            .map(|c| (*c).to_string())
+            .collect(),
+        rows: Vec::new(),
+        first_row_line: 0,
+        end: text.len(),
+    });
+    let waiters = read_waiters(&text, &queue, local)?;
     Ok(Registry {
         text: std::sync::Arc::new(text),
         eol,
         active,
         stale,
         history,
+        queue,
+        queue_present,
+        waiters,
         active_claims,
         stale_claims,
         splices: Vec::new(),
@@ -288,7 +309,7 @@ fn reject_nul(text: &str) -> Result<(), ParseError> {
 impl Scan {
     fn new() -> Scan {
         Scan {
-            tables: [None, None, None],
+            tables: [None, None, None, None],
             current: None,
             header: None,
             in_body: false,
@@ -296,7 +317,7 @@ impl Scan {
             suspect: None,
             bad_history: None,
             cut: None,
-            norms: KINDS
+            norms: HEADED
                 .iter()
                 .map(|k| {
                     [
@@ -416,7 +437,7 @@ impl Scan {
         let Some(i) = self.norms.iter().position(|x| x.contains(&n)) else {
             return Ok(());
         };
-        if KINDS[i] == TableKind::Active && self.norms[i][1] == n {
+        if HEADED[i] == TableKind::Active && self.norms[i][1] == n {
             self.language = Language::English;
         }
         if let Some(prev) = &self.tables[i] {
@@ -424,13 +445,13 @@ impl Scan {
                 no,
                 format!(
                     "a second `## {}` heading (the first is on line {})",
-                    KINDS[i].heading(),
+                    HEADED[i].heading(),
                     prev.heading_line
                 ),
             );
         }
         self.current = Some(Found {
-            kind: KINDS[i],
+            kind: HEADED[i],
             line: no,
         });
         Ok(())
@@ -487,12 +508,23 @@ impl Scan {
     /// The end of the file: all three tables, their columns, then the first
     /// history row with too many cells.
     fn finish(self) -> Result<Tables, ParseError> {
+        let [a, s, h, queue] = self.tables;
         let mut out: Vec<Table> = Vec::with_capacity(3);
-        for (i, t) in self.tables.into_iter().enumerate() {
+        for (i, t) in [a, s, h].into_iter().enumerate() {
             match t {
                 Some(t) => out.push(t),
                 None => return missing_table(KINDS[i], self.suspect),
             }
+        }
+        // The queue is optional, but a header of it without a delimiter
+        // row is not silently no queue.
+        if queue.is_none()
+            && let Some((line, TableKind::Queue)) = self.suspect
+        {
+            return missing_table(TableKind::Queue, Some((line, TableKind::Queue)));
+        }
+        if let Some(q) = &queue {
+            check_columns(q, TableKind::Queue)?;
         }
         let history = out.pop().expect("three tables");
         let stale = out.pop().expect("three tables");
@@ -517,6 +549,7 @@ impl Scan {
             active,
             stale,
             history,
+            queue,
             language: self.language,
         })
     }
@@ -818,6 +851,63 @@ fn read_time<Tz: TimeZone>(
         line,
         reason: format!("`{cell}` is not a time (expected YYYY-MM-DD HH:MM ±HH:MM)"),
     })
+}
+
+/// The rows of the queue: a session, a scope, two times; a row bsi cannot
+/// read is an error like a claim's.
+fn read_waiters<Tz: TimeZone>(
+    text: &str,
+    t: &Table,
+    local: &Tz,
+) -> Result<Vec<Waiter>, ParseError> {
+    let (Some(session), Some(scope), Some(since), Some(lease)) = (
+        t.column(col::SESSION),
+        t.column(col::SCOPE),
+        t.column(col::SINCE),
+        t.column(col::LEASE),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let agent = t.column(col::AGENT);
+    let known = [Some(session), Some(scope), Some(since), Some(lease), agent];
+    let mut out = Vec::with_capacity(t.rows.len());
+    for (n, row) in t.rows.iter().enumerate() {
+        let line = t.first_row_line + n;
+        let cells = row_cells(text, t, row, line, TableKind::Queue)?;
+        if cells
+            .iter()
+            .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
+        {
+            return err(
+                line,
+                "a cell holds a control character (a stray carriage return?)",
+            );
+        }
+        let who = cells[session].trim().to_string();
+        if who.is_empty() {
+            return err(line, "the `Session` cell is empty");
+        }
+        let sc = Scope::parse_stored(&cells[scope]).map_err(|e| ParseError {
+            line,
+            reason: format!("bad scope: {e}"),
+        })?;
+        let extra = t
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !known.contains(&Some(*i)))
+            .map(|(i, c)| (c.clone(), cells[i].clone()))
+            .collect();
+        out.push(Waiter {
+            session: who,
+            scope: sc,
+            agent: agent.map(|i| cells[i].clone()).unwrap_or_default(),
+            since: read_time(&cells[since], line, local)?,
+            lease: read_time(&cells[lease], line, local)?,
+            extra,
+        });
+    }
+    Ok(out)
 }
 
 /// A history row read back, by column name (for `log`, `verify`, merging).

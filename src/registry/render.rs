@@ -1,7 +1,7 @@
 //! Writing the registry back: rows are spliced into the original text, so
 //! every byte bsi did not mean to change stays as it was.
 
-use super::{Claim, HistoryEntry, Language, Registry, Table, TableKind, col};
+use super::{Claim, HistoryEntry, Language, Registry, Table, TableKind, Waiter, col};
 use crate::ttl;
 
 /// One replacement of a byte range of the original text.
@@ -12,6 +12,8 @@ pub(crate) struct Splice {
     with: String,
     /// Orders several insertions at one offset.
     seq: usize,
+    /// A place added to a queue table this edit creates.
+    queue: bool,
 }
 
 /// Escapes a cell: `\` becomes `\\` and `|` becomes `\|`.
@@ -94,6 +96,34 @@ fn history_value(h: &HistoryEntry, column: &str) -> Option<String> {
     }
 }
 
+/// A queue time: to the millisecond, since the queue's order and leases
+/// are finer than the minute of the claim tables.
+pub fn format_queue_ts(t: chrono::DateTime<chrono::FixedOffset>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, false)
+}
+
+fn waiter_value(w: &Waiter, column: &str) -> Option<String> {
+    let is = |n: &str| column.trim().eq_ignore_ascii_case(n);
+    if is(col::SESSION) {
+        Some(w.session.clone())
+    } else if is(col::SCOPE) {
+        Some(w.scope.to_string())
+    } else if is(col::LEVEL) {
+        Some(w.scope.level().as_str().to_string())
+    } else if is(col::AGENT) {
+        Some(w.agent.clone())
+    } else if is(col::SINCE) {
+        Some(format_queue_ts(w.since))
+    } else if is(col::LEASE) {
+        Some(format_queue_ts(w.lease))
+    } else {
+        w.extra
+            .iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(column.trim()))
+            .map(|(_, v)| v.clone())
+    }
+}
+
 impl Registry {
     fn push(&mut self, start: usize, end: usize, with: String) {
         let seq = self.splices.len();
@@ -102,6 +132,7 @@ impl Registry {
             end,
             with,
             seq,
+            queue: false,
         });
     }
 
@@ -159,6 +190,54 @@ impl Registry {
     pub fn add_history(&mut self, entry: &HistoryEntry) {
         let line = row_line(&self.history, |c| history_value(entry, c));
         self.append_row(TableKind::History, line);
+    }
+
+    /// Adds a place at the end of the queue; a registry without a queue
+    /// table gets one, at the end of the text, with its first place.
+    pub fn add_waiter(&mut self, w: &Waiter) {
+        let line = row_line(&self.queue, |c| waiter_value(w, c));
+        if self.queue_present {
+            self.append_row(TableKind::Queue, line);
+            return;
+        }
+        let end = self.virtual_offset(self.text.len());
+        let eol = self.eol;
+        let first = !self.splices.iter().any(|s| s.start == end && s.queue);
+        let with = if first {
+            let cols = TableKind::Queue.default_columns();
+            let delim = cols
+                .iter()
+                .map(|c| "-".repeat(c.chars().count() + 2))
+                .collect::<Vec<_>>()
+                .join("|");
+            format!(
+                "{eol}## {}{eol}{eol}| {} |{eol}|{delim}|{eol}{line}{eol}",
+                TableKind::Queue.heading_in(self.language),
+                cols.join(" | ")
+            )
+        } else {
+            format!("{line}{eol}")
+        };
+        self.push(end, end, with);
+        if let Some(s) = self.splices.last_mut() {
+            s.queue = true;
+        }
+    }
+
+    /// Removes row `index` of the queue.
+    pub fn remove_waiter(&mut self, index: usize) {
+        let r = self.queue.rows[index].clone();
+        let end = self.virtual_offset(r.end);
+        self.push(r.start, end, String::new());
+    }
+
+    /// Rewrites row `index` of the queue with `w` (a renewed lease).
+    pub fn replace_waiter(&mut self, index: usize, w: &Waiter) {
+        let r = self.queue.rows[index].clone();
+        let old = &self.text[r.clone()];
+        let body_len = old.trim_end_matches(['\n', '\r']).len();
+        let line = row_line(&self.queue, |c| waiter_value(w, c));
+        self.push(r.start, r.start + body_len, line);
     }
 
     /// The text with every recorded edit applied.

@@ -730,11 +730,12 @@ fn open_wait_is_granted_as_soon_as_the_holder_closes() {
     );
     // Local polls come every 200 ms: three of them see the claim held.
     child.started(Duration::from_millis(600));
-    assert_eq!(b.commits(), commits, "nothing written while waiting");
+    assert_eq!(b.commits(), commits + 1, "its place in the queue, only");
     b.bsi(&["close", "sess-other", "--agent", "bob"]).ok();
     let r = child.finish();
     r.ok().stdout_has("Claim opened — projets/plan.md#Q1");
     r.stderr_has("Waiting up to 1m for sess-other (projets/plan.md#Goals, agent bob, until");
+    r.stderr_has("First in the queue: the scope is yours as soon as it is free.");
     assert_eq!(
         r.stderr.matches("Waiting").count(),
         1,
@@ -742,7 +743,17 @@ fn open_wait_is_granted_as_soon_as_the_holder_closes() {
         r.stderr
     );
     assert!(start.elapsed() < Duration::from_secs(20));
-    assert_eq!(b.commits(), commits + 2, "the close, then the claim");
+    assert_eq!(
+        b.commits(),
+        commits + 3,
+        "the place, the close, then the claim (which leaves the queue)"
+    );
+    let reg = b.registry();
+    let queue = reg
+        .split("## File d'attente")
+        .nth(1)
+        .expect("a queue table");
+    assert!(!queue.contains("sess-me"), "{reg}");
 }
 
 #[test]
@@ -758,9 +769,11 @@ fn open_wait_exits_3_when_the_time_runs_out() {
         "sess-me",
         "--wait",
         "1s",
+        "--no-queue",
     ]);
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("Waiting up to 1s for sess-other");
+    r.stderr_has("nothing is written meanwhile");
     assert!(start.elapsed() >= Duration::from_secs(1));
     assert_eq!((b.commits(), b.registry()), before);
     b.bsi(&["open", "x.md", "--wait", "soon"])
@@ -791,6 +804,7 @@ fn open_wait_sees_another_clone_close_through_the_remote() {
             "bob",
             "--wait",
             "60s",
+            "--no-queue",
         ],
     );
     // The first fetch comes half a second after the wait starts.

@@ -21,6 +21,7 @@ mod house;
 mod json;
 mod layouts;
 mod managers;
+mod queue;
 mod reliability;
 mod remote;
 mod safe_writes;

@@ -1,0 +1,278 @@
+//! The queue of `bsi open --wait`: who waits for what, in which order, and
+//! whose place has lapsed. Pure: the registry, a session's request and the
+//! clock in; the requests ahead of it out.
+//!
+//! The rules:
+//! - a place is live while its lease (`Bail`) is after `now`; a waiter
+//!   renews it while it waits, so a waiter that stopped (killed, machine
+//!   off) leaves the queue when its lease passes, without anyone acting;
+//! - the order is the time of arrival (`Depuis`), then the row order;
+//! - a request is held back by every live request of another session that
+//!   arrived before it and overlaps one of its scopes: strict arrival order
+//!   per scope, with no overtaking, so a wide request is never starved by
+//!   narrow ones slipping past it;
+//! - except a request that waits for a claim of the session itself: it
+//!   cannot go first anyway, and letting it hold the session back would
+//!   lock both;
+//! - the queue frees nothing: claims, stale ones too, block as always.
+
+use chrono::{DateTime, Duration, FixedOffset};
+
+pub use crate::registry::Request;
+use crate::registry::{Registry, Waiter};
+use crate::scope::{Scope, Sections, overlaps};
+
+/// How long a place holds without renewal.
+pub fn lease() -> Duration {
+    Duration::seconds(30)
+}
+
+/// A waiter renews its lease once less than this is left: about every
+/// ten seconds.
+pub fn renew_when_left() -> Duration {
+    Duration::seconds(20)
+}
+
+/// The live requests, in the queue's order: time of arrival, then the row
+/// order of their first row.
+pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request> {
+    let mut out: Vec<(usize, Request)> = Vec::new();
+    for (i, w) in reg.waiters.iter().enumerate() {
+        if !w.live(now) {
+            continue;
+        }
+        match out.iter_mut().find(|(_, r)| r.session == w.session) {
+            Some((_, r)) => {
+                r.since = r.since.min(w.since);
+                r.lease = r.lease.min(w.lease);
+                if !r.scopes.contains(&w.scope) {
+                    r.scopes.push(w.scope.clone());
+                }
+            }
+            None => out.push((
+                i,
+                Request {
+                    session: w.session.clone(),
+                    agent: w.agent.clone(),
+                    since: w.since,
+                    lease: w.lease,
+                    scopes: vec![w.scope.clone()],
+                },
+            )),
+        }
+    }
+    out.sort_by_key(|(i, r)| (r.since, *i));
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The live requests of other sessions ahead of `session`'s request for
+/// `scopes`: arrived before it (every live one when `session` has no place
+/// yet), overlapping one of `scopes`, and not waiting for a claim of
+/// `session`. In the queue's order.
+pub fn ahead(
+    reg: &Registry,
+    session: &str,
+    scopes: &[Scope],
+    now: DateTime<FixedOffset>,
+    sections: &dyn Sections,
+) -> Vec<Request> {
+    let all = live_requests(reg, now);
+    let mine = all.iter().position(|r| r.session == session);
+    let before = &all[..mine.unwrap_or(all.len())];
+    before
+        .iter()
+        .filter(|r| {
+            r.scopes
+                .iter()
+                .any(|s| scopes.iter().any(|m| overlaps(s, m, sections)))
+        })
+        .filter(|r| !waits_for(reg, r, session, sections))
+        .cloned()
+        .collect()
+}
+
+/// Whether request `r` overlaps a claim (active or stale) of `session`.
+fn waits_for(reg: &Registry, r: &Request, session: &str, sections: &dyn Sections) -> bool {
+    reg.all_claims().any(|(c, _)| {
+        c.session == session && r.scopes.iter().any(|s| overlaps(s, &c.scope, sections))
+    })
+}
+
+/// The rows of `session` in the queue, by index.
+pub fn rows_of(reg: &Registry, session: &str) -> Vec<usize> {
+    reg.waiters
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.session == session)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The rows whose lease has passed at `now`, of other sessions than
+/// `session`: no one's place, removed by the next queue write.
+pub fn lapsed_rows(reg: &Registry, session: &str, now: DateTime<FixedOffset>) -> Vec<usize> {
+    reg.waiters
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.session != session && !w.live(now))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Whether `session`'s place must be written: missing, lapsed, for other
+/// scopes than `scopes`, or with less than [`renew_when_left`] of lease.
+pub fn needs_writing(
+    reg: &Registry,
+    session: &str,
+    scopes: &[Scope],
+    now: DateTime<FixedOffset>,
+) -> bool {
+    let mine: Vec<&Waiter> = reg
+        .waiters
+        .iter()
+        .filter(|w| w.session == session)
+        .collect();
+    if mine.is_empty() || mine.len() != scopes.len() {
+        return true;
+    }
+    let same = scopes.iter().all(|s| mine.iter().any(|w| &w.scope == s));
+    !same || mine.iter().any(|w| w.lease - now < renew_when_left())
+}
+
+/// When `session` arrived, by its live rows; `None` when it has none.
+pub fn arrived(
+    reg: &Registry,
+    session: &str,
+    now: DateTime<FixedOffset>,
+) -> Option<DateTime<FixedOffset>> {
+    reg.waiters
+        .iter()
+        .filter(|w| w.session == session && w.live(now))
+        .map(|w| w.since)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::tests::{claim, registry, section, t0};
+    use crate::registry::parse;
+    use crate::scope::FlatSections as Nested;
+    use proptest::prelude::*;
+
+    fn waiter(session: &str, scope: Scope, since_s: i64, lease_s: i64) -> Waiter {
+        Waiter {
+            session: session.into(),
+            scope,
+            agent: "a".into(),
+            since: t0() + Duration::seconds(since_s),
+            lease: t0() + Duration::seconds(lease_s),
+            extra: Vec::new(),
+        }
+    }
+
+    fn with_waiters(base: Registry, ws: &[Waiter]) -> Registry {
+        let mut r = base;
+        for w in ws {
+            r.add_waiter(w);
+        }
+        parse(r.render()).expect("a queue parses back")
+    }
+
+    fn f(name: &str) -> Scope {
+        Scope::File(name.into())
+    }
+
+    #[test]
+    fn the_order_is_arrival_and_lapsed_places_are_no_ones() {
+        let reg = with_waiters(
+            registry(&[], &[]),
+            &[
+                waiter("s3", f("a.md"), 3, 60),
+                waiter("s1", f("a.md"), 1, 60),
+                waiter("dead", f("a.md"), 0, 10),
+                waiter("s2", f("b.md"), 2, 60),
+                waiter("s2", f("a.md"), 2, 60),
+            ],
+        );
+        let now = t0() + Duration::seconds(20);
+        let order: Vec<String> = live_requests(&reg, now)
+            .into_iter()
+            .map(|r| r.session)
+            .collect();
+        assert_eq!(order, ["s1", "s2", "s3"]);
+        let ahead_of_s3: Vec<String> = ahead(&reg, "s3", &[f("a.md")], now, &Nested)
+            .into_iter()
+            .map(|r| r.session)
+            .collect();
+        assert_eq!(ahead_of_s3, ["s1", "s2"]);
+        // Only what overlaps holds a request back.
+        let for_b: Vec<String> = ahead(&reg, "new", &[f("b.md")], now, &Nested)
+            .into_iter()
+            .map(|r| r.session)
+            .collect();
+        assert_eq!(for_b, ["s2"]);
+        assert!(ahead(&reg, "s1", &[f("a.md")], now, &Nested).is_empty());
+        assert_eq!(lapsed_rows(&reg, "s1", now), vec![2]);
+        assert_eq!(arrived(&reg, "dead", now), None);
+    }
+
+    #[test]
+    fn a_waiter_that_waits_for_my_claim_does_not_hold_me_back() {
+        let mine = claim("me", "a", section("p.md", "Goals"));
+        let reg = with_waiters(
+            registry(&[mine], &[]),
+            &[
+                waiter("w1", f("p.md"), 0, 60),
+                waiter("w2", section("p.md", "Plan"), 1, 60),
+            ],
+        );
+        let ahead: Vec<String> = ahead(&reg, "me", &[section("p.md", "Plan")], t0(), &Nested)
+            .into_iter()
+            .map(|r| r.session)
+            .collect();
+        assert_eq!(ahead, ["w2"]);
+    }
+
+    #[test]
+    fn a_place_is_renewed_when_its_lease_runs_low() {
+        let reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
+        assert!(!needs_writing(&reg, "s", &[f("a.md")], t0()));
+        assert!(needs_writing(
+            &reg,
+            "s",
+            &[f("a.md")],
+            t0() + Duration::seconds(11)
+        ));
+        assert!(needs_writing(&reg, "s", &[f("b.md")], t0()));
+        assert!(needs_writing(&reg, "t", &[f("a.md")], t0()));
+    }
+
+    proptest! {
+        /// Whatever the rows, the live requests are each session once, in
+        /// arrival order, with no lapsed one; and no request is ahead of
+        /// the first.
+        #[test]
+        fn the_queue_is_ordered_and_live(rows in prop::collection::vec((0u8..4, 0u8..3, 0i64..50, 0i64..80), 0..12), at in 0i64..80) {
+            let ws: Vec<Waiter> = rows
+                .iter()
+                .map(|(s, file, since, lease)| waiter(&format!("s{s}"), f(&format!("f{file}.md")), *since, since + lease))
+                .collect();
+            let reg = with_waiters(registry(&[], &[]), &ws);
+            prop_assert_eq!(reg.waiters.len(), ws.len());
+            let now = t0() + Duration::seconds(at);
+            let live = live_requests(&reg, now);
+            let mut seen = std::collections::HashSet::new();
+            for pair in live.windows(2) {
+                prop_assert!(pair[0].since <= pair[1].since);
+            }
+            for r in &live {
+                prop_assert!(seen.insert(r.session.clone()));
+                prop_assert!(r.lease > now);
+            }
+            if let Some(first) = live.first() {
+                prop_assert!(ahead(&reg, &first.session, &first.scopes, now, &Nested).is_empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! The queue of `bsi open --wait`, on real repositories: waiters on two
+//! machines sharing a bare remote are served in order of arrival, a later
+//! request waits its turn, a dead waiter's place lapses, and a request
+//! that waiting cannot help is refused with its reason.
+
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use crate::common::{Brain, Machines, NOW, Run};
+
+/// A `bsi open --wait` in the background; its stderr is read as it comes,
+/// so the test knows when it has taken its place.
+struct Waiter {
+    child: Child,
+    stderr: std::thread::JoinHandle<String>,
+    placed: Receiver<String>,
+}
+
+fn spawn(b: &Brain, args: &[&str]) -> Waiter {
+    let mut child = b
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    let pipe = child.stderr.take().expect("stderr");
+    let (tx, placed) = channel();
+    let stderr = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(pipe).lines() {
+            let line = line.expect("read stderr");
+            if line.starts_with("Place ") || line.starts_with("First in the queue") {
+                let _ = tx.send(line.clone());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    Waiter {
+        child,
+        stderr,
+        placed,
+    }
+}
+
+/// `session` of `agent` waits up to a minute for `scope`.
+fn wait_for(b: &Brain, scope: &str, session: &str, agent: &str) -> Waiter {
+    spawn(
+        b,
+        &[
+            "open",
+            scope,
+            "--session",
+            session,
+            "--agent",
+            agent,
+            "--wait",
+            "60s",
+        ],
+    )
+}
+
+impl Waiter {
+    /// The first line saying its place, once it has one.
+    fn placed(&self) -> String {
+        self.placed
+            .recv_timeout(Duration::from_secs(60))
+            .expect("bsi says its place in the queue")
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    fn finish(self) -> Run {
+        let o = self.child.wait_with_output().expect("wait bsi");
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: self.stderr.join().expect("stderr reader"),
+        }
+    }
+}
+
+/// The sessions of the registry branch's `open` commits, oldest first.
+fn opened_in_order(b: &Brain) -> Vec<String> {
+    b.git(&["fetch", "-q", "origin", "brain-index"]);
+    let log = b.git(&["log", "--reverse", "--format=%s", "origin/brain-index"]);
+    log.lines()
+        .filter_map(|l| l.strip_prefix("bsi: open "))
+        .map(|l| l.split(' ').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The time `minutes` after the tests' pinned clock.
+fn later(minutes: i64) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(NOW).expect("NOW")
+        + chrono::Duration::minutes(minutes);
+    t.to_rfc3339()
+}
+
+#[test]
+fn waiters_on_two_machines_are_served_in_order_of_arrival() {
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
+    a.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    // Three waiters, arriving one after the other, from both machines.
+    let w1 = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
+    assert_eq!(
+        w1.placed(),
+        "First in the queue: the scope is yours as soon as it is free."
+    );
+    let mut w2 = wait_for(&a, "projets/plan.md", "sess-w2", "alice");
+    assert!(w2.placed().starts_with(
+        "Place 2 in the queue, after sess-w1 (bob, for projets/plan.md#Goals, since "
+    ));
+    let mut w3 = wait_for(&b, "projets/plan.md#Q1", "sess-w3", "carol");
+    // w3's section lies under Goals: behind both.
+    let line = w3.placed();
+    assert!(
+        line.starts_with("Place 3 in the queue, after sess-w1 (bob, "),
+        "{line}"
+    );
+    assert!(
+        line.contains("sess-w2 (alice, for projets/plan.md, since "),
+        "{line}"
+    );
+
+    // Status, on either machine, shows who waits for what and who is ahead.
+    let st = a.bsi(&["status"]);
+    st.ok()
+        .stdout_has("Queue (3 waiting, in order of arrival):");
+    st.stdout_has("  1. sess-w1 (bob) waits for projets/plan.md#Goals since ");
+    st.stdout_has("first for it");
+    st.stdout_has("  2. sess-w2 (alice) waits for projets/plan.md since ");
+    st.stdout_has(", after sess-w1\n");
+    st.stdout_has(", after sess-w1, sess-w2\n");
+    let json = b.bsi(&["status", "--json"]).json();
+    let q = json["queue"].as_array().expect("queue");
+    let order: Vec<&str> = q
+        .iter()
+        .map(|w| w["session"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(order, ["sess-w1", "sess-w2", "sess-w3"]);
+    assert_eq!(q[1]["scopes"], serde_json::json!(["projets/plan.md"]));
+    assert_eq!(q[2]["place"], 3);
+
+    // The holder closes: the first waiter, and only it, is granted.
+    a.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
+    let r1 = w1.finish();
+    r1.ok().stdout_has("Claim opened — projets/plan.md#Goals");
+    assert!(
+        w2.running() && w3.running(),
+        "the others still wait their turn"
+    );
+    b.bsi(&["close", "sess-w1", "--agent", "bob"]).ok();
+    w2.finish()
+        .ok()
+        .stdout_has("Claim opened — projets/plan.md");
+    assert!(w3.running());
+    a.bsi(&["close", "sess-w2", "--agent", "alice"]).ok();
+    w3.finish()
+        .ok()
+        .stdout_has("Claim opened — projets/plan.md#Q1");
+    assert_eq!(
+        opened_in_order(&a),
+        ["sess-hold", "sess-w1", "sess-w2", "sess-w3"]
+    );
+    // Every place left the queue with its grant.
+    let st = b.bsi(&["status", "--json"]).json();
+    assert_eq!(st["queue"], serde_json::json!([]));
+    assert!(!b.bsi(&["status"]).stdout.contains("Queue ("));
+    // The user's branch, index and files are untouched by the queue.
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    // The waiter wants the whole file: the free Risks section is in its
+    // request.
+    let w = wait_for(&b, "projets/plan.md", "sess-w1", "bob");
+    w.placed();
+    let before = (b.commits(), b.registry());
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md#Risks",
+        "--session",
+        "sess-late",
+        "--agent",
+        "eve",
+    ]);
+    r.code(3).stderr_has("Claim refused — nothing was written.");
+    r.stderr_has("Waiting first in the queue: sess-w1 (bob, for projets/plan.md, since ");
+    r.stderr_has("which would be place 2");
+    r.stderr_has("take your turn in the queue: `bsi open 'projets/plan.md#Risks' --session sess-late --wait 10m`");
+    assert_eq!(
+        (b.commits(), b.registry()),
+        before,
+        "a refusal writes nothing"
+    );
+    let j = b
+        .bsi(&[
+            "open",
+            "projets/plan.md#Risks",
+            "--session",
+            "sess-late",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["error"], "conflict");
+    assert_eq!(j["conflicts"], serde_json::json!([]));
+    assert_eq!(j["queue"]["place"], 2);
+    assert_eq!(j["queue"]["queued"], false);
+    assert_eq!(j["queue"]["ahead"][0]["session"], "sess-w1");
+    // A scope nobody waits for is still granted at once.
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-other",
+        "--agent",
+        "eve",
+    ])
+    .ok();
+    // The holder goes: the waiter is served, the late request was not.
+    b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
+    w.finish().ok().stdout_has("Claim opened — projets/plan.md");
+    assert!(!b.active().iter().any(|r| r.contains("sess-late")));
+}
+
+#[test]
+fn a_killed_waiters_place_lapses_with_its_lease() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let mut w = wait_for(&b, "projets/plan.md", "sess-dead", "bob");
+    w.placed();
+    w.child.kill().expect("kill the waiter");
+    let _ = w.finish();
+    // Its row is still in the registry, and live at the time it was written.
+    assert!(
+        b.registry()
+            .contains("| sess-dead | projets/plan.md | bob | ")
+    );
+    assert!(
+        b.bsi(&["status"])
+            .stdout
+            .contains("sess-dead (bob) waits for projets/plan.md")
+    );
+    // A minute later, its lease has passed: nobody waits.
+    let st = b.bsi_env(&["status"], &[("BSI_NOW", &later(1))]);
+    st.ok();
+    assert!(!st.stdout.contains("Queue ("), "{}", st.stdout);
+    let j = b
+        .bsi_env(&["status", "--json"], &[("BSI_NOW", &later(1))])
+        .json();
+    assert_eq!(j["queue"], serde_json::json!([]));
+    // And a plain request for what it waited for is granted.
+    b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Risks",
+            "--session",
+            "sess-next",
+            "--agent",
+            "eve",
+        ],
+        &[("BSI_NOW", &later(1))],
+    )
+    .ok()
+    .stdout_has("Claim opened — projets/plan.md#Risks");
+    // The next waiter writes the queue: the lapsed place goes with it.
+    let r = b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-w2",
+            "--agent",
+            "al",
+            "--wait",
+            "1s",
+        ],
+        &[("BSI_NOW", &later(1))],
+    );
+    r.code(3);
+    assert!(!b.registry().contains("sess-dead"), "{}", b.registry());
+}
+
+#[test]
+fn a_waiter_that_gives_up_leaves_the_queue() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let before = b.commits();
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-me",
+        "--agent",
+        "al",
+        "--wait",
+        "1s",
+    ]);
+    r.code(3).stderr_has("Claim refused — nothing was written.");
+    r.stderr_has("in the queue (Ctrl-C stops; the place lapses within 30s).");
+    assert_eq!(b.commits(), before + 2, "its place, then its leaving");
+    assert_eq!(b.last_subject(), "bsi: unqueue sess-me");
+    assert!(!b.registry().contains("sess-me"));
+    assert!(b.registry().contains("## File d'attente"));
+    assert_eq!(b.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_request_that_waiting_cannot_help_is_refused_with_its_reason() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-gone",
+        "--agent",
+        "h",
+        "--ttl",
+        "2h",
+    ])
+    .ok();
+    // Three hours later the watchdog has marked it stale.
+    b.bsi_env(&["watchdog"], &[("BSI_NOW", &later(180))])
+        .code(4);
+    assert!(b.stale().iter().any(|r| r.contains("sess-gone")));
+    let before = (b.commits(), b.registry());
+    let r = b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md",
+            "--session",
+            "sess-me",
+            "--agent",
+            "al",
+            "--wait",
+            "10m",
+        ],
+        &[("BSI_NOW", &later(180))],
+    );
+    r.code(3).stderr_has(
+        "Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it.",
+    );
+    r.stderr_has("bsi release sess-gone --confirm");
+    assert_eq!((b.commits(), b.registry()), before, "no place taken");
+    // Over the per-agent limit, it is refused at once too.
+    b.write(".bsi.toml", "max_active_per_agent = 1\n");
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-b1",
+        "--agent",
+        "zed",
+    ])
+    .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-a1",
+        "--agent",
+        "yan",
+    ])
+    .ok();
+    let r = b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-b2",
+        "--agent",
+        "zed",
+        "--wait",
+        "10m",
+    ]);
+    assert_ne!(r.code, 0);
+    r.stderr_has("zed");
+    assert!(!b.registry().contains("sess-b2"));
+}
+
+#[test]
+fn an_old_registry_without_a_queue_reads_and_gets_one_with_its_first_waiter() {
+    let b = Brain::new();
+    let before = b.registry();
+    assert!(!before.contains("File d'attente"));
+    b.bsi(&["open", "agents/", "--session", "sess-hold", "--agent", "h"])
+        .ok();
+    let w = wait_for(&b, "agents/bob.md", "sess-w", "bob");
+    w.placed();
+    let text = b.registry();
+    assert!(
+        text.contains("\n## File d'attente\n\n| Session | Scope | Agent | Depuis | Bail |\n|---------|-------|-------|--------|------|\n| sess-w | agents/bob.md | bob | 2026-03-14T09:30:"),
+        "{text}"
+    );
+    b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
+    w.finish().ok();
+    // Everything above the queue is as it was, but for the claim rows.
+    assert!(
+        b.registry()
+            .starts_with(&before[..before.find("## Claims actifs").expect("heading")])
+    );
+}
+
+#[test]
+fn the_merge_driver_unites_places_and_keeps_a_removal() {
+    let b = Brain::new();
+    let base_text = format!(
+        "{}\n## File d'attente\n\n| Session | Scope | Agent | Depuis | Bail |\n|---|---|---|---|---|\n{}\n",
+        b.registry(),
+        "| sess-w1 | agents/ | al | 2026-03-14T09:30:01.000Z | 2026-03-14T09:30:31.000Z |"
+    );
+    let w2 =
+        "| sess-w2 | agents/bob.md | bo | 2026-03-14T09:30:02.000Z | 2026-03-14T09:30:32.000Z |";
+    let w3 = "| sess-w3 | README.md | cy | 2026-03-14T09:30:03.000Z | 2026-03-14T09:30:33.000Z |";
+    // Ours: a second waiter. Theirs: the first one granted (its place
+    // gone) and a third waiter.
+    let ours = format!("{base_text}{w2}\n");
+    let theirs = base_text.replace(
+        "| sess-w1 | agents/ | al | 2026-03-14T09:30:01.000Z | 2026-03-14T09:30:31.000Z |\n",
+        &format!("{w3}\n"),
+    );
+    let dir = b.path().join(".git");
+    let (pb, po, pt) = (dir.join("m-base"), dir.join("m-ours"), dir.join("m-theirs"));
+    std::fs::write(&pb, &base_text).expect("write");
+    std::fs::write(&po, &ours).expect("write");
+    std::fs::write(&pt, &theirs).expect("write");
+    let r = b.bsi(&[
+        "merge-driver",
+        pb.to_str().expect("utf-8"),
+        po.to_str().expect("utf-8"),
+        pt.to_str().expect("utf-8"),
+    ]);
+    r.ok();
+    assert!(!r.stderr.contains("falling back"), "{}", r.stderr);
+    let merged = std::fs::read_to_string(&po).expect("read");
+    let queue = merged.split("## File d'attente").nth(1).expect("one queue");
+    assert!(queue.contains(w2) && queue.contains(w3), "{merged}");
+    assert!(
+        !queue.contains("sess-w1"),
+        "a granted place stays gone: {merged}"
+    );
+    assert_eq!(merged.matches("## File d'attente").count(), 1);
+}
