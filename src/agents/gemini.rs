@@ -100,6 +100,15 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
     }
 }
 
+/// What the session-start context says about passing the session to bsi:
+/// Gemini gives hooks no way to set the shell's environment, and an
+/// `export` does not last from one shell call to the next.
+pub fn session_note(session: &str) -> String {
+    format!(
+        "BSI_SESSION is not set in your shell, and an `export` does not last from one shell command to the next: add `--session {session}` to every bsi command"
+    )
+}
+
 /// The project settings file, relative to the work tree root.
 pub const SETTINGS: &str = ".gemini/settings.json";
 

@@ -704,10 +704,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         }
     };
     let mut env_note = match tool {
-        Tool::Claude | Tool::Codex | Tool::Cursor => "BSI_SESSION is set to it in your shell",
-        Tool::Gemini => "pass it to bsi: `export BSI_SESSION=…` in your shell, or `--session`",
-    }
-    .to_string();
+        Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
+        Tool::Codex => agents::codex::session_note(&session),
+        Tool::Gemini => agents::gemini::session_note(&session),
+    };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {
             Some(f) => {

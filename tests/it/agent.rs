@@ -55,7 +55,7 @@ fn agent_install_into_an_empty_project_and_back() {
             ),
             "codex" => assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"],
-                "apply_patch|Edit|Write"
+                "apply_patch|Edit|Write|Bash"
             ),
             "gemini" => assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "write_file|replace"),
             _ => assert_eq!(v["version"], 1),
