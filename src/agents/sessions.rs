@@ -41,6 +41,11 @@ pub struct Entry {
     pub tool_session: String,
     /// The bsi session.
     pub session: String,
+    /// What the stop hook last sent the agent back for (the claims it
+    /// held), so it sends it back once for them, whatever the tool says
+    /// about its own loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_back: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -102,6 +107,7 @@ impl SessionMap {
             tool: tool.name().into(),
             tool_session: tool_session.into(),
             session: session.clone(),
+            sent_back: None,
         });
         self.write(&map)?;
         Ok((session, true))
@@ -123,6 +129,7 @@ impl SessionMap {
                 tool: tool.name().into(),
                 tool_session: tool_session.into(),
                 session: session.into(),
+                sent_back: None,
             });
             None
         };
@@ -130,6 +137,28 @@ impl SessionMap {
             self.write(&map)?;
         }
         Ok(old)
+    }
+
+    /// Records that the stop hook sends a tool's session back for `what`
+    /// (the claims it holds). Returns `false` when it already did for the
+    /// same `what`: the agent went back once, and may stop now. A tool
+    /// session the map does not know is sent back (and nothing recorded).
+    pub fn send_back_once(&self, tool: Tool, tool_session: &str, what: &str) -> Result<bool> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let Some(e) = map
+            .sessions
+            .iter_mut()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+        else {
+            return Ok(true);
+        };
+        if e.sent_back.as_deref() == Some(what) {
+            return Ok(false);
+        }
+        e.sent_back = Some(what.to_string());
+        self.write(&map)?;
+        Ok(true)
     }
 
     /// Forgets a tool's session. Returns the bsi session it had.
@@ -235,6 +264,23 @@ mod tests {
             Some("sess-3".into())
         );
         assert_eq!(map.entries().expect("entries"), vec![]);
+    }
+
+    #[test]
+    fn a_stop_sends_back_once_for_the_same_claims() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = SessionMap::new(dir.path());
+        map.get_or_insert_with(Tool::Gemini, "g", || "sess-1".into())
+            .expect("insert");
+        assert!(map.send_back_once(Tool::Gemini, "g", "a.md").expect("1"));
+        assert!(!map.send_back_once(Tool::Gemini, "g", "a.md").expect("2"));
+        // New claims since: sent back again, once.
+        assert!(map.send_back_once(Tool::Gemini, "g", "a.md, b.md").expect("3"));
+        assert!(!map.send_back_once(Tool::Gemini, "g", "a.md, b.md").expect("4"));
+        assert_eq!(
+            map.get(Tool::Gemini, "g").expect("get"),
+            Some("sess-1".into())
+        );
     }
 
     #[test]

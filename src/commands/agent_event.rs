@@ -832,6 +832,16 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
                 .map(|&i| format!("{} (stale)", reg.stale_claims[i].scope)),
         )
         .collect();
+    // Once per set of claims, by bsi's own memory: Gemini CLI says
+    // `stop_hook_active: false` on every stop that follows a tool call.
+    let what = held.join(", ");
+    if map.get(tool, &ev.session_id)?.is_none() {
+        // The session came from BSI_SESSION: remembered from now on.
+        map.set(tool, &ev.session_id, &session)?;
+    }
+    if !map.send_back_once(tool, &ev.session_id, &what)? {
+        return Ok(agents::answer_stop(tool, &ev, None));
+    }
     let reason = format!(
         "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
         held.join(", "),
