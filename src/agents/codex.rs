@@ -259,7 +259,7 @@ mod tests {
             .keys()
             .collect();
         assert_eq!(keys, ["hookEventName", "additionalContext"]);
-        assert_eq!(v.as_object().map(|o| o.len()), Some(1));
+        assert_eq!(v.as_object().map(serde_json::Map::len), Some(1));
         assert_eq!(v["hookSpecificOutput"]["additionalContext"], "ctx");
         assert!(session_note("sess-1").contains("--session sess-1"));
     }

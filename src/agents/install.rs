@@ -69,12 +69,31 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
         tool.title(),
         tool.name()
     );
-    match (tool, kind) {
-        (Tool::Cursor, HookKind::Edit) => json!({ "user_message": text }),
-        (Tool::Cursor, _) => json!({}),
-        _ => json!({ "systemMessage": text }),
+    match tool {
+        Tool::Cursor => json!({ "user_message": text }),
+        Tool::Claude | Tool::Codex | Tool::Gemini => json!({ "systemMessage": text }),
     }
     .to_string()
+}
+
+/// The commands of bsi's hooks for `tool` in a settings file's text, one
+/// per hook kind installed (nothing when the text is not JSON).
+pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
+    let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, _, kind) in entries(tool) {
+        if let Some(Value::Array(list)) = hooks.get_mut(*event)
+            && let Some(c) = find_ours(tool, list, *kind).and_then(|c| c.as_str())
+        {
+            out.push(c.to_string());
+        }
+    }
+    out
 }
 
 /// The program the hooks run.
@@ -532,7 +551,7 @@ mod tests {
             for (event, _, kind) in entries(tool) {
                 let list = v["hooks"][event].as_array().expect("list");
                 assert_eq!(list.len(), 1, "{tool} {event}");
-                assert!(first.contains(&hook_command(BSI, tool, *kind)));
+                assert!(our_commands(tool, &first).contains(&hook_command(BSI, tool, *kind)));
             }
             // Taking it out leaves an empty object (Cursor: its version).
             let out = unmerge(tool, &first).expect("unmerge").expect("changed");

@@ -161,6 +161,20 @@ impl SessionMap {
         Ok(true)
     }
 
+    /// Records that a session of `tool` reached bsi's hooks at `when`.
+    pub fn mark_reached(&self, tool: Tool, when: &str) -> Result<()> {
+        let path = self.dir.join(format!("reached-{}", tool.name()));
+        fs::create_dir_all(&self.dir)
+            .and_then(|()| fs::write(&path, format!("{when}\n")))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    /// When a session of `tool` last reached bsi's hooks, if ever.
+    pub fn reached(&self, tool: Tool) -> Option<String> {
+        let text = fs::read_to_string(self.dir.join(format!("reached-{}", tool.name()))).ok()?;
+        Some(text.trim().to_string()).filter(|t| !t.is_empty())
+    }
+
     /// Forgets a tool's session. Returns the bsi session it had.
     pub fn remove(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
         let _lock = self.lock()?;
@@ -275,8 +289,14 @@ mod tests {
         assert!(map.send_back_once(Tool::Gemini, "g", "a.md").expect("1"));
         assert!(!map.send_back_once(Tool::Gemini, "g", "a.md").expect("2"));
         // New claims since: sent back again, once.
-        assert!(map.send_back_once(Tool::Gemini, "g", "a.md, b.md").expect("3"));
-        assert!(!map.send_back_once(Tool::Gemini, "g", "a.md, b.md").expect("4"));
+        assert!(
+            map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+                .expect("3")
+        );
+        assert!(
+            !map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+                .expect("4")
+        );
         assert_eq!(
             map.get(Tool::Gemini, "g").expect("get"),
             Some("sess-1".into())

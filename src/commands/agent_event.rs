@@ -691,6 +691,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     };
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
+    // For `bsi agent doctor`: the tool runs bsi's hooks here.
+    if let Err(e) = map.mark_reached(tool, &crate::ttl::format_ts(ctx.now)) {
+        eprintln!("bsi: warning: {e}");
+    }
     let session = match ctx.env_session()? {
         Some(s) => {
             map.set(tool, &ev.session_id, &s)?;

@@ -68,7 +68,12 @@ impl FakeModel {
         let port_file = dir.join("port");
         let child = Command::new("node")
             .arg(&server)
-            .args([api.as_ref(), script_path.as_os_str(), log.as_os_str(), port_file.as_os_str()])
+            .args([
+                api.as_ref(),
+                script_path.as_os_str(),
+                log.as_os_str(),
+                port_file.as_os_str(),
+            ])
             .stdin(Stdio::null())
             .spawn()
             .expect("start node");
@@ -124,8 +129,15 @@ pub(crate) struct Setup {
 impl Setup {
     pub(crate) fn new(tool: &str) -> Setup {
         let b = Brain::new();
-        b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-other", "--agent", "bob"])
-            .ok();
+        b.bsi(&[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-other",
+            "--agent",
+            "bob",
+        ])
+        .ok();
         b.bsi(&["agent", "install", tool]).ok();
         Setup {
             b,
@@ -228,11 +240,20 @@ fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused
         "the refusal reaches the model: {after}\n{ctx}"
     );
     let plan = s.b.read("projets/plan.md");
-    assert!(plan.contains("goal text") && !plan.contains("stolen"), "{plan}");
-    assert!(plan.contains("new risk"), "the free edit passes: {plan}\n{ctx}");
+    assert!(
+        plan.contains("goal text") && !plan.contains("stolen"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("new risk"),
+        "the free edit passes: {plan}\n{ctx}"
+    );
     // The shell's claim is the hook's session: its edit passed.
     let alice = s.b.read("agents/alice.md");
-    assert!(alice.contains("mine now"), "own claim edited: {alice}\n{ctx}");
+    assert!(
+        alice.contains("mine now"),
+        "own claim edited: {alice}\n{ctx}"
+    );
     let active = s.b.active();
     assert!(
         active
@@ -284,9 +305,7 @@ fn claude_code() {
     let s = Setup::new("claude");
     let (turns, refused) = script(
         &|f| Some(json!({"tool": "Read", "args": {"file_path": s.abs(f)}})),
-        &|f, old, new| {
-            json!({"tool": "Edit", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new}})
-        },
+        &|f, old, new| json!({"tool": "Edit", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new}}),
         &|c| json!({"tool": "Bash", "args": {"command": c, "description": "run"}}),
         &format!("{} open agents/alice.md", bsi_word()),
     );
@@ -344,21 +363,90 @@ fn codex_cli() {
         &|_| None,
         &|f, old, new| shell(&patch_command(f, old, new)),
         &shell,
-        &format!("{} open agents/alice.md --session {{{{session}}}}", bsi_word()),
+        &format!(
+            "{} open agents/alice.md --session {{{{session}}}}",
+            bsi_word()
+        ),
     );
     let model = FakeModel::start("openai", &json!(turns), s.work.path());
     let home = codex_home(&s, model.port);
     let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    // In the sandbox Codex gives a trusted project, with the git directory
+    // added as a writable root (as `bsi agent install codex` says): the
+    // agent's own `bsi open` can record its claim.
+    let git_dir = s.b.path().join(".git");
     cmd.args([
         "exec",
         "--dangerously-bypass-hook-trust",
         "--sandbox",
-        "danger-full-access",
+        "workspace-write",
+        "--add-dir",
+        git_dir.to_str().expect("utf-8"),
         "--json",
         "do the work",
     ]);
     let run = run_bounded(cmd);
     check_run(&s, &model, &run, turns.len(), refused);
+    // The doctor sees what Codex recorded: the project trusted, the hooks
+    // reached, and their trust missing (this run bypassed it).
+    let mut doctor = s.command(&bin(), &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    doctor.args(["agent", "doctor", "codex"]);
+    let d = Run::from_output(doctor.output().expect("run doctor"));
+    d.code(1)
+        .stdout_has("ok      hooks")
+        .stdout_has("ok      program")
+        .stdout_has(
+            "MISSING trust    the project is trusted; 0 of .codex/hooks.json's hooks trusted",
+        )
+        .stdout_has("open `/hooks`")
+        .stdout_has("ok      reached");
+}
+
+/// A hook that cannot run bsi says so to the person, in the tool's own
+/// protocol, and lets the edit through.
+#[test]
+fn claude_code_without_bsi_on_path_warns_and_lets_edits_through() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": s.abs("agents/alice.md")}},
+        {"tool": "Edit", "args": {"file_path": s.abs("agents/alice.md"), "old_string": "notes", "new_string": "unchecked"}},
+        {"text": "done"},
+    ]);
+    let model = FakeModel::start("anthropic", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+        ],
+    );
+    // This PATH without any directory that holds a bsi.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("bsi").exists())
+        .collect();
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let run = run_bounded(cmd);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "the hook could not run bsi (is it on the PATH Claude Code runs hooks with?)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(s.b.read("agents/alice.md").contains("unchecked"));
 }
 
 #[test]
@@ -367,11 +455,12 @@ fn gemini_cli() {
     let s = Setup::new("gemini");
     let (turns, refused) = script(
         &|_| None,
-        &|f, old, new| {
-            json!({"tool": "replace", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new, "instruction": "edit"}})
-        },
+        &|f, old, new| json!({"tool": "replace", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new, "instruction": "edit"}}),
         &|c| json!({"tool": "run_shell_command", "args": {"command": c}}),
-        &format!("{} open agents/alice.md --session {{{{session}}}}", bsi_word()),
+        &format!(
+            "{} open agents/alice.md --session {{{{session}}}}",
+            bsi_word()
+        ),
     );
     let model = FakeModel::start("gemini", &json!(turns), s.work.path());
     let url = format!("http://127.0.0.1:{}", model.port);
@@ -380,7 +469,15 @@ fn gemini_cli() {
         &exe,
         &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
     );
-    cmd.args(["-p", "do the work", "--yolo", "-m", "gemini-2.5-flash", "-o", "json"]);
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
     let run = run_bounded(cmd);
     check_run(&s, &model, &run, turns.len(), refused);
 }
