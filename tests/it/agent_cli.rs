@@ -121,13 +121,14 @@ impl Drop for FakeModel {
 /// A brain where `sess-other` holds `projets/plan.md#Goals`, bsi's hooks
 /// for `tool` installed, and a home of its own for the CLI.
 pub(crate) struct Setup {
+    pub tool: &'static str,
     pub b: Brain,
     pub home: TempDir,
     pub work: TempDir,
 }
 
 impl Setup {
-    pub(crate) fn new(tool: &str) -> Setup {
+    pub(crate) fn new(tool: &'static str) -> Setup {
         let b = Brain::new();
         b.bsi(&[
             "open",
@@ -140,6 +141,7 @@ impl Setup {
         .ok();
         b.bsi(&["agent", "install", tool]).ok();
         Setup {
+            tool,
             b,
             home: scratch("bsi-agent-home"),
             work: scratch("bsi-agent-work"),
@@ -155,9 +157,8 @@ impl Setup {
     /// bsi's directory first), the test's clock, and `extra`.
     pub(crate) fn command(&self, exe: &Path, extra: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(exe);
-        let bsi_dir = bin().parent().expect("bin dir").to_path_buf();
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![bsi_dir];
+        let mut dirs = vec![self.shim()];
         dirs.extend(std::env::split_paths(&path));
         cmd.env_clear()
             .env("PATH", std::env::join_paths(dirs).expect("PATH"))
@@ -176,6 +177,146 @@ impl Setup {
         }
         cmd
     }
+}
+
+impl Setup {
+    /// A directory whose `bsi` keeps each hook event it is given (in
+    /// `events/`, named `N-KIND.json`) and runs the real bsi with it.
+    fn shim(&self) -> PathBuf {
+        let dir = self.work.path().join("shim");
+        let events = self.work.path().join("events");
+        std::fs::create_dir_all(&events).expect("mkdir");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let script = format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  f={events}/$(date +%s%N)-$2.json\n  cat > \"$f\"\n  exec {bsi} \"$@\" < \"$f\"\nfi\nexec {bsi} \"$@\"\n",
+            events = events.display(),
+            bsi = bin().display()
+        );
+        let path = dir.join("bsi");
+        std::fs::write(&path, script).expect("write shim");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        dir
+    }
+
+    /// The hook events the tool sent, in order: (hook kind, event).
+    fn events(&self) -> Vec<(String, Value)> {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(self.work.path().join("events"))
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+            .into_iter()
+            .filter_map(|p| {
+                let kind = p.file_stem()?.to_str()?.split_once('-')?.1.to_string();
+                let v = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+                Some((kind, v))
+            })
+            .collect()
+    }
+}
+
+/// The fixture of tests/fixtures/agents a real event stands for.
+fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
+    let name = event["tool_name"].as_str().unwrap_or("");
+    let command = event["tool_input"]["command"].as_str().unwrap_or("");
+    let stem = match (tool, kind, name) {
+        (_, "session-start", _) => "sessionstart",
+        ("gemini", "stop", _) => "afteragent",
+        (_, "stop", _) => "stop",
+        ("claude", "edit", "Edit") => "pretooluse-edit",
+        ("claude", "edit", "Write") => "pretooluse-write",
+        ("codex", "edit", "Bash") if command.contains("apply_patch") => {
+            "pretooluse-bash-apply-patch"
+        }
+        ("codex", "edit", "Bash") => "pretooluse-bash",
+        ("gemini", "edit", "replace") => "beforetool-replace",
+        ("gemini", "edit", "write_file") => "beforetool-write-file",
+        _ => return None,
+    };
+    Some(format!("{tool}-{stem}.json"))
+}
+
+/// The top-level keys of an event.
+fn shape(v: &Value) -> std::collections::BTreeSet<String> {
+    v.as_object()
+        .into_iter()
+        .flat_map(|o| o.keys().cloned())
+        .collect()
+}
+
+/// The parameters the CLI declared to the model for its tool `name`
+/// (Anthropic `input_schema`, Gemini `functionDeclarations`), from the
+/// first turn's request.
+fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<String>> {
+    let first = model
+        .requests()
+        .into_iter()
+        .find(|r| r["turn"].is_number())?;
+    let tools = first["body"]["tools"].as_array()?.clone();
+    let decls = tools.iter().flat_map(|t| {
+        t["functionDeclarations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![t.clone()])
+    });
+    for d in decls {
+        if d["name"] != name {
+            continue;
+        }
+        let schema = [
+            &d["input_schema"],
+            &d["parametersJsonSchema"],
+            &d["parameters"],
+        ]
+        .into_iter()
+        .find(|s| s.is_object())?
+        .clone();
+        return Some(schema["properties"].as_object()?.keys().cloned().collect());
+    }
+    None
+}
+
+/// The fixtures are copies of what the real tool sends: every event this
+/// run captured has the top-level keys of its fixture, no more, no fewer,
+/// and the fixture's `tool_input` names only parameters the tool declares
+/// to the model today.
+fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
+    let events = s.events();
+    assert!(!events.is_empty(), "no hook event captured");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    let mut compared = 0;
+    for (kind, event) in &events {
+        let Some(name) = fixture_of(tool, kind, event) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(dir.join(&name)).expect("fixture");
+        let fixture: Value = serde_json::from_str(&text).expect("fixture JSON");
+        let (real, stored) = (shape(event), shape(&fixture));
+        assert_eq!(
+            real,
+            stored,
+            "{name} has drifted from what {tool} sends (real event: {event}): keys only in the real event {:?}, only in the fixture {:?}",
+            real.difference(&stored).collect::<Vec<_>>(),
+            stored.difference(&real).collect::<Vec<_>>()
+        );
+        if let (Some(tool_name), Some(input)) = (
+            event["tool_name"].as_str(),
+            fixture["tool_input"].as_object(),
+        ) && let Some(params) = declared(model, tool_name)
+        {
+            let unknown: Vec<&String> = input.keys().filter(|k| !params.contains(*k)).collect();
+            assert!(
+                unknown.is_empty(),
+                "{name}: tool_input keys {unknown:?} are not parameters of {tool_name} as {tool} declares it ({params:?})"
+            );
+        }
+        compared += 1;
+    }
+    assert!(
+        compared >= 3,
+        "{tool}: {compared} events compared: {events:?}"
+    );
 }
 
 /// Runs `cmd` to its end, killed after two minutes.
@@ -270,6 +411,7 @@ fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused
         "sent back exactly once: {last}\n{ctx}"
     );
     assert_eq!(turns.len(), script_len, "turns: {turns:#?}\n{ctx}");
+    check_fixtures(s.tool, s, model);
 }
 
 /// The script every tool plays, in its own tool names: `read` a file

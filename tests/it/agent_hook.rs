@@ -76,10 +76,7 @@ pub(crate) fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &
             .replace("\"projets/plan.md\"", &format!("{file:?}"))
             .replace("\"risk text\"", &format!("{old:?}"))
             .replace("\"no risk\"", &format!("{new:?}"))
-            .replace(
-                "\"expected_replacements\": 2",
-                "\"expected_replacements\": 1",
-            ),
+            .replace("\"allow_multiple\": true", "\"allow_multiple\": false"),
         "codex" => {
             let patch = format!(
                 "*** Begin Patch\n*** Update File: {file}\n@@\n-{old}\n+{new}\n*** End Patch\n"
