@@ -297,7 +297,14 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     if mode == HookMode::Warn && !theirs.is_empty() {
-        let warning = all.lines.join("\n");
+        // What is inside other sessions' claims, once each, without the
+        // `bsi: ` the tools' answers already start with.
+        let warning = judged
+            .lines
+            .iter()
+            .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n");
         return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
     }
     Ok(agents::answer(tool, &Verdict::Allow))

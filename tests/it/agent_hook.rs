@@ -306,6 +306,15 @@ fn agent_hook_lets_a_whole_file_write_change_only_the_agents_own_section() {
     let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &theirs, &env);
     assert_eq!(denial("claude", &r), None);
     r.stderr_has("sess-other");
+    // One prefix, one line per finding inside another's claim, to the
+    // person and to the agent.
+    let v = r.json();
+    let told = v["systemMessage"].as_str().expect("message");
+    assert!(told.starts_with("bsi: warning: projets/plan.md"), "{told}");
+    assert!(!told.contains("bsi: bsi:"), "{told}");
+    assert_eq!(told.lines().count(), 1, "{told}");
+    assert_eq!(v["hookSpecificOutput"]["additionalContext"], told);
+    assert!(!r.stderr.contains("bsi: bsi:"), "{}", r.stderr);
 }
 
 #[test]
