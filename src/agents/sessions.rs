@@ -46,6 +46,10 @@ pub struct Entry {
     /// about its own loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_back: Option<String>,
+    /// The tool's process (`PID@START`), recorded at session start: a bsi
+    /// run from the agent's shell, a descendant of it, is this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -108,6 +112,7 @@ impl SessionMap {
             tool_session: tool_session.into(),
             session: session.clone(),
             sent_back: None,
+            process: None,
         });
         self.write(&map)?;
         Ok((session, true))
@@ -130,6 +135,7 @@ impl SessionMap {
                 tool_session: tool_session.into(),
                 session: session.into(),
                 sent_back: None,
+                process: None,
             });
             None
         };
@@ -159,6 +165,41 @@ impl SessionMap {
         e.sent_back = Some(what.to_string());
         self.write(&map)?;
         Ok(true)
+    }
+
+    /// Records the tool's process of a tool session (see [`Entry::process`]).
+    pub fn set_process(&self, tool: Tool, tool_session: &str, process: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let mut changed = false;
+        for e in &mut map.sessions {
+            let this = e.tool == tool.name() && e.tool_session == tool_session;
+            if this && e.process.as_deref() != Some(process) {
+                e.process = Some(process.to_string());
+                changed = true;
+            } else if !this && e.process.as_deref() == Some(process) {
+                // A new session of the same process (`/clear`): the old one
+                // no longer runs there.
+                e.process = None;
+                changed = true;
+            }
+        }
+        if changed {
+            self.write(&map)?;
+        }
+        Ok(())
+    }
+
+    /// The entry whose tool process is the nearest of `processes`
+    /// (`PID@START`, nearest first).
+    pub fn by_process(&self, processes: &[String]) -> Result<Option<Entry>> {
+        let map = self.read()?;
+        Ok(processes.iter().find_map(|p| {
+            map.sessions
+                .iter()
+                .find(|e| e.process.as_deref() == Some(p.as_str()))
+                .cloned()
+        }))
     }
 
     /// Records that a session of `tool` reached bsi's hooks at `when`.
@@ -278,6 +319,26 @@ mod tests {
             Some("sess-3".into())
         );
         assert_eq!(map.entries().expect("entries"), vec![]);
+    }
+
+    #[test]
+    fn a_tool_process_names_its_latest_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = SessionMap::new(dir.path());
+        for (id, s) in [("g1", "sess-1"), ("g2", "sess-2")] {
+            map.get_or_insert_with(Tool::Gemini, id, || s.into())
+                .expect("insert");
+        }
+        map.set_process(Tool::Gemini, "g1", "42@100").expect("set");
+        let found = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(ToString::to_string).collect();
+            map.by_process(&p).expect("read").map(|e| e.session)
+        };
+        assert_eq!(found(&["7@1", "42@100"]), Some("sess-1".into()));
+        assert_eq!(found(&["42@101"]), None, "another process with that pid");
+        // The same process starts a new session: that one is its now.
+        map.set_process(Tool::Gemini, "g2", "42@100").expect("set");
+        assert_eq!(found(&["42@100"]), Some("sess-2".into()));
     }
 
     #[test]

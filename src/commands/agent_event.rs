@@ -522,7 +522,11 @@ fn claim(
     outside: &[&Finding<'_>],
     md: &[String],
 ) -> Result<Answer> {
-    let agent = ctx.agent(None, &settings.config)?;
+    // The tool's name, unless the user named an agent: what the agent's
+    // own shell commands are recorded as.
+    let mut as_tool = ctx.clone();
+    as_tool.tool_agent = Some(tool.name().to_string());
+    let agent = as_tool.agent(None, &settings.config)?;
     let note = format!("claimed on the first edit ({})", tool.title());
     let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
     let mut tries = vec![narrowest(targets, outside)];
@@ -714,10 +718,14 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             .0
         }
     };
+    // The tool's process: the agent's shell commands descend from it, and
+    // find this session by it (Gemini CLI and Codex have no other way).
+    let by_process = tool_process()
+        .is_some_and(|process| map.set_process(tool, &ev.session_id, &process).is_ok());
     let mut env_note = match tool {
         Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
         Tool::Codex => agents::codex::session_note(&session),
-        Tool::Gemini => agents::gemini::session_note(&session),
+        Tool::Gemini => agents::gemini::session_note(&session, by_process),
     };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {
@@ -747,6 +755,16 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             session: Some(session),
         },
     ))
+}
+
+/// The agent tool's process: the nearest ancestor of this hook that is no
+/// shell (tools run a hook through `sh -c`).
+fn tool_process() -> Option<String> {
+    const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "fish"];
+    crate::platform::ancestors(8)
+        .into_iter()
+        .find(|(_, name)| !SHELLS.contains(&name.as_str()))
+        .map(|(p, _)| p)
 }
 
 fn claim_line(c: &Claim, stale: bool, now: chrono::DateTime<chrono::FixedOffset>) -> String {

@@ -599,10 +599,8 @@ fn gemini_cli() {
         &|_| None,
         &|f, old, new| json!({"tool": "replace", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new, "instruction": "edit"}}),
         &|c| json!({"tool": "run_shell_command", "args": {"command": c}}),
-        &format!(
-            "{} open agents/alice.md --session {{{{session}}}}",
-            bsi_word()
-        ),
+        // No `--session`: bsi finds the Gemini session its hooks know.
+        &format!("{} open agents/alice.md", bsi_word()),
     );
     let model = FakeModel::start("gemini", &json!(turns), s.work.path());
     let url = format!("http://127.0.0.1:{}", model.port);
@@ -622,6 +620,14 @@ fn gemini_cli() {
     ]);
     let run = run_bounded(cmd);
     check_run(&s, &model, &run, turns.len(), refused);
+    // Recorded as the tool, as the hooks' own claims are.
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("agents/alice.md") && r.contains("| gemini |")),
+        "{active:?}"
+    );
 }
 
 /// Gemini's user settings: an API key as the auth method, the brain a
