@@ -81,6 +81,31 @@ pub fn answer(verdict: &Verdict) -> Answer {
     }
 }
 
+/// The tool session of an `AfterTool` event (after `write_file` or
+/// `replace`), `None` when the event is another.
+pub fn after_tool_session(input: &str) -> Option<String> {
+    let o = object(input).ok()?;
+    if o.get("hook_event_name").and_then(Value::as_str) != Some("AfterTool") {
+        return None;
+    }
+    req_str(&o, "session_id").ok()
+}
+
+/// The answer to `AfterTool`: what bsi claimed for the agent before the
+/// edit, as context Gemini appends to the tool's result for the model —
+/// `BeforeTool` has no channel to the model but a refusal.
+pub fn answer_after_tool(message: Option<&str>) -> Answer {
+    match message {
+        Some(m) => Answer::json(&json!({
+            "hookSpecificOutput": {
+                "hookEventName": "AfterTool",
+                "additionalContext": m,
+            }
+        })),
+        None => Answer::json(&json!({})),
+    }
+}
+
 /// The answer to `SessionStart`: the briefing goes into the agent's context.
 pub fn answer_session_start(briefing: &Briefing) -> Answer {
     Answer::json(&json!({
@@ -123,6 +148,8 @@ pub const SETTINGS: &str = ".gemini/settings.json";
 /// The hook entries bsi adds to `.gemini/settings.json`.
 pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
     ("BeforeTool", Some(EDIT_TOOLS), HookKind::Edit),
+    // The same command after the edit: tells the model what was claimed.
+    ("AfterTool", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
     ("AfterAgent", None, HookKind::Stop),
 ];

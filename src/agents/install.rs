@@ -594,7 +594,8 @@ mod tests {
             .expect("merge")
             .expect("changed");
         assert!(!second.contains("/old/bsi"));
-        assert_eq!(second.matches(" hook edit --tool gemini").count(), 1);
+        // Once before the edit, once after (Gemini takes a claim message then).
+        assert_eq!(second.matches(" hook edit --tool gemini").count(), 2);
     }
 
     #[test]

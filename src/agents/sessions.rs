@@ -50,6 +50,10 @@ pub struct Entry {
     /// run from the agent's shell, a descendant of it, is this session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<String>,
+    /// A message for the agent the tool could not take before the edit
+    /// (Gemini CLI: a claim on write), given after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -113,6 +117,7 @@ impl SessionMap {
             session: session.clone(),
             sent_back: None,
             process: None,
+            pending: None,
         });
         self.write(&map)?;
         Ok((session, true))
@@ -136,6 +141,7 @@ impl SessionMap {
                 session: session.into(),
                 sent_back: None,
                 process: None,
+                pending: None,
             });
             None
         };
@@ -200,6 +206,45 @@ impl SessionMap {
                 .find(|e| e.process.as_deref() == Some(p.as_str()))
                 .cloned()
         }))
+    }
+
+    /// Keeps `message` for the tool sessions of `tool` bound to `session`.
+    pub fn set_pending(&self, tool: Tool, session: &str, message: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let mut changed = false;
+        for e in &mut map.sessions {
+            if e.tool == tool.name() && e.session == session {
+                e.pending = Some(message.to_string());
+                changed = true;
+            }
+        }
+        if changed {
+            self.write(&map)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the message kept for a tool session, if any.
+    pub fn take_pending(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
+        // Most edits have none: read without the lock first.
+        let has = self.read()?.sessions.iter().any(|e| {
+            e.tool == tool.name() && e.tool_session == tool_session && e.pending.is_some()
+        });
+        if !has {
+            return Ok(None);
+        }
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let taken = map
+            .sessions
+            .iter_mut()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+            .and_then(|e| e.pending.take());
+        if taken.is_some() {
+            self.write(&map)?;
+        }
+        Ok(taken)
     }
 
     /// Records that a session of `tool` reached bsi's hooks at `when`.

@@ -195,6 +195,11 @@ struct Target {
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    if tool == Tool::Gemini
+        && let Some(id) = agents::gemini::after_tool_session(input)
+    {
+        return after_edit(ctx, tool, &id, input);
+    }
     let req = match agents::parse_edit(tool, input, &ctx.cwd) {
         Ok(PreEdit::Edit(r)) => r,
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
@@ -308,6 +313,33 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
     }
     Ok(agents::answer(tool, &Verdict::Allow))
+}
+
+/// After an edit (Gemini CLI's `AfterTool`): the message kept for the
+/// agent before the edit, if any. Reads the session map only.
+fn after_edit(ctx: &Ctx, tool: Tool, tool_session: &str, input: &str) -> Result<Answer> {
+    let cwd = serde_json::from_str::<serde_json::Value>(input)
+        .ok()
+        .and_then(|v| v["cwd"].as_str().map(PathBuf::from))
+        .filter(|c| c.is_dir())
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let Ok(map) = sessions::in_repo(&cwd) else {
+        return Ok(agents::gemini::answer_after_tool(None));
+    };
+    let message = map.take_pending(tool, tool_session)?;
+    Ok(agents::gemini::answer_after_tool(message.as_deref()))
+}
+
+/// The answer to a claim on write; Gemini CLI takes the message to the
+/// model only after the edit, so it is kept for `AfterTool`.
+fn claimed(brain: &Brain, tool: Tool, session: &str, message: String) -> Answer {
+    if tool == Tool::Gemini {
+        let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
+        if let Err(e) = map.set_pending(tool, session, &message) {
+            eprintln!("bsi: warning: {e}");
+        }
+    }
+    agents::answer(tool, &Verdict::Claimed { message })
 }
 
 /// The guard's findings on every target.
@@ -581,13 +613,13 @@ fn claim(
                         output::published_collisions(applied.landing.published.len(), collisions)
                             .trim_end(),
                     );
-                    return Ok(agents::answer(tool, &Verdict::Claimed { message }));
+                    return Ok(claimed(brain, tool, session, message));
                 }
                 message.push_str(&format!(
                     "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
                     command_line(["bsi", "close", session])
                 ));
-                return Ok(agents::answer(tool, &Verdict::Claimed { message }));
+                return Ok(claimed(brain, tool, session, message));
             }
             Outcome::Refused { .. } | Outcome::IdTaken => {
                 last_registry = Some(applied.landing.registry);

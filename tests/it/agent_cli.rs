@@ -220,6 +220,9 @@ impl Setup {
 fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
     let name = event["tool_name"].as_str().unwrap_or("");
     let command = event["tool_input"]["command"].as_str().unwrap_or("");
+    if event["hook_event_name"] == "AfterTool" {
+        return None;
+    }
     let stem = match (tool, kind, name) {
         (_, "session-start", _) => "sessionstart",
         ("gemini", "stop", _) => "afteragent",
@@ -645,4 +648,55 @@ fn gemini_home(s: &Setup) {
         json!({ s.b.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
     )
     .expect("write trust");
+}
+
+/// With `claim_on_write`, a free edit in Gemini CLI is claimed for the
+/// agent's session, and the model is told — after the edit, the only
+/// channel Gemini gives a hook to the model when it lets a tool run.
+#[test]
+fn gemini_cli_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let turns = json!([
+        {"tool": "replace", "args": {"file_path": s.abs("projets/plan.md"), "old_string": "risk text", "new_string": "new risk", "instruction": "edit"}},
+        {"text": "done"},
+    ]);
+    let model = FakeModel::start("gemini", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    gemini_home(&s);
+    let mut cmd = s.command(
+        &exe,
+        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    assert_eq!(run.code, 0, "{run:?}");
+    let turns = model.turns();
+    let session = briefed_session(&turns);
+    let after = &turns[1];
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| gemini |")),
+        "{active:?}"
+    );
+    // Told once; then the stop hook sends the agent back about the claim.
+    let last = turns.last().expect("turns");
+    assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
 }
