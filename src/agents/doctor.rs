@@ -329,3 +329,87 @@ fn claude_trust(root: &Path, places: &Places) -> Item {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A work tree with bsi's hooks for `tool`, and a home.
+    fn setup(tool: Tool) -> (tempfile::TempDir, PathBuf, PathBuf, Places) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("brain");
+        let common = root.join(".git");
+        fs::create_dir_all(&common).expect("mkdir");
+        install::install(tool, &root, &common, PROGRAM).expect("install");
+        let home = dir.path().join("home");
+        fs::create_dir_all(&home).expect("mkdir");
+        let places = Places {
+            path: Some(dir.path().join("nowhere").into_os_string()),
+            home: Some(home),
+            codex_home: None,
+        };
+        (dir, root, common, places)
+    }
+
+    fn item(items: &[Item], what: &str) -> Item {
+        items
+            .iter()
+            .find(|i| i.what == what)
+            .cloned()
+            .unwrap_or_else(|| panic!("{what}: {items:?}"))
+    }
+
+    #[test]
+    fn no_hooks_is_the_first_missing_step() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let items = check(Tool::Claude, dir.path(), dir.path(), &Places::default());
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].ok, Some(false));
+        assert_eq!(items[0].next.as_deref(), Some("`bsi agent install claude`"));
+    }
+
+    #[test]
+    fn gemini_folder_trust_and_codex_project_trust() {
+        let (_d, root, common, places) = setup(Tool::Gemini);
+        let items = check(Tool::Gemini, &root, &common, &places);
+        assert_eq!(item(&items, "hooks").ok, Some(true));
+        assert_eq!(item(&items, "program").ok, Some(false), "bsi not on PATH");
+        assert_eq!(item(&items, "trust").ok, Some(false));
+        let gemini = places.home.as_ref().expect("home").join(".gemini");
+        fs::create_dir_all(&gemini).expect("mkdir");
+        // Trusting the parent of a sibling trusts the brain too.
+        let sibling = root.parent().expect("parent").join("other");
+        fs::write(
+            gemini.join("trustedFolders.json"),
+            serde_json::json!({ sibling.display().to_string(): "TRUST_PARENT" }).to_string(),
+        )
+        .expect("write");
+        let items = check(Tool::Gemini, &root, &common, &places);
+        assert_eq!(item(&items, "trust").ok, Some(true));
+
+        let (_d, root, common, places) = setup(Tool::Codex);
+        let codex = places.home.as_ref().expect("home").join(".codex");
+        fs::create_dir_all(&codex).expect("mkdir");
+        let hooks = root.join(".codex/hooks.json").display().to_string();
+        let mut config = format!(
+            "[projects.{:?}]\ntrust_level = \"trusted\"\n",
+            root.display().to_string()
+        );
+        fs::write(codex.join("config.toml"), &config).expect("write");
+        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(false), "{trust:?}");
+        assert!(
+            trust.detail.contains("the project is trusted; 0 of"),
+            "{trust:?}"
+        );
+        for key in ["pre_tool_use:0:0", "session_start:0:0", "stop:0:0"] {
+            config.push_str(&format!(
+                "[hooks.state.{:?}]\ntrusted_hash = \"sha256:x\"\n",
+                format!("{hooks}:{key}")
+            ));
+        }
+        fs::write(codex.join("config.toml"), &config).expect("write");
+        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(true), "{trust:?}");
+    }
+}
