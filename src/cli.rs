@@ -481,6 +481,18 @@ pub enum AgentAction {
         #[arg(value_enum)]
         tool: AgentTool,
     },
+    /// Whether each tool will run bsi's hooks, and the step missing.
+    ///
+    /// For each tool (or the one named): bsi's hooks in its project
+    /// settings, the program they run found on PATH, the tool's trust
+    /// (Codex project and hook trust, Gemini folder trust, Claude Code
+    /// workspace trust) and whether a session of the tool has reached the
+    /// hooks yet. Exit 0 when nothing is missing, 1 otherwise.
+    Doctor {
+        /// The agent tool (default: every tool whose settings file exists).
+        #[arg(value_enum)]
+        tool: Option<AgentTool>,
+    },
     /// Remove what `bsi agent install` added, and only that.
     ///
     /// A file bsi created is removed; a file it changed gets its bytes back,

@@ -192,7 +192,11 @@ impl Git {
     pub fn discover(dir: &Path) -> Result<Git> {
         git2::opts::strict_object_creation(false);
         git2::opts::strict_hash_verification(false);
-        match Repository::discover(dir) {
+        // Across file systems: a sandbox (Codex CLI's, with the git
+        // directory added as a writable root) mounts `.git` apart from the
+        // work tree, and git itself finds it there.
+        let flags = git2::RepositoryOpenFlags::CROSS_FS;
+        match Repository::open_ext(dir, flags, std::iter::empty::<&std::ffi::OsStr>()) {
             Ok(repo) if repo.is_bare() => Err(Error::NotARepo(dir.to_path_buf())),
             Ok(repo) => Ok(Git { repo, clock: None }),
             Err(e) if e.code() == ErrorCode::NotFound => Err(Error::NotARepo(dir.to_path_buf())),

@@ -48,6 +48,43 @@ pub fn look(proc: &Path, pid: u32) -> Seen {
     }
 }
 
+/// This process's ancestors, nearest first (its parent, the parent's
+/// parent…), at most `limit`: each as `PID@START` (its pid and start time,
+/// which no later process with the same pid has) and its command name.
+/// Empty where the process table cannot be read.
+pub fn ancestors(limit: usize) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    while out.len() < limit {
+        let Some(ppid) = parent_of(&stat) else {
+            break;
+        };
+        if ppid <= 1 {
+            break;
+        }
+        stat = match std::fs::read_to_string(format!("/proc/{ppid}/stat")) {
+            Ok(s) => s,
+            Err(_) => break,
+        };
+        let (Some(start), Some(name)) = (start_of(&stat), name_of(&stat)) else {
+            break;
+        };
+        out.push((format!("{ppid}@{start}"), name));
+    }
+    out
+}
+
+/// Field 4 of a `stat` line: the parent's pid.
+fn parent_of(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Field 2 of a `stat` line: the command name, without its parentheses.
+fn name_of(stat: &str) -> Option<String> {
+    Some(stat[stat.find('(')? + 1..stat.rfind(')')?].to_string())
+}
+
 /// Field 22 of a `stat` line: the start time. The command name (field 2)
 /// is in parentheses and may hold spaces: fields are counted after its
 /// closing parenthesis.

@@ -108,8 +108,14 @@ pub fn answer(verdict: &Verdict) -> Answer {
                 "permissionDecisionReason": reason,
             }
         })),
+        // To the person (`systemMessage`) and to the agent
+        // (`additionalContext`).
         Verdict::AllowWithWarning { warning } => Answer::json(&json!({
             "systemMessage": format!("bsi: {warning}"),
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "additionalContext": format!("bsi: {warning}"),
+            }
         }))
         .with_stderr(warning),
     }
@@ -326,7 +332,12 @@ mod tests {
         assert_eq!(warn.exit_code, 0);
         assert!(warn.stderr.contains("no registry"));
         let v: Value = serde_json::from_str(&warn.stdout).expect("json");
-        assert!(v.get("hookSpecificOutput").is_none());
+        // Let through: no decision, the warning told to the agent too.
+        assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
+        assert_eq!(
+            v["hookSpecificOutput"]["additionalContext"],
+            "bsi: no registry"
+        );
         let claimed = answer(&Verdict::Claimed {
             message: "you now hold a.md#A".into(),
         });

@@ -15,8 +15,10 @@ use super::{
 };
 
 /// The tool names of file edits (`Edit` and `Write` are names Codex also
-/// matches `apply_patch` by).
-pub const EDIT_TOOLS: &str = "apply_patch|Edit|Write";
+/// matches `apply_patch` by), and `Bash`: Codex's shell tool, through which
+/// a model may send a patch (`apply_patch <<'EOF' … EOF`) — for a model
+/// Codex offers no `apply_patch` tool to, every edit is a shell command.
+pub const EDIT_TOOLS: &str = "apply_patch|Edit|Write|Bash";
 
 /// Reads a `PreToolUse` event.
 pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
@@ -94,19 +96,28 @@ pub fn answer(verdict: &Verdict) -> Answer {
     claude::answer(verdict)
 }
 
-/// The answer to `SessionStart`: context for the agent, and `BSI_SESSION`
-/// for its later shell commands (`hookSpecificOutput.env`).
+/// The answer to `SessionStart`: context for the agent. Codex's schema for
+/// this answer accepts `hookEventName` and `additionalContext` only (an
+/// unknown field makes it drop the whole answer), and has no field that
+/// sets the shell's environment: the context names the session and tells
+/// the agent to pass `--session` (see [`session_note`]).
 pub fn answer_session_start(briefing: &Briefing) -> Answer {
-    let mut out = json!({
+    Answer::json(&json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
             "additionalContext": briefing.context,
         }
-    });
-    if let Some(s) = &briefing.session {
-        out["hookSpecificOutput"]["env"] = json!({ "BSI_SESSION": s });
-    }
-    Answer::json(&out)
+    }))
+}
+
+/// What the session-start context says about passing the session to bsi:
+/// Codex cannot set `BSI_SESSION` in the agent's shell, and its sandbox
+/// (`workspace-write`, `read-only`) keeps the agent's shell from writing
+/// the git directory where bsi records claims.
+pub fn session_note(session: &str) -> String {
+    format!(
+        "BSI_SESSION is not set in your shell: add `--session {session}` to every bsi command. If `bsi open` fails with \"Read-only file system\", your sandbox cannot write the git directory: edit anyway when the edit is free (the hook checks every edit, and claims it for you when `claim_on_write` is on), or ask the user to allow it (`bsi agent install codex` says how)"
+    )
 }
 
 /// The project hooks file, relative to the work tree root.
@@ -241,8 +252,16 @@ mod tests {
             session: Some("sess-1".into()),
         });
         let v: Value = serde_json::from_str(&a.stdout).expect("json");
-        assert_eq!(v["hookSpecificOutput"]["env"]["BSI_SESSION"], "sess-1");
+        // Codex's schema: these two keys and nothing else.
+        let keys: Vec<&String> = v["hookSpecificOutput"]
+            .as_object()
+            .expect("object")
+            .keys()
+            .collect();
+        assert_eq!(keys, ["hookEventName", "additionalContext"]);
+        assert_eq!(v.as_object().map(serde_json::Map::len), Some(1));
         assert_eq!(v["hookSpecificOutput"]["additionalContext"], "ctx");
+        assert!(session_note("sess-1").contains("--session sess-1"));
     }
 
     #[test]

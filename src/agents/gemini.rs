@@ -81,6 +81,31 @@ pub fn answer(verdict: &Verdict) -> Answer {
     }
 }
 
+/// The tool session of an `AfterTool` event (after `write_file` or
+/// `replace`), `None` when the event is another.
+pub fn after_tool_session(input: &str) -> Option<String> {
+    let o = object(input).ok()?;
+    if o.get("hook_event_name").and_then(Value::as_str) != Some("AfterTool") {
+        return None;
+    }
+    req_str(&o, "session_id").ok()
+}
+
+/// The answer to `AfterTool`: what bsi claimed for the agent before the
+/// edit, as context Gemini appends to the tool's result for the model —
+/// `BeforeTool` has no channel to the model but a refusal.
+pub fn answer_after_tool(message: Option<&str>) -> Answer {
+    match message {
+        Some(m) => Answer::json(&json!({
+            "hookSpecificOutput": {
+                "hookEventName": "AfterTool",
+                "additionalContext": m,
+            }
+        })),
+        None => Answer::json(&json!({})),
+    }
+}
+
 /// The answer to `SessionStart`: the briefing goes into the agent's context.
 pub fn answer_session_start(briefing: &Briefing) -> Answer {
     Answer::json(&json!({
@@ -100,12 +125,31 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
     }
 }
 
+/// What the session-start context says about passing the session to bsi.
+/// Gemini gives hooks no way to set the shell's environment, and an
+/// `export` does not last from one shell call to the next; but the agent's
+/// shell commands run under the Gemini process the session-start hook
+/// recorded (`by_process`), and bsi finds the session from there.
+pub fn session_note(session: &str, by_process: bool) -> String {
+    if by_process {
+        format!(
+            "the bsi commands you run in your shell act for it: bsi finds it from the Gemini CLI process they run under; `--session {session}` names it too"
+        )
+    } else {
+        format!(
+            "BSI_SESSION is not set in your shell, and an `export` does not last from one shell command to the next: add `--session {session}` to every bsi command"
+        )
+    }
+}
+
 /// The project settings file, relative to the work tree root.
 pub const SETTINGS: &str = ".gemini/settings.json";
 
 /// The hook entries bsi adds to `.gemini/settings.json`.
 pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
     ("BeforeTool", Some(EDIT_TOOLS), HookKind::Edit),
+    // The same command after the edit: tells the model what was claimed.
+    ("AfterTool", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
     ("AfterAgent", None, HookKind::Stop),
 ];

@@ -37,27 +37,89 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
     }
 }
 
-/// The command a hook runs: `PROGRAM hook edit --tool claude || true`, the
-/// program quoted for a POSIX shell when it needs it. `|| true` makes sure
-/// no failure of bsi blocks the agent: exit 2 is the tools' "block", and a
-/// crash or a usage error must fail open like every other error. bsi's own
-/// refusals are JSON on exit 0, which `|| true` leaves alone.
+/// The command a hook runs: `PROGRAM hook edit --tool claude || echo
+/// ANSWER`, the program quoted for a POSIX shell when it needs it.
+///
+/// The program is `bsi`, found on the `PATH` the tool runs hooks with: the
+/// settings files are shared (teams commit them), and an absolute path of
+/// one machine fails on every other. When bsi does not answer (not on
+/// `PATH`, a crash, a usage error), `ANSWER` says so in the tool's own
+/// protocol — a message to the person, never a block: exit 2 is the tools'
+/// "block", and a failure of bsi must fail open like every other error.
+/// bsi's own refusals are JSON on exit 0, which `||` leaves alone.
 pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
     format!(
-        "{} hook {} --tool {}{FAIL_OPEN}",
+        "{} hook {} --tool {} || echo {}",
         shell_word(program),
         kind.subcommand(),
-        tool.name()
+        tool.name(),
+        shell_word(&missing_answer(tool, kind))
     )
 }
 
-const FAIL_OPEN: &str = " || true";
+/// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
+pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
+    let then = match kind {
+        HookKind::Edit => "this edit goes through unchecked",
+        HookKind::SessionStart => "the session starts without its briefing",
+        HookKind::Stop => "the agent stops without its reminder",
+    };
+    let text = format!(
+        "bsi: the hook could not run bsi (is it on the PATH {} runs hooks with?); {then}. Next: put bsi on that PATH, then check with `bsi agent doctor {}`.",
+        tool.title(),
+        tool.name()
+    );
+    match tool {
+        Tool::Cursor => json!({ "user_message": text }),
+        Tool::Claude | Tool::Codex | Tool::Gemini => json!({ "systemMessage": text }),
+    }
+    .to_string()
+}
 
-/// Whether `command` runs bsi's hook `kind` for `tool` (with or without
-/// `|| true`, whatever the program's path).
+/// The commands of bsi's hooks for `tool` in a settings file's text, one
+/// per hook kind installed (nothing when the text is not JSON).
+pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
+    let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, _, kind) in entries(tool) {
+        if let Some(Value::Array(list)) = hooks.get_mut(*event)
+            && let Some(c) = find_ours(tool, list, *kind).and_then(|c| c.as_str())
+        {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
+
+/// The program the hooks run.
+pub const PROGRAM: &str = "bsi";
+
+/// Where `name` is found on `path` (a `PATH` value), if anywhere.
+pub fn on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    std::env::split_paths(path?).find_map(|dir| {
+        let p = dir.join(name);
+        let meta = fs::metadata(&p).ok()?;
+        #[cfg(unix)]
+        let runnable = {
+            use std::os::unix::fs::PermissionsExt;
+            meta.permissions().mode() & 0o111 != 0
+        };
+        #[cfg(not(unix))]
+        let runnable = true;
+        (meta.is_file() && runnable).then_some(p)
+    })
+}
+
+/// Whether `command` runs bsi's hook `kind` for `tool`, whatever the
+/// program's path and whatever follows `||` (this version's answer, or the
+/// `|| true` of earlier ones).
 fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
-    let command = command.trim_end();
-    let command = command.strip_suffix(FAIL_OPEN).unwrap_or(command);
+    let command = command.split(" || ").next().unwrap_or(command).trim_end();
     command.ends_with(&format!(
         " hook {} --tool {}",
         kind.subcommand(),
@@ -442,14 +504,31 @@ mod tests {
 
     #[test]
     fn commands_are_quoted_only_when_needed() {
-        assert_eq!(
-            hook_command(BSI, Tool::Claude, HookKind::Edit),
-            "/opt/bsi/bin/bsi hook edit --tool claude || true"
+        let edit = hook_command("bsi", Tool::Claude, HookKind::Edit);
+        assert!(
+            edit.starts_with("bsi hook edit --tool claude || echo '{\"systemMessage\":"),
+            "{edit}"
         );
-        assert_eq!(
-            hook_command("/My Apps/it's/bsi", Tool::Codex, HookKind::Stop),
-            r"'/My Apps/it'\''s/bsi' hook stop --tool codex || true"
+        assert!(
+            hook_command("/My Apps/it's/bsi", Tool::Codex, HookKind::Stop)
+                .starts_with(r"'/My Apps/it'\''s/bsi' hook stop --tool codex || echo ")
         );
+        // Every fallback answer is JSON of the tool's protocol, and never
+        // blocks.
+        for tool in Tool::ALL {
+            for kind in [HookKind::Edit, HookKind::SessionStart, HookKind::Stop] {
+                let v: Value = serde_json::from_str(&missing_answer(tool, kind)).expect("json");
+                let text = v.to_string();
+                assert!(!text.contains("deny") && !text.contains("block"), "{text}");
+                assert!(is_ours(&hook_command("bsi", tool, kind), tool, kind));
+            }
+        }
+        // Earlier installs, by absolute path and with `|| true`, are ours.
+        assert!(is_ours(
+            "/opt/bsi/bin/bsi hook edit --tool claude || true",
+            Tool::Claude,
+            HookKind::Edit
+        ));
         assert!(is_ours(
             "bsi hook stop --tool codex",
             Tool::Codex,
@@ -472,7 +551,7 @@ mod tests {
             for (event, _, kind) in entries(tool) {
                 let list = v["hooks"][event].as_array().expect("list");
                 assert_eq!(list.len(), 1, "{tool} {event}");
-                assert!(first.contains(&hook_command(BSI, tool, *kind)));
+                assert!(our_commands(tool, &first).contains(&hook_command(BSI, tool, *kind)));
             }
             // Taking it out leaves an empty object (Cursor: its version).
             let out = unmerge(tool, &first).expect("unmerge").expect("changed");
@@ -515,7 +594,8 @@ mod tests {
             .expect("merge")
             .expect("changed");
         assert!(!second.contains("/old/bsi"));
-        assert_eq!(second.matches(" hook edit --tool gemini").count(), 1);
+        // Once before the edit, once after (Gemini takes a claim message then).
+        assert_eq!(second.matches(" hook edit --tool gemini").count(), 2);
     }
 
     #[test]

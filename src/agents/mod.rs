@@ -15,6 +15,7 @@
 pub mod claude;
 pub mod codex;
 pub mod cursor;
+pub mod doctor;
 pub mod gemini;
 pub mod install;
 pub mod patch;

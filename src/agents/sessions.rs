@@ -41,6 +41,19 @@ pub struct Entry {
     pub tool_session: String,
     /// The bsi session.
     pub session: String,
+    /// What the stop hook last sent the agent back for (the claims it
+    /// held), so it sends it back once for them, whatever the tool says
+    /// about its own loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_back: Option<String>,
+    /// The tool's process (`PID@START`), recorded at session start: a bsi
+    /// run from the agent's shell, a descendant of it, is this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// A message for the agent the tool could not take before the edit
+    /// (Gemini CLI: a claim on write), given after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -102,6 +115,9 @@ impl SessionMap {
             tool: tool.name().into(),
             tool_session: tool_session.into(),
             session: session.clone(),
+            sent_back: None,
+            process: None,
+            pending: None,
         });
         self.write(&map)?;
         Ok((session, true))
@@ -123,6 +139,9 @@ impl SessionMap {
                 tool: tool.name().into(),
                 tool_session: tool_session.into(),
                 session: session.into(),
+                sent_back: None,
+                process: None,
+                pending: None,
             });
             None
         };
@@ -130,6 +149,116 @@ impl SessionMap {
             self.write(&map)?;
         }
         Ok(old)
+    }
+
+    /// Records that the stop hook sends a tool's session back for `what`
+    /// (the claims it holds). Returns `false` when it already did for the
+    /// same `what`: the agent went back once, and may stop now. A tool
+    /// session the map does not know is sent back (and nothing recorded).
+    pub fn send_back_once(&self, tool: Tool, tool_session: &str, what: &str) -> Result<bool> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let Some(e) = map
+            .sessions
+            .iter_mut()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+        else {
+            return Ok(true);
+        };
+        if e.sent_back.as_deref() == Some(what) {
+            return Ok(false);
+        }
+        e.sent_back = Some(what.to_string());
+        self.write(&map)?;
+        Ok(true)
+    }
+
+    /// Records the tool's process of a tool session (see [`Entry::process`]).
+    pub fn set_process(&self, tool: Tool, tool_session: &str, process: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let mut changed = false;
+        for e in &mut map.sessions {
+            let this = e.tool == tool.name() && e.tool_session == tool_session;
+            if this && e.process.as_deref() != Some(process) {
+                e.process = Some(process.to_string());
+                changed = true;
+            } else if !this && e.process.as_deref() == Some(process) {
+                // A new session of the same process (`/clear`): the old one
+                // no longer runs there.
+                e.process = None;
+                changed = true;
+            }
+        }
+        if changed {
+            self.write(&map)?;
+        }
+        Ok(())
+    }
+
+    /// The entry whose tool process is the nearest of `processes`
+    /// (`PID@START`, nearest first).
+    pub fn by_process(&self, processes: &[String]) -> Result<Option<Entry>> {
+        let map = self.read()?;
+        Ok(processes.iter().find_map(|p| {
+            map.sessions
+                .iter()
+                .find(|e| e.process.as_deref() == Some(p.as_str()))
+                .cloned()
+        }))
+    }
+
+    /// Keeps `message` for the tool sessions of `tool` bound to `session`.
+    pub fn set_pending(&self, tool: Tool, session: &str, message: &str) -> Result<()> {
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let mut changed = false;
+        for e in &mut map.sessions {
+            if e.tool == tool.name() && e.session == session {
+                e.pending = Some(message.to_string());
+                changed = true;
+            }
+        }
+        if changed {
+            self.write(&map)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the message kept for a tool session, if any.
+    pub fn take_pending(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
+        // Most edits have none: read without the lock first.
+        let has = self.read()?.sessions.iter().any(|e| {
+            e.tool == tool.name() && e.tool_session == tool_session && e.pending.is_some()
+        });
+        if !has {
+            return Ok(None);
+        }
+        let _lock = self.lock()?;
+        let mut map = self.read()?;
+        let taken = map
+            .sessions
+            .iter_mut()
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
+            .and_then(|e| e.pending.take());
+        if taken.is_some() {
+            self.write(&map)?;
+        }
+        Ok(taken)
+    }
+
+    /// Records that a session of `tool` reached bsi's hooks at `when`.
+    pub fn mark_reached(&self, tool: Tool, when: &str) -> Result<()> {
+        let path = self.dir.join(format!("reached-{}", tool.name()));
+        fs::create_dir_all(&self.dir)
+            .and_then(|()| fs::write(&path, format!("{when}\n")))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+    }
+
+    /// When a session of `tool` last reached bsi's hooks, if ever.
+    pub fn reached(&self, tool: Tool) -> Option<String> {
+        let text = fs::read_to_string(self.dir.join(format!("reached-{}", tool.name()))).ok()?;
+        Some(text.trim().to_string()).filter(|t| !t.is_empty())
     }
 
     /// Forgets a tool's session. Returns the bsi session it had.
@@ -235,6 +364,49 @@ mod tests {
             Some("sess-3".into())
         );
         assert_eq!(map.entries().expect("entries"), vec![]);
+    }
+
+    #[test]
+    fn a_tool_process_names_its_latest_session() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = SessionMap::new(dir.path());
+        for (id, s) in [("g1", "sess-1"), ("g2", "sess-2")] {
+            map.get_or_insert_with(Tool::Gemini, id, || s.into())
+                .expect("insert");
+        }
+        map.set_process(Tool::Gemini, "g1", "42@100").expect("set");
+        let found = |p: &[&str]| {
+            let p: Vec<String> = p.iter().map(ToString::to_string).collect();
+            map.by_process(&p).expect("read").map(|e| e.session)
+        };
+        assert_eq!(found(&["7@1", "42@100"]), Some("sess-1".into()));
+        assert_eq!(found(&["42@101"]), None, "another process with that pid");
+        // The same process starts a new session: that one is its now.
+        map.set_process(Tool::Gemini, "g2", "42@100").expect("set");
+        assert_eq!(found(&["42@100"]), Some("sess-2".into()));
+    }
+
+    #[test]
+    fn a_stop_sends_back_once_for_the_same_claims() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let map = SessionMap::new(dir.path());
+        map.get_or_insert_with(Tool::Gemini, "g", || "sess-1".into())
+            .expect("insert");
+        assert!(map.send_back_once(Tool::Gemini, "g", "a.md").expect("1"));
+        assert!(!map.send_back_once(Tool::Gemini, "g", "a.md").expect("2"));
+        // New claims since: sent back again, once.
+        assert!(
+            map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+                .expect("3")
+        );
+        assert!(
+            !map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+                .expect("4")
+        );
+        assert_eq!(
+            map.get(Tool::Gemini, "g").expect("get"),
+            Some("sess-1".into())
+        );
     }
 
     #[test]

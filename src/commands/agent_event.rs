@@ -195,6 +195,11 @@ struct Target {
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    if tool == Tool::Gemini
+        && let Some(id) = agents::gemini::after_tool_session(input)
+    {
+        return after_edit(ctx, tool, &id, input);
+    }
     let req = match agents::parse_edit(tool, input, &ctx.cwd) {
         Ok(PreEdit::Edit(r)) => r,
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
@@ -400,10 +405,44 @@ fn edit_in(
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     if mode == HookMode::Warn && !theirs.is_empty() {
-        let warning = all.lines.join("\n");
+        // What is inside other sessions' claims, once each, without the
+        // `bsi: ` the tools' answers already start with.
+        let warning = judged
+            .lines
+            .iter()
+            .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n");
         return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
     }
     Ok(agents::answer(tool, &Verdict::Allow))
+}
+
+/// After an edit (Gemini CLI's `AfterTool`): the message kept for the
+/// agent before the edit, if any. Reads the session map only.
+fn after_edit(ctx: &Ctx, tool: Tool, tool_session: &str, input: &str) -> Result<Answer> {
+    let cwd = serde_json::from_str::<serde_json::Value>(input)
+        .ok()
+        .and_then(|v| v["cwd"].as_str().map(PathBuf::from))
+        .filter(|c| c.is_dir())
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let Ok(map) = sessions::in_repo(&cwd) else {
+        return Ok(agents::gemini::answer_after_tool(None));
+    };
+    let message = map.take_pending(tool, tool_session)?;
+    Ok(agents::gemini::answer_after_tool(message.as_deref()))
+}
+
+/// The answer to a claim on write; Gemini CLI takes the message to the
+/// model only after the edit, so it is kept for `AfterTool`.
+fn claimed(brain: &Brain, tool: Tool, session: &str, message: String) -> Answer {
+    if tool == Tool::Gemini {
+        let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
+        if let Err(e) = map.set_pending(tool, session, &message) {
+            eprintln!("bsi: warning: {e}");
+        }
+    }
+    agents::answer(tool, &Verdict::Claimed { message })
 }
 
 /// The guard's findings on every target.
@@ -608,7 +647,11 @@ fn claim(
     outside: &[&Finding<'_>],
     md: &[String],
 ) -> Result<Answer> {
-    let agent = ctx.agent(None, &settings.config)?;
+    // The tool's name, unless the user named an agent: what the agent's
+    // own shell commands are recorded as.
+    let mut as_tool = ctx.clone();
+    as_tool.tool_agent = Some(tool.name().to_string());
+    let agent = as_tool.agent(None, &settings.config)?;
     let note = format!("claimed on the first edit ({})", tool.title());
     let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
     let mut tries = vec![narrowest(targets, outside)];
@@ -663,13 +706,13 @@ fn claim(
                         output::published_collisions(applied.landing.published.len(), collisions)
                             .trim_end(),
                     );
-                    return Ok(agents::answer(tool, &Verdict::Claimed { message }));
+                    return Ok(claimed(brain, tool, session, message));
                 }
                 message.push_str(&format!(
                     "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
                     command_line(["bsi", "close", session])
                 ));
-                return Ok(agents::answer(tool, &Verdict::Claimed { message }));
+                return Ok(claimed(brain, tool, session, message));
             }
             Outcome::Refused { .. } | Outcome::IdTaken => {
                 last_registry = Some(applied.landing.registry);
@@ -784,6 +827,10 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     };
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
+    // For `bsi agent doctor`: the tool runs bsi's hooks here.
+    if let Err(e) = map.mark_reached(tool, &crate::ttl::format_ts(ctx.now)) {
+        eprintln!("bsi: warning: {e}");
+    }
     let session = match ctx.env_session()? {
         Some(s) => {
             map.set(tool, &ev.session_id, &s)?;
@@ -796,11 +843,15 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             .0
         }
     };
+    // The tool's process: the agent's shell commands descend from it, and
+    // find this session by it (Gemini CLI and Codex have no other way).
+    let by_process = tool_process()
+        .is_some_and(|process| map.set_process(tool, &ev.session_id, &process).is_ok());
     let mut env_note = match tool {
-        Tool::Claude | Tool::Codex | Tool::Cursor => "BSI_SESSION is set to it in your shell",
-        Tool::Gemini => "pass it to bsi: `export BSI_SESSION=…` in your shell, or `--session`",
-    }
-    .to_string();
+        Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
+        Tool::Codex => agents::codex::session_note(&session),
+        Tool::Gemini => agents::gemini::session_note(&session, by_process),
+    };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {
             Some(f) => {
@@ -829,6 +880,16 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             session: Some(session),
         },
     ))
+}
+
+/// The agent tool's process: the nearest ancestor of this hook that is no
+/// shell (tools run a hook through `sh -c`).
+fn tool_process() -> Option<String> {
+    const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "fish"];
+    crate::platform::ancestors(8)
+        .into_iter()
+        .find(|(_, name)| !SHELLS.contains(&name.as_str()))
+        .map(|(p, _)| p)
 }
 
 fn claim_line(c: &Claim, stale: bool, now: chrono::DateTime<chrono::FixedOffset>) -> String {
@@ -927,6 +988,16 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
                 .map(|&i| format!("{} (stale)", reg.stale_claims[i].scope)),
         )
         .collect();
+    // Once per set of claims, by bsi's own memory: Gemini CLI says
+    // `stop_hook_active: false` on every stop that follows a tool call.
+    let what = held.join(", ");
+    if map.get(tool, &ev.session_id)?.is_none() {
+        // The session came from BSI_SESSION: remembered from now on.
+        map.set(tool, &ev.session_id, &session)?;
+    }
+    if !map.send_back_once(tool, &ev.session_id, &what)? {
+        return Ok(agents::answer_stop(tool, &ev, None));
+    }
     let reason = format!(
         "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
         held.join(", "),

@@ -1,66 +1,169 @@
-//! `bsi agent install|uninstall TOOL`: bsi's hooks in an agent tool's
-//! project settings.
+//! `bsi agent install|uninstall|doctor [TOOL]`: bsi's hooks in an agent
+//! tool's project settings, and whether the tool will run them.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::Ctx;
 use crate::agents::Tool;
-use crate::agents::install::{self, Installed, Uninstalled};
+use crate::agents::doctor::{self, Item, Places};
+use crate::agents::install::{self, Installed, PROGRAM, Uninstalled};
 use crate::cli::AgentAction;
 use crate::error::{Result, exit};
 use crate::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
-    let (install, tool) = match action {
-        AgentAction::Install { tool } => (true, Tool::from(tool)),
-        AgentAction::Uninstall { tool } => (false, Tool::from(tool)),
-    };
     let git = Git::discover(&ctx.cwd)?;
     let root = git.workdir()?;
     let common = git.common_dir();
     let mut out = ctx.out();
-    if install {
-        let exe = std::env::current_exe().ok();
-        let program = exe.as_deref().and_then(Path::to_str).unwrap_or("bsi");
-        let (path, did) = install::install(tool, &root, &common, program)?;
-        let file = rel(&root, &path);
-        let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
-        let what = match did {
-            Installed::Created => format!("created {file} with bsi's hooks"),
-            Installed::Merged => format!("added bsi's hooks to {file}"),
-            Installed::Already => format!("bsi's hooks are already in {file}"),
-        };
-        writeln!(out, "{}: {what} ({}).", tool.title(), events.join(", "))
-            .map_err(crate::Error::output)?;
-        if tool == Tool::Codex && did != Installed::Already {
-            writeln!(
-                out,
-                "Codex runs a new or changed hook only once you trust it: review them with /hooks in codex."
-            ).map_err(crate::Error::output)?;
+    let w = |out: &mut Box<dyn Write>, line: String| -> Result<()> {
+        writeln!(out, "{line}").map_err(crate::Error::output)
+    };
+    match action {
+        AgentAction::Install { tool } => {
+            let tool = Tool::from(tool);
+            let (path, did) = install::install(tool, &root, &common, PROGRAM)?;
+            let file = rel(&root, &path);
+            let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
+            let what = match did {
+                Installed::Created => format!("created {file} with bsi's hooks"),
+                Installed::Merged => format!("added bsi's hooks to {file}"),
+                Installed::Already => format!("bsi's hooks are already in {file}"),
+            };
+            w(
+                &mut out,
+                format!("{}: {what} ({}).", tool.title(), events.join(", ")),
+            )?;
+            w(
+                &mut out,
+                "The hooks run `bsi` from the PATH the tool runs them with (the file is meant to be shared: no path of this machine is in it).".into(),
+            )?;
+            for line in tool_notes(tool, &root, &common) {
+                w(&mut out, line)?;
+            }
+            let (code, report) = doctor_report(tool, &root, &common);
+            w(&mut out, report.trim_end().to_string())?;
+            if let Some(note) = super::no_registry_note(ctx) {
+                w(&mut out, note)?;
+                return Ok(exit::OK);
+            }
+            w(
+                &mut out,
+                format!(
+                    "Next: {}; `{}` takes the hooks out.",
+                    if code == exit::OK {
+                        format!("start a {} session in this brain", tool.title())
+                    } else {
+                        "do the missing steps above".to_string()
+                    },
+                    crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
+                ),
+            )?;
+            Ok(exit::OK)
         }
-        if let Some(note) = super::no_registry_note(ctx) {
-            writeln!(out, "{note}").map_err(crate::Error::output)?;
-        } else {
-            writeln!(
-                out,
-                "Next: start a {} session in this brain; `{}` takes the hooks out.",
-                tool.title(),
-                crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
-            )
-            .map_err(crate::Error::output)?;
+        AgentAction::Uninstall { tool } => {
+            let tool = Tool::from(tool);
+            let (path, did) = install::uninstall(tool, &root, &common)?;
+            let file = rel(&root, &path);
+            let what = match did {
+                Uninstalled::Restored => {
+                    format!("{file} is back as it was before `bsi agent install`")
+                }
+                Uninstalled::Removed => format!("removed bsi's hooks from {file}, kept the rest"),
+                Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
+            };
+            w(&mut out, format!("{}: {what}.", tool.title()))?;
+            Ok(exit::OK)
         }
-    } else {
-        let (path, did) = install::uninstall(tool, &root, &common)?;
-        let file = rel(&root, &path);
-        let what = match did {
-            Uninstalled::Restored => format!("{file} is back as it was before `bsi agent install`"),
-            Uninstalled::Removed => format!("removed bsi's hooks from {file}, kept the rest"),
-            Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
-        };
-        writeln!(out, "{}: {what}.", tool.title()).map_err(crate::Error::output)?;
+        AgentAction::Doctor { tool } => {
+            let tools: Vec<Tool> = match tool {
+                Some(t) => vec![t.into()],
+                None => Tool::ALL
+                    .into_iter()
+                    .filter(|t| root.join(install::settings_file(*t)).exists())
+                    .collect(),
+            };
+            if tools.is_empty() {
+                w(
+                    &mut out,
+                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini or cursor).".into(),
+                )?;
+                return Ok(exit::ERROR);
+            }
+            let mut code = exit::OK;
+            for t in tools {
+                let (c, report) = doctor_report(t, &root, &common);
+                if c != exit::OK {
+                    code = c;
+                }
+                w(&mut out, report.trim_end().to_string())?;
+            }
+            Ok(code)
+        }
     }
-    Ok(exit::OK)
+}
+
+/// What a person must know about `tool` after install: trust, sandbox.
+fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
+    match tool {
+        Tool::Codex => vec![
+            format!(
+                "Codex CLI runs project hooks only once a person trusts them, in two steps, and checks no edit until then: {}. Codex keeps each hook's trust by the hash of its entry: after a change of .codex/hooks.json, trust them again.",
+                doctor::codex_steps(root)
+            ),
+            format!(
+                "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
+                crate::words::shell_word(
+                    &common.components().collect::<PathBuf>().display().to_string()
+                )
+            ),
+        ],
+        Tool::Gemini => vec![
+            "Gemini CLI loads project settings, bsi's hooks with them, only in a trusted folder; `--skip-trust` loads none.".into(),
+        ],
+        Tool::Claude => vec![
+            "Claude Code runs project hooks once the folder is trusted; `--bare` runs none.".into(),
+        ],
+        Tool::Cursor => Vec::new(),
+    }
+}
+
+/// The doctor's report for one tool, and its exit code.
+fn doctor_report(tool: Tool, root: &Path, common: &Path) -> (u8, String) {
+    let places = Places {
+        path: std::env::var_os("PATH"),
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        codex_home: std::env::var_os("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from),
+    };
+    let items = doctor::check(tool, root, common, &places);
+    let mut text = format!("{} (`bsi agent doctor {}`):\n", tool.title(), tool.name());
+    let mut code = exit::OK;
+    for Item {
+        what,
+        ok,
+        detail,
+        next,
+    } in &items
+    {
+        let mark = match ok {
+            Some(true) => "ok     ",
+            Some(false) => {
+                code = exit::ERROR;
+                "MISSING"
+            }
+            None => "unknown",
+        };
+        text.push_str(&format!("  {mark} {what:<8} {detail}\n"));
+        if let Some(n) = next
+            && *ok != Some(true)
+        {
+            text.push_str(&format!("          next: {n}\n"));
+        }
+    }
+    (code, text)
 }
 
 fn rel(root: &Path, path: &Path) -> String {

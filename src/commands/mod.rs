@@ -147,6 +147,12 @@ pub struct Ctx {
     pub claude_env_file: Option<PathBuf>,
     /// `VISUAL`, else `EDITOR`: the editor of `bsi repair`.
     pub editor: Option<String>,
+    /// Run from an agent tool's shell (`GEMINI_CLI`, `CLAUDECODE` set): the
+    /// tool's session may be found among this process's ancestors.
+    pub agent_shell: bool,
+    /// The agent tool whose session this run acts for, found among its
+    /// ancestors: its name is the agent name when nothing else names one.
+    pub tool_agent: Option<String>,
 }
 
 impl Ctx {
@@ -175,6 +181,8 @@ impl Ctx {
             git_index_file: None,
             claude_env_file: None,
             editor: None,
+            agent_shell: false,
+            tool_agent: None,
         }
     }
 
@@ -243,6 +251,8 @@ impl Ctx {
             git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
             claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
             editor: var("VISUAL").or_else(|| var("EDITOR")),
+            agent_shell: var("GEMINI_CLI").is_some() || var("CLAUDECODE").is_some(),
+            tool_agent: None,
         })
     }
 
@@ -390,15 +400,36 @@ impl Ctx {
     }
 
     /// The agent name: the flag (checked by clap), `BSI_AGENT`,
-    /// `default_agent` of the configuration, else `user@host`; each through
+    /// `default_agent` of the configuration, else the agent tool this run
+    /// acts for ([`Ctx::tool_agent`]), else `user@host`; each through
     /// the one rule of [`AgentName`].
     pub fn agent(&self, flag: Option<&AgentName>, config: &Config) -> Result<AgentName> {
         if let Some(a) = flag {
             return Ok(a.clone());
         }
-        let fallback = crate::settings::default_agent(self.user.as_deref(), self.host.as_deref());
+        let fallback = match &self.tool_agent {
+            Some(tool) => tool.clone(),
+            None => crate::settings::default_agent(self.user.as_deref(), self.host.as_deref()),
+        };
         let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
+    }
+
+    /// Sets the session and agent of the agent tool whose process this run
+    /// descends from, when the session map of the repository here records
+    /// one (its session-start hook does). Quietly nothing otherwise.
+    pub fn find_tool_session(&mut self) {
+        let processes: Vec<String> = crate::platform::ancestors(16)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        let Ok(map) = crate::agents::sessions::in_repo(&self.cwd) else {
+            return;
+        };
+        if let Ok(Some(e)) = map.by_process(&processes) {
+            self.env_session = Some(e.session);
+            self.tool_agent = Some(e.tool);
+        }
     }
 
     /// `BSI_SESSION`, through the rule of [`SessionId`], when it is set.
@@ -598,6 +629,11 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
     // `--session ID`, in any command: what `BSI_SESSION=ID` says.
     if let Some(s) = &cli.session_flag {
         ctx.env_session = Some(s.to_string());
+    }
+    // In an agent tool's shell, with no session named: the session of the
+    // tool process this run descends from, as its hooks know it.
+    if ctx.env_session.is_none() && ctx.agent_shell {
+        ctx.find_tool_session();
     }
     if cli.quiet {
         ctx.verbosity = Verbosity::Quiet;

@@ -2,6 +2,7 @@
 //! One test binary, one module per area.
 
 mod agent;
+mod agent_cli;
 mod agent_hook;
 
 mod archive;

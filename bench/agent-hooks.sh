@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The agent tools' edit hook, timed as each tool runs it: `sh -c` with the
+# command line `bsi agent install` writes, fed the tool's pre-edit event (a
+# Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
+# `replace`), in a brain where another session holds the section next to
+# the edited one and 50 other claims are active. Absolute medians in ms
+# (the target is a budget of the agent's time, not a ratio): exits 1 when a
+# median is above 10 ms (not in --smoke mode).
+#
+#   bench/agent-hooks.sh            20 runs per event, 3 rounds
+#   bench/agent-hooks.sh --smoke    3 runs, timings not judged
+set -euo pipefail
+
+MODE=full
+case "${1:-}" in
+"") ;;
+--smoke) MODE=smoke ;;
+*)
+    echo "usage: bench/agent-hooks.sh [--smoke]" >&2
+    exit 2
+    ;;
+esac
+if [[ $MODE == smoke ]]; then ROUNDS=1 RUNS=3; else ROUNDS=3 RUNS=20; fi
+TARGET_MS=10
+
+command -v hyperfine >/dev/null || {
+    echo "bench: hyperfine is missing (apt-get install hyperfine)" >&2
+    exit 1
+}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BSI=${BSI:-$ROOT/target/release/bsi}
+[[ -x $BSI ]] || BSI=$ROOT/target/debug/bsi
+[[ -x $BSI ]] || {
+    echo "bench: no bsi binary (cargo build --release)" >&2
+    exit 1
+}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC
+mkdir -p "$HOME" "$WORK/bin"
+ln -s "$BSI" "$WORK/bin/bsi"
+export PATH=$WORK/bin:$PATH
+
+B=$WORK/brain
+mkdir -p "$B/projets" "$B/notes"
+cd "$B"
+git init -q -b main
+git config user.name Bench
+git config user.email bench@example.com
+printf '# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n## Risks\n\nrisk text\n' >projets/plan.md
+for i in $(seq -w 0 49); do printf '# Note %s\n\ntext\n' "$i" >"notes/n$i.md"; done
+git add -A
+git commit -qm base
+bsi init -q
+bsi open 'projets/plan.md#Goals' --session sess-bench-other --agent bob -q
+for i in $(seq -w 0 49); do bsi open "notes/n$i.md" --session "sess-bench-n$i" --agent a -q; done
+for t in claude codex gemini; do bsi agent install "$t" >/dev/null; done
+
+# One event per tool: an edit of the free section `Risks`.
+printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","replace_all":false}}\n' \
+    "$B" "$B" >"$WORK/claude.json"
+printf '{"session_id":"x1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"apply_patch <<'"'"'PATCH'"'"'\\n*** Begin Patch\\n*** Update File: projets/plan.md\\n@@\\n-risk text\\n+new risk\\n*** End Patch\\nPATCH"}}\n' \
+    "$B" >"$WORK/codex.json"
+printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","instruction":"edit"}}\n' \
+    "$B" "$B" >"$WORK/gemini.json"
+
+# The command line each tool runs, from the settings file install wrote.
+command_of() {
+    case $1 in
+    claude) jq -r '.hooks.PreToolUse[0].hooks[0].command' .claude/settings.json ;;
+    codex) jq -r '.hooks.PreToolUse[0].hooks[0].command' .codex/hooks.json ;;
+    gemini) jq -r '.hooks.BeforeTool[0].hooks[0].command' .gemini/settings.json ;;
+    esac
+}
+command -v jq >/dev/null || {
+    echo "bench: jq is missing (apt-get install jq)" >&2
+    exit 1
+}
+
+FAILED=0
+echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
+printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
+printf '|---|---|---|---|---|\n'
+for t in claude codex gemini; do
+    cmd="sh -c $(printf '%q' "$(command_of "$t")") <$WORK/$t.json"
+    out=$(bash -c "$cmd")
+    [[ $out != *'"deny"'* && $out != *could\ not\ run* ]] || {
+        echo "bench: the $t hook did not let the free edit through: $out" >&2
+        exit 1
+    }
+    meds=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        hyperfine --shell bash --style none --warmup 3 --runs "$RUNS" \
+            --export-csv "$WORK/r.csv" "$cmd" >/dev/null 2>"$WORK/h.log" || {
+            cat "$WORK/h.log" >&2
+            exit 1
+        }
+        meds+=("$(awk -F, 'NR == 2 { printf "%.2f", $4 * 1000 }' "$WORK/r.csv")")
+    done
+    read -r med lo hi < <(printf '%s\n' "${meds[@]}" | sort -g | awk '
+        { v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }')
+    if [[ $MODE == smoke ]]; then
+        result=smoke
+    elif awk -v m="$med" -v t="$TARGET_MS" 'BEGIN { exit !(m <= t) }'; then
+        result=pass
+    else
+        result=FAIL
+        FAILED=1
+    fi
+    printf '| %s | %.2f ms | %.2f–%.2f | ≤ %s ms | %s |\n' "$t" "$med" "$lo" "$hi" "$TARGET_MS" "$result"
+done
+exit "$FAILED"

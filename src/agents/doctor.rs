@@ -1,0 +1,415 @@
+//! `bsi agent doctor [TOOL]`: for each agent tool, whether bsi's hooks are
+//! in its project settings, whether the program they run is there, whether
+//! the tool will run them (its trust), and whether a session of the tool
+//! has reached them yet — each with the exact step that is missing.
+//!
+//! Reads only: the settings file, the `PATH`, the tool's user settings
+//! (Codex `config.toml`, Gemini `trustedFolders.json`, Claude Code's
+//! `~/.claude.json`) and bsi's own record of the last session start.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::install::{self, PROGRAM};
+use super::{Tool, sessions};
+
+/// One finding of the doctor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// What was checked: `hooks`, `program`, `trust`, `reached`.
+    pub what: &'static str,
+    /// `Some(true)`: in order; `Some(false)`: missing; `None`: bsi cannot
+    /// tell.
+    pub ok: Option<bool>,
+    /// What was found.
+    pub detail: String,
+    /// The step that is missing (a person's, or a command).
+    pub next: Option<String>,
+}
+
+/// Where the doctor looks, outside the work tree.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// `PATH`.
+    pub path: Option<std::ffi::OsString>,
+    /// The user's home.
+    pub home: Option<PathBuf>,
+    /// `CODEX_HOME` (else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
+}
+
+/// Every finding for `tool` in the work tree at `root` (`common`: the
+/// common git directory).
+pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Item> {
+    // Without the trailing `/` git gives a work tree: as the tools key it.
+    let root: PathBuf = root.components().collect();
+    let root = root.as_path();
+    let settings = root.join(install::settings_file(tool));
+    let text = fs::read_to_string(&settings).ok();
+    let commands = text
+        .as_deref()
+        .map(|t| install::our_commands(tool, t))
+        .unwrap_or_default();
+    let rel = install::settings_file(tool);
+    let mut out = Vec::new();
+    let all = install::entries(tool).len();
+    if commands.len() == all {
+        out.push(Item {
+            what: "hooks",
+            ok: Some(true),
+            detail: format!("bsi's {all} hooks are in {rel}"),
+            next: None,
+        });
+    } else {
+        out.push(Item {
+            what: "hooks",
+            ok: Some(false),
+            detail: if text.is_some() {
+                format!("{rel} has {} of bsi's {all} hooks", commands.len())
+            } else {
+                format!("there is no {rel}")
+            },
+            next: Some(format!("`bsi agent install {}`", tool.name())),
+        });
+        return out;
+    }
+    out.push(program_item(tool, &commands, places));
+    out.push(trust_item(tool, root, &settings, places));
+    let reached = sessions::SessionMap::new(&sessions::dir_in(common)).reached(tool);
+    out.push(match reached {
+        Some(when) => Item {
+            what: "reached",
+            ok: Some(true),
+            detail: format!(
+                "a {} session last reached bsi's hooks at {when}",
+                tool.title()
+            ),
+            next: None,
+        },
+        None => Item {
+            what: "reached",
+            ok: None,
+            detail: format!(
+                "no {} session has reached bsi's hooks in this clone yet",
+                tool.title()
+            ),
+            next: Some(format!(
+                "start a {} session here: its session-start hook records it",
+                tool.title()
+            )),
+        },
+    });
+    out
+}
+
+fn program_item(tool: Tool, commands: &[String], places: &Places) -> Item {
+    let programs: Vec<String> = commands
+        .iter()
+        .filter_map(|c| c.split_whitespace().next().map(str::to_string))
+        .collect();
+    let program = programs.first().cloned().unwrap_or_default();
+    let found = if program.contains('/') {
+        Path::new(program.trim_matches('\''))
+            .is_file()
+            .then(|| PathBuf::from(&program))
+    } else {
+        install::on_path(&program, places.path.as_deref())
+    };
+    match found {
+        Some(p) if program == PROGRAM => Item {
+            what: "program",
+            ok: Some(true),
+            detail: format!("the hooks run `bsi` from PATH: {}", p.display()),
+            next: None,
+        },
+        Some(p) => Item {
+            what: "program",
+            ok: None,
+            detail: format!(
+                "the hooks run {} by its absolute path, which other machines do not have",
+                p.display()
+            ),
+            next: Some(format!(
+                "`bsi agent install {}` again: the hooks then run `bsi` from PATH",
+                tool.name()
+            )),
+        },
+        None => Item {
+            what: "program",
+            ok: Some(false),
+            detail: format!("the hooks run `{program}`, which is not on this PATH"),
+            next: Some(
+                "put bsi on the PATH the tool runs hooks with (until then each hook says so and lets edits through)"
+                    .into(),
+            ),
+        },
+    }
+}
+
+fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item {
+    match tool {
+        Tool::Codex => codex_trust(root, settings, places),
+        Tool::Gemini => gemini_trust(root, places),
+        Tool::Claude => claude_trust(root, places),
+        Tool::Cursor => Item {
+            what: "trust",
+            ok: None,
+            detail: "Cursor runs project hooks without a trust step bsi can see".into(),
+            next: None,
+        },
+    }
+}
+
+/// `root` and its parents, as the tools key their trust.
+fn ancestors(root: &Path) -> Vec<String> {
+    root.ancestors().map(|p| p.display().to_string()).collect()
+}
+
+fn codex_trust(root: &Path, settings: &Path, places: &Places) -> Item {
+    let home = places
+        .codex_home
+        .clone()
+        .or_else(|| places.home.as_ref().map(|h| h.join(".codex")));
+    let config = home.as_ref().map(|h| h.join("config.toml"));
+    let parsed: Option<toml::Table> = config
+        .as_ref()
+        .and_then(|c| fs::read_to_string(c).ok())
+        .and_then(|t| t.parse().ok());
+    let shown = config
+        .as_ref()
+        .map_or("the Codex config.toml".to_string(), |c| {
+            c.display().to_string()
+        });
+    let Some(cfg) = parsed else {
+        return Item {
+            what: "trust",
+            ok: Some(false),
+            detail: format!("{shown} trusts neither this project nor bsi's hooks"),
+            next: Some(codex_steps(root)),
+        };
+    };
+    let project = cfg
+        .get("projects")
+        .and_then(|p| p.as_table())
+        .is_some_and(|p| {
+            ancestors(root).iter().any(|a| {
+                p.get(a)
+                    .and_then(|e| e.get("trust_level"))
+                    .and_then(|t| t.as_str())
+                    == Some("trusted")
+            })
+        });
+    let prefix = format!("{}:", settings.display());
+    let hooks = cfg
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(|s| s.as_table())
+        .map_or(0, |s| {
+            s.iter()
+                .filter(|(k, v)| k.starts_with(&prefix) && v.get("trusted_hash").is_some())
+                .count()
+        });
+    let all = install::entries(Tool::Codex).len();
+    match (project, hooks >= all) {
+        (true, true) => Item {
+            what: "trust",
+            ok: Some(true),
+            detail: format!(
+                "the project is trusted, and {hooks} hooks of .codex/hooks.json were trusted (bsi cannot tell whether they changed since: Codex then skips them until trusted again)"
+            ),
+            next: None,
+        },
+        (p, _) => Item {
+            what: "trust",
+            ok: Some(false),
+            detail: format!(
+                "{}; {hooks} of .codex/hooks.json's hooks trusted in {shown}",
+                if p {
+                    "the project is trusted"
+                } else {
+                    "the project is not trusted"
+                }
+            ),
+            next: Some(codex_steps(root)),
+        },
+    }
+}
+
+/// What a person does so Codex runs bsi's hooks.
+pub fn codex_steps(root: &Path) -> String {
+    let root: PathBuf = root.components().collect();
+    format!(
+        "in `codex` started in {}: trust the project when asked, then open `/hooks` and trust bsi's hooks (Codex runs a project's hooks only when both are trusted)",
+        root.display()
+    )
+}
+
+fn gemini_trust(root: &Path, places: &Places) -> Item {
+    let dir = places.home.as_ref().map(|h| h.join(".gemini"));
+    let read = |name: &str| -> Option<Value> {
+        let text = fs::read_to_string(dir.as_ref()?.join(name)).ok()?;
+        serde_json::from_str(&text).ok()
+    };
+    let trust_off = read("settings.json")
+        .is_some_and(|s| s["security"]["folderTrust"]["enabled"] == Value::Bool(false));
+    if trust_off {
+        return Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "folder trust is off in the user's Gemini settings: project settings load"
+                .into(),
+            next: None,
+        };
+    }
+    let folders = read("trustedFolders.json");
+    // TRUST_FOLDER trusts a folder and what is under it; TRUST_PARENT the
+    // folder's parent and what is under that.
+    let trusted = folders
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|f| {
+            f.iter().any(|(path, level)| {
+                let base = match level.as_str() {
+                    Some("TRUST_FOLDER") => Some(Path::new(path)),
+                    Some("TRUST_PARENT") => Path::new(path).parent(),
+                    _ => None,
+                };
+                base.is_some_and(|b| root.starts_with(b))
+            })
+        });
+    if trusted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the folder is trusted: Gemini CLI loads its project settings".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: Some(false),
+            detail: "the folder is not trusted: Gemini CLI loads no project settings here, so no bsi hook runs".into(),
+            next: Some(format!(
+                "start `gemini` in {} and trust the folder when asked (`--skip-trust` loads no project settings either)",
+                root.display()
+            )),
+        }
+    }
+}
+
+fn claude_trust(root: &Path, places: &Places) -> Item {
+    let state: Option<Value> = places
+        .home
+        .as_ref()
+        .and_then(|h| fs::read_to_string(h.join(".claude.json")).ok())
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let accepted = state.as_ref().is_some_and(|s| {
+        ancestors(root)
+            .iter()
+            .any(|a| s["projects"][a]["hasTrustDialogAccepted"] == Value::Bool(true))
+    });
+    if accepted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the workspace is trusted in Claude Code".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: None,
+            detail: "no trust of this workspace recorded in ~/.claude.json (`claude -p` runs project hooks without it)".into(),
+            next: Some(format!(
+                "start `claude` in {} and trust the folder when asked",
+                root.display()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A work tree with bsi's hooks for `tool`, and a home.
+    fn setup(tool: Tool) -> (tempfile::TempDir, PathBuf, PathBuf, Places) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("brain");
+        let common = root.join(".git");
+        fs::create_dir_all(&common).expect("mkdir");
+        install::install(tool, &root, &common, PROGRAM).expect("install");
+        let home = dir.path().join("home");
+        fs::create_dir_all(&home).expect("mkdir");
+        let places = Places {
+            path: Some(dir.path().join("nowhere").into_os_string()),
+            home: Some(home),
+            codex_home: None,
+        };
+        (dir, root, common, places)
+    }
+
+    fn item(items: &[Item], what: &str) -> Item {
+        items
+            .iter()
+            .find(|i| i.what == what)
+            .cloned()
+            .unwrap_or_else(|| panic!("{what}: {items:?}"))
+    }
+
+    #[test]
+    fn no_hooks_is_the_first_missing_step() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let items = check(Tool::Claude, dir.path(), dir.path(), &Places::default());
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].ok, Some(false));
+        assert_eq!(items[0].next.as_deref(), Some("`bsi agent install claude`"));
+    }
+
+    #[test]
+    fn gemini_folder_trust_and_codex_project_trust() {
+        let (_d, root, common, places) = setup(Tool::Gemini);
+        let items = check(Tool::Gemini, &root, &common, &places);
+        assert_eq!(item(&items, "hooks").ok, Some(true));
+        assert_eq!(item(&items, "program").ok, Some(false), "bsi not on PATH");
+        assert_eq!(item(&items, "trust").ok, Some(false));
+        let gemini = places.home.as_ref().expect("home").join(".gemini");
+        fs::create_dir_all(&gemini).expect("mkdir");
+        // Trusting the parent of a sibling trusts the brain too.
+        let sibling = root.parent().expect("parent").join("other");
+        fs::write(
+            gemini.join("trustedFolders.json"),
+            serde_json::json!({ sibling.display().to_string(): "TRUST_PARENT" }).to_string(),
+        )
+        .expect("write");
+        let items = check(Tool::Gemini, &root, &common, &places);
+        assert_eq!(item(&items, "trust").ok, Some(true));
+
+        let (_d, root, common, places) = setup(Tool::Codex);
+        let codex = places.home.as_ref().expect("home").join(".codex");
+        fs::create_dir_all(&codex).expect("mkdir");
+        let hooks = root.join(".codex/hooks.json").display().to_string();
+        let mut config = format!(
+            "[projects.{:?}]\ntrust_level = \"trusted\"\n",
+            root.display().to_string()
+        );
+        fs::write(codex.join("config.toml"), &config).expect("write");
+        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(false), "{trust:?}");
+        assert!(
+            trust.detail.contains("the project is trusted; 0 of"),
+            "{trust:?}"
+        );
+        for key in ["pre_tool_use:0:0", "session_start:0:0", "stop:0:0"] {
+            config.push_str(&format!(
+                "[hooks.state.{:?}]\ntrusted_hash = \"sha256:x\"\n",
+                format!("{hooks}:{key}")
+            ));
+        }
+        fs::write(codex.join("config.toml"), &config).expect("write");
+        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(true), "{trust:?}");
+    }
+}

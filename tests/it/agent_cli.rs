@@ -1,0 +1,702 @@
+//! bsi's hooks inside the released agent CLIs (Claude Code, Codex CLI,
+//! Gemini CLI), driven headless against a scripted model on 127.0.0.1
+//! (tests/agents/fake-model.mjs, speaking each tool's model API).
+//!
+//! The CLIs are npm packages at the versions `.ci/run` pins, installed in
+//! `target/agent-clis` (or the prefix `BSI_AGENT_CLIS` names). A test whose
+//! CLI is not there says so and passes, unless `BSI_REQUIRE_AGENT_CLIS` is
+//! set (CI sets it): then a missing CLI fails.
+//!
+//! In every brain another session (`sess-other`) holds
+//! `projets/plan.md#Goals`; the scripted model edits that section, edits a
+//! free one, claims a file from its shell with `bsi open`, edits it, and
+//! stops twice. What the model received is read back from the server's log.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::common::{Brain, Run, bin, scratch};
+
+/// The npm prefix the pinned CLIs are installed in.
+fn clis_dir() -> PathBuf {
+    match std::env::var_os("BSI_AGENT_CLIS").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis"),
+    }
+}
+
+/// The CLI `name` (`claude`, `codex`, `gemini`), or `None` with the reason
+/// printed when it is not installed here.
+pub(crate) fn cli(name: &str) -> Option<PathBuf> {
+    let exe = clis_dir().join("bin").join(name);
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if exe.exists() && node {
+        return Some(exe);
+    }
+    let why = if node {
+        format!("{} is not installed", exe.display())
+    } else {
+        "node is not on PATH".to_string()
+    };
+    if std::env::var_os("BSI_REQUIRE_AGENT_CLIS").is_some() {
+        panic!("{why}: `.ci/run` installs the pinned agent CLIs");
+    }
+    println!("skipped: {why} (`.ci/run` installs the pinned agent CLIs)");
+    None
+}
+
+/// The scripted model: a node process serving one API on 127.0.0.1.
+pub(crate) struct FakeModel {
+    child: Child,
+    log: PathBuf,
+    pub port: u16,
+}
+
+impl FakeModel {
+    pub(crate) fn start(api: &str, script: &Value, dir: &Path) -> FakeModel {
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake-model.mjs");
+        let script_path = dir.join("script.json");
+        std::fs::write(&script_path, script.to_string()).expect("write script");
+        let log = dir.join("requests.jsonl");
+        let port_file = dir.join("port");
+        let child = Command::new("node")
+            .arg(&server)
+            .args([
+                api.as_ref(),
+                script_path.as_os_str(),
+                log.as_os_str(),
+                port_file.as_os_str(),
+            ])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start node");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Some(p) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "the fake model did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        FakeModel { child, log, port }
+    }
+
+    /// Every request received, in order.
+    pub(crate) fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The requests that were turns of the conversation (offered tools), as
+    /// text, in order.
+    pub(crate) fn turns(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["turn"].is_number())
+            .map(|r| r["body"].to_string())
+            .collect()
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A brain where `sess-other` holds `projets/plan.md#Goals`, bsi's hooks
+/// for `tool` installed, and a home of its own for the CLI.
+pub(crate) struct Setup {
+    pub tool: &'static str,
+    pub b: Brain,
+    pub home: TempDir,
+    pub work: TempDir,
+}
+
+impl Setup {
+    pub(crate) fn new(tool: &'static str) -> Setup {
+        let b = Brain::new();
+        b.bsi(&[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-other",
+            "--agent",
+            "bob",
+        ])
+        .ok();
+        b.bsi(&["agent", "install", tool]).ok();
+        Setup {
+            tool,
+            b,
+            home: scratch("bsi-agent-home"),
+            work: scratch("bsi-agent-work"),
+        }
+    }
+
+    /// An absolute path in the brain, as a model would name it.
+    pub(crate) fn abs(&self, rel: &str) -> String {
+        self.b.path().join(rel).display().to_string()
+    }
+
+    /// The CLI's environment: nothing from this machine but `PATH` (with
+    /// bsi's directory first), the test's clock, and `extra`.
+    pub(crate) fn command(&self, exe: &Path, extra: &[(&str, &str)]) -> Command {
+        let mut cmd = Command::new(exe);
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.shim()];
+        dirs.extend(std::env::split_paths(&path));
+        cmd.env_clear()
+            .env("PATH", std::env::join_paths(dirs).expect("PATH"))
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("TZ", "UTC")
+            .env("LANG", "C")
+            .env("USER", "tester")
+            .env("BSI_NOW", &self.b.now)
+            .env("NO_COLOR", "1")
+            .current_dir(self.b.path())
+            .stdin(Stdio::null());
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+}
+
+impl Setup {
+    /// A directory whose `bsi` keeps each hook event it is given (in
+    /// `events/`, named `N-KIND.json`) and runs the real bsi with it.
+    fn shim(&self) -> PathBuf {
+        let dir = self.work.path().join("shim");
+        let events = self.work.path().join("events");
+        std::fs::create_dir_all(&events).expect("mkdir");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let script = format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  f={events}/$(date +%s%N)-$2.json\n  cat > \"$f\"\n  exec {bsi} \"$@\" < \"$f\"\nfi\nexec {bsi} \"$@\"\n",
+            events = events.display(),
+            bsi = bin().display()
+        );
+        let path = dir.join("bsi");
+        std::fs::write(&path, script).expect("write shim");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        dir
+    }
+
+    /// The hook events the tool sent, in order: (hook kind, event).
+    fn events(&self) -> Vec<(String, Value)> {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(self.work.path().join("events"))
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+            .into_iter()
+            .filter_map(|p| {
+                let kind = p.file_stem()?.to_str()?.split_once('-')?.1.to_string();
+                let v = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+                Some((kind, v))
+            })
+            .collect()
+    }
+}
+
+/// The fixture of tests/fixtures/agents a real event stands for.
+fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
+    let name = event["tool_name"].as_str().unwrap_or("");
+    let command = event["tool_input"]["command"].as_str().unwrap_or("");
+    if event["hook_event_name"] == "AfterTool" {
+        return None;
+    }
+    let stem = match (tool, kind, name) {
+        (_, "session-start", _) => "sessionstart",
+        ("gemini", "stop", _) => "afteragent",
+        (_, "stop", _) => "stop",
+        ("claude", "edit", "Edit") => "pretooluse-edit",
+        ("claude", "edit", "Write") => "pretooluse-write",
+        ("codex", "edit", "Bash") if command.contains("apply_patch") => {
+            "pretooluse-bash-apply-patch"
+        }
+        ("codex", "edit", "Bash") => "pretooluse-bash",
+        ("gemini", "edit", "replace") => "beforetool-replace",
+        ("gemini", "edit", "write_file") => "beforetool-write-file",
+        _ => return None,
+    };
+    Some(format!("{tool}-{stem}.json"))
+}
+
+/// The top-level keys of an event.
+fn shape(v: &Value) -> std::collections::BTreeSet<String> {
+    v.as_object()
+        .into_iter()
+        .flat_map(|o| o.keys().cloned())
+        .collect()
+}
+
+/// The parameters the CLI declared to the model for its tool `name`
+/// (Anthropic `input_schema`, Gemini `functionDeclarations`), from the
+/// first turn's request.
+fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<String>> {
+    let first = model
+        .requests()
+        .into_iter()
+        .find(|r| r["turn"].is_number())?;
+    let tools = first["body"]["tools"].as_array()?.clone();
+    let decls = tools.iter().flat_map(|t| {
+        t["functionDeclarations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![t.clone()])
+    });
+    for d in decls {
+        if d["name"] != name {
+            continue;
+        }
+        let schema = [
+            &d["input_schema"],
+            &d["parametersJsonSchema"],
+            &d["parameters"],
+        ]
+        .into_iter()
+        .find(|s| s.is_object())?
+        .clone();
+        return Some(schema["properties"].as_object()?.keys().cloned().collect());
+    }
+    None
+}
+
+/// The fixtures are copies of what the real tool sends: every event this
+/// run captured has the top-level keys of its fixture, no more, no fewer,
+/// and the fixture's `tool_input` names only parameters the tool declares
+/// to the model today.
+fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
+    let events = s.events();
+    assert!(!events.is_empty(), "no hook event captured");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    let mut compared = 0;
+    for (kind, event) in &events {
+        let Some(name) = fixture_of(tool, kind, event) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(dir.join(&name)).expect("fixture");
+        let fixture: Value = serde_json::from_str(&text).expect("fixture JSON");
+        let (real, stored) = (shape(event), shape(&fixture));
+        assert_eq!(
+            real,
+            stored,
+            "{name} has drifted from what {tool} sends (real event: {event}): keys only in the real event {:?}, only in the fixture {:?}",
+            real.difference(&stored).collect::<Vec<_>>(),
+            stored.difference(&real).collect::<Vec<_>>()
+        );
+        if let (Some(tool_name), Some(input)) = (
+            event["tool_name"].as_str(),
+            fixture["tool_input"].as_object(),
+        ) && let Some(params) = declared(model, tool_name)
+        {
+            let unknown: Vec<&String> = input.keys().filter(|k| !params.contains(*k)).collect();
+            assert!(
+                unknown.is_empty(),
+                "{name}: tool_input keys {unknown:?} are not parameters of {tool_name} as {tool} declares it ({params:?})"
+            );
+        }
+        compared += 1;
+    }
+    assert!(
+        compared >= 3,
+        "{tool}: {compared} events compared: {events:?}"
+    );
+}
+
+/// Runs `cmd` to its end, killed after two minutes.
+pub(crate) fn run_bounded(mut cmd: Command) -> Run {
+    let out_path = tempfile::NamedTempFile::new().expect("tmp");
+    let err_path = tempfile::NamedTempFile::new().expect("tmp");
+    cmd.stdout(out_path.reopen().expect("reopen"))
+        .stderr(err_path.reopen().expect("reopen"));
+    let mut child = cmd.spawn().expect("start the CLI");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -9;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    Run {
+        code,
+        stdout: std::fs::read_to_string(out_path.path()).unwrap_or_default(),
+        stderr: std::fs::read_to_string(err_path.path()).unwrap_or_default(),
+    }
+}
+
+/// The bsi session the session-start context named to the model.
+fn briefed_session(turns: &[String]) -> String {
+    let first = turns.first().expect("a first turn");
+    let at = first
+        .find("Your bsi session: ")
+        .unwrap_or_else(|| panic!("no session-start context in the first request:\n{first}"));
+    first[at + "Your bsi session: ".len()..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+/// What every tool's run must show: the briefing reached the model, the
+/// held section was refused (file unchanged there, the model got bsi's
+/// reason), the free edit landed, the shell's `bsi open` is the session's
+/// own claim and its next edit passes, and the stop sent the agent back
+/// exactly once, even after a further tool call.
+fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused_turn: usize) {
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    assert!(
+        turns[0].contains("bsi guards this repository"),
+        "the session-start context reaches the model\n{ctx}"
+    );
+    let session = briefed_session(&turns);
+    // Refused before the edit: the model's next request carries the reason.
+    let after = &turns[refused_turn + 1];
+    assert!(
+        after.contains("bsi: refused") && after.contains("sess-other"),
+        "the refusal reaches the model: {after}\n{ctx}"
+    );
+    let plan = s.b.read("projets/plan.md");
+    assert!(
+        plan.contains("goal text") && !plan.contains("stolen"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("new risk"),
+        "the free edit passes: {plan}\n{ctx}"
+    );
+    // The shell's claim is the hook's session: its edit passed.
+    let alice = s.b.read("agents/alice.md");
+    assert!(
+        alice.contains("mine now"),
+        "own claim edited: {alice}\n{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("agents/alice.md") && r.contains(&session)),
+        "alice.md claimed by {session}: {active:?}"
+    );
+    // Sent back once: the reason is in the conversation exactly once, and
+    // the CLI asked for no turn beyond the script.
+    let last = turns.last().expect("turns");
+    assert_eq!(
+        last.matches("still holds").count(),
+        1,
+        "sent back exactly once: {last}\n{ctx}"
+    );
+    assert_eq!(turns.len(), script_len, "turns: {turns:#?}\n{ctx}");
+    check_fixtures(s.tool, s, model);
+}
+
+/// The script every tool plays, in its own tool names: `read` a file
+/// (when the tool needs it before an edit), `edit` (file, old, new),
+/// `shell` (command).
+fn script(
+    read: &dyn Fn(&str) -> Option<Value>,
+    edit: &dyn Fn(&str, &str, &str) -> Value,
+    shell: &dyn Fn(&str) -> Value,
+    open_alice: &str,
+) -> (Vec<Value>, usize) {
+    let mut turns = Vec::new();
+    turns.extend(read("projets/plan.md"));
+    let refused = turns.len();
+    turns.push(edit("projets/plan.md", "goal text", "stolen goal"));
+    turns.push(edit("projets/plan.md", "risk text", "new risk"));
+    turns.push(shell(open_alice));
+    turns.extend(read("agents/alice.md"));
+    turns.push(edit("agents/alice.md", "notes", "mine now"));
+    turns.push(json!({"text": "done"}));
+    turns.push(shell("echo one more"));
+    turns.push(json!({"text": "done, keeping the claim on purpose"}));
+    (turns, refused)
+}
+
+fn bsi_word() -> String {
+    bin().display().to_string()
+}
+
+#[test]
+fn claude_code() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let (turns, refused) = script(
+        &|f| Some(json!({"tool": "Read", "args": {"file_path": s.abs(f)}})),
+        &|f, old, new| json!({"tool": "Edit", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new}}),
+        &|c| json!({"tool": "Bash", "args": {"command": c, "description": "run"}}),
+        &format!("{} open agents/alice.md", bsi_word()),
+    );
+    let model = FakeModel::start("anthropic", &json!(turns), s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    check_run(&s, &model, &run, turns.len(), refused);
+}
+
+/// Codex's configuration in a `CODEX_HOME` of its own: the scripted model
+/// as a Responses API provider, and the brain a trusted project.
+fn codex_home(s: &Setup, port: u16) -> PathBuf {
+    let home = s.home.path().join("codex");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let config = format!(
+        "model = \"gpt-5.1-codex\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\n\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
+        s.b.path().display().to_string()
+    );
+    std::fs::write(home.join("config.toml"), config).expect("write config");
+    home
+}
+
+/// An `apply_patch` heredoc replacing `old` by `new` in `file`, as a
+/// model sends it through Codex's shell tool.
+fn patch_command(file: &str, old: &str, new: &str) -> String {
+    format!(
+        "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: {file}\n@@\n-{old}\n+{new}\n*** End Patch\nPATCH"
+    )
+}
+
+#[test]
+fn codex_cli() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let shell = |c: &str| json!({"tool": "exec_command", "args": {"cmd": c}});
+    let (turns, refused) = script(
+        &|_| None,
+        &|f, old, new| shell(&patch_command(f, old, new)),
+        &shell,
+        &format!(
+            "{} open agents/alice.md --session {{{{session}}}}",
+            bsi_word()
+        ),
+    );
+    let model = FakeModel::start("openai", &json!(turns), s.work.path());
+    let home = codex_home(&s, model.port);
+    let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    // In the sandbox Codex gives a trusted project, with the git directory
+    // added as a writable root (as `bsi agent install codex` says): the
+    // agent's own `bsi open` can record its claim.
+    let git_dir = s.b.path().join(".git");
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        "--add-dir",
+        git_dir.to_str().expect("utf-8"),
+        "--json",
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    check_run(&s, &model, &run, turns.len(), refused);
+    // The doctor sees what Codex recorded: the project trusted, the hooks
+    // reached, and their trust missing (this run bypassed it).
+    let mut doctor = s.command(&bin(), &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    doctor.args(["agent", "doctor", "codex"]);
+    let d = Run::from_output(doctor.output().expect("run doctor"));
+    d.code(1)
+        .stdout_has("ok      hooks")
+        .stdout_has("ok      program")
+        .stdout_has(
+            "MISSING trust    the project is trusted; 0 of .codex/hooks.json's hooks trusted",
+        )
+        .stdout_has("open `/hooks`")
+        .stdout_has("ok      reached");
+}
+
+/// A hook that cannot run bsi says so to the person, in the tool's own
+/// protocol, and lets the edit through.
+#[test]
+fn claude_code_without_bsi_on_path_warns_and_lets_edits_through() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": s.abs("agents/alice.md")}},
+        {"tool": "Edit", "args": {"file_path": s.abs("agents/alice.md"), "old_string": "notes", "new_string": "unchecked"}},
+        {"text": "done"},
+    ]);
+    let model = FakeModel::start("anthropic", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+        ],
+    );
+    // This PATH without any directory that holds a bsi.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("bsi").exists())
+        .collect();
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let run = run_bounded(cmd);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "the hook could not run bsi (is it on the PATH Claude Code runs hooks with?)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(s.b.read("agents/alice.md").contains("unchecked"));
+}
+
+#[test]
+fn gemini_cli() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    let (turns, refused) = script(
+        &|_| None,
+        &|f, old, new| json!({"tool": "replace", "args": {"file_path": s.abs(f), "old_string": old, "new_string": new, "instruction": "edit"}}),
+        &|c| json!({"tool": "run_shell_command", "args": {"command": c}}),
+        // No `--session`: bsi finds the Gemini session its hooks know.
+        &format!("{} open agents/alice.md", bsi_word()),
+    );
+    let model = FakeModel::start("gemini", &json!(turns), s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    gemini_home(&s);
+    let mut cmd = s.command(
+        &exe,
+        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    check_run(&s, &model, &run, turns.len(), refused);
+    // Recorded as the tool, as the hooks' own claims are.
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("agents/alice.md") && r.contains("| gemini |")),
+        "{active:?}"
+    );
+}
+
+/// Gemini's user settings: an API key as the auth method, the brain a
+/// trusted folder.
+fn gemini_home(s: &Setup) {
+    let dir = s.home.path().join(".gemini");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("settings.json"),
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+    )
+    .expect("write settings");
+    std::fs::write(
+        dir.join("trustedFolders.json"),
+        json!({ s.b.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .expect("write trust");
+}
+
+/// With `claim_on_write`, a free edit in Gemini CLI is claimed for the
+/// agent's session, and the model is told — after the edit, the only
+/// channel Gemini gives a hook to the model when it lets a tool run.
+#[test]
+fn gemini_cli_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let turns = json!([
+        {"tool": "replace", "args": {"file_path": s.abs("projets/plan.md"), "old_string": "risk text", "new_string": "new risk", "instruction": "edit"}},
+        {"text": "done"},
+    ]);
+    let model = FakeModel::start("gemini", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    gemini_home(&s);
+    let mut cmd = s.command(
+        &exe,
+        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    assert_eq!(run.code, 0, "{run:?}");
+    let turns = model.turns();
+    let session = briefed_session(&turns);
+    let after = &turns[1];
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| gemini |")),
+        "{active:?}"
+    );
+    // Told once; then the stop hook sends the agent back about the claim.
+    let last = turns.last().expect("turns");
+    assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
+}
