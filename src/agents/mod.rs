@@ -17,7 +17,9 @@ pub mod codex;
 pub mod cursor;
 pub mod gemini;
 pub mod install;
+pub mod mcp_config;
 pub mod patch;
+pub mod processes;
 pub mod sessions;
 
 use std::fmt;

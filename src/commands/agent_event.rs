@@ -703,6 +703,13 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             .0
         }
     };
+    // For what the tool starts without naming the session (`bsi mcp`).
+    agents::processes::record(
+        &sessions::dir_in(&brain.git.common_dir()),
+        tool,
+        &ev.session_id,
+        &session,
+    );
     let mut env_note = match tool {
         Tool::Claude | Tool::Codex | Tool::Cursor => "BSI_SESSION is set to it in your shell",
         Tool::Gemini => "pass it to bsi: `export BSI_SESSION=…` in your shell, or `--session`",

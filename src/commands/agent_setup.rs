@@ -39,6 +39,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 "Codex runs a new or changed hook only once you trust it: review them with /hooks in codex."
             ).map_err(crate::Error::output)?;
         }
+        mcp_server(&mut out, tool, &root, true)?;
         writeln!(
             out,
             "Next: start a {} session in this brain; `{}` takes the hooks out.",
@@ -47,6 +48,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         )
         .map_err(crate::Error::output)?;
     } else {
+        // First: the hooks' file of Gemini CLI holds the server too, and
+        // gets its bytes back only once it holds what install wrote.
+        mcp_server(&mut out, tool, &root, false)?;
         let (path, did) = install::uninstall(tool, &root, &common)?;
         let file = rel(&root, &path);
         let what = match did {
@@ -64,4 +68,30 @@ fn rel(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// Registers `bsi mcp` in the tool's MCP settings, or takes it out, and
+/// says so.
+fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Result<()> {
+    use crate::agents::mcp_config::{self, Registered};
+    let said = if install {
+        let (path, did) = mcp_config::install(tool, root)?;
+        let file = rel(root, &path);
+        match did {
+            Registered::Added => format!("registered the MCP server `bsi mcp` in {file}"),
+            Registered::Already => format!("the MCP server `bsi mcp` is already in {file}"),
+            Registered::Foreign => format!(
+                "{file} has another MCP server named bsi: left as it is, `bsi mcp` not registered"
+            ),
+        }
+    } else {
+        let (path, was) = mcp_config::uninstall(tool, root)?;
+        let file = rel(root, &path);
+        if was {
+            format!("took the MCP server `bsi mcp` out of {file}")
+        } else {
+            format!("no `bsi mcp` server in {file}; nothing changed")
+        }
+    };
+    writeln!(out, "{}: {said}.", tool.title()).map_err(crate::Error::output)
 }
