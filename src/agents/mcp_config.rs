@@ -108,9 +108,9 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
     if !ours {
         return Ok(None);
     }
-    servers.remove(NAME);
+    servers.shift_remove(NAME);
     if servers.is_empty() {
-        root.remove("mcpServers");
+        root.shift_remove("mcpServers");
     }
     if root.is_empty() {
         return Ok(Some(String::new()));

@@ -17,6 +17,7 @@ mod hooks;
 mod house;
 mod json;
 mod layouts;
+mod mcp;
 mod reliability;
 mod remote;
 mod safe_writes;
