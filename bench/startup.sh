@@ -4,13 +4,14 @@
 # refused), plus their sizes. For a change that adds code to the binary
 # (a dependency, a command) and must not slow every other command down.
 #
-#   bench/startup.sh OLD_BSI NEW_BSI [RUNS]
+#   bench/startup.sh OLD_BSI NEW_BSI [RUNS [ROUNDS]]
 #
 # Installs hyperfine from the distribution's packages when it is missing.
 set -euo pipefail
 old=$(realpath "$1")
 new=$(realpath "$2")
-runs=${3:-200}
+runs=${3:-100}
+rounds=${4:-5}
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 
 dir=$(mktemp -d)
@@ -33,15 +34,25 @@ EOF
 "$old" hook edit --tool claude < event.json | grep -q '"deny"'
 "$new" hook edit --tool claude < event.json | grep -q '"deny"'
 
-hyperfine -N --warmup 20 --runs "$runs" --export-markdown "$dir/version.md" \
-  -n before "$old --version" -n after "$new --version" >/dev/null
-hyperfine --warmup 20 --runs "$runs" --export-markdown "$dir/hook.md" \
-  -n before "$old hook edit --tool claude < event.json" \
-  -n after "$new hook edit --tool claude < event.json" >/dev/null
-echo "bsi --version"
-cat "$dir/version.md"
-echo
-echo "bsi hook edit --tool claude (one Edit event, refused)"
-cat "$dir/hook.md"
-echo
+# Rounds, each running both binaries one after the other: a burst of load
+# falls on both. Each round gives medians; the rounds' median is printed.
+for round in $(seq 1 "$rounds"); do
+  hyperfine -N --warmup 10 --runs "$runs" --export-json "$dir/version-$round.json" \
+    -n before "$old --version" -n after "$new --version" >/dev/null 2>&1
+  hyperfine --warmup 10 --runs "$runs" --export-json "$dir/hook-$round.json" \
+    -n before "$old hook edit --tool claude < event.json" \
+    -n after "$new hook edit --tool claude < event.json" >/dev/null 2>&1
+done
+python3 - "$dir" "$rounds" <<'PY'
+import json, statistics, sys
+d, rounds = sys.argv[1], int(sys.argv[2])
+for name, title in [("version", "bsi --version"), ("hook", "bsi hook edit --tool claude (one Edit event, refused)")]:
+    med = {"before": [], "after": []}
+    for r in range(1, rounds + 1):
+        for res in json.load(open(f"{d}/{name}-{r}.json"))["results"]:
+            med[res["command"]].append(res["median"] * 1000)
+    b, a = statistics.median(med["before"]), statistics.median(med["after"])
+    print(f"{title}: median of {rounds} rounds: before {b:.2f} ms, after {a:.2f} ms ({a / b:.2f}x); "
+          f"round medians before {min(med['before']):.2f}-{max(med['before']):.2f}, after {min(med['after']):.2f}-{max(med['after']):.2f}")
+PY
 printf 'size: before %s bytes, after %s bytes\n' "$(stat -c %s "$old")" "$(stat -c %s "$new")"

@@ -328,10 +328,10 @@ pub enum Command {
         command: Vec<String>,
     },
 
-    /// Serve the claims to an agent tool over the Model Context Protocol
-    /// (MCP, on stdin and stdout), for the agent's own session.
+    /// Serve the claims as MCP tools to an agent tool, over stdio.
     ///
-    /// Tools: claim, close (or release_mine), renew, status, check, whoami;
+    /// A Model Context Protocol server on stdin and stdout, for the agent's
+    /// own session. Tools: claim, close (or release_mine), renew, status, check, whoami;
     /// the resource bsi://claims, with a notice when the registry branch
     /// moves. Each tool runs the same command as the command line. The
     /// session is --session or $BSI_SESSION, else the one the tool's
