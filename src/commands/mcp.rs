@@ -100,7 +100,7 @@ struct Inner {
     exe: PathBuf,
     pass: Vec<OsString>,
     tool: Option<Tool>,
-    /// The agent's bsi session, once known.
+    /// The session a claim named, for when no other source has one.
     session: Mutex<Option<String>>,
     /// Whether the registry branch is being watched for a subscriber.
     watching: AtomicBool,
@@ -124,21 +124,21 @@ struct Ran {
 impl Inner {
     /// The agent's session: `--session` / `BSI_SESSION` of the server's
     /// environment, else the session the agent tool's session-start hook
-    /// recorded for the tool process that started this server, else the one
-    /// the first `claim` names.
+    /// recorded for the tool process that started this server (read at each
+    /// call: a tool that starts a new session in the same process, as
+    /// Claude Code's `/clear`, records it anew), else the one the first
+    /// `claim` named.
     fn session(&self) -> Option<String> {
-        let mut known = self
-            .session
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if known.is_none() {
-            *known = self
-                .ctx
-                .env_session
-                .clone()
-                .or_else(|| self.tool.and_then(|t| recorded_session(&self.ctx, t)));
-        }
-        known.clone()
+        self.ctx
+            .env_session
+            .clone()
+            .or_else(|| self.tool.and_then(|t| recorded_session(&self.ctx, t)))
+            .or_else(|| {
+                self.session
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone()
+            })
     }
 
     /// Keeps the session a claim named when the server had none.
@@ -808,7 +808,18 @@ fn judge_edit(
         &brain.markdown,
     );
     let mode = settings.hook_mode;
-    let judged = verdict::judge(&findings, session, mode, "edit");
+    // As the edit hook: another session's claim refuses first, in its own
+    // words; else every finding under the mode (strict refuses an edit
+    // outside the session's claims).
+    let theirs: Vec<Finding<'_>> = findings
+        .iter()
+        .filter(|f| !matches!(f, Finding::Outside { .. }))
+        .cloned()
+        .collect();
+    let judged = match verdict::judge(&theirs, session, mode, "edit") {
+        j if j.refused => j,
+        _ => verdict::judge(&findings, session, mode, "edit"),
+    };
     let holders: Vec<Value> = findings
         .iter()
         .filter_map(|f| match f {
