@@ -999,3 +999,54 @@ impl ServerHandler for Server {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lines_of_a_check_are_changed_and_no_other() {
+        let text = "# A\n\none\n\n## B\n\ntwo\n";
+        let new = touched(text, (3, 3));
+        let lines: Vec<&str> = new.lines().collect();
+        assert_eq!(lines.len(), 7);
+        assert_ne!(lines[2], "one");
+        assert_eq!(lines[..2], ["# A", ""]);
+        assert_eq!(lines[3..], ["", "## B", "", "two"]);
+        // Past the end: one line more.
+        assert_eq!(touched(text, (40, 41)).lines().count(), 8);
+    }
+
+    #[test]
+    fn documents_of_one_command_are_joined() {
+        let mut a = Ran {
+            code: exit::OK,
+            json: Some(json!({"session": "s", "closed": [{"scope": "a.md"}], "commit": "1"})),
+            stderr: String::new(),
+        };
+        let b = Ran {
+            code: exit::UNPUBLISHED,
+            json: Some(json!({"session": "s", "closed": [{"scope": "b.md"}], "commit": "2"})),
+            stderr: "not published\n".into(),
+        };
+        merge(&mut a, b);
+        let doc = a.json.expect("doc");
+        assert_eq!(scopes_of(&doc, "closed"), ["a.md", "b.md"]);
+        assert_eq!(doc["commit"], "2");
+        assert_eq!(a.code, exit::UNPUBLISHED);
+        assert_eq!(warnings(&a.stderr), ["not published"]);
+    }
+
+    #[test]
+    fn a_refusal_names_the_calls_that_can_follow() {
+        let doc = json!({
+            "error": "conflict", "conflicts": [{"requested": "a.md", "session": "s2", "agent": "bob", "scope": "a.md", "expires": "t", "stale": false}],
+            "alternatives": ["b.md"], "free_in_request": []
+        });
+        let r = refusal(doc, &["a.md".into()], None);
+        assert_eq!(r.is_error, Some(true));
+        let next = &r.structured_content.expect("doc")["next_calls"];
+        assert_eq!(next[0]["arguments"]["scopes"], json!(["b.md"]));
+        assert_eq!(next[1]["arguments"]["wait"], 600);
+    }
+}
