@@ -356,6 +356,22 @@ pub enum Command {
         command: Vec<String>,
     },
 
+    /// Serve the claims as MCP tools to an agent tool, over stdio.
+    ///
+    /// A Model Context Protocol server on stdin and stdout, for the agent's
+    /// own session. Tools: claim, close (or release_mine), renew, status, check, whoami;
+    /// the resource bsi://claims, with a notice when the registry branch
+    /// moves. Each tool runs the same command as the command line. The
+    /// session is --session or $BSI_SESSION, else the one the tool's
+    /// session-start hook recorded for the tool process that started the
+    /// server (--tool), else the one the first claim names. `bsi agent
+    /// install` registers it in the tool's MCP settings.
+    Mcp {
+        /// The agent tool that starts the server.
+        #[arg(long, value_enum)]
+        tool: Option<AgentTool>,
+    },
+
     /// Hooks inside the agent tools: install or uninstall them.
     ///
     /// For Claude Code, Codex CLI, Gemini CLI and Cursor, in the tool's
@@ -476,6 +492,8 @@ pub enum AgentAction {
     /// The file is .claude/settings.json, .codex/hooks.json,
     /// .gemini/settings.json or .cursor/hooks.json at the work tree root.
     /// Every other setting and hook stays; running it twice changes nothing.
+    /// The MCP server `bsi mcp` is registered too (.mcp.json,
+    /// .codex/config.toml, .gemini/settings.json, .cursor/mcp.json).
     Install {
         /// The agent tool.
         #[arg(value_enum)]

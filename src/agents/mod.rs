@@ -18,7 +18,9 @@ pub mod cursor;
 pub mod doctor;
 pub mod gemini;
 pub mod install;
+pub mod mcp_config;
 pub mod patch;
+pub mod processes;
 pub mod sessions;
 
 use std::fmt;

@@ -847,6 +847,13 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     // find this session by it (Gemini CLI and Codex have no other way).
     let by_process = tool_process()
         .is_some_and(|process| map.set_process(tool, &ev.session_id, &process).is_ok());
+    // For what the tool starts without naming the session (`bsi mcp`).
+    agents::processes::record(
+        &sessions::dir_in(&brain.git.common_dir()),
+        tool,
+        &ev.session_id,
+        &session,
+    );
     let mut env_note = match tool {
         Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
         Tool::Codex => agents::codex::session_note(&session),

@@ -42,6 +42,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             for line in tool_notes(tool, &root, &common) {
                 w(&mut out, line)?;
             }
+            mcp_server(&mut out, tool, &root, true)?;
             let (code, report) = doctor_report(tool, &root, &common);
             w(&mut out, report.trim_end().to_string())?;
             if let Some(note) = super::no_registry_note(ctx) {
@@ -64,6 +65,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         }
         AgentAction::Uninstall { tool } => {
             let tool = Tool::from(tool);
+            // First: the hooks' file of Gemini CLI holds the server too, and
+            // gets its bytes back only once it holds what install wrote.
+            mcp_server(&mut out, tool, &root, false)?;
             let (path, did) = install::uninstall(tool, &root, &common)?;
             let file = rel(&root, &path);
             let what = match did {
@@ -171,4 +175,30 @@ fn rel(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// Registers `bsi mcp` in the tool's MCP settings, or takes it out, and
+/// says so.
+fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Result<()> {
+    use crate::agents::mcp_config::{self, Registered};
+    let said = if install {
+        let (path, did) = mcp_config::install(tool, root)?;
+        let file = rel(root, &path);
+        match did {
+            Registered::Added => format!("registered the MCP server `bsi mcp` in {file}"),
+            Registered::Already => format!("the MCP server `bsi mcp` is already in {file}"),
+            Registered::Foreign => format!(
+                "{file} has another MCP server named bsi: left as it is, `bsi mcp` not registered"
+            ),
+        }
+    } else {
+        let (path, was) = mcp_config::uninstall(tool, root)?;
+        let file = rel(root, &path);
+        if was {
+            format!("took the MCP server `bsi mcp` out of {file}")
+        } else {
+            format!("no `bsi mcp` server in {file}; nothing changed")
+        }
+    };
+    writeln!(out, "{}: {said}.", tool.title()).map_err(crate::Error::output)
 }

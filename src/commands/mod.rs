@@ -10,6 +10,7 @@ mod doctor;
 mod git_hook;
 mod init;
 mod log;
+mod mcp;
 mod merge_driver;
 mod meta;
 mod migrate;
@@ -735,5 +736,21 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
         Command::Agent { action } => agent_setup::run(&ctx, action),
+        Command::Mcp { tool } => {
+            let mut pass: Vec<std::ffi::OsString> = Vec::new();
+            if let Some(r) = &ctx.registry {
+                pass.extend(["--registry".into(), r.clone().into_os_string()]);
+            }
+            if let Some(r) = &ctx.remote {
+                pass.extend(["--remote".into(), r.into()]);
+            }
+            mcp::run(
+                &ctx,
+                mcp::Request {
+                    tool: tool.map(Into::into),
+                    pass,
+                },
+            )
+        }
     }
 }

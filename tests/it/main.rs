@@ -22,6 +22,7 @@ mod house;
 mod json;
 mod layouts;
 mod managers;
+mod mcp;
 mod queue;
 mod reliability;
 mod remote;

@@ -1,0 +1,458 @@
+//! `bsi mcp` registered in an agent tool's MCP settings, and taken out
+//! again: `.mcp.json` (Claude Code), `.codex/config.toml` (Codex),
+//! `.gemini/settings.json` (Gemini CLI), `.cursor/mcp.json` (Cursor).
+//!
+//! These files are the project's, often committed: the server runs `bsi`
+//! found on `PATH`, never a path of one machine. Only the server named
+//! `bsi` is touched, and only when it runs `bsi mcp`; every other server
+//! and key stays where it was. [`merge`] and [`unmerge`] are pure.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::Tool;
+use crate::error::{Error, Result, SettingsError};
+
+/// The server's name in every tool's settings.
+pub const NAME: &str = "bsi";
+
+/// The program the settings run: found on `PATH` on every machine.
+const PROGRAM: &str = "bsi";
+
+/// The MCP settings file of `tool`, relative to the work tree root.
+pub fn settings_file(tool: Tool) -> &'static str {
+    match tool {
+        Tool::Claude => ".mcp.json",
+        Tool::Codex => ".codex/config.toml",
+        Tool::Gemini => ".gemini/settings.json",
+        Tool::Cursor => ".cursor/mcp.json",
+    }
+}
+
+/// The arguments of the server's command.
+fn args(tool: Tool) -> [&'static str; 3] {
+    ["mcp", "--tool", tool.name()]
+}
+
+/// What [`merge`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// The new text, with bsi's server.
+    Changed(String),
+    /// bsi's server is there as it should be.
+    Already,
+    /// A server named `bsi` that does not run `bsi mcp`: left alone.
+    Foreign,
+}
+
+/// Whether a server entry runs `bsi mcp` (whatever bsi's path).
+fn is_ours(command: Option<&str>, args: Option<&[Value]>) -> bool {
+    let named_bsi = command.is_some_and(|c| {
+        Path::new(c)
+            .file_name()
+            .is_some_and(|n| n == "bsi" || n == "bsi.exe")
+    });
+    named_bsi && args.and_then(|a| a.first()).and_then(Value::as_str) == Some("mcp")
+}
+
+/// `existing` (the file's text; `None`: no file) with bsi's server.
+pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, SettingsError> {
+    if tool == Tool::Codex {
+        return merge_toml(existing.unwrap_or(""));
+    }
+    let text = existing.unwrap_or("");
+    let mut root = parse(text)?;
+    let Value::Object(servers) = root
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()))
+    else {
+        return Err(SettingsError::Shape("mcpServers".into()));
+    };
+    let want = server_json(tool);
+    match servers.get(NAME) {
+        Some(v) if *v == want => return Ok(Merged::Already),
+        Some(v)
+            if !is_ours(
+                v.get("command").and_then(Value::as_str),
+                v.get("args").and_then(Value::as_array).map(Vec::as_slice),
+            ) =>
+        {
+            return Ok(Merged::Foreign);
+        }
+        _ => {}
+    }
+    servers.insert(NAME.into(), want);
+    Ok(Merged::Changed(render(&root, text)))
+}
+
+/// `existing` without bsi's server (and without `mcpServers` when it held
+/// only that); `None` when bsi's server is not there. An empty text means
+/// the file holds nothing else.
+pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>, SettingsError> {
+    if tool == Tool::Codex {
+        return unmerge_toml(existing);
+    }
+    let mut root = parse(existing)?;
+    let Some(Value::Object(servers)) = root.get_mut("mcpServers") else {
+        return Ok(None);
+    };
+    let ours = servers.get(NAME).is_some_and(|v| {
+        is_ours(
+            v.get("command").and_then(Value::as_str),
+            v.get("args").and_then(Value::as_array).map(Vec::as_slice),
+        )
+    });
+    if !ours {
+        return Ok(None);
+    }
+    servers.shift_remove(NAME);
+    if servers.is_empty() {
+        root.shift_remove("mcpServers");
+    }
+    if root.is_empty() {
+        return Ok(Some(String::new()));
+    }
+    Ok(Some(render(&root, existing)))
+}
+
+fn server_json(tool: Tool) -> Value {
+    let mut s = Map::new();
+    if tool == Tool::Claude {
+        s.insert("type".into(), json!("stdio"));
+    }
+    s.insert("command".into(), json!(PROGRAM));
+    s.insert("args".into(), json!(args(tool)));
+    Value::Object(s)
+}
+
+fn parse(text: &str) -> std::result::Result<Map<String, Value>, SettingsError> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(SettingsError::Shape("the top level".into())),
+        Err(e) => Err(SettingsError::NotJson(e.to_string())),
+    }
+}
+
+/// Pretty JSON with the indentation of `like` (two spaces when it has
+/// none), ending with a newline.
+fn render(root: &Map<String, Value>, like: &str) -> String {
+    let indent = like
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.len() - l.trim_start().len()])
+        .find(|w| !w.is_empty())
+        .unwrap_or("  ");
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    // Serializing a map of JSON values into memory cannot fail.
+    let _ = root.serialize(&mut ser);
+    let mut out = String::from_utf8_lossy(&buf).into_owned();
+    out.push('\n');
+    out
+}
+
+// --- Codex: TOML, edited as text so comments and order stay -----------------
+
+/// The header of bsi's table in Codex's settings.
+const TOML_HEADER: &str = "[mcp_servers.bsi]";
+
+fn toml_block(tool: Tool) -> String {
+    let [a, b, c] = args(tool);
+    format!("{TOML_HEADER}\ncommand = \"{PROGRAM}\"\nargs = [\"{a}\", \"{b}\", \"{c}\"]\n")
+}
+
+fn toml_table(text: &str) -> std::result::Result<toml::Table, SettingsError> {
+    text.parse::<toml::Table>()
+        .map_err(|e| SettingsError::NotJson(format!("not valid TOML: {}", e.message())))
+}
+
+/// The `bsi` entry of `mcp_servers`, read.
+fn toml_server(table: &toml::Table) -> Option<(Option<String>, Vec<Value>)> {
+    let s = table
+        .get("mcp_servers")?
+        .as_table()?
+        .get(NAME)?
+        .as_table()?;
+    let command = s
+        .get("command")
+        .and_then(|c| c.as_str())
+        .map(str::to_string);
+    let args = s
+        .get("args")
+        .and_then(|a| a.as_array())
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_str().map_or(Value::Null, |s| json!(s)))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((command, args))
+}
+
+/// The bytes of bsi's table: its header to its last line before the next
+/// table (or the end), the blank lines after it left out.
+fn toml_span(text: &str) -> Option<(usize, usize)> {
+    let mut start = None;
+    let mut end = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        match start {
+            None if t == TOML_HEADER => start = Some(offset),
+            Some(s) if t.starts_with('[') => return Some((s, end)),
+            _ => {}
+        }
+        offset += line.len();
+        if start.is_some() && !t.is_empty() {
+            end = offset;
+        }
+    }
+    start.map(|s| (s, end))
+}
+
+fn merge_toml(text: &str) -> std::result::Result<Merged, SettingsError> {
+    let table = toml_table(text)?;
+    let want: Vec<Value> = args(Tool::Codex).iter().map(|a| json!(a)).collect();
+    let mut out = text.to_string();
+    match toml_server(&table) {
+        Some((command, args)) if command.as_deref() == Some(PROGRAM) && args == want => {
+            return Ok(Merged::Already);
+        }
+        Some((command, args)) if !is_ours(command.as_deref(), Some(&args)) => {
+            return Ok(Merged::Foreign);
+        }
+        Some(_) => {
+            // bsi's own table, from another version: written anew.
+            let Some((a, b)) = toml_span(text) else {
+                return Ok(Merged::Foreign);
+            };
+            out.replace_range(a..b, &toml_block(Tool::Codex));
+        }
+        None => {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&toml_block(Tool::Codex));
+        }
+    }
+    // An `mcp_servers` written inline cannot take a table after it.
+    toml_table(&out).map_err(|_| SettingsError::Shape("mcp_servers".into()))?;
+    Ok(Merged::Changed(out))
+}
+
+fn unmerge_toml(text: &str) -> std::result::Result<Option<String>, SettingsError> {
+    let table = toml_table(text)?;
+    let Some((command, args)) = toml_server(&table) else {
+        return Ok(None);
+    };
+    if !is_ours(command.as_deref(), Some(&args)) {
+        return Ok(None);
+    }
+    let Some((a, b)) = toml_span(text) else {
+        return Ok(None);
+    };
+    let mut out = text.to_string();
+    out.replace_range(a..b, "");
+    // The blank line install put before the table.
+    if out[..a].ends_with("\n\n") {
+        out.remove(a - 1);
+    }
+    toml_table(&out).map_err(|_| SettingsError::Shape("mcp_servers".into()))?;
+    if out.trim().is_empty() {
+        return Ok(Some(String::new()));
+    }
+    Ok(Some(out))
+}
+
+// --- the files ---------------------------------------------------------------
+
+/// What [`install`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    /// The server was added (the file created when it did not exist).
+    Added,
+    /// It was there already.
+    Already,
+    /// Another server named `bsi` is there: left alone.
+    Foreign,
+}
+
+/// Registers `bsi mcp` in `tool`'s MCP settings in the work tree `root`.
+pub fn install(tool: Tool, root: &Path) -> Result<(PathBuf, Registered)> {
+    let path = root.join(settings_file(tool));
+    let text = read_opt(&path)?;
+    match merge(tool, text.as_deref()).map_err(|e| unusable(&path, e))? {
+        Merged::Already => Ok((path, Registered::Already)),
+        Merged::Foreign => Ok((path, Registered::Foreign)),
+        Merged::Changed(new) => {
+            write_atomic(&path, new.as_bytes())?;
+            Ok((path, Registered::Added))
+        }
+    }
+}
+
+/// Takes `bsi mcp` out of `tool`'s MCP settings; a file left with nothing
+/// else is removed (unless it is the tool's hook settings too, which the
+/// hooks' uninstall restores). Returns whether it was there.
+pub fn uninstall(tool: Tool, root: &Path) -> Result<(PathBuf, bool)> {
+    let path = root.join(settings_file(tool));
+    let Some(text) = read_opt(&path)? else {
+        return Ok((path, false));
+    };
+    match unmerge(tool, &text).map_err(|e| unusable(&path, e))? {
+        None => Ok((path, false)),
+        Some(new)
+            if new.is_empty() && settings_file(tool) != super::install::settings_file(tool) =>
+        {
+            fs::remove_file(&path)
+                .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+            Ok((path, true))
+        }
+        Some(new) => {
+            write_atomic(&path, new.as_bytes())?;
+            Ok((path, true))
+        }
+    }
+}
+
+fn read_opt(path: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.bsi-tmp"));
+    fs::write(&tmp, bytes)
+        .and_then(|()| fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            Error::io(format!("cannot write {}", path.display()), e)
+        })
+}
+
+fn unusable(path: &Path, source: SettingsError) -> Error {
+    Error::SettingsUnusable {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_settings_keep_every_other_server_and_key() {
+        let before = "{\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"keep\": 1\n}\n";
+        for tool in [Tool::Claude, Tool::Gemini, Tool::Cursor] {
+            let Merged::Changed(after) = merge(tool, Some(before)).expect("merge") else {
+                panic!("not changed");
+            };
+            let v: Value = serde_json::from_str(&after).expect("json");
+            assert_eq!(v["mcpServers"]["other"]["command"], "x");
+            assert_eq!(v["keep"], 1);
+            assert_eq!(v["mcpServers"]["bsi"]["command"], "bsi");
+            assert_eq!(
+                v["mcpServers"]["bsi"]["args"],
+                json!(["mcp", "--tool", tool.name()])
+            );
+            // Four spaces, as the file had.
+            assert!(after.contains("\n    \"mcpServers\""), "{after}");
+            assert_eq!(merge(tool, Some(&after)).expect("again"), Merged::Already);
+            let back = unmerge(tool, &after).expect("unmerge").expect("was there");
+            let v: Value = serde_json::from_str(&back).expect("json");
+            assert_eq!(v, serde_json::from_str::<Value>(before).expect("json"));
+            assert_eq!(unmerge(tool, &back).expect("again"), None);
+        }
+    }
+
+    #[test]
+    fn a_file_of_bsi_alone_is_empty_once_unmerged() {
+        let Merged::Changed(after) = merge(Tool::Claude, None).expect("merge") else {
+            panic!("not changed");
+        };
+        assert_eq!(
+            unmerge(Tool::Claude, &after).expect("unmerge"),
+            Some(String::new())
+        );
+    }
+
+    #[test]
+    fn another_server_named_bsi_is_left_alone() {
+        let text = r#"{"mcpServers": {"bsi": {"command": "node", "args": ["x.js"]}}}"#;
+        assert_eq!(
+            merge(Tool::Cursor, Some(text)).expect("merge"),
+            Merged::Foreign
+        );
+        assert_eq!(unmerge(Tool::Cursor, text).expect("unmerge"), None);
+        let toml = "[mcp_servers.bsi]\ncommand = \"node\"\n";
+        assert_eq!(
+            merge(Tool::Codex, Some(toml)).expect("merge"),
+            Merged::Foreign
+        );
+        assert_eq!(unmerge(Tool::Codex, toml).expect("unmerge"), None);
+    }
+
+    #[test]
+    fn codex_toml_keeps_comments_and_other_tables() {
+        let before = "# mine\nmodel = \"o\"\n\n[mcp_servers.other]\ncommand = \"x\" # note\n";
+        let Merged::Changed(after) = merge(Tool::Codex, Some(before)).expect("merge") else {
+            panic!("not changed");
+        };
+        assert!(after.starts_with(before), "{after}");
+        assert!(
+            after.ends_with(
+                "[mcp_servers.bsi]\ncommand = \"bsi\"\nargs = [\"mcp\", \"--tool\", \"codex\"]\n"
+            ),
+            "{after}"
+        );
+        assert_eq!(
+            merge(Tool::Codex, Some(&after)).expect("again"),
+            Merged::Already
+        );
+        assert_eq!(
+            unmerge(Tool::Codex, &after).expect("unmerge").as_deref(),
+            Some(before)
+        );
+        // Between two tables, and from an older bsi.
+        let middle =
+            "[mcp_servers.bsi]\ncommand = \"/opt/bsi\"\nargs = [\"mcp\"]\n\n[after]\nx = 1\n";
+        let Merged::Changed(m) = merge(Tool::Codex, Some(middle)).expect("merge") else {
+            panic!("not changed");
+        };
+        assert!(
+            m.contains("args = [\"mcp\", \"--tool\", \"codex\"]\n\n[after]\nx = 1\n"),
+            "{m}"
+        );
+        assert_eq!(
+            unmerge(Tool::Codex, &m).expect("unmerge").as_deref(),
+            Some("\n[after]\nx = 1\n")
+        );
+    }
+
+    #[test]
+    fn an_inline_mcp_servers_is_refused_not_broken() {
+        let text = "mcp_servers = { other = { command = \"x\" } }\n";
+        assert!(merge(Tool::Codex, Some(text)).is_err());
+    }
+}

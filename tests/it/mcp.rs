@@ -1,0 +1,480 @@
+//! `bsi mcp` driven by a real MCP client (the official SDK's, over the
+//! binary's stdin and stdout), against real brains with a bare remote.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, Request, ResourceContents,
+    ResourceUpdatedNotificationParam, SubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::agent_hook::{replace_event, with_stdin};
+use crate::common::Brain;
+
+/// A client that counts what the server tells it.
+#[derive(Default, Clone)]
+struct Client {
+    progress: Arc<AtomicUsize>,
+    progressed: Arc<Notify>,
+    updated: Arc<Notify>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        // The handshake the agent tools speak over stdio.
+        rmcp::model::ClientConfig::default().with_protocol_version(ProtocolVersion::V_2025_06_18)
+    }
+
+    async fn on_progress(
+        &self,
+        _params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.fetch_add(1, Ordering::SeqCst);
+        self.progressed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        _params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.updated.notify_one();
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// `bsi mcp ARGS` in the brain, with `env`, as the client's server.
+async fn connect(
+    b: &Brain,
+    args: &[&str],
+    env: &[(&str, &str)],
+    client: Client,
+) -> RunningService<RoleClient, Client> {
+    let mut all = vec!["mcp"];
+    all.extend_from_slice(args);
+    let mut cmd = b.command(&all);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stderr(std::process::Stdio::null());
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::from(cmd)).expect("start bsi mcp");
+    client.serve(transport).await.expect("initialize")
+}
+
+fn object(v: Value) -> rmcp::model::JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("not an object: {v}"),
+    }
+}
+
+async fn call(c: &RunningService<RoleClient, Client>, tool: &str, args: Value) -> CallToolResult {
+    c.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(object(args)))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn doc(r: &CallToolResult) -> &Value {
+    r.structured_content.as_ref().expect("structured content")
+}
+
+fn scopes(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| c["scope"].as_str().expect("scope").to_string())
+        .collect()
+}
+
+/// The remote's registry.
+fn remote_registry(bare: &std::path::Path) -> String {
+    let o = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(bare)
+        .args(["show", "brain-index:BRAIN-INDEX.md"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git show");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn every_tool_answers_for_the_agents_session_against_a_brain_with_a_remote() {
+    let b = Brain::new();
+    let bare = b.publish_to_bare();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-other",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    let before = b.user_state();
+    let commits = b.commits();
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], Client::default()).await;
+        let mut names: Vec<String> = c
+            .list_all_tools()
+            .await
+            .expect("tools/list")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "check",
+                "claim",
+                "close",
+                "release_mine",
+                "renew",
+                "status",
+                "whoami"
+            ]
+        );
+
+        let r = call(&c, "whoami", json!({})).await;
+        assert_eq!(doc(&r)["session"], "sess-mine");
+        assert_eq!(doc(&r)["active"], json!([]));
+
+        // check: the edit hook's verdict, by lines or for the whole file.
+        let r = call(
+            &c,
+            "check",
+            json!({"path": "projets/plan.md", "lines": [7]}),
+        )
+        .await;
+        assert_eq!(doc(&r)["refused"], true, "{}", text(&r));
+        assert_eq!(doc(&r)["holders"][0]["session"], "sess-other");
+        assert!(text(&r).contains("sess-other"), "{}", text(&r));
+        let r = call(
+            &c,
+            "check",
+            json!({"path": "projets/plan.md", "lines": [19, 19]}),
+        )
+        .await;
+        assert_eq!(doc(&r)["refused"], false, "{}", text(&r));
+        let r = call(&c, "check", json!({"path": "projets/plan.md"})).await;
+        assert_eq!(doc(&r)["refused"], true, "{}", text(&r));
+        let r = call(&c, "check", json!({"path": "agents/bob.md"})).await;
+        assert_eq!(doc(&r)["refused"], false);
+
+        // claim: granted, published to the remote.
+        let r = call(
+            &c,
+            "claim",
+            json!({"scopes": ["projets/plan.md#Risks"], "note": "risks"}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert_eq!(doc(&r)["session"], "sess-mine");
+        assert_eq!(scopes(&doc(&r)["opened"]), ["projets/plan.md#Risks"]);
+        assert!(doc(&r)["commit"].is_string());
+        assert!(remote_registry(bare.path()).contains("sess-mine"));
+
+        // claim: refused, with the holder and the calls that can follow.
+        let r = call(&c, "claim", json!({"scopes": ["projets/plan.md#Goals"]})).await;
+        assert_eq!(r.is_error, Some(true));
+        let d = doc(&r);
+        assert_eq!(d["error"], "conflict");
+        assert_eq!(d["conflicts"][0]["session"], "sess-other");
+        assert_eq!(d["conflicts"][0]["agent"], "bob");
+        assert!(d["conflicts"][0]["expires"].is_string());
+        let next = d["next_calls"].as_array().expect("next calls");
+        assert!(next.iter().any(|n| n["arguments"]["wait"] == 600), "{d}");
+        assert!(
+            text(&r).contains("held by session sess-other"),
+            "{}",
+            text(&r)
+        );
+
+        // The session's own section is free to edit now.
+        let r = call(
+            &c,
+            "check",
+            json!({"path": "projets/plan.md", "lines": [19]}),
+        )
+        .await;
+        assert_eq!(doc(&r)["refused"], false);
+
+        let r = call(&c, "renew", json!({"ttl": "4h"})).await;
+        assert_eq!(scopes(&doc(&r)["renewed"]), ["projets/plan.md#Risks"]);
+
+        let r = call(&c, "status", json!({})).await;
+        let sessions: Vec<&str> = doc(&r)["active"]
+            .as_array()
+            .expect("active")
+            .iter()
+            .map(|c| c["session"].as_str().expect("session"))
+            .collect();
+        assert_eq!(sessions.len(), 2, "{sessions:?}");
+        assert!(sessions.contains(&"sess-other") && sessions.contains(&"sess-mine"));
+        assert_eq!(doc(&r)["sync"]["fetched"], true, "{}", doc(&r));
+        assert!(text(&r).contains("Fetched from the remote"), "{}", text(&r));
+
+        let r = c
+            .read_resource(ReadResourceRequestParams::new("bsi://claims"))
+            .await
+            .expect("resources/read");
+        let ResourceContents::TextResourceContents { text: body, .. } = &r.contents[0] else {
+            panic!("not text");
+        };
+        let claims: Value = serde_json::from_str(body).expect("json");
+        assert_eq!(claims["active"].as_array().expect("active").len(), 2);
+
+        // An error is an MCP error carrying bsi's hint.
+        let e = c
+            .call_tool(
+                CallToolRequestParams::new("claim")
+                    .with_arguments(object(json!({"scopes": ["agents/"], "ttl": "9h"}))),
+            )
+            .await
+            .expect_err("a TTL over 8h");
+        let rmcp::ServiceError::McpError(e) = e else {
+            panic!("{e:?}");
+        };
+        assert!(e.message.contains("hint:"), "{}", e.message);
+        assert_eq!(e.data.as_ref().expect("data")["error"], "ttl");
+
+        let r = call(&c, "close", json!({"scopes": ["projets/plan.md#Risks"]})).await;
+        assert_eq!(scopes(&doc(&r)["closed"]), ["projets/plan.md#Risks"]);
+        let r = call(&c, "whoami", json!({})).await;
+        assert_eq!(doc(&r)["active"], json!([]));
+        c.cancel().await.expect("close the client");
+    });
+    assert!(
+        !b.active().iter().any(|r| r.contains("sess-mine")),
+        "{}",
+        b.registry()
+    );
+    assert!(b.history().iter().any(|h| h.contains("sess-mine")));
+    assert!(
+        !remote_registry(bare.path())
+            .lines()
+            .any(|l| l.contains("sess-mine") && l.contains("active"))
+    );
+    // open, renew, close: three registry commits.
+    assert_eq!(b.commits(), commits + 3);
+    assert!(b.last_subject().contains("close"), "{}", b.last_subject());
+    assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn a_claim_that_waits_is_granted_once_the_holder_closes_with_progress_meanwhile() {
+    let b = Brain::new();
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-other"])
+        .ok();
+    runtime().block_on(async {
+        let client = Client::default();
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], client.clone()).await;
+        let args = object(json!({"scopes": ["projets/plan.md#Goals"], "wait": 60}));
+        let handle = c
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(Request::new(
+                    CallToolRequestParams::new("claim").with_arguments(args),
+                )),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("send");
+        // The holder closes once the server has said it waits.
+        tokio::time::timeout(Duration::from_secs(30), client.progressed.notified())
+            .await
+            .expect("a progress notification");
+        let closer = tokio::process::Command::from(b.command(&["close", "sess-other"]))
+            .output()
+            .await
+            .expect("close");
+        assert!(closer.status.success());
+        let r = handle.await_response().await.expect("response");
+        let rmcp::model::ServerResult::CallToolResult(r) = r else {
+            panic!("{r:?}");
+        };
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert_eq!(scopes(&doc(&r)["opened"]), ["projets/plan.md#Goals"]);
+        assert!(client.progress.load(Ordering::SeqCst) >= 1);
+        c.cancel().await.expect("close the client");
+    });
+    assert!(b.active().iter().any(|r| r.contains("sess-mine")));
+}
+
+#[test]
+fn a_subscriber_hears_when_the_registry_branch_moves() {
+    let b = Brain::new();
+    runtime().block_on(async {
+        let client = Client::default();
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], client.clone()).await;
+        // The subscription of the protocol versions with a handshake.
+        #[allow(deprecated)]
+        let subscribed = c
+            .subscribe(SubscribeRequestParams::new("bsi://claims"))
+            .await;
+        subscribed.expect("subscribe");
+        // Another session claims, from its own shell.
+        let o = b
+            .command(&["open", "agents/", "--session", "sess-other"])
+            .output()
+            .expect("open");
+        assert!(o.status.success());
+        tokio::time::timeout(Duration::from_secs(30), client.updated.notified())
+            .await
+            .expect("notifications/resources/updated");
+        c.cancel().await.expect("close the client");
+    });
+}
+
+#[test]
+fn the_server_acts_for_the_session_the_tools_session_start_hook_named() {
+    // The session-start hook and the server are both children of the tool
+    // (here: this test process); no BSI_SESSION anywhere.
+    let b = Brain::new();
+    let start = json!({
+        "session_id": "chat-1", "cwd": b.path(), "hook_event_name": "SessionStart",
+        "source": "startup"
+    })
+    .to_string();
+    let r = with_stdin(
+        &b,
+        &["hook", "session-start", "--tool", "claude"],
+        &start,
+        &[],
+    );
+    r.ok();
+    let context = r.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context")
+        .to_string();
+    let session = context
+        .split("Your bsi session: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the session named")
+        .to_string();
+    runtime().block_on(async {
+        let c = connect(&b, &["--tool", "claude"], &[], Client::default()).await;
+        let r = call(&c, "whoami", json!({})).await;
+        assert_eq!(doc(&r)["session"], session.as_str(), "{}", text(&r));
+        let r = call(&c, "claim", json!({"scopes": ["projets/plan.md#Goals"]})).await;
+        assert_eq!(doc(&r)["session"], session.as_str(), "{}", text(&r));
+        c.cancel().await.expect("close the client");
+    });
+    // The claim made through MCP is the agent's own for the edit hook.
+    let mut ev: Value = serde_json::from_str(&replace_event(
+        &b,
+        "claude",
+        "projets/plan.md",
+        "goal text",
+        "better goal text",
+    ))
+    .expect("event");
+    ev["session_id"] = json!("chat-1");
+    let r = with_stdin(
+        &b,
+        &["hook", "edit", "--tool", "claude"],
+        &ev.to_string(),
+        &[],
+    );
+    r.ok();
+    assert!(!r.stdout.contains("\"deny\""), "{}", r.stdout);
+    // Another chat of the tool is refused the same edit.
+    ev["session_id"] = json!("chat-2");
+    let r = with_stdin(
+        &b,
+        &["hook", "edit", "--tool", "claude"],
+        &ev.to_string(),
+        &[],
+    );
+    assert!(r.stdout.contains("\"deny\""), "{}", r.stdout);
+}
+
+#[test]
+fn agent_install_registers_the_server_beside_the_users_own_and_uninstall_takes_it_out() {
+    let cases = [
+        ("claude", ".mcp.json"),
+        ("codex", ".codex/config.toml"),
+        ("gemini", ".gemini/settings.json"),
+        ("cursor", ".cursor/mcp.json"),
+    ];
+    for (tool, rel) in cases {
+        let b = Brain::new();
+        let status = b.git(&["status", "--porcelain"]);
+        b.bsi(&["agent", "install", tool])
+            .ok()
+            .stdout_has(&format!("registered the MCP server `bsi mcp` in {rel}"));
+        let text = b.read(rel);
+        if tool == "codex" {
+            assert_eq!(
+                text,
+                "[mcp_servers.bsi]\ncommand = \"bsi\"\nargs = [\"mcp\", \"--tool\", \"codex\"]\n"
+            );
+        } else {
+            let v: Value = serde_json::from_str(&text).expect("json");
+            // `bsi` from the PATH: no path of this machine in a shared file.
+            assert_eq!(v["mcpServers"]["bsi"]["command"], "bsi", "{tool}");
+            assert_eq!(
+                v["mcpServers"]["bsi"]["args"],
+                json!(["mcp", "--tool", tool])
+            );
+        }
+        b.bsi(&["agent", "install", tool])
+            .ok()
+            .stdout_has("is already in");
+        b.bsi(&["agent", "uninstall", tool])
+            .ok()
+            .stdout_has(&format!("took the MCP server `bsi mcp` out of {rel}"));
+        assert!(!b.path().join(rel).exists(), "{tool}: {rel}");
+        assert_eq!(b.git(&["status", "--porcelain"]), status, "{tool}");
+    }
+    // The user's servers and keys stay, in their order and indentation.
+    let b = Brain::new();
+    let mine = "{\n    \"mcpServers\": {\n        \"notes\": {\n            \"command\": \"notes-server\"\n        }\n    },\n    \"other\": true\n}\n";
+    b.write(".mcp.json", mine);
+    let toml = "# my servers\n[mcp_servers.notes]\ncommand = \"notes-server\" # local\n";
+    b.write(".codex/config.toml", toml);
+    b.bsi(&["agent", "install", "claude"]).ok();
+    b.bsi(&["agent", "install", "codex"]).ok();
+    let v: Value = serde_json::from_str(&b.read(".mcp.json")).expect("json");
+    assert_eq!(v["mcpServers"]["notes"]["command"], "notes-server");
+    assert_eq!(v["other"], true);
+    assert!(b.read(".codex/config.toml").starts_with(toml));
+    b.bsi(&["agent", "uninstall", "claude"]).ok();
+    b.bsi(&["agent", "uninstall", "codex"]).ok();
+    assert_eq!(b.read(".mcp.json"), mine);
+    assert_eq!(b.read(".codex/config.toml"), toml);
+    // A server of the user's named bsi is left alone.
+    let theirs = "{\"mcpServers\": {\"bsi\": {\"command\": \"node\", \"args\": [\"x.js\"]}}}\n";
+    b.write(".cursor/mcp.json", theirs);
+    b.bsi(&["agent", "install", "cursor"])
+        .ok()
+        .stdout_has("another MCP server named bsi");
+    b.bsi(&["agent", "uninstall", "cursor"]).ok();
+    assert_eq!(b.read(".cursor/mcp.json"), theirs);
+}
