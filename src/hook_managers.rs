@@ -778,6 +778,60 @@ pub fn describe(l: &Layout) -> String {
     }
 }
 
+/// One of bsi's hooks that git does not reach in this work tree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// The hook.
+    pub hook: String,
+    /// What is wrong.
+    pub what: String,
+    /// What to run.
+    pub fix: String,
+}
+
+/// The guard in this work tree, for `bsi status --json`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GuardState {
+    /// Whether this clone's guard was installed (`bsi hook install`).
+    pub installed: bool,
+    /// Whether every hook of bsi's is reached in this work tree.
+    pub on: bool,
+    /// The hooks not reached, with what mends each; empty when on.
+    pub problems: Vec<Problem>,
+}
+
+/// Whether this work tree's guard is on, and what is wrong if not.
+pub fn guard_state(git: &Git, names: &[&str]) -> GuardState {
+    let Ok(l) = Layout::read(git) else {
+        return GuardState {
+            installed: false,
+            on: false,
+            problems: vec![Problem {
+                hook: String::new(),
+                what: "bsi cannot read where git runs this work tree's hooks".into(),
+                fix: "run `bsi doctor`".into(),
+            }],
+        };
+    };
+    let installed = installed_in_clone(git, &l, names);
+    let problems: Vec<Problem> = names
+        .iter()
+        .filter_map(|n| match health(&l, n) {
+            Health::Off { what, fix } => Some(Problem {
+                hook: (*n).to_string(),
+                what,
+                fix,
+            }),
+            Health::Reached(_) => None,
+        })
+        .collect();
+    GuardState {
+        installed,
+        on: problems.is_empty(),
+        problems,
+    }
+}
+
 /// The line `bsi status` shows when this clone installed the guard and a
 /// hook of it is not reached in this work tree; `None` when all are (or
 /// the guard was never installed here: `bsi doctor` says so).

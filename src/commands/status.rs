@@ -29,6 +29,8 @@ struct Status {
     queue: Vec<output::WaiterJson>,
     /// The remote's state; null without a remote.
     sync: Option<SyncJson>,
+    /// Whether this work tree's commit guard is on, and what is wrong if not.
+    guard: crate::hook_managers::GuardState,
 }
 
 pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
@@ -48,6 +50,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             queue: output::WaiterJson::list(&waiting),
             sync,
+            guard: crate::hook_managers::guard_state(&brain.git, crate::githooks::HOOKS),
         })?;
         return Ok(if collisions.is_empty() {
             exit::OK
