@@ -155,6 +155,19 @@ fn doctor_says_off(b: &Brain, dir: &Path, needle: &str) {
         .ok()
         .stdout_has("GUARD OFF in this work tree")
         .stdout_has("`bsi doctor`");
+    let r = bsi(b, dir, &["status", "--offline", "--json"]);
+    r.ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("status --json");
+    assert_eq!(v["guard"]["on"], false, "{v}");
+    assert_eq!(v["guard"]["installed"], true, "{v}");
+    let problems = v["guard"]["problems"].as_array().expect("problems");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["what"].as_str().is_some_and(|w| w.contains(needle))
+                && p["fix"].as_str().is_some_and(|f| !f.is_empty())),
+        "{v}"
+    );
 }
 
 #[track_caller]
@@ -165,6 +178,11 @@ fn doctor_says_on(b: &Brain, dir: &Path) {
     let s = bsi(b, dir, &["status", "--offline"]);
     s.ok();
     assert!(!s.stdout.contains("GUARD OFF"), "{}", s.stdout);
+    let r = bsi(b, dir, &["status", "--offline", "--json"]);
+    r.ok();
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("status --json");
+    assert_eq!(v["guard"]["on"], true, "{v}");
+    assert_eq!(v["guard"]["problems"], serde_json::json!([]), "{v}");
 }
 
 // ---------------------------------------------------------------- paths
