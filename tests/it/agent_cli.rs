@@ -700,3 +700,125 @@ fn gemini_cli_claim_on_write_tells_the_model() {
     assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
     assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
 }
+
+/// Issue 23 in Claude Code: with `bsi agent install claude` (which registers
+/// `bsi mcp` in `.mcp.json`) in a brain with a bare remote, the model claims
+/// a free section through the MCP tool `claim`, edits inside it, and is
+/// refused the held section with its holder and the calls that can follow.
+#[test]
+fn claude_code_claims_through_mcp() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let bare = s.b.publish_to_bare();
+    // Headless, Claude Code starts a project's `.mcp.json` servers once the
+    // person approved them: here, in the project's local settings.
+    s.b.write(
+        ".claude/settings.local.json",
+        &json!({"enableAllProjectMcpServers": true}).to_string(),
+    );
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Goals"]}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let model = FakeModel::start("anthropic", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "mcp__bsi__claim",
+        "--output-format",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    // The server's tools were offered to the model under Claude Code's names.
+    assert!(
+        declared(&model, "mcp__bsi__claim").is_some_and(|p| p.contains("scopes")),
+        "{ctx}"
+    );
+    // The free claim: granted to the agent's own session.
+    let granted = &last_message(&turns[2]);
+    assert!(
+        granted.contains("projets/plan.md#Risks") && granted.contains(&session),
+        "the grant reaches the model: {granted}\n{ctx}"
+    );
+    // The edit inside it passed the edit hook.
+    let text = s.b.read("projets/plan.md");
+    assert!(text.contains("new risk"), "{text}\n{ctx}");
+    assert!(text.contains("goal text"), "{text}");
+    // The held section: refused, with the holder and what to call next.
+    let refused = &last_message(&turns[4]);
+    assert!(
+        refused.contains("held by session sess-other") && refused.contains("wait"),
+        "the refusal reaches the model: {refused}\n{ctx}"
+    );
+    // The registry, here and on the remote: Risks is the agent's session's,
+    // Goals still sess-other's.
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains(&session)),
+        "{active:?}"
+    );
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Goals") && r.contains("sess-other")),
+        "{active:?}"
+    );
+    assert!(
+        !active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Goals") && r.contains(&session)),
+        "{active:?}"
+    );
+    let remote = Command::new("git")
+        .arg("--git-dir")
+        .arg(bare.path())
+        .args(["log", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    let log = String::from_utf8_lossy(&remote.stdout);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.contains("projets/plan.md#Risks") && l.contains(&session)),
+        "the claim is the remote registry's last commit: {log}"
+    );
+    // The user's branch: untouched by the claims.
+    let main = s.b.git(&["log", "--format=%s", "main"]);
+    assert!(!main.contains(&session), "{main}");
+}
+
+/// The last message of a turn's request (what the model just received).
+fn last_message(turn: &str) -> String {
+    let body: Value = serde_json::from_str(turn).unwrap_or(Value::Null);
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m.to_string())
+        .unwrap_or_default()
+}
