@@ -721,7 +721,7 @@ fn claude_code_claims_through_mcp() {
         {"tool": "Read", "args": {"file_path": plan}},
         {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
         {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
-        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Goals"]}},
+        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Goals", "agents/bob.md"]}},
         {"text": "done"},
         {"text": "done, keeping the claim on purpose"},
     ]);
@@ -768,10 +768,15 @@ fn claude_code_claims_through_mcp() {
     let text = s.b.read("projets/plan.md");
     assert!(text.contains("new risk"), "{text}\n{ctx}");
     assert!(text.contains("goal text"), "{text}");
-    // The held section: refused, with the holder and what to call next.
+    // The held section: refused, all or nothing, with the holder, its expiry
+    // and the calls that can follow (the free part alone, or a wait).
     let refused = &last_message(&turns[4]);
     assert!(
-        refused.contains("held by session sess-other") && refused.contains("wait"),
+        refused.contains("Claim refused")
+            && refused.contains("is held by session sess-other (agent bob")
+            && refused.contains("until 2026-03-14T11:30:00Z")
+            && refused.contains(r#"{\"scopes\":[\"agents/bob.md\"]}"#)
+            && refused.contains(r#"\"wait\":600"#),
         "the refusal reaches the model: {refused}\n{ctx}"
     );
     // The registry, here and on the remote: Risks is the agent's session's,
@@ -790,10 +795,9 @@ fn claude_code_claims_through_mcp() {
         "{active:?}"
     );
     assert!(
-        !active
-            .iter()
-            .any(|r| r.contains("projets/plan.md#Goals") && r.contains(&session)),
-        "{active:?}"
+        !active.iter().any(|r| r.contains("agents/bob.md")
+            || (r.contains("projets/plan.md#Goals") && r.contains(&session))),
+        "nothing of the refused claim was written: {active:?}"
     );
     let remote = Command::new("git")
         .arg("--git-dir")
