@@ -826,3 +826,125 @@ fn last_message(turn: &str) -> String {
         .map(|m| m.to_string())
         .unwrap_or_default()
 }
+
+/// The names of the tools the CLI offered the model in its first turn.
+fn offered(model: &FakeModel) -> Vec<String> {
+    let Some(first) = model.requests().into_iter().find(|r| r["turn"].is_number()) else {
+        return Vec::new();
+    };
+    first["body"]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Issue 23 in Codex CLI's `workspace-write` sandbox, where the shell cannot
+/// write `.git` and so cannot claim: the MCP server Codex starts from
+/// `[mcp_servers.bsi]` runs outside the sandbox, and the model claims,
+/// edits and is refused through it.
+#[test]
+fn codex_cli_claims_through_mcp_in_the_sandbox() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let bare = s.b.publish_to_bare();
+    let shell = |c: &str| json!({"tool": "exec_command", "args": {"cmd": c}});
+    let claim = |scopes: Value| json!({"tool": "claim", "namespace": "mcp__bsi", "args": {"scopes": scopes}});
+    let turns = json!([
+        shell(&format!("{} open agents/alice.md --session {{{{session}}}}", bsi_word())),
+        claim(json!(["projets/plan.md#Risks"])),
+        shell(&patch_command("projets/plan.md", "risk text", "new risk")),
+        claim(json!(["projets/plan.md#Goals", "agents/bob.md"])),
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let model = FakeModel::start("openai", &turns, s.work.path());
+    let home = codex_home(&s, model.port);
+    let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        // Headless, nobody is asked: the person approved bsi's tools.
+        "-c",
+        "mcp_servers.bsi.default_tools_approval_mode=\"approve\"",
+        "--json",
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- offered {:?}",
+        run.stdout,
+        run.stderr,
+        offered(&model)
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    let last = |i: usize| {
+        let body: Value = serde_json::from_str(&turns[i]).unwrap_or(Value::Null);
+        body["input"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["output"].as_str().map_or(m.to_string(), str::to_string))
+            .unwrap_or_default()
+    };
+    // The shell's `bsi open` fails in the sandbox: nothing claimed.
+    let shell_open = last(1);
+    assert!(
+        shell_open.contains("Read-only file system"),
+        "the sandbox stops the shell's claim: {shell_open}\n{ctx}"
+    );
+    assert!(
+        !s.b.active().iter().any(|r| r.contains("agents/alice.md")),
+        "{:?}\n{ctx}",
+        s.b.active()
+    );
+    // The MCP claim is granted to the agent's session.
+    let granted = last(2);
+    assert!(
+        granted.contains("projets/plan.md#Risks") && granted.contains(&session),
+        "the grant reaches the model: {granted}\n{ctx}"
+    );
+    let text = s.b.read("projets/plan.md");
+    assert!(
+        text.contains("new risk") && text.contains("goal text"),
+        "{text}\n{ctx}"
+    );
+    let refused = last(4);
+    assert!(
+        refused.contains(r#""error":"conflict""#)
+            && refused.contains(r#""session":"sess-other""#)
+            && refused.contains(r#""agent":"bob""#)
+            && refused.contains(r#""free_in_request":["agents/bob.md"]"#)
+            && refused.contains(r#""wait":600"#),
+        "the refusal reaches the model: {refused}\n{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains(&session)),
+        "{active:?}"
+    );
+    assert!(
+        !active.iter().any(|r| r.contains("agents/bob.md")
+            || (r.contains("projets/plan.md#Goals") && r.contains(&session))),
+        "{active:?}"
+    );
+    let remote = Command::new("git")
+        .arg("--git-dir")
+        .arg(bare.path())
+        .args(["log", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    let log = String::from_utf8_lossy(&remote.stdout);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.contains("projets/plan.md#Risks") && l.contains(&session)),
+        "{log}"
+    );
+}
