@@ -544,6 +544,9 @@ fn codex_cli() {
             "MISSING trust    the project is trusted; 0 of .codex/hooks.json's hooks trusted",
         )
         .stdout_has("open `/hooks`")
+        .stdout_has(
+            "ok      mcp      bsi's MCP server (`bsi mcp`) is registered in .codex/config.toml",
+        )
         .stdout_has("ok      reached");
 }
 
