@@ -11,6 +11,8 @@
 //! `projets/plan.md#Goals`; the scripted model edits that section, edits a
 //! free one, claims a file from its shell with `bsi open`, edits it, and
 //! stops twice. What the model received is read back from the server's log.
+//! Two more runs (Claude Code, and Codex in its `workspace-write` sandbox)
+//! claim through bsi's MCP server instead of the shell.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -826,7 +828,7 @@ fn last_message(turn: &str) -> String {
     body["messages"]
         .as_array()
         .and_then(|m| m.last())
-        .map(|m| m.to_string())
+        .map(ToString::to_string)
         .unwrap_or_default()
 }
 
