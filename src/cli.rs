@@ -504,8 +504,9 @@ pub enum AgentAction {
     /// For each tool (or the one named): bsi's hooks in its project
     /// settings, the program they run found on PATH, the tool's trust
     /// (Codex project and hook trust, Gemini folder trust, Claude Code
-    /// workspace trust) and whether a session of the tool has reached the
-    /// hooks yet. Exit 0 when nothing is missing, 1 otherwise.
+    /// workspace trust), bsi's MCP server in its MCP settings, and whether a
+    /// session of the tool has reached the hooks yet. Exit 0 when nothing is
+    /// missing, 1 otherwise.
     Doctor {
         /// The agent tool (default: every tool whose settings file exists).
         #[arg(value_enum)]

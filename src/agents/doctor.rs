@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::install::{self, PROGRAM};
+use super::mcp_config::{self, Registration};
 use super::{Tool, sessions};
 
 /// One finding of the doctor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
-    /// What was checked: `hooks`, `program`, `trust`, `reached`.
+    /// What was checked: `hooks`, `program`, `trust`, `mcp`, `reached`.
     pub what: &'static str,
     /// `Some(true)`: in order; `Some(false)`: missing; `None`: bsi cannot
     /// tell.
@@ -77,6 +78,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     }
     out.push(program_item(tool, &commands, places));
     out.push(trust_item(tool, root, &settings, places));
+    out.push(mcp_item(tool, root));
     let reached = sessions::SessionMap::new(&sessions::dir_in(common)).reached(tool);
     out.push(match reached {
         Some(when) => Item {
@@ -102,6 +104,53 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
         },
     });
     out
+}
+
+/// Whether bsi's MCP server is registered in the tool's MCP settings.
+fn mcp_item(tool: Tool, root: &Path) -> Item {
+    let rel = mcp_config::settings_file(tool);
+    let text = fs::read_to_string(root.join(rel)).ok();
+    let install = format!("`bsi agent install {}`", tool.name());
+    let (ok, detail, next) = match mcp_config::registration(tool, text.as_deref()) {
+        Registration::Registered => (
+            Some(true),
+            format!("bsi's MCP server (`bsi mcp`) is registered in {rel}"),
+            None,
+        ),
+        Registration::Differs => (
+            Some(false),
+            format!("{rel} runs `bsi mcp`, but not as install writes it"),
+            Some(format!("{install} again")),
+        ),
+        Registration::Missing if text.is_none() => (
+            Some(false),
+            format!("there is no {rel}: bsi's MCP server is not registered"),
+            Some(install),
+        ),
+        Registration::Missing => (
+            Some(false),
+            format!("bsi's MCP server is not registered in {rel}"),
+            Some(install),
+        ),
+        Registration::Foreign => (
+            None,
+            format!("{rel} has a server named bsi that does not run `bsi mcp`"),
+            Some(format!(
+                "rename or remove that server in {rel}, then {install} again"
+            )),
+        ),
+        Registration::Unreadable => (
+            Some(false),
+            format!("{rel} cannot be read as {}'s MCP settings", tool.title()),
+            Some(format!("fix {rel}, then {install} again")),
+        ),
+    };
+    Item {
+        what: "mcp",
+        ok,
+        detail,
+        next,
+    }
 }
 
 fn program_item(tool: Tool, commands: &[String], places: &Places) -> Item {
@@ -366,6 +415,41 @@ mod tests {
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].ok, Some(false));
         assert_eq!(items[0].next.as_deref(), Some("`bsi agent install claude`"));
+    }
+
+    #[test]
+    fn the_mcp_server_registered_missing_or_foreign() {
+        for tool in [Tool::Claude, Tool::Codex, Tool::Gemini, Tool::Cursor] {
+            let (_d, root, common, places) = setup(tool);
+            mcp_config::install(tool, &root).expect("register");
+            let mcp = item(&check(tool, &root, &common, &places), "mcp");
+            assert_eq!(mcp.ok, Some(true), "{tool:?}: {mcp:?}");
+            mcp_config::uninstall(tool, &root).expect("unregister");
+            let mcp = item(&check(tool, &root, &common, &places), "mcp");
+            assert_eq!(mcp.ok, Some(false), "{tool:?}: {mcp:?}");
+            let install = format!("`bsi agent install {}`", tool.name());
+            assert_eq!(mcp.next.as_deref(), Some(install.as_str()), "{mcp:?}");
+        }
+        // A server of another program named bsi: left alone, and said.
+        let (_d, root, common, places) = setup(Tool::Gemini);
+        let settings = root.join(".gemini/settings.json");
+        let mut v: Value =
+            serde_json::from_str(&fs::read_to_string(&settings).expect("read")).expect("json");
+        v["mcpServers"] = serde_json::json!({"bsi": {"command": "other-tool", "args": ["serve"]}});
+        fs::write(&settings, v.to_string()).expect("write");
+        let mcp = item(&check(Tool::Gemini, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, None, "{mcp:?}");
+        assert!(
+            mcp.detail
+                .contains("a server named bsi that does not run `bsi mcp`"),
+            "{mcp:?}"
+        );
+        // `bsi mcp` without the tool's arguments: install again.
+        v["mcpServers"] = serde_json::json!({"bsi": {"command": "bsi", "args": ["mcp"]}});
+        fs::write(&settings, v.to_string()).expect("write");
+        let mcp = item(&check(Tool::Gemini, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, Some(false), "{mcp:?}");
+        assert!(mcp.detail.contains("not as install writes it"), "{mcp:?}");
     }
 
     #[test]

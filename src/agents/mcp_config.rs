@@ -274,6 +274,34 @@ fn unmerge_toml(text: &str) -> std::result::Result<Option<String>, SettingsError
     Ok(Some(out))
 }
 
+/// Whether `tool`'s MCP settings register bsi's server, as the doctor says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// As install writes it.
+    Registered,
+    /// A server named `bsi` runs `bsi mcp`, but not as install writes it.
+    Differs,
+    /// No server named `bsi`.
+    Missing,
+    /// A server named `bsi` runs something else.
+    Foreign,
+    /// The file cannot be read as the tool's settings.
+    Unreadable,
+}
+
+/// What the settings text `existing` (`None`: no file) registers.
+pub fn registration(tool: Tool, existing: Option<&str>) -> Registration {
+    match merge(tool, existing) {
+        Ok(Merged::Already) => Registration::Registered,
+        Ok(Merged::Foreign) => Registration::Foreign,
+        Ok(Merged::Changed(_)) => match existing.map(|t| unmerge(tool, t)) {
+            Some(Ok(Some(_))) => Registration::Differs,
+            _ => Registration::Missing,
+        },
+        Err(_) => Registration::Unreadable,
+    }
+}
+
 // --- the files ---------------------------------------------------------------
 
 /// What [`install`] did.

@@ -5,7 +5,8 @@
 // API is the wire format the CLI speaks: `anthropic` (Messages API, SSE
 // when asked), `openai` (Responses API, SSE), `gemini` (generateContent and
 // streamGenerateContent). SCRIPT is a JSON list of turns, each
-// `{"tool": NAME, "args": {...}}` (the model calls a tool) or
+// `{"tool": NAME, "args": {...}}` (the model calls a tool; with
+// `"namespace": NS` for a tool the CLI offers inside a namespace) or
 // `{"text": "..."}` (the model answers and ends its turn); `{{session}}`
 // anywhere in a turn is replaced as `takeTurn` says. Every request
 // that offers tools is a turn of the agent's conversation and gets the next
@@ -115,6 +116,8 @@ function openai(req, res, body, url) {
     item = { type: "custom_tool_call", id: `ctc_${ids}`, call_id: `call_${ids}`, name: turn.tool, input: turn.args, status: "completed" };
   } else if (turn.tool) {
     item = { type: "function_call", id: `fc_${ids}`, call_id: `call_${ids}`, name: turn.tool, arguments: JSON.stringify(turn.args), status: "completed" };
+    // A tool of a namespace (Codex offers an MCP server's tools as one).
+    if (turn.namespace) item.namespace = turn.namespace;
   } else {
     item = {
       type: "message",

@@ -11,6 +11,8 @@
 //! `projets/plan.md#Goals`; the scripted model edits that section, edits a
 //! free one, claims a file from its shell with `bsi open`, edits it, and
 //! stops twice. What the model received is read back from the server's log.
+//! Two more runs (Claude Code, and Codex in its `workspace-write` sandbox)
+//! claim through bsi's MCP server instead of the shell.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -544,6 +546,9 @@ fn codex_cli() {
             "MISSING trust    the project is trusted; 0 of .codex/hooks.json's hooks trusted",
         )
         .stdout_has("open `/hooks`")
+        .stdout_has(
+            "ok      mcp      bsi's MCP server (`bsi mcp`) is registered in .codex/config.toml",
+        )
         .stdout_has("ok      reached");
 }
 
@@ -699,4 +704,252 @@ fn gemini_cli_claim_on_write_tells_the_model() {
     let last = turns.last().expect("turns");
     assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
     assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
+}
+
+/// Issue 23 in Claude Code: with `bsi agent install claude` (which registers
+/// `bsi mcp` in `.mcp.json`) in a brain with a bare remote, the model claims
+/// a free section through the MCP tool `claim`, edits inside it, and is
+/// refused the held section with its holder and the calls that can follow.
+#[test]
+fn claude_code_claims_through_mcp() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let bare = s.b.publish_to_bare();
+    // Headless, Claude Code starts a project's `.mcp.json` servers once the
+    // person approved them: here, in the project's local settings.
+    s.b.write(
+        ".claude/settings.local.json",
+        &json!({"enableAllProjectMcpServers": true}).to_string(),
+    );
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"tool": "mcp__bsi__claim", "args": {"scopes": ["projets/plan.md#Goals", "agents/bob.md"]}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let model = FakeModel::start("anthropic", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "mcp__bsi__claim",
+        "--output-format",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    // The server's tools were offered to the model under Claude Code's names.
+    assert!(
+        declared(&model, "mcp__bsi__claim").is_some_and(|p| p.contains("scopes")),
+        "{ctx}"
+    );
+    // The free claim: granted to the agent's own session.
+    let granted = &last_message(&turns[2]);
+    assert!(
+        granted.contains("projets/plan.md#Risks") && granted.contains(&session),
+        "the grant reaches the model: {granted}\n{ctx}"
+    );
+    // The edit inside it passed the edit hook.
+    let text = s.b.read("projets/plan.md");
+    assert!(text.contains("new risk"), "{text}\n{ctx}");
+    assert!(text.contains("goal text"), "{text}");
+    // The held section: refused, all or nothing, with the holder, its expiry
+    // and the calls that can follow (the free part alone, or a wait).
+    let refused = &last_message(&turns[4]);
+    assert!(
+        refused.contains("Claim refused")
+            && refused.contains("is held by session sess-other (agent bob")
+            && refused.contains("until 2026-03-14T11:30:00Z")
+            && refused.contains(r#"{\"scopes\":[\"agents/bob.md\"]}"#)
+            && refused.contains(r#"\"wait\":600"#),
+        "the refusal reaches the model: {refused}\n{ctx}"
+    );
+    // The registry, here and on the remote: Risks is the agent's session's,
+    // Goals still sess-other's.
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains(&session)),
+        "{active:?}"
+    );
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Goals") && r.contains("sess-other")),
+        "{active:?}"
+    );
+    assert!(
+        !active.iter().any(|r| r.contains("agents/bob.md")
+            || (r.contains("projets/plan.md#Goals") && r.contains(&session))),
+        "nothing of the refused claim was written: {active:?}"
+    );
+    let remote = Command::new("git")
+        .arg("--git-dir")
+        .arg(bare.path())
+        .args(["log", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    let log = String::from_utf8_lossy(&remote.stdout);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.contains("projets/plan.md#Risks") && l.contains(&session)),
+        "the claim is the remote registry's last commit: {log}"
+    );
+    // The user's branch: untouched by the claims.
+    let main = s.b.git(&["log", "--format=%s", "main"]);
+    assert!(!main.contains(&session), "{main}");
+}
+
+/// The last message of a turn's request (what the model just received).
+fn last_message(turn: &str) -> String {
+    let body: Value = serde_json::from_str(turn).unwrap_or(Value::Null);
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// The names of the tools the CLI offered the model in its first turn.
+fn offered(model: &FakeModel) -> Vec<String> {
+    let Some(first) = model.requests().into_iter().find(|r| r["turn"].is_number()) else {
+        return Vec::new();
+    };
+    first["body"]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Issue 23 in Codex CLI's `workspace-write` sandbox, where the shell cannot
+/// write `.git` and so cannot claim: the MCP server Codex starts from
+/// `[mcp_servers.bsi]` runs outside the sandbox, and the model claims,
+/// edits and is refused through it.
+#[test]
+fn codex_cli_claims_through_mcp_in_the_sandbox() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let bare = s.b.publish_to_bare();
+    let shell = |c: &str| json!({"tool": "exec_command", "args": {"cmd": c}});
+    let claim = |scopes: Value| json!({"tool": "claim", "namespace": "mcp__bsi", "args": {"scopes": scopes}});
+    let turns = json!([
+        shell(&format!("{} open agents/alice.md --session {{{{session}}}}", bsi_word())),
+        claim(json!(["projets/plan.md#Risks"])),
+        shell(&patch_command("projets/plan.md", "risk text", "new risk")),
+        claim(json!(["projets/plan.md#Goals", "agents/bob.md"])),
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let model = FakeModel::start("openai", &turns, s.work.path());
+    let home = codex_home(&s, model.port);
+    let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        // Headless, nobody is asked: the person approved bsi's tools.
+        "-c",
+        "mcp_servers.bsi.default_tools_approval_mode=\"approve\"",
+        "--json",
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- offered {:?}",
+        run.stdout,
+        run.stderr,
+        offered(&model)
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    let last = |i: usize| {
+        let body: Value = serde_json::from_str(&turns[i]).unwrap_or(Value::Null);
+        body["input"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["output"].as_str().map_or(m.to_string(), str::to_string))
+            .unwrap_or_default()
+    };
+    // The shell's `bsi open` fails in the sandbox: nothing claimed.
+    let shell_open = last(1);
+    assert!(
+        shell_open.contains("Read-only file system"),
+        "the sandbox stops the shell's claim: {shell_open}\n{ctx}"
+    );
+    assert!(
+        !s.b.active().iter().any(|r| r.contains("agents/alice.md")),
+        "{:?}\n{ctx}",
+        s.b.active()
+    );
+    // The MCP claim is granted to the agent's session.
+    let granted = last(2);
+    assert!(
+        granted.contains("projets/plan.md#Risks") && granted.contains(&session),
+        "the grant reaches the model: {granted}\n{ctx}"
+    );
+    let text = s.b.read("projets/plan.md");
+    assert!(
+        text.contains("new risk") && text.contains("goal text"),
+        "{text}\n{ctx}"
+    );
+    let refused = last(4);
+    assert!(
+        refused.contains(r#""error":"conflict""#)
+            && refused.contains(r#""session":"sess-other""#)
+            && refused.contains(r#""agent":"bob""#)
+            && refused.contains(r#""free_in_request":["agents/bob.md"]"#)
+            && refused.contains(r#""wait":600"#),
+        "the refusal reaches the model: {refused}\n{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains(&session)),
+        "{active:?}"
+    );
+    assert!(
+        !active.iter().any(|r| r.contains("agents/bob.md")
+            || (r.contains("projets/plan.md#Goals") && r.contains(&session))),
+        "{active:?}"
+    );
+    let remote = Command::new("git")
+        .arg("--git-dir")
+        .arg(bare.path())
+        .args(["log", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    let log = String::from_utf8_lossy(&remote.stdout);
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.contains("projets/plan.md#Risks") && l.contains(&session)),
+        "{log}"
+    );
 }
