@@ -1,7 +1,12 @@
-//! Waiting for the registry to change, for `bsi open --wait`: the local
-//! registry branch is watched, and with a remote its registry branch is
-//! fetched, with pauses that grow from half a second to five. Nothing is
-//! written while waiting; the caller plans again once something changed.
+//! Waiting for the registry to change, for `bsi open --wait`. The local
+//! registry branch is looked at every 200 ms (reading a reference costs
+//! nothing), so a close made in this clone or a linked work tree wakes the
+//! waiter at once. With a remote its registry branch is also fetched: every
+//! half second by the queue's head (the one waiter served next), with pauses
+//! growing from half a second to five by everyone else, so the remote sees
+//! at most two fetches a second from each queue's head and a slow trickle
+//! from the rest. Nothing is written while waiting; the caller plans again
+//! once something changed.
 
 use std::time::{Duration, Instant};
 
@@ -9,24 +14,32 @@ use crate::git_cli::Remote;
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::{Brain, Tips};
 
-/// How often the local registry branch is looked at when there is no
-/// remote: reading a reference costs nothing.
+/// How often the local registry branch is looked at: reading a reference
+/// costs nothing.
 const LOCAL_POLL: Duration = Duration::from_millis(200);
+
+/// How often the queue's head fetches the remote's registry branch: it is
+/// served next, so it should notice a close within a fraction of a second.
+pub const HEAD_FETCH: Duration = Duration::from_millis(500);
 
 /// A wait with a deadline.
 pub struct Waiting {
     deadline: Instant,
     remote: Option<Remote>,
     attempt: u32,
+    /// When the remote is fetched next.
+    next_fetch: Instant,
 }
 
 impl Waiting {
     /// A wait of `wait` from now.
     pub fn new(settings: &Settings, wait: Duration) -> Waiting {
+        let now = Instant::now();
         Waiting {
-            deadline: Instant::now() + wait,
+            deadline: now + wait,
             remote: settings.remote().ok().flatten(),
             attempt: 0,
+            next_fetch: now + pause(0),
         }
     }
 
@@ -39,12 +52,23 @@ impl Waiting {
     /// `since` (fetching the remote's between pauses), `false` once the
     /// time is up.
     pub fn until_changed(&mut self, brain: &Brain, since: Tips) -> bool {
-        self.until(brain, since, None) == Woke::Changed
+        self.until(brain, since, None, false) == Woke::Changed
     }
 
     /// Like [`Waiting::until_changed`], and also wakes at `renew` (a
-    /// waiter's lease to renew).
-    pub fn until(&mut self, brain: &Brain, since: Tips, renew: Option<Instant>) -> Woke {
+    /// waiter's lease to renew). `head`: this waiter is served next, and
+    /// fetches the remote every [`HEAD_FETCH`] instead of backing off.
+    pub fn until(
+        &mut self,
+        brain: &Brain,
+        since: Tips,
+        renew: Option<Instant>,
+        head: bool,
+    ) -> Woke {
+        if head {
+            self.attempt = 0;
+            self.next_fetch = self.next_fetch.min(Instant::now() + HEAD_FETCH);
+        }
         loop {
             if self.tips(brain) != since {
                 return Woke::Changed;
@@ -60,18 +84,27 @@ impl Waiting {
                 Some(r) => (self.deadline - now).min(r - now),
                 None => self.deadline - now,
             };
-            let pause = match self.remote {
-                Some(_) => pause(self.attempt),
-                None => LOCAL_POLL,
-            };
-            self.attempt = self.attempt.saturating_add(1);
-            std::thread::sleep(pause.min(left));
-            if let Some(r) = &self.remote {
-                let left = self.deadline.saturating_duration_since(Instant::now());
+            let mut nap = LOCAL_POLL.min(left);
+            if self.remote.is_some() {
+                nap = nap.min(self.next_fetch.saturating_duration_since(now));
+            }
+            std::thread::sleep(nap);
+            let now = Instant::now();
+            if let Some(r) = &self.remote
+                && now >= self.next_fetch
+            {
+                let left = self.deadline.saturating_duration_since(now);
                 if !left.is_zero() {
                     // Unreachable: try again after the next pause.
                     let _ = r.fetch(&brain.workdir, left.min(FETCH_TIMEOUT));
                 }
+                self.attempt = self.attempt.saturating_add(1);
+                let every = if head {
+                    HEAD_FETCH
+                } else {
+                    pause(self.attempt)
+                };
+                self.next_fetch = Instant::now() + every;
             }
         }
     }

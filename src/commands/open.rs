@@ -311,7 +311,10 @@ fn publish_waiting(
             started.elapsed() + due.to_std().unwrap_or_default()
         });
         let renew = renew.map(|d| started + d);
-        match w.until(&cmd.brain, tips, renew) {
+        // The head of the queue (or a waiter with no queue to keep) is
+        // served next: it watches the remote closely.
+        let head = place.as_ref().is_none_or(|p| p.place == 1);
+        match w.until(&cmd.brain, tips, renew, head) {
             Woke::Changed | Woke::Renew => {}
             Woke::TimeUp => {
                 if lease.is_some() {
