@@ -154,33 +154,6 @@ pub fn process_alive(pid: u32, start: &str, uid: Option<u32>) -> Option<bool> {
     )
 }
 
-/// The parent of process `pid`, from `/proc/<pid>/stat`; `None` where
-/// there is no such table.
-pub fn parent_pid(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-}
-
-/// This process's ancestors, nearest first, at most `depth` of them, each
-/// with its start time (which tells it from a later process given the same
-/// pid); none where there is no process table. Stops before pid 1.
-pub fn ancestor_pids(depth: usize) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    let mut pid = std::process::id();
-    while out.len() < depth {
-        let Some(parent) = parent_pid(pid).filter(|p| *p > 1) else {
-            break;
-        };
-        let Some(start) = start_time(parent) else {
-            break;
-        };
-        out.push((parent, start));
-        pid = parent;
-    }
-    out
-}
-
 /// The processes descended from `pid` (its children, theirs, ...), from
 /// the parent pid in each `/proc/<pid>/stat`; none where there is no such
 /// table.

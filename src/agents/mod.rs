@@ -20,7 +20,6 @@ pub mod gemini;
 pub mod install;
 pub mod mcp_config;
 pub mod patch;
-pub mod processes;
 pub mod sessions;
 
 use std::fmt;

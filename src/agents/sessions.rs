@@ -26,6 +26,23 @@ pub fn in_repo(dir: &Path) -> Result<SessionMap> {
     Ok(SessionMap::new(&dir_in(&git.common_dir())))
 }
 
+/// The entry of the agent tool process the calling process descends from,
+/// as the tool's session-start hook recorded it ([`SessionMap::set_process`])
+/// in the session map of the repository `dir` is in: the nearest recorded
+/// ancestor. Cheap: the process table's `stat` files and one read of the
+/// map, no process started. None where there is no process table, no
+/// repository, or no recorded ancestor.
+pub fn of_ancestors(dir: &Path) -> Option<Entry> {
+    let processes: Vec<String> = crate::platform::ancestors(16)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    if processes.is_empty() {
+        return None;
+    }
+    in_repo(dir).ok()?.by_process(&processes).ok()?
+}
+
 /// The session map in one directory.
 #[derive(Debug, Clone)]
 pub struct SessionMap {

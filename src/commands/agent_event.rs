@@ -843,20 +843,15 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             .0
         }
     };
-    // The tool's process: the agent's shell commands descend from it, and
-    // find this session by it (Gemini CLI and Codex have no other way).
+    // The tool's process: the agent's shell commands and the MCP server it
+    // starts descend from it, and find this session by it.
     let by_process = tool_process()
         .is_some_and(|process| map.set_process(tool, &ev.session_id, &process).is_ok());
-    // For what the tool starts without naming the session (`bsi mcp`).
-    agents::processes::record(
-        &sessions::dir_in(&brain.git.common_dir()),
-        tool,
-        &ev.session_id,
-        &session,
-    );
     let mut env_note = match tool {
         Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
-        Tool::Codex => agents::codex::session_note(&session),
+        // Codex's sandbox runs the agent's shell where the Codex process
+        // is not seen among its ancestors: the agent names its session.
+        Tool::Codex => agents::codex::session_note(&session, false),
         Tool::Gemini => agents::gemini::session_note(&session, by_process),
     };
     if tool == Tool::Claude {
@@ -869,6 +864,11 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
                         assignment("BSI_SESSION", &session)
                     );
                 }
+            }
+            None if by_process => {
+                env_note = format!(
+                    "the bsi commands you run in your shell act for it: bsi finds it from the Claude Code process they run under; `--session {session}` names it too"
+                );
             }
             None => {
                 env_note = format!(

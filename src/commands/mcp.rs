@@ -109,9 +109,9 @@ struct Inner {
 /// The session the agent tool's session-start hook recorded for the tool
 /// process that started this server.
 fn recorded_session(ctx: &Ctx, tool: Tool) -> Option<String> {
-    let git = crate::git::Git::discover(&ctx.cwd).ok()?;
-    let dir = agents::sessions::dir_in(&git.common_dir());
-    agents::processes::session_of_parent(&dir, tool)
+    agents::sessions::of_ancestors(&ctx.cwd)
+        .filter(|e| e.tool == tool.name())
+        .map(|e| e.session)
 }
 
 /// What one run of a bsi command gave.

@@ -148,9 +148,6 @@ pub struct Ctx {
     pub claude_env_file: Option<PathBuf>,
     /// `VISUAL`, else `EDITOR`: the editor of `bsi repair`.
     pub editor: Option<String>,
-    /// Run from an agent tool's shell (`GEMINI_CLI`, `CLAUDECODE` set): the
-    /// tool's session may be found among this process's ancestors.
-    pub agent_shell: bool,
     /// The agent tool whose session this run acts for, found among its
     /// ancestors: its name is the agent name when nothing else names one.
     pub tool_agent: Option<String>,
@@ -182,7 +179,6 @@ impl Ctx {
             git_index_file: None,
             claude_env_file: None,
             editor: None,
-            agent_shell: false,
             tool_agent: None,
         }
     }
@@ -252,7 +248,6 @@ impl Ctx {
             git_index_file: env_os("GIT_INDEX_FILE").map(PathBuf::from),
             claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
             editor: var("VISUAL").or_else(|| var("EDITOR")),
-            agent_shell: var("GEMINI_CLI").is_some() || var("CLAUDECODE").is_some(),
             tool_agent: None,
         })
     }
@@ -420,14 +415,7 @@ impl Ctx {
     /// descends from, when the session map of the repository here records
     /// one (its session-start hook does). Quietly nothing otherwise.
     pub fn find_tool_session(&mut self) {
-        let processes: Vec<String> = crate::platform::ancestors(16)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect();
-        let Ok(map) = crate::agents::sessions::in_repo(&self.cwd) else {
-            return;
-        };
-        if let Ok(Some(e)) = map.by_process(&processes) {
+        if let Some(e) = crate::agents::sessions::of_ancestors(&self.cwd) {
             self.env_session = Some(e.session);
             self.tool_agent = Some(e.tool);
         }
@@ -631,9 +619,17 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
     if let Some(s) = &cli.session_flag {
         ctx.env_session = Some(s.to_string());
     }
-    // In an agent tool's shell, with no session named: the session of the
-    // tool process this run descends from, as its hooks know it.
-    if ctx.env_session.is_none() && ctx.agent_shell {
+    // With no session named: the session of the agent tool process this run
+    // descends from, as its session-start hook recorded it. Not for the
+    // tool's own events (they name their tool session) nor for `bsi mcp`
+    // (which looks at each call: the tool may start a new session).
+    let own_lookup = matches!(
+        cli.command,
+        Command::Hook {
+            action: HookAction::Agent(_)
+        } | Command::Mcp { .. }
+    );
+    if ctx.env_session.is_none() && !own_lookup {
         ctx.find_tool_session();
     }
     if cli.quiet {

@@ -510,6 +510,8 @@ fn codex_cli() {
         &|_| None,
         &|f, old, new| shell(&patch_command(f, old, new)),
         &shell,
+        // Codex's sandbox runs the shell where the Codex process is not
+        // among its ancestors: the agent names its session.
         &format!(
             "{} open agents/alice.md --session {{{{session}}}}",
             bsi_word()

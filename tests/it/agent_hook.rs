@@ -670,8 +670,9 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
         .ok();
     assert_eq!(hook(&b, "stop", "codex", &stop).json()["decision"], "block");
     assert_eq!(hook(&b, "stop", "codex", &stop).stdout, "");
-    // Closed: it stops.
-    b.bsi(&["close", &session]).ok();
+    // Closed: it stops. (`--session`: the hooks ran under this test's
+    // process, which the session map now records as the tool's.)
+    b.bsi(&["close", &session, "--session", &session]).ok();
     assert_eq!(hook(&b, "stop", "codex", &stop).stdout, "");
 }
 
