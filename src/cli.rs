@@ -118,8 +118,9 @@ pub enum Command {
         note: Option<String>,
         /// When refused, wait in the queue until granted or DUR has passed (exit 3 then): 30s,
         /// 10m, 1h. The request takes a place in the registry's queue, with a 30s lease renewed
-        /// while it waits; it is granted in order of arrival once nothing blocks it. Watches the
-        /// registry branch, fetching it with backoff when there is a remote.
+        /// while it waits; it is granted in order of arrival once nothing blocks it. Reads the
+        /// local registry branch every 200 ms; with a remote, the first in line fetches it every
+        /// 0.5 s, the others with backoff up to 5 s.
         #[arg(long, value_name = "DUR")]
         wait: Option<String>,
         /// With --wait: take no place in the queue; retry whenever the registry changes and
