@@ -353,7 +353,7 @@ fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Tool;
+use super::install::write_atomic;
 use crate::error::{Error, Result, SettingsError};
 
 /// The server's name in every tool's settings.
@@ -359,23 +360,6 @@ fn read_opt(path: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)
-        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.bsi-tmp"));
-    fs::write(&tmp, bytes)
-        .and_then(|()| fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            Error::io(format!("cannot write {}", path.display()), e)
-        })
 }
 
 fn unusable(path: &Path, source: SettingsError) -> Error {
