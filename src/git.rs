@@ -454,14 +454,8 @@ impl Git {
             .unwrap_or_default()
     }
 
-    /// Commits reachable from `tip` but not from `hide`, newest first.
-    pub fn log_range(&self, tip: Oid, hide: Option<Oid>) -> Result<Vec<CommitInfo>> {
-        let mut walk = self.repo.revwalk()?;
-        walk.push(tip)?;
-        if let Some(h) = hide {
-            walk.hide(h)?;
-        }
-        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    /// The commits a walk yields, in its order.
+    fn commits_of(&self, walk: git2::Revwalk<'_>) -> Result<Vec<CommitInfo>> {
         let mut out = Vec::new();
         for id in walk {
             let c = self.repo.find_commit(id?)?;
@@ -473,6 +467,17 @@ impl Git {
             });
         }
         Ok(out)
+    }
+
+    /// Commits reachable from `tip` but not from `hide`, newest first.
+    pub fn log_range(&self, tip: Oid, hide: Option<Oid>) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        if let Some(h) = hide {
+            walk.hide(h)?;
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        self.commits_of(walk)
     }
 
     /// The commit a reference points to, if it exists.
@@ -1140,17 +1145,7 @@ impl Git {
             walk.hide_glob(glob)?;
         }
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-        let mut out = Vec::new();
-        for id in walk {
-            let c = self.repo.find_commit(id?)?;
-            out.push(CommitInfo {
-                id: c.id(),
-                parent: c.parent_id(0).ok(),
-                merge: c.parent_count() > 1,
-                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            });
-        }
-        Ok(out)
+        self.commits_of(walk)
     }
 
     /// The text of a blob; `""` for `None` (no such file). `None` when it

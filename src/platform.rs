@@ -166,9 +166,7 @@ pub fn descendants(pid: u32) -> Vec<u32> {
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|p| {
             let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-            let rest = &stat[stat.rfind(')')? + 1..];
-            let ppid = rest.split_whitespace().nth(1)?.parse::<u32>().ok()?;
-            Some((p, ppid))
+            Some((p, parent_of(&stat)?))
         })
         .collect();
     let mut out: Vec<u32> = Vec::new();

@@ -278,7 +278,7 @@ fn entry(tool: Tool, matcher: Option<&str>, command: &str, kind: HookKind) -> Va
 
 /// Pretty JSON with the indentation of `like` (two spaces when it has
 /// none) and a final newline unless `like` had text without one.
-fn render(root: &Map<String, Value>, like: &str) -> String {
+pub(super) fn render(root: &Map<String, Value>, like: &str) -> String {
     let indent = like
         .lines()
         .skip(1)

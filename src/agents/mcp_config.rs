@@ -10,7 +10,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Tool;
@@ -143,19 +142,10 @@ fn parse(text: &str) -> std::result::Result<Map<String, Value>, SettingsError> {
 /// Pretty JSON with the indentation of `like` (two spaces when it has
 /// none), ending with a newline.
 fn render(root: &Map<String, Value>, like: &str) -> String {
-    let indent = like
-        .lines()
-        .skip(1)
-        .map(|l| &l[..l.len() - l.trim_start().len()])
-        .find(|w| !w.is_empty())
-        .unwrap_or("  ");
-    let mut buf = Vec::new();
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-    // Serializing a map of JSON values into memory cannot fail.
-    let _ = root.serialize(&mut ser);
-    let mut out = String::from_utf8_lossy(&buf).into_owned();
-    out.push('\n');
+    let mut out = super::install::render(root, like);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
     out
 }
 
