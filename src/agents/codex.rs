@@ -100,7 +100,7 @@ pub fn answer(verdict: &Verdict) -> Answer {
 /// this answer accepts `hookEventName` and `additionalContext` only (an
 /// unknown field makes it drop the whole answer), and has no field that
 /// sets the shell's environment: the agent's shell finds the session from
-/// the Codex process it runs under (see [`session_note`]).
+/// the thread id Codex sets in it (see [`session_note`]).
 pub fn answer_session_start(briefing: &Briefing) -> Answer {
     Answer::json(&json!({
         "hookSpecificOutput": {
@@ -111,23 +111,15 @@ pub fn answer_session_start(briefing: &Briefing) -> Answer {
 }
 
 /// What the session-start context says about passing the session to bsi:
-/// Codex cannot set `BSI_SESSION` in the agent's shell, but the agent's
-/// shell commands run under the Codex process the session-start hook
-/// recorded (`by_process`), and bsi finds the session from there; its sandbox
-/// (`workspace-write`, `read-only`) keeps the agent's shell from writing
-/// the git directory where bsi records claims.
-pub fn session_note(session: &str, by_process: bool) -> String {
-    let first = if by_process {
-        format!(
-            "the bsi commands you run in your shell act for it: bsi finds it from the Codex process they run under; `--session {session}` names it too"
-        )
-    } else {
-        format!(
-            "BSI_SESSION is not set in your shell: add `--session {session}` to every bsi command"
-        )
-    };
+/// Codex cannot set `BSI_SESSION` in the agent's shell, and its sandbox runs
+/// the shell where the Codex process is not among its ancestors, but every
+/// shell command carries the thread's id (`CODEX_THREAD_ID`, the session id
+/// Codex gives hooks) and bsi finds the session by it. The sandbox
+/// (`workspace-write`, `read-only`) keeps the agent's shell from writing the
+/// git directory where bsi records claims: bsi's MCP tools run outside it.
+pub fn session_note(session: &str) -> String {
     format!(
-        "{first}. If `bsi open` fails with \"Read-only file system\", your sandbox cannot write the git directory: edit anyway when the edit is free (the hook checks every edit, and claims it for you when `claim_on_write` is on), or ask the user to allow it (`bsi agent install codex` says how)"
+        "the bsi commands you run in your shell act for it: bsi finds it from the CODEX_THREAD_ID Codex sets in your shell; `--session {session}` names it too. If `bsi open` fails with \"Read-only file system\", your sandbox cannot write the git directory: claim with bsi's MCP tool `claim` when it is offered to you (it runs outside the sandbox, as this session), else edit only what is free (the hook checks every edit, and claims it for you when `claim_on_write` is on) and ask the user to let bsi write the git directory (`bsi agent install codex` says how)"
     )
 }
 
@@ -272,8 +264,8 @@ mod tests {
         assert_eq!(keys, ["hookEventName", "additionalContext"]);
         assert_eq!(v.as_object().map(serde_json::Map::len), Some(1));
         assert_eq!(v["hookSpecificOutput"]["additionalContext"], "ctx");
-        assert!(session_note("sess-1", false).contains("add `--session sess-1`"));
-        assert!(!session_note("sess-1", true).contains("add `--session"));
+        assert!(session_note("sess-1").contains("CODEX_THREAD_ID"));
+        assert!(session_note("sess-1").contains("`--session sess-1` names it too"));
     }
 
     #[test]

@@ -62,6 +62,18 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// The environment variable the tool sets, in every shell command its
+    /// agent runs, to the session id its hooks are given: where the tool's
+    /// process is not among the shell's ancestors (Codex runs the shell in
+    /// a sandbox with a process namespace of its own), bsi finds the
+    /// session by it.
+    pub fn shell_session_var(self) -> Option<&'static str> {
+        match self {
+            Tool::Codex => Some("CODEX_THREAD_ID"),
+            Tool::Claude | Tool::Gemini | Tool::Cursor => None,
+        }
+    }
+
     /// The product's name, for messages.
     pub fn title(self) -> &'static str {
         match self {

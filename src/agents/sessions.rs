@@ -43,6 +43,26 @@ pub fn of_ancestors(dir: &Path) -> Option<Entry> {
     in_repo(dir).ok()?.by_process(&processes).ok()?
 }
 
+/// The entry of the agent tool session the calling process acts for: the
+/// tool session named by the tool's own variable in this process's
+/// environment (`tool_sessions`: [`Tool::shell_session_var`] and its
+/// value; exact, and the only way where the tool's process is hidden, as in
+/// Codex's sandbox), else the nearest recorded ancestor ([`of_ancestors`]).
+/// None when neither names a recorded session.
+pub fn of_caller(dir: &Path, tool_sessions: &[(Tool, String)]) -> Option<Entry> {
+    if !tool_sessions.is_empty() {
+        let named = in_repo(dir).ok().and_then(|map| {
+            tool_sessions
+                .iter()
+                .find_map(|(tool, id)| map.entry(*tool, id).ok().flatten())
+        });
+        if named.is_some() {
+            return named;
+        }
+    }
+    of_ancestors(dir)
+}
+
 /// The session map in one directory.
 #[derive(Debug, Clone)]
 pub struct SessionMap {
@@ -97,12 +117,16 @@ impl SessionMap {
 
     /// The bsi session of a tool's session, if it has one.
     pub fn get(&self, tool: Tool, tool_session: &str) -> Result<Option<String>> {
+        Ok(self.entry(tool, tool_session)?.map(|e| e.session))
+    }
+
+    /// The entry of a tool's session, if it has one.
+    pub fn entry(&self, tool: Tool, tool_session: &str) -> Result<Option<Entry>> {
         Ok(self
             .read()?
             .sessions
             .into_iter()
-            .find(|e| e.tool == tool.name() && e.tool_session == tool_session)
-            .map(|e| e.session))
+            .find(|e| e.tool == tool.name() && e.tool_session == tool_session))
     }
 
     /// Every entry, in the order they were added.

@@ -850,8 +850,9 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let mut env_note = match tool {
         Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
         // Codex's sandbox runs the agent's shell where the Codex process
-        // is not seen among its ancestors: the agent names its session.
-        Tool::Codex => agents::codex::session_note(&session, false),
+        // is not seen among its ancestors, but every shell command carries
+        // the tool session's id (`CODEX_THREAD_ID`), mapped here.
+        Tool::Codex => agents::codex::session_note(&session),
         Tool::Gemini => agents::gemini::session_note(&session, by_process),
     };
     if tool == Tool::Claude {

@@ -151,6 +151,9 @@ pub struct Ctx {
     /// The agent tool whose session this run acts for, found among its
     /// ancestors: its name is the agent name when nothing else names one.
     pub tool_agent: Option<String>,
+    /// The tool session ids agent tools set in their shells' environment
+    /// ([`crate::agents::Tool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
+    pub tool_sessions: Vec<(crate::agents::Tool, String)>,
 }
 
 impl Ctx {
@@ -180,6 +183,7 @@ impl Ctx {
             claude_env_file: None,
             editor: None,
             tool_agent: None,
+            tool_sessions: Vec::new(),
         }
     }
 
@@ -249,6 +253,10 @@ impl Ctx {
             claude_env_file: env_os("CLAUDE_ENV_FILE").map(PathBuf::from),
             editor: var("VISUAL").or_else(|| var("EDITOR")),
             tool_agent: None,
+            tool_sessions: crate::agents::Tool::ALL
+                .into_iter()
+                .filter_map(|t| Some((t, var(t.shell_session_var()?)?)))
+                .collect(),
         })
     }
 
@@ -397,28 +405,47 @@ impl Ctx {
 
     /// The agent name: the flag (checked by clap), `BSI_AGENT`,
     /// `default_agent` of the configuration, else the agent tool this run
-    /// acts for ([`Ctx::tool_agent`]), else `user@host`; each through
-    /// the one rule of [`AgentName`].
+    /// acts for ([`Ctx::tool_agent`], or the tool whose session
+    /// `BSI_SESSION` names — Claude Code sets it in its shell), else
+    /// `user@host`; each through the one rule of [`AgentName`].
     pub fn agent(&self, flag: Option<&AgentName>, config: &Config) -> Result<AgentName> {
         if let Some(a) = flag {
             return Ok(a.clone());
         }
         let fallback = match &self.tool_agent {
             Some(tool) => tool.clone(),
-            None => crate::settings::default_agent(self.user.as_deref(), self.host.as_deref()),
+            None => self.tool_of_env_session().unwrap_or_else(|| {
+                crate::settings::default_agent(self.user.as_deref(), self.host.as_deref())
+            }),
         };
         let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
     }
 
-    /// Sets the session and agent of the agent tool whose process this run
-    /// descends from, when the session map of the repository here records
-    /// one (its session-start hook does). Quietly nothing otherwise.
+    /// Sets the session and agent of the agent tool session this run acts
+    /// for — the tool process it descends from, or the tool session its
+    /// environment names — when the session map of the repository here
+    /// records one (the tool's session-start hook does). Quietly nothing
+    /// otherwise.
     pub fn find_tool_session(&mut self) {
-        if let Some(e) = crate::agents::sessions::of_ancestors(&self.cwd) {
+        if let Some(e) = crate::agents::sessions::of_caller(&self.cwd, &self.tool_sessions) {
             self.env_session = Some(e.session);
             self.tool_agent = Some(e.tool);
         }
+    }
+
+    /// The tool this run acts for when `BSI_SESSION` is the session its
+    /// session-start hook recorded for the tool session this run belongs
+    /// to (found as [`Ctx::find_tool_session`] finds it). Looked up only
+    /// when an agent name is wanted and nothing else gives one.
+    fn tool_of_env_session(&self) -> Option<String> {
+        if self.env_agent.is_some() {
+            return None;
+        }
+        let session = self.env_session.as_deref()?;
+        crate::agents::sessions::of_caller(&self.cwd, &self.tool_sessions)
+            .filter(|e| e.session == session)
+            .map(|e| e.tool)
     }
 
     /// `BSI_SESSION`, through the rule of [`SessionId`], when it is set.

@@ -394,7 +394,8 @@ fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused
         plan.contains("new risk"),
         "the free edit passes: {plan}\n{ctx}"
     );
-    // The shell's claim is the hook's session: its edit passed.
+    // The shell's claim is the hook's session, in the tool's name: its
+    // edit passed.
     let alice = s.b.read("agents/alice.md");
     assert!(
         alice.contains("mine now"),
@@ -402,10 +403,11 @@ fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused
     );
     let active = s.b.active();
     assert!(
-        active
-            .iter()
-            .any(|r| r.contains("agents/alice.md") && r.contains(&session)),
-        "alice.md claimed by {session}: {active:?}"
+        active.iter().any(|r| r.contains("agents/alice.md")
+            && r.contains(&session)
+            && r.contains(&format!("| {} |", s.tool))),
+        "alice.md claimed by {session} as {}: {active:?}",
+        s.tool
     );
     // Sent back once: the reason is in the conversation exactly once, and
     // the CLI asked for no turn beyond the script.
@@ -511,11 +513,9 @@ fn codex_cli() {
         &|f, old, new| shell(&patch_command(f, old, new)),
         &shell,
         // Codex's sandbox runs the shell where the Codex process is not
-        // among its ancestors: the agent names its session.
-        &format!(
-            "{} open agents/alice.md --session {{{{session}}}}",
-            bsi_word()
-        ),
+        // among its ancestors: bsi finds the session by the thread id Codex
+        // sets in the shell; the agent names nothing.
+        &format!("{} open agents/alice.md", bsi_word()),
     );
     let model = FakeModel::start("openai", &json!(turns), s.work.path());
     let home = codex_home(&s, model.port);

@@ -455,6 +455,80 @@ fn agent_hook_never_refuses_an_agent_its_own_claim() {
 }
 
 #[test]
+fn a_codex_shell_command_acts_for_the_thread_codex_names_in_its_environment() {
+    // Codex runs the agent's shell in a sandbox where the Codex process is
+    // not among its ancestors, and sets the thread's id (the session id its
+    // hooks are given) in every shell command: `bsi open` with no session
+    // named is the claim of the session the session-start hook mapped.
+    let b = Brain::new();
+    // The hook records its tool's process (its nearest ancestor that is no
+    // shell): here `timeout`, gone when the shell commands below run, as
+    // Codex's process is out of their sight.
+    let inner = b.command(&["hook", "session-start", "--tool", "codex"]);
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.env_clear()
+        .current_dir(b.path())
+        .arg("60")
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let start = output_with_stdin(&mut cmd, &event(&b, "codex-sessionstart.json"));
+    start.ok();
+    let context = start.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context")
+        .to_string();
+    let session = context
+        .split("Your bsi session: ")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == '.').next())
+        .expect("the session named")
+        .to_string();
+    assert!(context.contains("CODEX_THREAD_ID"), "{context}");
+    assert!(!context.contains("add `--session"), "{context}");
+    let thread = [("CODEX_THREAD_ID", "019a-codex-session")];
+    b.bsi_env(&["open", "agents/alice.md"], &thread)
+        .ok()
+        .stdout_has(&session);
+    let row = b
+        .rows("Claims actifs")
+        .into_iter()
+        .find(|r| r.contains("agents/alice.md"))
+        .expect("the claim's row");
+    assert!(row.contains(&session) && row.contains("| codex |"), "{row}");
+    // The agent's own patch of its claim passes; another thread's claim of
+    // the same file is refused as another session's.
+    let patch = event(&b, "codex-pretooluse-apply-patch.json");
+    let only_alice = patch.replace(
+        "*** Add File: projets/new.md\\n+# New\\n+\\n+fresh\\n*** Delete File: agents/bob.md\\n*** Update File: projets/plan.md\\n*** Move to: projets/plan-2026.md\\n@@\\n-# Plan\\n+# Plan 2026\\n",
+        "",
+    );
+    assert_ne!(only_alice, patch, "the fixture's other files are cut");
+    assert_eq!(
+        denial("codex", &hook(&b, "edit", "codex", &only_alice)),
+        None
+    );
+    let other = b.bsi_env(
+        &["open", "agents/alice.md"],
+        &[("CODEX_THREAD_ID", "019a-another-thread")],
+    );
+    assert_eq!(other.code, 3, "{other:?}");
+    assert!(
+        other
+            .stderr
+            .contains(&format!("{session} holds agents/alice.md"))
+    );
+    // `--session` still names another session.
+    b.bsi_env(&["whoami", "--session", "sess-named"], &thread)
+        .ok()
+        .stdout_has("sess-named");
+}
+
+#[test]
 fn agent_hook_fails_open_on_a_malformed_event_or_a_missing_registry() {
     let b = Brain::new();
     other_holds(&b, "projets/plan.md");
@@ -633,7 +707,7 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
     );
     let v = r.json();
     // Codex has no field that sets the shell's environment: the context
-    // names the session and says to pass it.
+    // names the session and how the shell's bsi finds it.
     assert!(v["hookSpecificOutput"].get("env").is_none(), "{v}");
     let context = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -644,7 +718,7 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
     assert!(
-        context.contains(&format!("add `--session {session}` to every bsi command")),
+        context.contains("bsi finds it from the CODEX_THREAD_ID Codex sets in your shell"),
         "{context}"
     );
     let again = event(&b, "codex-stop.json");
