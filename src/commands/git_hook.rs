@@ -127,6 +127,12 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     if mode == HookMode::Off {
         return Ok(exit::OK);
     }
+    // A hook manager that runs bsi twice for one commit (bsi's own script
+    // it kept, and its configuration's call of bsi): judged and said once.
+    let head = brain.git.head_commit().ok().flatten();
+    if let Some(code) = judged::earlier(&brain.git.git_dir(), head) {
+        return Ok(code);
+    }
     // A single-branch or shallow clone that never fetched the registry.
     let remote = settings.remote().ok().flatten();
     match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
@@ -201,14 +207,16 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         mode,
         verb,
     );
+    let git_dir = brain.git.git_dir();
     if refused {
         let _ = writeln!(
             err,
             "bsi: {verb} refused. `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
         );
+        judged::record(&git_dir, head, exit::CONFLICT);
         return Ok(exit::CONFLICT);
     }
-    judged::record(&brain.git.git_dir(), brain.git.head_commit().ok().flatten());
+    judged::record(&git_dir, head, exit::OK);
     Ok(exit::OK)
 }
 

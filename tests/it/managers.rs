@@ -115,8 +115,12 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
         "{what}: a commit into s1's claim passed:\n{}",
         r.stderr
     );
-    assert!(
-        r.stderr.contains("inside an active claim of session s1"),
+    // Said once, whichever hooks the manager runs bsi from.
+    assert_eq!(
+        r.stderr
+            .matches("inside an active claim of session s1")
+            .count(),
+        1,
         "{what}: {}",
         r.stderr
     );
@@ -132,6 +136,16 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
     assert_eq!(
         r.code, 0,
         "{what}: a free commit was refused:\n{}",
+        r.stderr
+    );
+    // The warning of a commit outside s2's scopes, once: the
+    // reference-transaction hook does not judge again what pre-commit did.
+    assert_eq!(
+        r.stderr
+            .matches("README.md is outside every scope s2 holds")
+            .count(),
+        1,
+        "{what}: {}",
         r.stderr
     );
     let msg = git(b, dir, None, &["log", "-1", "--format=%B"]).stdout;
@@ -652,6 +666,7 @@ const PRE_COMMIT_CONFIG: &str = "repos:
         language: system
         pass_filenames: false
         always_run: true
+        verbose: true
         stages: [pre-commit]
       - id: bsi-session-trailer
         name: bsi session trailer
