@@ -237,6 +237,99 @@ impl Runs {
     }
 }
 
+/// The lines of `text` held directly by the section with key `part` (its
+/// innermost heading; `None`: the preamble), in order, with their line ends.
+pub fn part_lines<'a>(text: &'a str, part: Option<&str>) -> Vec<&'a str> {
+    let all = lines(text);
+    let chain = chains(&outline(text), all.len());
+    all.into_iter()
+        .zip(chain)
+        .filter(|(_, c)| c.as_ref().and_then(|c| c.keys.first()).map(String::as_str) == part)
+        .map(|(l, _)| l)
+        .collect()
+}
+
+/// A run of base lines `start..end` replaced by `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hunk<'a> {
+    start: usize,
+    end: usize,
+    new: Vec<&'a str>,
+}
+
+/// The runs of `a` that `b` replaces, in order.
+fn hunks<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<Hunk<'a>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Hunk<'a>> = None;
+    let mut at = 0;
+    for op in diff(a, b) {
+        match op {
+            Op::Keep(i, _) => {
+                out.extend(cur.take());
+                at = i + 1;
+            }
+            Op::Remove(i) => {
+                let h = cur.get_or_insert(Hunk {
+                    start: i,
+                    end: i,
+                    new: Vec::new(),
+                });
+                h.end = i + 1;
+                at = i + 1;
+            }
+            Op::Add(j) => cur
+                .get_or_insert(Hunk {
+                    start: at,
+                    end: at,
+                    new: Vec::new(),
+                })
+                .new
+                .push(b[j]),
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// git's three-way merge of lines: the changes from `base` to `ours` and
+/// from `base` to `theirs`, both made; `None` on a conflict — the two
+/// change the same or adjacent base lines differently (as git, adjacent
+/// changes conflict).
+pub fn merge3<'a>(base: &[&'a str], ours: &[&'a str], theirs: &[&'a str]) -> Option<Vec<&'a str>> {
+    let (x, y) = (hunks(base, ours), hunks(base, theirs));
+    let (mut xi, mut yi) = (0, 0);
+    let mut out = Vec::new();
+    let mut pos = 0;
+    loop {
+        let h = match (x.get(xi), y.get(yi)) {
+            (None, None) => break,
+            (Some(a), Some(b)) if a == b => {
+                xi += 1;
+                yi += 1;
+                a
+            }
+            (Some(a), Some(b)) if a.start <= b.end && b.start <= a.end => return None,
+            (Some(a), Some(b)) if a.start < b.start => {
+                xi += 1;
+                a
+            }
+            (Some(a), None) => {
+                xi += 1;
+                a
+            }
+            (_, Some(b)) => {
+                yi += 1;
+                b
+            }
+        };
+        out.extend_from_slice(&base[pos..h.start]);
+        out.extend_from_slice(&h.new);
+        pos = h.end;
+    }
+    out.extend_from_slice(&base[pos..]);
+    Some(out)
+}
+
 /// The lines of a text, each with its line end, numbered as
 /// [`crate::markdown::outline`] numbers them.
 fn lines(text: &str) -> Vec<&str> {
@@ -359,6 +452,52 @@ fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Op>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_three_way_merge_keeps_both_sides_or_says_conflict() {
+        let base = ["a\n", "b\n", "c\n", "d\n", "e\n"];
+        let ours = ["a, o\n", "b\n", "c\n", "d\n", "e\n"];
+        let theirs = ["a\n", "b\n", "c\n", "d, t\n", "e\n", "f\n"];
+        assert_eq!(
+            merge3(&base, &ours, &theirs),
+            Some(vec!["a, o\n", "b\n", "c\n", "d, t\n", "e\n", "f\n"])
+        );
+        // The same line changed two ways, or adjacent lines: a conflict.
+        let other = ["a, x\n", "b\n", "c\n", "d\n", "e\n"];
+        assert_eq!(merge3(&base, &ours, &other), None);
+        let next = ["a\n", "b, x\n", "c\n", "d\n", "e\n"];
+        assert_eq!(merge3(&base, &ours, &next), None);
+        // The same change on both sides is made once.
+        assert_eq!(merge3(&base, &ours, &ours), Some(ours.to_vec()));
+        let text = "# T\n\nintro\n\n## A\n\na\n\n### B\n\nb\n\n## C\n\nc\n";
+        assert_eq!(part_lines(text, Some("a")), ["## A\n", "\n", "a\n", "\n"]);
+        assert!(part_lines(text, None).is_empty());
+        assert_eq!(
+            part_lines(text, Some("t")),
+            ["# T\n", "\n", "intro\n", "\n"]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_three_way_merge_agrees_with_each_side(
+            base in proptest::collection::vec("[abc]\n", 0..8),
+            x in proptest::collection::vec("[abcd]\n", 0..8),
+            y in proptest::collection::vec("[abce]\n", 0..8),
+        ) {
+            let (b, x, y): (Vec<&str>, Vec<&str>, Vec<&str>) = (
+                base.iter().map(String::as_str).collect(),
+                x.iter().map(String::as_str).collect(),
+                y.iter().map(String::as_str).collect(),
+            );
+            // One side unchanged: the other side whole.
+            proptest::prop_assert_eq!(merge3(&b, &x, &b), Some(x.clone()));
+            proptest::prop_assert_eq!(merge3(&b, &b, &y), Some(y.clone()));
+            proptest::prop_assert_eq!(merge3(&b, &x, &x), Some(x.clone()));
+            // Whichever side comes first, the same merge.
+            proptest::prop_assert_eq!(merge3(&b, &x, &y), merge3(&b, &y, &x));
+        }
+    }
 
     fn apply(a: &[&str], b: &[&str], ops: &[Op]) -> bool {
         let mut ai = 0;

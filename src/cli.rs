@@ -401,8 +401,9 @@ pub enum HookAction {
 #[derive(Debug, Subcommand)]
 pub enum GitHook {
     /// Install the pre-commit, pre-merge-commit, reference-transaction and
-    /// prepare-commit-msg hooks (honours core.hooksPath). A hook already
-    /// there is kept and runs first.
+    /// prepare-commit-msg hooks (honours core.hooksPath; post-checkout too
+    /// where each work tree has its own hooks folder). A hook already there
+    /// is kept and runs first.
     Install,
     /// Remove bsi's hooks and put back the hooks they chained.
     Uninstall,
@@ -438,6 +439,21 @@ pub enum GitHook {
     ReferenceTransaction {
         /// The transaction's state: prepared, committed or aborted.
         state: String,
+    },
+    /// Guard a new work tree (the post-checkout hook, installed where each
+    /// work tree has its own hooks folder: a relative core.hooksPath git
+    /// does not track).
+    ///
+    /// On the first checkout of a work tree (`git worktree add`: the
+    /// previous HEAD is all zeros), installs bsi's hooks in its folder when
+    /// this clone's guard is installed. Never fails the checkout.
+    PostCheckout {
+        /// The previous HEAD.
+        previous: String,
+        /// The new HEAD.
+        new: Option<String>,
+        /// 1 for a branch checkout, 0 for a file checkout.
+        branch: Option<String>,
     },
     /// Add a `BSI-Session: $BSI_SESSION` trailer to the commit message, once
     /// (the prepare-commit-msg hook).

@@ -132,19 +132,29 @@ pub mod transaction {
 }
 
 /// The mark the pre-commit (or pre-merge-commit) hook leaves when it
-/// passes a commit: the git command's process and the HEAD it judged
-/// against. The reference-transaction hook of that same command takes it
-/// and does not judge that commit again.
+/// judges a commit: the git command's process, the HEAD it judged against
+/// and its verdict (the exit code). The reference-transaction hook of that
+/// same command takes a passing mark and does not judge that commit again;
+/// a pre-commit hook run a second time by that same command (a hook manager
+/// that runs bsi's script and its own call of bsi) answers the verdict
+/// without saying it again.
 pub mod judged {
     use super::*;
 
     const FILE: &str = "bsi-judged";
 
-    /// The process that runs the hook: git, which execs bsi's script.
-    fn git_pid() -> Option<u32> {
+    /// The git command that runs the hook, as `PID@START`: the nearest
+    /// ancestor named `git` (a hook manager puts its own processes between:
+    /// husky's `sh` scripts, the pre-commit framework's Python, while bsi's
+    /// own script execs bsi); the parent's pid where the process table
+    /// cannot be read.
+    fn git_process() -> Option<String> {
+        if let Some(id) = nearest_git(&crate::platform::ancestors(12)) {
+            return Some(id.to_string());
+        }
         #[cfg(unix)]
         {
-            Some(std::os::unix::process::parent_id())
+            Some(std::os::unix::process::parent_id().to_string())
         }
         #[cfg(not(unix))]
         {
@@ -152,25 +162,112 @@ pub mod judged {
         }
     }
 
-    /// Leaves the mark: this git command judged a commit on `head`.
-    pub fn record(git_dir: &Path, head: Option<Oid>) {
-        let Some(pid) = git_pid() else { return };
-        let head = head.map_or_else(|| "none".to_string(), |h| h.to_string());
-        let _ = std::fs::write(git_dir.join(FILE), format!("{pid} {head}\n"));
+    /// The id of the nearest git process among `ancestors` (nearest
+    /// first, each as its id and command name). Pure.
+    pub fn nearest_git(ancestors: &[(String, String)]) -> Option<&str> {
+        ancestors
+            .iter()
+            .find(|(_, name)| name == "git" || name.starts_with("git-"))
+            .map(|(id, _)| id.as_str())
     }
 
-    /// Takes the mark if this git command left it: the HEAD its pre-commit
-    /// judged against (`Some(None)` on an unborn branch). A mark of another
-    /// command is stale: it is dropped.
+    /// One mark, read.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Mark {
+        /// The git command's process.
+        pub git: String,
+        /// The HEAD judged against; `None` on an unborn branch.
+        pub head: Option<Oid>,
+        /// The hook's exit code: 0 when it passed.
+        pub code: u8,
+    }
+
+    impl Mark {
+        /// The mark as written in the file.
+        pub fn render(&self) -> String {
+            let head = self
+                .head
+                .map_or_else(|| "none".to_string(), |h| h.to_string());
+            format!("{} {head} {}\n", self.git, self.code)
+        }
+
+        /// A mark read from the file; `None` when it is not one. Pure.
+        pub fn parse(text: &str) -> Option<Mark> {
+            let mut w = text.split_whitespace();
+            let git = w.next()?.to_string();
+            let head = w.next()?;
+            let code = match w.next() {
+                Some(c) => c.parse().ok()?,
+                None => 0,
+            };
+            Some(Mark {
+                git,
+                head: Oid::from_str(head).ok(),
+                code,
+            })
+        }
+    }
+
+    /// Leaves the mark: this git command judged a commit on `head`, with
+    /// the exit code `code`.
+    pub fn record(git_dir: &Path, head: Option<Oid>, code: u8) {
+        let Some(git) = git_process() else { return };
+        let mark = Mark { git, head, code };
+        let _ = std::fs::write(git_dir.join(FILE), mark.render());
+    }
+
+    /// The exit code an earlier pre-commit hook of this same git command
+    /// reached on `head`, if one ran: the same index, judged already.
+    pub fn earlier(git_dir: &Path, head: Option<Oid>) -> Option<u8> {
+        let text = std::fs::read_to_string(git_dir.join(FILE)).ok()?;
+        let mark = Mark::parse(&text)?;
+        (mark.head == head && mark.git == git_process()?).then_some(mark.code)
+    }
+
+    /// Takes the mark if this git command left it passing: the HEAD its
+    /// pre-commit judged against (`Some(None)` on an unborn branch). A mark
+    /// of another command is stale: it is dropped.
     pub fn take(git_dir: &Path) -> Option<Option<Oid>> {
-        let pid = git_pid()?;
         let path = git_dir.join(FILE);
         let text = std::fs::read_to_string(&path).ok()?;
         let _ = std::fs::remove_file(&path);
-        let (p, head) = text.trim().split_once(' ')?;
-        if p.parse::<u32>().ok()? != pid {
-            return None;
+        let mark = Mark::parse(&text)?;
+        (mark.code == 0 && mark.git == git_process()?).then_some(mark.head)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_git_command_is_found_above_a_hook_manager() {
+            let id = |s: &str| s.to_string();
+            // husky: bsi <- sh .husky/pre-commit <- sh stub <- git commit.
+            let husky = [
+                (id("30@9"), id("sh")),
+                (id("20@8"), id("sh")),
+                (id("10@7"), id("git")),
+                (id("5@1"), id("bash")),
+            ];
+            assert_eq!(nearest_git(&husky), Some("10@7"));
+            // bsi's own script execs bsi: git is the parent.
+            assert_eq!(nearest_git(&husky[2..]), Some("10@7"));
+            assert_eq!(nearest_git(&[(id("4@1"), id("python3"))]), None);
         }
-        Some(Oid::from_str(head).ok())
+
+        #[test]
+        fn marks_are_read_back_and_older_ones_pass() {
+            let head = Oid::from_str(&"a".repeat(40)).ok();
+            let m = Mark {
+                git: "10@7".into(),
+                head,
+                code: 3,
+            };
+            assert_eq!(Mark::parse(&m.render()), Some(m));
+            let unborn = Mark::parse("10@7 none\n").expect("older mark");
+            assert_eq!((unborn.head, unborn.code), (None, 0));
+            assert_eq!(Mark::parse("10@7"), None);
+            assert_eq!(Mark::parse("10@7 none x"), None);
+        }
     }
 }

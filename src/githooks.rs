@@ -19,6 +19,11 @@ pub const HOOKS: &[&str] = &[
     "reference-transaction",
 ];
 
+/// The hook that guards a work tree added later (`git worktree add`) where
+/// each work tree has its own hooks folder (a relative `core.hooksPath` git
+/// does not track): installed there only, beside [`HOOKS`].
+pub const POST_CHECKOUT: &str = "post-checkout";
+
 /// The line that marks a hook script as bsi's.
 pub const MARKER: &str = "# bsi-managed-hook";
 
@@ -30,6 +35,9 @@ pub const CHAINED_SUFFIX: &str = ".bsi-chained";
 pub fn script(name: &str, program: Option<&str>) -> String {
     if name == REFERENCE_TRANSACTION {
         return reference_transaction_script(program);
+    }
+    if name == POST_CHECKOUT {
+        return post_checkout_script(program);
     }
     let program = shell_word(program.unwrap_or("bsi"));
     format!(
@@ -95,6 +103,38 @@ fi
 exec "$bsi" hook {name} "$@" <<BSI_UPDATES
 $updates
 BSI_UPDATES
+"#
+    )
+}
+
+/// The post-checkout script. git runs it after every checkout; only the
+/// first checkout of a new work tree (or clone) — the previous HEAD all
+/// zeros — starts bsi, which installs its hooks in that work tree's folder
+/// (`git worktree add` runs the hook of the work tree it was typed in, in
+/// the new work tree). It never fails the checkout for bsi's sake: the
+/// chained hook's status is the script's.
+fn post_checkout_script(program: Option<&str>) -> String {
+    let name = POST_CHECKOUT;
+    let program = shell_word(program.unwrap_or("bsi"));
+    format!(
+        r#"#!/bin/sh
+{MARKER}: {name}
+# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
+# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
+chained="$here/{name}{CHAINED_SUFFIX}"
+status=0
+if [ -x "$chained" ]; then
+    "$chained" "$@" || status=$?
+fi
+# A new work tree: the previous HEAD is all zeros.
+case $1 in ''|*[!0]*) exit $status ;; esac
+bsi={program}
+[ -x "$bsi" ] || bsi=bsi
+if command -v "$bsi" >/dev/null 2>&1; then
+    "$bsi" hook {name} "$@" </dev/null || :
+fi
+exit $status
 "#
     )
 }

@@ -746,6 +746,101 @@ pub fn installed_in_clone(git: &Git, l: &Layout, names: &[&str]) -> bool {
     })
 }
 
+/// The hooks bsi keeps in this layout: `names`, and in a layout where each
+/// work tree has its own folder, [`githooks::POST_CHECKOUT`] too, which
+/// guards a work tree added later.
+pub fn hooks_of<'a>(l: &Layout, names: &[&'a str]) -> Vec<&'a str> {
+    let mut out = names.to_vec();
+    if l.kind == Kind::PerWorkTree && !out.contains(&githooks::POST_CHECKOUT) {
+        out.push(githooks::POST_CHECKOUT);
+    }
+    out
+}
+
+/// Which of bsi's hooks to install in a work tree that has no file at
+/// their place (`missing`): none unless this clone installed the guard
+/// (`installed`) and each work tree has its own folder; under husky, only
+/// the hooks husky has no stub for (its stubs are husky's to write). A file
+/// that is there, bsi's or not, is never among `missing`. Pure.
+pub fn to_mend<'a>(kind: &Kind, installed: bool, missing: &[&'a str]) -> Vec<&'a str> {
+    if !installed {
+        return Vec::new();
+    }
+    match kind {
+        Kind::PerWorkTree => missing.to_vec(),
+        Kind::Husky { .. } => missing
+            .iter()
+            .filter(|n| !HUSKY_HOOKS.contains(n))
+            .copied()
+            .collect(),
+        Kind::Shared | Kind::Tracked => Vec::new(),
+    }
+}
+
+/// What [`guard_later_work_tree`] installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mended {
+    /// The work tree's hooks folder.
+    pub dir: PathBuf,
+    /// The hooks installed there.
+    pub hooks: Vec<String>,
+}
+
+impl std::fmt::Display for Mended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bsi: this work tree had no guard: bsi's {} installed in {} (core.hooksPath gives each work tree its own); `bsi doctor` checks them",
+            self.hooks.join(", "),
+            self.dir.display()
+        )
+    }
+}
+
+/// Guards the work tree `git` was opened in when it was added after this
+/// clone's guard was installed, in a layout where each work tree has its
+/// own hooks folder: installs there those of bsi's hooks `names` (and
+/// post-checkout) that have no file at their place. `None` when there was
+/// nothing to do. What it costs when nothing is to do: the clone's
+/// configuration, read once, and a stat per hook; the layout (the index)
+/// is read only when a hook is missing.
+pub fn guard_later_work_tree(
+    git: &Git,
+    names: &[&str],
+    program: Option<&str>,
+) -> Result<Option<Mended>> {
+    let Some(setting) = git.hooks_path_setting()? else {
+        return Ok(None);
+    };
+    if setting.is_absolute() || git.config_string(INSTALLED_KEY).is_none() {
+        return Ok(None);
+    }
+    let dir = git.workdir()?.join(&setting);
+    let husky = setting.file_name().is_some_and(|n| n == "_");
+    let mut wanted: Vec<&str> = names.to_vec();
+    wanted.push(githooks::POST_CHECKOUT);
+    let missing: Vec<&str> = wanted
+        .into_iter()
+        .filter(|n| !(husky && HUSKY_HOOKS.contains(n)))
+        .filter(|n| fs::symlink_metadata(dir.join(n)).is_err())
+        .collect();
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let l = Layout::read(git)?;
+    let todo = to_mend(&l.kind, true, &missing);
+    if todo.is_empty() {
+        return Ok(None);
+    }
+    for name in &todo {
+        githooks::install(&l.dir, name, program)?;
+    }
+    Ok(Some(Mended {
+        dir: l.dir.clone(),
+        hooks: todo.iter().map(|n| (*n).to_string()).collect(),
+    }))
+}
+
 /// Words for the layout, for `bsi doctor`.
 pub fn describe(l: &Layout) -> String {
     let setting = l
@@ -814,7 +909,7 @@ pub fn guard_state(git: &Git, names: &[&str]) -> GuardState {
         };
     };
     let installed = installed_in_clone(git, &l, names);
-    let problems: Vec<Problem> = names
+    let problems: Vec<Problem> = hooks_of(&l, names)
         .iter()
         .filter_map(|n| match health(&l, n) {
             Health::Off { what, fix } => Some(Problem {
@@ -840,7 +935,7 @@ pub fn status_line(git: &Git, names: &[&str]) -> Option<String> {
     if !installed_in_clone(git, &l, names) {
         return None;
     }
-    let off: Vec<String> = names
+    let off: Vec<String> = hooks_of(&l, names)
         .iter()
         .filter_map(|n| match health(&l, n) {
             Health::Off { what, .. } => Some(format!("{n}: {what}")),
@@ -1241,6 +1336,19 @@ mod tests {
             "# run: bsi hook pre-commit\n",
             "pre-commit"
         ));
+    }
+
+    #[test]
+    fn a_later_work_tree_gets_only_what_its_layout_needs() {
+        let all = ["pre-commit", "reference-transaction", "post-checkout"];
+        assert_eq!(to_mend(&Kind::PerWorkTree, true, &all), all);
+        assert!(to_mend(&Kind::PerWorkTree, false, &all).is_empty());
+        let husky = Kind::Husky {
+            scripts: PathBuf::from(".husky"),
+        };
+        assert_eq!(to_mend(&husky, true, &all), ["reference-transaction"]);
+        assert!(to_mend(&Kind::Shared, true, &all).is_empty());
+        assert!(to_mend(&Kind::Tracked, true, &all).is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let w = |out: &mut dyn Write, line: &str| writeln!(out, "{line}").map_err(Error::output);
     w(&mut out, &hook_managers::describe(&layout))?;
     let mut path_missing = false;
-    for name in githooks::HOOKS {
+    for name in hook_managers::hooks_of(&layout, githooks::HOOKS) {
         let health = hook_managers::health(&layout, name);
         path_missing |= hook_managers::calls_bsi_on_path(&health);
         match health {

@@ -28,6 +28,7 @@ pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
         GitHook::PreMergeCommit => pre_commit(ctx, Door::Merge),
         GitHook::ReferenceTransaction { state } => reference_transaction(ctx, &state),
         GitHook::PrepareCommitMsg { file, .. } => prepare_commit_msg(ctx, &file),
+        GitHook::PostCheckout { previous, .. } => post_checkout(ctx, &previous),
     }
 }
 
@@ -49,10 +50,8 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let mut out = ctx.out();
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
-    install_report(
-        &mut out,
-        &hook_managers::install(&layout, githooks::HOOKS, program)?,
-    )?;
+    let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
+    install_report(&mut out, &hook_managers::install(&layout, &hooks, program)?)?;
     // What `bsi status` reads to say when the guard is off here.
     git.set_config(hook_managers::INSTALLED_KEY, "true")?;
     // The registry's merge driver, so `git pull` merges claims by rows.
@@ -106,10 +105,8 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
 fn uninstall(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
-    install_report(
-        &mut ctx.out(),
-        &hook_managers::uninstall(&layout, githooks::HOOKS)?,
-    )?;
+    let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
+    install_report(&mut ctx.out(), &hook_managers::uninstall(&layout, &hooks)?)?;
     git.unset_config(hook_managers::INSTALLED_KEY)?;
     Ok(exit::OK)
 }
@@ -129,6 +126,12 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
         return Ok(exit::OK);
+    }
+    // A hook manager that runs bsi twice for one commit (bsi's own script
+    // it kept, and its configuration's call of bsi): judged and said once.
+    let head = brain.git.head_commit().ok().flatten();
+    if let Some(code) = judged::earlier(&brain.git.git_dir(), head) {
+        return Ok(code);
     }
     // A single-branch or shallow clone that never fetched the registry.
     let remote = settings.remote().ok().flatten();
@@ -204,14 +207,16 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         mode,
         verb,
     );
+    let git_dir = brain.git.git_dir();
     if refused {
         let _ = writeln!(
             err,
             "bsi: {verb} refused. `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
         );
+        judged::record(&git_dir, head, exit::CONFLICT);
         return Ok(exit::CONFLICT);
     }
-    judged::record(&brain.git.git_dir(), brain.git.head_commit().ok().flatten());
+    judged::record(&git_dir, head, exit::OK);
     Ok(exit::OK)
 }
 
@@ -434,6 +439,27 @@ fn hook_registry(
         }
         Err(e) => Err(e),
     }
+}
+
+/// The post-checkout hook: the first checkout of a new work tree (the
+/// previous HEAD all zeros) gets bsi's hooks in its own folder when this
+/// clone installed the guard and core.hooksPath gives each work tree its
+/// own. Never fails the checkout: an error is said and the checkout stands.
+fn post_checkout(ctx: &Ctx, previous: &str) -> Result<u8> {
+    if previous.is_empty() || previous.bytes().any(|b| b != b'0') {
+        return Ok(exit::OK);
+    }
+    let exe = std::env::current_exe().ok();
+    let program = exe.as_deref().and_then(Path::to_str);
+    let done = Git::discover(&ctx.cwd)
+        .and_then(|git| hook_managers::guard_later_work_tree(&git, githooks::HOOKS, program));
+    if let Err(e) = done {
+        let _ = writeln!(
+            std::io::stderr(),
+            "bsi: warning: this new work tree is not guarded ({e}). Next: run `bsi hook install` in it."
+        );
+    }
+    Ok(exit::OK)
 }
 
 fn prepare_commit_msg(ctx: &Ctx, file: &Path) -> Result<u8> {

@@ -618,6 +618,30 @@ pub fn run_with(ctx: Ctx, cli: Cli) -> Result<u8> {
     run_in(Ok(ctx), cli)
 }
 
+/// Installs bsi's hooks in this work tree when it was added after the
+/// clone's guard was installed and has its own hooks folder without them,
+/// and says so on stderr; never fails the command.
+fn guard_later_work_tree(ctx: &Ctx) {
+    let Ok(git) = crate::git::Git::discover(&ctx.cwd) else {
+        return;
+    };
+    let exe = std::env::current_exe().ok();
+    let program = exe.as_deref().and_then(std::path::Path::to_str);
+    let mut err = std::io::stderr().lock();
+    match crate::hook_managers::guard_later_work_tree(&git, crate::githooks::HOOKS, program) {
+        Ok(None) => {}
+        Ok(Some(done)) => {
+            let _ = writeln!(err, "{done}");
+        }
+        Err(e) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: this work tree has no guard and bsi could not install it ({e}). Next: `bsi doctor` says what to do."
+            );
+        }
+    }
+}
+
 /// The one dispatch of a command line: an agent tool's event is answered
 /// even when the context cannot be read (it fails open in the tool's
 /// protocol); every other command needs the context.
@@ -663,6 +687,21 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         ctx.verbosity = Verbosity::Quiet;
     } else if cli.verbose {
         ctx.verbosity = Verbosity::Verbose;
+    }
+    // A work tree added where git ran no post-checkout hook of bsi's: its
+    // first command guards it. Not git's hooks and merge driver (git runs
+    // them), nor doctor (it reports what is), nor what reads no repository.
+    let mends = !matches!(
+        cli.command,
+        Command::Hook { .. }
+            | Command::Doctor
+            | Command::MergeDriver { .. }
+            | Command::Completions { .. }
+            | Command::Man
+            | Command::Help { .. }
+    );
+    if mends {
+        guard_later_work_tree(&ctx);
     }
     match cli.command {
         Command::Init => init::run(&ctx),

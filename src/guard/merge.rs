@@ -6,9 +6,13 @@
 //! A part of the file (the whole file, or the lines directly under one
 //! heading) is the **merger's change** when
 //!
-//! - the result differs from the first parent there, unless another parent
-//!   brought that exact change: that parent changed the part relative to
-//!   the merge base and the result is that parent's version of it; or
+//! - the result differs from the first parent there, unless the other
+//!   parents brought that exact change: one parent changed the part
+//!   relative to the merge base and the result is that parent's version of
+//!   it, or the result is what git's three-way merge of the parents that
+//!   changed the part gives (both sides' changes of a section on other
+//!   lines; an octopus merge, parent after parent — where several parents
+//!   changed the part, only that); or
 //! - the result equals the first parent there, the first parent did not
 //!   change the part, and another parent did: the merge reverts that
 //!   parent's work.
@@ -20,7 +24,7 @@
 
 use std::collections::HashSet;
 
-use crate::changes::{TextChange, text_change};
+use crate::changes::{TextChange, merge3, part_lines, text_change};
 
 /// The versions of a file another parent brings: the merge base of that
 /// parent and the first parent, and that parent.
@@ -80,9 +84,19 @@ pub fn text_change_of_merge(
         .collect();
     let mut mergers: HashSet<Part> = HashSet::new();
     for p in &changed {
-        let brought = sides
+        // One parent changed the part: the result is its version, or git's
+        // merge of it with the first parent's. Several did (an octopus):
+        // the result is git's merge of them all — one parent's version
+        // alone drops the others' work.
+        let changers = sides
             .iter()
-            .any(|(theirs, _, to_result)| theirs.contains(p) && !parts(to_result).contains(p));
+            .filter(|(theirs, _, _)| theirs.contains(p))
+            .count();
+        let one_side = changers == 1
+            && sides
+                .iter()
+                .any(|(theirs, _, to_result)| theirs.contains(p) && !parts(to_result).contains(p));
+        let brought = one_side || brought_together(ours, others, &sides, p, result);
         if !brought {
             mergers.insert(p.clone());
         }
@@ -129,6 +143,34 @@ pub fn text_change_of_merge(
         old: from_ours.old,
         new: from_ours.new,
     })
+}
+
+/// Whether the part `p` of the result is what git's merge gives when the
+/// parents that changed it are merged into the first parent one after the
+/// other (as an octopus merge does; for one such parent, the three-way
+/// merge of the two sides' changes): those parents brought it together,
+/// the merger changed nothing of it.
+fn brought_together(
+    ours: &str,
+    others: &[Other<&str>],
+    sides: &[(HashSet<Part>, HashSet<Part>, TextChange)],
+    p: &Part,
+    result: &str,
+) -> bool {
+    let p = p.as_deref();
+    let mut merged = part_lines(ours, p);
+    let mut any = false;
+    for (o, (theirs_changed, _, _)) in others.iter().zip(sides) {
+        if !theirs_changed.contains(&p.map(str::to_string)) {
+            continue;
+        }
+        any = true;
+        match merge3(&part_lines(o.base, p), &merged, &part_lines(o.theirs, p)) {
+            Some(m) => merged = m,
+            None => return false,
+        }
+    }
+    any && merged == part_lines(result, p)
 }
 
 /// What a merge git concludes by itself merges, from the words of git's
@@ -212,6 +254,49 @@ mod tests {
         // Whole files: the result is the other side's version.
         assert!(!changes_file(&1, &[Other { base: 1, theirs: 2 }], &2));
         assert!(!changes_file(&1, &[Other { base: 0, theirs: 0 }], &1));
+    }
+
+    #[test]
+    fn an_octopus_of_others_work_is_nobodys_change() {
+        let base = "# Plan\n## Goals\ng1\n\ng2\n## Risks\nr\n";
+        let b1 = base.replace("g1\n", "g1, b1\n");
+        let b2 = base.replace("g2\n", "g2, b2\n");
+        let b3 = base.replace("\nr\n", "\nr, b3\n");
+        let all = b1.replace("g2\n", "g2, b2\n").replace("\nr\n", "\nr, b3\n");
+        let o: Vec<Other<&str>> = [&b1, &b2, &b3]
+            .iter()
+            .map(|t| Other {
+                base,
+                theirs: t.as_str(),
+            })
+            .collect();
+        // Two branches changed Goals, on other lines: git's merge of both.
+        assert_eq!(text_change_of_merge(base, &o, &all), None);
+        // A line of the merger's own in Goals besides: Goals is its change.
+        let own = all.replace("g1, b1\n", "g1, b1, mine\n");
+        assert_eq!(
+            keys(&text_change_of_merge(base, &o, &own)),
+            ["goals", "plan"]
+        );
+        // Only b1's Goals kept: b2's work reverted, Goals is the merger's.
+        let dropped = b1.replace("\nr\n", "\nr, b3\n");
+        assert_eq!(
+            keys(&text_change_of_merge(base, &o, &dropped)),
+            ["goals", "plan"]
+        );
+        // Everything dropped (`-s ours`): Goals and Risks reverted.
+        assert_eq!(
+            keys(&text_change_of_merge(base, &o, base)),
+            ["goals", "plan", "risks"]
+        );
+        // Two parents, both sides changing Goals on other lines: the same.
+        let ours = base.replace("g2\n", "g2, ours\n");
+        let result = b1.replace("g2\n", "g2, ours\n");
+        let one = [Other {
+            base,
+            theirs: b1.as_str(),
+        }];
+        assert_eq!(text_change_of_merge(&ours, &one, &result), None);
     }
 
     #[test]

@@ -544,3 +544,75 @@ fn a_commit_is_judged_once_and_no_verify_does_not_land_it() {
     .ok();
     assert_ne!(head(&b), before);
 }
+
+/// An octopus merge (`git merge b1 b2`) is judged by the same three-way
+/// rule, part by part, against each branch it merges: the merger's own
+/// change inside another's claim is refused, dropping a branch's work
+/// (`-s ours`) is refused, and the plain octopus of others' committed work
+/// passes — also when two branches changed the same claimed section.
+#[test]
+fn an_octopus_merge_is_judged_by_the_three_way_rule() {
+    let b = sections();
+    // A second line under Goals, s1's own: two branches can change the
+    // section at once without a conflict.
+    edit_plan(&b, "goal text\n", "goal text\n\ngoal two\n");
+    git_as(&b, Some("s1"), &["commit", "-q", "-a", "-m", "goal two"]).ok();
+    let branch = |name: &str, from: &str, to: &str| {
+        b.git(&["checkout", "-q", "-b", name, "main"]);
+        edit_plan(&b, from, to);
+        git_as(&b, Some("s1"), &["commit", "-q", "-a", "-m", name]).ok();
+    };
+    branch("b1", "goal text\n", "goal text, b1\n");
+    branch("b2", "q2 text", "q2 text, b2");
+    branch("b3", "goal two", "goal two, b3");
+    b.git(&["checkout", "-q", "main"]);
+    edit_plan(&b, "risk text", "risk text, s2");
+    git_as(&b, Some("s2"), &["commit", "-q", "-a", "-m", "risks"]).ok();
+    let before = head(&b);
+    let user_plan = b.read(PLAN);
+
+    // The merger's own change inside s1's Goals, made during the merge.
+    git_as(&b, Some("s2"), &["merge", "--no-commit", "-q", "b1", "b2"]).ok();
+    edit_plan(&b, "goal text, b1", "goal text, b1, and s2");
+    b.git(&["add", PLAN]);
+    let r = git_as(&b, Some("s2"), &["commit", "-q", "-m", "octopus"]);
+    refused(&b, &r, &before);
+    assert_eq!(r.stderr.matches("claim of session s1").count(), 1);
+    b.git(&["merge", "--abort"]);
+    assert_eq!(b.read(PLAN), user_plan);
+
+    // A merge git concludes by itself that keeps main's plan (`-s ours`):
+    // it drops s1's committed work on b1 and b2.
+    let r = git_as(
+        &b,
+        Some("s2"),
+        &["merge", "-q", "-s", "ours", "--no-edit", "b1", "b2"],
+    );
+    refused(&b, &r, &before);
+    r.stderr_has("bsi: merge refused.");
+    b.git(&["merge", "--abort"]);
+    assert_eq!(b.read(PLAN), user_plan);
+
+    // The plain octopus of s1's committed work passes without a word, also
+    // with b1 and b3 both changing the Goals section.
+    let r = git_as(
+        &b,
+        Some("s2"),
+        &["merge", "-q", "--no-edit", "b1", "b2", "b3"],
+    );
+    silent(&r);
+    assert_eq!(parents(&b), 4);
+    let plan = b.read(PLAN);
+    for text in [
+        "goal text, b1",
+        "q2 text, b2",
+        "goal two, b3",
+        "risk text, s2",
+    ] {
+        assert!(plan.contains(text), "{text}: {plan}");
+    }
+    let j = b.bsi(&["verify", "s2", "--json"]);
+    j.ok();
+    assert_eq!(j.json()["clean"], true, "{}", j.stdout);
+    assert_eq!(b.git(&["status", "--porcelain"]), "");
+}

@@ -303,7 +303,9 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
     t.note("core.hooksPath is githooks, which holds a post-commit hook.");
     t.bsi(&["hook", "install"]).ok();
     let once = listing(&dir);
-    assert_eq!(once.len(), 1 + bsi::githooks::HOOKS.len(), "{once:?}");
+    // An untracked relative folder: post-checkout too, for later work trees.
+    assert_eq!(once.len(), 1 + bsi::githooks::HOOKS.len() + 1, "{once:?}");
+    assert!(once.iter().any(|(n, _)| n == bsi::githooks::POST_CHECKOUT));
     let script = &once
         .iter()
         .find(|(n, _)| n == "pre-commit")

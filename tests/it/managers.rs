@@ -115,8 +115,12 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
         "{what}: a commit into s1's claim passed:\n{}",
         r.stderr
     );
-    assert!(
-        r.stderr.contains("inside an active claim of session s1"),
+    // Said once, whichever hooks the manager runs bsi from.
+    assert_eq!(
+        r.stderr
+            .matches("inside an active claim of session s1")
+            .count(),
+        1,
         "{what}: {}",
         r.stderr
     );
@@ -132,6 +136,16 @@ fn guard_holds(b: &Brain, dir: &Path, what: &str) {
     assert_eq!(
         r.code, 0,
         "{what}: a free commit was refused:\n{}",
+        r.stderr
+    );
+    // The warning of a commit outside s2's scopes, once: the
+    // reference-transaction hook does not judge again what pre-commit did.
+    assert_eq!(
+        r.stderr
+            .matches("README.md is outside every scope s2 holds")
+            .count(),
+        1,
+        "{what}: {}",
         r.stderr
     );
     let msg = git(b, dir, None, &["log", "-1", "--format=%B"]).stdout;
@@ -208,14 +222,11 @@ fn a_relative_untracked_hooks_path_is_guarded_in_every_work_tree() {
     guard_holds(&b, &wt, "linked work tree");
     doctor_says_on(&b, &wt);
 
-    // A work tree added later has no hooks folder: doctor and status say so,
-    // and `bsi hook install` there guards it.
+    // A work tree added later: bsi's post-checkout hook (chaining the
+    // user's) installed the guard in its folder, with no step of the user's.
     let (_later, wt2) = b.worktree("late", Some("late"));
-    write(&wt2, "local-hooks/pre-commit", lint);
-    make_executable(&wt2.join("local-hooks/pre-commit"));
-    doctor_says_off(&b, &wt2, "local-hooks/pre-commit is not bsi's");
-    bsi(&b, &wt2, &["hook", "install"]).ok();
-    guard_holds(&b, &wt2, "a work tree added after install");
+    doctor_says_on(&b, &wt2);
+    claimed_commit_refused(&b, &wt2, "a work tree added after install");
 
     // Uninstall from anywhere leaves each folder as it was.
     bsi(&b, &wt, &["hook", "uninstall"]).ok();
@@ -224,12 +235,181 @@ fn a_relative_untracked_hooks_path_is_guarded_in_every_work_tree() {
             .expect("dir")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["pre-commit"], "{}", dir.display());
-        assert_eq!(
-            fs::read_to_string(dir.join("local-hooks/pre-commit")).expect("hook"),
-            lint
-        );
+        let want: &[&str] = if dir == wt2 { &[] } else { &["pre-commit"] };
+        assert_eq!(names, want, "{}", dir.display());
+        if dir != wt2 {
+            assert_eq!(
+                fs::read_to_string(dir.join("local-hooks/pre-commit")).expect("hook"),
+                lint
+            );
+        }
     }
+}
+
+/// s2's commit into s1's claim, in the work tree `dir`, is refused: the
+/// branch does not move, and the change is put back as it was.
+#[track_caller]
+fn claimed_commit_refused(b: &Brain, dir: &Path, what: &str) {
+    let before = head(b, dir);
+    let text = fs::read_to_string(dir.join("agents/alice.md")).expect("alice");
+    write(dir, "agents/alice.md", "# Alice\n\nby s2\n");
+    git(b, dir, None, &["add", "agents/alice.md"]).ok();
+    let r = git(
+        b,
+        dir,
+        Some("s2"),
+        &["commit", "-q", "-m", "into s1's claim"],
+    );
+    assert_ne!(
+        r.code, 0,
+        "{what}: a commit into s1's claim passed:\n{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr
+            .matches("inside an active claim of session s1")
+            .count(),
+        1,
+        "{what}: said once: {}",
+        r.stderr
+    );
+    assert_eq!(head(b, dir), before, "{what}: nothing committed");
+    git(b, dir, None, &["reset", "-q"]).ok();
+    git(b, dir, None, &["checkout", "--", "agents/alice.md"]).ok();
+    assert_eq!(
+        fs::read_to_string(dir.join("agents/alice.md")).expect("alice"),
+        text
+    );
+}
+
+/// A brain where s1 holds agents/alice.md, `core.hooksPath` is `.githooks`
+/// (a folder git does not track: excluded), holding the user's own
+/// post-checkout, and bsi's guard is installed.
+fn untracked_githooks_installed() -> Brain {
+    let b = claimed();
+    b.git(&["config", "core.hooksPath", ".githooks"]);
+    let exclude = b.path().join(".git/info/exclude");
+    let text = fs::read_to_string(&exclude).unwrap_or_default();
+    fs::write(&exclude, format!("{text}.githooks/\n")).expect("exclude");
+    write(
+        b.path(),
+        ".githooks/post-checkout",
+        "#!/bin/sh\necho \"$3\" >> checked-out\n",
+    );
+    make_executable(&b.path().join(".githooks/post-checkout"));
+    bsi(&b, b.path(), &["hook", "install"])
+        .ok()
+        .stdout_has("post-checkout: installed; the existing hook is kept and runs first");
+    b
+}
+
+#[test]
+fn a_work_tree_added_later_under_an_untracked_hooks_path_is_guarded_by_post_checkout() {
+    let b = untracked_githooks_installed();
+    let main_head = head(&b, b.path());
+    let (_place, wt) = b.worktree("later", Some("later"));
+    // The user's post-checkout ran too, in the new work tree.
+    assert_eq!(
+        fs::read_to_string(wt.join("checked-out")).expect("user's hook ran"),
+        "1\n"
+    );
+    for name in bsi::githooks::HOOKS
+        .iter()
+        .chain([&bsi::githooks::POST_CHECKOUT])
+    {
+        let text = fs::read_to_string(wt.join(".githooks").join(name)).expect("installed");
+        assert!(bsi::githooks::is_ours(&text), "{name}: {text}");
+    }
+    // Nothing else in the new work tree changed: only the ignored hooks folder
+    // and what the user's hook wrote.
+    assert_eq!(
+        git(&b, &wt, None, &["status", "--porcelain"]).stdout,
+        "?? checked-out\n"
+    );
+    doctor_says_on(&b, &wt);
+    bsi(&b, &wt, &["doctor"])
+        .ok()
+        .stdout_has("post-checkout: ok: bsi's hook (.githooks/post-checkout)");
+    claimed_commit_refused(&b, &wt, "a work tree added after install");
+    // A later checkout in a work tree starts no bsi: nothing is said.
+    let r = git(&b, &wt, None, &["checkout", "-q", "-b", "other"]);
+    r.ok();
+    assert_eq!(r.stderr, "", "{}", r.stderr);
+    // The user's branch and files in the main work tree are untouched.
+    assert_eq!(head(&b, b.path()), main_head);
+    assert_eq!(
+        git(&b, b.path(), None, &["status", "--porcelain"]).stdout,
+        ""
+    );
+}
+
+#[test]
+fn a_work_tree_added_without_post_checkout_is_guarded_by_its_first_bsi_command() {
+    let b = untracked_githooks_installed();
+    let main_head = head(&b, b.path());
+    // Added with the hooks turned off: git ran no post-checkout.
+    let place = tempfile::tempdir().expect("tempdir");
+    let wt = place.path().join("bare-add");
+    git(
+        &b,
+        b.path(),
+        None,
+        &[
+            "-c",
+            "core.hooksPath=/dev/null",
+            "worktree",
+            "add",
+            "-q",
+            &wt.to_string_lossy(),
+            "-b",
+            "bare-add",
+        ],
+    )
+    .ok();
+    assert!(!wt.join(".githooks").exists());
+    let r = bsi(&b, &wt, &["status", "--offline"]);
+    r.ok();
+    assert_eq!(
+        r.stderr.matches("bsi: this work tree had no guard: bsi's pre-commit, prepare-commit-msg, pre-merge-commit, reference-transaction, post-checkout installed in ").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(!r.stdout.contains("GUARD OFF"), "{}", r.stdout);
+    // Said once: the next command finds the guard there.
+    let r = bsi(&b, &wt, &["status", "--offline"]);
+    r.ok();
+    assert_eq!(r.stderr, "", "{}", r.stderr);
+    doctor_says_on(&b, &wt);
+    claimed_commit_refused(&b, &wt, "a work tree guarded by its first command");
+    assert_eq!(git(&b, &wt, None, &["status", "--porcelain"]).stdout, "");
+    assert_eq!(head(&b, b.path()), main_head);
+    assert_eq!(
+        git(&b, b.path(), None, &["status", "--porcelain"]).stdout,
+        ""
+    );
+    // After `bsi hook uninstall`, a new work tree is left alone.
+    bsi(&b, b.path(), &["hook", "uninstall"]).ok();
+    let wt3 = place.path().join("after-uninstall");
+    git(
+        &b,
+        b.path(),
+        None,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            &wt3.to_string_lossy(),
+            "-b",
+            "after",
+        ],
+    )
+    .ok();
+    let r = bsi(&b, &wt3, &["status", "--offline"]);
+    r.ok();
+    assert_eq!(r.stderr, "", "{}", r.stderr);
+    assert!(!wt3.join(".githooks").exists());
 }
 
 #[test]
@@ -486,6 +666,7 @@ const PRE_COMMIT_CONFIG: &str = "repos:
         language: system
         pass_filenames: false
         always_run: true
+        verbose: true
         stages: [pre-commit]
       - id: bsi-session-trailer
         name: bsi session trailer
