@@ -955,3 +955,113 @@ fn codex_cli_claims_through_mcp_in_the_sandbox() {
         "{log}"
     );
 }
+
+/// Claude Code run headless on `turns`, the scripted model's requests and
+/// the run. `extra`: more environment.
+fn run_claude(s: &Setup, exe: &Path, turns: &Value, extra: &[(&str, &str)]) -> (FakeModel, Run) {
+    let model = FakeModel::start("anthropic", turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut env = vec![
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ];
+    env.extend_from_slice(extra);
+    let mut cmd = s.command(exe, &env);
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let run = run_bounded(cmd);
+    (model, run)
+}
+
+/// With `claim_on_write`, a free edit in Claude Code is claimed for the
+/// agent's session, recorded as agent `claude`, and the model's next
+/// request carries bsi's words about the claim (`additionalContext`).
+#[test]
+fn claude_code_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let (model, run) = run_claude(&s, &exe, &turns, &[]);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    let after = last_message(&turns[2]);
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| claude |")),
+        "{active:?}"
+    );
+    // Told once; then the stop hook sends the agent back about the claim.
+    let last = turns.last().expect("turns");
+    assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
+}
+
+/// With `claim_on_write` and a remote that never answers, Claude Code's
+/// edit goes on within the hook's bound, the claim holds on this machine,
+/// and the model is told it is not published and to run `bsi sync`.
+#[test]
+fn claude_code_claim_on_write_with_a_silent_remote_tells_the_model_to_sync() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let server = crate::truth::Silent::start();
+    s.b.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("git://127.0.0.1:{}/brain.git", server.port),
+    ]);
+    s.b.write(
+        ".bsi.toml",
+        "claim_on_write = true\nconnection_timeout = \"60s\"\n",
+    );
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let (model, run) = run_claude(&s, &exe, &turns, &[]);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let after = last_message(&turns[2]);
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks")
+            && after.contains("NOT PUBLISHED")
+            && after.contains("Run `bsi sync` now"),
+        "the model is told to sync: {after}\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains("| claude |")),
+        "held on this machine: {active:?}"
+    );
+}
