@@ -431,6 +431,9 @@ fn edit_in(
             .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("\n");
+        if let Some(s) = session.as_deref() {
+            keep_for_after(&brain, tool, s, &format!("bsi: {warning}"));
+        }
         return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
     }
     Ok(agents::answer(tool, &Verdict::Allow))
@@ -454,13 +457,20 @@ fn after_edit(ctx: &Ctx, tool: Tool, tool_session: &str, input: &str) -> Result<
 /// The answer to a claim on write; Gemini CLI takes the message to the
 /// model only after the edit, so it is kept for `AfterTool`.
 fn claimed(brain: &Brain, tool: Tool, session: &str, message: String) -> Answer {
+    keep_for_after(brain, tool, session, &message);
+    agents::answer(tool, &Verdict::Claimed { message })
+}
+
+/// Keeps a message for the model of a tool whose pre-edit answer reaches
+/// only the person when it lets the edit through (Gemini CLI): its
+/// `AfterTool` hook gives it to the model after the edit.
+fn keep_for_after(brain: &Brain, tool: Tool, session: &str, message: &str) {
     if tool == Tool::Gemini {
         let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
-        if let Err(e) = map.set_pending(tool, session, &message) {
+        if let Err(e) = map.set_pending(tool, session, message) {
             eprintln!("bsi: warning: {e}");
         }
     }
-    agents::answer(tool, &Verdict::Claimed { message })
 }
 
 /// The guard's findings on every target.
