@@ -512,7 +512,7 @@ fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
 /// A duration in seconds, to a tenth (`3`, `2.5`), for messages.
 fn seconds(d: Duration) -> String {
     let tenths = (d.as_millis() + 50) / 100;
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{}", tenths / 10)
     } else {
         format!("{}.{}", tenths / 10, tenths % 10)
