@@ -732,7 +732,7 @@ fn claim(
                 );
                 if let Landed::Pending(why) = &applied.landing.landed {
                     message.push_str(&format!(
-                        "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach); it says if another clone claimed the same meanwhile."
+                        "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach; if your shell may not write the git directory, as in a sandbox, ask the user to run it); it says if another clone claimed the same meanwhile."
                     ));
                 }
                 // Publishing this claim also published claims recorded
