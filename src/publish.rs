@@ -1320,6 +1320,45 @@ mod tests {
     }
 
     #[test]
+    fn a_bounded_write_keeps_its_change_locally_once_its_time_is_spent() {
+        let dir = brain();
+        let p = dir.path();
+        let remote = tempfile::tempdir().expect("tempdir");
+        let url = remote.path().join("brain.git");
+        git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
+        git(
+            p,
+            &["remote", "add", "origin", url.to_str().expect("utf-8")],
+        );
+        let (brain, settings) = open(p);
+        // No time for the remote at all: it is not even asked.
+        let spent = Options {
+            bound: Some(Bound {
+                lock_wait: Duration::from_millis(100),
+                remote: Duration::ZERO,
+            }),
+            ..opts()
+        };
+        let applied = apply(&brain, &settings, spent, append("\nremark\n")).expect("bounded");
+        match &applied.landing.landed {
+            Landed::Pending(why) => assert!(
+                why.why
+                    .contains("no answer within the 0 s a hook gives the remote"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // The same remote, with the usual time: published.
+        let applied = apply(&brain, &settings, opts(), append("more\n")).expect("online");
+        assert_eq!(applied.landing.landed, Landed::Published);
+        // Another writer holds the lock: a bounded write gives up at once.
+        let held = brain.lock().expect("lock");
+        let r = apply(&brain, &settings, spent, append("late\n"));
+        assert!(matches!(r, Err(Error::Locked { .. })));
+        drop(held);
+    }
+
+    #[test]
     fn repair_removes_a_dead_writers_lock_and_never_a_live_ones() {
         let dir = brain();
         let p = dir.path();
