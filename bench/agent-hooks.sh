@@ -109,4 +109,58 @@ for t in claude codex gemini; do
     fi
     printf '| %s | %.2f ms | %.2f–%.2f | ≤ %s ms | %s |\n' "$t" "$med" "$lo" "$hi" "$TARGET_MS" "$result"
 done
+
+# A hook that claims, bounded: a clone of its own with claim_on_write.
+BOUND_MS=6000
+C=$WORK/claims
+git clone -q "$B" "$C"
+cd "$C"
+git config user.name Bench
+git config user.email bench@example.com
+bsi agent install claude >/dev/null
+printf 'claim_on_write = true\nconnection_timeout = "60s"\n' >.bsi.toml
+sed "s#$B#$C#g" "$WORK/claude.json" >"$WORK/claim.json"
+claim_ms() {
+    local t0 t1
+    t0=$(date +%s%N)
+    sh -c "$(command_of claude)" <"$WORK/claim.json" >"$WORK/claim.out"
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000000))
+}
+judge() {
+    if [[ $MODE == smoke ]]; then
+        echo smoke
+    elif (($1 <= BOUND_MS)); then
+        echo pass
+    else
+        FAILED=1
+        echo FAIL
+    fi
+}
+echo
+printf '| %s | %s | %s | %s | %s |\n' "claim on the first write" "time" "answer" target result
+printf '|---|---|---|---|---|\n'
+# The writer lock, held by another process for 5 s.
+mkdir -p "$(git rev-parse --git-common-dir)/bsi"
+# (-o: the lock is flock's own, and goes when it is killed)
+flock -o "$(git rev-parse --git-common-dir)/bsi/lock" sleep 5 &
+HOLDER=$!
+sleep 0.2
+ms=$(claim_ms)
+kill "$HOLDER" 2>/dev/null || true
+wait "$HOLDER" 2>/dev/null || true
+grep -q 'refused for now' "$WORK/claim.out" || {
+    echo "bench: the claim without the lock was not refused for now: $(cat "$WORK/claim.out")" >&2
+    exit 1
+}
+printf '| %s | %s ms | %s | ≤ %s ms | %s |\n' "writer lock held" "$ms" "refused for now, nothing written" "$BOUND_MS" "$(judge "$ms")"
+# The remote: git runs `sleep 60` as its transport and never hears back.
+git config protocol.ext.allow always
+git remote set-url origin 'ext::sleep 60'
+ms=$(claim_ms)
+grep -q 'NOT PUBLISHED' "$WORK/claim.out" || {
+    echo "bench: the claim did not say it is not published: $(cat "$WORK/claim.out")" >&2
+    exit 1
+}
+printf '| %s | %s ms | %s | ≤ %s ms | %s |\n' "remote never answers" "$ms" "let through, NOT PUBLISHED, \`bsi sync\`" "$BOUND_MS" "$(judge "$ms")"
 exit "$FAILED"

@@ -505,10 +505,17 @@ fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
         })
     } else {
         kill_tree(&mut child);
-        Err(format!(
-            "git gave no answer within {} s",
-            timeout.as_secs_f32()
-        ))
+        Err(format!("git gave no answer within {} s", seconds(timeout)))
+    }
+}
+
+/// A duration in seconds, to a tenth (`3`, `2.5`), for messages.
+fn seconds(d: Duration) -> String {
+    let tenths = (d.as_millis() + 50) / 100;
+    if tenths.is_multiple_of(10) {
+        format!("{}", tenths / 10)
+    } else {
+        format!("{}.{}", tenths / 10, tenths % 10)
     }
 }
 
@@ -590,6 +597,14 @@ fn last_line(stderr: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_are_said_to_a_tenth() {
+        assert_eq!(seconds(Duration::from_secs(1)), "1");
+        assert_eq!(seconds(Duration::from_micros(2_999_978)), "3");
+        assert_eq!(seconds(Duration::from_millis(2_500)), "2.5");
+        assert_eq!(seconds(Duration::from_millis(700)), "0.7");
+    }
 
     #[test]
     fn a_push_is_read_from_its_porcelain_line() {

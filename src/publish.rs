@@ -136,6 +136,23 @@ pub struct Options {
     pub fresh: bool,
     /// Say attempts, rejections and waits on stderr.
     pub verbose: bool,
+    /// A hard bound on the write's time (an agent tool's hook): `None` for
+    /// the command line's usual waits.
+    pub bound: Option<Bound>,
+}
+
+/// How long a bounded write may take: past these it gives up or keeps its
+/// change on the local branch, never waits longer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// The longest wait for another bsi to let go of the writer lock:
+    /// past it, [`Error::Locked`] and nothing written.
+    pub lock_wait: Duration,
+    /// Every fetch and push of the write together, counted once the lock is
+    /// held: past it the change is kept on the local branch
+    /// ([`Landed::Pending`]), as when the remote cannot be reached, and a
+    /// race lost to other writers is no longer retried.
+    pub remote: Duration,
 }
 
 /// Plans and writes a change under the writer lock, publishing it when the
@@ -147,7 +164,7 @@ pub fn apply<R>(
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Applied<R>> {
     let remote = settings.remote()?;
-    let _lock = brain.writer("write")?;
+    let _lock = brain.writer_within("write", opts.bound.map(|b| b.lock_wait))?;
     brain.ensure_branch_free()?;
     match remote {
         None => local(brain, settings.history_keep, &mut plan),
@@ -479,6 +496,9 @@ struct Publisher<'b> {
     budget: Duration,
     /// How long one fetch or push may take, apart from the budget.
     conn: Duration,
+    /// A bounded write: the budget is a hard limit on every fetch and push
+    /// together, and running out of it keeps the change locally.
+    bounded: bool,
     keep: usize,
     fetched: bool,
     attempts: u32,
@@ -491,8 +511,11 @@ impl<'b> Publisher<'b> {
             remote,
             opts,
             start: Instant::now(),
-            budget: settings.publish_timeout,
+            budget: opts.bound.map_or(settings.publish_timeout, |b| {
+                b.remote.min(settings.publish_timeout)
+            }),
             conn: settings.connection_timeout,
+            bounded: opts.bound.is_some(),
             keep: settings.history_keep,
             fetched: false,
             attempts: 0,
@@ -722,7 +745,11 @@ impl<'b> Publisher<'b> {
         // local history.
         let parent = tips.tracking.or(tips.local);
         let (commit, registry) = commit_on(brain, parent, registry, &message, Some(self.keep))?;
-        match self.remote.push(&brain.workdir, commit, self.conn) {
+        let conn = match self.conn_now() {
+            Ok(conn) => conn,
+            Err(why) => return Ok(Step::Unreachable(why)),
+        };
+        match self.remote.push(&brain.workdir, commit, conn) {
             Push::Pushed => {
                 self.pushed(tips, commit)?;
                 move_local(brain, commit, tips.local, &message)?;
@@ -750,6 +777,15 @@ impl<'b> Publisher<'b> {
     /// gone meanwhile); past the budget, exit 8.
     fn after_lost_race(&mut self) -> Result<Option<String>> {
         self.attempts += 1;
+        if self.bounded && self.remaining().is_zero() {
+            // A hook does not wait for the crowd: the change is kept
+            // locally, and `bsi sync` publishes it.
+            return Ok(Some(format!(
+                "{} push(es) lost a race to other writers within {} s",
+                self.attempts,
+                self.budget.as_secs_f32()
+            )));
+        }
         if self.start.elapsed() >= self.budget {
             return Err(Error::Busy {
                 remote: self.remote.label(),
@@ -783,6 +819,23 @@ impl<'b> Publisher<'b> {
         self.budget.saturating_sub(self.start.elapsed())
     }
 
+    /// How long the next fetch or push may take: the connection timeout,
+    /// and in a bounded write no longer than what is left of the budget
+    /// (`Err`: nothing is left, the remote is not asked).
+    fn conn_now(&self) -> std::result::Result<Duration, String> {
+        if !self.bounded {
+            return Ok(self.conn);
+        }
+        let left = self.remaining();
+        if left.is_zero() {
+            return Err(format!(
+                "no answer within the {} s a hook gives the remote",
+                self.budget.as_secs_f32()
+            ));
+        }
+        Ok(self.conn.min(left))
+    }
+
     fn say(&self, what: &str) {
         if self.opts.verbose {
             eprintln!("bsi: {what}");
@@ -802,7 +855,11 @@ impl<'b> Publisher<'b> {
     /// unreachable; a remote without the branch is reachable; one that
     /// denies access is an error.
     fn fetch(&mut self) -> Result<Result<(), String>> {
-        match self.remote.fetch(&self.brain.workdir, self.conn) {
+        let conn = match self.conn_now() {
+            Ok(conn) => conn,
+            Err(why) => return Ok(Err(why)),
+        };
+        match self.remote.fetch(&self.brain.workdir, conn) {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
@@ -1007,6 +1064,7 @@ fn first_publish(
         now,
         fresh: false,
         verbose: false,
+        bound: None,
     };
     let p = Publisher::new(brain, settings, remote.clone(), opts);
     match p.remote.push(&brain.workdir, local, p.conn) {
@@ -1168,6 +1226,7 @@ mod tests {
             now: now(),
             fresh: false,
             verbose: false,
+            bound: None,
         }
     }
 
@@ -1258,6 +1317,45 @@ mod tests {
         );
         let theirs = git(&url, &["show", "brain-index:BRAIN-INDEX.md"]);
         assert!(theirs.ends_with("remark\nmore\n"), "{theirs}");
+    }
+
+    #[test]
+    fn a_bounded_write_keeps_its_change_locally_once_its_time_is_spent() {
+        let dir = brain();
+        let p = dir.path();
+        let remote = tempfile::tempdir().expect("tempdir");
+        let url = remote.path().join("brain.git");
+        git(remote.path(), &["init", "-q", "--bare", "brain.git"]);
+        git(
+            p,
+            &["remote", "add", "origin", url.to_str().expect("utf-8")],
+        );
+        let (brain, settings) = open(p);
+        // No time for the remote at all: it is not even asked.
+        let spent = Options {
+            bound: Some(Bound {
+                lock_wait: Duration::from_millis(100),
+                remote: Duration::ZERO,
+            }),
+            ..opts()
+        };
+        let applied = apply(&brain, &settings, spent, append("\nremark\n")).expect("bounded");
+        match &applied.landing.landed {
+            Landed::Pending(why) => assert!(
+                why.why
+                    .contains("no answer within the 0 s a hook gives the remote"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // The same remote, with the usual time: published.
+        let applied = apply(&brain, &settings, opts(), append("more\n")).expect("online");
+        assert_eq!(applied.landing.landed, Landed::Published);
+        // Another writer holds the lock: a bounded write gives up at once.
+        let held = brain.lock().expect("lock");
+        let r = apply(&brain, &settings, spent, append("late\n"));
+        assert!(matches!(r, Err(Error::Locked { .. })));
+        drop(held);
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //! Errors fail open, refusals never do: a broken event, a missing registry
 //! or an internal error lets the edit through with a warning; a real overlap
 //! with another session's claim is always refused.
+//!
+//! A hook runs while the agent waits: its own time is bounded
+//! ([`HOOK_BOUND`]) whatever the clone's settings say for the command line.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -40,6 +43,17 @@ use crate::store::{Brain, FirstFetch};
 use crate::ttl;
 use crate::words::open_command;
 use crate::words::{assignment, command_line, shell_word};
+
+/// How long a hook may wait, whatever the settings say for the command
+/// line: the writer lock held by another bsi at most 2 s (a claim on the
+/// first write that cannot have it is refused, nothing written), and every
+/// fetch and push of one hook together at most 3 s (a claim that cannot be
+/// published in that time holds on this machine, and the agent is told to
+/// run `bsi sync`). docs/agent-tools.md says these figures.
+pub const HOOK_BOUND: publish::Bound = publish::Bound {
+    lock_wait: std::time::Duration::from_secs(2),
+    remote: std::time::Duration::from_secs(3),
+};
 
 /// The agent tools' hooks run on every edit an agent makes, and building
 /// clap's whole command tree costs a third of such a run. The command lines
@@ -151,7 +165,11 @@ fn open_at(ctx: &Ctx, dir: &Path) -> Result<(Ctx, Brain, Settings)> {
     if dir.is_dir() {
         here.cwd = dir.to_path_buf();
     }
-    let (brain, settings) = here.open()?;
+    let (brain, mut settings) = here.open()?;
+    // One fetch or push of a hook waits no longer than a hook's whole
+    // remote time.
+    settings.connection_timeout = settings.connection_timeout.min(HOOK_BOUND.remote);
+    settings.publish_timeout = settings.publish_timeout.min(HOOK_BOUND.remote);
     Ok((here, brain, settings))
 }
 
@@ -413,6 +431,9 @@ fn edit_in(
             .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("\n");
+        if let Some(s) = session.as_deref() {
+            keep_for_after(&brain, tool, s, &format!("bsi: {warning}"));
+        }
         return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
     }
     Ok(agents::answer(tool, &Verdict::Allow))
@@ -436,13 +457,20 @@ fn after_edit(ctx: &Ctx, tool: Tool, tool_session: &str, input: &str) -> Result<
 /// The answer to a claim on write; Gemini CLI takes the message to the
 /// model only after the edit, so it is kept for `AfterTool`.
 fn claimed(brain: &Brain, tool: Tool, session: &str, message: String) -> Answer {
+    keep_for_after(brain, tool, session, &message);
+    agents::answer(tool, &Verdict::Claimed { message })
+}
+
+/// Keeps a message for the model of a tool whose pre-edit answer reaches
+/// only the person when it lets the edit through (Gemini CLI): its
+/// `AfterTool` hook gives it to the model after the edit.
+fn keep_for_after(brain: &Brain, tool: Tool, session: &str, message: &str) {
     if tool == Tool::Gemini {
         let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
-        if let Err(e) = map.set_pending(tool, session, &message) {
+        if let Err(e) = map.set_pending(tool, session, message) {
             eprintln!("bsi: warning: {e}");
         }
     }
-    agents::answer(tool, &Verdict::Claimed { message })
 }
 
 /// The guard's findings on every target.
@@ -672,9 +700,22 @@ fn claim(
             new_id: false,
         };
         let snap = brain.snapshot(scopes);
-        let applied = publish::apply(brain, settings, ctx.write_options(false), |reg| {
+        let opts = publish::Options {
+            bound: Some(HOOK_BOUND),
+            ..ctx.write_options(false)
+        };
+        let applied = match publish::apply(brain, settings, opts, |reg| {
             open::plan(reg, &claiming, &snap)
-        })?;
+        }) {
+            Ok(applied) => applied,
+            // Another bsi is writing the registry: it may be claiming this
+            // very part. Nothing is recorded, so the edit waits.
+            Err(Error::Locked { path, .. }) => {
+                let reason = locked(session, scopes, &path);
+                return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+            }
+            Err(e) => return Err(e),
+        };
         match applied.report {
             Outcome::Opened { new_claims, held } => {
                 let held_now: Vec<String> = new_claims
@@ -691,7 +732,7 @@ fn claim(
                 );
                 if let Landed::Pending(why) = &applied.landing.landed {
                     message.push_str(&format!(
-                        "\nRecorded on this machine only: {why}; `bsi sync` publishes it once the remote is back."
+                        "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach; if your shell may not write the git directory, as in a sandbox, ask the user to run it); it says if another clone claimed the same meanwhile."
                     ));
                 }
                 // Publishing this claim also published claims recorded
@@ -743,6 +784,18 @@ fn claim(
             ),
         },
     ))
+}
+
+/// The refusal of an edit whose claim could not be recorded: another bsi
+/// held the writer lock past the hook's wait.
+fn locked(session: &str, scopes: &[Scope], path: &Path) -> String {
+    format!(
+        "bsi: refused for now: this edit lies outside your claims, so bsi claims {} for your session {session} first (`claim_on_write`), but another bsi has been writing the registry for more than {} s and the claim could not be recorded. Nothing was written; the file is unchanged.\nNext, one of:\n- try the edit again in a moment;\n- or claim it first: `{}` (it waits longer for the registry), then edit again;\n- if it stays locked, stop and tell the user: another process holds {}.",
+        scopes_summary(scopes),
+        HOOK_BOUND.lock_wait.as_secs(),
+        open_command(scopes, &["--session", session]),
+        path.display()
+    )
 }
 
 /// The refusal for the agent: what is held and by whom (the pre-commit

@@ -377,6 +377,7 @@ impl Ctx {
             now: self.now,
             fresh,
             verbose: self.verbosity.is_verbose(),
+            bound: None,
         }
     }
 

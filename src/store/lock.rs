@@ -30,12 +30,14 @@ pub(crate) fn fault(point: &str) {
 }
 
 /// How long to wait for another bsi to let go of the writer lock, unless
-/// `BSI_LOCK_WAIT_MS` says otherwise (tests).
-fn lock_wait() -> Duration {
-    std::env::var("BSI_LOCK_WAIT_MS")
+/// `BSI_LOCK_WAIT_MS` says otherwise (tests); never longer than `at_most`
+/// (an agent tool's hook waits a short while only).
+fn lock_wait(at_most: Option<Duration>) -> Duration {
+    let wait = std::env::var("BSI_LOCK_WAIT_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .map_or(Duration::from_secs(30), Duration::from_millis)
+        .map_or(Duration::from_secs(30), Duration::from_millis);
+    at_most.map_or(wait, |m| wait.min(m))
 }
 
 /// Held while a bsi process reads, plans, commits and publishes. An OS file
@@ -51,8 +53,9 @@ pub struct WriterLock {
 }
 
 impl WriterLock {
-    /// Takes the lock file at `path` (created when missing).
-    pub(crate) fn take(path: &Path) -> Result<WriterLock> {
+    /// Takes the lock file at `path` (created when missing), waiting for
+    /// another holder at most `at_most` (else the usual wait).
+    pub(crate) fn take(path: &Path, at_most: Option<Duration>) -> Result<WriterLock> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
@@ -66,7 +69,7 @@ impl WriterLock {
             .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, path)?,
+            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, path, lock_wait(at_most))?,
             Err(fs::TryLockError::Error(e)) => {
                 return Err(Error::io(format!("cannot lock {}", path.display()), e));
             }
@@ -156,11 +159,11 @@ pub(crate) fn writer_is_dead(record: &str) -> bool {
     }
 }
 
-/// Waits up to [`lock_wait`] for the writer lock held by another process.
+/// Waits up to `wait` for the writer lock held by another process.
 /// The wait is in the kernel, on a second handle of the same open file (so
 /// the lock it takes is `file`'s): the lock passes to a waiter the moment
 /// its holder lets go.
-fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
+fn wait_for_lock(file: &File, path: &Path, wait: Duration) -> Result<()> {
     let cannot = |e| Error::io(format!("cannot lock {}", path.display()), e);
     let handle = file.try_clone().map_err(cannot)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -169,7 +172,7 @@ fn wait_for_lock(file: &File, path: &Path) -> Result<()> {
         // with the last handle of the file.
         let _ = tx.send(handle.lock());
     });
-    match rx.recv_timeout(lock_wait()) {
+    match rx.recv_timeout(wait) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(cannot(e)),
         Err(_) => Err(Error::Locked {

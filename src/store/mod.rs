@@ -16,6 +16,7 @@ mod state;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
@@ -289,13 +290,19 @@ impl Brain {
     /// Takes the clone's writer lock: one bsi writes the registry branch at
     /// a time, whichever work tree it runs in.
     pub fn lock(&self) -> Result<WriterLock> {
-        WriterLock::take(&self.bsi_dir().join("lock"))
+        WriterLock::take(&self.bsi_dir().join("lock"), None)
     }
 
     /// The writer lock for the work `what`: taken, what a killed writer
     /// left dealt with (and said on stderr), and this writer recorded.
     pub fn writer(&self, what: &str) -> Result<WriterLock> {
-        let mut lock = self.lock()?;
+        self.writer_within(what, None)
+    }
+
+    /// [`Brain::writer`], waiting for another holder at most `at_most`
+    /// (else the usual wait): [`crate::error::Error::Locked`] past it.
+    pub fn writer_within(&self, what: &str, at_most: Option<Duration>) -> Result<WriterLock> {
+        let mut lock = WriterLock::take(&self.bsi_dir().join("lock"), at_most)?;
         if let Some(done) = self.repair(&mut lock) {
             eprintln!("note: {done}");
         }

@@ -955,3 +955,345 @@ fn codex_cli_claims_through_mcp_in_the_sandbox() {
         "{log}"
     );
 }
+
+/// Claude Code run headless on `turns`, the scripted model's requests and
+/// the run. `extra`: more environment.
+fn run_claude(s: &Setup, exe: &Path, turns: &Value, extra: &[(&str, &str)]) -> (FakeModel, Run) {
+    let model = FakeModel::start("anthropic", turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut env = vec![
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ];
+    env.extend_from_slice(extra);
+    let mut cmd = s.command(exe, &env);
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ]);
+    let run = run_bounded(cmd);
+    (model, run)
+}
+
+/// With `claim_on_write`, a free edit in Claude Code is claimed for the
+/// agent's session, recorded as agent `claude`, and the model's next
+/// request carries bsi's words about the claim (`additionalContext`).
+#[test]
+fn claude_code_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let (model, run) = run_claude(&s, &exe, &turns, &[]);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    let after = last_message(&turns[2]);
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| claude |")),
+        "{active:?}"
+    );
+    // Told once; then the stop hook sends the agent back about the claim.
+    let last = turns.last().expect("turns");
+    assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
+}
+
+/// With `claim_on_write` and a remote that never answers, Claude Code's
+/// edit goes on within the hook's bound, the claim holds on this machine,
+/// and the model is told it is not published and to run `bsi sync`.
+#[test]
+fn claude_code_claim_on_write_with_a_silent_remote_tells_the_model_to_sync() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let server = crate::truth::Silent::start();
+    s.b.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("git://127.0.0.1:{}/brain.git", server.port),
+    ]);
+    s.b.write(
+        ".bsi.toml",
+        "claim_on_write = true\nconnection_timeout = \"60s\"\n",
+    );
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "risk text", "new_string": "new risk"}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let (model, run) = run_claude(&s, &exe, &turns, &[]);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let after = last_message(&turns[2]);
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks")
+            && after.contains("NOT PUBLISHED")
+            && after.contains("Run `bsi sync` now"),
+        "the model is told to sync: {after}\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"));
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains("projets/plan.md#Risks") && r.contains("| claude |")),
+        "held on this machine: {active:?}"
+    );
+}
+
+/// This `PATH` without any directory that holds a bsi.
+fn path_without_bsi() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("bsi").exists())
+        .collect();
+    std::env::join_paths(dirs).expect("PATH")
+}
+
+/// Gemini CLI run headless on `turns` (`--yolo`, JSON output); `path`
+/// replaces the `PATH` it runs with.
+fn run_gemini(
+    s: &Setup,
+    exe: &Path,
+    turns: &Value,
+    path: Option<std::ffi::OsString>,
+) -> (FakeModel, Run) {
+    let model = FakeModel::start("gemini", turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    gemini_home(s);
+    let mut cmd = s.command(
+        exe,
+        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
+    );
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    (model, run)
+}
+
+/// `codex exec` run headless on `turns`, with its human output (what a
+/// person running it sees), in the `workspace-write` sandbox with the git
+/// directory added; `path` replaces the `PATH` it runs with.
+fn run_codex(
+    s: &Setup,
+    exe: &Path,
+    turns: &Value,
+    path: Option<std::ffi::OsString>,
+) -> (FakeModel, Run) {
+    let model = FakeModel::start("openai", turns, s.work.path());
+    let home = codex_home(s, model.port);
+    let mut cmd = s.command(exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
+    let git_dir = s.b.path().join(".git");
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        "--add-dir",
+        git_dir.to_str().expect("utf-8"),
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    (model, run)
+}
+
+/// What warn mode says about an edit inside `sess-other`'s `#Goals`.
+const WARNING: &str = "bsi: warning: projets/plan.md line 7 under `Goals` is inside an active claim of session sess-other (agent bob, scope projets/plan.md#Goals";
+
+/// Warn mode (`git config bsi.hookMode warn`) in Claude Code: the edit
+/// inside another session's section passes, and bsi's warning, with one
+/// `bsi:`, reaches the person (the hook's `systemMessage`: on screen, and
+/// in a headless run's stream with `--include-hook-events`) and the model
+/// (`additionalContext`, in its next request).
+#[test]
+fn claude_code_warn_mode_reaches_the_person_and_the_model() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    s.b.git(&["config", "bsi.hookMode", "warn"]);
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "Read", "args": {"file_path": plan}},
+        {"tool": "Edit", "args": {"file_path": plan, "old_string": "goal text", "new_string": "stolen goal"}},
+        {"text": "done"},
+    ]);
+    let model = FakeModel::start("anthropic", &turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-hook-events",
+    ]);
+    let run = run_bounded(cmd);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert!(s.b.read("projets/plan.md").contains("stolen goal"), "{ctx}");
+    // The person: the edit hook's answer in the stream.
+    let shown: Vec<String> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["subtype"] == "hook_response" && e["hook_name"] == "PreToolUse:Edit")
+        .filter_map(|e| {
+            let out: Value = serde_json::from_str(e["stdout"].as_str()?).ok()?;
+            out["systemMessage"].as_str().map(str::to_string)
+        })
+        .collect();
+    assert_eq!(shown.len(), 1, "{}", run.stdout);
+    assert!(shown[0].starts_with(WARNING), "{shown:?}");
+    assert_eq!(shown[0].lines().count(), 1, "one line: {shown:?}");
+    // The model.
+    let after = last_message(&turns[2]);
+    assert!(after.contains(WARNING), "{after}\n{ctx}");
+    assert!(!run.stdout.contains("bsi: bsi:") && !after.contains("bsi: bsi:"));
+}
+
+/// Warn mode in Gemini CLI: the edit passes; the warning reaches the person
+/// on stderr ("Hook system message: bsi: warning: …") and the model after
+/// the edit (`AfterTool`, as claim-on-write's message does).
+#[test]
+fn gemini_cli_warn_mode_reaches_the_person_and_the_model() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    s.b.git(&["config", "bsi.hookMode", "warn"]);
+    let turns = json!([
+        {"tool": "replace", "args": {"file_path": s.abs("projets/plan.md"), "old_string": "goal text", "new_string": "stolen goal", "instruction": "edit"}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_gemini(&s, &exe, &turns, None);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert!(s.b.read("projets/plan.md").contains("stolen goal"), "{ctx}");
+    assert!(
+        run.stderr
+            .contains(&format!("Hook system message: {WARNING}")),
+        "{ctx}"
+    );
+    assert!(turns[1].contains(WARNING), "{ctx}");
+    assert!(!run.stderr.contains("bsi: bsi:") && !turns[1].contains("bsi: bsi:"));
+}
+
+/// Warn mode in Codex CLI: the edit passes and the model gets the warning
+/// (`additionalContext`, as a developer message of its next request);
+/// `codex exec` shows the person only "hook: PreToolUse Completed", not
+/// the hook's `systemMessage` (Codex keeps it as a warning entry of the
+/// hook's run, which its exec output does not print).
+#[test]
+fn codex_cli_warn_mode_reaches_the_model_not_the_exec_output() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    s.b.git(&["config", "bsi.hookMode", "warn"]);
+    let turns = json!([
+        {"tool": "exec_command", "args": {"cmd": patch_command("projets/plan.md", "goal text", "stolen goal")}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_codex(&s, &exe, &turns, None);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert!(s.b.read("projets/plan.md").contains("stolen goal"), "{ctx}");
+    assert!(turns[1].contains(WARNING), "{ctx}");
+    assert!(!turns[1].contains("bsi: bsi:"), "{ctx}");
+    // What Codex does with it today: not printed.
+    assert!(run.stderr.contains("hook: PreToolUse Completed"), "{ctx}");
+    assert!(
+        !run.stderr.contains("bsi: warning") && !run.stdout.contains("bsi: warning"),
+        "Codex now shows the warning to the person: say so in docs/agent-tools.md\n{ctx}"
+    );
+}
+
+/// A hook that cannot run bsi in Gemini CLI: the person is told on stderr,
+/// in the tool's protocol, and the edit goes through.
+#[test]
+fn gemini_cli_without_bsi_on_path_warns_and_lets_edits_through() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    let turns = json!([
+        {"tool": "replace", "args": {"file_path": s.abs("agents/alice.md"), "old_string": "notes", "new_string": "unchecked", "instruction": "edit"}},
+        {"text": "done"},
+    ]);
+    let (_model, run) = run_gemini(&s, &exe, &turns, Some(path_without_bsi()));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("Hook system message: bsi: the hook could not run bsi (is it on the PATH Gemini CLI runs hooks with?); this edit goes through unchecked."),
+        "{run:?}"
+    );
+    assert!(s.b.read("agents/alice.md").contains("unchecked"));
+}
+
+/// A hook that cannot run bsi in Codex CLI: the edit goes through, and the
+/// fallback's `systemMessage` is swallowed — `codex exec` prints only
+/// "hook: PreToolUse Completed", and the model is told nothing. Recorded
+/// here and in docs/agent-tools.md; `bsi agent doctor codex` is what finds it.
+#[test]
+fn codex_cli_without_bsi_on_path_lets_edits_through_without_a_word() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let turns = json!([
+        {"tool": "exec_command", "args": {"cmd": patch_command("agents/alice.md", "notes", "unchecked")}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_codex(&s, &exe, &turns, Some(path_without_bsi()));
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert!(s.b.read("agents/alice.md").contains("unchecked"), "{ctx}");
+    assert!(run.stderr.contains("hook: PreToolUse Completed"), "{ctx}");
+    let said = format!("{}{}{}", run.stdout, run.stderr, turns.join(""));
+    assert!(
+        !said.contains("could not run bsi"),
+        "Codex now shows the fallback's message: say so in docs/agent-tools.md\n{ctx}"
+    );
+}

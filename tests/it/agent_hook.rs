@@ -916,3 +916,168 @@ fn open_wait_sees_another_clone_close_through_the_remote() {
     assert!(start.elapsed() < Duration::from_secs(20));
     a.bsi(&["status"]).ok().stdout_has("sess-b");
 }
+
+/// The cells of a registry row.
+fn cells(row: &str) -> Vec<String> {
+    row.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+/// A claim on the first write is recorded as the tool's agent (or as
+/// `default_agent` when the configuration names one), never as the
+/// user@host of a command line: `bsi close SESSION --agent TOOL`, as the
+/// agent's instructions say, closes it.
+#[test]
+fn a_claim_on_the_first_write_is_recorded_as_the_tools_agent() {
+    for (tool, config, agent) in [
+        ("claude", "", "claude"),
+        ("codex", "", "codex"),
+        ("gemini", "", "gemini"),
+        ("cursor", "", "cursor"),
+        ("claude", "default_agent = \"robot\"\n", "robot"),
+    ] {
+        let b = Brain::new();
+        b.write(".bsi.toml", &format!("claim_on_write = true\n{config}"));
+        let ev = replace_event(&b, tool, "projets/plan.md", "risk text", "no risk");
+        let r = hook(&b, "edit", tool, &ev);
+        assert_eq!(denial(tool, &r), None, "{tool}: {r:?}");
+        let rows = b.active();
+        assert_eq!(rows.len(), 1, "{tool}: {rows:?}");
+        let row = cells(&rows[0]);
+        // A replacement claims its section; a patch or a whole-file write
+        // (Codex, Cursor) the file.
+        assert!(row[1].starts_with("projets/plan.md"), "{tool}: {row:?}");
+        assert_eq!(row[3], agent, "{tool}: recorded as {row:?}");
+        let session = row[0].clone();
+        // Another agent name is refused; the tool's own closes it.
+        b.bsi(&["close", &session, "--agent", "tester@box"])
+            .code(1)
+            .stderr_has(&format!("opened by {agent}"));
+        b.bsi(&["close", &session, "--agent", agent]).ok();
+        assert!(b.active().is_empty(), "{tool}: {:?}", b.active());
+    }
+}
+
+/// Holds the clone's writer lock (as another bsi at work does) until
+/// dropped.
+fn hold_writer_lock(b: &Brain) -> std::fs::File {
+    let dir = b.path().join(".git/bsi");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("lock"))
+        .expect("open the lock");
+    f.lock().expect("lock");
+    f
+}
+
+/// Claim on the first write while another bsi holds the writer lock past
+/// the hook's short wait: nothing can be recorded, so the edit is refused
+/// for now — never let through unclaimed — with what to do; once the lock
+/// is free the same edit is claimed.
+#[test]
+fn a_claim_on_the_first_write_that_cannot_have_the_lock_refuses_for_now() {
+    for tool in ["claude", "gemini"] {
+        let b = Brain::new();
+        b.write(".bsi.toml", "claim_on_write = true\n");
+        let (commits, user) = (b.commits(), b.user_state());
+        let held = hold_writer_lock(&b);
+        let ev = replace_event(&b, tool, "projets/plan.md", "risk text", "no risk");
+        let r = hook(&b, "edit", tool, &ev);
+        let reason = denial(tool, &r).unwrap_or_else(|| panic!("{tool}: refused: {r:?}"));
+        assert!(reason.starts_with("bsi: refused for now:"), "{reason}");
+        assert!(
+            reason.contains("another bsi has been writing the registry for more than 2 s"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("try the edit again in a moment"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("`bsi open 'projets/plan.md#Risks' --session sess-"),
+            "{reason}"
+        );
+        assert_eq!(b.commits(), commits, "{tool}: nothing written");
+        assert!(b.active().is_empty(), "{tool}");
+        assert_eq!(b.user_state(), user);
+        drop(held);
+        let r = hook(&b, "edit", tool, &ev);
+        assert_eq!(denial(tool, &r), None, "{tool}: {r:?}");
+        r.stdout_has("bsi claimed projets/plan.md#Risks");
+        assert_eq!(b.commits(), commits + 1);
+    }
+}
+
+/// Claim on the first write when the remote never answers: the hook gives
+/// the remote a few seconds (its whole time is bounded, whatever the
+/// connection timeout says), keeps the claim on this machine, lets the edit
+/// through, and tells the agent, in the tool's channel to the model, that
+/// the claim is not published and to run `bsi sync`. The push hangs (a
+/// clone that fetched before), or the first fetch does (a new remote).
+#[test]
+fn a_claim_on_the_first_write_to_a_remote_that_never_answers_holds_locally() {
+    let server = crate::truth::Silent::start();
+    let url = format!("git://127.0.0.1:{}/brain.git", server.port);
+    for (tool, fetched_before) in [("claude", true), ("gemini", true), ("codex", false)] {
+        // A clone that fetched the registry from a remote now silent, or a
+        // brain whose new remote is silent from the start.
+        let net = fetched_before.then(crate::remote::Net::new);
+        let fresh = Brain::new();
+        let b = net.as_ref().map_or(&fresh, |n| &n.a);
+        b.write(
+            ".bsi.toml",
+            "claim_on_write = true\nconnection_timeout = \"60s\"\n",
+        );
+        if fetched_before {
+            b.git(&["remote", "set-url", "origin", &url]);
+        } else {
+            b.git(&["remote", "add", "origin", &url]);
+        }
+        let remote_before = net.as_ref().map(crate::remote::Net::registry);
+        let user = b.user_state();
+        let ev = replace_event(b, tool, "projets/plan.md", "risk text", "no risk");
+        let r = hook(b, "edit", tool, &ev);
+        assert_eq!(denial(tool, &r), None, "{tool}: the edit goes on: {r:?}");
+        // What the model reads: Claude Code and Codex at once, Gemini CLI
+        // after the edit (`AfterTool`).
+        let answer = if tool == "gemini" {
+            let after = ev.replace("\"BeforeTool\"", "\"AfterTool\"");
+            let a = hook(b, "edit", tool, &after);
+            a.ok();
+            a.json()
+        } else {
+            r.json()
+        };
+        let said = answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            said.contains("bsi claimed projets/plan.md"),
+            "{tool}: {said}"
+        );
+        assert!(
+            said.contains("NOT PUBLISHED: the claim holds on this machine only (origin/brain-index could not be reached"),
+            "{tool}: {said}"
+        );
+        assert!(said.contains("Run `bsi sync` now"), "{tool}: {said}");
+        // Held here, on the local registry branch; not on the remote.
+        let rows = b.active();
+        assert!(
+            rows.iter().any(|r| r.contains("| projets/plan.md")),
+            "{tool}: {rows:?}"
+        );
+        assert_eq!(
+            net.as_ref().map(crate::remote::Net::registry),
+            remote_before,
+            "{tool}"
+        );
+        assert_eq!(b.user_state(), user, "{tool}");
+    }
+}

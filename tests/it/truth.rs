@@ -349,14 +349,14 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
 
 /// A server on 127.0.0.1 that accepts connections and never answers. It
 /// stops when dropped, or by itself after two minutes.
-struct Silent {
-    port: u16,
+pub(crate) struct Silent {
+    pub(crate) port: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Silent {
-    fn start() -> Silent {
+    pub(crate) fn start() -> Silent {
         use std::sync::atomic::Ordering;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
