@@ -196,12 +196,21 @@ struct Target {
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if tool == Tool::Gemini
-        && let Some(id) = agents::gemini::after_tool_session(input)
+        && let Some((id, may_have_claimed)) = agents::gemini::after_tool_session(input)
     {
+        if !may_have_claimed {
+            return Ok(agents::gemini::answer_after_tool(None));
+        }
         return after_edit(ctx, tool, &id, input);
     }
     let req = match agents::parse_edit(tool, input, &ctx.cwd) {
         Ok(PreEdit::Edit(r)) => r,
+        // A shell command: judged only when it writes a file bsi can name;
+        // one that writes nothing is let through before any registry read.
+        Ok(PreEdit::Shell(cmd)) => match cmd.edits(&agents::shell_writes::RealDisk) {
+            Some(r) => r,
+            None => return Ok(agents::answer(tool, &Verdict::Allow)),
+        },
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
         Err(e) => return Ok(fail_open(tool, HookKind::Edit, &e.to_string())),
     };
