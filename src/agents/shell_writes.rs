@@ -726,7 +726,10 @@ fn path_of(w: &Word, base: Option<&Path>) -> Option<PathBuf> {
     } else {
         clean(&base?.join(p))
     };
-    let dev = full.starts_with("/dev") || full.starts_with("/proc");
+    // Devices and descriptors (`/dev/null`, `/dev/stderr`, `/proc/self/fd/1`)
+    // are no files; `/dev/shm` is a file system like another.
+    let dev =
+        (full.starts_with("/dev") && !full.starts_with("/dev/shm")) || full.starts_with("/proc");
     (!dev).then_some(full)
 }
 
@@ -1472,6 +1475,7 @@ mod tests {
             "git restore --staged projets/plan.md",
             "git rm --cached projets/plan.md",
             "echo x > /dev/null",
+            "echo x > /dev/stderr 2>/proc/self/fd/2",
             "cat < projets/plan.md",
             "",
             "# rm projets/plan.md",
@@ -1719,6 +1723,7 @@ mod tests {
         assert_eq!(paths("for f in x; do rm b.md; done"), ["/b/b.md"]);
         assert_eq!(paths("{ rm a.md; }"), ["/b/a.md"]);
         assert_eq!(paths("rm /b/x/../a.md"), ["/b/a.md"]);
+        assert_eq!(paths("rm /dev/shm/b/a.md"), ["/dev/shm/b/a.md"]);
     }
 
     #[test]
