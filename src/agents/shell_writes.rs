@@ -650,8 +650,6 @@ fn lex(input: &str) -> Vec<Tok> {
 struct Simple {
     words: Vec<Word>,
     redirs: Vec<Redir>,
-    /// Its standard input is the pipe from the command before.
-    piped: bool,
 }
 
 /// Reads a command list, `base` the directory relative paths start from
@@ -669,7 +667,6 @@ fn read_list(
     let mut base = base;
     let mut stack: Vec<Option<PathBuf>> = Vec::new();
     let mut cur = Simple::default();
-    let mut piped = false;
     for tok in lex(input) {
         match tok {
             Tok::Word(w) => cur.words.push(w),
@@ -679,8 +676,6 @@ fn read_list(
                 if !done.words.is_empty() || !done.redirs.is_empty() {
                     command(done, &mut base, disk, depth, out);
                 }
-                cur.piped = op == Op::Pipe || (piped && op == Op::Open);
-                piped = op == Op::Pipe;
                 match op {
                     Op::Open => stack.push(base.clone()),
                     Op::Close => {
@@ -756,8 +751,7 @@ fn command(
     let mut words: &[Word] = &c.words;
     let mut here = base.clone();
     // Prefixes that run the rest as the command.
-    loop {
-        let Some(first) = words.first() else { break };
+    while let Some(first) = words.first() {
         let name = program(first);
         let rest = &words[1..];
         let after = match name.as_str() {
@@ -1266,20 +1260,19 @@ fn git(
             if switching {
                 return;
             }
-            let paths: Vec<Word> = match dashdash {
-                Some(d) => rest[d + 1..].to_vec(),
-                None => {
-                    // Without `--`: the first word is a revision unless it
-                    // names something on disk.
-                    let first_is_path = words
-                        .first()
-                        .and_then(|w| path_of(w, at))
-                        .is_some_and(|p| disk.exists(&p));
-                    if first_is_path {
-                        words
-                    } else {
-                        words.into_iter().skip(1).collect()
-                    }
+            let paths: Vec<Word> = if let Some(d) = dashdash {
+                rest[d + 1..].to_vec()
+            } else {
+                // Without `--`: the first word is a revision unless it
+                // names something on disk.
+                let first_is_path = words
+                    .first()
+                    .and_then(|w| path_of(w, at))
+                    .is_some_and(|p| disk.exists(&p));
+                if first_is_path {
+                    words
+                } else {
+                    words.into_iter().skip(1).collect()
                 }
             };
             for w in paths.iter().filter(plain) {
