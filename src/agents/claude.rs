@@ -306,14 +306,14 @@ mod tests {
         };
         assert_eq!(cmd.command, "bsi status");
         assert_eq!(cmd.dir, PathBuf::from("/home/me/brain"));
-        assert_eq!(cmd.edits(&super::super::shell_writes::RealDisk), None);
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         let writes = fixture("claude-pretooluse-bash.json")
             .replace("\"bsi status\"", "\"sed -i s/a/b/ projets/plan.md\"");
         let Ok(PreEdit::Shell(cmd)) = parse(Tool::Claude, &writes, Path::new("/")) else {
             panic!("not a shell command");
         };
         let r = cmd
-            .edits(&super::super::shell_writes::RealDisk)
+            .edits(&super::super::shell_writes::NoDisk)
             .expect("writes");
         assert_eq!(r.tool_name, "Bash");
         assert_eq!(

@@ -244,7 +244,7 @@ mod tests {
             panic!("{got:?}");
         };
         assert_eq!(cmd.command, "git status --short");
-        assert_eq!(cmd.edits(&super::super::shell_writes::RealDisk), None);
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         // One that writes a file, in the call's `workdir`.
         let input = fixture("codex-pretooluse-bash.json")
             .replace("git status --short", "rm old.md")
@@ -256,7 +256,7 @@ mod tests {
             panic!("{input}");
         };
         let r = cmd
-            .edits(&super::super::shell_writes::RealDisk)
+            .edits(&super::super::shell_writes::NoDisk)
             .expect("writes");
         assert_eq!(r.edits[0].path, PathBuf::from("/home/me/brain/sub/old.md"));
         assert_eq!(r.edits[0].op, EditOp::Delete);

@@ -189,14 +189,14 @@ mod tests {
             panic!("{got:?}");
         };
         assert_eq!(cmd.dir, PathBuf::from("/home/me/brain"));
-        assert_eq!(cmd.edits(&super::super::shell_writes::RealDisk), None);
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         let writes = fixture("cursor-pretooluse-shell.json")
             .replace("\"bsi status\"", "\"echo x >> agents/alice.md\"");
         let Ok(PreEdit::Shell(cmd)) = parse(Tool::Cursor, &writes, Path::new("/")) else {
             panic!("{writes}");
         };
         let r = cmd
-            .edits(&super::super::shell_writes::RealDisk)
+            .edits(&super::super::shell_writes::NoDisk)
             .expect("writes");
         assert_eq!(
             r.edits[0].path,

@@ -220,7 +220,7 @@ mod tests {
         let Ok(PreEdit::Shell(cmd)) = parse(Tool::Gemini, shell, Path::new("/")) else {
             panic!("{shell}");
         };
-        assert_eq!(cmd.edits(&super::super::shell_writes::RealDisk), None);
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         let writes = shell.replace(
             "\"ls\"",
             "\"truncate -s 0 plan.md\", \"dir_path\": \"projets\"",
@@ -229,7 +229,7 @@ mod tests {
             panic!("{writes}");
         };
         let r = cmd
-            .edits(&super::super::shell_writes::RealDisk)
+            .edits(&super::super::shell_writes::NoDisk)
             .expect("writes");
         assert_eq!(r.edits[0].path, PathBuf::from("/b/projets/plan.md"));
         // After the call: nothing to tell for a shell command that writes

@@ -2,7 +2,7 @@
 //! shell tool (Claude Code's `Bash`, Codex's shell, Gemini's
 //! `run_shell_command`, Cursor's `Shell`) is about to change, so the edit
 //! hook judges it like an edit. Pure: the command, the directory it runs in
-//! and a [`Disk`] that answers "is this a directory / does it exist" in;
+//! and a [`Disk`] (the caller's: "is this a directory, does it exist") in;
 //! file edits out.
 //!
 //! The lexer is bsi's own, after POSIX `sh` (quotes, backslashes, `$(…)`,
@@ -51,15 +51,16 @@ pub trait Disk {
     fn exists(&self, path: &Path) -> bool;
 }
 
-/// The real file system.
-pub struct RealDisk;
+/// A disk that holds nothing: every destination is a file name, and `git
+/// checkout WORD PATHS` reads WORD as a revision.
+pub struct NoDisk;
 
-impl Disk for RealDisk {
-    fn is_dir(&self, path: &Path) -> bool {
-        path.is_dir()
+impl Disk for NoDisk {
+    fn is_dir(&self, _: &Path) -> bool {
+        false
     }
-    fn exists(&self, path: &Path) -> bool {
-        path.symlink_metadata().is_ok()
+    fn exists(&self, _: &Path) -> bool {
+        false
     }
 }
 

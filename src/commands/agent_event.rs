@@ -183,6 +183,18 @@ fn session_or_new(
 
 // --- before an edit ------------------------------------------------------
 
+/// The file system, as the shell-command reader asks about it.
+struct RealDisk;
+
+impl agents::shell_writes::Disk for RealDisk {
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.symlink_metadata().is_ok()
+    }
+}
+
 /// One path an edit changes, with its text before and after.
 struct Target {
     /// Relative to the brain root, with `/`.
@@ -213,7 +225,7 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         Ok(PreEdit::Edit(r)) => r,
         // A shell command: judged only when it writes a file bsi can name;
         // one that writes nothing is let through before any registry read.
-        Ok(PreEdit::Shell(cmd)) => match cmd.edits(&agents::shell_writes::RealDisk) {
+        Ok(PreEdit::Shell(cmd)) => match cmd.edits(&RealDisk) {
             Some(r) => r,
             None => return Ok(agents::answer(tool, &Verdict::Allow)),
         },
