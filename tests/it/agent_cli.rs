@@ -1053,3 +1053,23 @@ fn gemini_cli_judges_what_its_shell_writes() {
     let run = run_bounded(cmd);
     check_shell_writes(&s, &model, &run, turns.len());
 }
+
+#[test]
+fn codex_cli_judges_what_its_shell_writes() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let turns = shell_writes_script(&|c| json!({"tool": "exec_command", "args": {"cmd": c}}));
+    let model = FakeModel::start("openai", &json!(turns), s.work.path());
+    let home = codex_home(&s, model.port);
+    let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        "--json",
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    check_shell_writes(&s, &model, &run, turns.len());
+}
