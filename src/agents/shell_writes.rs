@@ -92,11 +92,13 @@ pub fn may_write(command: &str) -> bool {
 #[derive(Default)]
 struct Collected {
     edits: Vec<FileEdit>,
+    /// Where each path is in `edits`.
+    at: std::collections::HashMap<PathBuf, usize>,
 }
 
 impl Collected {
     fn push(&mut self, given: String, path: PathBuf, op: EditOp) {
-        if let Some(e) = self.edits.iter_mut().find(|e| e.path == path) {
+        if let Some(e) = self.at.get(&path).and_then(|&i| self.edits.get_mut(i)) {
             // Written twice: what it holds after both is not known.
             let by = match (&e.op, &op) {
                 (EditOp::Rewrite { by }, _) => by.clone(),
@@ -108,6 +110,7 @@ impl Collected {
             }
             return;
         }
+        self.at.insert(path.clone(), self.edits.len());
         self.edits.push(FileEdit { given, path, op });
     }
 }
