@@ -3,7 +3,13 @@
 # command line `bsi agent install` writes, fed the tool's pre-edit event (a
 # Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
 # `replace`), in a brain where another session holds the section next to
-# the edited one and 50 other claims are active. Absolute medians in ms
+# the edited one and 50 other claims are active. Then shell commands, which
+# the edit hook now sees too: one that writes no file (`git status --short
+# && ls projets`, answered before any registry read), one that writes a
+# free file (`sed -i` on it: judged like an edit), and, for comparison, a
+# call the hook lets through on its name alone (a `Read`: what a shell
+# command cost in Codex before its commands were read, and 0 in Claude
+# Code and Gemini CLI, whose shell tool the hook did not match). Absolute medians in ms
 # (the target is a budget of the agent's time, not a ratio): exits 1 when a
 # median is above 10 ms (not in --smoke mode).
 #
@@ -35,7 +41,7 @@ BSI=${BSI:-$ROOT/target/release/bsi}
     exit 1
 }
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
 export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC
 mkdir -p "$HOME" "$WORK/bin"
 ln -s "$BSI" "$WORK/bin/bsi"
@@ -49,6 +55,7 @@ git config user.name Bench
 git config user.email bench@example.com
 printf '# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n## Risks\n\nrisk text\n' >projets/plan.md
 for i in $(seq -w 0 49); do printf '# Note %s\n\ntext\n' "$i" >"notes/n$i.md"; done
+printf '# Free\n\ntext\n' >notes/free.md
 git add -A
 git commit -qm base
 bsi init -q
@@ -63,10 +70,21 @@ printf '{"session_id":"x1","cwd":"%s","hook_event_name":"PreToolUse","tool_name"
     "$B" >"$WORK/codex.json"
 printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","instruction":"edit"}}\n' \
     "$B" "$B" >"$WORK/gemini.json"
+# Shell commands: writing nothing, writing a free file; and a read.
+printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets","description":"look"}}\n' \
+    "$B" >"$WORK/claude-shell-nowrite.json"
+printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"sed -i s/text/words/ notes/free.md","description":"edit"}}\n' \
+    "$B" >"$WORK/claude-shell-write.json"
+printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/projets/plan.md"}}\n' \
+    "$B" "$B" >"$WORK/claude-read.json"
+printf '{"session_id":"x1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets"}}\n' \
+    "$B" >"$WORK/codex-shell-nowrite.json"
+printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"git status --short && ls projets"}}\n' \
+    "$B" >"$WORK/gemini-shell-nowrite.json"
 
 # The command line each tool runs, from the settings file install wrote.
 command_of() {
-    case $1 in
+    case ${1%%-*} in
     claude) jq -r '.hooks.PreToolUse[0].hooks[0].command' .claude/settings.json ;;
     codex) jq -r '.hooks.PreToolUse[0].hooks[0].command' .codex/hooks.json ;;
     gemini) jq -r '.hooks.BeforeTool[0].hooks[0].command' .gemini/settings.json ;;
@@ -81,11 +99,11 @@ FAILED=0
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
 printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
 printf '|---|---|---|---|---|\n'
-for t in claude codex gemini; do
+for t in claude codex gemini claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite claude-shell-write; do
     cmd="sh -c $(printf '%q' "$(command_of "$t")") <$WORK/$t.json"
-    out=$(bash -c "$cmd")
-    [[ $out != *'"deny"'* && $out != *could\ not\ run* ]] || {
-        echo "bench: the $t hook did not let the free edit through: $out" >&2
+    out=$(bash -c "$cmd" 2>&1)
+    [[ $out != *'"deny"'* && $out != *could\ not\ run* && $out != *warning* ]] || {
+        echo "bench: the $t hook did not let the free call through: $out" >&2
         exit 1
     }
     meds=()
@@ -95,7 +113,8 @@ for t in claude codex gemini; do
             cat "$WORK/h.log" >&2
             exit 1
         }
-        meds+=("$(awk -F, 'NR == 2 { printf "%.2f", $4 * 1000 }' "$WORK/r.csv")")
+        # The median, counted from the end: the quoted command has commas.
+        meds+=("$(awk -F, 'NR == 2 { printf "%.2f", $(NF - 4) * 1000 }' "$WORK/r.csv")")
     done
     read -r med lo hi < <(printf '%s\n' "${meds[@]}" | sort -g | awk '
         { v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }')

@@ -21,8 +21,9 @@ use super::{
     check_event, event_cwd, file_edit, object, opt_str, replacement, req_obj, req_str,
 };
 
-/// The tools whose calls change files.
-pub const EDIT_TOOLS: &str = "Edit|MultiEdit|Write|NotebookEdit";
+/// The tools whose calls change files, and `Bash`, Claude Code's shell:
+/// the files its commands write are judged too ([`super::shell_writes`]).
+pub const EDIT_TOOLS: &str = "Edit|MultiEdit|Write|NotebookEdit|Bash";
 
 /// Reads a `PreToolUse` event.
 pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
@@ -31,6 +32,9 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let session_id = req_str(&o, "session_id")?;
     let cwd = event_cwd(&o, cwd)?;
     let tool_name = req_str(&o, "tool_name")?;
+    if tool_name == "Bash" {
+        return shell(super::Tool::Claude, session_id, cwd, tool_name, &o, None);
+    }
     let Some(edits) = edits_of(&tool_name, &o, &cwd)? else {
         return Ok(PreEdit::Other { tool_name });
     };
@@ -40,6 +44,35 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         cwd,
         tool_name,
         edits,
+    }))
+}
+
+/// A shell tool's call: `tool_input.command`, run in `tool_input[dir_key]`
+/// (relative to `cwd`) when the call names one. Claude Code, Codex, Gemini
+/// and Cursor all send this shape.
+pub(super) fn shell(
+    tool: super::Tool,
+    session_id: String,
+    cwd: std::path::PathBuf,
+    tool_name: String,
+    o: &Map<String, Value>,
+    dir_key: Option<&'static str>,
+) -> Result<PreEdit, EventError> {
+    let input = req_obj(o, "tool_input")?;
+    let Some(command) = opt_str(input, "command")? else {
+        return Ok(PreEdit::Other { tool_name });
+    };
+    let dir = match dir_key.map(|k| opt_str(input, k)).transpose()?.flatten() {
+        Some(d) if !d.is_empty() => super::clean(&cwd.join(d)),
+        _ => cwd.clone(),
+    };
+    Ok(PreEdit::Shell(super::ShellCommand {
+        tool,
+        session_id,
+        cwd,
+        dir,
+        tool_name,
+        command,
     }))
 }
 
@@ -263,16 +296,45 @@ mod tests {
     }
 
     #[test]
-    fn other_tools_are_not_edits() {
-        let got = parse(
+    fn a_shell_command_is_read_for_the_files_it_writes() {
+        let Ok(PreEdit::Shell(cmd)) = parse(
             Tool::Claude,
             &fixture("claude-pretooluse-bash.json"),
             Path::new("/"),
+        ) else {
+            panic!("not a shell command");
+        };
+        assert_eq!(cmd.command, "bsi status");
+        assert_eq!(cmd.dir, PathBuf::from("/home/me/brain"));
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
+        let writes = fixture("claude-pretooluse-bash.json")
+            .replace("\"bsi status\"", "\"sed -i s/a/b/ projets/plan.md\"");
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Claude, &writes, Path::new("/")) else {
+            panic!("not a shell command");
+        };
+        let r = cmd
+            .edits(&super::super::shell_writes::NoDisk)
+            .expect("writes");
+        assert_eq!(r.tool_name, "Bash");
+        assert_eq!(
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/projets/plan.md")
         );
         assert_eq!(
-            got,
+            r.edits[0].op,
+            EditOp::Rewrite {
+                by: "`sed -i`".into()
+            }
+        );
+        let read = parse(
+            Tool::Claude,
+            &fixture("claude-pretooluse-bash.json").replace("\"Bash\"", "\"Grep\""),
+            Path::new("/"),
+        );
+        assert_eq!(
+            read,
             Ok(PreEdit::Other {
-                tool_name: "Bash".into()
+                tool_name: "Grep".into()
             })
         );
     }

@@ -17,7 +17,8 @@ use super::{
 /// The tool names of file edits (`Edit` and `Write` are names Codex also
 /// matches `apply_patch` by), and `Bash`: Codex's shell tool, through which
 /// a model may send a patch (`apply_patch <<'EOF' … EOF`) — for a model
-/// Codex offers no `apply_patch` tool to, every edit is a shell command.
+/// Codex offers no `apply_patch` tool to, every edit is a shell command —
+/// or write files by other commands ([`super::shell_writes`]).
 pub const EDIT_TOOLS: &str = "apply_patch|Edit|Write|Bash";
 
 /// Reads a `PreToolUse` event.
@@ -50,6 +51,17 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         // A patch sent through the shell.
         (_, Some(cmd)) if cmd.contains("apply_patch") && cmd.contains("*** Begin Patch") => {
             patch_edits(&cmd, &base)?
+        }
+        // Any other shell command: the files it writes.
+        ("Bash", Some(command)) => {
+            return Ok(PreEdit::Shell(super::ShellCommand {
+                tool: super::Tool::Codex,
+                session_id,
+                cwd,
+                dir: base,
+                tool_name,
+                command,
+            }));
         }
         _ => match claude::edits_of(&tool_name, &o, &cwd)? {
             Some(e) => e,
@@ -220,12 +232,26 @@ mod tests {
             &fixture("codex-pretooluse-bash.json"),
             Path::new("/"),
         );
-        assert_eq!(
-            got,
-            Ok(PreEdit::Other {
-                tool_name: "Bash".into()
-            })
-        );
+        let Ok(PreEdit::Shell(cmd)) = got else {
+            panic!("{got:?}");
+        };
+        assert_eq!(cmd.command, "git status --short");
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
+        // One that writes a file, in the call's `workdir`.
+        let input = fixture("codex-pretooluse-bash.json")
+            .replace("git status --short", "rm old.md")
+            .replace(
+                "\"tool_input\": {",
+                "\"tool_input\": {\"workdir\": \"sub\", ",
+            );
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Codex, &input, Path::new("/")) else {
+            panic!("{input}");
+        };
+        let r = cmd
+            .edits(&super::super::shell_writes::NoDisk)
+            .expect("writes");
+        assert_eq!(r.edits[0].path, PathBuf::from("/home/me/brain/sub/old.md"));
+        assert_eq!(r.edits[0].op, EditOp::Delete);
     }
 
     #[test]

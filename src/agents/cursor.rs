@@ -1,5 +1,6 @@
 //! Cursor: `preToolUse` events for the file tools (`Write`, `Edit`,
-//! `StrReplace`, `MultiEdit`, `Delete`), `sessionStart` and `stop`, the
+//! `StrReplace`, `MultiEdit`, `Delete`) and for `Shell` (the files its
+//! commands write), `sessionStart` and `stop`, the
 //! answers, and the hook entries of `.cursor/hooks.json`. Cursor names the
 //! session `conversation_id` and the project `workspace_roots`.
 
@@ -19,6 +20,16 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let session_id = first_str(&o, &["conversation_id", "session_id"])?;
     let cwd = event_cwd(&o, cwd)?;
     let tool_name = first_str(&o, &["tool_name"])?;
+    if tool_name == "Shell" {
+        return super::claude::shell(
+            super::Tool::Cursor,
+            session_id,
+            cwd,
+            tool_name,
+            &o,
+            Some("cwd"),
+        );
+    }
     let op = match tool_name.as_str() {
         "Write" => {
             let input = req_obj(&o, "tool_input")?;
@@ -168,16 +179,28 @@ mod tests {
     }
 
     #[test]
-    fn shell_is_not_an_edit() {
+    fn shell_is_read_for_the_files_it_writes() {
+        let got = parse(
+            Tool::Cursor,
+            &fixture("cursor-pretooluse-shell.json"),
+            Path::new("/"),
+        );
+        let Ok(PreEdit::Shell(cmd)) = got else {
+            panic!("{got:?}");
+        };
+        assert_eq!(cmd.dir, PathBuf::from("/home/me/brain"));
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
+        let writes = fixture("cursor-pretooluse-shell.json")
+            .replace("\"bsi status\"", "\"echo x >> agents/alice.md\"");
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Cursor, &writes, Path::new("/")) else {
+            panic!("{writes}");
+        };
+        let r = cmd
+            .edits(&super::super::shell_writes::NoDisk)
+            .expect("writes");
         assert_eq!(
-            parse(
-                Tool::Cursor,
-                &fixture("cursor-pretooluse-shell.json"),
-                Path::new("/")
-            ),
-            Ok(PreEdit::Other {
-                tool_name: "Shell".into()
-            })
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/agents/alice.md")
         );
     }
 

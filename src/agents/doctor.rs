@@ -56,6 +56,21 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     let rel = install::settings_file(tool);
     let mut out = Vec::new();
     let all = install::entries(tool).len();
+    let stale = text
+        .as_deref()
+        .map(|t| install::stale_matchers(tool, t))
+        .unwrap_or_default();
+    if let Some((event, found, want)) = stale.first() {
+        out.push(Item {
+            what: "hooks",
+            ok: Some(false),
+            detail: format!(
+                "bsi's {event} hook in {rel} matches `{found}`, not `{want}`: an earlier install, under which the agent's shell commands go unjudged"
+            ),
+            next: Some(format!("`bsi agent install {}`", tool.name())),
+        });
+        return out;
+    }
     if commands.len() == all {
         out.push(Item {
             what: "hooks",

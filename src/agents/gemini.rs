@@ -14,8 +14,13 @@ use super::{
     check_event, event_cwd, file_edit, first_line, object, opt_bool, req_obj, req_str,
 };
 
-/// The tools whose calls change files.
-pub const EDIT_TOOLS: &str = "write_file|replace";
+/// The tools whose calls change files, and `run_shell_command`, Gemini's
+/// shell: the files its commands write are judged too
+/// ([`super::shell_writes`]).
+pub const EDIT_TOOLS: &str = "write_file|replace|run_shell_command";
+
+/// Gemini's shell tool.
+pub const SHELL_TOOL: &str = "run_shell_command";
 
 /// Reads a `BeforeTool` event.
 pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
@@ -24,6 +29,16 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let session_id = req_str(&o, "session_id")?;
     let cwd = event_cwd(&o, cwd)?;
     let tool_name = req_str(&o, "tool_name")?;
+    if tool_name == SHELL_TOOL {
+        return super::claude::shell(
+            super::Tool::Gemini,
+            session_id,
+            cwd,
+            tool_name,
+            &o,
+            Some("dir_path"),
+        );
+    }
     let op = match tool_name.as_str() {
         "write_file" => {
             let input = req_obj(&o, "tool_input")?;
@@ -81,14 +96,23 @@ pub fn answer(verdict: &Verdict) -> Answer {
     }
 }
 
-/// The tool session of an `AfterTool` event (after `write_file` or
-/// `replace`), `None` when the event is another.
-pub fn after_tool_session(input: &str) -> Option<String> {
+/// The tool session of an `AfterTool` event (after `write_file`,
+/// `replace` or `run_shell_command`), `None` when the event is another; and
+/// whether anything may have been claimed before the call (false for a
+/// shell command that writes no file).
+pub fn after_tool_session(input: &str) -> Option<(String, bool)> {
     let o = object(input).ok()?;
     if o.get("hook_event_name").and_then(Value::as_str) != Some("AfterTool") {
         return None;
     }
-    req_str(&o, "session_id").ok()
+    let id = req_str(&o, "session_id").ok()?;
+    let shell_without_writes = o.get("tool_name").and_then(Value::as_str) == Some(SHELL_TOOL)
+        && !o
+            .get("tool_input")
+            .and_then(|i| i.get("command"))
+            .and_then(Value::as_str)
+            .is_some_and(super::shell_writes::may_write);
+    Some((id, !shell_without_writes))
 }
 
 /// The answer to `AfterTool`: what bsi claimed for the agent before the
@@ -193,10 +217,34 @@ mod tests {
     #[test]
     fn other_tools_and_events() {
         let shell = r#"{"session_id":"g","cwd":"/b","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#;
-        assert!(matches!(
-            parse(Tool::Gemini, shell, Path::new("/")),
-            Ok(PreEdit::Other { .. })
-        ));
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Gemini, shell, Path::new("/")) else {
+            panic!("{shell}");
+        };
+        assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
+        let writes = shell.replace(
+            "\"ls\"",
+            "\"truncate -s 0 plan.md\", \"dir_path\": \"projets\"",
+        );
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Gemini, &writes, Path::new("/")) else {
+            panic!("{writes}");
+        };
+        let r = cmd
+            .edits(&super::super::shell_writes::NoDisk)
+            .expect("writes");
+        assert_eq!(r.edits[0].path, PathBuf::from("/b/projets/plan.md"));
+        // After the call: nothing to tell for a shell command that writes
+        // nothing, without a look at the session map.
+        let after = shell.replace("BeforeTool", "AfterTool");
+        assert_eq!(after_tool_session(&after), Some(("g".into(), false)));
+        let after = writes.replace("BeforeTool", "AfterTool");
+        assert_eq!(after_tool_session(&after), Some(("g".into(), true)));
+        let Ok(PreEdit::Other { .. }) = parse(
+            Tool::Gemini,
+            &shell.replace("run_shell_command", "read_file"),
+            Path::new("/"),
+        ) else {
+            panic!("a read is no edit");
+        };
         let s = parse_session_start(
             Tool::Gemini,
             &fixture("gemini-sessionstart.json"),

@@ -163,7 +163,7 @@ pub fn merge(
         match find_ours(tool, list, *kind) {
             Some(c) if c.as_str() == Some(&command) => {}
             Some(c) => {
-                *c = Value::String(command);
+                *c = Value::String(command.clone());
                 changed = true;
             }
             None => {
@@ -171,11 +171,97 @@ pub fn merge(
                 changed = true;
             }
         }
+        changed |= mend_matcher(tool, list, *matcher, &command, *kind);
     }
     if !changed {
         return Ok(None);
     }
     Ok(Some(render(&root, text)))
+}
+
+/// The matcher of the group that holds bsi's hook `kind` (Claude Code,
+/// Codex and Gemini group hooks under a matcher; Cursor's entries are
+/// flat): `Some(None)` for a group without one, `None` when bsi's hook is
+/// not there.
+fn our_matcher(tool: Tool, list: &[Value], kind: HookKind) -> Option<Option<String>> {
+    if tool == Tool::Cursor {
+        return None;
+    }
+    list.iter().find_map(|g| {
+        let Some(Value::Array(inner)) = g.get("hooks") else {
+            return None;
+        };
+        inner
+            .iter()
+            .any(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
+            .then(|| g.get("matcher").and_then(Value::as_str).map(str::to_string))
+    })
+}
+
+/// Points the group of bsi's hook `kind` at `matcher` when an earlier
+/// install wrote another (before shell commands were judged, the edit hook
+/// did not match the shell tool). A group holding other hooks too keeps its
+/// matcher: bsi's hook moves to a group of its own. Returns whether the
+/// list changed.
+fn mend_matcher(
+    tool: Tool,
+    list: &mut Vec<Value>,
+    matcher: Option<&str>,
+    command: &str,
+    kind: HookKind,
+) -> bool {
+    let Some(found) = our_matcher(tool, list, kind) else {
+        return false;
+    };
+    if found.as_deref() == matcher {
+        return false;
+    }
+    let Some(at) = list.iter().position(|g| {
+        matches!(g.get("hooks"), Some(Value::Array(inner))
+            if inner.iter().any(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind))))
+    }) else {
+        return false;
+    };
+    let alone = matches!(list[at].get("hooks"), Some(Value::Array(i)) if i.len() == 1);
+    if alone && let Value::Object(group) = &mut list[at] {
+        match matcher {
+            Some(m) => {
+                group.insert("matcher".into(), json!(m));
+            }
+            None => {
+                group.remove("matcher");
+            }
+        }
+        return true;
+    }
+    if let Some(Value::Array(inner)) = list[at].get_mut("hooks") {
+        inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, kind)));
+    }
+    list.push(entry(tool, matcher, command, kind));
+    true
+}
+
+/// The hooks of bsi's in a settings file's text whose matcher is not the
+/// one this version installs: (event, matcher found, matcher wanted).
+pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'static str)> {
+    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(hooks)) = root.get("hooks") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, matcher, kind) in entries(tool) {
+        let Some(Value::Array(list)) = hooks.get(*event) else {
+            continue;
+        };
+        if let Some(found) = our_matcher(tool, list, *kind)
+            && found.as_deref() != *matcher
+        {
+            out.push((*event, found.unwrap_or_default(), matcher.unwrap_or("")));
+        }
+    }
+    out
 }
 
 /// `existing` without bsi's hooks for `tool` (and without the lists and
@@ -596,6 +682,61 @@ mod tests {
         assert!(!second.contains("/old/bsi"));
         // Once before the edit, once after (Gemini takes a claim message then).
         assert_eq!(second.matches(" hook edit --tool gemini").count(), 2);
+    }
+
+    #[test]
+    fn an_older_matcher_is_mended_on_reinstall() {
+        // The edit hook as installed before shell commands were judged.
+        let old = merge(Tool::Claude, None, "bsi")
+            .expect("merge")
+            .expect("changed")
+            .replace(
+                "Edit|MultiEdit|Write|NotebookEdit|Bash",
+                "Edit|MultiEdit|Write|NotebookEdit",
+            );
+        assert_eq!(
+            stale_matchers(Tool::Claude, &old),
+            [(
+                "PreToolUse",
+                "Edit|MultiEdit|Write|NotebookEdit".to_string(),
+                claude::EDIT_TOOLS
+            )]
+        );
+        let mended = merge(Tool::Claude, Some(&old), "bsi")
+            .expect("merge")
+            .expect("changed");
+        let v: Value = serde_json::from_str(&mended).expect("json");
+        assert_eq!(v["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(1));
+        assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], claude::EDIT_TOOLS);
+        assert!(stale_matchers(Tool::Claude, &mended).is_empty());
+        assert_eq!(merge(Tool::Claude, Some(&mended), "bsi"), Ok(None));
+        // Gemini, both hooks of the edit command.
+        let old = merge(Tool::Gemini, None, "bsi")
+            .expect("merge")
+            .expect("changed")
+            .replace("write_file|replace|run_shell_command", "write_file|replace");
+        assert_eq!(stale_matchers(Tool::Gemini, &old).len(), 2);
+        let mended = merge(Tool::Gemini, Some(&old), "bsi")
+            .expect("merge")
+            .expect("changed");
+        assert!(stale_matchers(Tool::Gemini, &mended).is_empty());
+        assert_eq!(mended.matches("run_shell_command").count(), 2);
+        // A group that holds another hook too keeps its matcher for it; bsi's
+        // hook moves to a group of its own.
+        let shared = r#"{"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [
+            {"type": "command", "command": "./lint.sh"},
+            {"type": "command", "command": "bsi hook edit --tool claude || true"}]}]}}"#;
+        let mended = merge(Tool::Claude, Some(shared), "bsi")
+            .expect("merge")
+            .expect("changed");
+        let v: Value = serde_json::from_str(&mended).expect("json");
+        let list = v["hooks"]["PreToolUse"].as_array().expect("list");
+        assert_eq!(list.len(), 2, "{mended}");
+        assert_eq!(list[0]["matcher"], "Edit|Write");
+        assert_eq!(list[0]["hooks"].as_array().map(Vec::len), Some(1));
+        assert_eq!(list[0]["hooks"][0]["command"], "./lint.sh");
+        assert_eq!(list[1]["matcher"], claude::EDIT_TOOLS);
+        assert!(stale_matchers(Tool::Claude, &mended).is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod install;
 pub mod mcp_config;
 pub mod patch;
 pub mod sessions;
+pub mod shell_writes;
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -171,11 +172,51 @@ pub enum EventError {
 pub enum PreEdit {
     /// The tool is about to change files.
     Edit(EditRequest),
-    /// Any other tool call (a shell command, a read…): allowed untouched.
+    /// A shell command: the files it writes are read from its text
+    /// ([`shell_writes`]), with the file system at hand, and judged like an
+    /// edit; one that writes nothing is allowed untouched.
+    Shell(ShellCommand),
+    /// Any other tool call (a read, a search…): allowed untouched.
     Other {
         /// The tool's name for it, as sent.
         tool_name: String,
     },
+}
+
+/// A shell command an agent is about to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellCommand {
+    /// The tool asking.
+    pub tool: Tool,
+    /// The tool's own session id.
+    pub session_id: String,
+    /// The directory the event names (else the caller's).
+    pub cwd: PathBuf,
+    /// The directory the command runs in: `cwd`, or the one the call names
+    /// (Codex `workdir`, Gemini `dir_path`, Cursor's `cwd`).
+    pub dir: PathBuf,
+    /// The tool's name of the call (`Bash`, `run_shell_command`, `Shell`).
+    pub tool_name: String,
+    /// The command line.
+    pub command: String,
+}
+
+impl ShellCommand {
+    /// The files the command writes, as an edit request; `None` when it
+    /// writes none bsi can read.
+    pub fn edits(&self, disk: &dyn shell_writes::Disk) -> Option<EditRequest> {
+        if !shell_writes::may_write(&self.command) {
+            return None;
+        }
+        let edits = shell_writes::edits(&self.command, &self.dir, disk);
+        (!edits.is_empty()).then(|| EditRequest {
+            tool: self.tool,
+            session_id: self.session_id.clone(),
+            cwd: self.cwd.clone(),
+            tool_name: self.tool_name.clone(),
+            edits,
+        })
+    }
 }
 
 /// What an agent is about to change.
@@ -236,6 +277,20 @@ pub enum EditOp {
     /// A change bsi cannot compute (Claude `NotebookEdit`): judged at file
     /// level.
     WholeFile,
+    /// Lines added at the end of the file (a shell `>>`, `tee -a`): their
+    /// text when known, else [`shell_writes::UNKNOWN_APPEND`] stands for
+    /// them, so the append touches the file's last section.
+    Append {
+        /// The text appended, when bsi can tell.
+        content: Option<String>,
+    },
+    /// The file rewritten with text bsi cannot know (a shell command:
+    /// `sed -i`, `cp`, a `>` redirection…): every section of it, and the
+    /// file, count as touched.
+    Rewrite {
+        /// What rewrites it, for the agent (`` `sed -i` ``).
+        by: String,
+    },
 }
 
 /// One string replacement.
@@ -291,6 +346,9 @@ pub enum FileLevel {
     /// The tool's change cannot be computed (a notebook cell edit).
     #[error("bsi cannot compute this kind of change")]
     Opaque,
+    /// A shell command rewrites the file with text bsi cannot know.
+    #[error("bsi cannot tell what {0} writes")]
+    Unknown(String),
 }
 
 fn excerpt(s: &str) -> String {
@@ -311,6 +369,12 @@ pub fn new_text(edit: &FileEdit, current: Option<&str>) -> Result<Option<String>
         EditOp::Write { content } => Ok(Some(content.clone())),
         EditOp::Delete => Ok(None),
         EditOp::WholeFile => Err(FileLevel::Opaque),
+        EditOp::Rewrite { by } => Err(FileLevel::Unknown(by.clone())),
+        EditOp::Append { content } => Ok(Some(format!(
+            "{}{}",
+            current.unwrap_or(""),
+            content.as_deref().unwrap_or(shell_writes::UNKNOWN_APPEND)
+        ))),
         EditOp::Replace(reps) => replace_all(current, reps).map(Some),
         EditOp::Patch(hunks) | EditOp::Move { hunks, .. } => {
             let text = current.ok_or(FileLevel::NoSuchFile)?;

@@ -201,6 +201,18 @@ fn session_or_new(
 
 // --- before an edit ------------------------------------------------------
 
+/// The file system, as the shell-command reader asks about it.
+struct RealDisk;
+
+impl agents::shell_writes::Disk for RealDisk {
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.symlink_metadata().is_ok()
+    }
+}
+
 /// One path an edit changes, with its text before and after.
 struct Target {
     /// Relative to the brain root, with `/`.
@@ -210,16 +222,31 @@ struct Target {
     new: Option<String>,
     /// A string replacement (a candidate for a section claim).
     replace: bool,
+    /// How a shell command changes it, when bsi cannot see the lines: said
+    /// in a refusal (`rewrites it whole (`sed -i`)`).
+    shell: Option<String>,
+    /// It may be a folder that goes or is overwritten (a delete, a move, a
+    /// shell rewrite): what is claimed under it is touched too.
+    deep: bool,
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if tool == Tool::Gemini
-        && let Some(id) = agents::gemini::after_tool_session(input)
+        && let Some((id, may_have_claimed)) = agents::gemini::after_tool_session(input)
     {
+        if !may_have_claimed {
+            return Ok(agents::gemini::answer_after_tool(None));
+        }
         return after_edit(ctx, tool, &id, input);
     }
     let req = match agents::parse_edit(tool, input, &ctx.cwd) {
         Ok(PreEdit::Edit(r)) => r,
+        // A shell command: judged only when it writes a file bsi can name;
+        // one that writes nothing is let through before any registry read.
+        Ok(PreEdit::Shell(cmd)) => match cmd.edits(&RealDisk) {
+            Some(r) => r,
+            None => return Ok(agents::answer(tool, &Verdict::Allow)),
+        },
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
         Err(e) => return Ok(fail_open(tool, HookKind::Edit, &e.to_string())),
     };
@@ -350,7 +377,8 @@ fn edit_in(
         }
         Err(e) => return Err(e),
     };
-    let targets = targets(&brain, edits);
+    let mut targets = targets(&brain, edits);
+    under_folders(&mut targets, &reg);
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
@@ -401,7 +429,7 @@ fn edit_in(
     let judged = verdict::judge(&theirs, session.as_deref(), mode, "edit");
     if judged.refused {
         let s = name(session);
-        let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[]);
+        let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[], &targets);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     let outside: Vec<&Finding<'_>> = findings
@@ -419,7 +447,7 @@ fn edit_in(
         // Strict: an edit outside the session's scopes is refused.
         let s = name(session);
         let wanted = narrowest(&targets, &outside);
-        let reason = refusal(&brain, &reg, &s, &all, &findings, &wanted);
+        let reason = refusal(&brain, &reg, &s, &all, &findings, &wanted, &targets);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     if mode == HookMode::Warn && !theirs.is_empty() {
@@ -532,8 +560,26 @@ impl Current {
 fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
     let mut out = Vec::new();
     for e in edits {
-        let Some(rel) = brain_rel(&brain.root, &e.path) else {
-            continue;
+        let deep = matches!(
+            e.op,
+            EditOp::Rewrite { .. } | EditOp::Delete | EditOp::Move { .. }
+        );
+        let rel = match brain_rel(&brain.root, &e.path) {
+            Some(rel) => rel,
+            // The work tree itself (`git checkout .`, `rm -r .`): every
+            // claim in it, found by [`under_folders`].
+            None if deep && resolved(&e.path).is_some_and(|p| p == brain.root) => {
+                out.push(Target {
+                    rel: String::new(),
+                    old: None,
+                    new: None,
+                    replace: false,
+                    shell: None,
+                    deep: true,
+                });
+                continue;
+            }
+            None => continue,
         };
         let current = Current::read(&e.path);
         let replace = matches!(e.op, EditOp::Replace(_));
@@ -546,6 +592,8 @@ fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
                     old: current.old(),
                     new: Some(String::new()),
                     replace: false,
+                    shell: None,
+                    deep: true,
                 });
             }
             if let Some(to_rel) = brain_rel(&brain.root, to).filter(|r| !in_git_dir(r)) {
@@ -558,6 +606,8 @@ fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
                     old,
                     new,
                     replace: false,
+                    shell: None,
+                    deep: true,
                 });
             }
             continue;
@@ -571,14 +621,71 @@ fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
             // Judged at file level.
             Err(_) => (None, None),
         };
+        let shell = match &e.op {
+            EditOp::Rewrite { by } => Some(format!("rewrites {rel} whole ({by})")),
+            EditOp::Append { .. } => Some(format!("appends to the end of {rel}")),
+            _ => None,
+        };
+        let deep = matches!(e.op, EditOp::Rewrite { .. } | EditOp::Delete);
         out.push(Target {
             rel,
             old,
             new,
             replace,
+            shell,
+            deep,
         });
     }
     out
+}
+
+/// What is claimed under a target that may be a folder going away or
+/// overwritten (`rm -r projets`, `mv projets old`, `git checkout .`): each
+/// claimed path below it becomes a target of its own, judged whole. The
+/// work tree itself (an empty `rel`) holds every claim.
+fn under_folders(targets: &mut Vec<Target>, reg: &Registry) {
+    let mut more: Vec<Target> = Vec::new();
+    for t in targets.iter().filter(|t| t.deep) {
+        let prefix = if t.rel.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", t.rel)
+        };
+        for (c, _) in reg.all_claims() {
+            let path = match &c.scope {
+                Scope::File(f) | Scope::Section { file: f, .. } => f.as_str(),
+                Scope::Dir(d) => d.trim_end_matches('/'),
+                Scope::Global => continue,
+            };
+            if path.starts_with(&prefix)
+                && path.len() > prefix.len()
+                && !targets.iter().chain(more.iter()).any(|o| o.rel == path)
+            {
+                more.push(Target {
+                    rel: path.to_string(),
+                    old: None,
+                    new: None,
+                    replace: false,
+                    shell: t.shell.clone(),
+                    deep: false,
+                });
+            }
+        }
+    }
+    // The work tree itself: under a claim of the whole brain too.
+    let root = targets.iter().any(|t| t.rel.is_empty());
+    targets.retain(|t| !t.rel.is_empty());
+    if root && more.is_empty() && reg.all_claims().any(|(c, _)| c.scope == Scope::Global) {
+        more.push(Target {
+            rel: ".".to_string(),
+            old: None,
+            new: None,
+            replace: false,
+            shell: None,
+            deep: false,
+        });
+    }
+    targets.extend(more);
 }
 
 fn in_git_dir(rel: &str) -> bool {
@@ -771,7 +878,7 @@ fn claim(
         .collect();
     let judged = verdict::judge(&theirs, Some(session), HookMode::Normal, "edit");
     if judged.refused {
-        let reason = refusal(brain, &reg, session, &judged, &theirs, &[]);
+        let reason = refusal(brain, &reg, session, &judged, &theirs, &[], targets);
         return Ok(agents::answer(tool, &Verdict::Deny { reason }));
     }
     let wanted = narrowest(targets, outside);
@@ -808,8 +915,37 @@ fn refusal(
     judged: &Judged<'_>,
     findings: &[Finding<'_>],
     wanted: &[Scope],
+    targets: &[Target],
 ) -> String {
     let mut text = judged.lines.join("\n");
+    // A shell command whose lines bsi cannot see: say how it was read, and
+    // the way to a change bsi can judge by section.
+    let mut said: Vec<&str> = Vec::new();
+    for f in findings {
+        let path = match f {
+            Finding::Claimed { path, .. } | Finding::Outside { path, .. } => path,
+            Finding::HeadingGone { .. } => continue,
+        };
+        let Some(how) = targets
+            .iter()
+            .find(|t| &t.rel == path)
+            .and_then(|t| t.shell.as_deref())
+        else {
+            continue;
+        };
+        if said.contains(&path.as_str()) {
+            continue;
+        }
+        said.push(path);
+        text.push_str(&format!("\nbsi read your shell command as one that {how}"));
+        if how.starts_with("rewrites") {
+            text.push_str(
+                ": it cannot see which lines change, so every section of the file counts as changed. To change only lines outside other sessions' claims, use your edit tool rather than the shell: bsi judges its edits by section.",
+            );
+        } else {
+            text.push_str(": the added lines belong to its last section.");
+        }
+    }
     // What to wait for: the part of the file the edit needs.
     let mut waits: Vec<Scope> = Vec::new();
     for f in findings {
@@ -1156,6 +1292,8 @@ mod tests {
             old: Some("# A\n\na\n\n## B\n\nb\n".into()),
             new: None,
             replace,
+            shell: None,
+            deep: false,
         }
     }
 

@@ -58,13 +58,20 @@ fn agent_install_into_an_empty_project_and_back() {
         match tool {
             "claude" => assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"],
-                "Edit|MultiEdit|Write|NotebookEdit"
+                "Edit|MultiEdit|Write|NotebookEdit|Bash"
             ),
             "codex" => assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"],
                 "apply_patch|Edit|Write|Bash"
             ),
-            "gemini" => assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "write_file|replace"),
+            "gemini" => {
+                for event in ["BeforeTool", "AfterTool"] {
+                    assert_eq!(
+                        v["hooks"][event][0]["matcher"],
+                        "write_file|replace|run_shell_command"
+                    );
+                }
+            }
             _ => assert_eq!(v["version"], 1),
         }
         // Nothing of the user's work changed but the new settings file.
@@ -265,5 +272,51 @@ fn agent_hook_commands_never_block_when_bsi_fails() {
                 assert_eq!(out.status.code(), Some(0), "{cmd}: {out:?}");
             }
         }
+    }
+}
+
+/// An install from before shell commands were judged: its edit hooks do not
+/// match the shell tool. The doctor says so, and installing again mends the
+/// matcher in place.
+#[test]
+fn agent_install_mends_the_matcher_of_an_earlier_install() {
+    let b = Brain::new();
+    for (tool, file, old, new) in [
+        (
+            "claude",
+            ".claude/settings.json",
+            "Edit|MultiEdit|Write|NotebookEdit",
+            "Edit|MultiEdit|Write|NotebookEdit|Bash",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "write_file|replace",
+            "write_file|replace|run_shell_command",
+        ),
+    ] {
+        b.bsi(&["agent", "install", tool]).ok();
+        let now = b.read(file);
+        b.write(
+            file,
+            &now.replace(&format!("\"{new}\""), &format!("\"{old}\"")),
+        );
+        let d = b.bsi(&["agent", "doctor", tool]);
+        d.code(1)
+            .stdout_has("MISSING hooks    bsi's ")
+            .stdout_has(&format!("matches `{old}`, not `{new}`"))
+            .stdout_has(&format!("`bsi agent install {tool}`"));
+        b.bsi(&["agent", "install", tool]).ok();
+        assert_eq!(
+            b.read(file),
+            now,
+            "{tool}: mended to what a fresh install writes"
+        );
+        let d = b.bsi(&["agent", "doctor", tool]);
+        assert!(d.stdout.contains("ok      hooks"), "{tool}: {}", d.stdout);
+        // The file was edited by hand here: uninstall takes out bsi's hooks.
+        b.bsi(&["agent", "uninstall", tool]).ok();
+        let left = std::fs::read_to_string(b.path().join(file)).unwrap_or_default();
+        assert!(!left.contains("bsi hook"), "{tool}: {left}");
     }
 }

@@ -237,6 +237,8 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
         ("codex", "edit", "Bash") => "pretooluse-bash",
         ("gemini", "edit", "replace") => "beforetool-replace",
         ("gemini", "edit", "write_file") => "beforetool-write-file",
+        ("claude", "edit", "Bash") => "pretooluse-bash",
+        ("gemini", "edit", "run_shell_command") => "beforetool-run-shell-command",
         _ => return None,
     };
     Some(format!("{tool}-{stem}.json"))
@@ -1296,4 +1298,120 @@ fn codex_cli_without_bsi_on_path_lets_edits_through_without_a_word() {
         !said.contains("could not run bsi"),
         "Codex now shows the fallback's message: say so in docs/agent-tools.md\n{ctx}"
     );
+}
+
+/// Files written through the shell tool are judged like edits: a
+/// here-document rewriting the held section is refused before it runs
+/// (file unchanged, the model gets bsi's reason), and an append to a free
+/// file runs. `shell` is the tool's shell call for a command.
+fn shell_writes_script(shell: &dyn Fn(&str) -> Value) -> Vec<Value> {
+    let stolen = crate::agent_hook::PLAN.replace("goal text", "stolen goal");
+    vec![
+        shell(&format!("cat > projets/plan.md <<'EOF'\n{stolen}EOF")),
+        shell("echo free line >> agents/free.md"),
+        json!({"text": "done"}),
+    ]
+}
+
+fn check_shell_writes(s: &Setup, model: &FakeModel, run: &Run, script_len: usize) {
+    let turns = model.turns();
+    let ctx = format!(
+        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.code, 0, "{ctx}");
+    let after = &turns[1];
+    assert!(
+        after.contains("bsi: refused: projets/plan.md line 7 under `Goals` is inside an active claim of session sess-other"),
+        "the refusal reaches the model: {after}\n{ctx}"
+    );
+    assert_eq!(
+        s.b.read("projets/plan.md"),
+        crate::agent_hook::PLAN,
+        "the held file is unchanged\n{ctx}"
+    );
+    assert_eq!(
+        s.b.read("agents/free.md"),
+        "free line\n",
+        "the free write ran\n{ctx}"
+    );
+    assert_eq!(turns.len(), script_len, "{ctx}");
+    check_fixtures(s.tool, s, model);
+}
+
+#[test]
+fn claude_code_judges_what_its_shell_writes() {
+    let Some(exe) = cli("claude") else { return };
+    let s = Setup::new("claude");
+    let turns = shell_writes_script(
+        &|c| json!({"tool": "Bash", "args": {"command": c, "description": "write"}}),
+    );
+    let model = FakeModel::start("anthropic", &json!(turns), s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        &exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    check_shell_writes(&s, &model, &run, turns.len());
+}
+
+#[test]
+fn gemini_cli_judges_what_its_shell_writes() {
+    let Some(exe) = cli("gemini") else { return };
+    let s = Setup::new("gemini");
+    let turns =
+        shell_writes_script(&|c| json!({"tool": "run_shell_command", "args": {"command": c}}));
+    let model = FakeModel::start("gemini", &json!(turns), s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    gemini_home(&s);
+    let mut cmd = s.command(
+        &exe,
+        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--yolo",
+        "-m",
+        "gemini-2.5-flash",
+        "-o",
+        "json",
+    ]);
+    let run = run_bounded(cmd);
+    check_shell_writes(&s, &model, &run, turns.len());
+}
+
+#[test]
+fn codex_cli_judges_what_its_shell_writes() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    let turns = shell_writes_script(&|c| json!({"tool": "exec_command", "args": {"cmd": c}}));
+    let model = FakeModel::start("openai", &json!(turns), s.work.path());
+    let home = codex_home(&s, model.port);
+    let mut cmd = s.command(&exe, &[("CODEX_HOME", home.to_str().expect("utf-8"))]);
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "workspace-write",
+        "--json",
+        "do the work",
+    ]);
+    let run = run_bounded(cmd);
+    check_shell_writes(&s, &model, &run, turns.len());
 }

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use crate::common::{Brain, Machines, Run, output_with_stdin};
 use crate::transcript::Transcript;
 
-const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
+pub(crate) const PLAN: &str = "# Plan\n\nintro\n\n## Goals\n\ngoal text\n\n### Q1\n\nq1 text\n\n### Q2\n\nq2 text\n\n## Risks\n\nrisk text\n";
 
 /// A fixture event, its made-up brain path replaced by `b`'s.
-fn event(b: &Brain, name: &str) -> String {
+pub(crate) fn event(b: &Brain, name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/agents")
         .join(name);
@@ -28,7 +28,7 @@ pub(crate) fn with_stdin(b: &Brain, args: &[&str], input: &str, env: &[(&str, &s
     output_with_stdin(&mut cmd, input)
 }
 
-fn hook(b: &Brain, kind: &str, tool: &str, input: &str) -> Run {
+pub(crate) fn hook(b: &Brain, kind: &str, tool: &str, input: &str) -> Run {
     with_stdin(b, &["hook", kind, "--tool", tool], input, &[])
 }
 
@@ -37,14 +37,14 @@ fn fixture_edit(b: &Brain, tool: &str, name: &str) -> Run {
     hook(b, "edit", tool, &event(b, name))
 }
 
-fn other_holds(b: &Brain, scope: &str) {
+pub(crate) fn other_holds(b: &Brain, scope: &str) {
     b.bsi(&["open", scope, "--session", "sess-other", "--agent", "bob"])
         .ok();
 }
 
 /// The refusal's text for the agent, in the tool's protocol; `None` when
 /// the answer does not refuse.
-fn denial(tool: &str, r: &Run) -> Option<String> {
+pub(crate) fn denial(tool: &str, r: &Run) -> Option<String> {
     assert_eq!(r.code, 0, "refusals and passes exit 0: {r:?}");
     if r.stdout.trim().is_empty() {
         return None;
@@ -99,7 +99,7 @@ pub(crate) fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &
     }
 }
 
-const TOOLS: [&str; 4] = ["claude", "codex", "gemini", "cursor"];
+pub(crate) const TOOLS: [&str; 4] = ["claude", "codex", "gemini", "cursor"];
 
 #[test]
 fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol() {

@@ -4,6 +4,7 @@
 mod agent;
 mod agent_cli;
 mod agent_hook;
+mod agent_shell;
 
 mod archive;
 mod branch;
