@@ -69,9 +69,22 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
         tool.title(),
         tool.name()
     );
-    match tool {
-        Tool::Cursor => json!({ "user_message": text }),
-        Tool::Claude | Tool::Codex | Tool::Gemini => json!({ "systemMessage": text }),
+    // Claude Code and Codex pass a pre-edit or session-start hook's
+    // `additionalContext` to the model (Codex shows the person no
+    // `systemMessage` in `codex exec`): the agent learns it too, and can
+    // tell the person.
+    let event = match kind {
+        HookKind::Edit => Some("PreToolUse"),
+        HookKind::SessionStart => Some("SessionStart"),
+        HookKind::Stop => None,
+    };
+    match (tool, event) {
+        (Tool::Cursor, _) => json!({ "user_message": text }),
+        (Tool::Claude | Tool::Codex, Some(event)) => json!({
+            "systemMessage": text,
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
+        }),
+        (Tool::Claude | Tool::Codex | Tool::Gemini, _) => json!({ "systemMessage": text }),
     }
     .to_string()
 }
