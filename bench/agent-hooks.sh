@@ -40,6 +40,7 @@ BSI=${BSI:-$ROOT/target/release/bsi}
     echo "bench: no bsi binary (cargo build --release)" >&2
     exit 1
 }
+BSI=$(cd "$(dirname "$BSI")" && pwd)/$(basename "$BSI")
 WORK=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
 export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC

@@ -147,10 +147,12 @@ pub mod judged {
     /// ancestor named `git` (a hook manager puts its own processes between:
     /// husky's `sh` scripts, the pre-commit framework's Python, while bsi's
     /// own script execs bsi); the parent's pid where the process table
-    /// cannot be read.
+    /// cannot be read. None when the table shows no git above: a hook run
+    /// by hand judges every time.
     fn git_process() -> Option<String> {
-        if let Some(id) = nearest_git(&crate::platform::ancestors(12)) {
-            return Some(id.to_string());
+        let ancestors = crate::platform::ancestors(12);
+        if !ancestors.is_empty() {
+            return nearest_git(&ancestors).map(str::to_string);
         }
         #[cfg(unix)]
         {

@@ -1022,6 +1022,41 @@ fn claude_code_claim_on_write_tells_the_model() {
     assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
 }
 
+/// With `claim_on_write`, a free patch in Codex CLI (sent through its
+/// shell, in the sandbox) is claimed for the agent's session by the hook,
+/// which runs outside the sandbox, recorded as agent `codex`, and the
+/// model's next request carries bsi's words about the claim.
+#[test]
+fn codex_cli_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("codex") else { return };
+    let s = Setup::new("codex");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let turns = json!([
+        {"tool": "exec_command", "args": {"cmd": patch_command("projets/plan.md", "risk text", "new risk")}},
+        {"text": "done"},
+        {"text": "done, keeping the claim on purpose"},
+    ]);
+    let (model, run) = run_codex(&s, &exe, &turns, None);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    assert!(
+        turns[1].contains("bsi claimed projets/plan.md#Risks") && turns[1].contains(&session),
+        "the claim reaches the model\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| codex |")),
+        "{active:?}"
+    );
+    let last = turns.last().expect("turns");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{ctx}");
+}
+
 /// With `claim_on_write` and a remote that never answers, Claude Code's
 /// edit goes on within the hook's bound, the claim holds on this machine,
 /// and the model is told it is not published and to run `bsi sync`.

@@ -616,3 +616,27 @@ fn an_octopus_merge_is_judged_by_the_three_way_rule() {
     assert_eq!(j.json()["clean"], true, "{}", j.stdout);
     assert_eq!(b.git(&["status", "--porcelain"]), "");
 }
+
+/// The pre-commit hook run by hand (no git command above it) judges the
+/// index every time: the mark that spares a hook manager's second run of
+/// one commit is kept only for a git command.
+#[test]
+fn a_pre_commit_hook_run_by_hand_judges_every_time() {
+    let b = sections();
+    edit_plan(&b, "goal text", "s2 in the goals");
+    b.git(&["add", PLAN]);
+    let s2 = [("BSI_SESSION", "s2")];
+    let first = b.bsi_env(&["hook", "pre-commit"], &s2);
+    assert_ne!(first.code, 0, "{first:?}");
+    first.stderr_has("inside an active claim of session s1");
+    // The same index, judged again: said again.
+    let again = b.bsi_env(&["hook", "pre-commit"], &s2);
+    assert_eq!(again.code, first.code, "{again:?}");
+    again.stderr_has("inside an active claim of session s1");
+    // The change put back: the same HEAD, another index, which passes.
+    b.git(&["checkout", "-q", "HEAD", "--", PLAN]);
+    edit_plan(&b, "risk text", "s2's own risk");
+    b.git(&["add", PLAN]);
+    silent(&b.bsi_env(&["hook", "pre-commit"], &s2));
+    assert!(!b.path().join(".git/bsi-judged").exists());
+}
