@@ -30,6 +30,27 @@ pub const MARKER: &str = "# bsi-managed-hook";
 /// Suffix of the hook that was in place before bsi's.
 pub const CHAINED_SUFFIX: &str = ".bsi-chained";
 
+/// The lines every script of bsi's begins with: the marker, what it is,
+/// and where the hook that was there before is kept (`$chained`).
+fn script_head(name: &str) -> String {
+    format!(
+        r#"#!/bin/sh
+{MARKER}: {name}
+# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
+# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
+chained="$here/{name}{CHAINED_SUFFIX}"
+"#
+    )
+}
+
+/// The lines that set `$bsi`: bsi at `program` (an absolute path) when it
+/// is there, else `bsi` on PATH.
+fn find_bsi(program: Option<&str>) -> String {
+    let program = shell_word(program.unwrap_or("bsi"));
+    format!("bsi={program}\n[ -x \"$bsi\" ] || bsi=bsi\n")
+}
+
 /// The script of hook `name`, calling bsi at `program` (an absolute path,
 /// or `None` to find `bsi` on PATH).
 pub fn script(name: &str, program: Option<&str>) -> String {
@@ -39,20 +60,12 @@ pub fn script(name: &str, program: Option<&str>) -> String {
     if name == POST_CHECKOUT {
         return post_checkout_script(program);
     }
-    let program = shell_word(program.unwrap_or("bsi"));
+    let (head, find_bsi) = (script_head(name), find_bsi(program));
     format!(
-        r#"#!/bin/sh
-{MARKER}: {name}
-# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
-# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
-case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
-chained="$here/{name}{CHAINED_SUFFIX}"
-if [ -x "$chained" ]; then
+        r#"{head}if [ -x "$chained" ]; then
     "$chained" "$@" || exit $?
 fi
-bsi={program}
-[ -x "$bsi" ] || bsi=bsi
-if ! command -v "$bsi" >/dev/null 2>&1; then
+{find_bsi}if ! command -v "$bsi" >/dev/null 2>&1; then
     echo "bsi {name} hook: the bsi program is not installed or not on PATH." >&2
     echo "hint: install it (cargo install), run \`bsi hook uninstall\`, or commit with --no-verify" >&2
     exit 1
@@ -75,15 +88,9 @@ pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
 /// tells it whether that command's pre-commit hook judged the commit).
 fn reference_transaction_script(program: Option<&str>) -> String {
     let name = REFERENCE_TRANSACTION;
-    let program = shell_word(program.unwrap_or("bsi"));
+    let (head, find_bsi) = (script_head(name), find_bsi(program));
     format!(
-        r#"#!/bin/sh
-{MARKER}: {name}
-# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
-# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
-case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
-chained="$here/{name}{CHAINED_SUFFIX}"
-updates=
+        r#"{head}updates=
 while IFS= read -r line; do
     updates="$updates$line
 "
@@ -93,9 +100,7 @@ if [ -x "$chained" ]; then
 fi
 [ "$1" = prepared ] || exit 0
 case $updates in *" refs/heads/"*) ;; *) exit 0 ;; esac
-bsi={program}
-[ -x "$bsi" ] || bsi=bsi
-if ! command -v "$bsi" >/dev/null 2>&1; then
+{find_bsi}if ! command -v "$bsi" >/dev/null 2>&1; then
     echo "bsi {name} hook: the bsi program is not installed or not on PATH; this branch update is not checked." >&2
     echo "hint: install it (cargo install), or run \`bsi hook uninstall\`" >&2
     exit 0
@@ -115,23 +120,15 @@ BSI_UPDATES
 /// chained hook's status is the script's.
 fn post_checkout_script(program: Option<&str>) -> String {
     let name = POST_CHECKOUT;
-    let program = shell_word(program.unwrap_or("bsi"));
+    let (head, find_bsi) = (script_head(name), find_bsi(program));
     format!(
-        r#"#!/bin/sh
-{MARKER}: {name}
-# Installed by `bsi hook install`; `bsi hook uninstall` removes it and puts
-# back the hook that was here before ({name}{CHAINED_SUFFIX}), which runs first.
-case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
-chained="$here/{name}{CHAINED_SUFFIX}"
-status=0
+        r#"{head}status=0
 if [ -x "$chained" ]; then
     "$chained" "$@" || status=$?
 fi
 # A new work tree: the previous HEAD is all zeros.
 case $1 in ''|*[!0]*) exit $status ;; esac
-bsi={program}
-[ -x "$bsi" ] || bsi=bsi
-if command -v "$bsi" >/dev/null 2>&1; then
+{find_bsi}if command -v "$bsi" >/dev/null 2>&1; then
     "$bsi" hook {name} "$@" </dev/null || :
 fi
 exit $status
