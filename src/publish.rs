@@ -1043,6 +1043,10 @@ fn fetch_registry_too(brain: &Brain, remote: &Remote) {
     }
 }
 
+/// How long a command that only reads waits for the writer lock to publish
+/// a registry its remote lacks.
+const FIRST_PUBLISH_LOCK_WAIT: Duration = Duration::from_secs(2);
+
 /// Pushes the local registry branch to a remote that has none (a brain
 /// initialised before its remote was added): `Some(n)`, the number of its
 /// changes published, once the remote holds it; `None` when there is no
@@ -1054,7 +1058,13 @@ fn first_publish(
     remote: &Remote,
     now: DateTime<FixedOffset>,
 ) -> Result<Option<usize>> {
-    let _lock = brain.writer("publish")?;
+    // A command that reads waits a short while only: another bsi holding
+    // the lock is writing the registry, and its write publishes it.
+    let _lock = match brain.writer_within("publish", Some(FIRST_PUBLISH_LOCK_WAIT)) {
+        Ok(lock) => lock,
+        Err(Error::Locked { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let tips = brain.tips(Some(remote));
     let (Some(local), None) = (tips.local, tips.tracking) else {
         return Ok(None);

@@ -963,7 +963,7 @@ fn a_claim_on_the_first_write_is_recorded_as_the_tools_agent() {
 
 /// Holds the clone's writer lock (as another bsi at work does) until
 /// dropped.
-fn hold_writer_lock(b: &Brain) -> std::fs::File {
+pub(crate) fn hold_writer_lock(b: &Brain) -> std::fs::File {
     let dir = b.path().join(".git/bsi");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let f = std::fs::OpenOptions::new()

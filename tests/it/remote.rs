@@ -1088,6 +1088,38 @@ fn a_claim_on_write_that_publishes_a_collision_says_so_to_the_agent() {
     assert_eq!(untouched(&n.a), user);
 }
 
+/// The first publish of a registry the remote lacks, by a command that
+/// only reads, waits a short while for the writer lock and no longer: while
+/// another bsi holds it, `status` answers with the registry not published
+/// (that writer publishes it); once free, the next `status` publishes.
+#[test]
+fn a_first_publish_does_not_wait_long_for_a_held_writer_lock() {
+    let (m1, bare, _m2) = remote_added_later();
+    let held = crate::agent_hook::hold_writer_lock(&m1);
+    let busy = m1.bsi(&["status"]);
+    busy.ok();
+    assert!(!busy.stdout.contains("Published"), "{}", busy.stdout);
+    busy.stdout_has("NOT PUBLISHED");
+    let remote_branches = || {
+        let out = Command::new("git")
+            .current_dir(bare.path())
+            .args(["branch", "--list", "brain-index"])
+            .output()
+            .expect("git branch");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(
+        remote_branches(),
+        "",
+        "nothing pushed while the lock is held"
+    );
+    drop(held);
+    m1.bsi(&["status"]).ok().stdout_has(
+        "Published the registry to origin/brain-index (1 change(s)): the remote had none",
+    );
+    assert!(remote_branches().contains("brain-index"));
+}
+
 /// A brain initialised before its remote existed (the README's order:
 /// `bsi init`, then `git remote add origin …` and `git push -u origin
 /// main`). The second machine is told the truth (the remote has no
