@@ -659,6 +659,28 @@ fn gemini_home(s: &Setup) {
     .expect("write trust");
 }
 
+/// What claim on the first write shows in every tool, the section `Risks`
+/// edited: the model's request after the edit (`after`) names the claim
+/// for the agent's session, the edit landed, the row is the session's in
+/// the tool's name, and the stop hook sends the agent back about it.
+fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
+    let session = briefed_session(turns);
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains(&format!("| {} |", s.tool))),
+        "{active:?}"
+    );
+    let last = turns.last().expect("turns");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{ctx}");
+}
+
 /// With `claim_on_write`, a free edit in Gemini CLI is claimed for the
 /// agent's session, and the model is told — after the edit, the only
 /// channel Gemini gives a hook to the model when it lets a tool run.
@@ -690,24 +712,10 @@ fn gemini_cli_claim_on_write_tells_the_model() {
     let run = run_bounded(cmd);
     assert_eq!(run.code, 0, "{run:?}");
     let turns = model.turns();
-    let session = briefed_session(&turns);
-    let after = &turns[1];
-    assert!(
-        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
-        "the claim reaches the model: {after}"
-    );
-    assert!(s.b.read("projets/plan.md").contains("new risk"));
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| gemini |")),
-        "{active:?}"
-    );
-    // Told once; then the stop hook sends the agent back about the claim.
+    check_claimed_on_write(&s, &turns, &turns[1], &format!("{run:?}"));
+    // Told once.
     let last = turns.last().expect("turns");
     assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
-    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
 }
 
 /// Issue 23 in Claude Code: with `bsi agent install claude` (which registers
@@ -1002,24 +1010,10 @@ fn claude_code_claim_on_write_tells_the_model() {
     let turns = model.turns();
     let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
     assert_eq!(run.code, 0, "{ctx}");
-    let session = briefed_session(&turns);
-    let after = last_message(&turns[2]);
-    assert!(
-        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
-        "the claim reaches the model: {after}\n{ctx}"
-    );
-    assert!(s.b.read("projets/plan.md").contains("new risk"));
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| claude |")),
-        "{active:?}"
-    );
-    // Told once; then the stop hook sends the agent back about the claim.
+    check_claimed_on_write(&s, &turns, &last_message(&turns[2]), &ctx);
+    // Told once.
     let last = turns.last().expect("turns");
     assert_eq!(last.matches("bsi claimed").count(), 1, "{last}");
-    assert!(last.contains("still holds projets/plan.md#Risks"), "{last}");
 }
 
 /// With `claim_on_write`, a free patch in Codex CLI (sent through its
@@ -1040,21 +1034,7 @@ fn codex_cli_claim_on_write_tells_the_model() {
     let turns = model.turns();
     let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
     assert_eq!(run.code, 0, "{ctx}");
-    let session = briefed_session(&turns);
-    assert!(
-        turns[1].contains("bsi claimed projets/plan.md#Risks") && turns[1].contains(&session),
-        "the claim reaches the model\n{ctx}"
-    );
-    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| codex |")),
-        "{active:?}"
-    );
-    let last = turns.last().expect("turns");
-    assert!(last.contains("still holds projets/plan.md#Risks"), "{ctx}");
+    check_claimed_on_write(&s, &turns, &turns[1], &ctx);
 }
 
 /// With `claim_on_write` and a remote that never answers, Claude Code's
