@@ -46,6 +46,11 @@ fn spawn(b: &Brain, args: &[&str]) -> Waiter {
     }
 }
 
+/// `session` of `agent` opens `scope`, without waiting.
+fn open_as(b: &Brain, scope: &str, session: &str, agent: &str) -> Run {
+    b.bsi(&["open", scope, "--session", session, "--agent", agent])
+}
+
 /// `session` of `agent` waits up to a minute for `scope`.
 fn wait_for(b: &Brain, scope: &str, session: &str, agent: &str) -> Waiter {
     spawn(
@@ -110,15 +115,7 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
         a,
         b,
     } = Machines::new();
-    a.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    open_as(&a, "projets/plan.md#Goals", "sess-hold", "h").ok();
     // Three waiters, arriving one after the other, from both machines.
     let w1 = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
     assert_eq!(
@@ -192,28 +189,13 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
 #[test]
 fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    open_as(&b, "projets/plan.md#Goals", "sess-hold", "h").ok();
     // The waiter wants the whole file: the free Risks section is in its
     // request.
     let w = wait_for(&b, "projets/plan.md", "sess-w1", "bob");
     w.placed();
     let before = (b.commits(), b.registry());
-    let r = b.bsi(&[
-        "open",
-        "projets/plan.md#Risks",
-        "--session",
-        "sess-late",
-        "--agent",
-        "eve",
-    ]);
+    let r = open_as(&b, "projets/plan.md#Risks", "sess-late", "eve");
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("Waiting first in the queue: sess-w1 (bob, for projets/plan.md, since ");
     r.stderr_has("which would be place 2");
@@ -238,15 +220,7 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     assert_eq!(j["queue"]["queued"], false);
     assert_eq!(j["queue"]["ahead"][0]["session"], "sess-w1");
     // A scope nobody waits for is still granted at once.
-    b.bsi(&[
-        "open",
-        "agents/bob.md",
-        "--session",
-        "sess-other",
-        "--agent",
-        "eve",
-    ])
-    .ok();
+    open_as(&b, "agents/bob.md", "sess-other", "eve").ok();
     // The holder goes: the waiter is served, the late request was not.
     b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
     w.finish().ok().stdout_has("Claim opened — projets/plan.md");
@@ -256,15 +230,7 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
 #[test]
 fn a_killed_waiters_place_lapses_with_its_lease() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    open_as(&b, "projets/plan.md#Goals", "sess-hold", "h").ok();
     let mut w = wait_for(&b, "projets/plan.md", "sess-dead", "bob");
     w.placed();
     w.child.kill().expect("kill the waiter");
@@ -322,15 +288,7 @@ fn a_killed_waiters_place_lapses_with_its_lease() {
 #[test]
 fn a_waiter_that_gives_up_leaves_the_queue() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    open_as(&b, "projets/plan.md#Goals", "sess-hold", "h").ok();
     let before = b.commits();
     let r = b.bsi(&[
         "open",
@@ -390,24 +348,8 @@ fn a_request_that_waiting_cannot_help_is_refused_with_its_reason() {
     assert_eq!((b.commits(), b.registry()), before, "no place taken");
     // Over the per-agent limit, it is refused at once too.
     b.write(".bsi.toml", "max_active_per_agent = 1\n");
-    b.bsi(&[
-        "open",
-        "agents/bob.md",
-        "--session",
-        "sess-b1",
-        "--agent",
-        "zed",
-    ])
-    .ok();
-    b.bsi(&[
-        "open",
-        "agents/alice.md",
-        "--session",
-        "sess-a1",
-        "--agent",
-        "yan",
-    ])
-    .ok();
+    open_as(&b, "agents/bob.md", "sess-b1", "zed").ok();
+    open_as(&b, "agents/alice.md", "sess-a1", "yan").ok();
     let r = b.bsi(&[
         "open",
         "agents/alice.md",
