@@ -16,19 +16,9 @@
 # See docs/performance.md for the figures.
 set -euo pipefail
 
-MODE=full
-case "${1:-}" in
-"") ;;
---smoke) MODE=smoke ;;
--h | --help)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-*)
-    echo "usage: bench/doors.sh [--smoke]" >&2
-    exit 2
-    ;;
-esac
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_mode 15 "$@"
 
 if [[ $MODE == smoke ]]; then
     ROUNDS=1 RUNS=3 WARMUP=1 FETCH_RUNS=2
@@ -41,13 +31,7 @@ fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 # hyperfine from the distribution's packages.
-if ! command -v hyperfine >/dev/null; then
-    SUDO=
-    [[ $(id -u) -ne 0 ]] && SUDO=sudo
-    echo "bench: installing hyperfine" >&2
-    $SUDO apt-get update -qq >/dev/null
-    $SUDO apt-get install -y -qq hyperfine >/dev/null
-fi
+command -v hyperfine >/dev/null || bench_install hyperfine
 
 if [[ -z ${BSI:-} ]]; then
     echo "bench: building the release binary" >&2

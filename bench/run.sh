@@ -12,19 +12,9 @@
 # See docs/performance.md for the figures and the cost model.
 set -euo pipefail
 
-MODE=full
-case "${1:-}" in
-"") ;;
---smoke) MODE=smoke ;;
--h | --help)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-*)
-    echo "usage: bench/run.sh [--smoke]" >&2
-    exit 2
-    ;;
-esac
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_mode 12 "$@"
 
 if [[ $MODE == smoke ]]; then
     ROUNDS=1 RUNS=3 WARMUP=1 MEM_RUNS=1
@@ -40,11 +30,7 @@ command -v hyperfine >/dev/null || missing+=(hyperfine)
 [[ -x /usr/bin/time ]] || missing+=(time)
 command -v git >/dev/null || missing+=(git)
 if ((${#missing[@]})); then
-    SUDO=
-    [[ $(id -u) -ne 0 ]] && SUDO=sudo
-    echo "bench: installing ${missing[*]}" >&2
-    $SUDO apt-get update -qq >/dev/null
-    $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    bench_install "${missing[@]}"
 fi
 
 echo "bench: building the release binary" >&2
