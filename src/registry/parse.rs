@@ -779,36 +779,14 @@ fn read_claim<Tz: TimeZone>(
     line: usize,
     local: &Tz,
 ) -> Result<Claim, ParseError> {
-    if cells
-        .iter()
-        .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
-    {
-        return err(
-            line,
-            "a cell holds a control character (a stray carriage return?)",
-        );
-    }
-    let session = cells[cols.session].trim().to_string();
-    if session.is_empty() {
-        return err(line, "the `Session` cell is empty");
-    }
-    let scope = Scope::parse_stored(&cells[cols.scope]).map_err(|e| ParseError {
-        line,
-        reason: format!("bad scope: {e}"),
-    })?;
+    let (session, scope) = read_head(&cells, cols.session, cols.scope, line)?;
     check_level(&cells[cols.level], &scope, line)?;
     let opened = read_time(&cells[cols.opened], line, local)?;
     let expires = read_time(&cells[cols.expires], line, local)?;
     if expires < opened {
         return err(line, "the claim expires before it was opened");
     }
-    let extra = t
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !cols.known(*i))
-        .map(|(i, c)| (c.clone(), cells[i].clone()))
-        .collect();
+    let extra = extra_cells(t, &cells, |i| cols.known(i));
     Ok(Claim {
         session,
         scope,
@@ -819,6 +797,49 @@ fn read_claim<Tz: TimeZone>(
         reason: cols.reason.map(|i| cells[i].clone()),
         extra,
     })
+}
+
+/// What a claim row and a queue row check first: text cells only, a
+/// session, a scope.
+fn read_head(
+    cells: &[String],
+    session: usize,
+    scope: usize,
+    line: usize,
+) -> Result<(String, Scope), ParseError> {
+    if cells
+        .iter()
+        .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
+    {
+        return err(
+            line,
+            "a cell holds a control character (a stray carriage return?)",
+        );
+    }
+    let who = cells[session].trim().to_string();
+    if who.is_empty() {
+        return err(line, "the `Session` cell is empty");
+    }
+    let scope = Scope::parse_stored(&cells[scope]).map_err(|e| ParseError {
+        line,
+        reason: format!("bad scope: {e}"),
+    })?;
+    Ok((who, scope))
+}
+
+/// The cells of the columns bsi does not know, by column name, kept as
+/// they are.
+fn extra_cells(
+    t: &Table,
+    cells: &[String],
+    known: impl Fn(usize) -> bool,
+) -> Vec<(String, String)> {
+    t.columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !known(*i))
+        .map(|(i, c)| (c.clone(), cells[i].clone()))
+        .collect()
 }
 
 /// The `Level` cell names a level, and the scope's own.
@@ -874,30 +895,8 @@ fn read_waiters<Tz: TimeZone>(
     for (n, row) in t.rows.iter().enumerate() {
         let line = t.first_row_line + n;
         let cells = row_cells(text, t, row, line, TableKind::Queue)?;
-        if cells
-            .iter()
-            .any(|c| c.chars().any(|ch| ch.is_control() && ch != '\t'))
-        {
-            return err(
-                line,
-                "a cell holds a control character (a stray carriage return?)",
-            );
-        }
-        let who = cells[session].trim().to_string();
-        if who.is_empty() {
-            return err(line, "the `Session` cell is empty");
-        }
-        let sc = Scope::parse_stored(&cells[scope]).map_err(|e| ParseError {
-            line,
-            reason: format!("bad scope: {e}"),
-        })?;
-        let extra = t
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !known.contains(&Some(*i)))
-            .map(|(i, c)| (c.clone(), cells[i].clone()))
-            .collect();
+        let (who, sc) = read_head(&cells, session, scope, line)?;
+        let extra = extra_cells(t, &cells, |i| known.contains(&Some(i)));
         out.push(Waiter {
             session: who,
             scope: sc,
