@@ -1,6 +1,6 @@
 //! The views the read commands share: the claims table, the counts and
 //! next steps, the remote's state and the age of the view. Used by
-//! `status`, `whoami` and `watchdog`; no command of its own.
+//! `status`, `status --watch`, `whoami` and `watchdog`; no command of its own.
 
 use std::io::Write;
 
