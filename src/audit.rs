@@ -71,33 +71,33 @@ pub fn check_merge<'a>(
 ) -> Vec<Finding<'a>> {
     let mut out = Vec::new();
     for f in files {
-        if let Some(touch) = merge_touch(brain, index, f, md) {
-            let Some(path) = brain.brain_path(&f.path) else {
-                continue;
-            };
-            let nfc: String = path.nfc().collect();
+        let Some(path) = brain.brain_path(&f.path) else {
+            continue;
+        };
+        let nfc: String = path.nfc().collect();
+        if let Some(touch) = merge_touch(brain, index, f, &nfc, md) {
             out.extend(guard::check_file(index, session, &nfc, &touch));
         }
     }
     out
 }
 
-/// What the merger did to one file: `None` when nothing of its own.
+/// What the merger did to one file (`nfc`: its brain path, NFC): `None`
+/// when nothing of its own.
 fn merge_touch(
     brain: &Brain,
     index: &ClaimIndex<'_>,
     f: &MergeFile,
+    nfc: &str,
     md: &[String],
 ) -> Option<Touch> {
-    let path = brain.brain_path(&f.path)?;
-    let nfc: String = path.nfc().collect();
     let others = || {
         f.bases.iter().zip(&f.theirs).map(|(b, t)| Other {
             base: *b,
             theirs: *t,
         })
     };
-    if scope::is_markdown(&nfc, md) {
+    if scope::is_markdown(nfc, md) {
         let text = |id: Option<Oid>| brain.git.text_of(id);
         let texts = (|| {
             let ours = text(f.ours)?;
@@ -116,7 +116,7 @@ fn merge_touch(
                 })
                 .collect();
             let change = merge::text_change_of_merge(&ours, &sides, &result)?;
-            return Some(if index.has_sections(&nfc) {
+            return Some(if index.has_sections(nfc) {
                 Touch::Text(change)
             } else {
                 Touch::Whole

@@ -79,6 +79,12 @@ impl Touched {
     pub fn in_preamble(&self) -> bool {
         self.heading.is_none()
     }
+
+    /// The key of the innermost heading holding the lines (the section whose
+    /// own lines they are); `None` in the preamble.
+    pub fn part(&self) -> Option<String> {
+        self.ancestry.first().cloned()
+    }
 }
 
 /// A change to one markdown file: the touched runs and both heading trees.

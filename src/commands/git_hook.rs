@@ -340,8 +340,8 @@ fn judge_transaction(
     let session = ctx.env_session()?;
     let session = session.as_deref();
     let index = ClaimIndex::new(&reg);
-    let mut refused_any = false;
-    let mut refused_at: Vec<(&str, &CommitInfo)> = Vec::new();
+    // The branches a refused commit was on its way to, each once.
+    let mut branches: Vec<&str> = Vec::new();
     for (branch, c) in &landing {
         let findings =
             audit::check_commit(&brain, &index, session, c.id, c.merge, &brain.markdown)?;
@@ -356,19 +356,13 @@ fn judge_transaction(
             branch_name(branch)
         );
         let refused = report(err, &brain, &findings, false, session, mode, "commit");
-        if refused {
-            refused_any = true;
-            refused_at.push((branch, c));
+        if refused && branches.last() != Some(&branch_name(branch)) {
+            branches.push(branch_name(branch));
         }
     }
-    if !refused_any {
+    if branches.is_empty() {
         return Ok(exit::OK);
     }
-    let branches: Vec<&str> = {
-        let mut b: Vec<&str> = refused_at.iter().map(|(b, _)| branch_name(b)).collect();
-        b.dedup();
-        b
-    };
     let op = transaction::under_way(&brain.git.git_dir());
     let _ = writeln!(
         err,

@@ -24,7 +24,7 @@
 
 use std::collections::HashSet;
 
-use crate::changes::{TextChange, merge3, part_lines, text_change};
+use crate::changes::{TextChange, Touched, merge3, part_lines, text_change};
 
 /// The versions of a file another parent brings: the merge base of that
 /// parent and the first parent, and that parent.
@@ -55,10 +55,7 @@ type Part = Option<String>;
 /// The parts whose own lines a change touches (each run by the innermost
 /// heading holding it).
 fn parts(c: &TextChange) -> HashSet<Part> {
-    c.touched
-        .iter()
-        .map(|t| t.ancestry.first().cloned())
-        .collect()
+    c.touched.iter().map(Touched::part).collect()
 }
 
 /// What a merge changes of its own in a markdown file, from the texts of
@@ -118,7 +115,7 @@ pub fn text_change_of_merge(
     let mut touched: Vec<_> = from_ours
         .touched
         .iter()
-        .filter(|t| mergers.contains(&t.ancestry.first().cloned()))
+        .filter(|t| mergers.contains(&t.part()))
         .cloned()
         .collect();
     for (p, i) in reverted {
@@ -126,7 +123,7 @@ pub fn text_change_of_merge(
             .2
             .touched
             .iter()
-            .filter(|t| t.ancestry.first().cloned() == p)
+            .filter(|t| t.part() == p)
             .collect();
         let new_side: Vec<_> = runs
             .iter()

@@ -76,6 +76,25 @@ fn parents(b: &Brain) -> usize {
         - 1
 }
 
+/// One commit on a new branch `feat` and one on `main`, each by its session
+/// `(session, section word, message)` editing `<word> text` into
+/// `<word> text, <session>`; ends on main and returns its head.
+fn diverge(b: &Brain, feat: (&str, &str, &str), main: (&str, &str, &str)) -> String {
+    let commit = |(session, word, message): (&str, &str, &str)| {
+        edit_plan(
+            b,
+            &format!("{word} text"),
+            &format!("{word} text, {session}"),
+        );
+        git_as(b, Some(session), &["commit", "-q", "-a", "-m", message]).ok();
+    };
+    b.git(&["checkout", "-q", "-b", "feat"]);
+    commit(feat);
+    b.git(&["checkout", "-q", "main"]);
+    commit(main);
+    head(b)
+}
+
 /// Issue case: s1 committed its Goals on main; s2's branch `feat` changed
 /// only its Risks. s2 merges with `--no-commit`, takes feat's plan.md whole
 /// (`git checkout feat -- plan.md`) and commits: the file is feat's, and
@@ -83,13 +102,7 @@ fn parents(b: &Brain) -> usize {
 #[test]
 fn taking_the_other_side_whole_reverts_anothers_work_and_is_refused() {
     let b = sections();
-    b.git(&["checkout", "-q", "-b", "feat"]);
-    edit_plan(&b, "risk text", "risk text, s2");
-    git_as(&b, Some("s2"), &["commit", "-q", "-a", "-m", "risks"]).ok();
-    b.git(&["checkout", "-q", "main"]);
-    edit_plan(&b, "goal text", "goal text, s1");
-    git_as(&b, Some("s1"), &["commit", "-q", "-a", "-m", "goals"]).ok();
-    let before = head(&b);
+    let before = diverge(&b, ("s2", "risk", "risks"), ("s1", "goal", "goals"));
 
     git_as(&b, Some("s2"), &["merge", "--no-commit", "-q", "feat"]).ok();
     b.git(&["checkout", "feat", "--", PLAN]);
@@ -146,13 +159,7 @@ fn taking_the_other_side_whole_reverts_anothers_work_and_is_refused() {
 #[test]
 fn a_merge_git_concludes_by_itself_is_judged() {
     let b = sections();
-    b.git(&["checkout", "-q", "-b", "feat"]);
-    edit_plan(&b, "goal text", "goal text, s1");
-    git_as(&b, Some("s1"), &["commit", "-q", "-a", "-m", "goals"]).ok();
-    b.git(&["checkout", "-q", "main"]);
-    edit_plan(&b, "risk text", "risk text, s2");
-    git_as(&b, Some("s2"), &["commit", "-q", "-a", "-m", "risks"]).ok();
-    let before = head(&b);
+    let before = diverge(&b, ("s1", "goal", "goals"), ("s2", "risk", "risks"));
 
     let r = git_as(
         &b,

@@ -101,32 +101,7 @@ fn claimed() -> Brain {
 #[track_caller]
 fn guard_holds(b: &Brain, dir: &Path, what: &str) {
     let _ = fs::remove_file(dir.join("linted"));
-    let before = head(b, dir);
-    write(dir, "agents/alice.md", "# Alice\n\nby s2\n");
-    git(b, dir, None, &["add", "agents/alice.md"]).ok();
-    let r = git(
-        b,
-        dir,
-        Some("s2"),
-        &["commit", "-q", "-m", "into s1's claim"],
-    );
-    assert_ne!(
-        r.code, 0,
-        "{what}: a commit into s1's claim passed:\n{}",
-        r.stderr
-    );
-    // Said once, whichever hooks the manager runs bsi from.
-    assert_eq!(
-        r.stderr
-            .matches("inside an active claim of session s1")
-            .count(),
-        1,
-        "{what}: {}",
-        r.stderr
-    );
-    assert_eq!(head(b, dir), before, "{what}: nothing committed");
-    git(b, dir, None, &["reset", "-q"]).ok();
-    git(b, dir, None, &["checkout", "--", "agents/alice.md"]).ok();
+    claimed_commit_refused(b, dir, what);
 
     let _ = fs::remove_file(dir.join("linted"));
     let text = fs::read_to_string(dir.join("README.md")).expect("readme");
@@ -265,6 +240,7 @@ fn claimed_commit_refused(b: &Brain, dir: &Path, what: &str) {
         "{what}: a commit into s1's claim passed:\n{}",
         r.stderr
     );
+    // Said once, whichever hooks the manager runs bsi from.
     assert_eq!(
         r.stderr
             .matches("inside an active claim of session s1")
