@@ -731,27 +731,24 @@ fn scopes_for(targets: &[Target], outside: &[&Finding<'_>], split: bool) -> Vec<
         let old = target.and_then(|t| t.old.as_deref()).map(markdown::outline);
         let mut headings: Vec<&str> = Vec::new();
         let mut whole = false;
-        for f in outside {
-            let Finding::Outside { path, region } = f else {
-                continue;
-            };
-            if path != file {
-                continue;
-            }
-            match region {
-                Some(r) if r.kind != crate::changes::Kind::Moved => match &r.heading {
-                    Some(h)
-                        if old
-                            .as_ref()
-                            .is_some_and(|o| o.find(&heading_key(h)).next().is_some()) =>
-                    {
-                        if !headings.contains(&h.as_str()) {
-                            headings.push(h);
-                        }
-                    }
-                    _ => whole = true,
-                },
-                _ => whole = true,
+        let regions = outside.iter().filter_map(|f| match f {
+            Finding::Outside { path, region } if path == file => Some(region.as_ref()),
+            _ => None,
+        });
+        for region in regions {
+            // A section apart: a change in place under a heading the file
+            // had before the edit; anything else takes the whole file.
+            let heading = region
+                .filter(|r| r.kind != crate::changes::Kind::Moved)
+                .and_then(|r| r.heading.as_deref())
+                .filter(|h| {
+                    old.as_ref()
+                        .is_some_and(|o| o.find(&heading_key(h)).next().is_some())
+                });
+            match heading {
+                Some(h) if !headings.contains(&h) => headings.push(h),
+                Some(_) => {}
+                None => whole = true,
             }
         }
         let replace = target.is_some_and(|t| t.replace);

@@ -460,27 +460,7 @@ fn claude_code() {
         &|c| json!({"tool": "Bash", "args": {"command": c, "description": "run"}}),
         &format!("{} open agents/alice.md", bsi_word()),
     );
-    let model = FakeModel::start("anthropic", &json!(turns), s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    let mut cmd = s.command(
-        &exe,
-        &[
-            ("ANTHROPIC_BASE_URL", &url),
-            ("ANTHROPIC_API_KEY", "sk-test"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash",
-        "--output-format",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_claude_allowing(&s, &exe, &json!(turns), "Bash");
     check_run(&s, &model, &run, turns.len(), refused);
 }
 
@@ -576,12 +556,7 @@ fn claude_code_without_bsi_on_path_warns_and_lets_edits_through() {
             ("ANTHROPIC_API_KEY", "sk-test"),
         ],
     );
-    // This PATH without any directory that holds a bsi.
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
-        .filter(|d| !d.join("bsi").exists())
-        .collect();
-    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"));
+    cmd.env("PATH", path_without_bsi());
     cmd.args([
         "-p",
         "do the work",
@@ -614,23 +589,7 @@ fn gemini_cli() {
         // No `--session`: bsi finds the Gemini session its hooks know.
         &format!("{} open agents/alice.md", bsi_word()),
     );
-    let model = FakeModel::start("gemini", &json!(turns), s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    gemini_home(&s);
-    let mut cmd = s.command(
-        &exe,
-        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--yolo",
-        "-m",
-        "gemini-2.5-flash",
-        "-o",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_gemini(&s, &exe, &json!(turns), None);
     check_run(&s, &model, &run, turns.len(), refused);
     // Recorded as the tool, as the hooks' own claims are.
     let active = s.b.active();
@@ -693,23 +652,7 @@ fn gemini_cli_claim_on_write_tells_the_model() {
         {"tool": "replace", "args": {"file_path": s.abs("projets/plan.md"), "old_string": "risk text", "new_string": "new risk", "instruction": "edit"}},
         {"text": "done"},
     ]);
-    let model = FakeModel::start("gemini", &turns, s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    gemini_home(&s);
-    let mut cmd = s.command(
-        &exe,
-        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--yolo",
-        "-m",
-        "gemini-2.5-flash",
-        "-o",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_gemini(&s, &exe, &turns, None);
     assert_eq!(run.code, 0, "{run:?}");
     let turns = model.turns();
     check_claimed_on_write(&s, &turns, &turns[1], &format!("{run:?}"));
@@ -742,27 +685,7 @@ fn claude_code_claims_through_mcp() {
         {"text": "done"},
         {"text": "done, keeping the claim on purpose"},
     ]);
-    let model = FakeModel::start("anthropic", &turns, s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    let mut cmd = s.command(
-        &exe,
-        &[
-            ("ANTHROPIC_BASE_URL", &url),
-            ("ANTHROPIC_API_KEY", "sk-test"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "mcp__bsi__claim",
-        "--output-format",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_claude_allowing(&s, &exe, &turns, "mcp__bsi__claim");
     let turns = model.turns();
     let ctx = format!(
         "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",
@@ -966,18 +889,19 @@ fn codex_cli_claims_through_mcp_in_the_sandbox() {
     );
 }
 
-/// Claude Code run headless on `turns`, the scripted model's requests and
-/// the run. `extra`: more environment.
-fn run_claude(s: &Setup, exe: &Path, turns: &Value, extra: &[(&str, &str)]) -> (FakeModel, Run) {
+/// Claude Code run headless on `turns` (stream-json output), the scripted
+/// model's requests and the run. `more_args`: more arguments to the CLI.
+fn run_claude(s: &Setup, exe: &Path, turns: &Value, more_args: &[&str]) -> (FakeModel, Run) {
     let model = FakeModel::start("anthropic", turns, s.work.path());
     let url = format!("http://127.0.0.1:{}", model.port);
-    let mut env = vec![
-        ("ANTHROPIC_BASE_URL", url.as_str()),
-        ("ANTHROPIC_API_KEY", "sk-test"),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-    ];
-    env.extend_from_slice(extra);
-    let mut cmd = s.command(exe, &env);
+    let mut cmd = s.command(
+        exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
     cmd.args([
         "-p",
         "do the work",
@@ -986,6 +910,34 @@ fn run_claude(s: &Setup, exe: &Path, turns: &Value, extra: &[(&str, &str)]) -> (
         "--output-format",
         "stream-json",
         "--verbose",
+    ]);
+    cmd.args(more_args);
+    let run = run_bounded(cmd);
+    (model, run)
+}
+
+/// Claude Code run headless on `turns` with the tool `allowed` allowed
+/// (JSON output), the scripted model's requests and the run.
+fn run_claude_allowing(s: &Setup, exe: &Path, turns: &Value, allowed: &str) -> (FakeModel, Run) {
+    let model = FakeModel::start("anthropic", turns, s.work.path());
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = s.command(
+        exe,
+        &[
+            ("ANTHROPIC_BASE_URL", &url),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ],
+    );
+    cmd.args([
+        "-p",
+        "do the work",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        allowed,
+        "--output-format",
+        "json",
     ]);
     let run = run_bounded(cmd);
     (model, run)
@@ -1171,27 +1123,7 @@ fn claude_code_warn_mode_reaches_the_person_and_the_model() {
         {"tool": "Edit", "args": {"file_path": plan, "old_string": "goal text", "new_string": "stolen goal"}},
         {"text": "done"},
     ]);
-    let model = FakeModel::start("anthropic", &turns, s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    let mut cmd = s.command(
-        &exe,
-        &[
-            ("ANTHROPIC_BASE_URL", &url),
-            ("ANTHROPIC_API_KEY", "sk-test"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--permission-mode",
-        "acceptEdits",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--include-hook-events",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_claude(&s, &exe, &turns, &["--include-hook-events"]);
     let turns = model.turns();
     let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
     assert_eq!(run.code, 0, "{ctx}");
@@ -1364,27 +1296,7 @@ fn claude_code_judges_what_its_shell_writes() {
     let turns = shell_writes_script(
         &|c| json!({"tool": "Bash", "args": {"command": c, "description": "write"}}),
     );
-    let model = FakeModel::start("anthropic", &json!(turns), s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    let mut cmd = s.command(
-        &exe,
-        &[
-            ("ANTHROPIC_BASE_URL", &url),
-            ("ANTHROPIC_API_KEY", "sk-test"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash",
-        "--output-format",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_claude_allowing(&s, &exe, &json!(turns), "Bash");
     check_shell_writes(&s, &model, &run, turns.len());
 }
 
@@ -1394,23 +1306,7 @@ fn gemini_cli_judges_what_its_shell_writes() {
     let s = Setup::new("gemini");
     let turns =
         shell_writes_script(&|c| json!({"tool": "run_shell_command", "args": {"command": c}}));
-    let model = FakeModel::start("gemini", &json!(turns), s.work.path());
-    let url = format!("http://127.0.0.1:{}", model.port);
-    gemini_home(&s);
-    let mut cmd = s.command(
-        &exe,
-        &[("GEMINI_API_KEY", "test"), ("GOOGLE_GEMINI_BASE_URL", &url)],
-    );
-    cmd.args([
-        "-p",
-        "do the work",
-        "--yolo",
-        "-m",
-        "gemini-2.5-flash",
-        "-o",
-        "json",
-    ]);
-    let run = run_bounded(cmd);
+    let (model, run) = run_gemini(&s, &exe, &json!(turns), None);
     check_shell_writes(&s, &model, &run, turns.len());
 }
 
