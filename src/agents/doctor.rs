@@ -168,14 +168,21 @@ fn mcp_item(tool: Tool, root: &Path) -> Item {
     }
 }
 
+/// The program a hook's command line runs: its first word, as
+/// [`crate::words::shell_word`] wrote it (`'/opt/my tools/bsi' hook edit
+/// …`), read back; else the first word as it stands.
+fn hook_program(command: &str) -> Option<String> {
+    command
+        .split_once(" hook ")
+        .and_then(|(p, _)| crate::words::read_shell_word(p.trim()))
+        .or_else(|| command.split_whitespace().next().map(str::to_string))
+}
+
 fn program_item(tool: Tool, commands: &[String], places: &Places) -> Item {
-    let programs: Vec<String> = commands
-        .iter()
-        .filter_map(|c| c.split_whitespace().next().map(str::to_string))
-        .collect();
+    let programs: Vec<String> = commands.iter().filter_map(|c| hook_program(c)).collect();
     let program = programs.first().cloned().unwrap_or_default();
     let found = if program.contains('/') {
-        Path::new(program.trim_matches('\''))
+        Path::new(&program)
             .is_file()
             .then(|| PathBuf::from(&program))
     } else {
@@ -396,6 +403,22 @@ fn claude_trust(root: &Path, places: &Places) -> Item {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_hook_s_program_is_read_as_its_shell_word() {
+        assert_eq!(
+            super::hook_program("bsi hook edit --tool claude || echo '{}'").as_deref(),
+            Some("bsi")
+        );
+        assert_eq!(
+            super::hook_program("'/opt/my tools/bsi' hook edit --tool codex || true").as_deref(),
+            Some("/opt/my tools/bsi")
+        );
+        assert_eq!(
+            super::hook_program("'/o/it'\\''s/bsi' hook stop --tool gemini").as_deref(),
+            Some("/o/it's/bsi")
+        );
+    }
+
     use super::*;
 
     /// A work tree with bsi's hooks for `tool`, and a home.

@@ -188,7 +188,8 @@ fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Re
             Registered::Added => format!("registered the MCP server `bsi mcp` in {file}"),
             Registered::Already => format!("the MCP server `bsi mcp` is already in {file}"),
             Registered::Foreign => format!(
-                "{file} has another MCP server named bsi: left as it is, `bsi mcp` not registered"
+                "{file} has another MCP server named bsi: left as it is, `bsi mcp` not registered. Next: rename or remove that server in {file}, then `bsi agent install {}` again",
+                tool.name()
             ),
         }
     } else {
