@@ -20,6 +20,18 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     // A brain root recorded badly is mended here, in the same commit.
     let (brain, settings, root_fix) = ctx.open_mending_root()?;
     let read = publish::raw(&brain, &settings, ctx.now)?;
+    // Mended meanwhile (another clone's repair, fetched just now): nothing
+    // left to put back.
+    let root_fix = root_fix.filter(|fix| {
+        let at = brain.git.file_at(read.tip, ROOT_FILE).ok().flatten();
+        let at = at.map(|b| crate::store::parse_root(&String::from_utf8_lossy(&b)));
+        let done = match &at {
+            None => fix.is_none(),
+            Some(Ok(r)) => *r == fix.clone().unwrap_or_default(),
+            Some(Err(_)) => false,
+        };
+        !done
+    });
     let (edited, file) = match from {
         Some(path) => (read_text(path)?, path.to_path_buf()),
         None => edit(ctx, &brain, &read.text)?,

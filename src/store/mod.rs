@@ -198,9 +198,12 @@ impl Site {
         if !in_first_commit {
             return Ok(FirstRoot::known(None, last_change));
         }
+        // The first record that is valid (a removal is: the work tree root).
         for c in changes.iter().rev() {
-            if let Some(Ok(r)) = self.root_text_at(c.id)?.as_deref().map(parse_root) {
-                return Ok(FirstRoot::known(Some(r), last_change));
+            match self.root_text_at(c.id)?.as_deref().map(parse_root) {
+                None => return Ok(FirstRoot::known(None, last_change)),
+                Some(Ok(r)) => return Ok(FirstRoot::known(Some(r), last_change)),
+                Some(Err(_)) => {}
             }
         }
         Ok(FirstRoot::unknown())
