@@ -108,7 +108,8 @@ impl Site {
         }
         let memo = RootMemo::new(&self.git.common_dir().join("bsi"), branch);
         let mut record = RootRecord::default();
-        let mut first_seen: Option<(String, Option<String>)> = None;
+        // The root the first tip read keeps (the local branch's, when any).
+        let mut first_seen: Option<Option<String>> = None;
         for (at, tip) in tips {
             let now = self.root_text_at(tip)?;
             let now_root = now.as_deref().map(parse_root);
@@ -130,12 +131,12 @@ impl Site {
             let first_key = first.kept.clone().unwrap_or_default();
             match &first_seen {
                 None => {
-                    first_seen = Some((at.clone(), first.kept.clone()));
+                    first_seen = Some(first.kept.clone());
                     record.kept = first.kept.clone();
                 }
                 // Two histories that keep two roots: the local branch's
                 // wins, the other is trouble.
-                Some((_, kept)) if kept.clone().unwrap_or_default() != first_key => {
+                Some(kept) if kept.clone().unwrap_or_default() != first_key => {
                     record.trouble.get_or_insert(RootTrouble::Changed {
                         at,
                         first: kept.clone().unwrap_or_default(),
