@@ -9,6 +9,7 @@ use chrono::Duration;
 use serde::Deserialize;
 
 use crate::ttl;
+use crate::values::Span;
 
 /// The file name, at the brain root (the directory holding the registry).
 pub const CONFIG_FILE: &str = ".bsi.toml";
@@ -176,11 +177,11 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         registry_branch: raw.registry_branch.map(registry_branch).transpose()?,
         publish_timeout: raw
             .publish_timeout
-            .map(|t| timeout("publish_timeout", t))
+            .map(|t| timeout("publish_timeout", Span::Publish, t))
             .transpose()?,
         connection_timeout: raw
             .connection_timeout
-            .map(|t| timeout("connection_timeout", t))
+            .map(|t| timeout("connection_timeout", Span::Connection, t))
             .transpose()?,
         claim_on_write: raw.claim_on_write.unwrap_or(false),
         history_keep: raw
@@ -279,13 +280,11 @@ fn registry_branch(b: String) -> Result<String, ConfigError> {
     }
 }
 
-fn timeout(key: &'static str, t: String) -> Result<std::time::Duration, ConfigError> {
-    parse_timeout(&t).ok_or_else(|| ConfigError::Value {
+/// A duration key, held to the range of its [`Span`].
+fn timeout(key: &'static str, span: Span, t: String) -> Result<std::time::Duration, ConfigError> {
+    span.parse(&t).map_err(|e| ConfigError::Value {
         key,
-        reason: format!(
-            "is `{}`; use a duration like `30s`, `2m` or `500ms`",
-            t.trim()
-        ),
+        reason: e.reason(),
     })
 }
 
@@ -310,22 +309,6 @@ pub fn valid_branch_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
-}
-
-/// A duration written `30s`, `2m`, `500ms` or `1h`. Pure.
-pub fn parse_timeout(raw: &str) -> Option<std::time::Duration> {
-    let raw = raw.trim();
-    let split = raw.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = raw.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let ms = match unit.trim() {
-        "ms" => n,
-        "s" => n.checked_mul(1000)?,
-        "m" => n.checked_mul(60_000)?,
-        "h" => n.checked_mul(3_600_000)?,
-        _ => return None,
-    };
-    (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
 fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
@@ -415,6 +398,15 @@ mod tests {
         let bad = [
             ("default_ttl = \"9h\"", "default_ttl"),
             ("default_ttl = \"soon\"", "default_ttl"),
+            (
+                "default_ttl = \"9999999999999999h\"",
+                "use a TTL from 1m to 8h",
+            ),
+            (
+                "publish_timeout = \"9999999999999999h\"",
+                "longer than 1h; use a duration from 1ms to 1h",
+            ),
+            ("connection_timeout = \"0s\"", "from 1ms to 1h"),
             ("default_agent = \"\"", "default_agent"),
             ("hook_mode = \"loud\"", "off, warn, normal or strict"),
             ("remote = \"my remote\"", "remote"),

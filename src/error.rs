@@ -177,6 +177,40 @@ pub enum Error {
         /// The registry branch.
         branch: String,
     },
+    /// The brain root a commit of the registry branch records differs from
+    /// the one the branch recorded first: bsi keeps the first and does not
+    /// follow (one file would have two names, and be granted twice).
+    #[error(
+        "the brain root changed: BRAIN-ROOT on {at} says {}{}, but the registry branch `{branch}` first recorded {}; bsi keeps {} and does not follow a later change",
+        root_words(now),
+        commit.as_ref().map(|c| format!(" since commit {c}")).unwrap_or_default(),
+        root_words(first),
+        root_words(first)
+    )]
+    RootChanged {
+        /// Where the change was read: the branch, or the remote's copy.
+        at: String,
+        /// The registry branch.
+        branch: String,
+        /// The root kept, from the work tree root (empty: the work tree root).
+        first: String,
+        /// What `at` records (empty: nothing).
+        now: String,
+        /// The commit that changed it, abbreviated.
+        commit: Option<String>,
+    },
+    /// `bsi repair` on a local registry branch with changes the remote has
+    /// not received, while the remote moved on: its fix could never be
+    /// published.
+    #[error(
+        "the local registry branch `{branch}` holds changes {remote} has not received, and {remote} has changes this clone lacks: a repair built on either would be refused"
+    )]
+    RepairNeedsSync {
+        /// The registry branch.
+        branch: String,
+        /// The remote, `name/branch`.
+        remote: String,
+    },
     /// A command that needs a session, and none given.
     #[error("no session given: name one, or set BSI_SESSION")]
     NoSession,
@@ -644,6 +678,7 @@ impl Error {
             "registry-invalid" | "no-registry" | "not-migrated" => exit::REGISTRY,
             "unreachable" => exit::UNPUBLISHED,
             "busy" => exit::BUSY,
+            "root-changed" => exit::CONFLICT,
             _ => exit::ERROR,
         }
     }
@@ -707,6 +742,11 @@ impl Error {
                     crate::words::shell_word(&copy)
                 )
             }
+            Error::RootChanged { first, .. } => format!(
+                "run `bsi repair`: it puts BRAIN-ROOT back to {} (save the registry unchanged to change nothing else); a brain keeps one root, so no file gets two names",
+                root_words(first)
+            ),
+            Error::RepairNeedsSync { .. } => "run `bsi sync` first (it publishes the local changes merged with the remote's), then `bsi repair` again".into(),
             Error::NoSession => "name the session (`bsi status` lists them: `bsi close SESSION`), or `export BSI_SESSION=SESSION` for every later command".into(),
             Error::NoSuchCommand { parent, .. } => format!(
                 "run `{}` for the list of its commands",
@@ -885,6 +925,7 @@ impl Error {
     /// A short name of the kind of error, for JSON output.
     pub fn kind(&self) -> &'static str {
         match self {
+            Error::RootChanged { .. } => "root-changed",
             Error::Usage(_)
             | Error::Value(_)
             | Error::ThroughSymlink { .. }
@@ -941,6 +982,7 @@ impl Error {
             | Error::SessionIdTaken { .. }
             | Error::EditorFailed { .. }
             | Error::RepairRaced { .. }
+            | Error::RepairNeedsSync { .. }
             | Error::BranchCheckedOut { .. }
             | Error::MigrationUnmergeable { .. }
             | Error::RowsMissing { .. }

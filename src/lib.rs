@@ -207,8 +207,11 @@ fn refused_value(e: &clap::Error) -> Option<Error> {
 /// `(exit N)` on stdout, so the `eval` fails with bsi's code instead of
 /// succeeding on an empty string.
 fn shell_exit(code: u8) {
-    if let Err(e) = writeln!(std::io::stdout().lock(), "(exit {code})") {
-        eprintln!("error: cannot write the output: {e}");
+    match writeln!(std::io::stdout().lock(), "(exit {code})") {
+        // Nobody reads any more: nothing to say to anyone.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => eprintln!("error: cannot write the output: {e}"),
+        Ok(()) => {}
     }
 }
 

@@ -255,8 +255,19 @@ pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Re
             }
         }
     }
-    let tip = base_of(brain, brain.tips(remote.as_ref()))?
-        .ok_or_else(|| brain.missing_on(remote.as_ref()))?;
+    let tips = brain.tips(remote.as_ref());
+    // Local changes the remote lacks, and a remote that moved on: no
+    // repair built on one could be published. `bsi sync` joins them.
+    if let (Some(l), Some(t), Some(r)) = (tips.local, tips.tracking, &remote)
+        && !brain.git.is_ancestor(l, t)?
+        && !brain.git.is_ancestor(t, l)?
+    {
+        return Err(Error::RepairNeedsSync {
+            branch: brain.branch.clone(),
+            remote: r.label(),
+        });
+    }
+    let tip = base_of(brain, tips)?.ok_or_else(|| brain.missing_on(remote.as_ref()))?;
     Ok(Raw {
         tip,
         text: brain.text_at(tip)?,
@@ -278,7 +289,9 @@ fn base_of(brain: &Brain, tips: Tips) -> Result<Option<Oid>> {
 /// commit `read` was read from, under the writer lock, and publishes it by
 /// the same compare-and-swap as every write: refused, with nothing
 /// written, when the registry moved since it was read (here or on the
-/// remote) or the remote cannot be reached.
+/// remote) or the remote cannot be reached. With `root`, the same commit
+/// puts [`ROOT_FILE`] back to the brain root the branch keeps (`None`
+/// inside: no file, the work tree root).
 pub fn replace(
     brain: &Brain,
     settings: &Settings,
@@ -286,6 +299,7 @@ pub fn replace(
     read: &Raw,
     registry: Registry,
     message: &str,
+    root: Option<Option<&str>>,
 ) -> Result<Applied<()>> {
     let remote = settings.remote()?;
     let _lock = brain.writer("repair")?;
@@ -297,7 +311,18 @@ pub fn replace(
     if base_of(brain, tips)? != Some(read.tip) {
         return Err(moved());
     }
-    let (commit, registry) = commit_on(brain, Some(read.tip), registry, message, None)?;
+    let (commit, registry) = match root {
+        None => commit_on(brain, Some(read.tip), registry, message, None)?,
+        Some(root) => {
+            let text = root.filter(|r| !r.is_empty()).map(|r| format!("{r}\n"));
+            let files = [
+                (BRANCH_FILE, Some(registry.text().as_bytes())),
+                (ROOT_FILE, text.as_deref().map(str::as_bytes)),
+            ];
+            let commit = brain.git.commit_files(Some(read.tip), &files, message)?;
+            (commit, registry)
+        }
+    };
     let landed = match remote {
         None => Landed::Local,
         Some(remote) => {

@@ -29,6 +29,7 @@ use crate::config::{self, CONFIG_FILE, Config, HookMode};
 use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::git_cli::Remote;
+use crate::values::Span;
 
 /// The registry branch when nothing else is set.
 pub const DEFAULT_BRANCH: &str = "brain-index";
@@ -137,11 +138,11 @@ pub fn default_agent(user: Option<&str>, host: Option<&str>) -> String {
 
 /// A duration given by the environment (`given`, from the variable `env`),
 /// else the clone's git config `key`, else `fallback` (from `.bsi.toml` or
-/// the default).
+/// the default); held to the range of its `span`.
 fn timeout(
     git: &Git,
     (given, env): (Option<&str>, &str),
-    key: &str,
+    (key, span): (&str, Span),
     fallback: Duration,
 ) -> Result<Duration> {
     let given = given
@@ -152,11 +153,9 @@ fn timeout(
                 .map(|v| (format!("git config {key}"), v))
         });
     match given {
-        Some((from, v)) => config::parse_timeout(&v).ok_or_else(|| {
-            Error::Usage(format!(
-                "{from} is `{v}`; use a duration like `30s`, `2m` or `500ms`"
-            ))
-        }),
+        Some((from, v)) => span
+            .parse(&v)
+            .map_err(|e| Error::Usage(format!("{from} {}", e.reason()))),
         None => Ok(fallback),
     }
 }
@@ -187,7 +186,7 @@ impl Settings {
         let publish_timeout = timeout(
             git,
             (given.publish_timeout.as_deref(), "BSI_PUBLISH_TIMEOUT"),
-            "bsi.publishTimeout",
+            ("bsi.publishTimeout", Span::Publish),
             config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
         )?;
         let connection_timeout = timeout(
@@ -196,7 +195,7 @@ impl Settings {
                 given.connection_timeout.as_deref(),
                 "BSI_CONNECTION_TIMEOUT",
             ),
-            "bsi.connectionTimeout",
+            ("bsi.connectionTimeout", Span::Connection),
             config
                 .connection_timeout
                 .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),

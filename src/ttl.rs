@@ -12,22 +12,28 @@ pub const STALE_REASON: &str = "TTL expiré sans fermeture";
 /// The reason written when a claim outlived the 8-hour ceiling.
 pub const STALE_REASON_MAX: &str = "TTL expiré sans fermeture (8h maximum atteint)";
 
-/// A TTL the user asked for was not understood or is too long.
+/// The shortest TTL: one minute, the registry's precision.
+pub const MIN_TTL: Duration = Duration::minutes(1);
+
+/// A TTL the user asked for was not understood or is out of its range
+/// ([`MIN_TTL`] to [`MAX_AGE`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TtlError {
     /// Not a duration.
     #[error("`{0}` is not a duration: use 2h, 90m, 1h30m or short, deep, long")]
     Syntax(String),
     /// Zero or negative.
-    #[error("a TTL must be longer than zero")]
+    #[error("a TTL must be longer than zero: use one from 1m to 8h")]
     Zero,
-    /// More than 8 hours.
-    #[error("`{0}` is longer than the 8h maximum")]
+    /// More than 8 hours (however many more: the figure is never built).
+    #[error("`{0}` is longer than the 8h maximum: use a TTL from 1m to 8h")]
     TooLong(String),
 }
 
 /// Parses `2h`, `90m`, `1h30m`, `45min`, or the names `short` (2h), `deep`
-/// (4h) and `long` (8h).
+/// (4h) and `long` (8h). The minutes are counted in checked whole numbers
+/// and held to the range before a [`Duration`] is made of them: no figure,
+/// however long, panics.
 pub fn parse_ttl(raw: &str) -> Result<Duration, TtlError> {
     let s = raw.trim().to_ascii_lowercase();
     let named = match s.as_str() {
@@ -55,16 +61,22 @@ pub fn parse_ttl(raw: &str) -> Result<Duration, TtlError> {
             .unwrap_or(rest.len());
         let unit = rest[..unit_len].trim();
         rest = &rest[unit_len..];
-        let n: i64 = digits
-            .parse()
-            .map_err(|_| TtlError::Syntax(raw.to_string()))?;
-        digits.clear();
-        let minutes = match unit {
-            "h" | "hr" | "hour" | "hours" => n.checked_mul(60),
-            "m" | "min" | "mins" | "minute" | "minutes" => Some(n),
+        let per: i64 = match unit {
+            "h" | "hr" | "hour" | "hours" => 60,
+            "m" | "min" | "mins" | "minute" | "minutes" => 1,
             _ => return Err(TtlError::Syntax(raw.to_string())),
+        };
+        if digits.is_empty() {
+            return Err(TtlError::Syntax(raw.to_string()));
         }
-        .ok_or_else(|| TtlError::TooLong(raw.to_string()))?;
+        // Digits only: a figure that does not parse is one too big for any
+        // number, and so for the range.
+        let minutes = digits
+            .parse::<i64>()
+            .ok()
+            .and_then(|n| n.checked_mul(per))
+            .ok_or_else(|| TtlError::TooLong(raw.to_string()))?;
+        digits.clear();
         total = total
             .checked_add(minutes)
             .ok_or_else(|| TtlError::TooLong(raw.to_string()))?;
@@ -73,14 +85,13 @@ pub fn parse_ttl(raw: &str) -> Result<Duration, TtlError> {
     if !digits.is_empty() || !any {
         return Err(TtlError::Syntax(raw.to_string()));
     }
-    let ttl = Duration::minutes(total);
-    if ttl <= Duration::zero() {
+    if total <= 0 {
         return Err(TtlError::Zero);
     }
-    if ttl > MAX_AGE {
+    if total > MAX_AGE.num_minutes() {
         return Err(TtlError::TooLong(raw.to_string()));
     }
-    Ok(ttl)
+    Ok(Duration::minutes(total))
 }
 
 /// Writes a duration for people: `2h`, `1h30m`, `45m`.
@@ -94,9 +105,22 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// `t + d`, or `t` itself when that would pass the last instant chrono
+/// holds: time arithmetic never panics, whatever a time or a duration came
+/// from. (Registry times have four-digit years, [`parse_ts`], so the
+/// hours added here never reach that end.)
+pub fn plus(t: DateTime<FixedOffset>, d: Duration) -> DateTime<FixedOffset> {
+    t.checked_add_signed(d).unwrap_or(t)
+}
+
+/// The 8h ceiling of a claim opened at `opened`.
+fn ceiling(opened: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+    plus(opened, MAX_AGE)
+}
+
 /// The expiry of a claim opened at `opened` with `ttl`, held under the ceiling.
 pub fn expiry(opened: DateTime<FixedOffset>, ttl: Duration) -> DateTime<FixedOffset> {
-    opened + ttl.min(MAX_AGE)
+    plus(opened, ttl.min(MAX_AGE))
 }
 
 /// The expiry after a renewal at `now`: `now + ttl`, never past 8h after opening.
@@ -105,7 +129,7 @@ pub fn renewed_expiry(
     now: DateTime<FixedOffset>,
     ttl: Duration,
 ) -> DateTime<FixedOffset> {
-    (now + ttl).min(opened + MAX_AGE)
+    plus(now, ttl).min(ceiling(opened))
 }
 
 /// Whether an active claim must move to the stale table at `now`, and why.
@@ -117,7 +141,7 @@ pub fn stale_reason(
     // The ceiling is named only for a claim that reached it: one that
     // lasted 8h, or whose expiry was pushed past them by hand. A short
     // claim swept late is just expired.
-    let ceiling = opened + MAX_AGE;
+    let ceiling = ceiling(opened);
     if now < expires.min(ceiling) {
         None
     } else if expires >= ceiling {
@@ -130,7 +154,7 @@ pub fn stale_reason(
 /// When a claim stops being active: its expiry, or 8h after its opening if
 /// that comes first (an expiry pushed past the maximum by hand).
 pub fn end(opened: DateTime<FixedOffset>, expires: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
-    expires.min(opened + MAX_AGE)
+    expires.min(ceiling(opened))
 }
 
 /// A claim's time for people, counted to its [`end`]: `1h12m left`,
@@ -183,8 +207,16 @@ pub fn format_ts(t: DateTime<FixedOffset>) -> String {
 }
 
 /// Reads a registry timestamp. With an offset (`+01:00`, `+0100`, `Z`), it is
-/// exact; without one, it is read in the local time zone `local`.
+/// exact; without one, it is read in the local time zone `local`. Years
+/// have four digits, as bsi writes them: a year chrono could read at the
+/// very end of its range (`+262142-12-31`) is not a time, so no expiry or
+/// ceiling counted from it can run past what chrono holds.
 pub fn parse_ts<Tz: TimeZone>(raw: &str, local: &Tz) -> Option<DateTime<FixedOffset>> {
+    use chrono::Datelike;
+    parse_any_ts(raw, local).filter(|t| (1..=9999).contains(&t.year()))
+}
+
+fn parse_any_ts<Tz: TimeZone>(raw: &str, local: &Tz) -> Option<DateTime<FixedOffset>> {
     let s = raw.trim();
     if let Some(t) = parse_canonical(s) {
         return Some(t);
@@ -337,7 +369,26 @@ mod tests {
         assert!(matches!(parse_ttl("2"), Err(TtlError::Syntax(_))));
         assert!(matches!(parse_ttl("h"), Err(TtlError::Syntax(_))));
         assert!(matches!(parse_ttl("2d"), Err(TtlError::Syntax(_))));
-        assert!(parse_ttl("99999999999999999999h").is_err());
+        // Figures past every bound are refused by the range, never panic.
+        for huge in [
+            "99999999999999999999h",
+            "2562047788016h",
+            "9999999999999999h",
+            "153722867280912930m",
+            "9223372036854775807m",
+            "9223372036854775807h",
+            "8h9223372036854775807m",
+            "1h99999999999999999999999999999m",
+        ] {
+            assert_eq!(
+                parse_ttl(huge),
+                Err(TtlError::TooLong(huge.into())),
+                "{huge}"
+            );
+        }
+        let e = parse_ttl("2562047788016h").expect_err("too long");
+        assert!(e.to_string().contains("from 1m to 8h"), "{e}");
+        assert!(matches!(parse_ttl("0h0m"), Err(TtlError::Zero)));
     }
 
     #[test]
@@ -367,6 +418,11 @@ mod tests {
         );
         let r = renewed_expiry(o, t("2026-03-14T16:00:00+01:00"), Duration::hours(2));
         assert_eq!(r, o + MAX_AGE);
+        // At the last instant chrono holds, arithmetic stops there.
+        let end_of_time = DateTime::<Utc>::MAX_UTC.fixed_offset();
+        assert_eq!(plus(end_of_time, MAX_AGE), end_of_time);
+        assert_eq!(expiry(end_of_time, MAX_AGE), end_of_time);
+        assert!(stale_reason(end_of_time, end_of_time, end_of_time).is_some());
     }
 
     #[test]
@@ -379,6 +435,13 @@ mod tests {
             Some(t("2026-03-14T09:30:00Z"))
         );
         assert_eq!(parse_ts("2026-02-30 09:30 +00:00", &Utc), None);
+        // The end of chrono's range is not a registry time: no expiry
+        // counted from it could be written.
+        assert_eq!(parse_ts("+262142-12-31 23:59 +00:00", &Utc), None);
+        assert_eq!(parse_ts("+10000-01-01 00:00 +00:00", &Utc), None);
+        let last = parse_ts("9999-12-31 23:59 +14:00", &Utc).expect("year 9999");
+        assert_eq!(expiry(last, MAX_AGE), last + MAX_AGE);
+        assert_eq!(stale_reason(last, expiry(last, MAX_AGE), last), None);
         assert_eq!(time_left(x, x - Duration::minutes(72)), "1h12m left");
         assert_eq!(time_left(x, x + Duration::minutes(35)), "overdue 35m");
         assert_eq!(time_left(x, x + Duration::hours(23)), "overdue 23h");

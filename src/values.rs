@@ -1,7 +1,9 @@
 //! Values given at the edge — flags, `BSI_SESSION`, `BSI_AGENT`,
 //! `.bsi.toml` — each validated once, by its type: a [`SessionId`], an
-//! [`AgentName`], a [`Ttl`]. The types are clap value parsers too, so a bad
-//! flag is refused before any command runs. Pure.
+//! [`AgentName`], a [`Ttl`], a duration of a [`Span`]. The types are clap
+//! value parsers too, so a bad flag is refused before any command runs.
+//! Every figure is held to its range before it becomes a duration: no
+//! value, however long, panics a door. Pure.
 
 use std::fmt;
 
@@ -227,6 +229,107 @@ impl std::str::FromStr for Ttl {
     }
 }
 
+/// What a duration other than a TTL is for, and so its range: how long a
+/// write retries (`publish_timeout`, `BSI_PUBLISH_TIMEOUT`), how long one
+/// fetch or push may take (`connection_timeout`, `BSI_CONNECTION_TIMEOUT`),
+/// how long `bsi open --wait` waits. Written `500ms`, `30s`, `2m`, `1h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// `publish_timeout`: 1ms to 1h.
+    Publish,
+    /// `connection_timeout`: 1ms to 1h.
+    Connection,
+    /// `--wait`: 1ms to 24h.
+    Wait,
+}
+
+/// A duration refused by its [`Span`]: `given` is what was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSpan {
+    /// What it was for.
+    pub span: Span,
+    /// What was given, without its surrounding blanks.
+    pub given: String,
+    /// A duration, but longer than the span allows (else not a duration
+    /// at all, or zero).
+    pub too_long: bool,
+}
+
+impl BadSpan {
+    /// `is `x`; use a duration from 1ms to 1h, like `30s`, `2m` or
+    /// `500ms``: what follows the name of the setting in a message.
+    pub fn reason(&self) -> String {
+        let (min, max) = (self.span.min_text(), self.span.max_text());
+        let what = if self.too_long {
+            format!("is `{}`, longer than {max}", self.given.escape_debug())
+        } else {
+            format!("is `{}`", self.given.escape_debug())
+        };
+        format!("{what}; use a duration from {min} to {max}, like `30s`, `2m` or `500ms`")
+    }
+}
+
+impl Span {
+    /// The longest duration allowed.
+    pub fn max(self) -> std::time::Duration {
+        std::time::Duration::from_secs(match self {
+            Span::Publish | Span::Connection => 3600,
+            Span::Wait => 24 * 3600,
+        })
+    }
+
+    fn min_text(self) -> &'static str {
+        "1ms"
+    }
+
+    fn max_text(self) -> &'static str {
+        match self {
+            Span::Publish | Span::Connection => "1h",
+            Span::Wait => "24h",
+        }
+    }
+
+    /// Reads `500ms`, `30s`, `2m` or `1h` (one number, one unit), held to
+    /// the span's range: more than zero, at most [`Span::max`].
+    pub fn parse(self, raw: &str) -> Result<std::time::Duration, BadSpan> {
+        let given = raw.trim();
+        let bad = |too_long| BadSpan {
+            span: self,
+            given: given.to_string(),
+            too_long,
+        };
+        let split = given
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(given.len());
+        let (digits, unit) = given.split_at(split);
+        let per: u64 = match unit.trim() {
+            "ms" => 1,
+            "s" => 1000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            _ => return Err(bad(false)),
+        };
+        if digits.is_empty() {
+            return Err(bad(false));
+        }
+        // Digits only: a figure that does not parse is too big for any
+        // number, and so for the range.
+        let ms = digits
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(per))
+            .ok_or_else(|| bad(true))?;
+        let d = std::time::Duration::from_millis(ms);
+        if ms == 0 {
+            Err(bad(false))
+        } else if d > self.max() {
+            Err(bad(true))
+        } else {
+            Ok(d)
+        }
+    }
+}
+
 /// Free text that lands in a registry cell: one line, no control
 /// characters, at most [`Field::limit`] bytes.
 pub fn check_line(field: Field, s: &str) -> Result<(), BadValue> {
@@ -293,6 +396,44 @@ mod tests {
                 .to_string(),
             "the note is longer than 500 bytes"
         );
+    }
+
+    #[test]
+    fn a_duration_is_held_to_the_range_of_what_it_is_for() {
+        use std::time::Duration as Std;
+        assert_eq!(Span::Publish.parse(" 500ms "), Ok(Std::from_millis(500)));
+        assert_eq!(Span::Connection.parse("30s"), Ok(Std::from_secs(30)));
+        assert_eq!(Span::Publish.parse("2m"), Ok(Std::from_secs(120)));
+        assert_eq!(Span::Publish.parse("1h"), Ok(Std::from_secs(3600)));
+        assert_eq!(Span::Wait.parse("24h"), Ok(Std::from_secs(24 * 3600)));
+        for (span, raw) in [
+            (Span::Publish, "61m"),
+            (Span::Connection, "3601s"),
+            (Span::Wait, "25h"),
+            (Span::Wait, "2562047788016h"),
+            (Span::Publish, "9999999999999999h"),
+            (Span::Connection, "18446744073709551615ms"),
+            (Span::Wait, "99999999999999999999999s"),
+        ] {
+            let e = span.parse(raw).expect_err(raw);
+            assert!(e.too_long, "{raw}: {e:?}");
+            let reason = e.reason();
+            assert!(
+                reason.contains(&format!("`{raw}`, longer than")) && reason.contains("from 1ms to"),
+                "{reason}"
+            );
+        }
+        for raw in [
+            "", "soon", "30", "0s", "0ms", "s", "1d", "1h30m", "-5s", "1.5s",
+        ] {
+            let e = Span::Wait.parse(raw).expect_err(raw);
+            assert!(!e.too_long, "{raw}");
+            assert!(
+                e.reason().contains("use a duration from 1ms to 24h"),
+                "{}",
+                e.reason()
+            );
+        }
     }
 
     #[test]

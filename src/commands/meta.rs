@@ -41,10 +41,14 @@ pub(crate) fn help(path: &[String], width: usize) -> Result<u8> {
     write_stdout(text.as_bytes())
 }
 
+/// Writes what was asked for on stdout. A failed write is
+/// [`Error::Output`], the error of every write to stdout: a reader that
+/// closed the pipe (`bsi completions zsh | head -1`) ends the run quietly
+/// with success ([`crate::run`]), a full disk says so.
 fn write_stdout(bytes: &[u8]) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
-        .map_err(|e| Error::io("cannot write to stdout", e))?;
+        .map_err(Error::output)?;
     Ok(exit::OK)
 }

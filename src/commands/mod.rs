@@ -318,6 +318,48 @@ impl Ctx {
         }
     }
 
+    /// [`Ctx::open`] for `bsi repair`: a brain root the registry branch
+    /// records badly (not a directory of the work tree, or changed after
+    /// its first record) does not stop it. The brain opens at the root the
+    /// branch keeps (its first valid record; none valid: where
+    /// `--registry` or the work tree puts it), and what [`ROOT_FILE`]
+    /// must say again comes with it: `Some(root)`, `None` inside for no
+    /// file (the work tree root).
+    ///
+    /// [`ROOT_FILE`]: crate::store::ROOT_FILE
+    pub(crate) fn open_mending_root(&self) -> Result<(Brain, Settings, Option<Option<String>>)> {
+        let registry = self.registry_path()?;
+        let site = self.locate(registry.as_deref())?;
+        let settings = Settings::resolve(
+            &site.git,
+            crate::settings::load_config(&site.root)?,
+            &self.given(),
+        )?;
+        let remote = settings.remote().ok().flatten();
+        let record = site.root_record(&settings.branch, remote.as_ref())?;
+        if record.trouble.is_none() {
+            let (brain, settings) = self.open()?;
+            return Ok((brain, settings, None));
+        }
+        let here = site.root_rel();
+        let root = match record.kept {
+            Some(kept) => kept,
+            None => here.clone(),
+        };
+        let fix = Some(Some(root.clone()).filter(|r| !r.is_empty()));
+        if root == here {
+            return Ok((self.brain_at(site, &settings), settings, fix));
+        }
+        let copy = site
+            .workdir
+            .join(&root)
+            .join(crate::registry::REGISTRY_FILE);
+        let site = self.locate(Some(&copy))?;
+        let config = crate::settings::load_config(&site.root)?;
+        let settings = Settings::resolve(&site.git, config, &self.given())?;
+        Ok((self.brain_at(site, &settings), settings, fix))
+    }
+
     /// The brain at `site`, with its settings and this run's time.
     fn brain_at(&self, site: crate::store::Site, settings: &Settings) -> Brain {
         let mut brain = Brain::new(site, settings);
@@ -590,13 +632,17 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
     }
 }
 
-/// Reads `--wait DUR`.
+/// Reads `--wait DUR`, held to its range ([`crate::values::Span::Wait`]).
 fn parse_wait(raw: &str) -> Result<std::time::Duration> {
-    crate::config::parse_timeout(raw).ok_or_else(|| {
-        Error::Usage(format!(
-            "--wait `{}` is not a duration: use 30s, 10m or 1h",
-            raw.trim()
-        ))
+    crate::values::Span::Wait.parse(raw).map_err(|e| {
+        Error::Usage(if e.too_long {
+            format!("--wait {}", e.reason())
+        } else {
+            format!(
+                "--wait `{}` is not a duration: use one from 1ms to 24h, like 30s, 10m or 1h",
+                e.given
+            )
+        })
     })
 }
 

@@ -14,11 +14,24 @@ use crate::claims::commit_message_by;
 use crate::error::{Error, Result, exit};
 use crate::publish::{self, Landed};
 use crate::registry::ParseError;
-use crate::store::{BRANCH_FILE, Brain};
+use crate::store::{BRANCH_FILE, Brain, ROOT_FILE};
 
 pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
-    let (brain, settings) = ctx.open()?;
+    // A brain root recorded badly is mended here, in the same commit.
+    let (brain, settings, root_fix) = ctx.open_mending_root()?;
     let read = publish::raw(&brain, &settings, ctx.now)?;
+    // Mended meanwhile (another clone's repair, fetched just now): nothing
+    // left to put back.
+    let root_fix = root_fix.filter(|fix| {
+        let at = brain.git.file_at(read.tip, ROOT_FILE).ok().flatten();
+        let at = at.map(|b| crate::store::parse_root(&String::from_utf8_lossy(&b)));
+        let done = match &at {
+            None => fix.is_none(),
+            Some(Ok(r)) => *r == fix.clone().unwrap_or_default(),
+            Some(Err(_)) => false,
+        };
+        !done
+    });
     let (edited, file) = match from {
         Some(path) => (read_text(path)?, path.to_path_buf()),
         None => edit(ctx, &brain, &read.text)?,
@@ -36,7 +49,7 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
             source,
         }
     })?;
-    if registry.text() == read.text {
+    if registry.text() == read.text && root_fix.is_none() {
         writeln!(ctx.out(), "Nothing changed — the registry is as it was.")
             .map_err(Error::output)?;
         if from.is_none() {
@@ -45,12 +58,14 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
         return Ok(exit::OK);
     }
     let agent = ctx.agent(None, &settings.config)?;
-    let message = commit_message_by(
-        "repair",
-        &[],
-        &format!("{BRANCH_FILE} edited by hand"),
-        Some(&agent),
-    );
+    let what = match &root_fix {
+        None => format!("{BRANCH_FILE} edited by hand"),
+        Some(root) => format!(
+            "{ROOT_FILE} put back to its first record ({})",
+            root.as_deref().unwrap_or(".")
+        ),
+    };
+    let message = commit_message_by("repair", &[], &what, Some(&agent));
     let applied = publish::replace(
         &brain,
         &settings,
@@ -58,9 +73,19 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
         &read,
         registry,
         &message,
+        root_fix.as_ref().map(Option::as_deref),
     )?;
     if from.is_none() {
         let _ = std::fs::remove_file(&file);
+    }
+    if let Some(root) = &root_fix {
+        writeln!(
+            ctx.out(),
+            "{ROOT_FILE} says {} again, as the registry branch first recorded it.",
+            root.as_deref()
+                .map_or_else(|| "the work tree root".to_string(), |r| format!("`{r}`"))
+        )
+        .map_err(Error::output)?;
     }
     let commit = applied.commit.map(|c| c.to_string()[..8].to_string());
     writeln!(

@@ -73,27 +73,260 @@ impl Site {
         root_of_rel(&self.copy_path)
     }
 
-    /// The brain root recorded on the registry branch `branch` ([`ROOT_FILE`]),
-    /// read from the local branch, else from `remote`'s copy as last
-    /// fetched: `None` when neither records one.
+    /// The brain root recorded on the registry branch `branch` ([`ROOT_FILE`])
+    /// and kept ([`Site::root_record`]): `None` when nothing records one. A
+    /// record that is not a directory of the work tree, or that a later
+    /// commit changed, is an error: bsi never follows it.
     pub fn recorded_root(&self, branch: &str, remote: Option<&Remote>) -> Result<Option<String>> {
-        let tip = self
+        let record = self.root_record(branch, remote)?;
+        match record.trouble {
+            Some(trouble) => Err(trouble.into_error(branch)),
+            None => Ok(record.kept),
+        }
+    }
+
+    /// The brain root the registry branch `branch` records, read from the
+    /// local branch and from `remote`'s copy as last fetched. The root is
+    /// fixed at its first record: the first valid [`ROOT_FILE`] of the
+    /// branch's history (its first commit's, as `bsi init` writes it). A
+    /// later commit that changes it (by hand: bsi never does), a copy that
+    /// disagrees with the local branch, or a record that is not a directory
+    /// of the work tree is [`RootRecord::trouble`], with the root kept.
+    ///
+    /// Cheap on every run: the first record is remembered by the clone
+    /// (`<git dir>/bsi/brain-root`), and the history is walked only when a
+    /// tip's record differs from it (or nothing is remembered yet).
+    pub fn root_record(&self, branch: &str, remote: Option<&Remote>) -> Result<RootRecord> {
+        let mut tips = Vec::new();
+        if let Some(tip) = self.git.ref_target(&format!("refs/heads/{branch}")) {
+            tips.push((branch.to_string(), tip));
+        }
+        if let Some(r) = remote
+            && let Some(tip) = self.git.ref_target(&r.tracking_ref())
+        {
+            tips.push((format!("{}/{branch}", r.name), tip));
+        }
+        let memo = RootMemo::new(&self.git.common_dir().join("bsi"), branch);
+        let mut record = RootRecord::default();
+        // The root the first tip read keeps (the local branch's, when any).
+        let mut first_seen: Option<Option<String>> = None;
+        for (at, tip) in tips {
+            let now = self.root_text_at(tip)?;
+            let now_root = now.as_deref().map(parse_root);
+            let now_key = match &now_root {
+                None => Some(String::new()),
+                Some(Ok(r)) => Some(r.clone()),
+                Some(Err(_)) => None,
+            };
+            let remembered = memo.read();
+            let first = match (&now_key, &remembered) {
+                // The usual run: the tip says what the clone remembers.
+                (Some(k), Some(m)) if k == m => FirstRoot {
+                    kept: now_root.clone().and_then(std::result::Result::ok),
+                    known: true,
+                    changed_in: None,
+                },
+                _ => self.first_root(tip)?,
+            };
+            let first_key = first.kept.clone().unwrap_or_default();
+            match &first_seen {
+                None => {
+                    first_seen = Some(first.kept.clone());
+                    record.kept = first.kept.clone();
+                }
+                // Two histories that keep two roots: the local branch's
+                // wins, the other is trouble.
+                Some(kept) if kept.clone().unwrap_or_default() != first_key => {
+                    record.trouble.get_or_insert(RootTrouble::Changed {
+                        at,
+                        first: kept.clone().unwrap_or_default(),
+                        now: now.clone().unwrap_or_default(),
+                        commit: Some(tip),
+                    });
+                    continue;
+                }
+                Some(_) => {}
+            }
+            let trouble = match (&now_root, first.known) {
+                (Some(Err(reason)), false) => Some(RootTrouble::Invalid {
+                    at,
+                    reason: reason.clone(),
+                }),
+                _ if now_key.as_deref() != Some(first_key.as_str()) => Some(RootTrouble::Changed {
+                    at,
+                    first: first_key.clone(),
+                    now: now.clone().unwrap_or_default(),
+                    commit: first.changed_in.or(Some(tip)),
+                }),
+                _ => None,
+            };
+            match trouble {
+                Some(t) => {
+                    record.trouble.get_or_insert(t);
+                }
+                None if first.known => memo.write(&first_key),
+                None => {}
+            }
+        }
+        Ok(record)
+    }
+
+    /// The text of [`ROOT_FILE`] at `commit`, if it has one.
+    fn root_text_at(&self, commit: Oid) -> Result<Option<String>> {
+        Ok(self
             .git
-            .ref_target(&format!("refs/heads/{branch}"))
-            .or_else(|| remote.and_then(|r| self.git.ref_target(&r.tracking_ref())));
-        let Some(tip) = tip else {
-            return Ok(None);
+            .file_at(commit, ROOT_FILE)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// The first valid record of the history of `tip` (first parents), and
+    /// the last commit that changed the file.
+    fn first_root(&self, tip: Oid) -> Result<FirstRoot> {
+        // Newest first: every commit that changed the file.
+        let changes = self.git.journal(tip, ROOT_FILE, None)?;
+        let Some(oldest) = changes.last() else {
+            // Never changed: what the tip says, the branch always said.
+            let text = self.root_text_at(tip)?;
+            return Ok(match text.as_deref().map(parse_root) {
+                None => FirstRoot::known(None, None),
+                Some(Ok(r)) => FirstRoot::known(Some(r), None),
+                Some(Err(_)) => FirstRoot::unknown(),
+            });
         };
-        let Some(bytes) = self.git.file_at(tip, ROOT_FILE)? else {
-            return Ok(None);
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        parse_root(&text)
-            .map(Some)
-            .map_err(|reason| Error::Registry {
-                path: PathBuf::from(format!("{branch}:{ROOT_FILE}")),
+        let last_change = changes.first().map(|c| c.id);
+        // A file added after the first commit: the first record was none.
+        let in_first_commit = self.git.log_range(oldest.id, None)?.len() <= 1;
+        if !in_first_commit {
+            return Ok(FirstRoot::known(None, last_change));
+        }
+        // The first record that is valid (a removal is: the work tree root).
+        for c in changes.iter().rev() {
+            match self.root_text_at(c.id)?.as_deref().map(parse_root) {
+                None => return Ok(FirstRoot::known(None, last_change)),
+                Some(Ok(r)) => return Ok(FirstRoot::known(Some(r), last_change)),
+                Some(Err(_)) => {}
+            }
+        }
+        Ok(FirstRoot::unknown())
+    }
+}
+
+/// What [`Site::first_root`] found.
+struct FirstRoot {
+    kept: Option<String>,
+    /// A valid record was found (else no record of the history is valid).
+    known: bool,
+    changed_in: Option<Oid>,
+}
+
+impl FirstRoot {
+    fn known(kept: Option<String>, changed_in: Option<Oid>) -> FirstRoot {
+        FirstRoot {
+            kept,
+            known: true,
+            changed_in,
+        }
+    }
+
+    fn unknown() -> FirstRoot {
+        FirstRoot {
+            kept: None,
+            known: false,
+            changed_in: None,
+        }
+    }
+}
+
+/// The brain root the registry branch keeps, and what is wrong with its
+/// records, if anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootRecord {
+    /// The root bsi keeps: the first valid record, from the work tree root
+    /// with `/` (empty: the work tree root); `None` when nothing records one.
+    pub kept: Option<String>,
+    /// A record bsi does not follow.
+    pub trouble: Option<RootTrouble>,
+}
+
+/// A [`ROOT_FILE`] bsi does not follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootTrouble {
+    /// No record of the branch names a directory of the work tree.
+    Invalid {
+        /// Where it was read: the branch, or the remote's copy of it.
+        at: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The record at `at` differs from the one the branch keeps.
+    Changed {
+        /// Where it was read: the branch, or the remote's copy of it.
+        at: String,
+        /// The root kept (empty: the work tree root).
+        first: String,
+        /// What `at` records now, as written (empty: nothing).
+        now: String,
+        /// The commit that changed it, when known.
+        commit: Option<Oid>,
+    },
+}
+
+impl RootTrouble {
+    /// The error every command but `bsi repair` stops on.
+    pub fn into_error(self, branch: &str) -> Error {
+        match self {
+            RootTrouble::Invalid { at, reason } => Error::Registry {
+                path: PathBuf::from(format!("{at}:{ROOT_FILE}")),
                 source: registry::ParseError { line: 1, reason },
-            })
+            },
+            RootTrouble::Changed {
+                at,
+                first,
+                now,
+                commit,
+            } => Error::RootChanged {
+                at,
+                branch: branch.to_string(),
+                first,
+                now: now.trim().to_string(),
+                commit: commit.map(|c| c.to_string()[..8].to_string()),
+            },
+        }
+    }
+}
+
+/// The first record of the brain root a clone remembers, per registry
+/// branch: read and written best effort (a lost file costs one walk).
+struct RootMemo {
+    path: PathBuf,
+    branch: String,
+}
+
+impl RootMemo {
+    fn new(dir: &Path, branch: &str) -> RootMemo {
+        RootMemo {
+            path: dir.join("brain-root"),
+            branch: branch.to_string(),
+        }
+    }
+
+    fn read(&self) -> Option<String> {
+        let text = fs::read_to_string(&self.path).ok()?;
+        let (branch, root) = text.split_once('\n')?;
+        (branch == self.branch).then(|| root.trim_end_matches('\n').to_string())
+    }
+
+    fn write(&self, root: &str) {
+        if self.read().as_deref() == Some(root) {
+            return;
+        }
+        let Some(dir) = self.path.parent() else {
+            return;
+        };
+        let tmp = self.path.with_extension("tmp");
+        let _ = fs::create_dir_all(dir)
+            .and_then(|()| fs::write(&tmp, format!("{}\n{root}\n", self.branch)))
+            .and_then(|()| fs::rename(&tmp, &self.path));
     }
 }
 
@@ -122,7 +355,18 @@ pub fn parse_root(text: &str) -> std::result::Result<String, String> {
             "`{line}` is not a directory of the work tree (a relative path, with /)"
         ));
     }
+    if line.split('/').any(is_git_dir_name) {
+        return Err(format!(
+            "`{line}` is in git's own directory, not in the work tree"
+        ));
+    }
     Ok(line.trim_end_matches('/').to_string())
+}
+
+/// Whether a path part names git's directory (`.git`, in any case: a
+/// case-blind file system finds it as `.GIT`).
+fn is_git_dir_name(part: &str) -> bool {
+    part.eq_ignore_ascii_case(".git")
 }
 
 /// A brain: the repository, the brain root, and where its registry lives.
@@ -248,6 +492,19 @@ impl Brain {
             .map(|c| c.as_os_str().to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
+        // Git's own directory is not the brain's: a registry there would be
+        // in no commit, and git may rewrite what is in it.
+        let git_dir = fs::canonicalize(git.git_dir()).unwrap_or_else(|_| git.git_dir());
+        let common = fs::canonicalize(git.common_dir()).unwrap_or_else(|_| git.common_dir());
+        if copy_path.split('/').any(is_git_dir_name)
+            || registry.starts_with(&git_dir)
+            || registry.starts_with(&common)
+        {
+            return Err(Error::Usage(format!(
+                "the registry {} is in git's own directory: the brain root is a directory of the work tree",
+                registry.display()
+            )));
+        }
         Ok(Site {
             git,
             registry,
@@ -975,6 +1232,9 @@ mod tests {
         assert_eq!(parse_root(" team/brain/ \n").as_deref(), Ok("team/brain"));
         assert_eq!(parse_root("").as_deref(), Ok(""));
         assert_eq!(parse_root(".\n").as_deref(), Ok(""));
+        assert!(parse_root(".git\n").is_err());
+        assert!(parse_root("brain/.GIT/x").is_err());
+        assert!(parse_root(".github").is_ok());
         for bad in [
             "/brain", "../brain", "a/../b", "a//b", "a/./b", "a\nb", "a\\b",
         ] {

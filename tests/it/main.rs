@@ -7,6 +7,7 @@ mod agent_hook;
 mod agent_shell;
 
 mod archive;
+mod bounds;
 mod branch;
 mod clones;
 mod common;
@@ -27,6 +28,7 @@ mod mcp;
 mod queue;
 mod reliability;
 mod remote;
+mod root;
 mod safe_writes;
 mod snapshots;
 mod transcript;
