@@ -577,6 +577,143 @@ impl Table {
     }
 }
 
+/// The width views fit: `COLUMNS` when it asks one (see [`columns`]), else
+/// the terminal's; through a pipe or into a file, no limit
+/// ([`usize::MAX`]): nothing is cut or wrapped there, so `bsi log | grep
+/// NAME` finds what a narrow screen would shorten.
+pub fn view_width(columns: Option<usize>, terminal: Option<usize>) -> usize {
+    columns.or(terminal).unwrap_or(usize::MAX)
+}
+
+/// Whether a view of this width cuts anything: a screen, not a pipe.
+pub fn is_bounded(width: usize) -> bool {
+    width != usize::MAX
+}
+
+/// `text` (one line, no colours) broken at spaces into lines of at most
+/// `width` characters, the first after `first` characters already on its
+/// line, the others to be written after `indent` characters. A span in
+/// backticks (a command to paste) is never broken, nor is a word; either,
+/// alone on a line and still too long, overflows.
+pub fn wrap_words(text: &str, width: usize, first: usize, indent: usize) -> Vec<String> {
+    // The words: spans between spaces, a backticked span kept whole.
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_code = false;
+    for c in text.chars() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if c == ' ' && !in_code {
+            words.push(std::mem::take(&mut word));
+        } else {
+            word.push(c);
+        }
+    }
+    words.push(word);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut room = width.saturating_sub(first);
+    for w in words {
+        let n = w.chars().count();
+        let len = line.chars().count();
+        if len == 0 {
+            line = w;
+        } else if len + 1 + n <= room {
+            line.push(' ');
+            line.push_str(&w);
+        } else {
+            lines.push(std::mem::take(&mut line));
+            room = width.saturating_sub(indent);
+            line = w;
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// A writer for people's sentences on a screen `width` wide: a `Next:` line
+/// longer than the screen is wrapped at spaces under its first word (a
+/// command in backticks stays whole, so it still pastes), and so are the
+/// indented lines that continue it; every other line goes through as
+/// written (tables and trees fit themselves). Lines are held until their
+/// newline; the rest is written when the writer is flushed or dropped.
+pub struct Fitted<W: Write> {
+    inner: W,
+    width: usize,
+    pending: Vec<u8>,
+    /// Whether the last line written was a `Next:` line (or continued one).
+    in_next: bool,
+}
+
+/// The indentation of a `Next:` line's continuation, under its first word.
+const NEXT_INDENT: &str = "      ";
+
+impl<W: Write> Fitted<W> {
+    /// Wraps `inner` for a screen `width` wide.
+    pub fn new(inner: W, width: usize) -> Fitted<W> {
+        Fitted {
+            inner,
+            width,
+            pending: Vec::new(),
+            in_next: false,
+        }
+    }
+
+    /// Writes one line, its newline included.
+    fn line(&mut self, raw: &[u8]) -> std::io::Result<()> {
+        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let next = body.starts_with(b"Next: ");
+        let continued = self.in_next && body.starts_with(NEXT_INDENT.as_bytes());
+        self.in_next = next || continued;
+        let text = match std::str::from_utf8(body) {
+            Ok(t) if (next || continued) && !t.contains('\x1b') => t,
+            _ => return self.inner.write_all(raw),
+        };
+        if text.chars().count() <= self.width {
+            return self.inner.write_all(raw);
+        }
+        let (lead, rest) = if next {
+            ("Next: ", &text["Next: ".len()..])
+        } else {
+            (NEXT_INDENT, text.trim_start())
+        };
+        for (i, l) in wrap_words(rest, self.width, lead.len(), NEXT_INDENT.len())
+            .iter()
+            .enumerate()
+        {
+            let lead = if i == 0 { lead } else { NEXT_INDENT };
+            writeln!(self.inner, "{lead}{l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Fitted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(i) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=i).collect();
+            self.line(&line)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.line(&rest)?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Fitted<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 /// The width `COLUMNS` asks tables to fit: a number of at least 20;
 /// unset, empty or anything else asks nothing (each view has its width).
 pub fn columns(raw: Option<&str>) -> Option<usize> {
