@@ -354,8 +354,12 @@ pub enum Shrink {
     /// Cut at the end with `…`, down to this many characters.
     End(usize),
     /// Cut in the middle with `…` (the start and the end of an id stay), down
-    /// to this many characters.
+    /// to this many characters; only once every other column is down to its
+    /// least width.
     Middle(usize),
+    /// Cut at the end with `…`, down to this many characters; left out when
+    /// the table is still too wide with every column at its least width.
+    Drop(usize),
     /// Never shortened; a cell wider than half the screen, or too wide to
     /// leave the other columns their least width, takes a line of its own
     /// above the rest of its row, and does not widen the column.
@@ -400,7 +404,7 @@ pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
     let chars: Vec<char> = s.chars().collect();
     match how {
         Shrink::Never | Shrink::OwnLine => s.to_string(),
-        Shrink::End(_) => chars[..width - 1].iter().collect::<String>() + "…",
+        Shrink::End(_) | Shrink::Drop(_) => chars[..width - 1].iter().collect::<String>() + "…",
         Shrink::Middle(_) => {
             let keep = width - 1;
             let tail = keep / 2;
@@ -456,7 +460,7 @@ impl Table {
                 let others: usize = shown
                     .iter()
                     .map(|&j| match self.columns[j].shrink {
-                        Shrink::End(m) | Shrink::Middle(m) => {
+                        Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
                             natural[j].min(m.max(self.columns[j].header.chars().count()))
                         }
                         Shrink::Never | Shrink::OwnLine => natural[j],
@@ -499,14 +503,18 @@ impl Table {
         order.sort_by_key(|&i| self.columns[i].order);
         // Two passes: every shrinkable column down to a readable width
         // first (20 characters), then down to its own minimum.
+        // An id (Middle) gives way only in the second pass.
         for pass in [Some(20), None] {
             for &i in &order {
                 let over = total(&w).saturating_sub(width);
                 if over == 0 {
                     break;
                 }
+                if pass.is_some() && matches!(self.columns[i].shrink, Shrink::Middle(_)) {
+                    continue;
+                }
                 let hard = match self.columns[i].shrink {
-                    Shrink::End(m) | Shrink::Middle(m) => {
+                    Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
                         m.max(self.columns[i].header.chars().count())
                     }
                     Shrink::Never | Shrink::OwnLine => w[i],
@@ -515,6 +523,15 @@ impl Table {
                 if w[i] > min {
                     w[i] -= over.min(w[i] - min);
                 }
+            }
+        }
+        // Still too wide: the columns that may go, go.
+        for &i in order.iter().rev() {
+            if total(&w) <= width {
+                break;
+            }
+            if matches!(self.columns[i].shrink, Shrink::Drop(_)) {
+                w[i] = 0;
             }
         }
         w
@@ -895,6 +912,66 @@ mod tests {
                 .nth(1)
                 .is_some_and(|l| l.starts_with(&long) && l.ends_with("words")),
             "{wide}"
+        );
+    }
+
+    #[test]
+    fn a_column_that_may_go_goes_when_nothing_else_fits_and_an_id_gives_way_last() {
+        let t = Table {
+            columns: cols(&[
+                ("SCOPE", Shrink::Never, 0),
+                ("SESSION", Shrink::Middle(8), 3),
+                ("AGENT", Shrink::End(5), 1),
+                ("NOTE", Shrink::Drop(5), 2),
+            ]),
+            rows: vec![
+                [
+                    "notes/",
+                    "sess-20260314-0930-ag01",
+                    "claude-the-agent",
+                    "a long note here",
+                ]
+                .iter()
+                .map(|c| Cell::new(*c))
+                .collect(),
+            ],
+        };
+        // Wide enough once the agent gives way: the id is whole.
+        assert_eq!(t.widths(60), vec![6, 23, 9, 16]);
+        // Narrower: the agent and the note at their least, then the id.
+        assert_eq!(t.widths(36), vec![6, 14, 5, 5]);
+        // Narrower still: the note goes.
+        assert_eq!(t.widths(26), vec![6, 8, 5, 0]);
+        for line in t.render(26, false).lines() {
+            assert!(line.chars().count() <= 26, "{line}");
+        }
+    }
+
+    #[test]
+    fn next_lines_wrap_under_their_first_word_and_keep_commands_whole() {
+        let mut out = Vec::new();
+        {
+            let mut f = Fitted::new(&mut out, 40);
+            write!(
+                f,
+                "a table line that is longer than forty characters stays\nNext: run `bsi release sess-20260314-0930-ag01 --confirm` once checked.\n      then more words that follow the next line here\nlast"
+            )
+            .expect("write");
+        }
+        let text = String::from_utf8(out).expect("utf-8");
+        assert_eq!(
+            text,
+            "a table line that is longer than forty characters stays
+Next: run
+      `bsi release sess-20260314-0930-ag01 --confirm`
+      once checked.
+      then more words that follow the
+      next line here
+last"
+        );
+        assert_eq!(
+            wrap_words("a b c", usize::MAX, 0, 0),
+            vec!["a b c".to_string()]
         );
     }
 

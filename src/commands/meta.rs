@@ -45,6 +45,8 @@ fn write_stdout(bytes: &[u8]) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
-        .map_err(|e| Error::io("cannot write to stdout", e))?;
+        // A reader that closed the pipe (`bsi completions zsh | head -1`)
+        // wanted no more: a quiet success (see `bsi::run`).
+        .map_err(Error::output)?;
     Ok(exit::OK)
 }

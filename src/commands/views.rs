@@ -182,7 +182,9 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     columns.extend([
         col(&expires_head, Shrink::Never, 0),
         col("STATE", Shrink::Never, 0),
-        col("NOTE", Shrink::End(6), 2),
+        // Left out on a screen too narrow for it (60 columns with a stale
+        // claim): whole with -v and in a pipe.
+        col("NOTE", Shrink::Drop(6), 2),
     ]);
     let mut rows = Vec::new();
     for s in sessions {
