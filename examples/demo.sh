@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A day in a small brain: builds bsi, makes a temporary git repository with a
+# A day in a small brain: with the installed bsi, makes a temporary git repository with a
 # few folders and a file with nested sections, and walks through the main job:
 # claims opened, an overlap refused with free alternatives, two sessions
 # sharing one file by sections, the watchdog with a later clock, a person
@@ -11,13 +11,19 @@
 #
 # Usage: examples/demo.sh            (keeps nothing: the brain is deleted at the end)
 #        KEEP=1 examples/demo.sh     (prints where the brain is and keeps it)
+#        BSI=target/debug/bsi examples/demo.sh   (a bsi other than the PATH's)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+# The bsi on the PATH (`cargo install --locked --path .`), or the one BSI
+# names (BSI=target/debug/bsi examples/demo.sh).
 if [ -z "${BSI:-}" ]; then
-  cargo build --quiet --manifest-path "$here/Cargo.toml"
-  BSI="$here/target/debug/bsi"
+  BSI=$(command -v bsi) || {
+    echo "examples/demo.sh: no bsi on the PATH: install it (cargo install --locked --path .) or name one, BSI=path/to/bsi $0" >&2
+    exit 1
+  }
 fi
+[ -x "$BSI" ] || { echo "examples/demo.sh: $BSI is not an executable bsi" >&2; exit 1; }
 
 brain=$(mktemp -d "${TMPDIR:-/tmp}/bsi-demo.XXXXXX")
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$brain"' EXIT; fi

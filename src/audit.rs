@@ -354,12 +354,14 @@ pub fn describe(o: &Overflow, session: &str) -> String {
     }
 }
 
-/// The line that reports a claim naming a heading the file no longer has.
+/// The line that reports a claim naming a heading the file does not have:
+/// a new section reserved before it is written, or a heading renamed or
+/// removed since.
 pub fn missing_line(scope: &str, session: &str) -> String {
     let file = scope::split_section(scope).0;
     let now = format!("{}#HEADING", scope::escape_path(&file));
     format!(
-        "missing: {scope} names no heading of the file any more (renamed or removed), so it protects nothing; claim the heading as it is now with `{}`, then drop this claim with `{}`",
+        "missing: {scope} names no heading the file has (a new section not written yet, or a heading renamed or removed); once renamed, claim the heading as it is now with `{}`, then drop this claim with `{}`",
         command_line(["bsi", "open", &now, "--session", session]),
         command_line(["bsi", "close", session, "--scope", scope])
     )

@@ -354,8 +354,12 @@ pub enum Shrink {
     /// Cut at the end with `…`, down to this many characters.
     End(usize),
     /// Cut in the middle with `…` (the start and the end of an id stay), down
-    /// to this many characters.
+    /// to this many characters; only once every other column is down to its
+    /// least width.
     Middle(usize),
+    /// Cut at the end with `…`, down to this many characters; left out when
+    /// the table is still too wide with every column at its least width.
+    Drop(usize),
     /// Never shortened; a cell wider than half the screen, or too wide to
     /// leave the other columns their least width, takes a line of its own
     /// above the rest of its row, and does not widen the column.
@@ -400,7 +404,7 @@ pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
     let chars: Vec<char> = s.chars().collect();
     match how {
         Shrink::Never | Shrink::OwnLine => s.to_string(),
-        Shrink::End(_) => chars[..width - 1].iter().collect::<String>() + "…",
+        Shrink::End(_) | Shrink::Drop(_) => chars[..width - 1].iter().collect::<String>() + "…",
         Shrink::Middle(_) => {
             let keep = width - 1;
             let tail = keep / 2;
@@ -456,7 +460,7 @@ impl Table {
                 let others: usize = shown
                     .iter()
                     .map(|&j| match self.columns[j].shrink {
-                        Shrink::End(m) | Shrink::Middle(m) => {
+                        Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
                             natural[j].min(m.max(self.columns[j].header.chars().count()))
                         }
                         Shrink::Never | Shrink::OwnLine => natural[j],
@@ -499,14 +503,18 @@ impl Table {
         order.sort_by_key(|&i| self.columns[i].order);
         // Two passes: every shrinkable column down to a readable width
         // first (20 characters), then down to its own minimum.
+        // An id (Middle) gives way only in the second pass.
         for pass in [Some(20), None] {
             for &i in &order {
                 let over = total(&w).saturating_sub(width);
                 if over == 0 {
                     break;
                 }
+                if pass.is_some() && matches!(self.columns[i].shrink, Shrink::Middle(_)) {
+                    continue;
+                }
                 let hard = match self.columns[i].shrink {
-                    Shrink::End(m) | Shrink::Middle(m) => {
+                    Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
                         m.max(self.columns[i].header.chars().count())
                     }
                     Shrink::Never | Shrink::OwnLine => w[i],
@@ -515,6 +523,15 @@ impl Table {
                 if w[i] > min {
                     w[i] -= over.min(w[i] - min);
                 }
+            }
+        }
+        // Still too wide: the columns that may go, go.
+        for &i in order.iter().rev() {
+            if total(&w) <= width {
+                break;
+            }
+            if matches!(self.columns[i].shrink, Shrink::Drop(_)) {
+                w[i] = 0;
             }
         }
         w
@@ -574,6 +591,143 @@ impl Table {
             out.push('\n');
         }
         out
+    }
+}
+
+/// The width views fit: `COLUMNS` when it asks one (see [`columns`]), else
+/// the terminal's; through a pipe or into a file, no limit
+/// ([`usize::MAX`]): nothing is cut or wrapped there, so `bsi log | grep
+/// NAME` finds what a narrow screen would shorten.
+pub fn view_width(columns: Option<usize>, terminal: Option<usize>) -> usize {
+    columns.or(terminal).unwrap_or(usize::MAX)
+}
+
+/// Whether a view of this width cuts anything: a screen, not a pipe.
+pub fn is_bounded(width: usize) -> bool {
+    width != usize::MAX
+}
+
+/// `text` (one line, no colours) broken at spaces into lines of at most
+/// `width` characters, the first after `first` characters already on its
+/// line, the others to be written after `indent` characters. A span in
+/// backticks (a command to paste) is never broken, nor is a word; either,
+/// alone on a line and still too long, overflows.
+pub fn wrap_words(text: &str, width: usize, first: usize, indent: usize) -> Vec<String> {
+    // The words: spans between spaces, a backticked span kept whole.
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_code = false;
+    for c in text.chars() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if c == ' ' && !in_code {
+            words.push(std::mem::take(&mut word));
+        } else {
+            word.push(c);
+        }
+    }
+    words.push(word);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut room = width.saturating_sub(first);
+    for w in words {
+        let n = w.chars().count();
+        let len = line.chars().count();
+        if len == 0 {
+            line = w;
+        } else if len + 1 + n <= room {
+            line.push(' ');
+            line.push_str(&w);
+        } else {
+            lines.push(std::mem::take(&mut line));
+            room = width.saturating_sub(indent);
+            line = w;
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// A writer for people's sentences on a screen `width` wide: a `Next:` line
+/// longer than the screen is wrapped at spaces under its first word (a
+/// command in backticks stays whole, so it still pastes), and so are the
+/// indented lines that continue it; every other line goes through as
+/// written (tables and trees fit themselves). Lines are held until their
+/// newline; the rest is written when the writer is flushed or dropped.
+pub struct Fitted<W: Write> {
+    inner: W,
+    width: usize,
+    pending: Vec<u8>,
+    /// Whether the last line written was a `Next:` line (or continued one).
+    in_next: bool,
+}
+
+/// The indentation of a `Next:` line's continuation, under its first word.
+const NEXT_INDENT: &str = "      ";
+
+impl<W: Write> Fitted<W> {
+    /// Wraps `inner` for a screen `width` wide.
+    pub fn new(inner: W, width: usize) -> Fitted<W> {
+        Fitted {
+            inner,
+            width,
+            pending: Vec::new(),
+            in_next: false,
+        }
+    }
+
+    /// Writes one line, its newline included.
+    fn line(&mut self, raw: &[u8]) -> std::io::Result<()> {
+        let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let next = body.starts_with(b"Next: ");
+        let continued = self.in_next && body.starts_with(NEXT_INDENT.as_bytes());
+        self.in_next = next || continued;
+        let text = match std::str::from_utf8(body) {
+            Ok(t) if (next || continued) && !t.contains('\x1b') => t,
+            _ => return self.inner.write_all(raw),
+        };
+        if text.chars().count() <= self.width {
+            return self.inner.write_all(raw);
+        }
+        let (lead, rest) = if next {
+            ("Next: ", &text["Next: ".len()..])
+        } else {
+            (NEXT_INDENT, text.trim_start())
+        };
+        for (i, l) in wrap_words(rest, self.width, lead.len(), NEXT_INDENT.len())
+            .iter()
+            .enumerate()
+        {
+            let lead = if i == 0 { lead } else { NEXT_INDENT };
+            writeln!(self.inner, "{lead}{l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Fitted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(i) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=i).collect();
+            self.line(&line)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.line(&rest)?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Fitted<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
@@ -758,6 +912,66 @@ mod tests {
                 .nth(1)
                 .is_some_and(|l| l.starts_with(&long) && l.ends_with("words")),
             "{wide}"
+        );
+    }
+
+    #[test]
+    fn a_column_that_may_go_goes_when_nothing_else_fits_and_an_id_gives_way_last() {
+        let t = Table {
+            columns: cols(&[
+                ("SCOPE", Shrink::Never, 0),
+                ("SESSION", Shrink::Middle(8), 3),
+                ("AGENT", Shrink::End(5), 1),
+                ("NOTE", Shrink::Drop(5), 2),
+            ]),
+            rows: vec![
+                [
+                    "notes/",
+                    "sess-20260314-0930-ag01",
+                    "claude-the-agent",
+                    "a long note here",
+                ]
+                .iter()
+                .map(|c| Cell::new(*c))
+                .collect(),
+            ],
+        };
+        // Wide enough once the agent gives way: the id is whole.
+        assert_eq!(t.widths(60), vec![6, 23, 9, 16]);
+        // Narrower: the agent and the note at their least, then the id.
+        assert_eq!(t.widths(36), vec![6, 14, 5, 5]);
+        // Narrower still: the note goes.
+        assert_eq!(t.widths(26), vec![6, 8, 5, 0]);
+        for line in t.render(26, false).lines() {
+            assert!(line.chars().count() <= 26, "{line}");
+        }
+    }
+
+    #[test]
+    fn next_lines_wrap_under_their_first_word_and_keep_commands_whole() {
+        let mut out = Vec::new();
+        {
+            let mut f = Fitted::new(&mut out, 40);
+            write!(
+                f,
+                "a table line that is longer than forty characters stays\nNext: run `bsi release sess-20260314-0930-ag01 --confirm` once checked.\n      then more words that follow the next line here\nlast"
+            )
+            .expect("write");
+        }
+        let text = String::from_utf8(out).expect("utf-8");
+        assert_eq!(
+            text,
+            "a table line that is longer than forty characters stays
+Next: run
+      `bsi release sess-20260314-0930-ag01 --confirm`
+      once checked.
+      then more words that follow the
+      next line here
+last"
+        );
+        assert_eq!(
+            wrap_words("a b c", usize::MAX, 0, 0),
+            vec!["a b c".to_string()]
         );
     }
 

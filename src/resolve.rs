@@ -172,17 +172,52 @@ fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result
             file: file.to_string(),
             heading: h.text.clone(),
         }),
-        None => Err(Error::NoSuchSection {
+        // A heading the file does not have yet: the claim reserves the
+        // new section it will head (`open` says so, see [`new_heading`]).
+        None => Ok(Scope::Section {
             file: file.to_string(),
-            heading: heading.to_string(),
-            available: outline
-                .headings
-                .iter()
-                .map(|h| h.text.clone())
-                .take(12)
-                .collect(),
+            heading: heading.trim().to_string(),
         }),
     }
+}
+
+/// A section claimed before its heading is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewHeading {
+    /// The file.
+    pub file: String,
+    /// The heading, as claimed.
+    pub heading: String,
+    /// The file's existing heading nearest to it by edit distance, when one
+    /// is close enough to be what was meant.
+    pub nearest: Option<String>,
+}
+
+/// Whether `scope` is a section whose heading its file (in the work tree
+/// at `root`) does not have yet: a new section reserved by its claim.
+pub fn new_heading(root: &Path, scope: &Scope) -> Option<NewHeading> {
+    let Scope::Section { file, heading } = scope else {
+        return None;
+    };
+    let outline = read_outline(root, file)?;
+    if outline.find(&heading_key(heading)).next().is_some() {
+        return None;
+    }
+    let asked = heading.to_lowercase();
+    let nearest = outline
+        .headings
+        .iter()
+        .map(|h| (strsim::levenshtein(&h.text.to_lowercase(), &asked), &h.text))
+        // A typo: one or two characters off, in a heading long enough
+        // for that to be one (`Q3` is not a typo of `Q1`).
+        .filter(|(d, _)| *d <= 2 && 4 * d <= asked.chars().count())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, h)| h.clone());
+    Some(NewHeading {
+        file: file.clone(),
+        heading: heading.clone(),
+        nearest,
+    })
 }
 
 /// Reads `file` (relative to `root`) for its headings, refusing anything that

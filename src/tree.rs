@@ -47,10 +47,16 @@ impl Node {
     }
 }
 
-/// Draws the claims in the tree. `paths` are the brain's entries relative
-/// to its root, with `/`, and whether each is a directory; claimed paths
-/// missing from disk are drawn too.
-pub fn render(root_name: &str, paths: &[(String, bool)], marks: &[Mark], colour: bool) -> String {
+/// Draws the claims in the tree, fitted to `width` columns: a line whose
+/// claims would make it wider puts them on lines of their own under it,
+/// broken at spaces (a session id stays whole).
+pub fn render(
+    root_name: &str,
+    paths: &[(String, bool)],
+    marks: &[Mark],
+    colour: bool,
+    width: usize,
+) -> String {
     let mut root = Node {
         is_dir: true,
         ..Node::default()
@@ -73,11 +79,59 @@ pub fn render(root_name: &str, paths: &[(String, bool)], marks: &[Mark], colour:
             }
         }
     }
-    let mut out = format!("{root_name}/{}\n", labels(&root.marks, colour));
-    draw(&root, "", colour, &mut out);
+    let draw_ = Drawing { colour, width };
+    let mut out = String::new();
+    let name = format!("{root_name}/");
+    let under = if root.children.is_empty() { "" } else { "│ " };
+    draw_.entry(&mut out, "", &name, &name, &root.marks, under);
+    draw_.children(&root, "", &mut out);
     out
 }
 
+/// How a tree is drawn: colours, and the width its lines fit.
+struct Drawing {
+    colour: bool,
+    width: usize,
+}
+
+impl Drawing {
+    /// One entry's line, `lead` (the branches) then `shown` (its name as
+    /// drawn; `plain`, the same without colours) and its claims; the claims
+    /// go on lines of their own, after `under`, when the line would not fit.
+    fn entry(
+        &self,
+        out: &mut String,
+        lead: &str,
+        shown: &str,
+        plain: &str,
+        marks: &[Label],
+        under: &str,
+    ) {
+        let label = labels(marks, false);
+        let len = lead.chars().count() + plain.chars().count() + label.chars().count();
+        if marks.is_empty() || len <= self.width {
+            out.push_str(&format!("{lead}{shown}{}\n", labels(marks, self.colour)));
+            return;
+        }
+        out.push_str(&format!("{lead}{shown}\n"));
+        let at = under.chars().count() + 2;
+        for (text, p) in marks {
+            for (i, line) in crate::output::wrap_words(text, self.width, at, at)
+                .iter()
+                .enumerate()
+            {
+                let arrow = if i == 0 { "← " } else { "  " };
+                let line = match p {
+                    Some(p) => paint(self.colour, *p, line),
+                    None => line.clone(),
+                };
+                out.push_str(&format!("{under}{arrow}{line}\n"));
+            }
+        }
+    }
+}
+
+/// The claims beside an entry: `  ← s1 (claude, 1h left); s2 (…)`.
 fn labels(marks: &[Label], colour: bool) -> String {
     if marks.is_empty() {
         return String::new();
@@ -146,54 +200,75 @@ fn others(folders: usize, files: usize) -> Option<String> {
     }
 }
 
-fn draw(node: &Node, prefix: &str, colour: bool, out: &mut String) {
-    // Sections first (they belong to a file, which has no children), then
-    // the folders and files that hold a claim or lead to one, folders
-    // first, in natural order; then a count of the rest.
-    let mut items: Vec<(String, String)> = node
-        .sections
-        .iter()
-        .map(|(h, m)| (format!("#{h}"), labels(m, colour)))
-        .collect();
-    let mut entries: Vec<(&String, &Node)> =
-        node.children.iter().filter(|(_, n)| n.drawn()).collect();
-    entries.sort_by_cached_key(|(name, n)| (!n.is_dir, natural_key(name), (*name).clone()));
-    let first_entry = items.len();
-    for (name, n) in &entries {
-        let shown = if n.is_dir {
-            paint(colour, Paint::Bold, &format!("{name}/"))
-        } else {
-            (*name).clone()
-        };
-        items.push((shown, labels(&n.marks, colour)));
-    }
-    let hidden = node.children.values().filter(|n| !n.drawn());
-    let (folders, files) = hidden.fold(
-        (0, 0),
-        |(d, f), n| {
-            if n.is_dir { (d + 1, f) } else { (d, f + 1) }
-        },
-    );
-    let rest = others(folders, files);
-    let count = items.len() + usize::from(rest.is_some());
-    for (i, (shown, label)) in items.into_iter().enumerate() {
-        let last = i + 1 == count;
-        let (branch, more) = if last {
-            ("└── ", "    ")
-        } else {
-            ("├── ", "│   ")
-        };
-        out.push_str(&format!("{prefix}{branch}{shown}{label}\n"));
-        if i >= first_entry {
-            let (_, child) = entries[i - first_entry];
-            draw(child, &format!("{prefix}{more}"), colour, out);
+impl Drawing {
+    /// The entries under `node`, each line after `prefix`.
+    fn children(&self, node: &Node, prefix: &str, out: &mut String) {
+        // Sections first (they belong to a file, which has no children),
+        // then the folders and files that hold a claim or lead to one,
+        // folders first, in natural order; then a count of the rest.
+        let mut items: Vec<(String, String, &[Label], Option<&Node>)> = node
+            .sections
+            .iter()
+            .map(|(h, m)| {
+                let name = format!("#{h}");
+                (name.clone(), name, m.as_slice(), None)
+            })
+            .collect();
+        let mut entries: Vec<(&String, &Node)> =
+            node.children.iter().filter(|(_, n)| n.drawn()).collect();
+        entries.sort_by_cached_key(|(name, n)| (!n.is_dir, natural_key(name), (*name).clone()));
+        for (name, n) in entries {
+            let (shown, plain) = if n.is_dir {
+                let plain = format!("{name}/");
+                (paint(self.colour, Paint::Bold, &plain), plain)
+            } else {
+                ((*name).clone(), (*name).clone())
+            };
+            items.push((shown, plain, n.marks.as_slice(), Some(n)));
         }
-    }
-    if let Some(rest) = rest {
-        out.push_str(&format!(
-            "{prefix}└── {}\n",
-            paint(colour, Paint::Dim, &rest)
-        ));
+        let hidden = node.children.values().filter(|n| !n.drawn());
+        let (folders, files) = hidden.fold(
+            (0, 0),
+            |(d, f), n| {
+                if n.is_dir { (d + 1, f) } else { (d, f + 1) }
+            },
+        );
+        let rest = others(folders, files);
+        let count = items.len() + usize::from(rest.is_some());
+        for (i, (shown, plain, marks, child)) in items.into_iter().enumerate() {
+            let last = i + 1 == count;
+            let (branch, more) = if last {
+                ("└── ", "    ")
+            } else {
+                ("├── ", "│   ")
+            };
+            let below = format!("{prefix}{more}");
+            // The claims' own lines sit where the entry's children hang.
+            let has_children =
+                child.is_some_and(|c| !c.sections.is_empty() || !c.children.is_empty());
+            let under = if has_children {
+                format!("{below}│ ")
+            } else {
+                format!("{below}  ")
+            };
+            self.entry(
+                out,
+                &format!("{prefix}{branch}"),
+                &shown,
+                &plain,
+                marks,
+                &under,
+            );
+            if let Some(child) = child {
+                self.children(child, &below, out);
+            }
+        }
+        if let Some(rest) = rest {
+            out.push_str(&format!(
+                "{prefix}└── {}\n",
+                paint(self.colour, Paint::Dim, &rest)
+            ));
+        }
     }
 }
 
@@ -230,6 +305,7 @@ mod tests {
                 mark("notes/new.md", "s3 (me, 2h left)"),
             ],
             false,
+            80,
         );
         assert_eq!(
             got,
@@ -245,8 +321,43 @@ mod tests {
 └── … 1 other folder, 1 other file
 "
         );
-        let global = render("b", &[], &[mark("global", "s9 (x, 1h left)")], false);
+        let global = render("b", &[], &[mark("global", "s9 (x, 1h left)")], false, 80);
         assert_eq!(global, "b/  ← s9 (x, 1h left)\n");
+    }
+
+    #[test]
+    fn claims_too_wide_for_their_line_go_under_it() {
+        let paths = vec![
+            ("agents".to_string(), true),
+            ("agents/alice.md".into(), false),
+            ("README.md".into(), false),
+        ];
+        let label = "sess-20260314-0930-ag01 (claude-the-long-agent, 1h59m left)";
+        let marks = [
+            mark("agents/", label),
+            mark("README.md", "s2 (bob, 1h left)"),
+        ];
+        let got = render(".", &paths, &marks, false, 40);
+        assert_eq!(
+            got,
+            "./
+├── agents/
+│   │ ← sess-20260314-0930-ag01
+│   │   (claude-the-long-agent, 1h59m
+│   │   left)
+│   └── … 1 other file
+└── README.md  ← s2 (bob, 1h left)
+"
+        );
+        for l in got.lines() {
+            assert!(l.chars().count() <= 40, "{l}");
+        }
+        // Wide enough: one line, as before.
+        let wide = render(".", &paths, &marks, false, usize::MAX);
+        assert!(
+            wide.contains(&format!("├── agents/  ← {label}\n")),
+            "{wide}"
+        );
     }
 
     #[test]
@@ -256,7 +367,7 @@ mod tests {
             .map(|p| ((*p).to_string(), false))
             .collect();
         let marks: Vec<Mark> = paths.iter().map(|(p, _)| mark(p, "s")).collect();
-        let got = render(".", &paths, &marks, false);
+        let got = render(".", &paths, &marks, false, 80);
         let names: Vec<&str> = got
             .lines()
             .skip(1)

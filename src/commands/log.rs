@@ -93,7 +93,7 @@ pub(crate) fn run(ctx: &Ctx, limit: Option<usize>) -> Result<u8> {
 }
 
 /// One line per change: time (in the reader's zone), action, agent,
-/// session, scopes, fitted to the screen's width; with `-v`, the
+/// session, scopes, fitted to the screen's width (whole in a pipe); with `-v`, the
 /// commit, its git author and its trailers below each line.
 fn render(entries: &[Entry], ctx: &Ctx) -> String {
     use output::{Cell, Column, Paint, Shrink, Table};
@@ -106,19 +106,23 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
     let columns = vec![
         col(format!("TIME ({zone})"), Shrink::Never, 0),
         col("ACTION".into(), Shrink::Never, 0),
-        col("AGENT".into(), Shrink::End(12), 1),
-        col("SESSION".into(), Shrink::Never, 0),
+        col("AGENT".into(), Shrink::End(8), 1),
+        // A session id gives way last, its start and its end kept.
+        col("SESSION".into(), Shrink::Middle(12), 3),
         col("SCOPES".into(), Shrink::End(12), 2),
     ];
+    // A narrow screen drops the year (a pipe keeps it: nothing is cut there).
+    let width = ctx.screen.width();
+    let format = if width < 80 {
+        "%m-%d %H:%M"
+    } else {
+        "%Y-%m-%d %H:%M"
+    };
     let rows = entries
         .iter()
         .map(|e| {
             let time = DateTime::parse_from_rfc3339(&e.time)
-                .map(|t| {
-                    t.with_timezone(ctx.now.offset())
-                        .format("%Y-%m-%d %H:%M")
-                        .to_string()
-                })
+                .map(|t| t.with_timezone(ctx.now.offset()).format(format).to_string())
                 .unwrap_or_default();
             let (action, agent) = match &e.action {
                 Some(a) => (
@@ -144,7 +148,7 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
             ]
         })
         .collect();
-    let table = Table { columns, rows }.render(ctx.screen.width(), ctx.screen.colour);
+    let table = Table { columns, rows }.render(width, ctx.screen.colour);
     if !ctx.verbosity.is_verbose() {
         return table;
     }

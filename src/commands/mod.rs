@@ -96,8 +96,8 @@ pub struct Screen {
     /// Colours on stdout (a terminal or `CLICOLOR_FORCE`, never `NO_COLOR`).
     pub colour: bool,
     /// The width views fit: `COLUMNS` when it is set to a usable width,
-    /// else the width of the terminal stdout writes to, else 80 (a pipe, a
-    /// file).
+    /// else the width of the terminal stdout writes to, else no limit
+    /// ([`usize::MAX`]: a pipe or a file gets everything whole).
     pub width: usize,
 }
 
@@ -241,7 +241,10 @@ impl Ctx {
             form: Form::Human,
             screen: Screen {
                 colour,
-                width: crate::platform::screen_width(output::columns(var("COLUMNS").as_deref())),
+                width: output::view_width(
+                    output::columns(var("COLUMNS").as_deref()),
+                    crate::platform::terminal_width(),
+                ),
             },
             remote,
             random_seed,
@@ -430,7 +433,30 @@ impl Ctx {
         match (self.form, self.verbosity) {
             (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(std::io::sink()),
             (Form::Shell, _) => Box::new(std::io::stderr().lock()),
-            (Form::Human, _) => Box::new(std::io::stdout().lock()),
+            (Form::Human, _) => self.fitted(std::io::stdout().lock()),
+        }
+    }
+
+    /// `out`, its `Next:` lines wrapped to the screen (a pipe: as written).
+    fn fitted(&self, out: impl Write + 'static) -> Box<dyn Write> {
+        if output::is_bounded(self.screen.width) {
+            Box::new(output::Fitted::new(out, self.screen.width))
+        } else {
+            Box::new(out)
+        }
+    }
+
+    /// Where a command that waits says what it waits for, as it goes:
+    /// stdout for people, so that those lines stay before the answer that
+    /// ends the wait (a tool that reads stdout and stderr apart shows them
+    /// in order); stderr under `--shell`, `--json` or `--quiet`, whose
+    /// stdout is the `eval`'s, the document's or what was asked for.
+    pub fn progress(&self) -> Box<dyn Write> {
+        match (self.form, self.verbosity) {
+            (Form::Human, Verbosity::Normal | Verbosity::Verbose) => {
+                self.fitted(std::io::stdout().lock())
+            }
+            _ => Box::new(std::io::stderr().lock()),
         }
     }
 
@@ -438,7 +464,7 @@ impl Ctx {
     /// listing): stdout, `--quiet` or not — `-q` means "only what was asked
     /// for" in every command.
     pub fn asked(&self) -> Box<dyn Write> {
-        Box::new(std::io::stdout().lock())
+        self.fitted(std::io::stdout().lock())
     }
 
     /// Whether the run prints one JSON document.
@@ -838,7 +864,13 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         } => verify::run(&ctx, session.as_ref(), worktree),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
-        Command::Help { command } => meta::help(&command, ctx.screen.width()),
+        // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).
+        Command::Help { command } => meta::help(
+            &command,
+            Some(ctx.screen.width())
+                .filter(|w| output::is_bounded(*w))
+                .unwrap_or(80),
+        ),
         Command::Sync { .. } => sync::run(&ctx),
         Command::Repair { from } => repair::run(&ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {

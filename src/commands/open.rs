@@ -124,6 +124,14 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
         );
     }
     if code == exit::OK || code == exit::UNPUBLISHED {
+        // A section claimed before its heading is written reserves it.
+        for n in scopes
+            .iter()
+            .filter_map(|s| resolve::new_heading(&w.brain.root, s))
+            .filter(|n| !(n.nearest.is_none() && ctx.verbosity.is_quiet()))
+        {
+            eprintln!("{}", new_heading_words(&n, &session));
+        }
         // A claim on a path that is not there protects nothing until it
         // is made: said once it is granted, with the path it may have meant.
         // A note (a new path in a folder that exists) is a sentence `-q`
@@ -162,6 +170,34 @@ fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
                     .any(|(k, v)| k.trim().eq_ignore_ascii_case("session") && v.trim() == session)
             })
         })
+}
+
+/// What `open` says of a granted claim on a heading its file does not have
+/// yet: the claim reserves the new section; and the existing heading it may
+/// have meant, with how to move the claim to it.
+fn new_heading_words(n: &resolve::NewHeading, session: &str) -> String {
+    let scope = Scope::Section {
+        file: n.file.clone(),
+        heading: n.heading.clone(),
+    }
+    .to_string();
+    let mut text = format!(
+        "note: {} has no heading `{}` yet: this claim reserves the new section. Write the heading (any level) outside the sections others hold, then commit.",
+        n.file, n.heading
+    );
+    if let Some(near) = &n.nearest {
+        let meant = Scope::Section {
+            file: n.file.clone(),
+            heading: near.clone(),
+        }
+        .to_string();
+        text.push_str(&format!(
+            "\n  Did you mean `{near}`? Then run `{}`, then `{}`.",
+            command_line(["bsi", "close", session, "--scope", &scope]),
+            command_line(["bsi", "open", &meant, "--session", session])
+        ));
+    }
+    text
 }
 
 /// What `open` says of a granted claim on a path that is not there: a new
@@ -295,15 +331,25 @@ fn publish_waiting(
             .flat_map(|p| p.ahead.iter().map(|r| r.session.clone()))
             .collect();
         let n = place.as_ref().map_or(0, |p| p.place);
+        // Said as it happens, and flushed: before the answer that ends
+        // the wait, on the same stream for people.
+        let mut progress = cmd.ctx.progress();
         match &said {
-            None => announce(blockers, place.as_ref(), wait.unwrap_or_default()),
+            None => announce(
+                &mut progress,
+                blockers,
+                place.as_ref(),
+                wait.unwrap_or_default(),
+            ),
             Some((m, before)) if *m != n || *before != ahead => {
                 if let Some(p) = place {
-                    eprintln!("{}", place_line(p));
+                    let _ = writeln!(progress, "{}", place_line(p));
                 }
             }
             Some(_) => {}
         }
+        let _ = progress.flush();
+        drop(progress);
         said = Some((n, ahead));
         // Wake in time to renew the lease.
         let renew = lease.map(|l| {
@@ -474,7 +520,12 @@ fn ahead_words(ahead: &[queue::Request]) -> String {
 
 /// The one line `--wait` prints when it starts waiting: who it waits for,
 /// and its place in the queue.
-fn announce(blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration) {
+fn announce(
+    out: &mut dyn Write,
+    blockers: &[Owned],
+    place: Option<&Place>,
+    wait: std::time::Duration,
+) {
     let mut holders: Vec<String> = Vec::new();
     for b in blockers {
         let agent = if b.claim.agent.is_empty() {
@@ -509,20 +560,27 @@ fn announce(blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration
             } else {
                 format!(" for {} to close", holders.join(" and "))
             };
-            eprintln!(
+            let _ = writeln!(
+                out,
                 "Waiting up to {wait}{holders}, in the queue (Ctrl-C stops; the place lapses within {}s).",
                 queue::lease().num_seconds()
             );
-            eprintln!("{}", place_line(p));
+            let _ = writeln!(out, "{}", place_line(p));
         }
-        Some(p) => eprintln!(
-            "Waiting up to {wait}, without a place in the queue, behind {}; nothing is written meanwhile (Ctrl-C stops).",
-            ahead_words(&p.ahead)
-        ),
-        None => eprintln!(
-            "Waiting up to {wait} for {} to close; nothing is written meanwhile (Ctrl-C stops).",
-            holders.join(" and ")
-        ),
+        Some(p) => {
+            let _ = writeln!(
+                out,
+                "Waiting up to {wait}, without a place in the queue, behind {}; nothing is written meanwhile (Ctrl-C stops).",
+                ahead_words(&p.ahead)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "Waiting up to {wait} for {} to close; nothing is written meanwhile (Ctrl-C stops).",
+                holders.join(" and ")
+            );
+        }
     }
 }
 

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::views::{
-    GENERIC_NEXT, Shown, SyncJson, claims_view, counts, is_overdue, next_steps, print_sync, state,
-    sync_state,
+    FREE, GENERIC_NEXT, Shown, SyncJson, claims_view, counts, free_but_queued, is_overdue,
+    next_steps, print_sync, state, sync_state,
 };
 use crate::conflict;
 use crate::error::{Result, exit};
@@ -61,11 +61,14 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     // The view is what `status` is asked for: it prints even with -q,
     // without the lines that say what to do next.
     let mut out = ctx.asked();
-    let view = if tree {
+    let mut view = if tree {
         render_tree(&brain, reg, ctx)
     } else {
         render(&reg.active_claims, &reg.stale_claims, ctx)
     };
+    if !waiting.is_empty() && view.body == FREE {
+        view.body = free_but_queued(waiting.len());
+    }
     // What is wrong (collisions, claims whose heading is gone) comes before
     // what to do next, which closes the output.
     write!(out, "{}", view.body).map_err(crate::Error::output)?;
@@ -188,7 +191,7 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> Shown {
             }
         })
         .collect();
-    let mut s = tree::render(".", &paths, &marks, ctx.screen.colour);
+    let mut s = tree::render(".", &paths, &marks, ctx.screen.colour, ctx.screen.width());
     if cut {
         s.push_str(&format!(
             "(the tree stops at {} entries)\n",

@@ -182,7 +182,9 @@ pub(crate) fn table(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> String {
     columns.extend([
         col(&expires_head, Shrink::Never, 0),
         col("STATE", Shrink::Never, 0),
-        col("NOTE", Shrink::End(6), 2),
+        // Left out on a screen too narrow for it (60 columns with a stale
+        // claim): whole with -v and in a pipe.
+        col("NOTE", Shrink::Drop(6), 2),
     ]);
     let mut rows = Vec::new();
     for s in sessions {
@@ -246,7 +248,7 @@ pub(crate) fn claims_view(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown
     let quiet = ctx.verbosity.is_quiet();
     if active.is_empty() && stale.is_empty() {
         return Shown {
-            body: "No claims: the whole brain is free.\n".to_string(),
+            body: FREE.to_string(),
             next: if quiet {
                 String::new()
             } else {
@@ -265,6 +267,21 @@ pub(crate) fn claims_view(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown
             next_steps(stale, overdue)
         },
     }
+}
+
+/// What a view with no claims says.
+pub(crate) const FREE: &str = "No claims: the whole brain is free.\n";
+
+/// What a view with no claims says while `waiting` sessions wait in the
+/// queue of `bsi open --wait` (listed below it): the brain is not free for
+/// a newcomer, whose plain open of a scope they wait for is refused.
+pub(crate) fn free_but_queued(waiting: usize) -> String {
+    let who = if waiting == 1 {
+        "1 session waits".to_string()
+    } else {
+        format!("{waiting} sessions wait")
+    };
+    format!("No claims, but {who} in the queue for the scopes below: they come first.\n")
 }
 
 /// `3 active, 2 stale`: the same words in status, whoami and watchdog.

@@ -2,7 +2,8 @@
 //! as soon as the registry branch moves in this clone, and after each
 //! fetch from the remote (every few seconds), with the age of the view;
 //! what changed since the last view is said and highlighted; collisions and
-//! stale claims come first. `q` or Ctrl-C ends it.
+//! stale claims come first; a resized terminal is redrawn at its new
+//! width. `q` or Ctrl-C ends it.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -49,7 +50,17 @@ pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
     let mut changed_at: Option<DateTime<FixedOffset>> = None;
     let mut drawn_at: Option<Instant> = None;
     let mut keys_open = true;
+    // The terminal's size, looked at every tick: a resize (SIGWINCH) is
+    // redrawn at the new width within a tick, with no signal handler.
+    let mut terminal = platform::terminal_width();
+    let mut width = ctx.screen.width;
     loop {
+        let resized = platform::terminal_width();
+        let redraw = resized != terminal;
+        if let Some(w) = resized.filter(|_| redraw) {
+            width = w;
+        }
+        terminal = resized;
         let due = remote.is_some()
             && !offline
             && fetched.is_none_or(|(at, _)| at.elapsed() >= FETCH_EVERY);
@@ -72,9 +83,10 @@ pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
             changed_at = Some(now());
         }
         let moved = last_tips != Some(tips) || shown.as_ref() != Some(&keys_now);
-        if moved || drawn_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+        if moved || redraw || drawn_at.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
             let mut c = ctx.clone();
             c.now = now();
+            c.screen.width = width;
             let frame = frame(
                 &c,
                 &reg,
@@ -163,14 +175,17 @@ fn frame(
         (Some(r), Some(t), _) => format!("fetched from {} {} ago", r.label(), seconds(now - t)),
         (Some(r), None, _) => format!("{} not asked (--offline)", r.label()),
     };
-    let mut s = output::paint(
-        colour,
-        Paint::Bold,
-        &format!(
-            "bsi status --watch · {clock} {} · {age}",
-            output::zone_name(*now.offset())
-        ),
+    let head = format!(
+        "bsi status --watch · {clock} {}",
+        output::zone_name(*now.offset())
     );
+    // The age beside the clock, or under it on a narrow screen.
+    let sep = if head.chars().count() + 3 + age.chars().count() > ctx.screen.width {
+        "\n"
+    } else {
+        " · "
+    };
+    let mut s = output::paint(colour, Paint::Bold, &format!("{head}{sep}{age}"));
     s.push_str("\nq or Ctrl-C quits\n\n");
     if let Some(at) = changed_at {
         s.push_str(&output::paint(

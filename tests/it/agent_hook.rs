@@ -756,7 +756,7 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
 /// comes so the test knows when it has started waiting.
 struct Waiter {
     child: Child,
-    stderr: std::thread::JoinHandle<String>,
+    stdout: std::thread::JoinHandle<String>,
     waiting: std::sync::mpsc::Receiver<()>,
 }
 
@@ -768,12 +768,13 @@ fn spawn(b: &Brain, args: &[&str]) -> Waiter {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run bsi");
-    let pipe = child.stderr.take().expect("stderr");
+    // It says it waits on stdout, before its answer.
+    let pipe = child.stdout.take().expect("stdout");
     let (tx, waiting) = std::sync::mpsc::channel();
-    let stderr = std::thread::spawn(move || {
+    let stdout = std::thread::spawn(move || {
         let mut all = String::new();
         for line in std::io::BufReader::new(pipe).lines() {
-            let line = line.expect("read stderr");
+            let line = line.expect("read stdout");
             if line.starts_with("Waiting") {
                 let _ = tx.send(());
             }
@@ -784,7 +785,7 @@ fn spawn(b: &Brain, args: &[&str]) -> Waiter {
     });
     Waiter {
         child,
-        stderr,
+        stdout,
         waiting,
     }
 }
@@ -803,8 +804,8 @@ impl Waiter {
         let o = self.child.wait_with_output().expect("wait bsi");
         Run {
             code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: self.stderr.join().expect("stderr reader"),
+            stdout: self.stdout.join().expect("stdout reader"),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         }
     }
 }
@@ -832,14 +833,19 @@ fn open_wait_is_granted_as_soon_as_the_holder_closes() {
     b.bsi(&["close", "sess-other", "--agent", "bob"]).ok();
     let r = child.finish();
     r.ok().stdout_has("Claim opened — projets/plan.md#Q1");
-    r.stderr_has("Waiting up to 1m for sess-other (projets/plan.md#Goals, agent bob, until");
-    r.stderr_has("First in the queue: the scope is yours as soon as it is free.");
+    r.stdout_has("Waiting up to 1m for sess-other (projets/plan.md#Goals, agent bob, until");
+    r.stdout_has("First in the queue: the scope is yours as soon as it is free.");
+    // Said on stdout, before the answer: in order for a reader of
+    // stdout alone.
     assert_eq!(
-        r.stderr.matches("Waiting").count(),
+        r.stdout.matches("Waiting").count(),
         1,
         "one line: {}",
-        r.stderr
+        r.stdout
     );
+    let waited = r.stdout.find("Waiting up to").expect("waiting");
+    let opened = r.stdout.find("Claim opened").expect("opened");
+    assert!(waited < opened, "{}", r.stdout);
     assert!(start.elapsed() < Duration::from_secs(20));
     assert_eq!(
         b.commits(),
@@ -870,8 +876,8 @@ fn open_wait_exits_3_when_the_time_runs_out() {
         "--no-queue",
     ]);
     r.code(3).stderr_has("Claim refused — nothing was written.");
-    r.stderr_has("Waiting up to 1s for sess-other");
-    r.stderr_has("nothing is written meanwhile");
+    r.stdout_has("Waiting up to 1s for sess-other");
+    r.stdout_has("nothing is written meanwhile");
     assert!(start.elapsed() >= Duration::from_secs(1));
     assert_eq!((b.commits(), b.registry()), before);
     b.bsi(&["open", "x.md", "--wait", "soon"])
@@ -912,7 +918,7 @@ fn open_wait_sees_another_clone_close_through_the_remote() {
     let start = Instant::now();
     let r = child.finish();
     r.ok().stdout_has("Claim opened — agents/alice.md");
-    r.stderr_has("Waiting up to 1m for sess-a (agents/, agent alice");
+    r.stdout_has("Waiting up to 1m for sess-a (agents/, agent alice");
     assert!(start.elapsed() < Duration::from_secs(20));
     a.bsi(&["status"]).ok().stdout_has("sess-b");
 }

@@ -578,8 +578,9 @@ fn bad_scopes_are_refused_before_anything_is_written() {
         "",
         "a\nb.md",
         "plan.md#",
-        // Refused with the headings the file has.
-        "projets/plan.md#Nope",
+        // A section of a file that is not there (a heading the file does
+        // not have yet is a new section: granted).
+        "projets/missing.md#Nope",
     ] {
         t.bsi(&["open", bad, "--session", "s1"]).code(2);
     }

@@ -14,7 +14,7 @@ fn the_example_day_runs_and_shows_each_step() {
         .arg(script)
         .env("BSI", bin())
         .env("TMPDIR", home.path())
-        // Read as on a terminal 100 columns wide (a pipe gets 80).
+        // Read as on a terminal 100 columns wide (a pipe cuts nothing).
         .env("COLUMNS", "100")
         .output()
         .expect("run the demo");
@@ -72,4 +72,47 @@ fn the_example_day_runs_and_shows_each_step() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("bsi-demo"))
         .collect();
     assert!(left.is_empty(), "the demo left its brain behind");
+}
+
+/// The demo runs the bsi on the PATH, and says what to do when there is
+/// none: it never builds one behind the reader's back.
+#[test]
+fn the_example_day_uses_the_installed_bsi_or_says_how_to_get_one() {
+    let home = crate::common::scratch("bsi-home");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.sh");
+    let run = |path: &str| {
+        let mut cmd = Command::new("bash");
+        clean_env(&mut cmd, home.path());
+        cmd.arg(script)
+            .env("PATH", path)
+            .env("TMPDIR", home.path())
+            .output()
+            .expect("run the demo")
+    };
+    let system = std::env::var("PATH").unwrap_or_default();
+    // No bsi anywhere (git, bash and the rest stay on the PATH): exit 1,
+    // how to install one, and nothing built.
+    let bare: Vec<String> = std::env::split_paths(&system)
+        .filter(|d| !d.join("bsi").exists())
+        .map(|d| d.display().to_string())
+        .collect();
+    let none = run(&bare.join(":"));
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert_eq!(none.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no bsi on the PATH: install it (cargo install --locked --path .)"),
+        "{stderr}"
+    );
+    assert!(none.stdout.is_empty());
+    // The bsi on the PATH is the one it runs.
+    let dir = bin().parent().expect("bin dir").display().to_string();
+    let installed = run(&format!("{dir}:{}", bare.join(":")));
+    let stdout = String::from_utf8_lossy(&installed.stdout);
+    assert!(
+        installed.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    assert!(stdout.contains("$ bsi init"), "{stdout}");
+    assert!(stdout.contains("Registry created"), "{stdout}");
 }

@@ -1,6 +1,7 @@
 //! The documentation's examples, run: the conflict table of docs/scopes.md,
 //! every console example of README.md and docs/*.md marked runnable, and
-//! the README's tour, pasted into one shell top to bottom.
+//! the README's tour, run in one shell top to bottom and pasted at once
+//! into bash and zsh in a terminal.
 //!
 //! A console block is runnable when the line before its fence (blank lines
 //! aside) is `<!-- bsi:runnable -->`, optionally with `VAR=value` pairs for
@@ -222,12 +223,7 @@ fn run_steps_in(
     env: &[(String, String)],
     commands: &[String],
 ) -> Vec<(String, i32)> {
-    let mut script = String::from("exec 2>&1\n__rc=0\n");
-    for (i, c) in commands.iter().enumerate() {
-        script.push_str(&format!(
-            "printf '\\n@@begin {i}\\n'; (exit $__rc)\n{c}\n__rc=$?; printf '\\n@@end {i} %d\\n' $__rc\n"
-        ));
-    }
+    let script = format!("exec 2>&1\n{}", instrumented(commands));
     let mut cmd = Command::new(shell[0]);
     cmd.args(&shell[1..]);
     clean_env(&mut cmd, home);
@@ -252,8 +248,26 @@ fn run_steps_in(
         let out = cmd.arg("-c").arg(&script).output().expect("run the shell");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    results_of(&text, commands.len())
+}
+
+/// `commands` as a script that marks where each one's output begins and
+/// ends, with its exit code.
+fn instrumented(commands: &[String]) -> String {
+    let mut script = String::from("__rc=0\n");
+    for (i, c) in commands.iter().enumerate() {
+        script.push_str(&format!(
+            "printf '\\n@@begin {i}\\n'; (exit $__rc)\n{c}\n__rc=$?; printf '\\n@@end {i} %d\\n' $__rc\n"
+        ));
+    }
+    script
+}
+
+/// Each command's output and exit code, read from the marks of
+/// [`instrumented`] in `text`.
+fn results_of(text: &str, n: usize) -> Vec<(String, i32)> {
     let mut results = Vec::new();
-    for i in 0..commands.len() {
+    for i in 0..n {
         let begin = format!("\n@@begin {i}\n");
         let end = format!("\n@@end {i} ");
         let Some(b) = text.find(&begin) else {
@@ -390,9 +404,8 @@ fn the_readme_tour_runs_top_to_bottom() {
     tour_in(&["bash"]);
 }
 
-/// The tour pasted into zsh with the options of an interactive zsh (macOS's
-/// shell): `#` starts no comment there unless the tour's first line says
-/// so, and a `'` in a comment would leave the prompt at `quote>`.
+/// The tour typed into zsh line by line with the options of an
+/// interactive zsh (macOS's shell), where `#` starts no comment.
 #[test]
 fn the_readme_tour_runs_in_zsh_with_its_interactive_defaults() {
     if Command::new("zsh").arg("-fc").arg("true").output().is_err() {
@@ -402,17 +415,45 @@ fn the_readme_tour_runs_in_zsh_with_its_interactive_defaults() {
     tour_in(&["zsh", "-f", "-i"]);
 }
 
-fn tour_in(shell: &[&str]) {
+/// The tour's steps: each line, and the exit code it must give. A line
+/// `echo '== …'` says what the commands under it do; when it starts with
+/// `exit N`, the command right under it exits N, every other exits 0. No
+/// line has a `#` comment (zsh reads its words as arguments in a paste)
+/// nor a quote inside the quotes of its `echo`.
+fn tour_steps() -> (usize, Vec<(String, i32)>) {
     let readme = include_str!("../../README.md");
     let tours = blocks(readme, "tour");
     assert_eq!(tours.len(), 1, "one tour in the README");
     let (line, env, body) = &tours[0];
-    let steps: Vec<(String, i32)> = body
-        .iter()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .map(|l| (l.clone(), announced_exit(l)))
-        .collect();
-    assert!(steps.len() >= 15, "a short tour: {steps:?}");
+    assert!(env.is_empty(), "{env:?}");
+    let mut steps = Vec::new();
+    let mut announced = 0;
+    for l in body.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+        assert!(
+            !l.starts_with('#') && !l.contains(" #"),
+            "README.md:{line}: a `#` comment in the tour (zsh, pasted, reads it as words): {l}"
+        );
+        if let Some(says) = l.strip_prefix("echo '== ") {
+            let text = says.strip_suffix('\'').unwrap_or_else(|| panic!("{l}"));
+            assert!(
+                !text.contains(['\'', '!', '\\', '`', '$']),
+                "README.md:{line}: a character a shell may read in {l}"
+            );
+            announced = text
+                .strip_prefix("exit ")
+                .map_or(0, |n| n[..1].parse().expect("exit N"));
+            steps.push((l.to_string(), 0));
+        } else {
+            steps.push((l.to_string(), announced));
+            announced = 0;
+        }
+    }
+    assert!(steps.len() >= 30, "a short tour: {steps:?}");
+    (*line, steps)
+}
+
+fn tour_in(shell: &[&str]) {
+    let (line, steps) = tour_steps();
     let home = crate::common::scratch("bsi-home");
     let home_path = std::fs::canonicalize(home.path()).expect("home");
     let commands: Vec<String> = steps.iter().map(|(c, _)| c.clone()).collect();
@@ -421,11 +462,16 @@ fn tour_in(shell: &[&str]) {
         shell,
         Path::new(env!("CARGO_MANIFEST_DIR")),
         &home_path,
-        env,
+        &[],
         &commands,
     );
+    check_tour(line, &steps, &results);
+}
+
+/// Every step exited as the tour says, and the day went as it tells.
+fn check_tour(line: usize, steps: &[(String, i32)], results: &[(String, i32)]) {
     let mut seen = String::new();
-    for ((command, want), (output, code)) in steps.iter().zip(&results) {
+    for ((command, want), (output, code)) in steps.iter().zip(results) {
         seen.push_str(&format!("$ {command}\n{output}"));
         assert_eq!(
             code, want,
@@ -443,6 +489,7 @@ fn tour_in(shell: &[&str]) {
         "Nothing released yet",
         "Claim released",
         "TIME (UTC)",
+        "== Back to the real clock",
     ] {
         assert!(all.contains(want), "the tour never shows {want:?}:\n{seen}");
     }
@@ -455,6 +502,110 @@ fn tour_in(shell: &[&str]) {
         .unwrap_or_else(|| panic!("no release in the journal:\n{seen}"));
     assert!(!release.contains(" me "), "{release}");
     assert!(release.contains("tester@"), "{release}");
+}
+
+/// The whole tour pasted at once into a shell in a terminal (tmux), as a
+/// person pastes it: with bracketed paste, which zsh and bash read as one
+/// block (a `setopt` at its top would not apply to the rest of it), then
+/// Enter. Each step's exit code is as the tour says. Skipped, with the
+/// reason, when tmux or the shell is not installed (CI installs them).
+fn tour_pasted_into(shell: &str) {
+    for tool in ["tmux", shell] {
+        if Command::new(tool).arg("-c").arg("exit 0").output().is_err()
+            && Command::new(tool).arg("-V").output().is_err()
+        {
+            eprintln!("skipped: {tool} is not installed");
+            return;
+        }
+    }
+    let (line, steps) = tour_steps();
+    let home = crate::common::scratch("bsi-home");
+    let home_path = std::fs::canonicalize(home.path()).expect("home");
+    let commands: Vec<String> = steps.iter().map(|(c, _)| c.clone()).collect();
+    let out = home_path.join("tour.out");
+    let paste = home_path.join("tour.paste");
+    // The output goes to a file: the terminal shows the paste and prompts.
+    let text = format!(
+        "exec >{} 2>&1\n{}printf '\\n@@done\\n'\n",
+        out.display(),
+        instrumented(&commands)
+    );
+    std::fs::write(&paste, text).expect("write the paste");
+    let sock = home_path.join("tmux.sock");
+    let tmux = |args: &[&str]| {
+        let mut cmd = Command::new("tmux");
+        clean_env(&mut cmd, &home_path);
+        let path = format!(
+            "{}:{}",
+            bin().parent().expect("bin dir").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path)
+            .env("TERM", "xterm")
+            .env("TMPDIR", &home_path)
+            .arg("-S")
+            .arg(&sock)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let program = if shell == "zsh" {
+        "zsh -f -i"
+    } else {
+        "bash -i"
+    };
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "-c",
+        env!("CARGO_MANIFEST_DIR"),
+        program,
+    ]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let pane = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
+    // The shell is ready when its prompt shows.
+    for _ in 0..100 {
+        if !pane().trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    tmux(&["load-buffer", paste.to_str().expect("utf-8")]);
+    tmux(&["paste-buffer", "-p"]);
+    tmux(&["send-keys", "Enter"]);
+    let mut done = String::new();
+    for _ in 0..1800 {
+        done = std::fs::read_to_string(&out).unwrap_or_default();
+        if done.contains("\n@@done\n") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let screen = pane();
+    let _ = tmux(&["kill-server"]);
+    assert!(
+        done.contains("\n@@done\n"),
+        "the tour pasted into {program} did not finish; the terminal shows:\n{screen}\n--- its output:\n{done}"
+    );
+    check_tour(line, &steps, &results_of(&done, commands.len()));
+}
+
+#[test]
+fn the_readme_tour_pasted_into_zsh_runs_every_step() {
+    tour_pasted_into("zsh");
+}
+
+#[test]
+fn the_readme_tour_pasted_into_bash_runs_every_step() {
+    tour_pasted_into("bash");
 }
 
 #[test]

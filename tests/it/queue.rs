@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use crate::common::{Brain, Machines, NOW, Run};
 
-/// A `bsi open --wait` in the background; its stderr is read as it comes,
-/// so the test knows when it has taken its place.
+/// A `bsi open --wait` in the background; its stdout (where it says its
+/// place, before its answer) is read as it comes, so the test knows when it
+/// has taken its place.
 struct Waiter {
     child: Child,
-    stderr: std::thread::JoinHandle<String>,
+    stdout: std::thread::JoinHandle<String>,
     placed: Receiver<String>,
 }
 
@@ -25,12 +26,12 @@ fn spawn(b: &Brain, args: &[&str]) -> Waiter {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run bsi");
-    let pipe = child.stderr.take().expect("stderr");
+    let pipe = child.stdout.take().expect("stdout");
     let (tx, placed) = channel();
-    let stderr = std::thread::spawn(move || {
+    let stdout = std::thread::spawn(move || {
         let mut all = String::new();
         for line in std::io::BufReader::new(pipe).lines() {
-            let line = line.expect("read stderr");
+            let line = line.expect("read stdout");
             if line.starts_with("Place ") || line.starts_with("First in the queue") {
                 let _ = tx.send(line.clone());
             }
@@ -41,7 +42,7 @@ fn spawn(b: &Brain, args: &[&str]) -> Waiter {
     });
     Waiter {
         child,
-        stderr,
+        stdout,
         placed,
     }
 }
@@ -84,8 +85,8 @@ impl Waiter {
         let o = self.child.wait_with_output().expect("wait bsi");
         Run {
             code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: self.stderr.join().expect("stderr reader"),
+            stdout: self.stdout.join().expect("stdout reader"),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         }
     }
 }
@@ -301,7 +302,7 @@ fn a_waiter_that_gives_up_leaves_the_queue() {
         "1s",
     ]);
     r.code(3).stderr_has("Claim refused — nothing was written.");
-    r.stderr_has("in the queue (Ctrl-C stops; the place lapses within 30s).");
+    r.stdout_has("in the queue (Ctrl-C stops; the place lapses within 30s).");
     assert_eq!(b.commits(), before + 2, "its place, then its leaving");
     assert_eq!(b.last_subject(), "bsi: unqueue sess-me");
     assert!(!b.registry().contains("sess-me"));

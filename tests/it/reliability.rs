@@ -655,7 +655,7 @@ fn hostile_scopes_are_refused_or_handled() {
         (&["open", "a\nb.md"], 2, "control character"),
         (&["open", "a\tb.md"], 2, "control character"),
         (
-            &["open", "projets/plan.md#No such heading"],
+            &["open", "projets/no-such-file.md#No such heading"],
             2,
             "has no heading",
         ),

@@ -224,6 +224,23 @@ fn completions_for_every_shell() {
     let mut t = Transcript::new(&b);
     t.bsi(&["completions", "tcsh"]).code(2);
     t.check("ux/completions_for_every_shell.txt");
+    // Read in part (`| head -1`): the closed pipe is a quiet success.
+    for args in [&["completions", "zsh"][..], &["man"][..]] {
+        let mut cmd = b.command(args);
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run bsi");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -366,16 +383,17 @@ fn every_command_takes_session_as_the_agent_instructions_say() {
 #[test]
 fn a_heading_typo_suggests_the_nearest_heading() {
     let b = Brain::new();
-    let before = b.registry();
+    // Granted as a new section (a heading may be about to be written),
+    // with the heading it may have meant and how to move the claim there.
     let r = b.bsi(&["open", "projets/plan.md#Riskss", "--session", "s1"]);
-    r.code(2);
+    r.ok();
     assert!(
-        r.stderr
-            .contains("claim one with `bsi open 'projets/plan.md#Risks'`"),
+        r.stderr.contains(
+            "Did you mean `Risks`? Then run `bsi close s1 --scope 'projets/plan.md#Riskss'`, then `bsi open 'projets/plan.md#Risks' --session s1`."
+        ),
         "{}",
         r.stderr
     );
-    assert_eq!(b.registry(), before, "nothing written");
 }
 
 /// A scope that names nothing is granted (claiming a file before making it
@@ -510,4 +528,103 @@ fn the_first_hour_messages_name_the_next_command() {
         .stdout_has("`git remote -v` shows it");
     let open = c.bsi(&["open", "README.md", "--session", "s2", "--agent", "a"]);
     open.code(7).stderr_has("`git remote -v` shows it");
+}
+
+/// `bsi open --wait` says what it waits for on stdout, before its answer;
+/// and `status` with nobody holding a claim but a session waiting in the
+/// queue says so, instead of calling the brain free.
+#[test]
+fn status_names_the_waiters_when_nobody_holds_a_claim() {
+    use std::io::BufRead;
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+        .ok();
+    let mut child = b
+        .command(&[
+            "open",
+            "agents/",
+            "--session",
+            "s2",
+            "--agent",
+            "bob",
+            "--wait",
+            "60s",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    let out = child.stdout.take().expect("stdout");
+    let mut said = Vec::new();
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.expect("read");
+        let placed = line.starts_with("First in the queue");
+        said.push(line);
+        if placed {
+            break;
+        }
+    }
+    assert!(
+        said[0].starts_with("Waiting up to 1m for s1 (agents/"),
+        "{said:?}"
+    );
+    // The waiter dies in its place; the holder closes.
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    b.bsi(&["close", "s1", "--agent", "alice"]).ok();
+    let st = b.bsi(&["status"]);
+    st.ok()
+        .stdout_has(
+            "No claims, but 1 session waits in the queue for the scopes below: they come first.",
+        )
+        .stdout_has("Queue (1 waiting, in order of arrival):")
+        .stdout_has("  1. s2 (bob) waits for agents/");
+    assert!(
+        !st.stdout.contains("the whole brain is free"),
+        "{}",
+        st.stdout
+    );
+}
+
+/// A claim on a heading its file does not have yet reserves the new
+/// section, with other scopes in the same request; the answer says so,
+/// and names the existing heading a typo may have meant. A section of a
+/// file that is not there is still refused, nothing written.
+#[test]
+fn a_heading_not_yet_written_is_claimed_as_a_new_section() {
+    let b = Brain::new();
+    let r = b.bsi(&[
+        "open",
+        "projets/plan.md#Q3",
+        "agents/alice.md",
+        "notes/",
+        "--session",
+        "s1",
+        "--agent",
+        "codex",
+    ]);
+    r.ok()
+        .stdout_has("Claim opened — projets/plan.md#Q3")
+        .stdout_has("Claim opened — agents/alice.md")
+        .stderr_has(
+            "note: projets/plan.md has no heading `Q3` yet: this claim reserves the new section.",
+        );
+    assert!(!r.stderr.contains("Did you mean"), "{}", r.stderr);
+    assert!(
+        b.active()
+            .iter()
+            .any(|row| row.contains("projets/plan.md#Q3"))
+    );
+    // The reserved name is held: another session cannot take it.
+    b.bsi(&["open", "projets/plan.md#Q3", "--session", "s2"])
+        .code(3);
+    // A typo of a heading the file has is granted too, and said.
+    b.bsi(&["open", "projets/plan.md#Riskss", "--session", "s3"])
+        .ok()
+        .stderr_has("Did you mean `Risks`? Then run `bsi close s3 --scope 'projets/plan.md#Riskss'`, then `bsi open 'projets/plan.md#Risks' --session s3`.");
+    let (reg, n) = (b.registry(), b.commits());
+    b.bsi(&["open", "projets/missing.md#Q3", "--session", "s4"])
+        .code(2)
+        .stderr_has("projets/missing.md has no heading `Q3`");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
 }

@@ -102,7 +102,16 @@ fn fixture() -> Brain {
     b
 }
 
+/// The environment of a view read on a screen 80 columns wide.
 fn env<'a>(tz: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut e = vec![("BSI_NOW", READ_AT), ("TZ", tz), ("COLUMNS", "80")];
+    e.extend_from_slice(extra);
+    e
+}
+
+/// The environment of a view read through a pipe: no `COLUMNS`, no
+/// terminal.
+fn piped<'a>(tz: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
     let mut e = vec![("BSI_NOW", READ_AT), ("TZ", tz)];
     e.extend_from_slice(extra);
     e
@@ -259,7 +268,7 @@ fn the_tree_colours_off_and_on() {
 }
 
 #[test]
-fn log_shows_agent_action_scopes_and_time_in_80_columns_through_a_pipe() {
+fn log_shows_agent_action_scopes_and_time_in_80_columns_and_whole_in_a_pipe() {
     let b = fixture();
     let utc = b.bsi_env(&["log"], &env("UTC", &[]));
     utc.ok()
@@ -267,16 +276,22 @@ fn log_shows_agent_action_scopes_and_time_in_80_columns_through_a_pipe() {
         .stdout_has("open      claude")
         .stdout_has("sess-20260314-1000-ag01  agents/");
     assert!(!utc.stdout.contains("Test Person"), "{}", utc.stdout);
-    // Not a terminal, no COLUMNS: 80 columns, as every view.
     assert!(widest(&utc.stdout) <= 80, "{}", utc.stdout);
     snapshot("views/log-utc.txt", &utc.stdout);
-    // COLUMNS set but empty, or not a width, is unset: 80.
+    // COLUMNS set but empty, or not a width, is unset: through a pipe,
+    // nothing is cut.
+    let whole = b.bsi_env(&["log"], &piped("UTC", &[]));
+    let whole_status = b.bsi_env(&["status"], &piped("UTC", &[]));
+    assert!(!whole.stdout.contains('…'), "{}", whole.stdout);
     for columns in ["", "wide"] {
-        let log = b.bsi_env(&["log"], &env("UTC", &[("COLUMNS", columns)]));
-        assert_eq!(log.ok().stdout, utc.stdout, "COLUMNS={columns:?}");
-        let status = b.bsi_env(&["status"], &env("UTC", &[("COLUMNS", columns)]));
-        let unset = b.bsi_env(&["status"], &env("UTC", &[]));
-        assert_eq!(status.ok().stdout, unset.stdout, "COLUMNS={columns:?}");
+        let log = b.bsi_env(&["log"], &piped("UTC", &[("COLUMNS", columns)]));
+        assert_eq!(log.ok().stdout, whole.stdout, "COLUMNS={columns:?}");
+        let status = b.bsi_env(&["status"], &piped("UTC", &[("COLUMNS", columns)]));
+        assert_eq!(
+            status.ok().stdout,
+            whole_status.stdout,
+            "COLUMNS={columns:?}"
+        );
     }
     let paris = b.bsi_env(&["log"], &env("Europe/Paris", &[]));
     paris
@@ -413,6 +428,11 @@ fn the_watchdog_names_every_stale_claim_on_every_run() {
 /// it): what a person sees, colours taken out. `None`, with the reason
 /// printed, when `script` is not installed (CI installs it).
 fn in_terminal(b: &Brain, args: &[&str], cols: u16) -> Option<String> {
+    in_terminal_env(b, args, cols, &[])
+}
+
+/// [`in_terminal`] with more of the environment.
+fn in_terminal_env(b: &Brain, args: &[&str], cols: u16, extra: &[(&str, &str)]) -> Option<String> {
     if std::process::Command::new("script")
         .arg("--version")
         .output()
@@ -434,19 +454,22 @@ fn in_terminal(b: &Brain, args: &[&str], cols: u16) -> Option<String> {
         .env("BSI_NOW", READ_AT)
         .env("TERM", "xterm")
         .env("SHELL", "/bin/sh")
+        .envs(extra.iter().copied())
         .output()
         .expect("run script");
     let text = String::from_utf8_lossy(&run.stdout).replace("\r\n", "\n");
     Some(plain(&text))
 }
 
-/// The width of the screen, whatever writes to it: status, log, the tree
-/// and help fit the terminal's real width (80, 150) with no `COLUMNS`
-/// exported, and 80 through a pipe; `COLUMNS` wins over both. A long
-/// scope takes its own line instead of widening every row; the tree draws
-/// the claims with their folders and counts the rest, in natural order.
+/// The width of the screen, whatever writes to it: status, log, the tree,
+/// whoami, help and the `Next:` lines fit the terminal's real width (60,
+/// 80, 150) with no `COLUMNS` exported; `COLUMNS` wins; through a pipe
+/// nothing is cut (`bsi log | grep NAME` finds a long agent name and scope)
+/// and help wraps at 80. A long scope takes its own line instead of
+/// widening every row; the tree draws the claims with their folders and
+/// counts the rest, in natural order.
 #[test]
-fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
+fn status_log_tree_and_help_fit_the_terminal_at_60_80_and_150_and_a_pipe_cuts_nothing() {
     let b = fixture();
     let long = "projets/archive/2025/second-half/reviews/quarterly/the-review-of-the-third-quarter-with-notes.md";
     b.write(long, "# Review\n");
@@ -471,7 +494,7 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
     .ok();
     // Every line fits, but the long scope's own: a scope is never cut.
     let fits = |text: &str, cols: usize| {
-        for l in text.lines().filter(|l| *l != format!("  {long}")) {
+        for l in text.lines().filter(|l| !l.ends_with(long)) {
             assert!(
                 l.chars().count() <= cols,
                 "wider than {cols}: {l:?}\n{text}"
@@ -482,6 +505,8 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
         return;
     };
     let status150 = in_terminal(&b, &["status"], 150).expect("script");
+    let status60 = in_terminal(&b, &["status"], 60).expect("script");
+    fits(&status60, 60);
     fits(&status80, 80);
     fits(&status150, 150);
     // At 150 the notes and agents are whole; at 80 they give way.
@@ -495,18 +520,38 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
         "{status80}"
     );
     // The long scope is whole on its own line; the other rows keep their width.
-    for s in [&status80, &status150] {
+    for s in [&status60, &status80, &status150] {
         assert!(s.contains(&format!("\n  {long}\n")), "{s}");
         assert!(s.lines().any(|l| l.starts_with("  notes/n10.md  ")), "{s}");
     }
-    // Through a pipe: 80, the terminal's text; COLUMNS wins.
-    let piped = b.bsi_env(&["status"], &env("UTC", &[]));
-    assert_eq!(piped.ok().stdout, status80);
+    // The `Next:` lines wrap under their first word at 60, the command
+    // whole; at 150 each is one line.
+    assert!(
+        status60.contains("\n      `bsi release sess-20260310-0800-old1 --confirm`.\n"),
+        "{status60}"
+    );
+    assert!(
+        status150.contains("\nNext: run `bsi watchdog` to mark the overdue claims stale.\n"),
+        "{status150}"
+    );
+    // COLUMNS wins over the pipe; through a pipe without it, nothing is
+    // cut: every note, agent and scope whole.
+    let piped80 = b.bsi_env(&["status"], &env("UTC", &[]));
+    assert_eq!(piped80.ok().stdout, status80);
     let piped150 = b.bsi_env(&["status"], &env("UTC", &[("COLUMNS", "150")]));
     assert_eq!(piped150.ok().stdout, status150);
+    let whole = b.bsi_env(&["status"], &piped("UTC", &[]));
+    whole
+        .ok()
+        .stdout_has("tidy the agents' notes before the Monday review")
+        .stdout_has("a review that needs a long sentence to say what it is about")
+        .stdout_has("alice@laptop-of-alice");
+    assert!(!whole.stdout.contains('…'), "{}", whole.stdout);
 
+    let log60 = in_terminal(&b, &["log"], 60).expect("script");
     let log80 = in_terminal(&b, &["log"], 80).expect("script");
     let log150 = in_terminal(&b, &["log"], 150).expect("script");
+    fits(&log60, 60);
     fits(&log80, 80);
     fits(&log150, 150);
     assert!(widest(&log150) > 80, "{log150}");
@@ -515,9 +560,34 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
         "{log150}"
     );
     assert_eq!(b.bsi_env(&["log"], &env("UTC", &[])).ok().stdout, log80);
+    // A pipe: `bsi log | grep NAME` finds the long agent and the scopes.
+    let whole = b.bsi_env(&["log"], &piped("UTC", &[]));
+    let row = whole
+        .ok()
+        .stdout
+        .lines()
+        .find(|l| l.contains("alice@laptop-of-alice"))
+        .unwrap_or_else(|| panic!("{}", whole.stdout))
+        .to_string();
+    // (The commit's own summary line, which the log shows, names the
+    // first scopes; the table cuts none of it.)
+    assert!(row.contains("projets/archive/2025/second-half/"), "{row}");
+    assert!(
+        whole.stdout.contains(" BRAIN-INDEX.md on brain-index\n"),
+        "{}",
+        whole.stdout
+    );
 
     // The tree: the claims and their folders, the rest counted.
     let tree = in_terminal(&b, &["status", "--tree"], 80).expect("script");
+    let tree60 = in_terminal(&b, &["status", "--tree"], 60).expect("script");
+    // Every line fits but the deep file's own (a name is never cut).
+    for l in tree60
+        .lines()
+        .filter(|l| !l.ends_with("the-review-of-the-third-quarter-with-notes.md"))
+    {
+        assert!(l.chars().count() <= 60, "wider than 60: {l:?}\n{tree60}");
+    }
     assert_eq!(
         b.bsi_env(&["status", "--tree"], &env("UTC", &[]))
             .ok()
@@ -531,16 +601,39 @@ fn status_log_tree_and_help_fit_the_terminal_at_80_and_150_and_a_pipe() {
     assert!(n2 < n10, "natural order:\n{tree}");
     assert!(!tree.contains("n1.md"), "{tree}");
     assert!(tree.contains("└── … 1 other file"), "{tree}");
+    // At 60 the claims go under their entry, each session id whole.
+    assert!(tree60.contains("← sess-20260314-1000-ag01"), "{tree60}");
 
-    // Help is wrapped at the terminal's width, words whole.
-    for args in [&["--help"][..], &["help", "open"][..]] {
+    // whoami, its claims and what to do next, at 60.
+    let whoami60 = in_terminal_env(
+        &b,
+        &["whoami"],
+        60,
+        &[("BSI_SESSION", "sess-20260314-1000-ag01")],
+    )
+    .expect("script");
+    assert!(
+        whoami60.contains("Session: sess-20260314-1000-ag01\n"),
+        "{whoami60}"
+    );
+    assert!(whoami60.contains("\nNext: "), "{whoami60}");
+    fits(&whoami60, 60);
+
+    // Help is wrapped at the terminal's width, words whole; at 80 in a pipe.
+    for args in [
+        &["--help"][..],
+        &["help", "open"][..],
+        &["help", "status"][..],
+    ] {
+        let h60 = in_terminal(&b, args, 60).expect("script");
         let h80 = in_terminal(&b, args, 80).expect("script");
         let h150 = in_terminal(&b, args, 150).expect("script");
+        fits(&h60, 60);
         fits(&h80, 80);
         fits(&h150, 150);
         assert!(widest(&h150) > 80, "{h150}");
         assert!(h80.lines().count() > h150.lines().count());
-        let piped = b.bsi_env(args, &env("UTC", &[]));
+        let piped = b.bsi_env(args, &piped("UTC", &[]));
         assert_eq!(piped.ok().stdout, h80, "{args:?}");
     }
 }
@@ -685,4 +778,101 @@ fn the_watch_view_redraws_after_a_claim_from_another_clone() {
     );
     wait_for("Stale, still blocking");
     ends_with("C-c");
+}
+
+/// `bsi status --watch` started in a terminal 60 columns wide fits it, and
+/// redrawn at the new width when the terminal is widened to 100 (a
+/// resize, SIGWINCH): the note cut at 60 is whole at 100, the clock and
+/// the age of the view share one line again. Skipped, with the reason,
+/// when tmux is not installed (CI installs it).
+#[test]
+fn the_watch_view_is_redrawn_at_the_new_width_after_a_resize() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let m = common::Machines::new();
+    let note = "tidy the agents' notes before the Monday review";
+    m.a.bsi(&[
+        "open",
+        "agents/",
+        "--session",
+        "s-al",
+        "--agent",
+        "alice",
+        "--note",
+        note,
+    ])
+    .ok();
+    let sock = m.bare.path().join("resize.tmux");
+    let sock = sock.to_str().expect("utf-8").to_string();
+    let tmux = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("tmux");
+        common::clean_env(&mut cmd, m.a.path());
+        cmd.env("BSI_NOW", common::NOW)
+            .env("TERM", "xterm")
+            .arg("-S")
+            .arg(&sock)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    };
+    let watch = format!("{} status --watch", common::bin().display());
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-x",
+        "60",
+        "-y",
+        "30",
+        "-c",
+        m.a.path().to_str().expect("utf-8"),
+        &watch,
+    ]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let pane = || String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
+    let wait_for = |ok: &dyn Fn(&str) -> bool, what: &str| -> String {
+        let mut text = String::new();
+        for _ in 0..150 {
+            text = pane();
+            if ok(&text) {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = tmux(&["kill-server"]);
+        panic!("the watch view never showed {what}:\n{text}");
+    };
+    let narrow = wait_for(&|t| t.contains("  agents/"), "the claim at 60 columns");
+    // At 60: the age of the view under the clock, the note cut, all within.
+    assert!(
+        narrow.contains("\nfetched from origin/brain-index"),
+        "{narrow}"
+    );
+    assert!(!narrow.contains(note), "{narrow}");
+    for l in narrow.lines() {
+        assert!(l.chars().count() <= 60, "{l:?}\n{narrow}");
+    }
+    let resized = tmux(&["resize-window", "-x", "100", "-y", "30"]);
+    assert!(
+        resized.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resized.stderr)
+    );
+    let wide = wait_for(&|t| t.contains(note), "the whole note at 100 columns");
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("bsi status --watch · ") && l.contains(" · fetched from")),
+        "{wide}"
+    );
+    tmux(&["send-keys", "q"]);
+    let _ = tmux(&["kill-server"]);
 }
