@@ -513,13 +513,6 @@ pub enum Health {
     },
 }
 
-impl Health {
-    /// Whether bsi runs.
-    pub fn is_reached(&self) -> bool {
-        matches!(self, Health::Reached(_))
-    }
-}
-
 fn off(what: String, fix: &str) -> Health {
     Health::Off {
         what,
