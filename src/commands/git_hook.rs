@@ -51,7 +51,10 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
     let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
-    install_report(&mut out, &hook_managers::install(&layout, &hooks, program)?)?;
+    install_report(
+        &mut out,
+        &hook_managers::install(&layout, &hooks, program, ctx.places.path.as_deref())?,
+    )?;
     // What `bsi status` reads to say when the guard is off here.
     git.set_config(hook_managers::INSTALLED_KEY, "true")?;
     // The registry's merge driver, so `git pull` merges claims by rows.

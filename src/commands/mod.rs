@@ -158,7 +158,8 @@ pub struct Ctx {
     /// (`merge topic`, `pull`); empty when it says nothing.
     pub git_reflog_action: String,
     /// `PATH`, `HOME` and `CODEX_HOME`: where `bsi agent doctor` looks for
-    /// the programs and settings of the agent tools.
+    /// the programs and settings of the agent tools, and the `PATH` the
+    /// git hooks' `bsi` is looked for on.
     pub places: crate::agents::doctor::Places,
 }
 

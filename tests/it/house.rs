@@ -305,8 +305,6 @@ const READ_OUTSIDE_CTX: &[(&str, &str)] = &[
     // them for the git process whose hook it runs.
     ("git.rs", "GIT_OBJECT_DIRECTORY"),
     ("git.rs", "GIT_CONFIG_PARAMETERS"),
-    // The PATH the hooks' health is judged against, deep in that judgement.
-    ("hook_managers.rs", "PATH"),
     // clap's help is wrapped before there is a context.
     ("lib.rs", "COLUMNS"),
 ];
