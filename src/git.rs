@@ -308,17 +308,6 @@ impl Git {
         write_loose_blob(&self.repo.commondir().join("objects"), bytes)
     }
 
-    /// The blob `rel` has in `commit`, if any.
-    pub fn blob_id_at(&self, commit: Oid, rel: &str) -> Result<Option<Oid>> {
-        let tree = self.repo.find_commit(commit)?.tree()?;
-        match tree.get_path(Path::new(rel)) {
-            Ok(entry) if entry.kind() == Some(ObjectType::Blob) => Ok(Some(entry.id())),
-            Ok(_) => Ok(None),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// The short name of the branch HEAD is on, if it is on one.
     pub fn head_branch(&self) -> Option<String> {
         let head = self.repo.head().ok()?;
@@ -647,15 +636,6 @@ impl Git {
                 what: "a registry branch reference",
                 path: self.repo.commondir().join(format!("{name}.lock")),
             }),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Deletes the reference `name` if it exists.
-    pub fn delete_ref(&self, name: &str) -> Result<()> {
-        match self.repo.find_reference(name) {
-            Ok(mut r) => Ok(r.delete()?),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
@@ -1186,29 +1166,6 @@ impl Git {
             None => Some(String::new()),
             Some(id) => String::from_utf8(self.blob_bytes(id).ok()?).ok(),
         }
-    }
-
-    /// Walks HEAD's first-parent chain, newest first, until `f` returns false.
-    pub fn walk_first_parents(&self, f: &mut dyn FnMut(&CommitInfo) -> Result<bool>) -> Result<()> {
-        let mut next = match self.repo.head() {
-            Ok(h) => Some(h.peel_to_commit()?),
-            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => None,
-            Err(e) => return Err(e.into()),
-        };
-        while let Some(c) = next {
-            let parent = c.parent(0).ok();
-            let info = CommitInfo {
-                id: c.id(),
-                parent: parent.as_ref().map(git2::Commit::id),
-                merge: c.parent_count() > 1,
-                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            };
-            if !f(&info)? {
-                break;
-            }
-            next = parent;
-        }
-        Ok(())
     }
 
     /// Commits reachable from HEAD but not from `base` (all of HEAD's

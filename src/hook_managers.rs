@@ -20,6 +20,7 @@
 //!
 //! Nothing here spawns a process: `bsi status` reads the same state.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -513,13 +514,6 @@ pub enum Health {
     },
 }
 
-impl Health {
-    /// Whether bsi runs.
-    pub fn is_reached(&self) -> bool {
-        matches!(self, Health::Reached(_))
-    }
-}
-
 fn off(what: String, fix: &str) -> Health {
     Health::Off {
         what,
@@ -531,7 +525,7 @@ const INSTALL: &str = "run `bsi hook install`";
 
 /// Whether bsi's hook `name` is reached in this work tree: read from the
 /// files only.
-pub fn health(l: &Layout, name: &str) -> Health {
+pub fn health(l: &Layout, name: &str, path_var: Option<&OsStr>) -> Health {
     if let Some(script) = l.husky_script(name) {
         return husky_health(l, name, &script);
     }
@@ -575,7 +569,7 @@ pub fn health(l: &Layout, name: &str) -> Health {
     }
     match Owner::of(&text) {
         Owner::Bsi => match script_program(&text) {
-            Some(program) if !Path::new(&program).exists() && !on_path("bsi") => off(
+            Some(program) if !Path::new(&program).exists() && !on_path("bsi", path_var) => off(
                 format!(
                     "{shown} calls bsi at {program}, which is gone, and no bsi is on PATH: every commit fails"
                 ),
@@ -711,10 +705,11 @@ fn husky_health(l: &Layout, name: &str, script: &Path) -> Health {
     }
 }
 
-/// Whether a program `name` is in a folder of `PATH` (read, not run).
-pub fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
+/// Whether a program `name` is in a folder of `path_var` (the `PATH` the
+/// hooks run with; read, not run).
+pub fn on_path(name: &str, path_var: Option<&OsStr>) -> bool {
+    path_var.is_some_and(|paths| {
+        std::env::split_paths(paths).any(|d| {
             let p = d.join(name);
             p.is_file() && is_executable(&p)
         })
@@ -896,7 +891,7 @@ pub struct GuardState {
 }
 
 /// Whether this work tree's guard is on, and what is wrong if not.
-pub fn guard_state(git: &Git, names: &[&str]) -> GuardState {
+pub fn guard_state(git: &Git, names: &[&str], path_var: Option<&OsStr>) -> GuardState {
     let Ok(l) = Layout::read(git) else {
         return GuardState {
             installed: false,
@@ -911,7 +906,7 @@ pub fn guard_state(git: &Git, names: &[&str]) -> GuardState {
     let installed = installed_in_clone(git, &l, names);
     let problems: Vec<Problem> = hooks_of(&l, names)
         .iter()
-        .filter_map(|n| match health(&l, n) {
+        .filter_map(|n| match health(&l, n, path_var) {
             Health::Off { what, fix } => Some(Problem {
                 hook: (*n).to_string(),
                 what,
@@ -930,14 +925,14 @@ pub fn guard_state(git: &Git, names: &[&str]) -> GuardState {
 /// The line `bsi status` shows when this clone installed the guard and a
 /// hook of it is not reached in this work tree; `None` when all are (or
 /// the guard was never installed here: `bsi doctor` says so).
-pub fn status_line(git: &Git, names: &[&str]) -> Option<String> {
+pub fn status_line(git: &Git, names: &[&str], path_var: Option<&OsStr>) -> Option<String> {
     let l = Layout::read(git).ok()?;
     if !installed_in_clone(git, &l, names) {
         return None;
     }
     let off: Vec<String> = hooks_of(&l, names)
         .iter()
-        .filter_map(|n| match health(&l, n) {
+        .filter_map(|n| match health(&l, n, path_var) {
             Health::Off { what, .. } => Some(format!("{n}: {what}")),
             Health::Reached(_) => None,
         })
@@ -1043,7 +1038,12 @@ fn install_line(l: &Layout, name: &str, path: &Path, r: &mut Report) -> Result<(
 /// Installs bsi's hooks `names` in this work tree's layout, calling bsi at
 /// `program` from the scripts bsi owns (the lines it adds to shared
 /// scripts call `bsi` on PATH: they are committed).
-pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Report> {
+pub fn install(
+    l: &Layout,
+    names: &[&str],
+    program: Option<&str>,
+    path_var: Option<&OsStr>,
+) -> Result<Report> {
     let mut r = Report::default();
     let mut lines_added: Vec<String> = Vec::new();
     for name in names {
@@ -1184,7 +1184,7 @@ pub fn install(l: &Layout, names: &[&str], program: Option<&str>) -> Result<Repo
         || r.done
             .iter()
             .any(|d| d.what.contains("lefthook's configuration"));
-    if by_path && !on_path("bsi") {
+    if by_path && !on_path("bsi", path_var) {
         r.notes.push(
             "bsi is not on PATH here: the lines added call `bsi`; put the folder of the bsi program on PATH (`cargo install` puts it in ~/.cargo/bin)".to_string(),
         );

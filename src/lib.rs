@@ -3,36 +3,53 @@
 //!
 //! # The rooms, and what each may call
 //!
+//! Each room's last column is every other room its code names: no more, no
+//! less (`tests/it/house.rs` reads the `crate::` paths of each room's files
+//! and checks this table against them). Every room may name [`error`]'s
+//! types; the column lists the rest.
+//!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
 //! | `main.rs`, [`run`] | the entry: the agent events' fast path, clap, the error edge | — | [`commands`] |
-//! | [`cli`] | clap definitions only | yes | [`values`], [`ttl`] |
-//! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring | every room below; never another command file |
-//! | [`values`] | session ids, agent names, TTLs as typed values | yes | — |
-//! | [`scope`], [`ttl`], [`conflict`], [`changes`] | the spec's rules: overlap, expiry, grant or refuse, which lines and sections a change touches | yes | [`markdown`], [`registry`] |
-//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | the pure rules, [`registry`], [`guard`] |
-//! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | the pure rules |
-//! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`], [`markdown`] |
-//! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | — |
-//! | [`trailer`], [`tree`], [`output`], [`session`] | commit trailers, the tree view, human and JSON shapes, new session ids | yes | the pure rules |
-//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream) | IO | [`git`], [`registry`], [`claims`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair | IO | [`store`], [`claims`], [`git`], [`git_cli`] |
-//! | [`audit`] | a session's commits and work-tree changes against its claims | IO | [`git`], [`guard`] |
-//! | [`settings`], [`config`] | where each setting comes from; `.bsi.toml` | IO / pure | [`git`] |
-//! | [`git`] / [`git_cli`] | the only user of git2 / the only runner of the `git` command | IO | — |
-//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | — |
+//! | [`cli`] | clap definitions only | yes | [`values`] |
+//! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
+//! | [`values`] | session ids, agent names, TTLs as typed values | yes | [`ttl`] |
+//! | [`scope`] | the spec's rules: scopes and their overlap | yes | — |
+//! | [`ttl`] | expiry, times and durations | yes | — |
+//! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
+//! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
+//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
+//! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | [`changes`], [`config`], [`markdown`], [`output`], [`registry`], [`scope`], [`words`] |
+//! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
+//! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | [`scope`] |
+//! | [`trailer`] | commit trailers | yes | — |
+//! | [`tree`] | the tree view | yes | [`output`], [`scope`] |
+//! | [`output`] | human and JSON shapes | yes | [`registry`], [`scope`], [`ttl`], [`words`] |
+//! | [`session`] | new session ids | yes | — |
+//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream) | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`output`], [`registry`], [`settings`], [`store`] |
+//! | [`audit`] | a session's commits and work-tree changes against its claims | IO | [`claims`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
+//! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`] |
+//! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
+//! | [`git`] | the only user of git2 | IO | [`git_cli`] |
+//! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |
+//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | [`words`] |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | [`git`], [`githooks`], [`words`] |
-//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] (the id type) |
-//! | [`agents`] | the agent tools: event parsing, answers, settings install | parse/answer pure | [`output`] |
-//! | [`resolve`], [`wait`], [`platform`] | scopes against the file system; watching for `--wait`; process checks | IO | [`git`] |
-//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | — |
-//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`words`] for the commands in hints, [`ttl`] for the times in messages |
+//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] |
+//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | [`cli`], [`git`], [`platform`], [`values`], [`words`] |
+//! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
+//! | [`wait`] | watching for `--wait` | IO | [`git_cli`], [`settings`], [`store`], [`ttl`] |
+//! | [`platform`] | the process table (every system's), the terminal | IO | — |
+//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`scope`] |
+//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2
 //! type; nothing outside [`git_cli`] spawns git. The rooms import each
-//! other without a circle, no command file calls another, and only
-//! [`words`] quotes shell words: `tests/it/house.rs` checks all three.
+//! other without a circle, no command file calls another, nothing outside
+//! [`commands`] reaches into a command file, the environment is read in
+//! `commands::Ctx` (and the few places `tests/it/house.rs` names, with
+//! why), and only [`words`] quotes shell words: that test checks them all.
 
 pub mod agents;
 pub mod audit;
@@ -81,7 +98,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    if let Some(code) = commands::agent_event::fast_path(&args) {
+    if let Some(code) = commands::agent_event_fast_path(&args) {
         return code;
     }
     // Help is wrapped at the width of the screen it is written to, by the
@@ -222,23 +239,9 @@ fn agent_hook_usage_error(args: &[OsString], e: &clap::Error) -> Option<u8> {
     if is_help(e) {
         return None;
     }
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let kind = commands::agent_event::kind_in_args(&args)?;
     let why = format!(
         "bsi could not read its command line ({})",
         e.kind().as_str().unwrap_or("usage error")
     );
-    let answer = match commands::agent_event::tool_in_args(&args) {
-        Some(tool) => commands::agent_event::fail_open(tool, kind, &why),
-        None => agents::Answer {
-            exit_code: exit::OK,
-            stdout: String::new(),
-            stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
-            refuses: false,
-        },
-    };
-    Some(commands::agent_event::emit(&answer))
+    commands::agent_event_unreadable(args, &why)
 }

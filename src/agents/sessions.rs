@@ -29,9 +29,10 @@ pub fn in_repo(dir: &Path) -> Result<SessionMap> {
 /// The entry of the agent tool process the calling process descends from,
 /// as the tool's session-start hook recorded it ([`SessionMap::set_process`])
 /// in the session map of the repository `dir` is in: the nearest recorded
-/// ancestor. Cheap: the process table's `stat` files and one read of the
-/// map, no process started. None where there is no process table, no
-/// repository, or no recorded ancestor.
+/// ancestor. Cheap: the process table's entries of this process's ancestors
+/// ([`crate::platform::ancestors`]) and one read of the map, no process
+/// started. None where there is no process table, no repository, or no
+/// recorded ancestor.
 pub fn of_ancestors(dir: &Path) -> Option<Entry> {
     let processes: Vec<String> = crate::platform::ancestors(16)
         .into_iter()

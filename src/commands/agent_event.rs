@@ -5,9 +5,13 @@
 //! The edit hook turns the tool's event into (file, old text, new text),
 //! asks the guard which claims that touches — the same function as the
 //! pre-commit hook — and answers in the tool's protocol. It reads the local
-//! registry branch and its remote-tracking copy: no network, and no write
-//! unless it claims on the first write (`claim_on_write`) or names a new
-//! session in a refusal.
+//! registry branch and its remote-tracking copy. It goes to the network
+//! once per clone at most: a single-branch or shallow clone that has never
+//! fetched the registry fetches it within the hook's bound, and adds the
+//! branch to what the clone fetches (a write of its git config). It writes
+//! the registry when it claims on the first write (`claim_on_write`) or
+//! names a new session in a refusal, and the session map when it gives a
+//! tool's session its bsi session.
 //!
 //! Errors fail open, refusals never do: a broken event, a missing registry
 //! or an internal error lets the edit through with a warning; a real overlap

@@ -43,7 +43,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 w(&mut out, line)?;
             }
             mcp_server(&mut out, tool, &root, true)?;
-            let (code, report) = doctor_report(tool, &root, &common);
+            let (code, report) = doctor_report(tool, &root, &common, &ctx.places);
             w(&mut out, report.trim_end().to_string())?;
             if let Some(note) = super::no_registry_note(ctx) {
                 w(&mut out, note)?;
@@ -97,7 +97,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             }
             let mut code = exit::OK;
             for t in tools {
-                let (c, report) = doctor_report(t, &root, &common);
+                let (c, report) = doctor_report(t, &root, &common, &ctx.places);
                 if c != exit::OK {
                     code = c;
                 }
@@ -134,15 +134,8 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
 }
 
 /// The doctor's report for one tool, and its exit code.
-fn doctor_report(tool: Tool, root: &Path, common: &Path) -> (u8, String) {
-    let places = Places {
-        path: std::env::var_os("PATH"),
-        home: std::env::var_os("HOME").map(PathBuf::from),
-        codex_home: std::env::var_os("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from),
-    };
-    let items = doctor::check(tool, root, common, &places);
+fn doctor_report(tool: Tool, root: &Path, common: &Path, places: &Places) -> (u8, String) {
+    let items = doctor::check(tool, root, common, places);
     let mut text = format!("{} (`bsi agent doctor {}`):\n", tool.title(), tool.name());
     let mut code = exit::OK;
     for Item {

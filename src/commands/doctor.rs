@@ -20,7 +20,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     w(&mut out, &hook_managers::describe(&layout))?;
     let mut path_missing = false;
     for name in hook_managers::hooks_of(&layout, githooks::HOOKS) {
-        let health = hook_managers::health(&layout, name);
+        let health = hook_managers::health(&layout, name, ctx.places.path.as_deref());
         path_missing |= hook_managers::calls_bsi_on_path(&health);
         match health {
             Health::Reached(how) => w(&mut out, &format!("{name}: ok: {how}"))?,
@@ -31,7 +31,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             }
         }
     }
-    if path_missing && !hook_managers::on_path("bsi") {
+    if path_missing && !hook_managers::on_path("bsi", ctx.places.path.as_deref()) {
         off += 1;
         w(
             &mut out,

@@ -51,7 +51,10 @@ fn install(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
     let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
-    install_report(&mut out, &hook_managers::install(&layout, &hooks, program)?)?;
+    install_report(
+        &mut out,
+        &hook_managers::install(&layout, &hooks, program, ctx.places.path.as_deref())?,
+    )?;
     // What `bsi status` reads to say when the guard is off here.
     git.set_config(hook_managers::INSTALLED_KEY, "true")?;
     // The registry's merge driver, so `git pull` merges claims by rows.
@@ -163,7 +166,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     // from its command line (FETCH_HEAD for `git pull`).
     let merging = match door {
         Door::Commit => brain.git.merge_heads(),
-        Door::Merge => merged_by_git_merge(&brain),
+        Door::Merge => merged_by_git_merge(&brain, &ctx.git_reflog_action),
     };
     let (findings, registry_staged) = if merging.is_empty() {
         if door == Door::Merge {
@@ -256,13 +259,12 @@ fn report(
 }
 
 /// The commits `git merge` (or `git pull`) is merging, read from git's
-/// `GIT_REFLOG_ACTION`; none when they cannot be told.
-fn merged_by_git_merge(brain: &Brain) -> Vec<Oid> {
-    let action = std::env::var("GIT_REFLOG_ACTION").unwrap_or_default();
+/// `GIT_REFLOG_ACTION` (`action`); none when they cannot be told.
+fn merged_by_git_merge(brain: &Brain, action: &str) -> Vec<Oid> {
     if action.split_whitespace().next() == Some("pull") {
         return brain.git.fetch_head_merges();
     }
-    merge::merged_names(&action)
+    merge::merged_names(action)
         .unwrap_or_default()
         .iter()
         .filter_map(|n| brain.git.resolve_commit(n))

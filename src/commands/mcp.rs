@@ -1,7 +1,7 @@
 //! `bsi mcp`: the claims as tools of the Model Context Protocol, served over
 //! stdio to the agent tool that starts it.
 //!
-//! Wiring only. Each write or read tool runs this same binary's command
+//! Each write or read tool runs this same binary's command
 //! with `--json` (`open`, `close`, `renew`, `status`, `whoami`) for the
 //! server's session: the same settings, plans, locks and publishing as the
 //! command line, and the documented JSON shapes, with stdout kept for the

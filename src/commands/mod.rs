@@ -154,6 +154,13 @@ pub struct Ctx {
     /// The tool session ids agent tools set in their shells' environment
     /// ([`crate::agents::Tool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
     pub tool_sessions: Vec<(crate::agents::Tool, String)>,
+    /// `GIT_REFLOG_ACTION`: what git says it is doing when it runs a hook
+    /// (`merge topic`, `pull`); empty when it says nothing.
+    pub git_reflog_action: String,
+    /// `PATH`, `HOME` and `CODEX_HOME`: where `bsi agent doctor` looks for
+    /// the programs and settings of the agent tools, and the `PATH` the
+    /// git hooks' `bsi` is looked for on.
+    pub places: crate::agents::doctor::Places,
 }
 
 impl Ctx {
@@ -184,6 +191,8 @@ impl Ctx {
             editor: None,
             tool_agent: None,
             tool_sessions: Vec::new(),
+            git_reflog_action: String::new(),
+            places: crate::agents::doctor::Places::default(),
         }
     }
 
@@ -196,10 +205,13 @@ impl Ctx {
         Ctx::from_env(registry, remote)
     }
 
-    /// Reads the environment: every variable a run uses is read here, once.
-    /// (The fault-injection and test-only variables of the writer lock,
-    /// `BSI_FAULT_POINT` and `BSI_LOCK_WAIT_MS`, stay beside the code they
-    /// steer.)
+    /// Reads the environment, once: every variable a command uses is read
+    /// here and handed down. The few read elsewhere are named, with why, in
+    /// `tests/it/house.rs`, which keeps that list true: the test seams
+    /// beside the code they steer (`BSI_FAULT_POINT`, `BSI_LOCK_WAIT_MS`,
+    /// `BSI_PROC`), git's own variables where bsi does what git would do
+    /// with them, and `COLUMNS` for the help clap prints before there is a
+    /// context.
     pub fn from_env(registry: Option<PathBuf>, remote: Option<String>) -> Result<Ctx> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
@@ -260,6 +272,12 @@ impl Ctx {
                 .into_iter()
                 .filter_map(|t| Some((t, var(t.shell_session_var()?)?)))
                 .collect(),
+            git_reflog_action: std::env::var("GIT_REFLOG_ACTION").unwrap_or_default(),
+            places: crate::agents::doctor::Places {
+                path: std::env::var_os("PATH"),
+                home: std::env::var_os("HOME").map(PathBuf::from),
+                codex_home: env_os("CODEX_HOME").map(PathBuf::from),
+            },
         })
     }
 
@@ -677,18 +695,39 @@ fn env_os(key: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(key).filter(|v| !v.is_empty())
 }
 
+/// An agent tool's event (`bsi hook edit|session-start|stop --tool T`)
+/// answered before clap is built, which an edit hook's start-up cannot
+/// afford; `None` when `args` is not one: clap reads them.
+pub fn agent_event_fast_path(args: &[std::ffi::OsString]) -> Option<u8> {
+    agent_event::fast_path(args)
+}
+
+/// An agent tool's hook whose command line clap refused (`why`), answered
+/// open in the tool's protocol (a hook never stops the agent for bsi's
+/// own usage error): its exit code. `None` when `args` are not an agent
+/// hook's.
+pub fn agent_event_unreadable(args: &[std::ffi::OsString], why: &str) -> Option<u8> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let kind = agent_event::kind_in_args(&args)?;
+    let answer = match agent_event::tool_in_args(&args) {
+        Some(tool) => agent_event::fail_open(tool, kind, why),
+        None => crate::agents::Answer {
+            exit_code: crate::exit::OK,
+            stdout: String::new(),
+            stderr: format!("bsi: {why}; the agent goes on unchecked\n"),
+            refuses: false,
+        },
+    };
+    Some(agent_event::emit(&answer))
+}
+
 /// Runs a parsed command line. Returns the exit code.
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
     run_in(ctx, cli)
-}
-
-/// Runs a parsed command line in `ctx` — the environment of [`run`], or one
-/// a test builds: the seam that runs bsi in-process on a prepared
-/// repository. The command line's `--quiet` or `-v` (clap lets only one
-/// through) replaces the context's verbosity.
-pub fn run_with(ctx: Ctx, cli: Cli) -> Result<u8> {
-    run_in(Ok(ctx), cli)
 }
 
 /// Installs bsi's hooks in this work tree when it was added after the

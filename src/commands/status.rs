@@ -50,7 +50,11 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
             collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
             queue: output::WaiterJson::list(&waiting),
             sync,
-            guard: crate::hook_managers::guard_state(&brain.git, crate::githooks::HOOKS),
+            guard: crate::hook_managers::guard_state(
+                &brain.git,
+                crate::githooks::HOOKS,
+                ctx.places.path.as_deref(),
+            ),
         })?;
         return Ok(if collisions.is_empty() {
             exit::OK
@@ -98,7 +102,11 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     let guard = if ctx.verbosity.is_quiet() {
         None
     } else {
-        crate::hook_managers::status_line(&brain.git, crate::githooks::HOOKS)
+        crate::hook_managers::status_line(
+            &brain.git,
+            crate::githooks::HOOKS,
+            ctx.places.path.as_deref(),
+        )
     };
     if let Some(line) = guard {
         writeln!(
