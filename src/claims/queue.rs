@@ -14,7 +14,21 @@
 //! - except a request that waits for a claim of the session itself: it
 //!   cannot go first anyway, and letting it hold the session back would
 //!   lock both;
-//! - the queue frees nothing: claims, stale ones too, block as always.
+//! - the queue frees nothing: claims, stale ones too, block as always;
+//! - a place lapses with its lease and is retaken at the end: a waiter
+//!   whose own rows have all lapsed arrives again at `now`
+//!   ([`arrival`]), and the merge of a local registry with the published
+//!   one puts a place renewed only locally after the published lease had
+//!   passed at the end ([`crate::registry::merge`]);
+//! - a lease further ahead of the reader's clock than a lease is long
+//!   cannot have been written by a right clock (a waiter writes its clock
+//!   plus [`lease`]): the writer's clock is ahead. Such a row lapses a
+//!   lease length after this clone first read it ([`lapses`]; the store
+//!   records the first sighting of each such row, per clone). A dead
+//!   waiter whose clock is ahead so lapses within a lease length of being
+//!   read, while a live one, which renews about every ten seconds, writes
+//!   a new row each time and holds its place; a right clock's lease is
+//!   never judged so.
 
 use chrono::{DateTime, Duration, FixedOffset};
 
@@ -33,6 +47,35 @@ pub fn renew_when_left() -> Duration {
     Duration::seconds(20)
 }
 
+/// Whether `w`'s lease is further ahead of `now` than a lease is long: no
+/// right clock writes it, so the writer's clock is ahead.
+pub fn impossible(w: &Waiter, now: DateTime<FixedOffset>) -> bool {
+    w.lease - now > lease()
+}
+
+/// When `w`'s place lapses, as judged at `now`: its lease; but a row whose
+/// lease was impossible when this clone first read it (`seen_ahead`, or
+/// `now` when not recorded yet) lapses a lease length after that first
+/// sighting, if its lease is not earlier.
+pub fn lapses(w: &Waiter, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+    match w.seen_ahead {
+        Some(seen) => w.lease.min(seen + lease()),
+        None if impossible(w, now) => now + lease(),
+        None => w.lease,
+    }
+}
+
+/// How far ahead the clock that wrote `w` is, at least, when its lease is
+/// judged impossible: the lease beyond the first sighting plus a lease.
+pub fn clock_ahead(w: &Waiter, now: DateTime<FixedOffset>) -> Option<Duration> {
+    let seen = match w.seen_ahead {
+        Some(seen) => seen,
+        None if impossible(w, now) => now,
+        None => return None,
+    };
+    Some(w.lease - seen - lease()).filter(|d| *d > Duration::zero())
+}
+
 /// The live requests, in the queue's order: time of arrival, then the row
 /// order of their first row.
 pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request> {
@@ -41,13 +84,15 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
         if !w.live(now) {
             continue;
         }
+        let (lapse, ahead) = (lapses(w, now), clock_ahead(w, now));
         match out.iter_mut().find(|(_, r)| r.session == w.session) {
             Some((_, r)) => {
                 r.since = r.since.min(w.since);
-                r.lease = r.lease.min(w.lease);
+                r.lease = r.lease.min(lapse);
                 if !r.scopes.contains(&w.scope) {
                     r.scopes.push(w.scope.clone());
                 }
+                r.clock_ahead = r.clock_ahead.max(ahead);
             }
             None => out.push((
                 i,
@@ -55,8 +100,9 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
                     session: w.session.clone(),
                     agent: w.agent.clone(),
                     since: w.since,
-                    lease: w.lease,
+                    lease: lapse,
                     scopes: vec![w.scope.clone()],
+                    clock_ahead: ahead,
                 },
             )),
         }
@@ -139,6 +185,23 @@ pub fn needs_writing(
     !same || mine.iter().any(|w| w.lease - now < renew_when_left())
 }
 
+/// When `session` takes its place, as planned at `now`: the arrival of
+/// its live rows; `now` when it has rows but all have lapsed (a place
+/// lapses with its lease and is retaken at the end, whatever arrival its
+/// rows say); `new` (its first arrival) when it has none.
+pub fn arrival(
+    reg: &Registry,
+    session: &str,
+    now: DateTime<FixedOffset>,
+    new: DateTime<FixedOffset>,
+) -> DateTime<FixedOffset> {
+    match arrived(reg, session, now) {
+        Some(since) => since,
+        None if reg.waiters.iter().any(|w| w.session == session) => now,
+        None => new,
+    }
+}
+
 /// When `session` arrived, by its live rows; `None` when it has none.
 pub fn arrived(
     reg: &Registry,
@@ -168,6 +231,7 @@ mod tests {
             since: t0() + Duration::seconds(since_s),
             lease: t0() + Duration::seconds(lease_s),
             extra: Vec::new(),
+            seen_ahead: None,
         }
     }
 
