@@ -312,6 +312,56 @@ mod tests {
         assert!(needs_writing(&reg, "t", &[f("a.md")], t0()));
     }
 
+    #[test]
+    fn a_waiter_whose_rows_lapsed_arrives_again_at_now() {
+        let reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
+        let first = t0() - Duration::seconds(5);
+        // Live: its own arrival.
+        assert_eq!(
+            arrival(&reg, "s", t0() + Duration::seconds(20), first),
+            t0()
+        );
+        // Lapsed: now, whatever arrival its rows say.
+        let later = t0() + Duration::seconds(35);
+        assert_eq!(arrival(&reg, "s", later, first), later);
+        // No rows: its first arrival.
+        assert_eq!(arrival(&reg, "t", later, first), first);
+    }
+
+    #[test]
+    fn a_lease_further_ahead_than_a_lease_counts_from_its_first_sighting() {
+        // Written by a clock an hour ahead: lease 3630 s after t0.
+        let mut w = waiter("skew", f("a.md"), 3600, 3630);
+        let now = t0() + Duration::seconds(10);
+        assert!(impossible(&w, now));
+        // Not recorded yet: counted from now.
+        assert_eq!(lapses(&w, now), now + lease());
+        // Recorded at 5 s: lapses at 35 s, for any later reading.
+        w.seen_ahead = Some(t0() + Duration::seconds(5));
+        assert_eq!(lapses(&w, now), t0() + Duration::seconds(35));
+        assert!(w.live(t0() + Duration::seconds(34)));
+        assert!(!w.live(t0() + Duration::seconds(35)));
+        assert!(!w.live(t0() + Duration::seconds(3620)));
+        let ahead = clock_ahead(&w, now).expect("ahead");
+        assert_eq!(ahead, Duration::seconds(3595));
+        let reg = with_waiters(registry(&[], &[]), &[waiter("skew", f("a.md"), 3600, 3630)]);
+        let mut reg = reg;
+        reg.waiters[0].seen_ahead = Some(t0() + Duration::seconds(5));
+        let live = live_requests(&reg, now);
+        assert_eq!(live[0].lease, t0() + Duration::seconds(35));
+        assert_eq!(live[0].clock_ahead, Some(ahead));
+        assert_eq!(lapsed_rows(&reg, "me", t0() + Duration::seconds(36)), [0]);
+        // A right clock's lease, read at any time before it passes, is
+        // never judged so.
+        let right = waiter("ok", f("a.md"), 0, 30);
+        for s in 0..30 {
+            let at = t0() + Duration::seconds(s);
+            assert!(!impossible(&right, at));
+            assert_eq!(lapses(&right, at), right.lease);
+            assert_eq!(clock_ahead(&right, at), None);
+        }
+    }
+
     proptest! {
         /// Whatever the rows, the live requests are each session once, in
         /// arrival order, with no lapsed one; and no request is ahead of
@@ -336,6 +386,32 @@ mod tests {
             }
             if let Some(first) = live.first() {
                 prop_assert!(ahead(&reg, &first.session, &first.scopes, now, &Nested).is_empty());
+            }
+        }
+
+        /// Whatever the clock of the writer, a row that no one renews is
+        /// lapsed a lease after it was first read, for any reader whose
+        /// clock reads it then; and a row written by a clock at most as
+        /// far ahead as the reader's is judged by its own lease.
+        #[test]
+        fn a_dead_place_lapses_within_a_lease_of_its_first_reading(
+            skew in -7200i64..7200,
+            read_after in 0i64..60,
+            later in 0i64..7200,
+        ) {
+            // Written at t0 by a clock `skew` seconds ahead.
+            let mut w = waiter("w", f("a.md"), skew, skew + 30);
+            let first = t0() + Duration::seconds(read_after);
+            if impossible(&w, first) {
+                w.seen_ahead = Some(first);
+            }
+            let at = first + Duration::seconds(later);
+            prop_assert!(lapses(&w, at) <= first + lease());
+            if w.seen_ahead.is_none() {
+                prop_assert_eq!(lapses(&w, at), w.lease);
+            }
+            if skew <= 0 {
+                prop_assert!(w.seen_ahead.is_none());
             }
         }
     }
