@@ -39,8 +39,9 @@ pub enum Queueing {
     /// wait for an overlapping scope, but takes no place.
     Respect,
     /// `bsi open --wait`: takes or keeps a place in the queue, arrived at
-    /// `since` (a place of the session already in the queue keeps its own
-    /// time), and is granted once nothing blocks it and nobody is ahead.
+    /// `since` (a live place of the session already in the queue keeps its
+    /// own time; one whose lease has passed is taken again at `now`), and
+    /// is granted once nothing blocks it and nobody is ahead.
     Join {
         /// When the waiter arrived.
         since: DateTime<FixedOffset>,
@@ -191,7 +192,7 @@ pub fn plan_queued(
         if !queue::needs_writing(reg, session, &waited, now) {
             return Ok(Plan::Keep(report));
         }
-        let since = queue::arrived(reg, session, now).unwrap_or(since);
+        let since = queue::arrival(reg, session, now, since);
         let rows: Vec<Waiter> = waited
             .iter()
             .map(|s| Waiter {
@@ -201,6 +202,7 @@ pub fn plan_queued(
                 since,
                 lease: now + queue::lease(),
                 extra: Vec::new(),
+                seen_ahead: None,
             })
             .collect();
         let mine = queue::rows_of(reg, session);

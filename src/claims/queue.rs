@@ -14,7 +14,21 @@
 //! - except a request that waits for a claim of the session itself: it
 //!   cannot go first anyway, and letting it hold the session back would
 //!   lock both;
-//! - the queue frees nothing: claims, stale ones too, block as always.
+//! - the queue frees nothing: claims, stale ones too, block as always;
+//! - a place lapses with its lease and is retaken at the end: a waiter
+//!   whose own rows have all lapsed arrives again at `now`
+//!   ([`arrival`]), and the merge of a local registry with the published
+//!   one puts a place renewed only locally after the published lease had
+//!   passed at the end ([`crate::registry::merge`]);
+//! - a lease further ahead of the reader's clock than a lease is long
+//!   cannot have been written by a right clock (a waiter writes its clock
+//!   plus [`lease`]): the writer's clock is ahead. Such a row lapses a
+//!   lease length after this clone first read it ([`lapses`]; the store
+//!   records the first sighting of each such row, per clone). A dead
+//!   waiter whose clock is ahead so lapses within a lease length of being
+//!   read, while a live one, which renews about every ten seconds, writes
+//!   a new row each time and holds its place; a right clock's lease is
+//!   never judged so.
 
 use chrono::{DateTime, Duration, FixedOffset};
 
@@ -33,6 +47,35 @@ pub fn renew_when_left() -> Duration {
     Duration::seconds(20)
 }
 
+/// Whether `w`'s lease is further ahead of `now` than a lease is long: no
+/// right clock writes it, so the writer's clock is ahead.
+pub fn impossible(w: &Waiter, now: DateTime<FixedOffset>) -> bool {
+    w.lease - now > lease()
+}
+
+/// When `w`'s place lapses, as judged at `now`: its lease; but a row whose
+/// lease was impossible when this clone first read it (`seen_ahead`, or
+/// `now` when not recorded yet) lapses a lease length after that first
+/// sighting, if its lease is not earlier.
+pub fn lapses(w: &Waiter, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+    match w.seen_ahead {
+        Some(seen) => w.lease.min(seen + lease()),
+        None if impossible(w, now) => now + lease(),
+        None => w.lease,
+    }
+}
+
+/// How far ahead the clock that wrote `w` is, at least, when its lease is
+/// judged impossible: the lease beyond the first sighting plus a lease.
+pub fn clock_ahead(w: &Waiter, now: DateTime<FixedOffset>) -> Option<Duration> {
+    let seen = match w.seen_ahead {
+        Some(seen) => seen,
+        None if impossible(w, now) => now,
+        None => return None,
+    };
+    Some(w.lease - seen - lease()).filter(|d| *d > Duration::zero())
+}
+
 /// The live requests, in the queue's order: time of arrival, then the row
 /// order of their first row.
 pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request> {
@@ -41,13 +84,15 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
         if !w.live(now) {
             continue;
         }
+        let (lapse, ahead) = (lapses(w, now), clock_ahead(w, now));
         match out.iter_mut().find(|(_, r)| r.session == w.session) {
             Some((_, r)) => {
                 r.since = r.since.min(w.since);
-                r.lease = r.lease.min(w.lease);
+                r.lease = r.lease.min(lapse);
                 if !r.scopes.contains(&w.scope) {
                     r.scopes.push(w.scope.clone());
                 }
+                r.clock_ahead = r.clock_ahead.max(ahead);
             }
             None => out.push((
                 i,
@@ -55,8 +100,9 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
                     session: w.session.clone(),
                     agent: w.agent.clone(),
                     since: w.since,
-                    lease: w.lease,
+                    lease: lapse,
                     scopes: vec![w.scope.clone()],
+                    clock_ahead: ahead,
                 },
             )),
         }
@@ -139,6 +185,23 @@ pub fn needs_writing(
     !same || mine.iter().any(|w| w.lease - now < renew_when_left())
 }
 
+/// When `session` takes its place, as planned at `now`: the arrival of
+/// its live rows; `now` when it has rows but all have lapsed (a place
+/// lapses with its lease and is retaken at the end, whatever arrival its
+/// rows say); `new` (its first arrival) when it has none.
+pub fn arrival(
+    reg: &Registry,
+    session: &str,
+    now: DateTime<FixedOffset>,
+    new: DateTime<FixedOffset>,
+) -> DateTime<FixedOffset> {
+    match arrived(reg, session, now) {
+        Some(since) => since,
+        None if reg.waiters.iter().any(|w| w.session == session) => now,
+        None => new,
+    }
+}
+
 /// When `session` arrived, by its live rows; `None` when it has none.
 pub fn arrived(
     reg: &Registry,
@@ -168,6 +231,7 @@ mod tests {
             since: t0() + Duration::seconds(since_s),
             lease: t0() + Duration::seconds(lease_s),
             extra: Vec::new(),
+            seen_ahead: None,
         }
     }
 
@@ -248,6 +312,56 @@ mod tests {
         assert!(needs_writing(&reg, "t", &[f("a.md")], t0()));
     }
 
+    #[test]
+    fn a_waiter_whose_rows_lapsed_arrives_again_at_now() {
+        let reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
+        let first = t0() - Duration::seconds(5);
+        // Live: its own arrival.
+        assert_eq!(
+            arrival(&reg, "s", t0() + Duration::seconds(20), first),
+            t0()
+        );
+        // Lapsed: now, whatever arrival its rows say.
+        let later = t0() + Duration::seconds(35);
+        assert_eq!(arrival(&reg, "s", later, first), later);
+        // No rows: its first arrival.
+        assert_eq!(arrival(&reg, "t", later, first), first);
+    }
+
+    #[test]
+    fn a_lease_further_ahead_than_a_lease_counts_from_its_first_sighting() {
+        // Written by a clock an hour ahead: lease 3630 s after t0.
+        let mut w = waiter("skew", f("a.md"), 3600, 3630);
+        let now = t0() + Duration::seconds(10);
+        assert!(impossible(&w, now));
+        // Not recorded yet: counted from now.
+        assert_eq!(lapses(&w, now), now + lease());
+        // Recorded at 5 s: lapses at 35 s, for any later reading.
+        w.seen_ahead = Some(t0() + Duration::seconds(5));
+        assert_eq!(lapses(&w, now), t0() + Duration::seconds(35));
+        assert!(w.live(t0() + Duration::seconds(34)));
+        assert!(!w.live(t0() + Duration::seconds(35)));
+        assert!(!w.live(t0() + Duration::seconds(3620)));
+        let ahead = clock_ahead(&w, now).expect("ahead");
+        assert_eq!(ahead, Duration::seconds(3595));
+        let reg = with_waiters(registry(&[], &[]), &[waiter("skew", f("a.md"), 3600, 3630)]);
+        let mut reg = reg;
+        reg.waiters[0].seen_ahead = Some(t0() + Duration::seconds(5));
+        let live = live_requests(&reg, now);
+        assert_eq!(live[0].lease, t0() + Duration::seconds(35));
+        assert_eq!(live[0].clock_ahead, Some(ahead));
+        assert_eq!(lapsed_rows(&reg, "me", t0() + Duration::seconds(36)), [0]);
+        // A right clock's lease, read at any time before it passes, is
+        // never judged so.
+        let right = waiter("ok", f("a.md"), 0, 30);
+        for s in 0..30 {
+            let at = t0() + Duration::seconds(s);
+            assert!(!impossible(&right, at));
+            assert_eq!(lapses(&right, at), right.lease);
+            assert_eq!(clock_ahead(&right, at), None);
+        }
+    }
+
     proptest! {
         /// Whatever the rows, the live requests are each session once, in
         /// arrival order, with no lapsed one; and no request is ahead of
@@ -272,6 +386,32 @@ mod tests {
             }
             if let Some(first) = live.first() {
                 prop_assert!(ahead(&reg, &first.session, &first.scopes, now, &Nested).is_empty());
+            }
+        }
+
+        /// Whatever the clock of the writer, a row that no one renews is
+        /// lapsed a lease after it was first read, for any reader whose
+        /// clock reads it then; and a row written by a clock at most as
+        /// far ahead as the reader's is judged by its own lease.
+        #[test]
+        fn a_dead_place_lapses_within_a_lease_of_its_first_reading(
+            skew in -7200i64..7200,
+            read_after in 0i64..60,
+            later in 0i64..7200,
+        ) {
+            // Written at t0 by a clock `skew` seconds ahead.
+            let mut w = waiter("w", f("a.md"), skew, skew + 30);
+            let first = t0() + Duration::seconds(read_after);
+            if impossible(&w, first) {
+                w.seen_ahead = Some(first);
+            }
+            let at = first + Duration::seconds(later);
+            prop_assert!(lapses(&w, at) <= first + lease());
+            if w.seen_ahead.is_none() {
+                prop_assert_eq!(lapses(&w, at), w.lease);
+            }
+            if skew <= 0 {
+                prop_assert!(w.seen_ahead.is_none());
             }
         }
     }

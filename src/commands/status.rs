@@ -165,6 +165,23 @@ fn queue_lines(
             crate::claims::scopes_summary(&r.scopes),
             r.since.with_timezone(now.offset()).format("%H:%M:%S"),
         ));
+        if let Some(d) = r.clock_ahead {
+            // No right clock writes such a lease: counted from this clone.
+            let whose = if r.agent.is_empty() {
+                "its machine".to_string()
+            } else {
+                format!("{}'s machine", r.agent)
+            };
+            let by = if d.num_seconds() < 90 {
+                format!("{}s", d.num_seconds())
+            } else {
+                crate::ttl::format_duration(d + chrono::Duration::seconds(30))
+            };
+            s.push_str(&format!(
+                "     the clock of {whose} is ahead by ~{by}: its place is counted as lapsing at {}\n",
+                r.lease.with_timezone(now.offset()).format("%H:%M:%S"),
+            ));
+        }
     }
     s
 }

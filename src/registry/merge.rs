@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, FixedOffset};
 
 use super::parse::row_cells;
-use super::{ALL_TABLES, Claim, Registry, TableKind, col};
+use super::{ALL_TABLES, Claim, Registry, TableKind, Waiter, col};
 use crate::ttl;
 
 /// Why two registries cannot be merged by rows.
@@ -189,24 +189,136 @@ fn history_rows(reg: &Registry) -> Result<Vec<HistRow>, MergeConflict> {
     Ok(rows)
 }
 
+/// A row of the queue, with the place it reads as.
+#[derive(Debug, Clone)]
+struct QueueRow {
+    row: Row,
+    waiter: Waiter,
+}
+
 /// The queue's rows: a place is its session, scope and time of arrival;
 /// of two versions of one place, the later lease is the newer fact.
-fn queue_rows(reg: &Registry) -> Vec<Row> {
+fn queue_rows(reg: &Registry) -> Vec<QueueRow> {
     let t = reg.table(TableKind::Queue);
     t.rows
         .iter()
         .zip(&reg.waiters)
-        .map(|(r, w)| Row {
-            key: key_of(&[
-                &w.session,
-                &w.scope.to_string(),
-                &super::render::format_queue_ts(w.since),
-            ]),
-            line: line_at(reg, r),
-            rank: w.lease.timestamp_millis(),
-            holder: String::new(),
+        .map(|(r, w)| QueueRow {
+            row: Row {
+                key: key_of(&[
+                    &w.session,
+                    &w.scope.to_string(),
+                    &super::render::format_queue_ts(w.since),
+                ]),
+                line: line_at(reg, r),
+                rank: w.lease.timestamp_millis(),
+                holder: String::new(),
+            },
+            waiter: w.clone(),
         })
         .collect()
+}
+
+/// Whether `reg` holds a claim of `w`'s session on `w`'s scope: the
+/// place was granted there.
+fn granted(reg: &Registry, w: &Waiter) -> bool {
+    reg.all_claims()
+        .any(|(c, _)| c.session == w.session && c.scope == w.scope)
+}
+
+/// The three-way merge of the queue. Row by row as the other tables (a
+/// place removed on one side stays removed, of two renewals the later
+/// lease), with what the published side (`theirs`) knows of a place
+/// deciding whether it lapsed:
+/// - a place `ours` renewed after the published lease had passed (that
+///   lease is before the merge's `now` or before the renewal), or that
+///   `theirs` removed while `ours` renewed it (a queue write removes the
+///   places that lapsed), or that `ours` alone holds and renewed past its
+///   first lease, lapsed before anyone else could see the renewal: the
+///   session takes its place again at the end, arrived at its latest
+///   renewal and after every arrival `theirs` holds;
+/// - a place `theirs` renewed and `ours` removed (an offline writer that
+///   judged it lapsed on what it had last fetched) stays, unless `ours`
+///   granted it.
+fn merge_queue(
+    base: Option<&Registry>,
+    ours: &Registry,
+    theirs: &Registry,
+    now: DateTime<FixedOffset>,
+) -> Vec<Row> {
+    let qb = base.map(queue_rows).unwrap_or_default();
+    let (qo, qt) = (queue_rows(ours), queue_rows(theirs));
+    let rows = |v: &[QueueRow]| -> Vec<Row> { v.iter().map(|q| q.row.clone()).collect() };
+    let mut merged = merge_rows(&rows(&qb), &rows(&qo), &rows(&qt));
+    let find =
+        |v: &'_ [QueueRow], key: &str| -> Option<usize> { v.iter().position(|q| q.row.key == key) };
+    // Renewed there, removed here: kept.
+    for t in &qt {
+        let (Some(b), None) = (find(&qb, &t.row.key), find(&qo, &t.row.key)) else {
+            continue;
+        };
+        let w = &t.waiter;
+        let elsewhere = qo
+            .iter()
+            .any(|o| o.waiter.session == w.session && o.waiter.scope == w.scope);
+        if qb[b].row.line != t.row.line && !granted(ours, w) && !elsewhere {
+            merged.push(t.row.clone());
+        }
+    }
+    // Lapsed on the published side, renewed here: at the end.
+    let mut again: Vec<(String, DateTime<FixedOffset>)> = Vec::new();
+    for o in &qo {
+        let w = &o.waiter;
+        let renewed_at = w.lease - crate::claims::queue::lease();
+        let base_row = find(&qb, &o.row.key).map(|i| &qb[i]);
+        let changed = base_row.is_none_or(|b| b.row.line != o.row.line);
+        let lapsed = match (find(&qt, &o.row.key).map(|i| &qt[i]), base_row) {
+            (Some(t), _) => {
+                changed && t.row.line != o.row.line && t.waiter.lease <= now.max(renewed_at)
+            }
+            (None, Some(_)) => changed && !granted(theirs, w),
+            // Added here alone: unseen by the others for longer than its
+            // first lease (with no common ancestor, nothing is known).
+            (None, None) => base.is_some() && w.since + crate::claims::queue::lease() < renewed_at,
+        };
+        if !lapsed {
+            continue;
+        }
+        match again.iter_mut().find(|(s, _)| s == &w.session) {
+            Some((_, at)) => *at = (*at).max(renewed_at),
+            None => again.push((w.session.clone(), renewed_at)),
+        }
+    }
+    for (session, renewed_at) in again {
+        // After every arrival the published side holds, from a clock
+        // that is not ahead of this one.
+        let last = qt
+            .iter()
+            .map(|t| &t.waiter)
+            .filter(|w| w.session != session && w.since <= now.max(renewed_at))
+            .map(|w| w.since + chrono::Duration::milliseconds(1))
+            .max();
+        let since = last.map_or(renewed_at, |l| l.max(renewed_at));
+        let of_session = format!("{session}\u{1f}");
+        merged.retain(|r| !r.key.starts_with(&of_session));
+        for o in qo.iter().filter(|o| o.waiter.session == session) {
+            let w = Waiter {
+                since,
+                ..o.waiter.clone()
+            };
+            merged.push(Row {
+                key: key_of(&[
+                    &w.session,
+                    &w.scope.to_string(),
+                    &super::render::format_queue_ts(w.since),
+                ]),
+                line: ours.waiter_line(&w),
+                rank: w.lease.timestamp_millis(),
+                holder: String::new(),
+            });
+        }
+    }
+    merged
 }
 
 /// The text without the body rows of the tables.
@@ -487,9 +599,9 @@ pub fn merge3(
     }
     let [active, stale] = tables;
     // The queue: a place removed on one side (granted, given up, lapsed)
-    // stays removed; renewed on both, the later lease.
-    let qb = base.map(queue_rows).unwrap_or_default();
-    let queue = merge_rows(&qb, &queue_rows(ours), &queue_rows(theirs));
+    // stays removed; renewed on both, the later lease; a place that lapsed
+    // on the published side is taken again at the end.
+    let queue = merge_queue(base, ours, theirs, now);
     Ok(Merged {
         text: splice_rows(frame, &[active, stale, history, queue]),
         superseded,
@@ -910,6 +1022,7 @@ mod tests {
             since: t0() + Duration::seconds(since_s),
             lease: t0() + Duration::seconds(lease_s),
             extra: Vec::new(),
+            seen_ahead: None,
         }
     }
 
@@ -977,14 +1090,126 @@ mod tests {
         assert_eq!(m.matches("## File d'attente").count(), 1);
     }
 
+    /// The queue of a merged text: (session, since, lease) in seconds
+    /// after `t0`, to the millisecond.
+    fn places(text: &str) -> Vec<(String, f64, i64)> {
+        reg(text)
+            .waiters
+            .iter()
+            .map(|w| {
+                (
+                    w.session.clone(),
+                    (w.since - t0()).num_milliseconds() as f64 / 1000.0,
+                    (w.lease - t0()).num_seconds(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_place_renewed_only_here_after_it_lapsed_there_is_taken_again_at_the_end() {
+        // w1 arrived at 0 (lease 30) and went offline; w2 arrived at 20.
+        let base = with(&empty_registry(), |r| {
+            r.add_waiter(&place("w1", "a.md", 0, 30));
+        });
+        let theirs = with(&base, |r| r.add_waiter(&place("w2", "a.md", 20, 50)));
+        // Offline, w1 renewed at 22 (lease 52): the published lease passed
+        // at 30; at 36 it is back.
+        let ours = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 52)));
+        let at = |s: i64| t0() + Duration::seconds(s);
+        let m = merge3(Some(&reg(&base)), &reg(&ours), &reg(&theirs), at(36)).expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [("w2".to_string(), 20.0, 50), ("w1".to_string(), 22.0, 52)]
+        );
+        // Merged before the published lease passed: its place holds.
+        let m = merge3(Some(&reg(&base)), &reg(&ours), &reg(&theirs), at(25)).expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [("w1".to_string(), 0.0, 52), ("w2".to_string(), 20.0, 50)]
+        );
+        // w2 arrived at 35, after the lapse, and removed w1's place: w1
+        // comes back after w2, though its last renewal (at 33) came first.
+        let theirs = with(&base, |r| {
+            r.remove_waiter(0);
+            r.add_waiter(&place("w2", "a.md", 35, 65));
+        });
+        let ours = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 63)));
+        let m = merge3(Some(&reg(&base)), &reg(&ours), &reg(&theirs), at(40)).expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [("w2".to_string(), 35.0, 65), ("w1".to_string(), 35.001, 63)]
+        );
+        // The same, the other way round: the published side renewed w1
+        // and an offline writer removed it as lapsed: it stays.
+        let renewed = with(&base, |r| r.replace_waiter(0, &place("w1", "a.md", 0, 63)));
+        let removed = with(&base, |r| r.remove_waiter(0));
+        let m = merge3(Some(&reg(&base)), &reg(&removed), &reg(&renewed), at(40)).expect("merges");
+        assert_eq!(places(&m.text), [("w1".to_string(), 0.0, 63)]);
+        // A place added offline and renewed past its first lease comes
+        // back at the end too; one merged within its first lease keeps
+        // its arrival.
+        let empty = empty_registry();
+        let theirs = with(&empty, |r| r.add_waiter(&place("w2", "a.md", 10, 40)));
+        let ours = with(&empty, |r| r.add_waiter(&place("w1", "a.md", 0, 65)));
+        let m = merge3(Some(&reg(&empty)), &reg(&ours), &reg(&theirs), at(40)).expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [("w2".to_string(), 10.0, 40), ("w1".to_string(), 35.0, 65)]
+        );
+        let ours = with(&empty, |r| r.add_waiter(&place("w1", "a.md", 0, 30)));
+        let m = merge3(Some(&reg(&empty)), &reg(&ours), &reg(&theirs), at(5)).expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [("w1".to_string(), 0.0, 30), ("w2".to_string(), 10.0, 40)]
+        );
+    }
+
+    #[test]
+    fn a_request_of_several_scopes_comes_back_whole_with_one_arrival() {
+        let base = with(&empty_registry(), |r| {
+            r.add_waiter(&place("w1", "a.md", 0, 30));
+            r.add_waiter(&place("w1", "b.md", 0, 30));
+        });
+        let theirs = with(&base, |r| {
+            r.remove_waiter(1);
+            r.remove_waiter(0);
+            r.add_waiter(&place("w2", "b.md", 31, 61));
+        });
+        let ours = with(&base, |r| {
+            r.replace_waiter(0, &place("w1", "a.md", 0, 62));
+            r.replace_waiter(1, &place("w1", "b.md", 0, 62));
+        });
+        let m = merge3(
+            Some(&reg(&base)),
+            &reg(&ours),
+            &reg(&theirs),
+            t0() + Duration::seconds(33),
+        )
+        .expect("merges");
+        assert_eq!(
+            places(&m.text),
+            [
+                ("w2".to_string(), 31.0, 61),
+                ("w1".to_string(), 32.0, 62),
+                ("w1".to_string(), 32.0, 62)
+            ]
+        );
+    }
+
     proptest! {
         /// Places added, renewed and removed on two sides from one
-        /// ancestor: the merge parses, holds each place once, keeps every
-        /// place added on a side, and none that a side removed.
+        /// ancestor, merged at any time: the merge parses, holds each
+        /// session's place once with one arrival, keeps every place added
+        /// on a side, none that a side removed and the other left as it
+        /// was, and every place renewed on one side and removed on the
+        /// other; a place of `ours` that lapsed on the published side
+        /// comes after every arrival `theirs` holds.
         #[test]
         fn queue_merges_keep_every_place_once(
             start in prop::collection::vec(0u8..6, 0..4),
             ops in prop::collection::vec((any::<bool>(), 0u8..3, 0u8..8), 0..10),
+            at in 0i64..200,
         ) {
             let mut base_r = reg(&empty_registry());
             let mut seen = std::collections::HashSet::new();
@@ -995,8 +1220,8 @@ mod tests {
             }
             let base = base_r.render();
             let mut sides = [reg(&base), reg(&base)];
-            let mut added: [Vec<String>; 2] = [Vec::new(), Vec::new()];
-            let mut removed: Vec<String> = Vec::new();
+            // What each side last did to each session: 'a'dded, 'r'enewed, 'x' removed.
+            let mut did: [std::collections::HashMap<String, char>; 2] = Default::default();
             let mut seen_names = std::collections::HashSet::new();
             for (side, op, n) in &ops {
                 let i = usize::from(*side);
@@ -1005,7 +1230,7 @@ mod tests {
                 let fresh = reg(&r.render());
                 match op {
                     0 if seen_names.insert(name.clone()) => {
-                        added[i].push(name.clone());
+                        did[i].insert(name.clone(), 'a');
                         let mut e = fresh;
                         e.add_waiter(&place(&name, "a.md", 100 + i64::from(*n), 130));
                         *r = reg(&e.render());
@@ -1016,12 +1241,12 @@ mod tests {
                         let mut w = fresh.waiters[k].clone();
                         w.lease += Duration::seconds(10);
                         e.replace_waiter(k, &w);
+                        did[i].entry(w.session.clone()).and_modify(|d| if *d != 'a' { *d = 'r' }).or_insert('r');
                         *r = reg(&e.render());
                     }
                     2 if !fresh.waiters.is_empty() => {
                         let k = usize::from(*n) % fresh.waiters.len();
-                        removed.push(fresh.waiters[k].session.clone());
-                        added[i].retain(|s| s != &fresh.waiters[k].session);
+                        did[i].insert(fresh.waiters[k].session.clone(), 'x');
                         let mut e = fresh.clone();
                         e.remove_waiter(k);
                         *r = reg(&e.render());
@@ -1030,16 +1255,32 @@ mod tests {
                 }
             }
             let [o, t] = sides;
-            let m = merge3(Some(&reg(&base)), &o, &t, t0()).expect("merges");
+            let now = t0() + Duration::seconds(at);
+            let m = merge3(Some(&reg(&base)), &o, &t, now).expect("merges");
             let merged = reg(&m.text);
             let names: Vec<String> = merged.waiters.iter().map(|w| w.session.clone()).collect();
             let uniq: std::collections::HashSet<&String> = names.iter().collect();
             prop_assert_eq!(uniq.len(), names.len());
-            for a in added.iter().flatten() {
-                prop_assert!(names.contains(a), "{} lost: {:?}", a, names);
+            let all: std::collections::HashSet<&String> = did[0].keys().chain(did[1].keys()).collect();
+            for s in all {
+                let (a, b) = (did[0].get(s), did[1].get(s));
+                let kept = names.contains(s);
+                match (a, b) {
+                    (Some('a'), _) | (_, Some('a')) => prop_assert!(kept, "{} lost: {:?}", s, names),
+                    (Some('x'), Some('r')) | (Some('r'), Some('x')) => prop_assert!(kept, "{} lost: {:?}", s, names),
+                    (Some('x'), _) | (_, Some('x')) => prop_assert!(!kept, "{} came back: {:?}", s, names),
+                    _ => prop_assert!(kept, "{} lost: {:?}", s, names),
+                }
             }
-            for r in &removed {
-                prop_assert!(!names.contains(r), "{} came back", r);
+            // A place of ours that came back with another arrival is after
+            // every arrival theirs holds (not from the future).
+            for w in &merged.waiters {
+                let was = o.waiters.iter().find(|x| x.session == w.session);
+                if was.is_some_and(|x| x.since != w.since) {
+                    for x in t.waiters.iter().filter(|x| x.session != w.session && x.since <= now.max(w.lease - Duration::seconds(30))) {
+                        prop_assert!(x.since < w.since, "{} not after {}", w.session, x.session);
+                    }
+                }
             }
         }
     }

@@ -303,12 +303,18 @@ pub struct Waiter {
     pub lease: DateTime<FixedOffset>,
     /// Cells of columns bsi does not know, by header name.
     pub extra: Vec<(String, String)>,
+    /// When this clone first read this very row while its lease was further
+    /// ahead of the clock than a lease is long (the writer's clock is
+    /// ahead): the place then lapses a lease length after that, see
+    /// [`crate::claims::queue::lapses`]. Filled by the store from what the
+    /// clone recorded; never written in the registry.
+    pub seen_ahead: Option<DateTime<FixedOffset>>,
 }
 
 impl Waiter {
-    /// Whether its lease still holds at `now`.
+    /// Whether its place still holds at `now` ([`crate::claims::queue::lapses`]).
     pub fn live(&self, now: DateTime<FixedOffset>) -> bool {
-        self.lease > now
+        crate::claims::queue::lapses(self, now) > now
     }
 }
 
@@ -321,10 +327,15 @@ pub struct Request {
     pub agent: String,
     /// When it arrived (the earliest of its rows).
     pub since: DateTime<FixedOffset>,
-    /// Until when its place holds (the earliest lease of its rows).
+    /// Until when its place holds (the earliest lapse of its rows, as
+    /// judged by [`crate::claims::queue::lapses`]).
     pub lease: DateTime<FixedOffset>,
     /// What it waits for, all or none.
     pub scopes: Vec<Scope>,
+    /// How far ahead of this clock the waiter's machine's clock is, at
+    /// least, when one of its leases was further ahead than a lease is
+    /// long: its place is then counted as lapsing at `lease`.
+    pub clock_ahead: Option<chrono::Duration>,
 }
 
 /// One table of the registry as found in the text.

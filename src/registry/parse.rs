@@ -904,6 +904,7 @@ fn read_waiters<Tz: TimeZone>(
             since: read_time(&cells[since], line, local)?,
             lease: read_time(&cells[lease], line, local)?,
             extra,
+            seen_ahead: None,
         });
     }
     Ok(out)

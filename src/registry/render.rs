@@ -169,6 +169,11 @@ impl Registry {
         row_line(self.table(kind), |c| claim_value(claim, c))
     }
 
+    /// The row `w` would have in the queue, without its line ending.
+    pub(crate) fn waiter_line(&self, w: &Waiter) -> String {
+        row_line(&self.queue, |c| waiter_value(w, c))
+    }
+
     /// Removes row `index` of the active or stale table.
     pub fn remove_claim(&mut self, kind: TableKind, index: usize) {
         let r = self.table(kind).rows[index].clone();

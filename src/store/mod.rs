@@ -392,6 +392,8 @@ pub struct Brain {
     /// The time of this run: a stale mark met by a renewal in the merge of
     /// the local and the remote registry is judged again at this time.
     pub now: DateTime<FixedOffset>,
+    /// When the brain was opened: [`Brain::clock`] moves on from `now`.
+    opened: std::time::Instant,
 }
 
 /// The two references that hold the registry.
@@ -447,7 +449,15 @@ impl Brain {
             branch: settings.branch.clone(),
             markdown: settings.config.markdown_extensions.clone(),
             now: chrono::Local::now().fixed_offset(),
+            opened: std::time::Instant::now(),
         }
+    }
+
+    /// This run's clock as it moves on: `now` plus the time since the
+    /// brain was opened (a `bsi open --wait` reads the registry for
+    /// minutes).
+    pub fn clock(&self) -> DateTime<FixedOffset> {
+        self.now + chrono::Duration::from_std(self.opened.elapsed()).unwrap_or_default()
     }
 
     /// Finds the brain from `cwd`, or from an explicit registry path (the
@@ -670,21 +680,66 @@ impl Brain {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,
                 };
-                let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.now)
+                let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.clock())
                     .map_err(|source| Error::Unmergeable {
-                        branch: self.branch.clone(),
-                        source,
-                    })?;
+                    branch: self.branch.clone(),
+                    source,
+                })?;
                 superseded = merged.superseded;
                 (self.parse(merged.text)?, true)
             }
         };
+        let mut registry = registry;
+        self.judge_leases(&mut registry);
         Ok(View {
             registry,
             tips,
             pending,
             superseded,
         })
+    }
+
+    /// Marks the queue rows whose lease is further ahead of this clone's
+    /// clock than a lease is long (their writer's clock is ahead) with when
+    /// this clone first read them, recorded in its state: such a place
+    /// lapses a lease length after that ([`crate::claims::queue::lapses`]).
+    /// Best effort: a record that cannot be written is made again later.
+    fn judge_leases(&self, reg: &mut Registry) {
+        use crate::claims::queue;
+        let now = self.clock();
+        if !reg.waiters.iter().any(|w| w.lease > now) {
+            return;
+        }
+        let state = self.state();
+        let mut seen = state.sightings();
+        if seen.is_empty() && !reg.waiters.iter().any(|w| queue::impossible(w, now)) {
+            return;
+        }
+        let lines: Vec<String> = reg
+            .table(registry::TableKind::Queue)
+            .rows
+            .iter()
+            .map(|r| {
+                reg.text()[r.clone()]
+                    .trim_end_matches(['\n', '\r'])
+                    .to_string()
+            })
+            .collect();
+        let mut changed = false;
+        for (w, line) in reg.waiters.iter_mut().zip(&lines) {
+            if let Some((at, _)) = seen.iter().find(|(_, l)| l == line) {
+                w.seen_ahead = Some(*at);
+            } else if queue::impossible(w, now) {
+                seen.push((now, line.clone()));
+                w.seen_ahead = Some(now);
+                changed = true;
+            }
+        }
+        let before = seen.len();
+        seen.retain(|(at, l)| lines.contains(l) || *at + queue::lease() >= now);
+        if changed || seen.len() != before {
+            let _ = state.record_sightings(&seen);
+        }
     }
 
     /// The texts of the archive files of the registry branch (old history

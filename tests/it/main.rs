@@ -26,6 +26,7 @@ mod layouts;
 mod managers;
 mod mcp;
 mod queue;
+mod queue_promises;
 mod reliability;
 mod remote;
 mod root;
