@@ -27,6 +27,7 @@ mod mcp;
 mod queue;
 mod reliability;
 mod remote;
+mod replay;
 mod safe_writes;
 mod snapshots;
 mod transcript;
