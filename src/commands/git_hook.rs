@@ -399,6 +399,24 @@ fn judge_transaction(
         return Ok(exit::OK);
     }
     let op = transaction::under_way(&brain.git.git_dir());
+    // A branch this work tree is not on (`git fetch origin main:main`,
+    // `git update-ref`, `git branch -f`): the index and the files never held
+    // the change.
+    let head = brain.git.head_branch();
+    let here =
+        op != transaction::UnderWay::Other || branches.iter().any(|b| head.as_deref() == Some(*b));
+    if !here {
+        let _ = writeln!(
+            err,
+            "bsi: refused: {} did not move; this work tree's index and files are as they were.",
+            branches.join(", ")
+        );
+        let _ = writeln!(
+            err,
+            "  next: to land the commits anyway, run the command again as `git -c bsi.hookMode=off …`"
+        );
+        return Ok(exit::CONFLICT);
+    }
     let _ = writeln!(
         err,
         "bsi: refused: {} did not move; the change is still in the index and the work tree.",

@@ -304,3 +304,57 @@ fn close_judges_each_commit_against_what_the_session_held_when_it_was_made() {
         .code(6)
         .stdout_has("overflow: projets/plan.md");
 }
+
+#[test]
+fn others_work_fetched_into_a_branch_passes_and_a_refusal_names_no_index() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // bob's session s2 commits inside its own claim and pushes.
+    at(&mut m.b, 30);
+    open(&m.b, "projets/plan.md#Goals", "s2");
+    commit_plan(
+        &m.b,
+        Some("s2"),
+        "goal text",
+        "goal text by s2",
+        "goals by s2",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    // alice, on another branch, fetches main into main: s2's own work.
+    m.a.git(&["checkout", "-q", "-b", "side"]);
+    m.a.git(&["fetch", "-q", "origin"]);
+    let r = git_now(&m.a, None, &["fetch", "-q", "origin", "main:main"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(
+        m.a.git(&["rev-parse", "main"]),
+        m.b.git(&["rev-parse", "main"])
+    );
+    // An untagged commit inside s2's claim, pushed past every hook: refused
+    // on the way into main, and the message does not speak of this work
+    // tree's index.
+    let plan = m.b.read(PLAN);
+    m.b.write(
+        PLAN,
+        &plan.replacen("goal text by s2", "goal text, no tag", 1),
+    );
+    m.b.git(&[
+        "-c",
+        "core.hooksPath=/dev/null",
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        "untagged",
+    ]);
+    m.b.git(&["push", "-q", "origin", "main"]);
+    let before = m.a.git(&["rev-parse", "main"]);
+    let r = git_now(&m.a, None, &["fetch", "-q", "origin", "main:main"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    r.stderr_has("this work tree's index and files are as they were");
+    assert!(!r.stderr.contains("still in the index"), "{}", r.stderr);
+    assert_eq!(m.a.git(&["rev-parse", "main"]), before);
+}
