@@ -146,6 +146,113 @@ pub fn check_commit<'a>(
     Ok(check_changes(brain, index, session, &changes, md))
 }
 
+/// What a branch update replaces, for telling a replayed commit from a
+/// new one: the commits the branch pointed to before (its old tip and its
+/// reflog) and the commits the clone's branches had that the update does
+/// not keep, read once, and only when a commit needs them.
+pub struct Before<'b> {
+    brain: &'b Brain,
+    /// The branch's old tip and the tips its reflog names.
+    was: Vec<Oid>,
+    new: Oid,
+    dropped: std::cell::OnceCell<Vec<(Oid, String)>>,
+}
+
+/// How many of a branch's reflog entries say what it held before.
+const REFLOG_DEPTH: usize = 50;
+/// How many commits the update leaves behind are searched for the one a
+/// commit replays.
+const DROPPED_DEPTH: usize = 1000;
+
+impl<'b> Before<'b> {
+    /// Before `refname` moves from `old` to `new`.
+    pub fn new(brain: &'b Brain, refname: &str, old: Option<Oid>, new: Oid) -> Before<'b> {
+        let mut was: Vec<Oid> = old.into_iter().collect();
+        for id in brain.git.reflog_ids(refname, REFLOG_DEPTH) {
+            if !was.contains(&id) {
+                was.push(id);
+            }
+        }
+        Before {
+            brain,
+            was,
+            new,
+            dropped: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The commits the branches and this branch's past tips reach that the
+    /// new tip does not (a rebase's originals, a cherry-pick's source), as
+    /// their id and message.
+    fn dropped(&self) -> &[(Oid, String)] {
+        self.dropped.get_or_init(|| {
+            let mut starts = self.was.clone();
+            starts.extend(self.brain.git.branch_tips());
+            self.brain
+                .git
+                .commits_between(&starts, self.new, DROPPED_DEPTH)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.id, c.message))
+                .collect()
+        })
+    }
+
+    /// The commit `c` (made by `author`, by its trailer) is a replay of:
+    /// itself when the branch had it before (a reset back to it), else a
+    /// commit of `author` the branches had, that the update leaves behind,
+    /// with the same patch identity (a rebased or cherry-picked copy that
+    /// changes the same lines the same way).
+    fn original(&self, c: &crate::git::CommitInfo, author: &str) -> Option<Oid> {
+        let git = &self.brain.git;
+        if self
+            .was
+            .iter()
+            .any(|w| git.is_ancestor(c.id, *w).unwrap_or(false))
+        {
+            return Some(c.id);
+        }
+        let id = git.patch_id(c.id)?;
+        self.dropped()
+            .iter()
+            .filter(|(o, m)| *o != c.id && trailer::author_session(m) == Some(author))
+            .find(|(o, _)| git.patch_id(*o) == Some(id))
+            .map(|(o, _)| *o)
+    }
+}
+
+/// Whether landing commit `c` is its author's own work replayed: the
+/// session its trailer names made it (or the commit it replays, by patch
+/// identity), and held every part it changes when that commit was made —
+/// the claims of its life at the commit's author time. Such a commit was
+/// judged when it was made: it is not judged again against the claims of
+/// now. A trailer naming a session that did not hold what the commit
+/// changes then is no more than any committer's word: false.
+pub fn replays_own(
+    brain: &Brain,
+    reg: &Registry,
+    before: &Before<'_>,
+    c: &crate::git::CommitInfo,
+    md: &[String],
+) -> Result<bool> {
+    let Some(author) = trailer::author_session(&c.message) else {
+        return Ok(false);
+    };
+    let Some(original) = before.original(c, author) else {
+        return Ok(false);
+    };
+    let Some(time) = brain.git.author_time(original) else {
+        return Ok(false);
+    };
+    let life = life(brain, reg, author)?;
+    let held = held_at(&life, time);
+    if held.is_empty() {
+        return Ok(false);
+    }
+    let index = ClaimIndex::from_claims(held);
+    Ok(check_commit(brain, &index, Some(author), c.id, c.merge, md)?.is_empty())
+}
+
 /// Reads the changes of `of`.
 pub fn read_changes(brain: &Brain, of: ChangesOf<'_>) -> Result<Vec<Change>> {
     brain.git.changes(of)
@@ -209,18 +316,46 @@ impl Report {
 
 pub use crate::claims::close::VerifyOutcome;
 
-/// Verifies `session` against its active and stale claims in `reg`.
+/// Verifies `session`, which holds claims in `reg`, over its whole life:
+/// each commit against the claims it held when the commit was made (its
+/// author time, which a rebase keeps) — the active and stale ones, and
+/// those closed since that its history rows name —, the work tree against
+/// the claims it holds now.
 pub fn verify(brain: &Brain, reg: &Registry, session: &str, worktree: bool) -> Result<Report> {
-    let held: Vec<(&Claim, bool)> = reg
-        .all_claims()
-        .filter(|(c, _)| c.session == session)
+    let life = life(brain, reg, session)?;
+    let now: Vec<(&Claim, bool)> = life
+        .iter()
+        .filter(|h| h.closed.is_none())
+        .map(|h| (&h.claim, h.stale))
         .collect();
-    verify_against(brain, held, session, worktree)
+    let at = |time: Option<i64>| match time {
+        Some(t) => held_at(&life, t),
+        None => now.clone(),
+    };
+    verify_with(brain, &at, &now, session, worktree)
 }
 
 /// The claims a closed session held, read back from its history rows.
 /// Rows moved to the archive files count too.
 pub fn closed_claims(
+    brain: &Brain,
+    reg: &Registry,
+    archives: &[String],
+    session: &str,
+) -> Result<Vec<Claim>> {
+    let mut out: Vec<Claim> = Vec::new();
+    for c in history_claims(brain, reg, archives, session)? {
+        if !out.iter().any(|o| o.scope == c.scope) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Every claim of `session` its history rows name (and the archive
+/// files'), one per row: a scope claimed twice is there twice. `opened`
+/// and `expires` are when it was opened and closed.
+fn history_claims(
     brain: &Brain,
     reg: &Registry,
     archives: &[String],
@@ -247,9 +382,6 @@ pub fn closed_claims(
         let Ok(scope) = Scope::parse_stored(&cell(&row, col::SCOPE)) else {
             continue;
         };
-        if out.iter().any(|c| c.scope == scope) {
-            continue;
-        }
         let opened = ttl::parse_ts_local(&cell(&row, col::H_OPENED))
             .unwrap_or_else(|| chrono::DateTime::UNIX_EPOCH.fixed_offset());
         let closed = ttl::parse_ts_local(&cell(&row, col::H_CLOSED)).unwrap_or(opened);
@@ -267,6 +399,55 @@ pub fn closed_claims(
     Ok(out)
 }
 
+/// Registry times are to the minute, and the clocks of two machines
+/// differ: a commit counts as made while a claim was held within this
+/// many seconds of its opening and closing.
+pub const LEEWAY_SECS: i64 = 120;
+
+/// A claim in a session's life: held still (`closed` is `None`: its active
+/// or stale claims) or held from `opened` until `closed` (its history).
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub claim: Claim,
+    pub stale: bool,
+    /// When it was closed, seconds since the epoch.
+    pub closed: Option<i64>,
+}
+
+/// Every claim `session` holds or held: its active and stale claims in
+/// `reg`, then the claims its history rows name (the registry's; the
+/// archive files hold rows too old to matter to a commit being judged).
+pub fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
+    let mut out: Vec<Held> = reg
+        .all_claims()
+        .filter(|(c, _)| c.session == session)
+        .map(|(c, stale)| Held {
+            claim: c.clone(),
+            stale,
+            closed: None,
+        })
+        .collect();
+    for c in history_claims(brain, reg, &[], session)? {
+        let closed = c.expires.timestamp();
+        out.push(Held {
+            claim: c,
+            stale: false,
+            closed: Some(closed),
+        });
+    }
+    Ok(out)
+}
+
+/// The claims of `life` held at `time` (seconds since the epoch): opened
+/// by then, and not closed yet (within [`LEEWAY_SECS`]). Pure.
+pub fn held_at(life: &[Held], time: i64) -> Vec<(&Claim, bool)> {
+    life.iter()
+        .filter(|h| h.claim.opened.timestamp() - LEEWAY_SECS <= time)
+        .filter(|h| h.closed.is_none_or(|c| time <= c + LEEWAY_SECS))
+        .map(|h| (&h.claim, h.stale))
+        .collect()
+}
+
 /// Verifies `session`'s commits (and, with `worktree`, the work tree)
 /// against the claims it holds or held.
 pub fn verify_against(
@@ -275,7 +456,23 @@ pub fn verify_against(
     session: &str,
     worktree: bool,
 ) -> Result<Report> {
-    let index = ClaimIndex::from_claims(held.iter().copied());
+    verify_with(brain, &|_| held.clone(), &held, session, worktree)
+}
+
+/// The claims a session held at a commit's author time (`None`: the work
+/// tree, now).
+type HeldWhen<'f, 'c> = dyn Fn(Option<i64>) -> Vec<(&'c Claim, bool)> + 'f;
+
+/// Verifies `session`'s commits each against what `held_when` says it
+/// held when the commit was made, the work tree against `held_when(None)`;
+/// `current` are the claims whose headings `missing` checks.
+fn verify_with<'c>(
+    brain: &Brain,
+    held_when: &HeldWhen<'_, 'c>,
+    current: &[(&'c Claim, bool)],
+    session: &str,
+    worktree: bool,
+) -> Result<Report> {
     let md = brain.markdown.clone();
     // The session's commits carry its trailer; bsi's own commits live on the
     // registry branch, so HEAD's history is the content alone.
@@ -306,6 +503,7 @@ pub fn verify_against(
         {
             continue;
         }
+        let index = ClaimIndex::from_claims(held_when(brain.git.author_time(c.id)));
         take(
             Some(c.id),
             check_commit(brain, &index, Some(session), c.id, c.merge, &md)?,
@@ -313,6 +511,7 @@ pub fn verify_against(
         commits.push(c.id);
     }
     if worktree {
+        let index = ClaimIndex::from_claims(held_when(None));
         let changes = read_changes(brain, ChangesOf::Worktree)?;
         take(
             None,
@@ -321,7 +520,7 @@ pub fn verify_against(
     }
     commits.reverse();
     let (files, sections) = guard::overflow_counts(&findings);
-    let missing = missing_claims(brain, held.iter().map(|(c, _)| *c))
+    let missing = missing_claims(brain, current.iter().map(|(c, _)| *c))
         .into_iter()
         .map(|c| c.scope.to_string())
         .collect();

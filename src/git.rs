@@ -1128,6 +1128,97 @@ impl Git {
         self.commits_of(walk)
     }
 
+    /// When `commit` was first made: its author time, seconds since the
+    /// epoch (a rebase, a cherry-pick and `--amend` keep it).
+    pub fn author_time(&self, commit: Oid) -> Option<i64> {
+        Some(
+            self.repo
+                .find_commit(commit)
+                .ok()?
+                .author()
+                .when()
+                .seconds(),
+        )
+    }
+
+    /// The tree of `commit`.
+    pub fn tree_of(&self, commit: Oid) -> Option<Oid> {
+        Some(self.repo.find_commit(commit).ok()?.tree_id())
+    }
+
+    /// The patch identity of `commit` against its first parent (the empty
+    /// tree for a root commit): libgit2's stable patch id, which git's
+    /// `git patch-id --stable` gives too — the same for a rebased or
+    /// cherry-picked copy that changes the same lines the same way,
+    /// whatever its parent and message. `None` for a merge or when the
+    /// diff cannot be read.
+    pub fn patch_id(&self, commit: Oid) -> Option<Oid> {
+        let c = self.repo.find_commit(commit).ok()?;
+        if c.parent_count() > 1 {
+            return None;
+        }
+        let old = match c.parent(0) {
+            Ok(p) => Some(p.tree().ok()?),
+            Err(_) => None,
+        };
+        let new = c.tree().ok()?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(old.as_ref(), Some(&new), None)
+            .ok()?;
+        diff.patchid(None).ok()
+    }
+
+    /// The commits `refname` pointed to, newest first, at most `limit`:
+    /// its reflog (empty when git keeps none).
+    pub fn reflog_ids(&self, refname: &str, limit: usize) -> Vec<Oid> {
+        let Ok(log) = self.repo.reflog(refname) else {
+            return Vec::new();
+        };
+        log.iter()
+            .map(|e| e.id_new())
+            .filter(|id| !id.is_zero())
+            .take(limit)
+            .collect()
+    }
+
+    /// The commits reachable from `starts` but not from `hide`, newest
+    /// first, at most `limit`.
+    pub fn commits_between(
+        &self,
+        starts: &[Oid],
+        hide: Oid,
+        limit: usize,
+    ) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        for s in starts {
+            let _ = walk.push(*s);
+        }
+        let _ = walk.hide(hide);
+        walk.set_sorting(Sort::TIME)?;
+        let mut out = Vec::new();
+        for id in walk.take(limit) {
+            let c = self.repo.find_commit(id?)?;
+            out.push(CommitInfo {
+                id: c.id(),
+                parent: c.parent_id(0).ok(),
+                merge: c.parent_count() > 1,
+                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The commits the local branches (`refs/heads/*`) point to.
+    pub fn branch_tips(&self) -> Vec<Oid> {
+        let Ok(refs) = self.repo.references_glob("refs/heads/*") else {
+            return Vec::new();
+        };
+        refs.flatten()
+            .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
+            .collect()
+    }
+
     /// The text of a blob; `""` for `None` (no such file). `None` when it
     /// cannot be read (a submodule's commit) or is not UTF-8.
     pub fn text_of(&self, id: Option<Oid>) -> Option<String> {

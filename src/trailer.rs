@@ -85,6 +85,19 @@ pub fn has(message: &str, key: &str, value: &str) -> bool {
     values(message, key).contains(&value)
 }
 
+/// The session a user's commit says it was made by: its one `BSI-Session`
+/// value (a squash of one session's commits repeats it). `None` when it
+/// names none, several sessions, or is bsi's own registry commit (it
+/// carries `BSI-Action`). The committer's word, as `BSI_SESSION` is.
+pub fn author_session(message: &str) -> Option<&str> {
+    if !values(message, ACTION).is_empty() {
+        return None;
+    }
+    let named = values(message, SESSION);
+    let first = *named.first()?;
+    named.iter().all(|s| *s == first).then_some(first)
+}
+
 fn is_trailer_line(line: &str) -> bool {
     match line.split_once(':') {
         Some((k, v)) => {
@@ -209,6 +222,25 @@ mod tests {
         assert_eq!(Registry::parse(&message), t);
         assert_eq!(bsi_lines(&message).len(), 4);
         assert_eq!(Registry::parse("a plain commit\n"), Registry::default());
+    }
+
+    #[test]
+    fn a_commit_names_its_session_once() {
+        assert_eq!(author_session("Fix\n\nBSI-Session: s1\n"), Some("s1"));
+        // A squash of two commits of s1 keeps both lines.
+        assert_eq!(
+            author_session("a\n\nBSI-Session: s1\n\nb\n\nBSI-Session: s1\n"),
+            Some("s1")
+        );
+        assert_eq!(
+            author_session("a\n\nBSI-Session: s1\nBSI-Session: s2\n"),
+            None
+        );
+        assert_eq!(
+            author_session("bsi: open\n\nBSI-Session: s1\nBSI-Action: open\n"),
+            None
+        );
+        assert_eq!(author_session("plain\n"), None);
     }
 
     #[test]

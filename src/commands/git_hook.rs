@@ -320,6 +320,14 @@ fn judge_transaction(
         .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
     {
         let Some(new) = u.new else { continue };
+        // The branch's content stays what it was (a squash of its own
+        // commits, a reworded message, `--allow-empty`): nothing lands.
+        if u.old.is_some_and(|old| {
+            git.tree_of(old)
+                .is_some_and(|t| git.tree_of(new) == Some(t))
+        }) {
+            continue;
+        }
         for c in git.landing_commits(u.old, new, &known)? {
             if !landing.iter().any(|(_, l)| l.id == c.id) {
                 landing.push((u.name.clone(), c));
@@ -342,13 +350,40 @@ fn judge_transaction(
     let session = ctx.env_session()?;
     let session = session.as_deref();
     let index = ClaimIndex::new(&reg);
+    // What each branch had before, read only for a commit that needs it.
+    let mut befores: Vec<(&str, audit::Before<'_>)> = Vec::new();
     // The branches a refused commit was on its way to, each once.
     let mut branches: Vec<&str> = Vec::new();
     for (branch, c) in &landing {
-        let findings =
-            audit::check_commit(&brain, &index, session, c.id, c.merge, &brain.markdown)?;
+        // A commit says whose it is: with no `BSI_SESSION` in this shell,
+        // its trailer's session is the committer's word for it, and its own
+        // claims are not another's. Only that: what lies outside them was
+        // said when it was made.
+        let author = trailer::author_session(&c.message);
+        let judge_as = session.or(author);
+        let mut findings =
+            audit::check_commit(&brain, &index, judge_as, c.id, c.merge, &brain.markdown)?;
+        if session.is_none() {
+            findings.retain(|f| !matches!(f, crate::guard::Finding::Outside { .. }));
+        }
         if findings.is_empty() {
             continue;
+        }
+        // Judged once, by what it is: its author's own commit replayed (a
+        // rebase, `git pull --rebase`, a reset back to it, a cherry-pick of
+        // it) is not judged again against the claims of now.
+        if author.is_some() {
+            let at = if let Some(at) = befores.iter().position(|(b, _)| b == branch) {
+                at
+            } else {
+                let u = updates.iter().find(|u| u.name == *branch);
+                let (old, new) = u.map_or((None, c.id), |u| (u.old, u.new.unwrap_or(c.id)));
+                befores.push((branch, audit::Before::new(&brain, branch, old, new)));
+                befores.len() - 1
+            };
+            if audit::replays_own(&brain, &reg, &befores[at].1, c, &brain.markdown)? {
+                continue;
+            }
         }
         let _ = writeln!(
             err,
@@ -357,7 +392,7 @@ fn judge_transaction(
             subject(&c.message),
             branch_name(branch)
         );
-        let refused = report(err, &brain, &findings, false, session, mode, "commit");
+        let refused = report(err, &brain, &findings, false, judge_as, mode, "commit");
         if refused && branches.last() != Some(&branch_name(branch)) {
             branches.push(branch_name(branch));
         }
@@ -366,6 +401,24 @@ fn judge_transaction(
         return Ok(exit::OK);
     }
     let op = transaction::under_way(&brain.git.git_dir());
+    // A branch this work tree is not on (`git fetch origin main:main`,
+    // `git update-ref`, `git branch -f`): the index and the files never held
+    // the change.
+    let head = brain.git.head_branch();
+    let here =
+        op != transaction::UnderWay::Other || branches.iter().any(|b| head.as_deref() == Some(*b));
+    if !here {
+        let _ = writeln!(
+            err,
+            "bsi: refused: {} did not move; this work tree's index and files are as they were.",
+            branches.join(", ")
+        );
+        let _ = writeln!(
+            err,
+            "  next: to land the commits anyway, run the command again as `git -c bsi.hookMode=off …`"
+        );
+        return Ok(exit::CONFLICT);
+    }
     let _ = writeln!(
         err,
         "bsi: refused: {} did not move; the change is still in the index and the work tree.",

@@ -29,6 +29,7 @@ mod queue;
 mod queue_promises;
 mod reliability;
 mod remote;
+mod replay;
 mod root;
 mod safe_writes;
 mod snapshots;

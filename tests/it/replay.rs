@@ -1,0 +1,360 @@
+//! A commit is judged once, by what it is: a session's own commit replayed
+//! unchanged — `git pull --rebase` after a rejected push, a squash with the
+//! same result, a reset back to it — is not judged again against the claims
+//! made since; a trailer naming a session that did not hold what the commit
+//! changes is no pass. And a session's audit covers its whole life: `close`
+//! judges each commit against what the session held when it was made.
+//! Real git, real hooks installed by `bsi hook install`, a real bare remote.
+
+use std::process::Command;
+
+use crate::common::{Brain, Machines, Run, clean_env};
+use crate::hooks::head;
+
+const PLAN: &str = "projets/plan.md";
+
+/// Moves the clock of bsi (`BSI_NOW`) to 09:MM on the day of the tests:
+/// what the registry rows say of opening and closing.
+fn at(b: &mut Brain, minute: u32) {
+    b.now = format!("2026-03-14T09:{minute:02}:00Z");
+}
+
+/// Runs git in `b` as session `session` (or with no `BSI_SESSION`), its
+/// commits made at `b`'s clock, as on a machine whose git and bsi read the
+/// same clock.
+fn git_now(b: &Brain, session: Option<&str>, args: &[&str]) -> Run {
+    git_env(b, session, args, &[])
+}
+
+fn git_env(b: &Brain, session: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, b.path());
+    cmd.current_dir(b.path())
+        .env("BSI_NOW", &b.now)
+        .env("GIT_AUTHOR_DATE", &b.now)
+        .env("GIT_COMMITTER_DATE", &b.now)
+        .args(args);
+    if let Some(s) = session {
+        cmd.env("BSI_SESSION", s);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from_output(cmd.output().expect("run git"))
+}
+
+/// Rewrites one line of plan.md and commits it as `session`.
+#[track_caller]
+fn commit_plan(b: &Brain, session: Option<&str>, from: &str, to: &str, msg: &str) -> Run {
+    let plan = b.read(PLAN);
+    assert!(plan.contains(from), "{from:?} not in {plan}");
+    b.write(PLAN, &plan.replacen(from, to, 1));
+    b.git(&["add", PLAN]);
+    git_now(b, session, &["commit", "-q", "-m", msg])
+}
+
+/// Commits a new file nobody claims.
+#[track_caller]
+fn commit_free(b: &Brain, rel: &str) {
+    b.write(rel, "# Free\n\nfree text\n");
+    b.git(&["add", rel]);
+    git_now(b, None, &["commit", "-q", "-m", "free"]).ok();
+}
+
+fn open(b: &Brain, scope: &str, session: &str) {
+    b.bsi(&["open", scope, "--session", session]).ok();
+}
+
+/// A brain with the hooks installed.
+fn hooked() -> Brain {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    b
+}
+
+/// `s1` opened Goals, committed inside it, closed it; then `s2` opened
+/// Goals: s1's commit is judged and landed, s2 now holds the section.
+fn s1_then_s2(b: &mut Brain) -> String {
+    at(b, 30);
+    open(b, "projets/plan.md#Goals", "s1");
+    at(b, 31);
+    commit_plan(b, Some("s1"), "goal text", "goal text by s1", "goals by s1").ok();
+    assert!(
+        b.git(&["log", "-1", "--format=%B"])
+            .contains("BSI-Session: s1")
+    );
+    at(b, 32);
+    b.bsi(&["close", "s1"]).ok();
+    at(b, 33);
+    open(b, "projets/plan.md#Goals", "s2");
+    head(b)
+}
+
+#[test]
+fn a_rejected_push_then_pull_rebase_lands_ones_own_judged_commit() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // alice's session s1 holds Goals, commits inside it, closes.
+    at(&mut m.a, 30);
+    open(&m.a, "projets/plan.md#Goals", "s1");
+    at(&mut m.a, 31);
+    commit_plan(
+        &m.a,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    )
+    .ok();
+    at(&mut m.a, 32);
+    m.a.bsi(&["close", "s1"]).ok();
+    // Meanwhile bob's s2 claims Goals and pushes other work.
+    at(&mut m.b, 33);
+    m.b.git(&["pull", "-q", "--no-rebase"]);
+    open(&m.b, "projets/plan.md#Goals", "s2");
+    commit_free(&m.b, "notes/bob.md");
+    m.b.git(&["push", "-q", "origin", "main"]);
+    // alice's push is rejected; she fetches (s2's claim arrives) and
+    // rebases her own, judged commit on bob's.
+    at(&mut m.a, 34);
+    let pushed = git_now(&m.a, Some("s1"), &["push", "-q", "origin", "main"]);
+    assert_ne!(pushed.code, 0, "rejected: {pushed:?}");
+    m.a.git(&["fetch", "-q", "origin"]);
+    assert!(m.a.bsi(&["status"]).stdout.contains("s2"));
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--rebase", "origin", "main"],
+    );
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(m.a.read(PLAN).contains("goal text by s1"));
+    assert!(m.a.read("notes/bob.md").contains("free text"));
+    git_now(&m.a, Some("s1"), &["push", "-q", "origin", "main"]).ok();
+    // Without BSI_SESSION in the shell, the same.
+    assert_eq!(m.a.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_agents_pull_rebase_without_bsi_session_over_its_own_tagged_commit_passes() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    at(&mut m.a, 30);
+    open(&m.a, "projets/plan.md#Goals", "agent-1");
+    commit_plan(
+        &m.a,
+        Some("agent-1"),
+        "goal text",
+        "goal text by agent",
+        "goals",
+    )
+    .ok();
+    commit_free(&m.b, "notes/bob.md");
+    m.b.git(&["push", "-q", "origin", "main"]);
+    assert_ne!(
+        git_now(&m.a, None, &["push", "-q", "origin", "main"]).code,
+        0
+    );
+    // The shell that runs the pull has no BSI_SESSION: the commit's trailer
+    // says whose it is.
+    let r = git_now(&m.a, None, &["pull", "-q", "--rebase", "origin", "main"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(m.a.read(PLAN).contains("goal text by agent"));
+    assert!(
+        m.a.git(&["log", "-1", "--format=%B"])
+            .contains("BSI-Session: agent-1")
+    );
+}
+
+#[test]
+fn a_squash_of_ones_own_commits_with_the_same_result_passes() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    at(&mut b, 31);
+    commit_plan(&b, Some("s1"), "goal text", "goal text one", "goals 1").ok();
+    commit_plan(&b, Some("s1"), "goal text one", "goal text two", "goals 2").ok();
+    let tree = b.git(&["rev-parse", "HEAD^{tree}"]);
+    at(&mut b, 32);
+    b.bsi(&["close", "s1"]).ok();
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s2");
+    let r = git_env(
+        &b,
+        Some("s1"),
+        &["rebase", "-q", "-i", "HEAD~2"],
+        &[
+            ("GIT_SEQUENCE_EDITOR", "sed -i -e '2s/^pick/squash/'"),
+            ("GIT_EDITOR", "true"),
+        ],
+    );
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(
+        b.git(&["rev-list", "--count", "HEAD"]).trim(),
+        "2",
+        "squashed"
+    );
+    assert_eq!(b.git(&["rev-parse", "HEAD^{tree}"]), tree);
+}
+
+#[test]
+fn a_reset_back_to_ones_own_commit_passes() {
+    let mut b = hooked();
+    let mine = s1_then_s2(&mut b);
+    at(&mut b, 34);
+    git_now(&b, Some("s1"), &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    let r = git_now(&b, Some("s1"), &["reset", "-q", "--hard", "ORIG_HEAD"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(head(&b), mine);
+    // And with no BSI_SESSION at all.
+    git_now(&b, None, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    git_now(&b, None, &["reset", "-q", "--hard", "ORIG_HEAD"]).ok();
+    assert_eq!(head(&b), mine);
+}
+
+#[test]
+fn a_commit_tagged_with_a_session_that_did_not_hold_the_section_is_still_refused() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    // s1 holds a folder, not Goals; nobody holds Goals yet: its commit
+    // inside Goals lands with a warning.
+    open(&b, "agents/", "s1");
+    at(&mut b, 31);
+    let r = commit_plan(
+        &b,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    );
+    r.ok().stderr_has("outside");
+    let outside = head(&b);
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s2");
+    // Back and forth: the commit comes back, tagged s1, but s1 never held
+    // Goals. Refused as anyone's.
+    at(&mut b, 34);
+    git_now(&b, None, &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    let before = head(&b);
+    let r = git_now(&b, None, &["reset", "-q", "--hard", "ORIG_HEAD"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), before, "the branch did not move");
+    assert_ne!(head(&b), outside);
+    // A commit written by hand with s1's trailer, past pre-commit: the
+    // same.
+    let plan = b.read(PLAN);
+    b.write(PLAN, &plan.replacen("goal text", "goal text forged", 1));
+    b.git(&["add", PLAN]);
+    let r = git_now(
+        &b,
+        None,
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            "forged\n\nBSI-Session: s1",
+        ],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), before);
+}
+
+#[test]
+fn close_judges_each_commit_against_what_the_session_held_when_it_was_made() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    at(&mut b, 31);
+    commit_plan(&b, Some("s1"), "goal text", "goal text by s1", "goals").ok();
+    at(&mut b, 32);
+    b.bsi(&["close", "s1", "--scope", "projets/plan.md#Goals"])
+        .ok();
+    at(&mut b, 40);
+    open(&b, "projets/plan.md#Risks", "s1");
+    at(&mut b, 41);
+    commit_plan(&b, Some("s1"), "risk text", "risk text by s1", "risks").ok();
+    at(&mut b, 42);
+    let v = b.bsi(&["verify", "s1", "--json"]).json();
+    assert_eq!(v["clean"], true, "{v}");
+    assert_eq!(v["commits"].as_array().map(Vec::len), Some(2));
+    let r = b.bsi(&["close", "s1"]);
+    r.ok();
+    assert!(!r.stdout.contains("overflow"), "{}", r.stdout);
+    let hist = b.history();
+    assert!(hist.iter().all(|row| !row.contains("overflow")), "{hist:?}");
+    // A commit made after the claim was closed is still outside it.
+    let mut c = hooked();
+    at(&mut c, 30);
+    open(&c, "projets/plan.md#Goals", "s1");
+    open(&c, "agents/", "s1");
+    at(&mut c, 32);
+    c.bsi(&["close", "s1", "--scope", "projets/plan.md#Goals"])
+        .ok();
+    at(&mut c, 50);
+    commit_plan(&c, Some("s1"), "goal text", "goal text late", "late").ok();
+    c.bsi(&["verify", "s1"])
+        .code(6)
+        .stdout_has("overflow: projets/plan.md");
+}
+
+#[test]
+fn others_work_fetched_into_a_branch_passes_and_a_refusal_names_no_index() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // bob's session s2 commits inside its own claim and pushes.
+    at(&mut m.b, 30);
+    open(&m.b, "projets/plan.md#Goals", "s2");
+    commit_plan(
+        &m.b,
+        Some("s2"),
+        "goal text",
+        "goal text by s2",
+        "goals by s2",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    // alice, on another branch, fetches main into main: s2's own work.
+    m.a.git(&["checkout", "-q", "-b", "side"]);
+    m.a.git(&["fetch", "-q", "origin"]);
+    let r = git_now(&m.a, None, &["fetch", "-q", "origin", "main:main"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(
+        m.a.git(&["rev-parse", "main"]),
+        m.b.git(&["rev-parse", "main"])
+    );
+    // An untagged commit inside s2's claim, pushed past every hook: refused
+    // on the way into main, and the message does not speak of this work
+    // tree's index.
+    let plan = m.b.read(PLAN);
+    m.b.write(
+        PLAN,
+        &plan.replacen("goal text by s2", "goal text, no tag", 1),
+    );
+    m.b.git(&[
+        "-c",
+        "core.hooksPath=/dev/null",
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        "untagged",
+    ]);
+    m.b.git(&["push", "-q", "origin", "main"]);
+    let before = m.a.git(&["rev-parse", "main"]);
+    let r = git_now(&m.a, None, &["fetch", "-q", "origin", "main:main"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    r.stderr_has("this work tree's index and files are as they were");
+    assert!(!r.stderr.contains("still in the index"), "{}", r.stderr);
+    assert_eq!(m.a.git(&["rev-parse", "main"]), before);
+}
