@@ -101,9 +101,12 @@ pub enum Command {
     /// section `dir/file.md#Heading text`, relative to the current directory.
     /// A claim that overlaps another session's claim (active or stale) is
     /// refused with exit 3, naming the holder and proposing free scopes.
+    // At least one SCOPE: checked by `open` itself, whose refusal gives
+    // examples and a hint (clap's would give neither).
+    #[command(override_usage = "bsi open [OPTIONS] <SCOPE>...")]
     Open {
         /// What the session will edit.
-        #[arg(required = true, value_name = "SCOPE")]
+        #[arg(value_name = "SCOPE")]
         scopes: Vec<String>,
         /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
         /// [default: default_ttl of .bsi.toml, else 2h].

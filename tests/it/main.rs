@@ -19,6 +19,7 @@ mod exact;
 mod help;
 mod hints;
 mod hooks;
+mod ownership;
 mod house;
 mod json;
 mod layouts;
