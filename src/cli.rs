@@ -101,12 +101,9 @@ pub enum Command {
     /// section `dir/file.md#Heading text`, relative to the current directory.
     /// A claim that overlaps another session's claim (active or stale) is
     /// refused with exit 3, naming the holder and proposing free scopes.
-    // At least one SCOPE: checked by `open` itself, whose refusal gives
-    // examples and a hint (clap's would give neither).
-    #[command(override_usage = "bsi open [OPTIONS] <SCOPE>...")]
     Open {
         /// What the session will edit.
-        #[arg(value_name = "SCOPE")]
+        #[arg(required = true, value_name = "SCOPE")]
         scopes: Vec<String>,
         /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
         /// [default: default_ttl of .bsi.toml, else 2h].
@@ -568,6 +565,24 @@ const GLOBALS: [(&str, &str); 5] = [
     ("remote", "remote"),
     ("session_flag", "session"),
 ];
+
+/// The error of bsi for a usage error clap found that bsi says better:
+/// `bsi open` with no scope gets examples and a hint.
+pub fn own_usage_error(e: &clap::Error) -> Option<crate::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let scope_missing = matches!(
+        e.get(ContextKind::InvalidArg),
+        Some(ContextValue::Strings(v)) if v.iter().any(|a| a.starts_with("<SCOPE>"))
+    );
+    let in_open = matches!(
+        e.get(ContextKind::Usage),
+        Some(ContextValue::StyledStr(u)) if u.to_string().contains("bsi open")
+    );
+    (scope_missing && in_open).then_some(crate::Error::NoScope)
+}
 
 /// The command line definition as bsi uses it: the derived one, with the
 /// global flags hidden from the subcommands that ignore them (a subcommand

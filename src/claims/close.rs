@@ -95,11 +95,7 @@ pub fn ended(reg: &Registry, session: &str, scope: Option<&Scope>) -> Vec<Ended>
     let wanted = scope.map(ToString::to_string);
     rows.iter()
         .filter(|row| cell(row, col::SESSION) == session)
-        .filter(|row| {
-            wanted
-                .as_deref()
-                .is_none_or(|w| cell(row, col::SCOPE) == w)
-        })
+        .filter(|row| wanted.as_deref().is_none_or(|w| cell(row, col::SCOPE) == w))
         .map(|row| Ended {
             scope: cell(row, col::SCOPE),
             agent: cell(row, col::AGENT),
@@ -226,12 +222,21 @@ mod tests {
             Err(Error::NotFound(_))
         ));
         // Closed again: done before, nothing written, the rows said.
-        let again = plan(&after, "s1", None, (&me, false), (VerifyOutcome::Clean, t0()))
-            .expect("a plan");
+        let again = plan(
+            &after,
+            "s1",
+            None,
+            (&me, false),
+            (VerifyOutcome::Clean, t0()),
+        )
+        .expect("a plan");
         match again {
             Plan::Keep(Closing::AlreadyClosed(rows)) => {
                 assert_eq!(rows.len(), 2);
-                assert!(rows.iter().all(|r| r.status == "completed" && r.agent == "a"));
+                assert!(
+                    rows.iter()
+                        .all(|r| r.status == "completed" && r.agent == "a")
+                );
             }
             _ => panic!("not said as closed before"),
         }
@@ -259,8 +264,13 @@ mod tests {
             panic!("nothing written")
         };
         assert!(message.contains("BSI-Action: force-close"), "{message}");
-        assert!(matches!(report, Closing::Closed { forced_by: Some(by), .. } if by == "claude (session sess-a)"));
+        assert!(
+            matches!(report, Closing::Closed { forced_by: Some(by), .. } if by == "claude (session sess-a)")
+        );
         let rows = ended(&written(&p).expect("written"), "sess-b", None);
-        assert_eq!(rows[0].note, "closed by claude (session sess-a) with --force");
+        assert_eq!(
+            rows[0].note,
+            "closed by claude (session sess-a) with --force"
+        );
     }
 }

@@ -357,7 +357,11 @@ pub(crate) mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("sess-b"), "{e}");
-        assert!(e.hint().contains("`bsi close sess-b --force`"), "{}", e.hint());
+        assert!(
+            e.hint().contains("`bsi close sess-b --force`"),
+            "{}",
+            e.hint()
+        );
         assert!(check_owner(&[&b], &a, true, "close").expect("forced"));
         // Its own session, whatever agent name the run gives.
         let own = by(Some("sess-b"), "codex", true);

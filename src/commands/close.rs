@@ -34,6 +34,8 @@ struct Closed {
 struct AlreadyClosed {
     session: String,
     closed: Vec<ClaimJson>,
+    /// `already-closed`.
+    status: &'static str,
     already_closed: Vec<EndedJson>,
     /// Who acted in the registry commit that ended them, when found.
     by: Option<String>,
@@ -145,9 +147,10 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
         .ok()?;
     commits.iter().find_map(|c| {
         let t = crate::trailer::Registry::parse(&c.message);
-        let ends = t.action.as_deref().is_some_and(|a| {
-            ["close", "force-close", "release", "force-release"].contains(&a)
-        });
+        let ends = t
+            .action
+            .as_deref()
+            .is_some_and(|a| ["close", "force-close", "release", "force-release"].contains(&a));
         (ends && t.sessions.iter().any(|s| s == session))
             .then_some(t.agent)
             .flatten()
@@ -166,6 +169,7 @@ fn report_again(
         output::print_json(&AlreadyClosed {
             session: session.to_string(),
             closed: Vec::new(),
+            status: "already-closed",
             already_closed: ended
                 .iter()
                 .map(|e| EndedJson {

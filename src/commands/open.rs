@@ -68,9 +68,6 @@ pub(crate) use crate::session::new_session_id;
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
 pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
-    if req.scopes.is_empty() {
-        return Err(Error::NoScope);
-    }
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;

@@ -44,16 +44,7 @@ pub(crate) fn run(
     let ttl = w.settings.ttl(ttl_arg);
     w.run(
         false,
-        |reg| {
-            plan(
-                ctx.now,
-                reg,
-                &session,
-                scope.as_ref(),
-                ttl,
-                (force, &actor),
-            )
-        },
+        |reg| plan(ctx.now, reg, &session, scope.as_ref(), ttl, (force, &actor)),
         |(renewed, unchanged), commit| {
             report(
                 ctx,

@@ -91,7 +91,10 @@ fn a_session_closes_another_session_of_the_same_agent_only_forced_and_recorded()
         .stdout_has("Forced: these were another session's claims");
     let history = b.history();
     assert_eq!(history.len(), 1, "{history:?}");
-    assert!(history[0].contains("| sess-b | agents/bob.md |"), "{history:?}");
+    assert!(
+        history[0].contains("| sess-b | agents/bob.md |"),
+        "{history:?}"
+    );
     assert!(
         history[0].contains("closed by claude (session sess-a) with --force"),
         "{history:?}"
@@ -111,7 +114,9 @@ fn a_session_closes_another_session_of_the_same_agent_only_forced_and_recorded()
     b.bsi_env(&["renew"], &B)
         .code(1)
         .stderr_has("closed by claude (session sess-a) with --force");
-    b.bsi_env(&["close"], &A).ok().stdout_has("Claim closed — sess-a");
+    b.bsi_env(&["close"], &A)
+        .ok()
+        .stdout_has("Claim closed — sess-a");
     assert!(b.active().is_empty());
 }
 
@@ -158,8 +163,15 @@ fn a_newcomers_typo_fix_runs_as_printed() {
 #[test]
 fn a_refused_opens_next_commands_run_as_printed_for_the_same_agent() {
     let b = Brain::new();
-    b.bsi(&["open", "agents/alice.md", "--session", "sess-other", "--agent", "bob"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-other",
+        "--agent",
+        "bob",
+    ])
+    .ok();
     let r = b.bsi(&["open", "agents/alice.md", "--agent", "me"]);
     r.code(3);
     let next = r
@@ -182,8 +194,15 @@ fn a_refused_opens_next_commands_run_as_printed_for_the_same_agent() {
 fn the_pre_commit_hooks_claim_first_runs_as_printed() {
     let b = Brain::new();
     b.bsi(&["hook", "install"]).ok();
-    b.bsi(&["open", "agents/alice.md", "--session", "s1", "--agent", "me"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "s1",
+        "--agent",
+        "me",
+    ])
+    .ok();
     b.write("agents/bob.md", "# Bob\n\nmore\n");
     b.git(&["add", "agents/bob.md"]);
     let s1 = [("BSI_SESSION", "s1")];
@@ -203,8 +222,15 @@ fn the_pre_commit_hooks_claim_first_runs_as_printed() {
 #[test]
 fn an_overdue_claim_is_said_overdue_with_the_watchdog_and_who_may_release_it() {
     let mut b = Brain::new();
-    b.bsi(&["open", "agents/alice.md", "--session", "gone", "--agent", "bob"])
-        .ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "gone",
+        "--agent",
+        "bob",
+    ])
+    .ok();
     b.now = "2026-03-14T12:00:00Z".into();
     let r = b.bsi(&["open", "agents/alice.md"]);
     r.code(3)
@@ -230,9 +256,7 @@ fn open_without_a_scope_gives_examples_and_a_hint() {
     let j = b.bsi(&["open", "--json"]);
     j.code(2);
     assert_eq!(j.json()["error"], "usage");
-    b.bsi(&["open", "--shell"])
-        .code(2)
-        .stdout_has("(exit 2)");
+    b.bsi(&["open", "--shell"]).code(2).stdout_has("(exit 2)");
 }
 
 #[test]
