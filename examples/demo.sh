@@ -52,7 +52,8 @@ run "$BSI" open projets/plan.md --session sess-20260314-0931-rk03 --agent gemini
 run "$BSI" open "projets/plan.md#Risks" --session sess-20260314-0931-rk03 --agent gemini
 run "$BSI" status
 run "$BSI" status --tree
-run "$BSI" close sess-20260314-0931-rk03 --agent gemini
+# Gemini names its own session in every command, as the agents' block says.
+run "$BSI" close --session sess-20260314-0931-rk03 --agent gemini
 unset BSI_SESSION BSI_AGENT
 
 # Afternoon, 12:00: the first two sessions never closed.

@@ -566,6 +566,24 @@ const GLOBALS: [(&str, &str); 5] = [
     ("session_flag", "session"),
 ];
 
+/// The error of bsi for a usage error clap found that bsi says better:
+/// `bsi open` with no scope gets examples and a hint.
+pub fn own_usage_error(e: &clap::Error) -> Option<crate::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let scope_missing = matches!(
+        e.get(ContextKind::InvalidArg),
+        Some(ContextValue::Strings(v)) if v.iter().any(|a| a.starts_with("<SCOPE>"))
+    );
+    let in_open = matches!(
+        e.get(ContextKind::Usage),
+        Some(ContextValue::StyledStr(u)) if u.to_string().contains("bsi open")
+    );
+    (scope_missing && in_open).then_some(crate::Error::NoScope)
+}
+
 /// The command line definition as bsi uses it: the derived one, with the
 /// global flags hidden from the subcommands that ignore them (a subcommand
 /// that has its own flag of a global's name does not get the global).

@@ -408,6 +408,26 @@ pub enum Error {
         /// `close` or `renew`.
         verb: &'static str,
     },
+    /// A close or renew, unforced, of a claim of another session than the
+    /// one the run acts for (the same agent name or not).
+    #[error(
+        "{} {} is session {}'s claim ({}), not this session's: this command acts for session {acting}",
+        claim.session,
+        claim.scope,
+        claim.session,
+        claim.agent
+    )]
+    NotYourSession {
+        /// The claim, as the registry has it.
+        claim: Box<Claim>,
+        /// The session the run acts for.
+        acting: String,
+        /// `close` or `renew`.
+        verb: &'static str,
+    },
+    /// `bsi open` with no scope.
+    #[error("bsi open needs at least one SCOPE: what the session will edit")]
+    NoScope,
     /// A renew of a session whose claims are all stale.
     #[error("the claims of {session} are stale; renew cannot revive them")]
     StaleNotRenewable {
@@ -665,6 +685,7 @@ impl Error {
                 | Error::SessionOfAnotherAgent { .. }
                 | Error::StillActive { .. }
                 | Error::NotTheHolder { .. }
+                | Error::NotYourSession { .. }
                 | Error::StaleNotRenewable { .. }
                 | Error::RenewOverdue { .. }
                 | Error::RenewAtCeiling { .. }
@@ -763,6 +784,16 @@ impl Error {
             Error::NotTheHolder { claim, verb, .. } => format!(
                 "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
                 command_line(["bsi", verb, &claim.session, "--agent", &claim.agent])
+            ),
+            Error::NoScope => format!(
+                "for example `{}` (a folder), `{}` (a file) or `{}` (a section); `bsi status --tree` shows the brain's paths and what is claimed",
+                command_line(["bsi", "open", "notes/"]),
+                command_line(["bsi", "open", "notes/plan.md"]),
+                command_line(["bsi", "open", "notes/plan.md#Goals"])
+            ),
+            Error::NotYourSession { claim, verb, .. } => format!(
+                "leave it to its session, or ask its holder; to {verb} it anyway (recorded as forced by this session, and its holder is told): `{}`",
+                command_line(["bsi", verb, &claim.session, "--force"])
             ),
             Error::StaleNotRenewable { session, scopes } => format!(
                 "as their holder, close them and claim again: `{}`, then `{}`",
@@ -941,6 +972,7 @@ impl Error {
             | Error::RegistryDirMissing { .. }
             | Error::RootContradicted { .. }
             | Error::NoSession
+            | Error::NoScope
             | Error::NoSuchCommand { .. } => "usage",
             Error::Scope(_) => "scope",
             Error::Ttl(_) => "ttl",
@@ -968,6 +1000,7 @@ impl Error {
             | Error::SessionOfAnotherAgent { .. }
             | Error::StillActive { .. }
             | Error::NotTheHolder { .. }
+            | Error::NotYourSession { .. }
             | Error::StaleNotRenewable { .. }
             | Error::RenewOverdue { .. }
             | Error::RenewAtCeiling { .. }

@@ -120,7 +120,7 @@ where
             let json = !shell && args.iter().any(|a| a == "--json");
             // A session id, an agent or a TTL refused by its type: the same
             // message, hint and JSON document as any other error of bsi.
-            let code = if let Some(bad) = refused_value(&e) {
+            let code = if let Some(bad) = refused_value(&e).or_else(|| cli::own_usage_error(&e)) {
                 let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
                 report(&bad, json, verbose)
             } else if is_help(&e) {

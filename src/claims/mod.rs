@@ -190,19 +190,67 @@ pub fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String
         .join(", ")
 }
 
-/// Refuses to act on a claim opened by another agent unless forced.
-pub fn check_owner(claims: &[&Claim], caller: &str, force: bool, verb: &'static str) -> Result<()> {
+/// Who acts on a session's claims: the session this run acts for, when it
+/// has one (`--session`, `BSI_SESSION`, or the agent tool's session), and
+/// the agent name people read.
+#[derive(Debug, Clone, Copy)]
+pub struct Actor<'a> {
+    /// The acting session; `None` in a shell that has no session of its own.
+    pub session: Option<&'a str>,
+    /// The agent name of the run.
+    pub agent: &'a str,
+    /// Whether that name was given (`--agent`, `BSI_AGENT`, `default_agent`)
+    /// rather than the default `user@host`.
+    pub agent_named: bool,
+}
+
+impl Actor<'_> {
+    /// Whether `claim` is this actor's own: its session's. With no session
+    /// of its own, naming a session is acting as it, unless the name given
+    /// says the actor is another agent than the one holding it.
+    pub fn owns(&self, claim: &Claim) -> bool {
+        match self.session {
+            Some(s) => s == claim.session,
+            None => !self.agent_named || owned_by(claim, self.agent),
+        }
+    }
+
+    /// Who acted, for a history note: `claude (session sess-…)`.
+    pub fn describe(&self) -> String {
+        match self.session {
+            Some(s) => format!("{} (session {s})", self.agent),
+            None => self.agent.to_string(),
+        }
+    }
+}
+
+/// Refuses to act on another session's claim unless forced: `Ok(true)` when
+/// `--force` was needed (the act is then recorded as forced), `Ok(false)`
+/// when every claim is the actor's own.
+pub fn check_owner(
+    claims: &[&Claim],
+    actor: &Actor<'_>,
+    force: bool,
+    verb: &'static str,
+) -> Result<bool> {
+    let Some(c) = claims.iter().find(|c| !actor.owns(c)) else {
+        return Ok(false);
+    };
     if force {
-        return Ok(());
+        return Ok(true);
     }
-    if let Some(c) = claims.iter().find(|c| !owned_by(c, caller)) {
-        return Err(Error::NotTheHolder {
+    Err(match actor.session {
+        Some(s) => Error::NotYourSession {
             claim: Box::new((*c).clone()),
-            caller: caller.to_string(),
+            acting: s.to_string(),
             verb,
-        });
-    }
-    Ok(())
+        },
+        None => Error::NotTheHolder {
+            claim: Box::new((*c).clone()),
+            caller: actor.agent.to_string(),
+            verb,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -269,10 +317,19 @@ pub(crate) mod tests {
         assert!(owned_by(&claim("s1", "", Scope::Global), "anyone"));
     }
 
+    fn by(session: Option<&'static str>, agent: &'static str, named: bool) -> Actor<'static> {
+        Actor {
+            session,
+            agent,
+            agent_named: named,
+        }
+    }
+
     #[test]
     fn check_owner_refuses_another_agents_claim_unless_forced() {
         let c = claim("s1", "claude", Scope::File("a.md".into()));
-        let e = check_owner(&[&c], "codex", false, "close").expect_err("refused");
+        let codex = by(None, "codex", true);
+        let e = check_owner(&[&c], &codex, false, "close").expect_err("refused");
         assert!(
             e.to_string().contains("opened by claude, not by codex"),
             "{e}"
@@ -284,8 +341,31 @@ pub(crate) mod tests {
             e.hint(),
             "as its holder: `bsi close s1 --agent claude`; to close another agent's claim anyway, add --force"
         );
-        assert!(check_owner(&[&c], "codex", true, "close").is_ok());
-        assert!(check_owner(&[&c], "CLAUDE", false, "close").is_ok());
+        assert!(check_owner(&[&c], &codex, true, "close").expect("forced"));
+        assert!(!check_owner(&[&c], &by(None, "CLAUDE", true), false, "close").expect("own"));
+        // A shell with no session and no name given acts as the session it names.
+        assert!(!check_owner(&[&c], &by(None, "me@box", false), false, "close").expect("own"));
+    }
+
+    #[test]
+    fn a_session_owns_its_claims_and_not_another_sessions_of_the_same_agent() {
+        let b = claim("sess-b", "claude", Scope::File("a.md".into()));
+        let a = by(Some("sess-a"), "claude", false);
+        let e = check_owner(&[&b], &a, false, "close").expect_err("another session's");
+        assert!(
+            matches!(&e, Error::NotYourSession { acting, verb: "close", .. } if acting == "sess-a"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("sess-b"), "{e}");
+        assert!(
+            e.hint().contains("`bsi close sess-b --force`"),
+            "{}",
+            e.hint()
+        );
+        assert!(check_owner(&[&b], &a, true, "close").expect("forced"));
+        // Its own session, whatever agent name the run gives.
+        let own = by(Some("sess-b"), "codex", true);
+        assert!(!check_owner(&[&b], &own, false, "renew").expect("own"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::Plan;
-use super::{check_owner, commit_message_by, scopes_summary, session_claims};
+use super::{Actor, check_owner, commit_message_by, scopes_summary, session_claims};
 use crate::error::{Error, Result};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
@@ -15,13 +15,15 @@ pub type Renewing = (Vec<Claim>, Vec<(Claim, Why)>);
 
 /// Extends the session's active claims (those on `scope`) to `ttl` from
 /// now, within 8h of their opening; says why the others stay as they are.
+/// Another session's claims need `force` (the commit's action is then
+/// `force-renew`, with who acted).
 pub fn plan(
     now: DateTime<FixedOffset>,
     reg: &Registry,
     session: &str,
     scope: Option<&Scope>,
     ttl: Duration,
-    (force, caller): (bool, &str),
+    (force, actor): (bool, &Actor<'_>),
 ) -> Result<Plan<Renewing>> {
     let (active, stale) = session_claims(reg, session, scope);
     if active.is_empty() {
@@ -34,12 +36,23 @@ pub fn plan(
                     .collect(),
             });
         }
-        return Err(Error::NotFound(format!(
-            "session {session} holds no active claim"
-        )));
+        let ended = super::close::ended(reg, session, scope);
+        return Err(Error::NotFound(match ended.last() {
+            Some(e) => format!(
+                "session {session} holds no active claim: its claims were closed ({} {}{})",
+                e.status,
+                e.closed,
+                if e.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", e.note)
+                }
+            ),
+            None => format!("session {session} holds no active claim"),
+        }));
     }
     let claims: Vec<&Claim> = active.iter().map(|&i| &reg.active_claims[i]).collect();
-    check_owner(&claims, caller, force, "renew")?;
+    let forced = check_owner(&claims, actor, force, "renew")?;
 
     let minute = ttl::to_minute(now);
     let mut edited: Registry = reg.clone();
@@ -89,10 +102,10 @@ pub fn plan(
         });
     }
     let message = commit_message_by(
-        "renew",
+        if forced { "force-renew" } else { "renew" },
         &[session],
         &scopes_summary(renewed.iter().map(|c| &c.scope)),
-        Some(caller),
+        Some(actor.agent),
     );
     Ok(Plan::Write {
         text: edited.render(),
@@ -122,20 +135,32 @@ mod tests {
         let mine = claim("s1", "a", Scope::File("a.md".into()));
         let reg = registry(std::slice::from_ref(&mine), &[]);
         let now = t0() + Duration::hours(1);
-        let p = plan(now, &reg, "s1", None, Duration::hours(4), (false, "a")).expect("a plan");
+        let (a, b) = (
+            Actor {
+                session: None,
+                agent: "a",
+                agent_named: true,
+            },
+            Actor {
+                session: None,
+                agent: "b",
+                agent_named: true,
+            },
+        );
+        let p = plan(now, &reg, "s1", None, Duration::hours(4), (false, &a)).expect("a plan");
         let after = written(&p).expect("written");
         assert_eq!(after.active_claims[0].expires, t0() + Duration::hours(5));
-        let ok = plan(now, &reg, "s1", None, Duration::minutes(30), (false, "a")).expect("a plan");
+        let ok = plan(now, &reg, "s1", None, Duration::minutes(30), (false, &a)).expect("a plan");
         assert!(
             written(&ok).is_none(),
             "already long enough: nothing written"
         );
         let stale = registry(&[], &[mine]);
-        let e = plan(now, &stale, "s1", None, Duration::hours(1), (false, "a"))
+        let e = plan(now, &stale, "s1", None, Duration::hours(1), (false, &a))
             .err()
             .expect("refused");
         assert!(e.to_string().contains("stale"), "{e}");
-        let other = plan(now, &reg, "s1", None, Duration::hours(4), (false, "b"))
+        let other = plan(now, &reg, "s1", None, Duration::hours(4), (false, &b))
             .err()
             .expect("not b's");
         assert!(other.to_string().contains("opened by a"), "{other}");

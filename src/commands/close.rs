@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::audit::{self, VerifyOutcome};
-use crate::claims::close::plan;
-use crate::claims::{scopes_summary, session_claims};
+use crate::claims::close::{Closing, Ended, plan};
+use crate::claims::{Actor, scopes_summary, session_claims};
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
@@ -23,8 +23,32 @@ struct Closed {
     status: &'static str,
     /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
     verify: String,
+    /// Who closed another session's claims with `--force`; null otherwise.
+    forced_by: Option<String>,
     /// The registry commit; null when nothing was written.
     commit: Option<String>,
+}
+
+/// A close repeated: the session's claims were closed before.
+#[derive(Serialize)]
+struct AlreadyClosed {
+    session: String,
+    closed: Vec<ClaimJson>,
+    /// `already-closed`.
+    status: &'static str,
+    already_closed: Vec<EndedJson>,
+    /// Who acted in the registry commit that ended them, when found.
+    by: Option<String>,
+    commit: Option<String>,
+}
+
+#[derive(Serialize)]
+struct EndedJson {
+    scope: String,
+    agent: String,
+    closed: String,
+    status: String,
+    note: String,
 }
 
 pub(crate) fn run(
@@ -39,6 +63,12 @@ pub(crate) fn run(
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let caller = ctx.agent(agent, &w.settings.config)?;
+    let acting = ctx.env_session()?;
+    let actor = Actor {
+        session: acting.as_ref().map(SessionId::as_str),
+        agent: caller.as_str(),
+        agent_named: agent_named(ctx, agent, &w.settings.config),
+    };
     // The session's audit, read before the lock from the registry as this
     // clone sees it: alert, never block.
     let verified = audit_session(&w, &session, scope.as_ref());
@@ -49,12 +79,38 @@ pub(crate) fn run(
                 reg,
                 &session,
                 scope.as_ref(),
-                (&caller, force),
+                (&actor, force),
                 (verified, ctx.now),
             )
         },
-        |(targets, verified), commit| report(ctx, &session, &targets, &verified, commit, json),
+        |closing, commit| match closing {
+            Closing::Closed {
+                claims,
+                verified,
+                forced_by,
+            } => report(
+                ctx,
+                &session,
+                (&claims, &verified, forced_by.as_deref()),
+                commit,
+                json,
+            ),
+            Closing::AlreadyClosed(ended) => {
+                let by = closed_by(&w, &session);
+                report_again(ctx, &session, &ended, by.as_deref(), json)
+            }
+        },
     )
+}
+
+/// Whether the run's agent name was given (`--agent`, `BSI_AGENT`,
+/// `default_agent`) rather than defaulted: see [`Actor::owns`].
+pub(crate) fn agent_named(
+    ctx: &Ctx,
+    flag: Option<&AgentName>,
+    config: &crate::config::Config,
+) -> bool {
+    flag.is_some() || ctx.env_agent.is_some() || config.default_agent.is_some()
 }
 
 /// What the audit of the session says of its changes; a failure to read
@@ -78,11 +134,90 @@ fn audit_session(w: &WriteCommand<'_>, session: &str, scope: Option<&Scope>) -> 
     })
 }
 
+/// Who acted in the newest registry commit that ended claims of
+/// `session` (its agent trailer), read from the registry branch's journal.
+fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
+    let remote = w.settings.remote().ok().flatten();
+    let view = w.brain.view(remote.as_ref()).ok()?;
+    let tip = view.tip()?;
+    let commits = w
+        .brain
+        .git
+        .journal(tip, crate::store::BRANCH_FILE, Some(500))
+        .ok()?;
+    commits.iter().find_map(|c| {
+        let t = crate::trailer::Registry::parse(&c.message);
+        let ends = t
+            .action
+            .as_deref()
+            .is_some_and(|a| ["close", "force-close", "release", "force-release"].contains(&a));
+        (ends && t.sessions.iter().any(|s| s == session))
+            .then_some(t.agent)
+            .flatten()
+    })
+}
+
+/// A close repeated: done before, said with when and by whom; exit 0.
+fn report_again(
+    ctx: &Ctx,
+    session: &str,
+    ended: &[Ended],
+    by: Option<&str>,
+    json: bool,
+) -> Result<Ending> {
+    if json {
+        output::print_json(&AlreadyClosed {
+            session: session.to_string(),
+            closed: Vec::new(),
+            status: "already-closed",
+            already_closed: ended
+                .iter()
+                .map(|e| EndedJson {
+                    scope: e.scope.clone(),
+                    agent: e.agent.clone(),
+                    closed: e.closed.clone(),
+                    status: e.status.clone(),
+                    note: e.note.clone(),
+                })
+                .collect(),
+            by: by.map(String::from),
+            commit: None,
+        })?;
+        return Ok(Ending::Kept(exit::OK));
+    }
+    let mut out = ctx.out();
+    writeln!(
+        out,
+        "Already closed — {session} holds no claim any more; nothing to do."
+    )
+    .map_err(Error::output)?;
+    for e in ended {
+        let how = match e.status.as_str() {
+            "completed" => "closed".to_string(),
+            other => other.to_string(),
+        };
+        let note = if e.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", e.note)
+        };
+        writeln!(out, "  {} — {how} {}{note}", e.scope, e.closed).map_err(Error::output)?;
+    }
+    if let Some(by) = by {
+        writeln!(out, "Last closed by {by}.").map_err(Error::output)?;
+    }
+    writeln!(
+        out,
+        "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
+    )
+    .map_err(Error::output)?;
+    Ok(Ending::Kept(exit::OK))
+}
+
 fn report(
     ctx: &Ctx,
     session: &str,
-    targets: &[(Claim, bool)],
-    verified: &VerifyOutcome,
+    (targets, verified, forced_by): (&[(Claim, bool)], &VerifyOutcome, Option<&str>),
     commit: Option<Oid>,
     json: bool,
 ) -> Result<Ending> {
@@ -95,6 +230,7 @@ fn report(
                 .collect(),
             status: Status::Completed.as_str(),
             verify: verified.to_string(),
+            forced_by: forced_by.map(String::from),
             commit: commit.map(|c| c.to_string()),
         })?;
     } else {
@@ -105,6 +241,13 @@ fn report(
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
         )
         .map_err(Error::output)?;
+        if let Some(by) = forced_by {
+            writeln!(
+                out,
+                "Forced: these were another session's claims; the history records them as closed by {by}."
+            )
+            .map_err(Error::output)?;
+        }
         if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
                 out,

@@ -71,10 +71,17 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;
-    let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
+    let mut agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
     let (mut session, generated) = session_of(ctx)?;
+    if !generated && !super::close::agent_named(ctx, req.agent.as_ref(), config) {
+        // A session named with no agent name given: its claims join it as
+        // the agent it was opened by, as `close` acts as it.
+        if let Some(recorded) = session_agent(&w, &session) {
+            agent = recorded;
+        }
+    }
     let ttl = w.settings.ttl(req.ttl);
 
     // A drawn id the registry already knows is drawn again.
@@ -258,6 +265,21 @@ fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<V
     Ok(scopes)
 }
 
+/// The agent a session's claims were recorded by: its active or stale
+/// claims', else its newest history row's.
+fn session_agent(w: &WriteCommand<'_>, session: &str) -> Option<String> {
+    let remote = w.settings.remote().ok().flatten();
+    let view = w.brain.view(remote.as_ref()).ok()?;
+    let reg = &view.registry;
+    if let Some((c, _)) = reg.all_claims().find(|(c, _)| c.session == session) {
+        return Some(c.agent.clone()).filter(|a| !a.is_empty());
+    }
+    crate::claims::close::ended(reg, session, None)
+        .pop()
+        .map(|e| e.agent)
+        .filter(|a| !a.is_empty())
+}
+
 /// The session asked for (`--session` or `BSI_SESSION`), or a new one; and
 /// whether it was drawn here.
 fn session_of(ctx: &Ctx) -> Result<(String, bool)> {
@@ -400,7 +422,7 @@ fn report(
                 hopeless: joined && blockers.iter().any(|b| b.stale),
                 requested,
             };
-            report_refusal(ctx, session, &refusal, json)?;
+            report_refusal(ctx, (session, generated, named_agent), &refusal, json)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -596,7 +618,12 @@ struct Refusal<'a> {
     requested: &'a [Scope],
 }
 
-fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Result<()> {
+fn report_refusal(
+    ctx: &Ctx,
+    (session, generated, named_agent): (&str, bool, Option<&str>),
+    r: &Refusal<'_>,
+    json: bool,
+) -> Result<()> {
     let Refusal {
         blockers,
         alternatives,
@@ -604,13 +631,32 @@ fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Resu
         queue,
         ..
     } = *r;
-    let mut ways = next_ways(blockers, alternatives, free);
+    // The next commands carry what this run was given, so they act for the
+    // same session and agent wherever they are run.
+    let mut same: Vec<&str> = Vec::new();
+    if !generated {
+        same.extend(["--session", session]);
+    }
+    if let Some(a) = named_agent {
+        same.extend(["--agent", a]);
+    }
+    let mut ways = next_ways(blockers, (alternatives, free), &same, ctx.now);
     if queue.is_some_and(|p| !p.queued) {
+        let whose = if generated {
+            format!(" (as session {session}, the new id this request drew; nothing holds it yet)")
+        } else {
+            format!(" (as your session {session})")
+        };
+        let mut wait = same.clone();
+        if generated {
+            wait.extend(["--session", session]);
+        }
+        wait.extend(["--wait", "10m"]);
         ways.insert(
             usize::from(!alternatives.is_empty() || !free.is_empty()),
             format!(
-                "take your turn in the queue: `{}`",
-                open_command(r.requested, &["--session", session, "--wait", "10m"])
+                "take your turn in the queue{whose}: `{}`",
+                open_command(r.requested, &wait)
             ),
         );
     }
@@ -675,34 +721,37 @@ fn report_refusal(ctx: &Ctx, session: &str, r: &Refusal<'_>, json: bool) -> Resu
     Ok(())
 }
 
-/// The ways out of a refusal, most direct first.
-fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<String> {
-    let mut holders: Vec<(&str, bool)> = Vec::new();
+/// The ways out of a refusal, most direct first; the open commands carry
+/// `same` (the session and agent flags of the request). A claim past its
+/// expiry that the watchdog has not marked yet is said to be overdue.
+fn next_ways(
+    blockers: &[Owned],
+    (alternatives, free): (&[Scope], &[Scope]),
+    same: &[&str],
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Vec<String> {
+    let mut holders: Vec<(&str, bool, bool)> = Vec::new();
     for b in blockers {
-        if !holders.iter().any(|(s, _)| *s == b.claim.session) {
-            holders.push((&b.claim.session, b.stale));
+        if !holders.iter().any(|(s, _, _)| *s == b.claim.session) {
+            let overdue = !b.stale && b.claim.expires <= now;
+            holders.push((&b.claim.session, b.stale, overdue));
         }
     }
     let active: Vec<&str> = holders
         .iter()
-        .filter(|(_, st)| !st)
-        .map(|(s, _)| *s)
-        .collect();
-    let stale: Vec<&str> = holders
-        .iter()
-        .filter(|(_, st)| *st)
-        .map(|(s, _)| *s)
+        .filter(|(_, st, late)| !st && !late)
+        .map(|(s, _, _)| *s)
         .collect();
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
         ways.push(format!(
             "open a free scope instead (`{}`)",
-            open_command([first], &[])
+            open_command([first], same)
         ));
     } else if !free.is_empty() {
         ways.push(format!(
             "open the free part alone (`{}`)",
-            open_command(free, &[])
+            open_command(free, same)
         ));
     }
     if !active.is_empty() {
@@ -711,7 +760,14 @@ fn next_ways(blockers: &[Owned], alternatives: &[Scope], free: &[Scope]) -> Vec<
             active.join(", ")
         ));
     }
-    for s in &stale {
+    for (s, _, _) in holders.iter().filter(|(_, _, late)| *late) {
+        ways.push(format!(
+            "the claim of {s} is overdue (its time ran out; the watchdog has not run): `bsi watchdog` marks it stale, then its holder closes it (`{}`) or a person who knows {s} is gone frees it: `{}`",
+            command_line(["bsi", "close", s]),
+            command_line(["bsi", "release", s, "--confirm"])
+        ));
+    }
+    for (s, _, _) in holders.iter().filter(|(_, st, _)| *st) {
         ways.push(format!(
             "have a person who knows {s} is gone free its stale claim: `{}`",
             command_line(["bsi", "release", s, "--confirm"])

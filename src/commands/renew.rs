@@ -35,19 +35,16 @@ pub(crate) fn run(
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let caller = ctx.agent(agent, &w.settings.config)?;
+    let acting = ctx.env_session()?;
+    let actor = crate::claims::Actor {
+        session: acting.as_ref().map(SessionId::as_str),
+        agent: caller.as_str(),
+        agent_named: super::close::agent_named(ctx, agent, &w.settings.config),
+    };
     let ttl = w.settings.ttl(ttl_arg);
     w.run(
         false,
-        |reg| {
-            plan(
-                ctx.now,
-                reg,
-                &session,
-                scope.as_ref(),
-                ttl,
-                (force, &caller),
-            )
-        },
+        |reg| plan(ctx.now, reg, &session, scope.as_ref(), ttl, (force, &actor)),
         |(renewed, unchanged), commit| {
             report(
                 ctx,

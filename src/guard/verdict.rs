@@ -262,6 +262,26 @@ pub fn ways_out(judged: &Judged<'_>, session: Option<&str>) -> Vec<String> {
             );
         }
         for (s, stale) in &judged.holders {
+            if session.is_none() {
+                // Maybe the committer's own session: never propose that it
+                // releases its own claim.
+                lines.push(format!(
+                    "  if {s} is your own session: `export {}`, then run the same git command again",
+                    crate::words::assignment("BSI_SESSION", s)
+                ));
+                lines.push(format!(
+                    "  if it is another's: wait for {s} to close its claim or ask its holder{}",
+                    if *stale {
+                        format!(
+                            "; it is stale, so a person may free it: `{}`",
+                            command_line(["bsi", "release", s, "--confirm"])
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+                continue;
+            }
             if *stale {
                 lines.push(format!(
                     "  ways out: ask the holder of {s} to close it, or have a person run `{}` (its claim is stale)",
@@ -379,6 +399,9 @@ mod tests {
         let j = judge(&f, None, HookMode::Normal, "commit");
         let ways = ways_out(&j, None);
         assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
+        // The holder may be the committer's own session: no release of it.
+        assert!(ways[1].contains("`export BSI_SESSION=s2`"), "{ways:?}");
+        assert!(!ways.iter().any(|l| l.contains("release")), "{ways:?}");
         assert!(
             ways.iter()
                 .any(|l| l.contains("(as the session that commits)")),

@@ -260,6 +260,11 @@ fn every_json_document_matches_the_schema() {
     r.ok();
     let v = valid("close", &r.stdout);
     assert!(v["commit"].is_string(), "{v}");
+    // Closed again: done before, said in the same document.
+    let r = b.bsi(&["close", "s1", "--json"]);
+    r.ok();
+    let v = valid("close", &r.stdout);
+    assert_eq!(v["status"], "already-closed", "{v}");
 
     // s2 expires: the watchdog moves it to the stale table.
     let r = b.bsi_env(&["watchdog", "--json"], &[("BSI_NOW", later)]);

@@ -25,6 +25,7 @@ mod json;
 mod layouts;
 mod managers;
 mod mcp;
+mod ownership;
 mod queue;
 mod queue_promises;
 mod reliability;

@@ -370,11 +370,24 @@ fn every_command_takes_session_as_the_agent_instructions_say() {
         "{:?}",
         b.active()
     );
-    // A positional session still wins where a command has one.
+    // A positional session still names what is closed; `--session` names
+    // the session acting, so another session's claims need --force.
     b.bsi(&["open", "notes/", "--session", "s2", "--agent", "a"])
         .ok();
     b.bsi(&["close", "s2", "--session", "nobody", "--agent", "a"])
-        .ok();
+        .code(1)
+        .stderr_has("acts for session nobody");
+    b.bsi(&[
+        "close",
+        "s2",
+        "--session",
+        "nobody",
+        "--agent",
+        "a",
+        "--force",
+    ])
+    .ok();
+    assert!(b.active().iter().all(|r| !r.contains("| s2 |")));
     // An id the rule refuses is refused by every command alike.
     b.bsi(&["status", "--session", "bad id"]).code(2);
 }

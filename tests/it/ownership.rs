@@ -1,0 +1,287 @@
+//! Ownership by session: a session acts on its own claims freely, on
+//! another session's (of the same agent or not) only with the recorded
+//! `--force`; a shell with no session of its own acts as the session it
+//! names. And every next command bsi prints here runs as printed, in the
+//! context it was printed for: each is taken from the output and run
+//! through `sh -c`.
+
+use std::process::Command;
+
+use crate::common::{Brain, Run, bin, clean_env};
+
+/// Session A of agent `claude`, as its shell sees it.
+const A: [(&str, &str); 2] = [("BSI_SESSION", "sess-a"), ("BSI_AGENT", "claude")];
+/// Session B of the same agent.
+const B: [(&str, &str); 2] = [("BSI_SESSION", "sess-b"), ("BSI_AGENT", "claude")];
+
+/// The commands between backticks in `text` that start with `bsi `, in
+/// order.
+fn commands(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|c| c.starts_with("bsi "))
+        .map(String::from)
+        .collect()
+}
+
+/// The one printed command that starts with `prefix`.
+#[track_caller]
+fn printed(text: &str, prefix: &str) -> String {
+    let found: Vec<String> = commands(text)
+        .into_iter()
+        .filter(|c| c.starts_with(prefix))
+        .collect();
+    assert!(!found.is_empty(), "no `{prefix}…` printed in:\n{text}");
+    found[0].clone()
+}
+
+/// Runs `line` exactly as printed through `sh -c`, in the brain, with the
+/// binary under test first on PATH and `env` added.
+fn sh(b: &Brain, line: &str, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new("sh");
+    clean_env(&mut cmd, b.path());
+    let dir = bin().parent().expect("bin dir").to_path_buf();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir];
+    dirs.extend(std::env::split_paths(&path));
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+        .env("BSI_NOW", &b.now)
+        .current_dir(b.path())
+        .arg("-c")
+        .arg(line);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from_output(cmd.output().expect("run sh"))
+}
+
+/// The session id `open` printed (`Session: ID`).
+fn session_of(r: &Run) -> String {
+    r.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Session: "))
+        .expect("the session printed")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_session_closes_another_session_of_the_same_agent_only_forced_and_recorded() {
+    let b = Brain::new();
+    b.bsi_env(&["open", "agents/bob.md"], &B).ok();
+    b.bsi_env(&["open", "agents/alice.md"], &A).ok();
+    let (reg, n) = (b.registry(), b.commits());
+
+    let refused = b.bsi_env(&["close", "sess-b"], &A);
+    refused
+        .code(1)
+        .stderr_has("not this session's")
+        .stderr_has("acts for session sess-a");
+    b.bsi_env(&["renew", "sess-b", "--ttl", "3h"], &A)
+        .code(1)
+        .stderr_has("not this session's");
+    assert_eq!((b.registry(), b.commits()), (reg, n), "nothing written");
+
+    // The printed way runs as printed in A's shell, and is recorded.
+    let forced = printed(&refused.stderr, "bsi close sess-b");
+    assert_eq!(forced, "bsi close sess-b --force");
+    sh(&b, &forced, &A)
+        .ok()
+        .stdout_has("Forced: these were another session's claims");
+    let history = b.history();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(
+        history[0].contains("| sess-b | agents/bob.md |"),
+        "{history:?}"
+    );
+    assert!(
+        history[0].contains("closed by claude (session sess-a) with --force"),
+        "{history:?}"
+    );
+    let message = b.git(&["log", "-1", "--format=%B", "brain-index"]);
+    assert!(message.contains("BSI-Action: force-close"), "{message}");
+    assert!(message.contains("BSI-Agent: claude"), "{message}");
+    // A's own claim is untouched, and closes without ceremony.
+    assert_eq!(b.active().len(), 1);
+    assert!(b.active()[0].contains("sess-a"));
+
+    // B is told at its next close: done before, when and by whom.
+    b.bsi_env(&["close"], &B)
+        .ok()
+        .stdout_has("Already closed — sess-b")
+        .stdout_has("closed by claude (session sess-a) with --force");
+    b.bsi_env(&["renew"], &B)
+        .code(1)
+        .stderr_has("closed by claude (session sess-a) with --force");
+    b.bsi_env(&["close"], &A)
+        .ok()
+        .stdout_has("Claim closed — sess-a");
+    assert!(b.active().is_empty());
+}
+
+#[test]
+fn a_persons_plain_shell_closes_the_session_it_names() {
+    let b = Brain::new();
+    let opened = b.bsi(&["open", "agents/"]);
+    opened.ok();
+    let s = session_of(&opened);
+    b.bsi(&["close", &s]).ok().stdout_has("Claim closed");
+    // Opened under another agent name: naming the session is acting as it.
+    let me = b.bsi(&["open", "projets/", "--agent", "me"]);
+    me.ok();
+    let s = session_of(&me);
+    b.bsi(&["close", &s]).ok();
+    assert!(b.active().is_empty(), "{:?}", b.active());
+    // A name given that is not the holder's is still refused.
+    b.bsi(&["open", "agents/", "--session", "s9", "--agent", "alice"])
+        .ok();
+    b.bsi_env(&["close", "s9"], &[("BSI_AGENT", "bob")])
+        .code(1)
+        .stderr_has("opened by alice, not by bob");
+}
+
+#[test]
+fn a_newcomers_typo_fix_runs_as_printed() {
+    let b = Brain::new();
+    let r = b.bsi(&["open", "agent/alice.md", "--agent", "me"]);
+    r.ok();
+    let s = session_of(&r);
+    let close = printed(&r.stderr, "bsi close");
+    let open = printed(&r.stderr, "bsi open agents/alice.md");
+    assert_eq!(close, format!("bsi close {s} --scope agent/alice.md"));
+    sh(&b, &close, &[]).ok();
+    sh(&b, &open, &[]).ok();
+    let rows = b.active();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].contains(&format!("| {s} | agents/alice.md | file | me |")),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn a_refused_opens_next_commands_run_as_printed_for_the_same_agent() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-other",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    let r = b.bsi(&["open", "agents/alice.md", "--agent", "me"]);
+    r.code(3);
+    let next = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Next:"))
+        .expect("a Next line")
+        .to_string();
+    let free = printed(&next, "bsi open");
+    assert!(free.ends_with("--agent me"), "{free}");
+    sh(&b, &free, &[]).ok();
+    assert!(
+        b.active().iter().any(|r| r.contains("| me |")),
+        "{:?}",
+        b.active()
+    );
+}
+
+#[test]
+fn the_pre_commit_hooks_claim_first_runs_as_printed() {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "s1",
+        "--agent",
+        "me",
+    ])
+    .ok();
+    b.write("agents/bob.md", "# Bob\n\nmore\n");
+    b.git(&["add", "agents/bob.md"]);
+    let s1 = [("BSI_SESSION", "s1")];
+    let commit = b.git_at(b.path(), Some("s1"), &["commit", "-q", "-m", "bob"]);
+    let said = format!("{}{}", commit.stdout, commit.stderr);
+    let open = printed(&said, "bsi open agents/bob.md");
+    assert_eq!(open, "bsi open agents/bob.md --session s1");
+    sh(&b, &open, &s1).ok();
+    let rows = b.active();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("| s1 | agents/bob.md | file | me |")),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn an_overdue_claim_is_said_overdue_with_the_watchdog_and_who_may_release_it() {
+    let mut b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "gone",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    b.now = "2026-03-14T12:00:00Z".into();
+    let r = b.bsi(&["open", "agents/alice.md"]);
+    r.code(3)
+        .stderr_has("the claim of gone is overdue")
+        .stderr_has("`bsi watchdog` marks it stale");
+    assert!(!r.stderr.contains("wait for gone to close"), "{}", r.stderr);
+    assert_eq!(printed(&r.stderr, "bsi watchdog"), "bsi watchdog");
+    // The watchdog's documented exit 4: stale claims need a person.
+    sh(&b, "bsi watchdog", &[]).code(4);
+    let release = printed(&r.stderr, "bsi release");
+    assert_eq!(release, "bsi release gone --confirm");
+    sh(&b, &release, &[]).ok();
+    b.bsi(&["open", "agents/alice.md"]).ok();
+}
+
+#[test]
+fn open_without_a_scope_gives_examples_and_a_hint() {
+    let b = Brain::new();
+    let r = b.bsi(&["open"]);
+    r.code(2)
+        .stderr_has("bsi open needs at least one SCOPE")
+        .stderr_has("hint: for example `bsi open notes/`");
+    let j = b.bsi(&["open", "--json"]);
+    j.code(2);
+    assert_eq!(j.json()["error"], "usage");
+    b.bsi(&["open", "--shell"]).code(2).stdout_has("(exit 2)");
+}
+
+#[test]
+fn closing_twice_is_done_and_says_when_and_by_whom() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1", "--agent", "alice"])
+        .ok();
+    b.bsi(&["close", "s1"]).ok();
+    let n = b.commits();
+    b.bsi(&["close", "s1"])
+        .ok()
+        .stdout_has("Already closed — s1")
+        .stdout_has("agents/ — closed 2026-03-14 09:30")
+        .stdout_has("Last closed by tester@box");
+    let j = b.bsi(&["close", "s1", "--json"]);
+    j.ok();
+    let doc = j.json();
+    assert_eq!(doc["already_closed"][0]["scope"], "agents/");
+    assert_eq!(doc["already_closed"][0]["status"], "completed");
+    assert_eq!(doc["already_closed"][0]["agent"], "alice");
+    assert_eq!(doc["by"], "tester@box");
+    assert_eq!(doc["closed"].as_array().map(Vec::len), Some(0));
+    assert_eq!(b.commits(), n, "nothing written");
+    // A session that never was is still not found.
+    b.bsi(&["close", "s-never"])
+        .code(1)
+        .stderr_has("holds no claim");
+}
