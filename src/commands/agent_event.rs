@@ -303,14 +303,16 @@ fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)>
     groups.into_iter().map(|(_, dir, g)| (dir, g)).collect()
 }
 
-/// The edit hook for the edits of one work tree, its brain found from `dir`.
-fn edit_in(
+/// The brain, settings and registry an edit in `dir` is judged on, read
+/// as the hook reads them (the first fetch of a clone that never fetched
+/// the registry, the clone's hook mode); or the answer that ends the hook
+/// before any judging (mode `off`, bsi not set up, the remote unreached).
+#[allow(clippy::type_complexity)]
+fn registry_for_edit(
     ctx: &Ctx,
     tool: Tool,
     dir: &Path,
-    session_id: &str,
-    edits: &[FileEdit],
-) -> Result<Answer> {
+) -> Result<std::result::Result<(Ctx, Brain, Settings, Registry), Answer>> {
     let (mut ctx, mut brain, mut settings) = open_at(ctx, dir)?;
     // A single-branch or shallow clone that never fetched the registry.
     let remote = settings.remote().ok().flatten();
@@ -319,7 +321,7 @@ fn edit_in(
             eprintln!("bsi: note: {note}");
             (ctx, brain, settings) = open_at(&ctx, dir)?;
         }
-        FirstFetch::Unreached(why) => return Ok(fail_open(tool, HookKind::Edit, &why)),
+        FirstFetch::Unreached(why) => return Ok(Err(fail_open(tool, HookKind::Edit, &why))),
         FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
     }
     if let Some(w) = &settings.hook_mode_warning {
@@ -327,20 +329,35 @@ fn edit_in(
     }
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
-        return Ok(agents::answer(tool, &Verdict::Allow));
+        return Ok(Err(agents::answer(tool, &Verdict::Allow)));
     }
     // The local registry branch and the remote as last fetched.
     let remote = settings.remote().ok().flatten();
     let reg = match brain.view(remote.as_ref()) {
         Ok(v) => v.registry,
         Err(e @ Error::NoRegistry { .. }) => {
-            return Ok(fail_open(
+            return Ok(Err(fail_open(
                 tool,
                 HookKind::Edit,
                 &format!("{e} (bsi is not set up in this repository: `bsi init`)"),
-            ));
+            )));
         }
         Err(e) => return Err(e),
+    };
+    Ok(Ok((ctx, brain, settings, reg)))
+}
+
+/// The edit hook for the edits of one work tree, its brain found from `dir`.
+fn edit_in(
+    ctx: &Ctx,
+    tool: Tool,
+    dir: &Path,
+    session_id: &str,
+    edits: &[FileEdit],
+) -> Result<Answer> {
+    let (ctx, brain, settings, reg) = match registry_for_edit(ctx, tool, dir)? {
+        Ok(found) => found,
+        Err(answer) => return Ok(answer),
     };
     let mut targets = targets(&brain, edits);
     if targets.is_empty() {
