@@ -3,8 +3,9 @@
 //! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
-//! asks the guard which claims that touches — the same function as the
-//! pre-commit hook — and answers in the tool's protocol. It reads the local
+//! each file named as the brain file it reaches ([`super::edits`]), asks
+//! [`crate::guard::edit::decide`] — the decision MCP's `check` asks too —
+//! and answers in the tool's protocol. It reads the local
 //! registry branch and its remote-tracking copy: no network, and no write
 //! unless it claims on the first write (`claim_on_write`) or names a new
 //! session in a refusal.
