@@ -3,7 +3,7 @@
 //! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
-//! each file named as the brain file it reaches ([`super::edits`]), asks
+//! each file named as the brain file it reaches (`commands::edits`), asks
 //! [`crate::guard::edit::decide`] — the decision MCP's `check` asks too —
 //! and answers in the tool's protocol. It reads the local
 //! registry branch and its remote-tracking copy: no network, and no write
