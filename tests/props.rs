@@ -1047,3 +1047,150 @@ proptest! {
         prop_assert_eq!(change.is_none(), expected.is_empty());
     }
 }
+
+// --- the one decision on an edit ------------------------------------------
+
+/// The paths the edit properties act on; `BRAIN-INDEX.md` is the copy.
+const EDITED: [&str; 5] = ["a.md", "b.md", "d/c.md", "d/e.md", "BRAIN-INDEX.md"];
+
+fn edit_claim() -> impl Strategy<Value = (Claim, bool)> {
+    let scope = prop_oneof![
+        1 => Just(Scope::Global),
+        2 => Just(Scope::Dir("d/".into())),
+        4 => prop::sample::select(&EDITED[..4]).prop_map(|f| Scope::File(f.into())),
+        3 => (prop::sample::select(&EDITED[..4]), "[AB]").prop_map(|(f, h)| Scope::Section { file: f.into(), heading: h }),
+    ];
+    (
+        prop::sample::select(vec!["s1", "s2", "s3"]),
+        scope,
+        any::<bool>(),
+    )
+        .prop_map(|(session, scope, stale)| {
+            let opened = DateTime::parse_from_rfc3339("2026-03-14T09:30:00Z").expect("time");
+            let claim = Claim {
+                session: session.into(),
+                scope,
+                agent: format!("agent-{session}"),
+                opened,
+                expires: opened + Duration::hours(2),
+                note: String::new(),
+                reason: None,
+                extra: Vec::new(),
+            };
+            (claim, stale)
+        })
+}
+
+fn edit_registry(claims: &[(Claim, bool)]) -> registry::Registry {
+    let mut reg = registry::parse_in(empty_registry(), &chrono::Utc).expect("parse");
+    let mut seen: Vec<(String, Scope)> = Vec::new();
+    for (c, stale) in claims {
+        if seen.contains(&(c.session.clone(), c.scope.clone())) {
+            continue;
+        }
+        seen.push((c.session.clone(), c.scope.clone()));
+        let kind = if *stale {
+            TableKind::Stale
+        } else {
+            TableKind::Active
+        };
+        reg.add_claim(kind, c);
+    }
+    reg
+}
+
+fn hook_mode() -> impl Strategy<Value = bsi::config::HookMode> {
+    use bsi::config::HookMode;
+    prop::sample::select(vec![
+        HookMode::Off,
+        HookMode::Warn,
+        HookMode::Normal,
+        HookMode::Strict,
+    ])
+}
+
+const EDIT_DOC: &str = "# T\n\n## A\n\na\n\n## B\n\nb\n";
+
+/// A target: judged whole, or one section's line changed.
+fn edit_target() -> impl Strategy<Value = bsi::guard::edit::Target> {
+    use bsi::guard::edit::Target;
+    (prop::sample::select(&EDITED[..]), 0u8..3).prop_map(|(rel, how)| match how {
+        0 => Target::whole(rel),
+        n => Target {
+            old: Some(EDIT_DOC.into()),
+            new: Some(EDIT_DOC.replace(if n == 1 { "\na\n" } else { "\nb\n" }, "\nchanged\n")),
+            replace: true,
+            ..Target::whole(rel)
+        },
+    })
+}
+
+proptest! {
+    #[test]
+    fn one_edit_decision_follows_the_mode(
+        claims in prop::collection::vec(edit_claim(), 0..6),
+        targets in prop::collection::vec(edit_target(), 1..4),
+        session in prop::sample::select(vec![Some("s1"), Some("s2"), None]),
+        mode in hook_mode(),
+        claim_on_write in any::<bool>(),
+    ) {
+        use bsi::config::HookMode;
+        use bsi::guard::edit::{EditDecision, Rules, decide};
+        let reg = edit_registry(&claims);
+        let rules = Rules {
+            mode,
+            claim_on_write,
+            ttl: Duration::minutes(95),
+            copy: "BRAIN-INDEX.md".into(),
+            markdown: Vec::new(),
+        };
+        let d = decide(&reg, session, &targets, &rules);
+        let copy = targets.iter().any(|t| t.rel == "BRAIN-INDEX.md");
+        // Another session's claim (active or stale) over a target judged
+        // whole: the oracle is the overlap rule itself.
+        let theirs_whole = targets.iter().filter(|t| t.old.is_none()).any(|t| {
+            reg.all_claims().any(|(c, _)| {
+                Some(c.session.as_str()) != session
+                    && overlaps(&c.scope, &Scope::File(t.rel.clone()), &FlatSections)
+            })
+        });
+        match mode {
+            HookMode::Off => prop_assert_eq!(&d, &EditDecision::Allow),
+            // Warn mode never refuses; it speaks of the copy and of what
+            // others hold.
+            HookMode::Warn => {
+                let refused = matches!(d, EditDecision::Deny { .. });
+                prop_assert!(!refused, "{:?}", d);
+                if copy || theirs_whole {
+                    let warned = matches!(d, EditDecision::Warn { .. });
+                    prop_assert!(warned, "{:?}", d);
+                }
+            }
+            HookMode::Normal | HookMode::Strict => {
+                if copy {
+                    let copy_refused = matches!(d, EditDecision::Deny { copy: Some(_), .. });
+                    prop_assert!(copy_refused, "{:?}", d);
+                }
+                if theirs_whole {
+                    let refused = matches!(d, EditDecision::Deny { .. });
+                    prop_assert!(refused, "an edit over another session's claim let through: {:?}", d);
+                }
+                let warned = matches!(d, EditDecision::Warn { .. });
+                prop_assert!(!warned, "{:?}", d);
+            }
+        }
+        if let EditDecision::ClaimFirst { scopes, ttl, .. } = &d {
+            // Only for a known session, with the rules' TTL, and never
+            // what another session holds.
+            prop_assert!(claim_on_write && session.is_some());
+            prop_assert_eq!(*ttl, Duration::minutes(95));
+            prop_assert!(!copy);
+            for s in scopes {
+                let covered = reg.all_claims().any(|(c, _)| {
+                    Some(c.session.as_str()) != session && overlaps(&c.scope, s, &FlatSections)
+                });
+                prop_assert!(!covered, "claims {} over another's claim: {:?}", s, reg.all_claims().collect::<Vec<_>>());
+            }
+        }
+    }
+}

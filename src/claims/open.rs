@@ -220,19 +220,7 @@ pub fn plan_queued(
         ));
     }
     if let Some(limit) = max_active_per_agent {
-        let holding = reg
-            .active_claims
-            .iter()
-            .filter(|c| c.agent.eq_ignore_ascii_case(agent))
-            .count();
-        let wanted = holding + grant.len();
-        if !grant.is_empty() && wanted > limit {
-            return Err(Error::TooManyClaims {
-                agent: agent.to_string(),
-                wanted,
-                limit,
-            });
-        }
+        too_many(reg, agent, grant.len(), limit)?;
     }
     let opened_at = ttl::to_minute(now);
     let new_claims: Vec<Claim> = grant

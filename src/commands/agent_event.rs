@@ -3,15 +3,16 @@
 //! read and answered in the tool's protocol.
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
-//! asks the guard which claims that touches — the same function as the
-//! pre-commit hook — and answers in the tool's protocol. It reads the local
-//! registry branch and its remote-tracking copy. It goes to the network
-//! once per clone at most: a single-branch or shallow clone that has never
-//! fetched the registry fetches it within the hook's bound, and adds the
-//! branch to what the clone fetches (a write of its git config). It writes
-//! the registry when it claims on the first write (`claim_on_write`) or
-//! names a new session in a refusal, and the session map when it gives a
-//! tool's session its bsi session.
+//! each file named as the brain file it reaches (`commands::edits`), asks
+//! [`crate::guard::edit::decide`] — the decision MCP's `check` asks too —
+//! and answers in the tool's protocol. It reads the local registry branch
+//! and its remote-tracking copy. It goes to the network once per clone at
+//! most: a single-branch or shallow clone that has never fetched the
+//! registry fetches it within the hook's bound, and adds the branch to
+//! what the clone fetches (a write of its git config). It writes the
+//! registry when it claims on the first write (`claim_on_write`) or names a
+//! new session in a refusal, and the session map when it gives a tool's
+//! session its bsi session.
 //!
 //! Errors fail open, refusals never do: a broken event, a missing registry
 //! or an internal error lets the edit through with a warning; a real overlap
@@ -26,6 +27,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
+use super::edits::{self, brain_rel, resolved};
 use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
@@ -34,13 +36,13 @@ use crate::claims::scopes_summary;
 use crate::claims::session_claims;
 use crate::config::HookMode;
 use crate::error::{Error, Result};
+use crate::guard::Finding;
+use crate::guard::edit::{self, EditDecision, Rules, Target};
 use crate::guard::verdict::{self, Judged};
-use crate::guard::{self, ClaimIndex, Finding};
-use crate::markdown;
 use crate::output;
 use crate::publish::{self, Freshness, Landed};
 use crate::registry::{Claim, Registry};
-use crate::scope::{Scope, heading_key};
+use crate::scope::Scope;
 use crate::session::new_session_id;
 use crate::settings::Settings;
 use crate::store::{Brain, FirstFetch};
@@ -217,23 +219,6 @@ impl agents::shell_writes::Disk for RealDisk {
     }
 }
 
-/// One path an edit changes, with its text before and after.
-struct Target {
-    /// Relative to the brain root, with `/`.
-    rel: String,
-    /// `None`: unknown (the file is judged whole).
-    old: Option<String>,
-    new: Option<String>,
-    /// A string replacement (a candidate for a section claim).
-    replace: bool,
-    /// How a shell command changes it, when bsi cannot see the lines: said
-    /// in a refusal (`rewrites it whole (`sed -i`)`).
-    shell: Option<String>,
-    /// It may be a folder that goes or is overwritten (a delete, a move, a
-    /// shell rewrite): what is claimed under it is touched too.
-    deep: bool,
-}
-
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if tool == Tool::Gemini
         && let Some((id, may_have_claimed)) = agents::gemini::after_tool_session(input)
@@ -323,23 +308,48 @@ fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)>
     groups.into_iter().map(|(_, dir, g)| (dir, g)).collect()
 }
 
-/// `path` with every symbolic link resolved: the deepest part of it that
-/// exists, canonicalized, and the rest as given. `None` when no part of it
-/// can be resolved.
-fn resolved(path: &Path) -> Option<PathBuf> {
-    let mut base = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(real) = fs::canonicalize(&base) {
-            let mut full: PathBuf = real;
-            for part in rest.iter().rev() {
-                full.push(part);
-            }
-            return Some(full);
+/// The brain, settings and registry an edit in `dir` is judged on, read
+/// as the hook reads them (the first fetch of a clone that never fetched
+/// the registry, the clone's hook mode); or the answer that ends the hook
+/// before any judging (mode `off`, bsi not set up, the remote unreached).
+#[allow(clippy::type_complexity)]
+fn registry_for_edit(
+    ctx: &Ctx,
+    tool: Tool,
+    dir: &Path,
+) -> Result<std::result::Result<(Ctx, Brain, Settings, Registry), Answer>> {
+    let (mut ctx, mut brain, mut settings) = open_at(ctx, dir)?;
+    // A single-branch or shallow clone that never fetched the registry.
+    let remote = settings.remote().ok().flatten();
+    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
+        FirstFetch::Fetched(note) => {
+            eprintln!("bsi: note: {note}");
+            (ctx, brain, settings) = open_at(&ctx, dir)?;
         }
-        rest.push(base.file_name()?.to_os_string());
-        base = base.parent()?.to_path_buf();
+        FirstFetch::Unreached(why) => return Ok(Err(fail_open(tool, HookKind::Edit, &why))),
+        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
     }
+    if let Some(w) = &settings.hook_mode_warning {
+        eprintln!("bsi: warning: {w}");
+    }
+    let mode = settings.hook_mode;
+    if mode == HookMode::Off {
+        return Ok(Err(agents::answer(tool, &Verdict::Allow)));
+    }
+    // The local registry branch and the remote as last fetched.
+    let remote = settings.remote().ok().flatten();
+    let reg = match brain.view(remote.as_ref()) {
+        Ok(v) => v.registry,
+        Err(e @ Error::NoRegistry { .. }) => {
+            return Ok(Err(fail_open(
+                tool,
+                HookKind::Edit,
+                &format!("{e} (bsi is not set up in this repository: `bsi init`)"),
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Ok((ctx, brain, settings, reg)))
 }
 
 /// The edit hook for the edits of one work tree, its brain found from `dir`.
@@ -350,52 +360,24 @@ fn edit_in(
     session_id: &str,
     edits: &[FileEdit],
 ) -> Result<Answer> {
-    let (mut ctx, mut brain, mut settings) = open_at(ctx, dir)?;
-    // A single-branch or shallow clone that never fetched the registry.
-    let remote = settings.remote().ok().flatten();
-    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
-        FirstFetch::Fetched(note) => {
-            eprintln!("bsi: note: {note}");
-            (ctx, brain, settings) = open_at(&ctx, dir)?;
-        }
-        FirstFetch::Unreached(why) => return Ok(fail_open(tool, HookKind::Edit, &why)),
-        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
-    }
-    if let Some(w) = &settings.hook_mode_warning {
-        eprintln!("bsi: warning: {w}");
-    }
-    let mode = settings.hook_mode;
-    if mode == HookMode::Off {
-        return Ok(agents::answer(tool, &Verdict::Allow));
-    }
-    // The local registry branch and the remote as last fetched.
-    let remote = settings.remote().ok().flatten();
-    let reg = match brain.view(remote.as_ref()) {
-        Ok(v) => v.registry,
-        Err(e @ Error::NoRegistry { .. }) => {
-            return Ok(fail_open(
-                tool,
-                HookKind::Edit,
-                &format!("{e} (bsi is not set up in this repository: `bsi init`)"),
-            ));
-        }
-        Err(e) => return Err(e),
+    let (ctx, brain, settings, reg) = match registry_for_edit(ctx, tool, dir)? {
+        Ok(found) => found,
+        Err(answer) => return Ok(answer),
     };
     let mut targets = targets(&brain, edits);
-    under_folders(&mut targets, &reg);
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
     // From here on an error must not let an overlap through: a session
     // that cannot be read or named only makes every claim someone else's.
     let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
-    let claim_on_write = settings.config.claim_on_write;
+    let rules = edits::rules(&brain, &settings);
     let mut session = known_session(&ctx, &map, tool, session_id).unwrap_or_else(|e| {
         eprintln!("bsi: warning: {e}; the agent's session is unknown, so every claim counts as another session's");
         None
     });
     // Claiming needs a session: then one is named now if the agent has none.
-    if claim_on_write && session.is_none() {
+    if rules.claim_on_write && session.is_none() {
         session = session_or_new(&ctx, &map, tool, session_id)
             .ok()
             .map(|(s, _)| s);
@@ -410,65 +392,68 @@ fn edit_in(
             })
             .unwrap_or_else(|| new_session_id(ctx.now, ctx.random_seed))
     };
-    let copy = brain.copy_name();
-    if mode != HookMode::Warn && targets.iter().any(|t| t.rel == copy) {
-        let reason = format!(
-            "bsi: refused: {copy} is the copy of the registry, rewritten by bsi; editing it changes nothing (the live registry is on the branch {}).\nNext: change claims with bsi commands (`bsi open`, `bsi close`), and see them with `bsi status`.",
-            brain.branch
-        );
-        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
-    }
-    let md = brain.markdown.clone();
-    let index = ClaimIndex::new(&reg);
-    let findings = check(&index, session.as_deref(), &targets, &md);
-    if findings.is_empty() {
-        return Ok(agents::answer(tool, &Verdict::Allow));
-    }
-    // What refuses the edit whatever the mode says about its own scopes.
-    let theirs: Vec<Finding<'_>> = findings
-        .iter()
-        .filter(|f| !matches!(f, Finding::Outside { .. }))
-        .cloned()
-        .collect();
-    let judged = verdict::judge(&theirs, session.as_deref(), mode, "edit");
-    if judged.refused {
-        let s = name(session);
-        let reason = refusal(&brain, &reg, &s, &judged, &theirs, &[], &targets);
-        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
-    }
-    let outside: Vec<&Finding<'_>> = findings
-        .iter()
-        .filter(|f| matches!(f, Finding::Outside { .. }))
-        .collect();
-    if claim_on_write
-        && !outside.is_empty()
-        && let Some(s) = session.as_deref()
-    {
-        return claim(&ctx, &brain, &settings, tool, s, &targets, &outside, &md);
-    }
-    let all = verdict::judge(&findings, session.as_deref(), mode, "edit");
-    if all.refused {
-        // Strict: an edit outside the session's scopes is refused.
-        let s = name(session);
-        let wanted = narrowest(&targets, &outside);
-        let reason = refusal(&brain, &reg, &s, &all, &findings, &wanted, &targets);
-        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
-    }
-    if mode == HookMode::Warn && !theirs.is_empty() {
-        // What is inside other sessions' claims, once each, without the
-        // `bsi: ` the tools' answers already start with.
-        let warning = judged
-            .lines
-            .iter()
-            .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("\n");
-        if let Some(s) = session.as_deref() {
-            keep_for_after(&brain, tool, s, &format!("bsi: {warning}"));
+    match edits::decide(&rules, &reg, session.as_deref(), &mut targets) {
+        EditDecision::Allow => Ok(agents::answer(tool, &Verdict::Allow)),
+        EditDecision::Deny {
+            copy,
+            findings,
+            judged,
+            claim,
+        } => {
+            let reason = match copy {
+                Some(copy) => copy_refusal(&brain, &copy),
+                None => refusal(
+                    &brain,
+                    &reg,
+                    &name(session),
+                    &judged,
+                    &findings,
+                    &claim,
+                    &targets,
+                ),
+            };
+            Ok(agents::answer(tool, &Verdict::Deny { reason }))
         }
-        return Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }));
+        EditDecision::Warn { copy, judged, .. } => {
+            // What is inside other sessions' claims, once each, without
+            // the `bsi: ` the tools' answers already start with.
+            let copy = copy.map(|c| verdict::copy_edited(&c, &brain.branch, false));
+            let warning = copy
+                .iter()
+                .chain(judged.lines.iter())
+                .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if let Some(s) = session.as_deref() {
+                keep_for_after(&brain, tool, s, &format!("bsi: {warning}"));
+            }
+            Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }))
+        }
+        EditDecision::ClaimFirst { scopes, split, ttl } => {
+            // Only chosen for a known session.
+            let Some(s) = session.as_deref() else {
+                return Ok(agents::answer(tool, &Verdict::Allow));
+            };
+            let tries: Vec<Vec<Scope>> = std::iter::once(scopes).chain(split).collect();
+            let write = ClaimOnWrite {
+                ctx: &ctx,
+                brain: &brain,
+                settings: &settings,
+                tool,
+                session: s,
+                ttl,
+            };
+            write.claim(&tries, &targets, &rules)
+        }
     }
-    Ok(agents::answer(tool, &Verdict::Allow))
+}
+
+/// The refusal of an edit of the registry's copy.
+fn copy_refusal(brain: &Brain, copy: &str) -> String {
+    format!(
+        "{}.\nNext: change claims with bsi commands (`bsi open`, `bsi close`), and see them with `bsi status`.",
+        verdict::copy_edited(copy, &brain.branch, true)
+    )
 }
 
 /// After an edit (Gemini CLI's `AfterTool`): the message kept for the
@@ -503,28 +488,6 @@ fn keep_for_after(brain: &Brain, tool: Tool, session: &str, message: &str) {
             eprintln!("bsi: warning: {e}");
         }
     }
-}
-
-/// The guard's findings on every target.
-fn check<'a>(
-    index: &ClaimIndex<'a>,
-    session: Option<&str>,
-    targets: &[Target],
-    md: &[String],
-) -> Vec<Finding<'a>> {
-    targets
-        .iter()
-        .flat_map(|t| {
-            guard::check_change(
-                index,
-                session,
-                &t.rel,
-                t.old.as_deref(),
-                t.new.as_deref(),
-                md,
-            )
-        })
-        .collect()
 }
 
 /// What a file holds on disk now.
@@ -643,255 +606,175 @@ fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
     out
 }
 
-/// What is claimed under a target that may be a folder going away or
-/// overwritten (`rm -r projets`, `mv projets old`, `git checkout .`): each
-/// claimed path below it becomes a target of its own, judged whole. The
-/// work tree itself (an empty `rel`) holds every claim.
-fn under_folders(targets: &mut Vec<Target>, reg: &Registry) {
-    let mut more: Vec<Target> = Vec::new();
-    for t in targets.iter().filter(|t| t.deep) {
-        let prefix = if t.rel.is_empty() {
-            String::new()
-        } else {
-            format!("{}/", t.rel)
-        };
-        for (c, _) in reg.all_claims() {
-            let path = match &c.scope {
-                Scope::File(f) | Scope::Section { file: f, .. } => f.as_str(),
-                Scope::Dir(d) => d.trim_end_matches('/'),
-                Scope::Global => continue,
-            };
-            if path.starts_with(&prefix)
-                && path.len() > prefix.len()
-                && !targets.iter().chain(more.iter()).any(|o| o.rel == path)
-            {
-                more.push(Target {
-                    rel: path.to_string(),
-                    old: None,
-                    new: None,
-                    replace: false,
-                    shell: t.shell.clone(),
-                    deep: false,
-                });
-            }
-        }
-    }
-    // The work tree itself: under a claim of the whole brain too.
-    let root = targets.iter().any(|t| t.rel.is_empty());
-    targets.retain(|t| !t.rel.is_empty());
-    if root && more.is_empty() && reg.all_claims().any(|(c, _)| c.scope == Scope::Global) {
-        more.push(Target {
-            rel: ".".to_string(),
-            old: None,
-            new: None,
-            replace: false,
-            shell: None,
-            deep: false,
-        });
-    }
-    targets.extend(more);
-}
-
 fn in_git_dir(rel: &str) -> bool {
     rel == ".git" || rel.starts_with(".git/")
 }
 
-/// `path` relative to the brain root, with every symbolic link in it
-/// resolved: a file named through a link inside the brain (`pj/plan.md`
-/// with `pj -> projets`, or a link to the file itself) is the file it
-/// reaches. `None` when what it reaches lies outside the root.
-fn brain_rel(root: &Path, path: &Path) -> Option<String> {
-    match resolved(path) {
-        Some(real) => agents::relative_to(&real, root),
-        None => agents::relative_to(path, root),
-    }
-}
-
-/// The narrowest scopes that hold what lies outside the session's claims:
-/// per file, the section for a replacement inside one section, else the
-/// file.
-fn narrowest(targets: &[Target], outside: &[&Finding<'_>]) -> Vec<Scope> {
-    scopes_for(targets, outside, false)
-}
-
-/// Like [`narrowest`], but each touched section apart where the headings
-/// are known: for a file whose other sections are held by others.
-fn by_section(targets: &[Target], outside: &[&Finding<'_>]) -> Vec<Scope> {
-    scopes_for(targets, outside, true)
-}
-
-fn scopes_for(targets: &[Target], outside: &[&Finding<'_>], split: bool) -> Vec<Scope> {
-    let mut out: Vec<Scope> = Vec::new();
-    let mut files: Vec<&str> = Vec::new();
-    for f in outside {
-        if let Finding::Outside { path, .. } = f
-            && !files.contains(&path.as_str())
-        {
-            files.push(path);
-        }
-    }
-    for file in files {
-        let target = targets.iter().find(|t| t.rel == file);
-        let old = target.and_then(|t| t.old.as_deref()).map(markdown::outline);
-        let mut headings: Vec<&str> = Vec::new();
-        let mut whole = false;
-        let regions = outside.iter().filter_map(|f| match f {
-            Finding::Outside { path, region } if path == file => Some(region.as_ref()),
-            _ => None,
-        });
-        for region in regions {
-            // A section apart: a change in place under a heading the file
-            // had before the edit; anything else takes the whole file.
-            let heading = region
-                .filter(|r| r.kind != crate::changes::Kind::Moved)
-                .and_then(|r| r.heading.as_deref())
-                .filter(|h| {
-                    old.as_ref()
-                        .is_some_and(|o| o.find(&heading_key(h)).next().is_some())
-                });
-            match heading {
-                Some(h) if !headings.contains(&h) => headings.push(h),
-                Some(_) => {}
-                None => whole = true,
-            }
-        }
-        let replace = target.is_some_and(|t| t.replace);
-        let one_replace = headings.len() == 1 && replace;
-        let sections = !whole && !headings.is_empty() && (one_replace || split);
-        if sections {
-            out.extend(headings.into_iter().map(|h| Scope::Section {
-                file: file.to_string(),
-                heading: h.to_string(),
-            }));
-        } else {
-            out.push(Scope::File(file.to_string()));
-        }
-    }
-    out
-}
-
-/// Claim on the first write: opens the narrowest free scopes for the
-/// session, with the plan of `bsi open`, and lets the edit through.
-#[allow(clippy::too_many_arguments)]
-fn claim(
-    ctx: &Ctx,
-    brain: &Brain,
-    settings: &Settings,
+/// A claim on the first write: what it is made for.
+struct ClaimOnWrite<'c> {
+    ctx: &'c Ctx,
+    brain: &'c Brain,
+    settings: &'c Settings,
     tool: Tool,
-    session: &str,
-    targets: &[Target],
-    outside: &[&Finding<'_>],
-    md: &[String],
-) -> Result<Answer> {
-    // The tool's name, unless the user named an agent: what the agent's
-    // own shell commands are recorded as.
-    let mut as_tool = ctx.clone();
-    as_tool.tool_agent = Some(tool.name().to_string());
-    let agent = as_tool.agent(None, &settings.config)?;
-    let note = format!("claimed on the first edit ({})", tool.title());
-    let ttl = settings.config.default_ttl.unwrap_or(ttl::DEFAULT_TTL);
-    let mut tries = vec![narrowest(targets, outside)];
-    let split = by_section(targets, outside);
-    if split != tries[0] {
-        tries.push(split);
-    }
-    let mut last_registry: Option<Registry> = None;
-    for scopes in &tries {
-        let claiming = Claiming {
+    session: &'c str,
+    ttl: chrono::Duration,
+}
+
+impl ClaimOnWrite<'_> {
+    /// Opens the first of `tries` that is free for the session, with the
+    /// plan of `bsi open`, and lets the edit through; when none is, the
+    /// edit is decided again on the registry the refusal saw.
+    fn claim(&self, tries: &[Vec<Scope>], targets: &[Target], rules: &Rules) -> Result<Answer> {
+        let Self {
+            ctx,
+            brain,
+            settings,
+            tool,
             session,
-            agent: &agent,
-            scopes,
             ttl,
-            note: &note,
-            now: ctx.now,
-            max_active_per_agent: settings.config.max_active_per_agent,
-            new_id: false,
-        };
-        let snap = brain.snapshot(scopes);
-        let opts = publish::Options {
-            bound: Some(HOOK_BOUND),
-            ..ctx.write_options(false)
-        };
-        let applied = match publish::apply(brain, settings, opts, |reg| {
-            open::plan(reg, &claiming, &snap)
-        }) {
-            Ok(applied) => applied,
-            // Another bsi is writing the registry: it may be claiming this
-            // very part. Nothing is recorded, so the edit waits.
-            Err(Error::Locked { path, .. }) => {
-                let reason = locked(session, scopes, &path);
-                return Ok(agents::answer(tool, &Verdict::Deny { reason }));
-            }
-            Err(e) => return Err(e),
-        };
-        match applied.report {
-            Outcome::Opened { new_claims, held } => {
-                let held_now: Vec<String> = new_claims
-                    .iter()
-                    .map(|c| format!("{} (until {})", c.scope, ttl::format_ts(c.expires)))
-                    .chain(
-                        held.iter()
-                            .map(|(c, _)| format!("{} (already yours)", c.scope)),
-                    )
-                    .collect();
-                let mut message = format!(
-                    "bsi claimed {} for your session {session}: this edit was free and outside your claims.",
-                    held_now.join(", ")
-                );
-                if let Landed::Pending(why) = &applied.landing.landed {
-                    message.push_str(&format!(
-                        "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach; if your shell may not write the git directory, as in a sandbox, ask the user to run it); it says if another clone claimed the same meanwhile."
-                    ));
+        } = *self;
+        // The tool's name, unless the user named an agent: what the agent's
+        // own shell commands are recorded as.
+        let mut as_tool = ctx.clone();
+        as_tool.tool_agent = Some(tool.name().to_string());
+        let agent = as_tool.agent(None, &settings.config)?;
+        let note = format!("claimed on the first edit ({})", tool.title());
+        let mut last_registry: Option<Registry> = None;
+        for scopes in tries {
+            let claiming = Claiming {
+                session,
+                agent: &agent,
+                scopes,
+                ttl,
+                note: &note,
+                now: ctx.now,
+                max_active_per_agent: settings.config.max_active_per_agent,
+                new_id: false,
+            };
+            let snap = brain.snapshot(scopes);
+            let opts = publish::Options {
+                bound: Some(HOOK_BOUND),
+                ..ctx.write_options(false)
+            };
+            let applied = match publish::apply(brain, settings, opts, |reg| {
+                open::plan(reg, &claiming, &snap)
+            }) {
+                Ok(applied) => applied,
+                // Another bsi is writing the registry: it may be claiming
+                // this very part. Nothing is recorded, so the edit waits.
+                Err(Error::Locked { path, .. }) => {
+                    let reason = locked(session, scopes, &path);
+                    return Ok(agents::answer(tool, &Verdict::Deny { reason }));
                 }
-                // Publishing this claim also published claims recorded
-                // offline, and they collide: said as the CLI says it.
-                let collisions = &applied.landing.collisions;
-                if !collisions.is_empty() {
-                    // Said to the user first, what to run last.
-                    message.push_str(
-                        "\nTell the user: two sessions hold overlapping claims until one gives way.\nbsi: ",
-                    );
-                    message.push_str(
-                        output::published_collisions(applied.landing.published.len(), collisions)
-                            .trim_end(),
-                    );
+                Err(e) => return Err(e),
+            };
+            match applied.report {
+                Outcome::Opened { new_claims, held } => {
+                    let message = self.opened(&new_claims, &held, &applied.landing);
                     return Ok(claimed(brain, tool, session, message));
                 }
-                message.push_str(&format!(
-                    "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
-                    command_line(["bsi", "close", session])
-                ));
-                return Ok(claimed(brain, tool, session, message));
-            }
-            Outcome::Refused { .. } | Outcome::IdTaken => {
-                last_registry = Some(applied.landing.registry);
+                Outcome::Refused { .. } | Outcome::IdTaken => {
+                    last_registry = Some(applied.landing.registry);
+                }
             }
         }
+        let Some(reg) = last_registry else {
+            return Ok(agents::answer(tool, &Verdict::Allow));
+        };
+        self.refused(
+            &reg,
+            tries.first().map_or(&[][..], Vec::as_slice),
+            targets,
+            rules,
+        )
     }
-    // Refused: judge the edit again on the registry the refusal saw.
-    let Some(reg) = last_registry else {
-        return Ok(agents::answer(tool, &Verdict::Allow));
-    };
-    let index = ClaimIndex::new(&reg);
-    let theirs: Vec<Finding<'_>> = check(&index, Some(session), targets, md)
-        .into_iter()
-        .filter(|f| !matches!(f, Finding::Outside { .. }))
-        .collect();
-    let judged = verdict::judge(&theirs, Some(session), HookMode::Normal, "edit");
-    if judged.refused {
-        let reason = refusal(brain, &reg, session, &judged, &theirs, &[], targets);
-        return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+
+    /// The message of a claim opened on the first write.
+    fn opened(
+        &self,
+        new_claims: &[Claim],
+        held: &[(Claim, bool)],
+        landing: &publish::Landing,
+    ) -> String {
+        let session = self.session;
+        let held_now: Vec<String> = new_claims
+            .iter()
+            .map(|c| format!("{} (until {})", c.scope, ttl::format_ts(c.expires)))
+            .chain(
+                held.iter()
+                    .map(|(c, _)| format!("{} (already yours)", c.scope)),
+            )
+            .collect();
+        let mut message = format!(
+            "bsi claimed {} for your session {session}: this edit was free and outside your claims.",
+            held_now.join(", ")
+        );
+        if let Landed::Pending(why) = &landing.landed {
+            message.push_str(&format!(
+                "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach; if your shell may not write the git directory, as in a sandbox, ask the user to run it); it says if another clone claimed the same meanwhile."
+            ));
+        }
+        // Publishing this claim also published claims recorded offline,
+        // and they collide: said as the CLI says it.
+        let collisions = &landing.collisions;
+        if !collisions.is_empty() {
+            // Said to the user first, what to run last.
+            message.push_str(
+                "\nTell the user: two sessions hold overlapping claims until one gives way.\nbsi: ",
+            );
+            message.push_str(
+                output::published_collisions(landing.published.len(), collisions).trim_end(),
+            );
+            return message;
+        }
+        message.push_str(&format!(
+            "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
+            command_line(["bsi", "close", session])
+        ));
+        message
     }
-    let wanted = narrowest(targets, outside);
-    Ok(agents::answer(
-        tool,
-        &Verdict::AllowWithWarning {
-            warning: format!(
-                "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",
-                scopes_summary(&wanted)
-            ),
-        },
-    ))
+
+    /// The claim was refused: the edit decided again, without claiming, on
+    /// the registry the refusal saw.
+    fn refused(
+        &self,
+        reg: &Registry,
+        wanted: &[Scope],
+        targets: &[Target],
+        rules: &Rules,
+    ) -> Result<Answer> {
+        let (brain, tool, session) = (self.brain, self.tool, self.session);
+        let again = Rules {
+            claim_on_write: false,
+            ..rules.clone()
+        };
+        let answer = match edit::decide(reg, Some(session), targets, &again) {
+            EditDecision::Deny {
+                copy: _,
+                findings,
+                judged,
+                claim,
+            } => {
+                let reason = refusal(brain, reg, session, &judged, &findings, &claim, targets);
+                Verdict::Deny { reason }
+            }
+            EditDecision::Warn { judged, .. } => Verdict::AllowWithWarning {
+                warning: judged
+                    .lines
+                    .iter()
+                    .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            },
+            EditDecision::Allow | EditDecision::ClaimFirst { .. } => Verdict::AllowWithWarning {
+                warning: format!(
+                    "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",
+                    scopes_summary(wanted)
+                ),
+            },
+        };
+        Ok(agents::answer(tool, &answer))
+    }
 }
 
 /// The refusal of an edit whose claim could not be recorded: another bsi
@@ -1207,8 +1090,6 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::{Kind, Side};
-    use crate::guard::Region;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -1272,84 +1153,5 @@ mod tests {
         );
         assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
         assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);
-    }
-
-    fn outside(path: &str, heading: Option<&str>, kind: Kind) -> Finding<'static> {
-        Finding::Outside {
-            path: path.into(),
-            region: Some(Region {
-                side: Side::New,
-                kind,
-                start: 1,
-                end: 1,
-                heading: heading.map(String::from),
-            }),
-        }
-    }
-
-    fn target(rel: &str, replace: bool) -> Target {
-        Target {
-            rel: rel.into(),
-            old: Some("# A\n\na\n\n## B\n\nb\n".into()),
-            new: None,
-            replace,
-            shell: None,
-            deep: false,
-        }
-    }
-
-    fn section(h: &str) -> Scope {
-        Scope::Section {
-            file: "f.md".into(),
-            heading: h.into(),
-        }
-    }
-
-    #[test]
-    fn the_narrowest_claim_is_the_section_of_a_replacement_inside_it() {
-        let one = [outside("f.md", Some("B"), Kind::Added)];
-        let refs: Vec<&Finding<'_>> = one.iter().collect();
-        assert_eq!(narrowest(&[target("f.md", true)], &refs), [section("B")]);
-        // A whole-file write, or a heading the file does not have yet: the file.
-        assert_eq!(
-            narrowest(&[target("f.md", false)], &refs),
-            [Scope::File("f.md".into())]
-        );
-        let new = [outside("f.md", Some("C"), Kind::Added)];
-        let refs: Vec<&Finding<'_>> = new.iter().collect();
-        assert_eq!(
-            narrowest(&[target("f.md", true)], &refs),
-            [Scope::File("f.md".into())]
-        );
-        // Two sections: the file, or each section apart.
-        let two = [
-            outside("f.md", Some("A"), Kind::Added),
-            outside("f.md", Some("B"), Kind::Removed),
-        ];
-        let refs: Vec<&Finding<'_>> = two.iter().collect();
-        assert_eq!(
-            narrowest(&[target("f.md", true)], &refs),
-            [Scope::File("f.md".into())]
-        );
-        assert_eq!(
-            by_section(&[target("f.md", true)], &refs),
-            [section("A"), section("B")]
-        );
-        // Lines moved by a heading change, or a whole-file finding: the file.
-        let moved = [outside("f.md", Some("B"), Kind::Moved)];
-        let refs: Vec<&Finding<'_>> = moved.iter().collect();
-        assert_eq!(
-            by_section(&[target("f.md", true)], &refs),
-            [Scope::File("f.md".into())]
-        );
-        let whole = [Finding::Outside {
-            path: "f.md".into(),
-            region: None,
-        }];
-        let refs: Vec<&Finding<'_>> = whole.iter().collect();
-        assert_eq!(
-            narrowest(&[target("f.md", true)], &refs),
-            [Scope::File("f.md".into())]
-        );
     }
 }

@@ -237,15 +237,15 @@ fn report(
     if findings.is_empty() && !registry_staged {
         return false;
     }
-    let refuse_claimed = verdict::refuses_claimed(mode);
     let mut refused = false;
     let mut lines: Vec<String> = Vec::new();
     if registry_staged {
-        refused |= refuse_claimed;
+        let refuse_copy = crate::guard::edit::copy_refused(mode);
+        refused |= refuse_copy;
         lines.extend(verdict::registry_staged(
             &brain.copy_path,
             &brain.branch,
-            refuse_claimed,
+            refuse_copy,
         ));
     }
     let judged = verdict::judge(findings, session, mode, change);

@@ -33,9 +33,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Ctx;
+use super::edits;
 use crate::agents::{self, Tool};
+use crate::claims::scopes_summary;
 use crate::error::{Error, Result, exit};
-use crate::guard::{self, ClaimIndex, Finding, verdict};
+use crate::guard::edit::{EditDecision, Target};
+use crate::guard::{Finding, verdict};
 
 /// The resource that holds every session's claims.
 const CLAIMS_URI: &str = "bsi://claims";
@@ -771,8 +774,10 @@ fn merge(into: &mut Ran, more: Ran) {
     into.stderr.push_str(&more.stderr);
 }
 
-/// The edit hook's verdict on an edit of `path` (its lines `lines`, else
-/// the whole file), for `session`: read only.
+/// The edit hook's decision on an edit of `path` (its lines `lines`, else
+/// the whole file), for `session`: read only. The path is resolved as the
+/// hook resolves it (a symbolic link is the brain file it reaches), and the
+/// decision is the hook's own ([`crate::guard::edit`]).
 fn judge_edit(
     ctx: &Ctx,
     session: Option<&str>,
@@ -781,44 +786,75 @@ fn judge_edit(
 ) -> Result<Value> {
     let (brain, settings) = ctx.open()?;
     let abs = ctx.cwd.join(path);
-    let Some(rel) = agents::relative_to(&abs, &brain.root) else {
+    let mode = settings.hook_mode;
+    let Some(rel) = edits::brain_rel(&brain.root, &abs) else {
         return Ok(json!({
             "path": path, "lines": lines.map(|(a, b)| [a, b]), "session": session,
-            "refused": false, "mode": settings.hook_mode.as_str(), "holders": [], "findings": [],
+            "refused": false, "decision": "allow", "mode": mode.as_str(), "holders": [],
+            "findings": [], "claim_first": [],
             "reason": format!("{path} is outside the brain: no claim applies.")
         }));
     };
     let remote = settings.remote().ok().flatten();
     let reg = brain.view(remote.as_ref())?.registry;
-    let old = std::fs::read_to_string(&abs).ok();
-    let (old, new) = match (lines, old) {
+    let (old, new) = match (lines, std::fs::read_to_string(&abs).ok()) {
         (Some(range), Some(text)) => {
             let new = touched(&text, range);
             (Some(text), Some(new))
         }
         _ => (None, None),
     };
-    let index = ClaimIndex::new(&reg);
-    let findings = guard::check_change(
-        &index,
-        session,
-        &rel,
-        old.as_deref(),
-        new.as_deref(),
-        &brain.markdown,
-    );
-    let mode = settings.hook_mode;
-    // As the edit hook: another session's claim refuses first, in its own
-    // words; else every finding under the mode (strict refuses an edit
-    // outside the session's claims).
-    let theirs: Vec<Finding<'_>> = findings
-        .iter()
-        .filter(|f| !matches!(f, Finding::Outside { .. }))
-        .cloned()
-        .collect();
-    let judged = match verdict::judge(&theirs, session, mode, "edit") {
-        j if j.refused => j,
-        _ => verdict::judge(&findings, session, mode, "edit"),
+    let mut targets = vec![Target {
+        old,
+        new,
+        ..Target::whole(rel.as_str())
+    }];
+    let rules = edits::rules(&brain, &settings);
+    let decision = edits::decide(&rules, &reg, session, &mut targets);
+    let (name, refused, findings, words, claim_first) = match &decision {
+        EditDecision::Allow => ("allow", false, &[][..], Vec::new(), Vec::new()),
+        EditDecision::Warn {
+            copy,
+            findings,
+            judged,
+        } => {
+            let mut words: Vec<String> = copy
+                .iter()
+                .map(|c| verdict::copy_edited(c, &brain.branch, false))
+                .collect();
+            words.extend(judged.lines.iter().cloned());
+            ("warn", false, &findings[..], words, judged.outside.clone())
+        }
+        EditDecision::Deny {
+            copy: Some(copy), ..
+        } => {
+            let words = vec![format!(
+                "{}: change claims with `claim` and `close`.",
+                verdict::copy_edited(copy, &brain.branch, true)
+            )];
+            ("deny", true, &[][..], words, Vec::new())
+        }
+        EditDecision::Deny {
+            findings,
+            judged,
+            claim,
+            ..
+        } => {
+            let words = judged.lines.clone();
+            let claim_first = if claim.is_empty() {
+                judged.outside.clone()
+            } else {
+                claim.clone()
+            };
+            ("deny", true, &findings[..], words, claim_first)
+        }
+        EditDecision::ClaimFirst { scopes, .. } => {
+            let words = vec![format!(
+                "An edit of {rel} would be allowed: it is free and outside your claims, so the edit hook claims {} for your session first (`claim_on_write`).",
+                scopes_summary(scopes)
+            )];
+            ("claim_first", false, &[][..], words, scopes.clone())
+        }
     };
     let holders: Vec<Value> = findings
         .iter()
@@ -830,29 +866,27 @@ fn judge_edit(
             _ => None,
         })
         .collect();
-    let copy = rel == brain.copy_name();
-    let refused = judged.refused || copy;
-    let mut reason = judged.lines.join("\n");
-    if copy {
-        reason = format!(
-            "{rel} is the copy of the registry, rewritten by bsi: change claims with `claim` and `close`."
-        );
-    } else if refused {
-        for w in verdict::ways_out(&judged, session) {
+    let claim_first: Vec<String> = claim_first.iter().map(ToString::to_string).collect();
+    let mut reason = words.join("\n");
+    if let EditDecision::Deny {
+        copy: None, judged, ..
+    } = &decision
+    {
+        for w in verdict::ways_out(judged, session) {
             reason.push('\n');
             reason.push_str(&w);
         }
     }
-    let outside: Vec<String> = judged.outside.iter().map(ToString::to_string).collect();
     Ok(json!({
         "path": rel,
         "lines": lines.map(|(a, b)| [a, b]),
         "session": session,
         "mode": mode.as_str(),
+        "decision": name,
         "refused": refused,
         "holders": holders,
-        "findings": judged.lines,
-        "claim_first": outside,
+        "findings": words,
+        "claim_first": claim_first,
         "reason": if reason.is_empty() { Value::Null } else { Value::String(reason) },
     }))
 }

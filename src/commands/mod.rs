@@ -7,6 +7,7 @@ pub mod agent_event;
 mod agent_setup;
 mod close;
 mod doctor;
+mod edits;
 mod git_hook;
 mod init;
 mod log;

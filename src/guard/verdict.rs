@@ -38,9 +38,19 @@ pub fn registry_staged(rel: &str, branch: &str, refused: bool) -> [String; 2] {
     ]
 }
 
+/// The line that says an edit changes the registry's copy (`rel`), which
+/// only bsi writes: refused, or a warning in warn mode.
+pub fn copy_edited(rel: &str, branch: &str, refused: bool) -> String {
+    format!(
+        "bsi: {}: {rel} is the copy of the registry, rewritten by bsi; editing it changes nothing (the live registry is on the branch {branch})",
+        label(refused),
+    )
+}
+
 /// The findings of a change as lines for the person or agent who made it,
 /// and what they add up to under `mode`: one wording for the pre-commit
 /// hook and the agent tools' edit hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judged<'a> {
     /// One line per finding (and the command that settles a rename).
     pub lines: Vec<String>,

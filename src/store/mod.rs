@@ -13,7 +13,6 @@
 pub mod lock;
 mod state;
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -1140,9 +1139,9 @@ pub struct BrainSections<'b> {
     brain: &'b Brain,
     /// [`Brain::versions`].
     versions: Vec<(String, Oid)>,
-    worktree: crate::markdown::OutlineCache,
-    /// Per file, its heading trees in `versions`, read when first asked.
-    others: std::cell::RefCell<HashMap<String, std::rc::Rc<Versions>>>,
+    /// The heading trees read so far, each file's when first asked: the
+    /// snapshot's own nesting rule answers on them.
+    read: std::cell::RefCell<crate::claims::Snapshot>,
 }
 
 impl Brain {
@@ -1206,8 +1205,7 @@ impl Brain {
         BrainSections {
             brain: self,
             versions: self.versions(),
-            worktree: crate::markdown::OutlineCache::default(),
-            others: std::cell::RefCell::default(),
+            read: std::cell::RefCell::default(),
         }
     }
 
@@ -1232,40 +1230,29 @@ impl Brain {
 }
 
 impl BrainSections<'_> {
-    fn in_worktree(&self, file: &str, outer: &str, inner: &str) -> bool {
-        self.worktree
-            .get(file, || {
-                crate::resolve::read_outline(&self.brain.root, file)
-            })
-            .is_some_and(|o| o.contains_key(outer, inner))
-    }
-
-    /// The name of a version other than the work tree where `outer`
-    /// holds `inner`.
-    fn nesting_version(&self, file: &str, outer: &str, inner: &str) -> Option<String> {
-        let outlines = self
-            .others
-            .borrow_mut()
-            .entry(file.to_string())
-            .or_insert_with(|| std::rc::Rc::new(self.brain.outlines_in(&self.versions, file)))
-            .clone();
-        outlines
-            .iter()
-            .find(|(_, o)| o.contains_key(outer, inner))
-            .map(|(name, _)| name.clone())
+    /// The snapshot, with `file`'s heading trees read (in the work tree and
+    /// in every version) if they were not yet.
+    fn with(&self, file: &str) -> std::cell::Ref<'_, crate::claims::Snapshot> {
+        if !self.read.borrow().worktree.contains_key(file) {
+            let here = crate::resolve::read_outline(&self.brain.root, file);
+            let there = self.brain.outlines_in(&self.versions, file);
+            let mut read = self.read.borrow_mut();
+            read.worktree.insert(file.to_string(), here);
+            read.versions.insert(file.to_string(), there);
+        }
+        self.read.borrow()
     }
 }
 
+/// The nesting rule of [`crate::claims::Snapshot`], on trees read as they
+/// are asked for.
 impl crate::scope::Sections for BrainSections<'_> {
     fn contains(&self, file: &str, outer: &str, inner: &str) -> bool {
-        self.in_worktree(file, outer, inner) || self.nesting_version(file, outer, inner).is_some()
+        crate::scope::Sections::contains(&*self.with(file), file, outer, inner)
     }
 
     fn elsewhere(&self, file: &str, outer: &str, inner: &str) -> Option<String> {
-        if self.in_worktree(file, outer, inner) {
-            return None;
-        }
-        self.nesting_version(file, outer, inner)
+        crate::scope::Sections::elsewhere(&*self.with(file), file, outer, inner)
     }
 }
 

@@ -21,7 +21,7 @@ use crate::common::Brain;
 
 /// A client that counts what the server tells it.
 #[derive(Default, Clone)]
-struct Client {
+pub(crate) struct Client {
     progress: Arc<AtomicUsize>,
     progressed: Arc<Notify>,
     updated: Arc<Notify>,
@@ -51,7 +51,7 @@ impl ClientHandler for Client {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -59,7 +59,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// `bsi mcp ARGS` in the brain, with `env`, as the client's server.
-async fn connect(
+pub(crate) async fn connect(
     b: &Brain,
     args: &[&str],
     env: &[(&str, &str)],
@@ -84,13 +84,17 @@ fn object(v: Value) -> rmcp::model::JsonObject {
     }
 }
 
-async fn call(c: &RunningService<RoleClient, Client>, tool: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(
+    c: &RunningService<RoleClient, Client>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     c.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(object(args)))
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
-fn text(r: &CallToolResult) -> String {
+pub(crate) fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -98,7 +102,7 @@ fn text(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-fn doc(r: &CallToolResult) -> &Value {
+pub(crate) fn doc(r: &CallToolResult) -> &Value {
     r.structured_content.as_ref().expect("structured content")
 }
 
