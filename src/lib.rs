@@ -42,6 +42,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod conflict;
+pub mod core;
 pub mod doors;
 pub mod error;
 pub mod git;

@@ -2,30 +2,16 @@
 
 use std::io::Write;
 
-use serde::Serialize;
-
 use super::{Ctx, Ending, WriteCommand, opt_scope};
-use crate::audit::{self, VerifyOutcome};
-use crate::claims::close::plan;
-use crate::claims::{scopes_summary, session_claims};
+use crate::audit::VerifyOutcome;
+use crate::claims::scopes_summary;
+use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, Status};
-use crate::scope::Scope;
 use crate::values::{AgentName, SessionId};
 use crate::words::command_line;
-
-#[derive(Serialize)]
-struct Closed {
-    session: String,
-    closed: Vec<ClaimJson>,
-    status: &'static str,
-    /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
-    verify: String,
-    /// The registry commit; null when nothing was written.
-    commit: Option<String>,
-}
 
 pub(crate) fn run(
     ctx: &Ctx,
@@ -38,43 +24,17 @@ pub(crate) fn run(
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
-    let caller = ctx.agent(agent, &w.settings.config)?;
-    // The session's audit, read before the lock from the registry as this
-    // clone sees it: alert, never block.
-    let verified = audit_session(&w, &session, scope.as_ref());
-    w.run(
-        false,
-        |reg| {
-            plan(
-                reg,
-                &session,
-                scope.as_ref(),
-                (&caller, force),
-                (verified, ctx.now),
-            )
-        },
-        |(targets, verified), commit| report(ctx, &session, &targets, &verified, commit, json),
-    )
-}
-
-/// What the audit of the session says of its changes; a failure to read
-/// them is said and recorded as `not verified`.
-fn audit_session(w: &WriteCommand<'_>, session: &str, scope: Option<&Scope>) -> VerifyOutcome {
-    let remote = w.settings.remote().ok().flatten();
-    let audited = w.brain.view(remote.as_ref()).and_then(|view| {
-        let (active, stale) = session_claims(&view.registry, session, scope);
-        if active.is_empty() && stale.is_empty() {
-            // Nothing to close: the plan says so.
-            return Ok(VerifyOutcome::Clean);
-        }
-        audit::verify(&w.brain, &view.registry, session, false).map(|r| r.outcome())
-    });
-    audited.unwrap_or_else(|e| {
-        let _ = writeln!(
-            std::io::stderr(),
-            "bsi: warning: the changes of {session} could not be verified: {e}"
-        );
-        VerifyOutcome::NotVerified
+    let actor = core::Actor {
+        agent: ctx.agent(agent, &w.settings.config)?.into_string(),
+        session,
+        drawn: false,
+    };
+    let closed = core::close::close(&w.site(), &actor, scope.as_ref(), force)?;
+    if let Some(why) = &closed.unverified {
+        let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
+    }
+    w.report(closed.applied, |(targets, verified), commit| {
+        report(ctx, &actor.session, &targets, &verified, commit, json)
     })
 }
 
@@ -87,7 +47,7 @@ fn report(
     json: bool,
 ) -> Result<Ending> {
     if json {
-        output::print_json(&Closed {
+        output::print_json(&output::ClosedJson {
             session: session.to_string(),
             closed: targets
                 .iter()

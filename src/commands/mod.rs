@@ -371,6 +371,18 @@ impl Ctx {
         Ok(self.open()?.0)
     }
 
+    /// Where the core serves a request of this run on `brain`.
+    pub(crate) fn site<'a>(&'a self, brain: &'a Brain, settings: &'a Settings) -> crate::core::Site<'a> {
+        crate::core::Site {
+            brain,
+            settings,
+            cwd: &self.cwd,
+            now: self.now,
+            options: self.write_options(false),
+            random_seed: self.random_seed,
+        }
+    }
+
     /// How this run's writes publish.
     pub fn write_options(&self, fresh: bool) -> publish::Options {
         publish::Options {
@@ -495,6 +507,11 @@ impl<'c> WriteCommand<'c> {
             brain,
             settings,
         })
+    }
+
+    /// Where the core serves this command's request.
+    pub(crate) fn site(&self) -> crate::core::Site<'_> {
+        self.ctx.site(&self.brain, &self.settings)
     }
 
     /// Publishes what `plan` decides under the writer lock (`fresh`: fetch
