@@ -372,7 +372,11 @@ impl Ctx {
     }
 
     /// Where the core serves a request of this run on `brain`.
-    pub(crate) fn site<'a>(&'a self, brain: &'a Brain, settings: &'a Settings) -> crate::core::Site<'a> {
+    pub(crate) fn site<'a>(
+        &'a self,
+        brain: &'a Brain,
+        settings: &'a Settings,
+    ) -> crate::core::Site<'a> {
         crate::core::Site {
             brain,
             settings,
@@ -816,21 +820,11 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
         Command::Agent { action } => agent_setup::run(&ctx, action),
-        Command::Mcp { tool } => {
-            let mut pass: Vec<std::ffi::OsString> = Vec::new();
-            if let Some(r) = &ctx.registry {
-                pass.extend(["--registry".into(), r.clone().into_os_string()]);
-            }
-            if let Some(r) = &ctx.remote {
-                pass.extend(["--remote".into(), r.into()]);
-            }
-            mcp::run(
-                &ctx,
-                mcp::Request {
-                    tool: tool.map(Into::into),
-                    pass,
-                },
-            )
-        }
+        Command::Mcp { tool } => mcp::run(
+            &ctx,
+            mcp::Request {
+                tool: tool.map(Into::into),
+            },
+        ),
     }
 }

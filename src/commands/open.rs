@@ -37,7 +37,9 @@ pub(crate) use crate::session::new_session_id;
 pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let scopes = core::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;
-    let agent = ctx.agent(req.agent.as_ref(), &w.settings.config)?.into_string();
+    let agent = ctx
+        .agent(req.agent.as_ref(), &w.settings.config)?
+        .into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
     let actor = actor_of(ctx, agent)?;

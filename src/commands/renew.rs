@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use chrono::Duration;
 use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::claims::renew::{Renewing, Why};
 use crate::core;
@@ -12,6 +11,7 @@ use crate::output::{self, ClaimJson};
 use crate::ttl;
 use crate::values::{AgentName, SessionId};
 use crate::words::command_line;
+use chrono::Duration;
 
 pub(crate) fn run(
     ctx: &Ctx,

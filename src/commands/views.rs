@@ -62,7 +62,10 @@ impl StatusJson {
             now: output::rfc3339(ctx.now),
             active: output::ClaimJson::list(reg.active_claims.iter(), false, ctx.now),
             stale: output::ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
-            collisions: output::collisions_json(seen.collisions.iter().map(|(a, b)| (a, b)), ctx.now),
+            collisions: output::collisions_json(
+                seen.collisions.iter().map(|(a, b)| (a, b)),
+                ctx.now,
+            ),
             queue: output::WaiterJson::list(&seen.waiting),
             sync,
             guard: crate::hook_managers::guard_state(&brain.git, crate::githooks::HOOKS),

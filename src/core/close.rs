@@ -92,7 +92,9 @@ fn audit_session(
         Ok(v) => (v, None),
         Err(e) => (
             VerifyOutcome::NotVerified,
-            Some(format!("the changes of {session} could not be verified: {e}")),
+            Some(format!(
+                "the changes of {session} could not be verified: {e}"
+            )),
         ),
     }
 }

@@ -162,7 +162,8 @@ fn publish_waiting(
 ) -> Result<(Applied<Outcome>, bool)> {
     let started = std::time::Instant::now();
     // The clock of a long wait moves on from the request's own.
-    let now = || site.now + Duration::from_std(started.elapsed()).unwrap_or_else(|_| Duration::zero());
+    let now =
+        || site.now + Duration::from_std(started.elapsed()).unwrap_or_else(|_| Duration::zero());
     let mut waiting = req
         .wait
         .map(|w| Waiting::new(site.settings, w).stopped_by(stop.flag()));
