@@ -10,6 +10,7 @@
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring | every room below; never another command file |
 //! | [`values`] | session ids, agent names, TTLs as typed values | yes | — |
 //! | [`scope`], [`ttl`], [`conflict`], [`changes`] | the spec's rules: overlap, expiry, grant or refuse, which lines and sections a change touches | yes | [`markdown`], [`registry`] |
+//! | [`core`] | what every door asks, in process: who acts ([`core::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`core::Stop`]), close, renew and the reads of `status` and `whoami`; prints nothing | IO, through [`publish`] and [`store`] | [`claims`], [`publish`], [`store`], [`resolve`], [`wait`], [`audit`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | the pure rules, [`registry`], [`guard`] |
 //! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | the pure rules |
 //! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`], [`markdown`] |
