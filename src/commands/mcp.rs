@@ -1265,12 +1265,18 @@ mod tests {
 
     #[test]
     fn a_refusal_names_the_calls_that_can_follow() {
-        let claim: ClaimJson = serde_json::from_value(json!({
-            "session": "s2", "scope": "a.md", "level": "file", "agent": "bob",
-            "opened": "t", "expires": "t", "note": "", "stale": false, "reason": null,
-            "minutes_left": 5
-        }))
-        .expect("a claim");
+        let claim = ClaimJson {
+            session: "s2".into(),
+            scope: "a.md".into(),
+            level: crate::scope::Level::File,
+            agent: "bob".into(),
+            opened: "t".into(),
+            expires: "t".into(),
+            note: String::new(),
+            stale: false,
+            reason: None,
+            minutes_left: 5,
+        };
         let doc = output::RefusedJson {
             error: "conflict",
             message: "claim refused — nothing was written".into(),
