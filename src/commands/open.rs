@@ -58,7 +58,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     )?;
     let session = opening.session;
     let generated = actor.drawn;
-    let named_agent = req.agent.as_ref().map(|a| a.as_str());
+    let named_agent = req.agent.as_ref().map(AgentName::as_str);
     let reopened = opening.reopened;
     let joined = req.wait.is_some() && req.queue;
     let code = w.report(opening.applied, |outcome, commit| {

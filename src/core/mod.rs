@@ -42,7 +42,7 @@ pub struct Site<'a> {
 impl Site<'_> {
     /// Publishes what `plan` decides under the writer lock.
     pub fn publish<R>(&self, plan: impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
-        publish::apply(self.brain, self.settings, self.options.clone(), plan)
+        publish::apply(self.brain, self.settings, self.options, plan)
     }
 }
 
