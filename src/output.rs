@@ -131,6 +131,103 @@ impl PlaceJson {
     }
 }
 
+/// A granted claim request, as `open --json` and MCP's `claim` give it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenedJson {
+    /// The session the claims are in.
+    pub session: String,
+    /// The claims opened now.
+    pub opened: Vec<ClaimJson>,
+    /// The scopes the session held already.
+    pub already_held: Vec<ClaimJson>,
+    /// The registry commit; null when nothing was written.
+    pub commit: Option<String>,
+}
+
+impl OpenedJson {
+    /// The claims opened and those held already (with whether each is stale).
+    pub fn new(
+        session: &str,
+        opened: &[Claim],
+        held: &[(Claim, bool)],
+        commit: Option<String>,
+        now: DateTime<FixedOffset>,
+    ) -> OpenedJson {
+        OpenedJson {
+            session: session.to_string(),
+            opened: ClaimJson::list(opened, false, now),
+            already_held: held
+                .iter()
+                .map(|(c, st)| ClaimJson::new(c, *st, now))
+                .collect(),
+            commit,
+        }
+    }
+}
+
+/// A refused claim request, as `open --json` and MCP's `claim` give it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefusedJson {
+    /// `conflict`.
+    pub error: &'static str,
+    /// What happened.
+    pub message: String,
+    /// The ways out, in the words of the door that answers.
+    pub hint: String,
+    /// The exit code of `open`.
+    pub exit: u8,
+    /// The session that asked.
+    pub session: String,
+    /// Each scope asked with the claim in its way.
+    pub conflicts: Vec<ConflictJson>,
+    /// Free scopes nearby.
+    pub alternatives: Vec<String>,
+    /// The scopes of the request nobody else holds.
+    pub free_in_request: Vec<String>,
+    /// The waiters ahead in the queue; null when nobody waits ahead.
+    pub queue: Option<PlaceJson>,
+}
+
+/// A claim in the way of a requested scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConflictJson {
+    /// The scope asked.
+    pub requested: String,
+    /// The claim in its way.
+    #[serde(flatten)]
+    pub claim: ClaimJson,
+}
+
+/// Claims closed, as `close --json` and MCP's `close` give them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClosedJson {
+    /// The session.
+    pub session: String,
+    /// The claims closed.
+    pub closed: Vec<ClaimJson>,
+    /// Their status in the history (`completed`).
+    pub status: &'static str,
+    /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
+    pub verify: String,
+    /// Who closed another session's claims with `--force`; null otherwise.
+    pub forced_by: Option<String>,
+    /// The registry commit; null when nothing was written.
+    pub commit: Option<String>,
+}
+
+/// Claims renewed, as `renew --json` and MCP's `renew` give them.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenewedJson {
+    /// The session.
+    pub session: String,
+    /// The claims extended.
+    pub renewed: Vec<ClaimJson>,
+    /// The claims left as they were.
+    pub unchanged: Vec<ClaimJson>,
+    /// The registry commit; null when nothing needed extending.
+    pub commit: Option<String>,
+}
+
 /// An error, as JSON on stdout for a command run with `--json` (the same
 /// words go to stderr as text).
 #[derive(Debug, Clone, Serialize)]

@@ -8,6 +8,8 @@
 //! from the rest. Nothing is written while waiting; the caller plans again
 //! once something changed.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::git_cli::Remote;
@@ -29,6 +31,8 @@ pub struct Waiting {
     attempt: u32,
     /// When the remote is fetched next.
     next_fetch: Instant,
+    /// Set when whoever waits is gone (a cancelled call, a closed client).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Waiting {
@@ -40,7 +44,14 @@ impl Waiting {
             remote: settings.remote().ok().flatten(),
             attempt: 0,
             next_fetch: now + pause(0),
+            stop: None,
         }
+    }
+
+    /// The same wait, which ends ([`Woke::Stopped`]) once `stop` is set.
+    pub fn stopped_by(mut self, stop: Arc<AtomicBool>) -> Waiting {
+        self.stop = Some(stop);
+        self
     }
 
     /// The references the registry is read from, as they are now.
@@ -70,6 +81,9 @@ impl Waiting {
             self.next_fetch = self.next_fetch.min(Instant::now() + HEAD_FETCH);
         }
         loop {
+            if self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+                return Woke::Stopped;
+            }
             if self.tips(brain) != since {
                 return Woke::Changed;
             }
@@ -119,6 +133,8 @@ pub enum Woke {
     Renew,
     /// The wait is over.
     TimeUp,
+    /// Whoever waited is gone.
+    Stopped,
 }
 
 /// The pause before the `attempt`-th fetch: 0.5 s, growing by half each

@@ -66,6 +66,25 @@ pub enum Closing {
     AlreadyClosed(Vec<Ended>),
 }
 
+impl Closing {
+    /// The claims closed, each with whether it was stale (none when they
+    /// were closed before).
+    pub fn claims(&self) -> &[(Claim, bool)] {
+        match self {
+            Closing::Closed { claims, .. } => claims,
+            Closing::AlreadyClosed(_) => &[],
+        }
+    }
+
+    /// What the audit said, when claims were closed now.
+    pub fn verified(&self) -> Option<&VerifyOutcome> {
+        match self {
+            Closing::Closed { verified, .. } => Some(verified),
+            Closing::AlreadyClosed(_) => None,
+        }
+    }
+}
+
 /// A history row of a session: one of its claims that ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {

@@ -5,29 +5,16 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
-use crate::audit::{self, VerifyOutcome};
-use crate::claims::close::{Closing, Ended, plan};
-use crate::claims::{Actor, scopes_summary, session_claims};
+use crate::audit::VerifyOutcome;
+use crate::claims::close::{Closing, Ended};
+use crate::claims::{Actor, scopes_summary};
+use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, Status};
-use crate::scope::Scope;
 use crate::values::{AgentName, SessionId};
 use crate::words::command_line;
-
-#[derive(Serialize)]
-struct Closed {
-    session: String,
-    closed: Vec<ClaimJson>,
-    status: &'static str,
-    /// What `bsi verify` said: `clean`, `overflow: …` or `not verified`.
-    verify: String,
-    /// Who closed another session's claims with `--force`; null otherwise.
-    forced_by: Option<String>,
-    /// The registry commit; null when nothing was written.
-    commit: Option<String>,
-}
 
 /// A close repeated: the session's claims were closed before.
 #[derive(Serialize)]
@@ -64,43 +51,38 @@ pub(crate) fn run(
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let caller = ctx.agent(agent, &w.settings.config)?;
     let acting = ctx.env_session()?;
-    let actor = Actor {
+    let owner = Actor {
         session: acting.as_ref().map(SessionId::as_str),
         agent: caller.as_str(),
         agent_named: agent_named(ctx, agent, &w.settings.config),
     };
-    // The session's audit, read before the lock from the registry as this
-    // clone sees it: alert, never block.
-    let verified = audit_session(&w, &session, scope.as_ref());
-    w.run(
-        false,
-        |reg| {
-            plan(
-                reg,
-                &session,
-                scope.as_ref(),
-                (&actor, force),
-                (verified, ctx.now),
-            )
-        },
-        |closing, commit| match closing {
-            Closing::Closed {
-                claims,
-                verified,
-                forced_by,
-            } => report(
-                ctx,
-                &session,
-                (&claims, &verified, forced_by.as_deref()),
-                commit,
-                json,
-            ),
-            Closing::AlreadyClosed(ended) => {
-                let by = closed_by(&w, &session);
-                report_again(ctx, &session, &ended, by.as_deref(), json)
-            }
-        },
-    )
+    let actor = core::Actor {
+        agent: caller.to_string(),
+        session,
+        drawn: false,
+    };
+    let closed = core::close::close(&w.site(), &actor, &owner, scope.as_ref(), force)?;
+    if let Some(why) = &closed.unverified {
+        let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
+    }
+    let session = &actor.session;
+    w.report(closed.applied, |closing, commit| match closing {
+        Closing::Closed {
+            claims,
+            verified,
+            forced_by,
+        } => report(
+            ctx,
+            session,
+            (&claims, &verified, forced_by.as_deref()),
+            commit,
+            json,
+        ),
+        Closing::AlreadyClosed(ended) => {
+            let by = closed_by(&w, session);
+            report_again(ctx, session, &ended, by.as_deref(), json)
+        }
+    })
 }
 
 /// Whether the run's agent name was given (`--agent`, `BSI_AGENT`,
@@ -111,27 +93,6 @@ pub(crate) fn agent_named(
     config: &crate::config::Config,
 ) -> bool {
     flag.is_some() || ctx.env_agent.is_some() || config.default_agent.is_some()
-}
-
-/// What the audit of the session says of its changes; a failure to read
-/// them is said and recorded as `not verified`.
-fn audit_session(w: &WriteCommand<'_>, session: &str, scope: Option<&Scope>) -> VerifyOutcome {
-    let remote = w.settings.remote().ok().flatten();
-    let audited = w.brain.view(remote.as_ref()).and_then(|view| {
-        let (active, stale) = session_claims(&view.registry, session, scope);
-        if active.is_empty() && stale.is_empty() {
-            // Nothing to close: the plan says so.
-            return Ok(VerifyOutcome::Clean);
-        }
-        audit::verify(&w.brain, &view.registry, session, false).map(|r| r.outcome())
-    });
-    audited.unwrap_or_else(|e| {
-        let _ = writeln!(
-            std::io::stderr(),
-            "bsi: warning: the changes of {session} could not be verified: {e}"
-        );
-        VerifyOutcome::NotVerified
-    })
 }
 
 /// Who acted in the newest registry commit that ended claims of
@@ -222,7 +183,7 @@ fn report(
     json: bool,
 ) -> Result<Ending> {
     if json {
-        output::print_json(&Closed {
+        output::print_json(&output::ClosedJson {
             session: session.to_string(),
             closed: targets
                 .iter()

@@ -1,21 +1,24 @@
 //! `bsi mcp`: the claims as tools of the Model Context Protocol, served over
 //! stdio to the agent tool that starts it.
 //!
-//! Each write or read tool runs this same binary's command
-//! with `--json` (`open`, `close`, `renew`, `status`, `whoami`) for the
-//! server's session: the same settings, plans, locks and publishing as the
-//! command line, and the documented JSON shapes, with stdout kept for the
-//! protocol. `check` asks the guard in process, the way the edit hook does
-//! (`guard::check_change`, then `guard::verdict::judge` under the brain's
-//! hook mode), and writes nothing.
+//! A door over the core, as the command line is: each tool resolves who
+//! acts (the server's session, the agent name its claims carry), hands
+//! [`crate::core`] a typed request in process, and renders the typed
+//! outcome as structured content (the documented JSON shapes of the
+//! matching commands) with a text for the model. Scopes are data: they are
+//! resolved as paths and sections, never read as options. Calls that act
+//! for the session are served one at a time, so the first `claim` of a
+//! server with no session names one session for every call after it; a
+//! `claim` that waits does its waiting outside that line, and stops, giving
+//! up its place in the queue and granting nothing more, once its call is
+//! cancelled or the client goes. `check` asks the one edit decision in
+//! process ([`crate::guard::edit::decide`]), the one the edit hook asks, a
+//! link judged as the brain file it reaches, and writes nothing.
 //!
 //! The async runtime (one thread) starts here and nowhere else, so no other
 //! command pays for it.
 
 use std::borrow::Cow;
-use std::ffi::OsString;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,13 +35,23 @@ use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Ctx;
 use super::edits;
+use super::views::{StatusJson, WhoAmIJson, sync_state};
+use super::{Clock, Ctx, check_note, resolve_lenient};
 use crate::agents::{self, Tool};
+use crate::claims::open::Outcome;
 use crate::claims::scopes_summary;
+use crate::core::{self, Actor, Stop};
 use crate::error::{Error, Result, exit};
 use crate::guard::edit::{EditDecision, Target};
 use crate::guard::{Finding, verdict};
+use crate::output::{self, ClaimJson};
+use crate::publish::{Landed, Landing};
+use crate::registry::Status;
+use crate::scope::Scope;
+use crate::settings::Settings;
+use crate::store::Brain;
+use crate::values::{SessionId, Ttl};
 
 /// The resource that holds every session's claims.
 const CLAIMS_URI: &str = "bsi://claims";
@@ -50,34 +63,35 @@ const POLL: Duration = Duration::from_secs(2);
 /// How often the remote's registry branch is fetched meanwhile.
 const FETCH_EVERY: Duration = Duration::from_secs(30);
 
+/// How often a waiting claim looks whether its call was cancelled.
+const TICK: Duration = Duration::from_millis(200);
+
+/// How long the server gives a call still under way to end once the
+/// client is gone (a waiting claim gives up its place in the queue).
+const LAST_CALLS: Duration = Duration::from_secs(10);
+
 /// What `bsi mcp` was asked.
 pub(crate) struct Request {
     /// `--tool`: the agent tool that starts the server.
     pub(crate) tool: Option<Tool>,
-    /// The global flags every command of the server gets (`--registry`,
-    /// `--remote`).
-    pub(crate) pass: Vec<OsString>,
 }
 
 /// Serves until the client closes stdin.
 pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::io("cannot find the bsi binary to run its commands", e))?;
     let server = Server {
         inner: Arc::new(Inner {
             ctx: ctx.clone(),
-            exe,
-            pass: req.pass,
             tool: req.tool,
             session: Mutex::new(None),
             watching: AtomicBool::new(false),
+            calls: Mutex::new(()),
         }),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the MCP server", e))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
             Error::io(
                 "the MCP client did not start a session",
@@ -89,7 +103,11 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
             .await
             .map_err(|e| Error::io("the MCP session ended abnormally", std::io::Error::other(e)))?;
         Ok::<(), Error>(())
-    })?;
+    });
+    // The client is gone: every call's token is cancelled, so a claim
+    // still waiting stops and gives up its place; it is given that long.
+    runtime.shutdown_timeout(LAST_CALLS);
+    served?;
     Ok(exit::OK)
 }
 
@@ -100,13 +118,13 @@ struct Server {
 
 struct Inner {
     ctx: Ctx,
-    exe: PathBuf,
-    pass: Vec<OsString>,
     tool: Option<Tool>,
     /// The session a claim named, for when no other source has one.
     session: Mutex<Option<String>>,
     /// Whether the registry branch is being watched for a subscriber.
     watching: AtomicBool,
+    /// The line the calls that act for the session wait in: one at a time.
+    calls: Mutex<()>,
 }
 
 /// The session the agent tool's session-start hook recorded for the tool
@@ -117,11 +135,17 @@ fn recorded_session(ctx: &Ctx, tool: Tool) -> Option<String> {
         .map(|e| e.session)
 }
 
-/// What one run of a bsi command gave.
-struct Ran {
-    code: u8,
-    json: Option<Value>,
-    stderr: String,
+/// A call's context, brain and settings, and who acts in it.
+struct Call {
+    ctx: Ctx,
+    brain: Brain,
+    settings: Settings,
+}
+
+impl Call {
+    fn site(&self) -> core::Site<'_> {
+        self.ctx.site(&self.brain, &self.settings)
+    }
 }
 
 impl Inner {
@@ -155,61 +179,51 @@ impl Inner {
         }
     }
 
-    /// Runs `bsi ARGS` for `session`, its stdout read as one JSON document.
-    fn bsi(&self, session: Option<&str>, args: &[String]) -> std::result::Result<Ran, McpError> {
-        let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.pass);
-        if let Some(s) = session {
-            cmd.arg("--session").arg(s);
+    /// Waits for the calls before this one to end.
+    fn in_line(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The server's context at the time of a call, with its brain.
+    fn call(&self) -> Result<Call> {
+        let mut ctx = self.ctx.clone();
+        if ctx.clock == Clock::System {
+            ctx.now = chrono::Local::now().fixed_offset();
         }
-        let out = cmd
-            .args(args)
-            .current_dir(&self.ctx.cwd)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                McpError::internal_error(format!("cannot run {}: {e}", self.exe.display()), None)
-            })?;
-        let code = out
-            .status
-            .code()
-            .and_then(|c| u8::try_from(c).ok())
-            .unwrap_or(exit::ERROR);
-        Ok(Ran {
-            code,
-            json: serde_json::from_slice(&out.stdout).ok(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        let (brain, settings) = ctx.open()?;
+        Ok(Call {
+            ctx,
+            brain,
+            settings,
         })
     }
-}
 
-/// A command's run as the tool's result: its JSON document as structured
-/// content, with `text` for people; an error document as an MCP error
-/// carrying its hint.
-fn result(
-    ran: Ran,
-    ok: &[u8],
-    text: impl FnOnce(&Value) -> String,
-) -> std::result::Result<CallToolResult, McpError> {
-    let Some(doc) = ran.json else {
-        return Err(McpError::internal_error(
-            format!(
-                "bsi said nothing readable (exit {}): {}",
-                ran.code,
-                ran.stderr.trim()
-            ),
-            None,
-        ));
-    };
-    if !ok.contains(&ran.code) || doc.get("error").is_some() {
-        return Err(error_of(&doc, ran.code));
+    /// Who acts in `call`: the server's session, else the tool session
+    /// this server descends from, else (`draw`) a new one; the agent name
+    /// by the rule of every door. `None` with no session and no `draw`.
+    fn actor(&self, call: &mut Call, draw: bool) -> Result<Option<Actor>> {
+        let ctx = &mut call.ctx;
+        match self.session() {
+            Some(s) => ctx.env_session = Some(SessionId::parse(&s)?.into_string()),
+            None => ctx.find_tool_session(),
+        }
+        let agent = ctx.agent(None, &call.settings.config)?.into_string();
+        Ok(match ctx.env_session.clone() {
+            Some(session) => Some(Actor {
+                session,
+                agent,
+                drawn: false,
+            }),
+            None if draw => Some(Actor {
+                session: crate::session::new_session_id(ctx.now, ctx.random_seed),
+                agent,
+                drawn: true,
+            }),
+            None => None,
+        })
     }
-    let mut said = text(&doc);
-    for line in warnings(&ran.stderr) {
-        said.push('\n');
-        said.push_str(&line);
-    }
-    Ok(answer(said, doc, false))
 }
 
 /// A result: `doc` as structured content, `text` for the model.
@@ -236,26 +250,18 @@ fn error_of(doc: &Value, code: u8) -> McpError {
     McpError::new(code, format!("{message} — hint: {hint}"), Some(doc.clone()))
 }
 
-/// The lines of a command's stderr worth passing on (warnings, a change
-/// recorded only locally).
-fn warnings(stderr: &str) -> Vec<String> {
-    stderr
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect()
+/// An error of bsi as an MCP error, with its document.
+fn failed(e: &Error) -> McpError {
+    error_of(&error_doc(e), e.code())
 }
 
-fn scopes_of(doc: &Value, key: &str) -> Vec<String> {
-    doc[key]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c["scope"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The document of an error, as `--json` prints it.
+fn error_doc(e: &Error) -> Value {
+    serde_json::to_value(output::ErrorJson::of(e)).unwrap_or(Value::Null)
+}
+
+fn doc_of(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 fn list(items: &[String]) -> String {
@@ -264,6 +270,47 @@ fn list(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
+}
+
+fn scopes_of<'a>(claims: impl IntoIterator<Item = &'a crate::registry::Claim>) -> Vec<String> {
+    claims.into_iter().map(|c| c.scope.to_string()).collect()
+}
+
+/// What a write's landing adds for the model: a change not published, a
+/// decision made on the registry as last fetched, earlier changes of this
+/// clone published with it (and the claims they make collide).
+fn landing_notes(landing: &Landing) -> Vec<String> {
+    let mut notes: Vec<String> = landing
+        .superseded
+        .iter()
+        .map(|s| format!("note: {s}."))
+        .collect();
+    match &landing.landed {
+        Landed::Pending(why) => notes.push(format!(
+            "warning: {why}. The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
+        )),
+        Landed::AsLastFetched(why) => notes.push(format!(
+            "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
+        )),
+        _ => {}
+    }
+    if !landing.collisions.is_empty() {
+        notes.push(
+            output::published_collisions(landing.published.len(), &landing.collisions)
+                .trim_end()
+                .to_string(),
+        );
+    }
+    notes
+}
+
+/// `text`, then each note on its own line.
+fn with_notes(mut text: String, notes: &[String]) -> String {
+    for n in notes {
+        text.push('\n');
+        text.push_str(n);
+    }
+    text
 }
 
 // --- the tools' arguments ---------------------------------------------------
@@ -398,6 +445,321 @@ fn tools() -> Vec<McpTool> {
 
 // --- the tools ---------------------------------------------------------------
 
+/// Sets a call's stop when the call's future goes away, however it goes.
+struct StopOnDrop(Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
+/// What the first, unqueued attempt of a claim came to.
+enum Claimed {
+    /// Its answer.
+    Done(CallToolResult),
+    /// Refused, and asked to wait: the session is known now.
+    Wait(Actor),
+}
+
+/// The parts of a claim request the core takes, resolved in `call`.
+fn claim_request(call: &Call, a: &ClaimArgs) -> Result<(Vec<Scope>, chrono::Duration, String)> {
+    let scopes = core::open::scopes(&call.brain, &call.ctx.cwd, &a.scopes)?;
+    let ttl = a.ttl.as_deref().map(Ttl::parse).transpose()?;
+    let note = a.note.clone().unwrap_or_default();
+    check_note(&note)?;
+    Ok((scopes, call.settings.ttl(ttl.map(Ttl::duration)), note))
+}
+
+/// A claim's first attempt, in line with the other calls: the session is
+/// the server's, or one drawn now and kept for every later call.
+fn claim_now(inner: &Inner, a: &ClaimArgs, wait: Option<u64>) -> Result<Claimed> {
+    let _line = inner.in_line();
+    let mut call = inner.call()?;
+    let Some(actor) = inner.actor(&mut call, true)? else {
+        return Err(Error::NoSession);
+    };
+    let (scopes, ttl, note) = claim_request(&call, a)?;
+    let req = core::open::Request {
+        scopes: &scopes,
+        ttl,
+        note: &note,
+        wait: None,
+        queue: true,
+    };
+    let opening = core::open::open(
+        &call.site(),
+        &actor,
+        &req,
+        &mut core::open::Silent,
+        &Stop::new(),
+    )?;
+    inner.adopt(&opening.session);
+    if wait.is_some() && matches!(opening.applied.report, Outcome::Refused { .. }) {
+        return Ok(Claimed::Wait(Actor {
+            session: opening.session,
+            drawn: false,
+            ..actor
+        }));
+    }
+    Ok(Claimed::Done(claim_answer(&call, &a.scopes, opening, None)))
+}
+
+/// A refused claim kept waiting up to `wait` seconds, in the queue, until
+/// it is granted, the time is up or `stop` is set.
+fn claim_waiting(
+    inner: &Inner,
+    actor: &Actor,
+    a: &ClaimArgs,
+    wait: u64,
+    stop: &Stop,
+) -> Result<Option<CallToolResult>> {
+    let call = inner.call()?;
+    let (scopes, ttl, note) = claim_request(&call, a)?;
+    let req = core::open::Request {
+        scopes: &scopes,
+        ttl,
+        note: &note,
+        wait: Some(Duration::from_secs(wait)),
+        queue: true,
+    };
+    let opening = core::open::open(&call.site(), actor, &req, &mut core::open::Silent, stop)?;
+    if opening.stopped {
+        return Ok(None);
+    }
+    Ok(Some(claim_answer(&call, &a.scopes, opening, Some(wait))))
+}
+
+/// A claim's outcome as the tool's result.
+fn claim_answer(
+    call: &Call,
+    asked: &[String],
+    opening: core::open::Opening,
+    waited: Option<u64>,
+) -> CallToolResult {
+    let now = call.ctx.now;
+    let session = opening.session;
+    let notes = landing_notes(&opening.applied.landing);
+    let commit = opening.applied.commit.map(|c| c.to_string());
+    match opening.applied.report {
+        Outcome::Opened { new_claims, held } => {
+            let text = format!(
+                "Claimed {} (already held: {}) for session {session}. Edit only inside your claims; commit your paths, then call `close`.",
+                list(&scopes_of(&new_claims)),
+                list(&scopes_of(held.iter().map(|(c, _)| c))),
+            );
+            let doc = output::OpenedJson::new(&session, &new_claims, &held, commit, now);
+            answer(with_notes(text, &notes), doc_of(doc), false)
+        }
+        Outcome::Refused {
+            blockers,
+            alternatives,
+            free,
+            queue,
+        } => {
+            let doc = output::RefusedJson {
+                error: "conflict",
+                message: "claim refused — nothing was written".into(),
+                hint: String::new(),
+                exit: exit::CONFLICT,
+                session,
+                conflicts: blockers
+                    .iter()
+                    .map(|b| output::ConflictJson {
+                        requested: b.requested.to_string(),
+                        claim: ClaimJson::new(&b.claim, b.stale, now),
+                    })
+                    .collect(),
+                alternatives: alternatives.iter().map(ToString::to_string).collect(),
+                free_in_request: free.iter().map(ToString::to_string).collect(),
+                queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
+            };
+            refusal(doc, asked, waited)
+        }
+        // Drawn again by the core until free; a session the server already
+        // has is never refused for this.
+        Outcome::IdTaken => CallToolResult::error(vec![ContentBlock::text(format!(
+            "session id {session} is taken: call `claim` again"
+        ))]),
+    }
+}
+
+/// The closes of a `close` call, in line with the other calls.
+fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
+    let _line = inner.in_line();
+    let mut call = inner.call()?;
+    let Some(actor) = inner.actor(&mut call, false)? else {
+        return Err(Error::NoSession);
+    };
+    let site = call.site();
+    let each = if raw.is_empty() {
+        core::close::Each {
+            closed: vec![core::close::close(&site, &actor, &actor.owner(), None, false)?],
+            kept: Vec::new(),
+        }
+    } else {
+        let mut scopes = Vec::new();
+        let mut unknown = Vec::new();
+        for r in raw {
+            match resolve_lenient(&call.brain, &call.ctx, r) {
+                Ok(s) => scopes.push(s),
+                Err(e) => unknown.push((r.clone(), e)),
+            }
+        }
+        let mut each = core::close::close_each(&site, &actor, &actor.owner(), &scopes, false);
+        let mut kept: Vec<(String, Error)> = unknown;
+        kept.extend(each.kept.drain(..).map(|(s, e)| (s.to_string(), e)));
+        if each.closed.is_empty() && !kept.is_empty() {
+            // Nothing closed: the first reason is the answer.
+            return Err(kept.remove(0).1);
+        }
+        return Ok(closed_answer(&call, &actor, &each, &kept));
+    };
+    Ok(closed_answer(&call, &actor, &each, &[]))
+}
+
+/// What a `close` closed, and each scope it did not with why.
+fn closed_answer(
+    call: &Call,
+    actor: &Actor,
+    each: &core::close::Each,
+    kept: &[(String, Error)],
+) -> CallToolResult {
+    let closed: Vec<&(crate::registry::Claim, bool)> = each.claims().collect();
+    let last = each.closed.last();
+    let verify = last
+        .and_then(|c| c.applied.report.verified())
+        .map_or_else(|| "clean".to_string(), ToString::to_string);
+    let doc = output::ClosedJson {
+        session: actor.session.clone(),
+        closed: closed
+            .iter()
+            .map(|(c, st)| ClaimJson::new(c, *st, call.ctx.now))
+            .collect(),
+        status: Status::Completed.as_str(),
+        verify: verify.clone(),
+        forced_by: None,
+        commit: last.and_then(|c| c.applied.commit.map(|c| c.to_string())),
+    };
+    let mut doc = doc_of(doc);
+    let not_closed: Vec<Value> = kept
+        .iter()
+        .map(|(scope, e)| {
+            let mut d = error_doc(e);
+            if let Value::Object(m) = &mut d {
+                m.insert("scope".into(), Value::String(scope.clone()));
+            }
+            d
+        })
+        .collect();
+    if let Value::Object(m) = &mut doc {
+        m.insert("not_closed".into(), Value::Array(not_closed));
+    }
+    let mut text = format!(
+        "Closed {} of session {} (verify: {verify}).",
+        list(&scopes_of(closed.iter().map(|(c, _)| c))),
+        actor.session
+    );
+    for (scope, e) in kept {
+        text.push_str(&format!("\nNot closed: {scope} — {e}."));
+    }
+    text.push_str("\nNext: `status` shows what others hold; `claim` starts new work.");
+    let mut notes: Vec<String> = each
+        .closed
+        .iter()
+        .flat_map(|c| c.unverified.iter().map(|w| format!("warning: {w}")))
+        .collect();
+    for c in &each.closed {
+        notes.extend(landing_notes(&c.applied.landing));
+    }
+    answer(with_notes(text, &notes), doc, false)
+}
+
+/// The renewals of a `renew` call, in line with the other calls: all the
+/// session's claims, or each scope asked on its own.
+fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToolResult> {
+    let _line = inner.in_line();
+    let mut call = inner.call()?;
+    let Some(actor) = inner.actor(&mut call, false)? else {
+        return Err(Error::NoSession);
+    };
+    let ttl = call
+        .settings
+        .ttl(ttl.map(Ttl::parse).transpose()?.map(Ttl::duration));
+    let scopes: Vec<Option<Scope>> = if raw.is_empty() {
+        vec![None]
+    } else {
+        raw.iter()
+            .map(|r| resolve_lenient(&call.brain, &call.ctx, r).map(Some))
+            .collect::<Result<_>>()?
+    };
+    let site = call.site();
+    let (mut renewed, mut unchanged) = (Vec::new(), Vec::new());
+    let (mut commit, mut notes) = (None, Vec::new());
+    for s in &scopes {
+        let applied = core::renew::renew(&site, &actor, &actor.owner(), s.as_ref(), ttl, false)?;
+        notes.extend(landing_notes(&applied.landing));
+        commit = applied.commit.or(commit);
+        let (r, u) = applied.report;
+        renewed.extend(r);
+        unchanged.extend(u.into_iter().map(|(c, _)| c));
+    }
+    let now = call.ctx.now;
+    let text = format!(
+        "Renewed {}; unchanged {}.",
+        list(&scopes_of(&renewed)),
+        list(&scopes_of(&unchanged))
+    );
+    let doc = output::RenewedJson {
+        session: actor.session.clone(),
+        renewed: ClaimJson::list(renewed.iter(), false, now),
+        unchanged: ClaimJson::list(unchanged.iter(), false, now),
+        commit: commit.map(|c| c.to_string()),
+    };
+    Ok(answer(with_notes(text, &notes), doc_of(doc), false))
+}
+
+/// Every session's claims, as `status --json` gives them.
+fn status_doc(inner: &Inner, offline: bool) -> Result<Value> {
+    let call = inner.call()?;
+    let seen = core::views::status(&call.site(), offline)?;
+    let sync = sync_state(
+        &call.ctx,
+        &call.brain,
+        &call.settings,
+        &seen.view,
+        &seen.fresh,
+    );
+    Ok(doc_of(StatusJson::new(&call.ctx, &call.brain, &seen, sync)))
+}
+
+/// The session's own claims, in line with the other calls.
+fn whoami_now(inner: &Inner) -> Result<CallToolResult> {
+    let _line = inner.in_line();
+    let mut call = inner.call()?;
+    let Some(actor) = inner.actor(&mut call, false)? else {
+        let doc = json!({"session": null, "agent": null, "active": [], "stale": []});
+        return Ok(answer(
+            "No bsi session yet: the agent tool's session-start hook did not name one here, and BSI_SESSION is not set. Your first `claim` names it; later calls use it.",
+            doc,
+            false,
+        ));
+    };
+    let seen = core::views::whoami(&call.site(), &actor, false)?;
+    let text = format!(
+        "Session {} (agent {}): active {}; stale {}.",
+        seen.session,
+        seen.agent,
+        list(&scopes_of(&seen.active)),
+        list(&scopes_of(&seen.stale))
+    );
+    Ok(answer(
+        text,
+        doc_of(WhoAmIJson::new(&seen, call.ctx.now)),
+        false,
+    ))
+}
+
 impl Server {
     async fn blocking<T: Send + 'static>(
         &self,
@@ -407,6 +769,14 @@ impl Server {
         tokio::task::spawn_blocking(move || f(&inner))
             .await
             .map_err(|e| McpError::internal_error(format!("the call stopped: {e}"), None))
+    }
+
+    /// `f` on a thread of its own; bsi's error as an MCP error.
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Inner) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, McpError> {
+        self.blocking(f).await?.map_err(|e| failed(&e))
     }
 
     async fn claim(
@@ -420,43 +790,44 @@ impl Server {
                 None,
             ));
         }
-        let mut argv: Vec<String> = vec!["open".into()];
-        argv.extend(a.scopes.iter().cloned());
-        argv.push("--json".into());
-        if let Some(t) = &a.ttl {
-            argv.extend(["--ttl".into(), t.clone()]);
-        }
-        if let Some(n) = &a.note {
-            argv.extend(["--note".into(), n.clone()]);
-        }
         let wait = a.wait.filter(|w| *w > 0).map(|w| w.min(3600));
-        if let Some(w) = wait {
-            argv.extend(["--wait".into(), format!("{w}s")]);
-        }
+        let a = Arc::new(a);
+        let first = a.clone();
+        let actor = match self.run(move |i| claim_now(i, &first, wait)).await? {
+            Claimed::Done(r) => return Ok(r),
+            Claimed::Wait(actor) => actor,
+        };
+        let Some(wait) = wait else {
+            return Err(McpError::internal_error("nothing to wait for", None));
+        };
+        let stop = StopOnDrop(Stop::new());
+        let waiting = stop.0.clone();
+        let asked = a.clone();
         let inner = self.inner.clone();
         let mut job = tokio::task::spawn_blocking(move || {
-            let session = inner.session();
-            inner.bsi(session.as_deref(), &argv)
+            claim_waiting(&inner, &actor, &asked, wait, &waiting)
         });
         let started = Instant::now();
+        let mut told = Instant::now();
         let token = ctx.meta.get_progress_token();
-        let ran = loop {
-            match tokio::time::timeout(Duration::from_secs(1), &mut job).await {
-                Ok(done) => {
-                    break done.map_err(|e| {
-                        McpError::internal_error(format!("the claim stopped: {e}"), None)
-                    })??;
-                }
+        let done = loop {
+            match tokio::time::timeout(TICK, &mut job).await {
+                Ok(done) => break done,
+                Err(_) if ctx.ct.is_cancelled() => stop.0.set(),
                 Err(_) => {
-                    if let (Some(token), Some(w)) = (token.clone(), wait) {
+                    if let Some(token) = token
+                        .clone()
+                        .filter(|_| told.elapsed() >= Duration::from_secs(1))
+                    {
+                        told = Instant::now();
                         let waited = started.elapsed().as_secs();
                         let _ = ctx
                             .peer
                             .notify_progress(
                                 ProgressNotificationParam::new(token, waited as f64)
-                                    .with_total(w as f64)
+                                    .with_total(wait as f64)
                                     .with_message(format!(
-                                        "waiting for {} to be free: {waited}s of {w}s",
+                                        "waiting for {} to be free: {waited}s of {wait}s",
                                         a.scopes.join(", ")
                                     )),
                             )
@@ -465,136 +836,33 @@ impl Server {
                 }
             }
         };
-        if ran.code == exit::CONFLICT
-            && let Some(doc) = ran.json.as_ref().filter(|d| d.get("conflicts").is_some())
-        {
-            return Ok(refusal(doc.clone(), &a.scopes, wait));
+        let done =
+            done.map_err(|e| McpError::internal_error(format!("the claim stopped: {e}"), None))?;
+        match done.map_err(|e| failed(&e))? {
+            Some(r) => Ok(r),
+            None => Err(McpError::invalid_request(
+                "the claim was cancelled: nothing was granted, and its place in the queue was given up",
+                None,
+            )),
         }
-        let inner = self.inner.clone();
-        result(ran, &[exit::OK, exit::UNPUBLISHED], |doc| {
-            if let Some(s) = doc["session"].as_str() {
-                inner.adopt(s);
-            }
-            format!(
-                "Claimed {} (already held: {}) for session {}. Edit only inside your claims; commit your paths, then call `close`.",
-                list(&scopes_of(doc, "opened")),
-                list(&scopes_of(doc, "already_held")),
-                doc["session"].as_str().unwrap_or("?")
-            )
-        })
     }
 
     async fn close(&self, a: SomeArgs) -> std::result::Result<CallToolResult, McpError> {
-        let ran = self.per_scope("close", a.scopes, Vec::new()).await?;
-        result(ran, &[exit::OK, exit::UNPUBLISHED], |doc| {
-            format!(
-                "Closed {} of session {} (verify: {}). Next: `status` shows what others hold; `claim` starts new work.",
-                list(&scopes_of(doc, "closed")),
-                doc["session"].as_str().unwrap_or("?"),
-                doc["verify"].as_str().unwrap_or("?")
-            )
-        })
+        self.run(move |i| close_now(i, &a.scopes)).await
     }
 
     async fn renew(&self, a: SomeArgs) -> std::result::Result<CallToolResult, McpError> {
-        let extra = a
-            .ttl
-            .map(|t| vec!["--ttl".to_string(), t])
-            .unwrap_or_default();
-        let ran = self.per_scope("renew", a.scopes, extra).await?;
-        result(ran, &[exit::OK, exit::UNPUBLISHED], |doc| {
-            format!(
-                "Renewed {}; unchanged {}.",
-                list(&scopes_of(doc, "renewed")),
-                list(&scopes_of(doc, "unchanged"))
-            )
-        })
-    }
-
-    /// `close` or `renew` of the session, once per scope asked (the
-    /// command takes one `--scope`), the documents merged: their lists
-    /// joined, the last commit kept.
-    async fn per_scope(
-        &self,
-        command: &'static str,
-        scopes: Vec<String>,
-        extra: Vec<String>,
-    ) -> std::result::Result<Ran, McpError> {
-        self.blocking(move |inner| {
-            let Some(session) = inner.session() else {
-                return Err(McpError::invalid_request(
-                    "this session holds no claim yet: `claim` names it — hint: call `claim` with the scopes you will edit",
-                    None,
-                ));
-            };
-            let runs: Vec<Option<String>> = if scopes.is_empty() {
-                vec![None]
-            } else {
-                scopes.into_iter().map(Some).collect()
-            };
-            let mut merged: Option<Ran> = None;
-            for scope in runs {
-                let mut argv = vec![command.to_string(), "--json".into()];
-                argv.extend(extra.iter().cloned());
-                if let Some(s) = scope {
-                    argv.extend(["--scope".into(), s]);
-                }
-                let ran = inner.bsi(Some(&session), &argv)?;
-                let failed = ran.json.as_ref().is_none_or(|d| d.get("error").is_some());
-                merged = Some(match merged {
-                    None => ran,
-                    Some(_) if failed => return Ok(ran),
-                    Some(mut m) => {
-                        merge(&mut m, ran);
-                        m
-                    }
-                });
-            }
-            merged.ok_or_else(|| McpError::internal_error("nothing was run", None))
-        })
-        .await?
+        self.run(move |i| renew_now(i, &a.scopes, a.ttl.as_deref()))
+            .await
     }
 
     async fn status(&self, a: StatusArgs) -> std::result::Result<CallToolResult, McpError> {
-        let ran = self
-            .blocking(move |inner| {
-                let mut argv = vec!["status".to_string(), "--json".into()];
-                if a.offline {
-                    argv.push("--offline".into());
-                }
-                inner.bsi(None, &argv)
-            })
-            .await??;
-        result(ran, &[exit::OK, exit::CONFLICT], status_text)
+        let doc = self.run(move |i| status_doc(i, a.offline)).await?;
+        Ok(answer(status_text(&doc), doc, false))
     }
 
     async fn whoami(&self) -> std::result::Result<CallToolResult, McpError> {
-        let ran = self
-            .blocking(|inner| {
-                let session = inner.session();
-                session
-                    .as_deref()
-                    .map(|s| inner.bsi(Some(s), &["whoami".into(), "--json".into()]))
-                    .transpose()
-            })
-            .await??;
-        let Some(ran) = ran else {
-            let doc = json!({"session": null, "agent": null, "active": [], "stale": []});
-            return Ok(answer(
-                "No bsi session yet: the agent tool's session-start hook did not name one here, and BSI_SESSION is not set. Your first `claim` names it; later calls use it.",
-                doc,
-                false,
-            ));
-        };
-        result(ran, &[exit::OK], |doc| {
-            format!(
-                "Session {} (agent {}): active {}; stale {}.",
-                doc["session"].as_str().unwrap_or("?"),
-                doc["agent"].as_str().unwrap_or("?"),
-                list(&scopes_of(doc, "active")),
-                list(&scopes_of(doc, "stale"))
-            )
-        })
+        self.run(whoami_now).await
     }
 
     async fn check(&self, a: CheckArgs) -> std::result::Result<CallToolResult, McpError> {
@@ -648,9 +916,7 @@ impl Server {
                 if fetched.elapsed() >= FETCH_EVERY {
                     fetched = Instant::now();
                     // Brings the remote's registry branch in (read only).
-                    let _ = server
-                        .blocking(|i| i.bsi(None, &["status".into(), "--json".into()]))
-                        .await;
+                    let _ = server.blocking(|i| status_doc(i, false)).await;
                 }
                 let now = server.blocking(|i| tips(&i.ctx)).await.ok().flatten();
                 if now != seen {
@@ -676,34 +942,31 @@ fn tips(ctx: &Ctx) -> Option<String> {
 }
 
 /// A refused claim as a result the model acts on: the refusal document of
-/// `bsi open --json`, with the calls that can follow.
-fn refusal(mut doc: Value, asked: &[String], waited: Option<u64>) -> CallToolResult {
+/// `bsi open --json`, its hint the calls that can follow (also listed as
+/// `next_calls`).
+fn refusal(doc: output::RefusedJson, asked: &[String], waited: Option<u64>) -> CallToolResult {
     let mut next: Vec<Value> = Vec::new();
-    if let Some(alt) = doc["alternatives"]
-        .as_array()
-        .and_then(|a| a.first())
-        .cloned()
-    {
+    if let Some(alt) = doc.alternatives.first() {
         next.push(
             json!({"tool": "claim", "arguments": {"scopes": [alt]}, "why": "a free scope nearby"}),
         );
     }
-    if let Some(free) = doc["free_in_request"].as_array().filter(|a| !a.is_empty()) {
-        next.push(json!({"tool": "claim", "arguments": {"scopes": free}, "why": "the free part of the request alone"}));
+    if !doc.free_in_request.is_empty() {
+        next.push(json!({"tool": "claim", "arguments": {"scopes": doc.free_in_request}, "why": "the free part of the request alone"}));
     }
     if waited.is_none() {
         next.push(json!({"tool": "claim", "arguments": {"scopes": asked, "wait": 600}, "why": "wait up to 10 minutes for the holder to close"}));
     }
     let mut text = String::from("Claim refused — nothing was written.");
-    for c in doc["conflicts"].as_array().into_iter().flatten() {
+    for c in &doc.conflicts {
         text.push_str(&format!(
             "\n  {} is held by session {} (agent {}, {}, until {}){}",
-            c["requested"].as_str().unwrap_or("?"),
-            c["session"].as_str().unwrap_or("?"),
-            c["agent"].as_str().unwrap_or("?"),
-            c["scope"].as_str().unwrap_or("?"),
-            c["expires"].as_str().unwrap_or("?"),
-            if c["stale"] == true {
+            c.requested,
+            c.claim.session,
+            c.claim.agent,
+            c.claim.scope,
+            c.claim.expires,
+            if c.claim.stale {
                 " STALE: only a person frees it"
             } else {
                 ""
@@ -713,14 +976,29 @@ fn refusal(mut doc: Value, asked: &[String], waited: Option<u64>) -> CallToolRes
     if let Some(w) = waited {
         text.push_str(&format!("\nStill held after waiting {w}s."));
     }
-    for n in &next {
-        text.push_str(&format!(
-            "\nNext: `{}` {} ({})",
-            n["tool"].as_str().unwrap_or("claim"),
-            n["arguments"],
-            n["why"].as_str().unwrap_or("")
-        ));
+    let calls: Vec<String> = next
+        .iter()
+        .map(|n| {
+            format!(
+                "`{}` {} ({})",
+                n["tool"].as_str().unwrap_or("claim"),
+                n["arguments"],
+                n["why"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    for c in &calls {
+        text.push_str(&format!("\nNext: {c}"));
     }
+    let doc = output::RefusedJson {
+        hint: if calls.is_empty() {
+            "call `status` to see who holds what".into()
+        } else {
+            format!("call {}", calls.join("; or "))
+        },
+        ..doc
+    };
+    let mut doc = doc_of(doc);
     if let Value::Object(m) = &mut doc {
         m.insert("next_calls".into(), Value::Array(next));
     }
@@ -756,22 +1034,6 @@ fn status_text(doc: &Value) -> String {
         )),
     }
     t
-}
-
-/// Joins two documents of one command: lists concatenated, the later
-/// commit kept.
-fn merge(into: &mut Ran, more: Ran) {
-    if let (Some(Value::Object(a)), Some(Value::Object(b))) = (&mut into.json, more.json) {
-        for (k, v) in b {
-            match (a.get_mut(&k), v) {
-                (Some(Value::Array(x)), Value::Array(y)) => x.extend(y),
-                (Some(slot), v) if k == "commit" && !v.is_null() => *slot = v,
-                _ => {}
-            }
-        }
-    }
-    into.code = into.code.max(more.code);
-    into.stderr.push_str(&more.stderr);
 }
 
 /// The edit hook's decision on an edit of `path` (its lines `lines`, else
@@ -991,20 +1253,7 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        let ran = self
-            .blocking(|i| {
-                i.bsi(
-                    None,
-                    &["status".into(), "--json".into(), "--offline".into()],
-                )
-            })
-            .await??;
-        let Some(doc) = ran.json.filter(|d| d.get("error").is_none()) else {
-            return Err(McpError::internal_error(
-                format!("the claims could not be read: {}", ran.stderr.trim()),
-                None,
-            ));
-        };
+        let doc = self.run(|i| status_doc(i, true)).await?;
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         Ok(
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
@@ -1052,35 +1301,42 @@ mod tests {
     }
 
     #[test]
-    fn documents_of_one_command_are_joined() {
-        let mut a = Ran {
-            code: exit::OK,
-            json: Some(json!({"session": "s", "closed": [{"scope": "a.md"}], "commit": "1"})),
-            stderr: String::new(),
-        };
-        let b = Ran {
-            code: exit::UNPUBLISHED,
-            json: Some(json!({"session": "s", "closed": [{"scope": "b.md"}], "commit": "2"})),
-            stderr: "not published\n".into(),
-        };
-        merge(&mut a, b);
-        let doc = a.json.expect("doc");
-        assert_eq!(scopes_of(&doc, "closed"), ["a.md", "b.md"]);
-        assert_eq!(doc["commit"], "2");
-        assert_eq!(a.code, exit::UNPUBLISHED);
-        assert_eq!(warnings(&a.stderr), ["not published"]);
-    }
-
-    #[test]
     fn a_refusal_names_the_calls_that_can_follow() {
-        let doc = json!({
-            "error": "conflict", "conflicts": [{"requested": "a.md", "session": "s2", "agent": "bob", "scope": "a.md", "expires": "t", "stale": false}],
-            "alternatives": ["b.md"], "free_in_request": []
-        });
+        let claim = ClaimJson {
+            session: "s2".into(),
+            scope: "a.md".into(),
+            level: crate::scope::Level::File,
+            agent: "bob".into(),
+            opened: "t".into(),
+            expires: "t".into(),
+            note: String::new(),
+            stale: false,
+            reason: None,
+            minutes_left: 5,
+        };
+        let doc = output::RefusedJson {
+            error: "conflict",
+            message: "claim refused — nothing was written".into(),
+            hint: String::new(),
+            exit: exit::CONFLICT,
+            session: "s1".into(),
+            conflicts: vec![output::ConflictJson {
+                requested: "a.md".into(),
+                claim,
+            }],
+            alternatives: vec!["b.md".into()],
+            free_in_request: Vec::new(),
+            queue: None,
+        };
         let r = refusal(doc, &["a.md".into()], None);
         assert_eq!(r.is_error, Some(true));
-        let next = &r.structured_content.expect("doc")["next_calls"];
+        let doc = r.structured_content.expect("doc");
+        let next = &doc["next_calls"];
         assert_eq!(next[0]["arguments"]["scopes"], json!(["b.md"]));
         assert_eq!(next[1]["arguments"]["wait"], 600);
+        assert!(
+            doc["hint"].as_str().expect("hint").contains("`claim`"),
+            "{doc}"
+        );
     }
 }

@@ -435,6 +435,22 @@ impl Ctx {
         Ok(self.open()?.0)
     }
 
+    /// Where the core serves a request of this run on `brain`.
+    pub(crate) fn site<'a>(
+        &'a self,
+        brain: &'a Brain,
+        settings: &'a Settings,
+    ) -> crate::core::Site<'a> {
+        crate::core::Site {
+            brain,
+            settings,
+            cwd: &self.cwd,
+            now: self.now,
+            options: self.write_options(false),
+            random_seed: self.random_seed,
+        }
+    }
+
     /// How this run's writes publish.
     pub fn write_options(&self, fresh: bool) -> publish::Options {
         publish::Options {
@@ -582,6 +598,11 @@ impl<'c> WriteCommand<'c> {
             brain,
             settings,
         })
+    }
+
+    /// Where the core serves this command's request.
+    pub(crate) fn site(&self) -> crate::core::Site<'_> {
+        self.ctx.site(&self.brain, &self.settings)
     }
 
     /// Publishes what `plan` decides under the writer lock (`fresh`: fetch
@@ -917,21 +938,11 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             merge_driver::run(&ctx, &base, &ours, &theirs)
         }
         Command::Agent { action } => agent_setup::run(&ctx, action),
-        Command::Mcp { tool } => {
-            let mut pass: Vec<std::ffi::OsString> = Vec::new();
-            if let Some(r) = &ctx.registry {
-                pass.extend(["--registry".into(), r.clone().into_os_string()]);
-            }
-            if let Some(r) = &ctx.remote {
-                pass.extend(["--remote".into(), r.into()]);
-            }
-            mcp::run(
-                &ctx,
-                mcp::Request {
-                    tool: tool.map(Into::into),
-                    pass,
-                },
-            )
-        }
+        Command::Mcp { tool } => mcp::run(
+            &ctx,
+            mcp::Request {
+                tool: tool.map(Into::into),
+            },
+        ),
     }
 }

@@ -3,21 +3,18 @@
 use std::io::Write;
 
 use chrono::Duration;
-use serde::Serialize;
 
 use super::{Ctx, Ending, Form, WriteCommand, check_note};
-use crate::claims::open::{Claiming, Outcome, Owned, Place, Queueing, leave, plan_queued};
+use crate::claims::open::{Outcome, Owned, Place};
 use crate::claims::queue;
 use crate::claims::scopes_summary;
+use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::publish::Applied;
 use crate::resolve;
 use crate::scope::Scope;
-use crate::store::Brain;
 use crate::values::AgentName;
-use crate::wait::{Waiting, Woke};
 use crate::words::open_command;
 use crate::words::{assignment, command_line};
 
@@ -33,36 +30,6 @@ pub(crate) struct Request {
     pub(crate) queue: bool,
 }
 
-#[derive(Serialize)]
-struct Opened {
-    session: String,
-    opened: Vec<ClaimJson>,
-    already_held: Vec<ClaimJson>,
-    /// The registry commit; null when nothing was written.
-    commit: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Refused {
-    error: &'static str,
-    message: String,
-    hint: String,
-    exit: u8,
-    session: String,
-    conflicts: Vec<ConflictJson>,
-    alternatives: Vec<String>,
-    free_in_request: Vec<String>,
-    /// The waiters ahead in the queue; null when nobody waits ahead.
-    queue: Option<output::PlaceJson>,
-}
-
-#[derive(Serialize)]
-struct ConflictJson {
-    requested: String,
-    #[serde(flatten)]
-    claim: ClaimJson,
-}
-
 pub(crate) use crate::session::new_session_id;
 
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
@@ -70,47 +37,37 @@ pub(crate) use crate::session::new_session_id;
 pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
-    let scopes = requested_scopes(ctx, &w.brain, &req.scopes)?;
-    let mut agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
+    let scopes = core::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;
+    let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
-    let (mut session, generated) = session_of(ctx)?;
-    if !generated && !super::close::agent_named(ctx, req.agent.as_ref(), config) {
+    let mut actor = actor_of(ctx, agent)?;
+    if !actor.drawn && !super::close::agent_named(ctx, req.agent.as_ref(), config) {
         // A session named with no agent name given: its claims join it as
         // the agent it was opened by, as `close` acts as it.
-        if let Some(recorded) = session_agent(&w, &session) {
-            agent = recorded;
+        if let Some(recorded) = session_agent(&w, &actor.session) {
+            actor.agent = recorded;
         }
     }
-    let ttl = w.settings.ttl(req.ttl);
-
-    // A drawn id the registry already knows is drawn again.
-    let mut draws: u64 = 0;
-    let applied = loop {
-        let claiming = Claiming {
-            session: &session,
-            agent: &agent,
+    let opening = core::open::open(
+        &w.site(),
+        &actor,
+        &core::open::Request {
             scopes: &scopes,
-            ttl,
+            ttl: w.settings.ttl(req.ttl),
             note: &note,
-            now: ctx.now,
-            max_active_per_agent: config.max_active_per_agent,
-            new_id: generated,
-        };
-        let applied = publish_waiting(&w, &claiming, req.wait, req.queue)?;
-        if !matches!(applied.report, Outcome::IdTaken) {
-            break applied;
-        }
-        draws += 1;
-        if draws > 32 {
-            return Err(Error::SessionIdsExhausted { last: session });
-        }
-        session = new_session_id(ctx.now, ctx.random_seed.map(|s| s.wrapping_add(draws)));
-    };
-    let named_agent = req.agent.is_some().then_some(agent.as_str());
-    let reopened = !generated && reopens_closed(&applied, &session);
+            wait: req.wait,
+            queue: req.queue,
+        },
+        &mut Announcer(ctx),
+        &core::Stop::new(),
+    )?;
+    let session = opening.session;
+    let generated = actor.drawn;
+    let named_agent = req.agent.as_ref().map(AgentName::as_str);
+    let reopened = opening.reopened;
     let joined = req.wait.is_some() && req.queue;
-    let code = w.report(applied, |outcome, commit| {
+    let code = w.report(opening.applied, |outcome, commit| {
         report(
             ctx,
             &session,
@@ -154,29 +111,21 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     Ok(code)
 }
 
-/// Whether the claims just opened are the only ones of a session that had
-/// closed before (its rows are in the history, none active or stale).
-fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
-    let Outcome::Opened { new_claims, held } = &applied.report else {
-        return false;
-    };
-    if new_claims.is_empty() || !held.is_empty() {
-        return false;
-    }
-    let reg = &applied.landing.registry;
-    let standing = reg
-        .active_claims
-        .iter()
-        .chain(&reg.stale_claims)
-        .filter(|c| c.session == session)
-        .count();
-    standing == new_claims.len()
-        && crate::registry::parse::history_rows(reg).is_ok_and(|rows| {
-            rows.iter().any(|row| {
-                row.iter()
-                    .any(|(k, v)| k.trim().eq_ignore_ascii_case("session") && v.trim() == session)
-            })
-        })
+/// Who opens, as `agent`: the session asked for (`--session` or
+/// `BSI_SESSION`), else a new one drawn here.
+fn actor_of(ctx: &Ctx, agent: String) -> Result<core::Actor> {
+    Ok(match ctx.env_session()? {
+        Some(s) => core::Actor {
+            session: s.into_string(),
+            agent,
+            drawn: false,
+        },
+        None => core::Actor {
+            session: new_session_id(ctx.now, ctx.random_seed),
+            agent,
+            drawn: true,
+        },
+    })
 }
 
 /// What `open` says of a granted claim on a heading its file does not have
@@ -249,22 +198,6 @@ fn absent_words(a: &resolve::Absent, session: &str) -> String {
     text
 }
 
-/// The scopes asked for, resolved, without repeats; the registry itself
-/// is refused.
-fn requested_scopes(ctx: &Ctx, brain: &Brain, raw_scopes: &[String]) -> Result<Vec<Scope>> {
-    let mut scopes: Vec<Scope> = Vec::new();
-    for raw in raw_scopes {
-        let s = resolve::resolve_scope(&brain.root, &ctx.cwd, raw, &brain.markdown)?;
-        if s.file() == Some(brain.copy_name().as_str()) {
-            return Err(Error::RegistryNotClaimable);
-        }
-        if !scopes.contains(&s) {
-            scopes.push(s);
-        }
-    }
-    Ok(scopes)
-}
-
 /// The agent a session's claims were recorded by: its active or stale
 /// claims', else its newest history row's.
 fn session_agent(w: &WriteCommand<'_>, session: &str) -> Option<String> {
@@ -278,123 +211,6 @@ fn session_agent(w: &WriteCommand<'_>, session: &str) -> Option<String> {
         .pop()
         .map(|e| e.agent)
         .filter(|a| !a.is_empty())
-}
-
-/// The session asked for (`--session` or `BSI_SESSION`), or a new one; and
-/// whether it was drawn here.
-fn session_of(ctx: &Ctx) -> Result<(String, bool)> {
-    Ok(match ctx.env_session()? {
-        Some(s) => (s.into_string(), false),
-        None => (new_session_id(ctx.now, ctx.random_seed), true),
-    })
-}
-
-/// Publishes the claim; with `--wait`, a refused one takes its place in
-/// the queue (unless `queue` is false) and is planned again whenever the
-/// registry changes or its lease needs renewing, until the wait is over.
-fn publish_waiting(
-    cmd: &WriteCommand<'_>,
-    claiming: &Claiming<'_>,
-    wait: Option<std::time::Duration>,
-    queue: bool,
-) -> Result<Applied<Outcome>> {
-    let started = std::time::Instant::now();
-    // The clock of a long wait moves on from the run's own.
-    let now = || {
-        claiming.now + Duration::from_std(started.elapsed()).unwrap_or_else(|_| Duration::zero())
-    };
-    let mut waiting = wait.map(|w| Waiting::new(&cmd.settings, w));
-    let joins = waiting.is_some() && queue;
-    let mut since = claiming.now;
-    // The lease last written, when this run holds a place.
-    let mut lease: Option<chrono::DateTime<chrono::FixedOffset>> = None;
-    let mut said: Option<(usize, Vec<String>)> = None;
-    loop {
-        let at = now();
-        if lease.is_some_and(|l| at >= l) {
-            // The place lapsed (the machine slept?): the queue's end.
-            since = at;
-        }
-        // The references before the plan reads them: anything since is news.
-        let tips = waiting.as_ref().map(|w| w.tips(&cmd.brain));
-        // Read afresh each time: a heading may have moved while waiting.
-        let snap = cmd.brain.snapshot(claiming.scopes);
-        let c = Claiming {
-            now: at,
-            ..*claiming
-        };
-        let queueing = if joins {
-            Queueing::Join { since }
-        } else {
-            Queueing::Respect
-        };
-        let applied = cmd.publish(false, |reg| plan_queued(reg, &c, &snap, queueing))?;
-        let (
-            Some(w),
-            Some(tips),
-            Outcome::Refused {
-                blockers,
-                queue: place,
-                ..
-            },
-        ) = (waiting.as_mut(), tips, &applied.report)
-        else {
-            return Ok(applied);
-        };
-        if joins && place.is_none() {
-            // A stale claim in the way: waiting cannot free it.
-            return Ok(applied);
-        }
-        if applied.commit.is_some() {
-            lease = Some(at + queue::lease());
-        }
-        let ahead: Vec<String> = place
-            .iter()
-            .flat_map(|p| p.ahead.iter().map(|r| r.session.clone()))
-            .collect();
-        let n = place.as_ref().map_or(0, |p| p.place);
-        // Said as it happens, and flushed: before the answer that ends
-        // the wait, on the same stream for people.
-        let mut progress = cmd.ctx.progress();
-        match &said {
-            None => announce(
-                &mut progress,
-                blockers,
-                place.as_ref(),
-                wait.unwrap_or_default(),
-            ),
-            Some((m, before)) if *m != n || *before != ahead => {
-                if let Some(p) = place {
-                    let _ = writeln!(progress, "{}", place_line(p));
-                }
-            }
-            Some(_) => {}
-        }
-        let _ = progress.flush();
-        drop(progress);
-        said = Some((n, ahead));
-        // Wake in time to renew the lease.
-        let renew = lease.map(|l| {
-            let due = l - queue::renew_when_left() - at;
-            started.elapsed() + due.to_std().unwrap_or_default()
-        });
-        let renew = renew.map(|d| started + d);
-        // The head of the queue (or a waiter with no queue to keep) is
-        // served next: it watches the remote closely.
-        let head = place.as_ref().is_none_or(|p| p.place == 1);
-        match w.until(&cmd.brain, tips, renew, head) {
-            Woke::Changed | Woke::Renew => {}
-            Woke::TimeUp => {
-                if lease.is_some() {
-                    let session = claiming.session;
-                    let agent = claiming.agent;
-                    // Best effort: a place not removed lapses with its lease.
-                    let _ = cmd.publish(false, |reg| Ok(leave(reg, session, agent)));
-                }
-                return Ok(applied);
-            }
-        }
-    }
 }
 
 fn report(
@@ -436,15 +252,13 @@ fn report(
     };
 
     if json {
-        output::print_json(&Opened {
-            session: session.to_string(),
-            opened: ClaimJson::list(new_claims.iter(), false, ctx.now),
-            already_held: held
-                .iter()
-                .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
-                .collect(),
-            commit: commit.map(|c| c.to_string()),
-        })?;
+        output::print_json(&output::OpenedJson::new(
+            session,
+            &new_claims,
+            &held,
+            commit.map(|c| c.to_string()),
+            ctx.now,
+        ))?;
         return Ok(Ending::Landed(exit::OK));
     }
     if shell {
@@ -538,6 +352,25 @@ fn ahead_words(ahead: &[queue::Request]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What `--wait` says while it waits: said as it happens, and flushed,
+/// before the answer that ends the wait, on the same stream for people
+/// ([`Ctx::progress`]).
+struct Announcer<'c>(&'c Ctx);
+
+impl core::open::Watch for Announcer<'_> {
+    fn waiting(&mut self, blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration) {
+        let mut progress = self.0.progress();
+        announce(&mut progress, blockers, place, wait);
+        let _ = progress.flush();
+    }
+
+    fn moved(&mut self, place: &Place) {
+        let mut progress = self.0.progress();
+        let _ = writeln!(progress, "{}", place_line(place));
+        let _ = progress.flush();
+    }
 }
 
 /// The one line `--wait` prints when it starts waiting: who it waits for,
@@ -661,7 +494,7 @@ fn report_refusal(
         );
     }
     if json {
-        output::print_json(&Refused {
+        output::print_json(&output::RefusedJson {
             error: "conflict",
             message: "claim refused — nothing was written".into(),
             hint: format!("{}.", ways.join("; or ")),
@@ -669,7 +502,7 @@ fn report_refusal(
             session: session.to_string(),
             conflicts: blockers
                 .iter()
-                .map(|b| ConflictJson {
+                .map(|b| output::ConflictJson {
                     requested: b.requested.to_string(),
                     claim: ClaimJson::new(&b.claim, b.stale, ctx.now),
                 })

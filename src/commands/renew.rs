@@ -2,26 +2,16 @@
 
 use std::io::Write;
 
-use chrono::Duration;
-use serde::Serialize;
-
 use super::{Ctx, Ending, WriteCommand, opt_scope};
-use crate::claims::renew::{Renewing, Why, plan};
+use crate::claims::renew::{Renewing, Why};
+use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::ttl;
 use crate::values::{AgentName, SessionId};
 use crate::words::command_line;
-
-#[derive(Serialize)]
-struct Renewed {
-    session: String,
-    renewed: Vec<ClaimJson>,
-    unchanged: Vec<ClaimJson>,
-    /// The registry commit; null when nothing needed extending.
-    commit: Option<String>,
-}
+use chrono::Duration;
 
 pub(crate) fn run(
     ctx: &Ctx,
@@ -36,26 +26,21 @@ pub(crate) fn run(
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let caller = ctx.agent(agent, &w.settings.config)?;
     let acting = ctx.env_session()?;
-    let actor = crate::claims::Actor {
+    let owner = crate::claims::Actor {
         session: acting.as_ref().map(SessionId::as_str),
         agent: caller.as_str(),
         agent_named: super::close::agent_named(ctx, agent, &w.settings.config),
     };
+    let actor = core::Actor {
+        agent: caller.to_string(),
+        session,
+        drawn: false,
+    };
     let ttl = w.settings.ttl(ttl_arg);
-    w.run(
-        false,
-        |reg| plan(ctx.now, reg, &session, scope.as_ref(), ttl, (force, &actor)),
-        |(renewed, unchanged), commit| {
-            report(
-                ctx,
-                session.clone(),
-                (renewed, unchanged),
-                ttl,
-                commit,
-                json,
-            )
-        },
-    )
+    let applied = core::renew::renew(&w.site(), &actor, &owner, scope.as_ref(), ttl, force)?;
+    w.report(applied, |renewing, commit| {
+        report(ctx, actor.session.clone(), renewing, ttl, commit, json)
+    })
 }
 
 fn report(
@@ -67,7 +52,7 @@ fn report(
     json: bool,
 ) -> Result<Ending> {
     if json {
-        output::print_json(&Renewed {
+        output::print_json(&output::RenewedJson {
             session,
             renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
             unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),

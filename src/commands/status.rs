@@ -2,60 +2,30 @@
 
 use std::io::Write;
 
-use serde::Serialize;
-
 use super::Ctx;
 use super::views::{
-    FREE, GENERIC_NEXT, Shown, SyncJson, claims_view, counts, free_but_queued, is_overdue,
+    FREE, GENERIC_NEXT, Shown, StatusJson, claims_view, counts, free_but_queued, is_overdue,
     next_steps, print_sync, state, sync_state,
 };
-use crate::conflict;
+use crate::core;
 use crate::error::{Result, exit};
-use crate::output::{self, ClaimJson, Paint};
-use crate::publish::{self};
+use crate::output::{self, Paint};
 use crate::registry::{Claim, Registry};
 use crate::resolve;
 use crate::store::Brain;
 use crate::tree;
 
-#[derive(Serialize)]
-struct Status {
-    now: String,
-    active: Vec<ClaimJson>,
-    stale: Vec<ClaimJson>,
-    collisions: Vec<[ClaimJson; 2]>,
-    /// Who waits for what (`bsi open --wait`), in order; lapsed places
-    /// are not shown.
-    queue: Vec<output::WaiterJson>,
-    /// The remote's state; null without a remote.
-    sync: Option<SyncJson>,
-    /// Whether this work tree's commit guard is on, and what is wrong if not.
-    guard: crate::hook_managers::GuardState,
-}
-
 pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let (view, fresh) = publish::read(&brain, &settings, ctx.now, offline)?;
-    let reg = &view.registry;
+    let seen = core::views::status(&ctx.site(&brain, &settings), offline)?;
+    let sync = sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
+    let reg = &seen.view.registry;
     let sections = brain.sections();
-    let collisions = conflict::collisions(reg, &sections);
-    let sync = sync_state(ctx, &brain, &settings, &view, &fresh);
-    let waiting = crate::claims::queue::live_requests(reg, ctx.now);
+    let collisions: Vec<(&Claim, &Claim)> = seen.collisions.iter().map(|(a, b)| (a, b)).collect();
+    let waiting = &seen.waiting;
     if json {
-        output::print_json(&Status {
-            now: output::rfc3339(ctx.now),
-            active: ClaimJson::list(reg.active_claims.iter(), false, ctx.now),
-            stale: ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
-            collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
-            queue: output::WaiterJson::list(&waiting),
-            sync,
-            guard: crate::hook_managers::guard_state(
-                &brain.git,
-                crate::githooks::HOOKS,
-                ctx.places.path.as_deref(),
-            ),
-        })?;
+        output::print_json(&StatusJson::new(ctx, &brain, &seen, sync))?;
         return Ok(if collisions.is_empty() {
             exit::OK
         } else {
@@ -76,7 +46,7 @@ pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
     // What is wrong (collisions, claims whose heading is gone) comes before
     // what to do next, which closes the output.
     write!(out, "{}", view.body).map_err(crate::Error::output)?;
-    write!(out, "{}", queue_lines(&waiting, &sections, ctx.now)).map_err(crate::Error::output)?;
+    write!(out, "{}", queue_lines(waiting, &sections, ctx.now)).map_err(crate::Error::output)?;
     for (a, b) in &collisions {
         writeln!(
             out,

@@ -32,6 +32,72 @@ pub(crate) struct SyncJson {
     first_published: Option<usize>,
 }
 
+/// Every session's claims, as `status --json`, MCP's `status` and its
+/// claims resource give them.
+#[derive(Serialize)]
+pub(crate) struct StatusJson {
+    now: String,
+    active: Vec<output::ClaimJson>,
+    stale: Vec<output::ClaimJson>,
+    collisions: Vec<[output::ClaimJson; 2]>,
+    /// Who waits for what (`bsi open --wait`), in order; lapsed places
+    /// are not shown.
+    queue: Vec<output::WaiterJson>,
+    /// The remote's state; null without a remote.
+    sync: Option<SyncJson>,
+    /// Whether this work tree's commit guard is on, and what is wrong if not.
+    guard: crate::hook_managers::GuardState,
+}
+
+impl StatusJson {
+    /// The document of what `status` saw.
+    pub(crate) fn new(
+        ctx: &Ctx,
+        brain: &Brain,
+        seen: &crate::core::views::Status,
+        sync: Option<SyncJson>,
+    ) -> StatusJson {
+        let reg = &seen.view.registry;
+        StatusJson {
+            now: output::rfc3339(ctx.now),
+            active: output::ClaimJson::list(reg.active_claims.iter(), false, ctx.now),
+            stale: output::ClaimJson::list(reg.stale_claims.iter(), true, ctx.now),
+            collisions: output::collisions_json(
+                seen.collisions.iter().map(|(a, b)| (a, b)),
+                ctx.now,
+            ),
+            queue: output::WaiterJson::list(&seen.waiting),
+            sync,
+            guard: crate::hook_managers::guard_state(
+                &brain.git,
+                crate::githooks::HOOKS,
+                ctx.places.path.as_deref(),
+            ),
+        }
+    }
+}
+
+/// One session's claims, as `whoami --json` and MCP's `whoami` give them.
+#[derive(Serialize)]
+pub(crate) struct WhoAmIJson {
+    session: String,
+    agent: String,
+    active: Vec<output::ClaimJson>,
+    stale: Vec<output::ClaimJson>,
+}
+
+impl WhoAmIJson {
+    /// The document of what `whoami` saw.
+    pub(crate) fn new(seen: &crate::core::views::WhoAmI, now: DateTime<FixedOffset>) -> WhoAmIJson {
+        WhoAmIJson {
+            session: seen.session.clone(),
+            agent: seen.agent.clone(),
+            active: output::ClaimJson::list(seen.active.iter(), false, now),
+            stale: output::ClaimJson::list(seen.stale.iter(), true, now),
+        }
+    }
+}
+
 /// The remote part of a read command's report.
 pub(crate) fn sync_state(
     ctx: &Ctx,

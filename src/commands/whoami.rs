@@ -3,22 +3,12 @@
 
 use std::io::Write;
 
-use serde::Serialize;
-
 use super::Ctx;
 use super::views as status;
+use crate::core;
 use crate::error::{Error, Result, exit};
-use crate::output::{self, ClaimJson};
-use crate::registry::Claim;
+use crate::output;
 use crate::words::command_line;
-
-#[derive(Serialize)]
-struct WhoAmI {
-    session: String,
-    agent: String,
-    active: Vec<ClaimJson>,
-    stale: Vec<ClaimJson>,
-}
 
 pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
     let json = ctx.json();
@@ -26,41 +16,25 @@ pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
         return Err(Error::NoCurrentSession);
     };
     let (brain, settings) = ctx.open()?;
-    let agent = ctx.agent(None, &settings.config)?.into_string();
-    let (view, fresh) = crate::publish::read(&brain, &settings, ctx.now, offline)?;
-    let sync = status::sync_state(ctx, &brain, &settings, &view, &fresh);
-    let reg = &view.registry;
-    let mine = |claims: &[Claim]| -> Vec<Claim> {
-        claims
-            .iter()
-            .filter(|c| c.session == *session)
-            .cloned()
-            .collect()
+    let actor = core::Actor {
+        session: session.into_string(),
+        agent: ctx.agent(None, &settings.config)?.into_string(),
+        drawn: false,
     };
-    let (active, stale) = (mine(&reg.active_claims), mine(&reg.stale_claims));
-    // The agent is the one that holds the session's claims; without claims,
-    // the one a new claim would get.
-    let mut holders: Vec<&str> = Vec::new();
-    for c in active.iter().chain(&stale) {
-        if !c.agent.is_empty() && !holders.iter().any(|h| h.eq_ignore_ascii_case(&c.agent)) {
-            holders.push(&c.agent);
-        }
-    }
-    let agent = if holders.is_empty() {
-        agent
-    } else {
-        holders.join(", ")
-    };
-    let by_default = holders.is_empty();
+    let seen = core::views::whoami(&ctx.site(&brain, &settings), &actor, offline)?;
+    let sync = status::sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     if json {
-        output::print_json(&WhoAmI {
-            session: session.to_string(),
-            agent,
-            active: ClaimJson::list(active.iter(), false, ctx.now),
-            stale: ClaimJson::list(stale.iter(), true, ctx.now),
-        })?;
+        output::print_json(&status::WhoAmIJson::new(&seen, ctx.now))?;
         return Ok(exit::OK);
     }
+    let core::views::WhoAmI {
+        session,
+        agent,
+        by_default,
+        active,
+        stale,
+        ..
+    } = seen;
     // The view is what `whoami` is asked for: it prints even with -q,
     // without the lines that say what to do next.
     let mut out = ctx.asked();

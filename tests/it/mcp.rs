@@ -482,3 +482,161 @@ fn agent_install_registers_the_server_beside_the_users_own_and_uninstall_takes_i
     b.bsi(&["agent", "uninstall", "cursor"]).ok();
     assert_eq!(b.read(".cursor/mcp.json"), theirs);
 }
+
+/// The active rows of the registry that name `word`.
+fn rows_with(b: &Brain, word: &str) -> Vec<String> {
+    b.active()
+        .into_iter()
+        .filter(|r| r.contains(word))
+        .collect()
+}
+
+#[test]
+fn scopes_are_data_never_options_and_a_file_named_like_an_option_is_claimable() {
+    let b = Brain::new();
+    b.write("-draft.md", "# Draft\n");
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], Client::default()).await;
+        let r = call(
+            &c,
+            "claim",
+            json!({"scopes": ["--session=s1", "--agent=alice", "agents/"]}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        // The scopes as written, for the server's own session.
+        assert_eq!(doc(&r)["session"], "sess-mine", "{}", text(&r));
+        assert_eq!(
+            scopes(&doc(&r)["opened"]),
+            ["--session=s1", "--agent=alice", "agents/"]
+        );
+        let r = call(&c, "claim", json!({"scopes": ["-draft.md"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert_eq!(scopes(&doc(&r)["opened"]), ["-draft.md"]);
+        assert_eq!(doc(&r)["session"], "sess-mine");
+        c.cancel().await.expect("close the client");
+    });
+    // Every claim is the server's session's, under its own agent name.
+    let status = b.bsi(&["status", "--json"]).json();
+    let active = status["active"].as_array().expect("active");
+    assert_eq!(active.len(), 4, "{status}");
+    for c in active {
+        assert_eq!(c["session"], "sess-mine", "{c}");
+        assert_ne!(c["agent"], "alice", "{c}");
+    }
+}
+
+#[test]
+fn three_claims_sent_together_without_a_session_make_one_session() {
+    let b = Brain::new();
+    let session = runtime().block_on(async {
+        // No BSI_SESSION, no tool session: the first claim names one.
+        let c = connect(&b, &[], &[], Client::default()).await;
+        let (x, y, z) = tokio::join!(
+            call(&c, "claim", json!({"scopes": ["agents/alice.md"]})),
+            call(&c, "claim", json!({"scopes": ["agents/bob.md"]})),
+            call(&c, "claim", json!({"scopes": ["projets/plan.md#Goals"]})),
+        );
+        let sessions: Vec<String> = [&x, &y, &z]
+            .iter()
+            .map(|r| {
+                assert_ne!(r.is_error, Some(true), "{}", text(r));
+                doc(r)["session"].as_str().expect("session").to_string()
+            })
+            .collect();
+        assert_eq!(sessions[0], sessions[1], "{sessions:?}");
+        assert_eq!(sessions[0], sessions[2], "{sessions:?}");
+        let r = call(&c, "whoami", json!({})).await;
+        assert_eq!(doc(&r)["session"], sessions[0].as_str());
+        assert_eq!(doc(&r)["active"].as_array().expect("active").len(), 3);
+        // One close ends them all: nothing stays active for nobody.
+        let r = call(&c, "close", json!({})).await;
+        assert_eq!(scopes(&doc(&r)["closed"]).len(), 3, "{}", text(&r));
+        c.cancel().await.expect("close the client");
+        sessions[0].clone()
+    });
+    assert!(b.active().is_empty(), "{}", b.registry());
+    assert_eq!(
+        b.history().iter().filter(|h| h.contains(&session)).count(),
+        3
+    );
+}
+
+#[test]
+fn a_close_of_two_scopes_where_one_is_held_says_what_closed_and_what_did_not() {
+    let b = Brain::new();
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], Client::default()).await;
+        let r = call(&c, "claim", json!({"scopes": ["agents/"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let r = call(&c, "close", json!({"scopes": ["agents/", "projets/"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let d = doc(&r);
+        assert_eq!(scopes(&d["closed"]), ["agents/"], "{d}");
+        assert_eq!(d["not_closed"][0]["scope"], "projets/", "{d}");
+        assert_eq!(d["not_closed"][0]["error"], "not-found", "{d}");
+        assert!(text(&r).contains("Not closed: projets/"), "{}", text(&r));
+        c.cancel().await.expect("close the client");
+    });
+    assert!(rows_with(&b, "sess-mine").is_empty(), "{}", b.registry());
+    assert!(b.history().iter().any(|h| h.contains("sess-mine")));
+}
+
+#[test]
+fn a_cancelled_wait_ends_with_its_client_and_is_never_granted() {
+    let b = Brain::new();
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-other"])
+        .ok();
+    runtime().block_on(async {
+        // The server as a process of the test's own, to see it end.
+        let mut cmd = tokio::process::Command::from(b.command(&["mcp"]));
+        cmd.env("BSI_SESSION", "sess-mine")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("start bsi mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take().expect("stdin");
+        let client = Client::default();
+        let c = client
+            .clone()
+            .serve((stdout, stdin))
+            .await
+            .expect("initialize");
+        let args = object(json!({"scopes": ["projets/plan.md#Goals"], "wait": 600}));
+        let handle = c
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(Request::new(
+                    CallToolRequestParams::new("claim").with_arguments(args),
+                )),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("send");
+        tokio::time::timeout(Duration::from_secs(30), client.progressed.notified())
+            .await
+            .expect("a progress notification");
+        // It waits in the queue.
+        let queued = b.bsi(&["status", "--json"]).json();
+        assert_eq!(queued["queue"][0]["session"], "sess-mine", "{queued}");
+        handle
+            .cancel(Some("no longer needed".into()))
+            .await
+            .expect("cancel");
+        c.cancel().await.expect("close the client");
+        // stdin is closed: the server ends, long before its wait would.
+        let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+            .await
+            .expect("the server ends once its client is gone")
+            .expect("wait");
+        assert!(status.success(), "{status:?}");
+    });
+    // The place in the queue was given up.
+    let after = b.bsi(&["status", "--json"]).json();
+    assert_eq!(after["queue"], json!([]), "{after}");
+    // The holder closes: nobody is granted the section.
+    b.bsi(&["close", "sess-other"]).ok();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(rows_with(&b, "sess-mine").is_empty(), "{}", b.registry());
+    assert!(b.active().is_empty(), "{}", b.registry());
+}

@@ -1,0 +1,113 @@
+//! A session ends its claims (all, or those on a scope): they move to the
+//! history with what the audit of its changes found.
+
+use super::{Actor, Site};
+use crate::audit::{self, VerifyOutcome};
+use crate::claims::close::{Closing, plan};
+use crate::claims::session_claims;
+use crate::error::{Error, Result};
+use crate::publish::Applied;
+use crate::registry::Claim;
+use crate::scope::Scope;
+
+/// What came of a close.
+pub struct Closed {
+    /// The claims closed with the audit, the commit, where it landed.
+    pub applied: Applied<Closing>,
+    /// Why the session's changes could not be verified, when they could
+    /// not (the close went ahead: an audit alerts, never blocks).
+    pub unverified: Option<String>,
+}
+
+/// Closes `actor`'s claims (those on `scope`); `owner` is who acts
+/// ([`crate::claims::Actor::owns`]); `force` closes claims of another
+/// session.
+pub fn close(
+    site: &Site<'_>,
+    actor: &Actor,
+    owner: &crate::claims::Actor<'_>,
+    scope: Option<&Scope>,
+    force: bool,
+) -> Result<Closed> {
+    // The session's audit, read before the lock from the registry as this
+    // clone sees it: alert, never block.
+    let (verified, unverified) = audit_session(site, &actor.session, scope);
+    let applied = site.publish(|reg| {
+        plan(
+            reg,
+            &actor.session,
+            scope,
+            (owner, force),
+            (verified, site.now),
+        )
+    })?;
+    Ok(Closed {
+        applied,
+        unverified,
+    })
+}
+
+/// What came of closing several scopes, one after the other: what closed,
+/// and each scope that did not with why.
+pub struct Each {
+    /// The closes made, in the order asked.
+    pub closed: Vec<Closed>,
+    /// The scopes not closed, each with its error.
+    pub kept: Vec<(Scope, Error)>,
+}
+
+impl Each {
+    /// Every claim closed.
+    pub fn claims(&self) -> impl Iterator<Item = &(Claim, bool)> {
+        self.closed.iter().flat_map(|c| c.applied.report.claims().iter())
+    }
+}
+
+/// Closes each of `scopes` of `actor`'s session on its own: a scope the
+/// session does not hold is said, and does not keep the others open.
+pub fn close_each(
+    site: &Site<'_>,
+    actor: &Actor,
+    owner: &crate::claims::Actor<'_>,
+    scopes: &[Scope],
+    force: bool,
+) -> Each {
+    let mut each = Each {
+        closed: Vec::new(),
+        kept: Vec::new(),
+    };
+    for s in scopes {
+        match close(site, actor, owner, Some(s), force) {
+            Ok(c) => each.closed.push(c),
+            Err(e) => each.kept.push((s.clone(), e)),
+        }
+    }
+    each
+}
+
+/// What the audit of the session says of its changes; a failure to read
+/// them is recorded as `not verified`, with why.
+fn audit_session(
+    site: &Site<'_>,
+    session: &str,
+    scope: Option<&Scope>,
+) -> (VerifyOutcome, Option<String>) {
+    let remote = site.settings.remote().ok().flatten();
+    let audited = site.brain.view(remote.as_ref()).and_then(|view| {
+        let (active, stale) = session_claims(&view.registry, session, scope);
+        if active.is_empty() && stale.is_empty() {
+            // Nothing to close: the plan says so.
+            return Ok(VerifyOutcome::Clean);
+        }
+        audit::verify(site.brain, &view.registry, session, false).map(|r| r.outcome())
+    });
+    match audited {
+        Ok(v) => (v, None),
+        Err(e) => (
+            VerifyOutcome::NotVerified,
+            Some(format!(
+                "the changes of {session} could not be verified: {e}"
+            )),
+        ),
+    }
+}

@@ -1,0 +1,99 @@
+//! The core every door calls in process: a typed request (who acts, on
+//! what, how) → a snapshot → the plan of [`crate::claims`] → the write
+//! protocol of [`crate::publish`] → a typed outcome. The command line and
+//! `bsi mcp` are adapters over it: they resolve who acts once (an
+//! [`Actor`]), hand it a request, and only render what comes back. Nothing
+//! here prints.
+
+pub mod close;
+pub mod open;
+pub mod renew;
+pub mod views;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use chrono::{DateTime, FixedOffset};
+
+use crate::error::Result;
+use crate::publish::{self, Applied, Plan};
+use crate::registry::Registry;
+use crate::settings::Settings;
+use crate::store::Brain;
+
+/// Where a request is served: the brain and its settings, resolved once
+/// by the door, with the time of the request.
+pub struct Site<'a> {
+    /// The brain.
+    pub brain: &'a Brain,
+    /// Its settings.
+    pub settings: &'a Settings,
+    /// The directory relative scopes start from.
+    pub cwd: &'a Path,
+    /// The time of the request.
+    pub now: DateTime<FixedOffset>,
+    /// How writes publish.
+    pub options: publish::Options,
+    /// What a new session id is drawn from (`BSI_RANDOM_SEED`).
+    pub random_seed: Option<u64>,
+}
+
+impl Site<'_> {
+    /// Publishes what `plan` decides under the writer lock.
+    pub fn publish<R>(&self, plan: impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
+        publish::apply(self.brain, self.settings, self.options, plan)
+    }
+}
+
+/// Who acts: a session and the agent name its claims carry, resolved once
+/// by the door.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The session.
+    pub session: String,
+    /// The agent name.
+    pub agent: String,
+    /// The session id was drawn for this request: one the registry already
+    /// knows is drawn again.
+    pub drawn: bool,
+}
+
+impl Actor {
+    /// The actor as the ownership rule reads it: its own session, by its
+    /// agent name (a door that acts for one session, as `bsi mcp` does).
+    pub fn owner(&self) -> crate::claims::Actor<'_> {
+        crate::claims::Actor {
+            session: Some(&self.session),
+            agent: &self.agent,
+            agent_named: true,
+        }
+    }
+}
+
+/// Set once whoever asked is gone (a cancelled call, a closed client): a
+/// wait ends, and nothing more is granted.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    /// A stop not yet set.
+    pub fn new() -> Stop {
+        Stop::default()
+    }
+
+    /// Sets it.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether it is set.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// The flag a wait reads.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.0.clone()
+    }
+}

@@ -1,0 +1,274 @@
+//! A claim request from any door: all its scopes or none, kept in the
+//! queue and planned again while it waits (`--wait`, an MCP `claim` with
+//! `wait`), until it is granted, the time is up or whoever asked is gone.
+
+use chrono::Duration;
+
+use super::{Actor, Site, Stop};
+use crate::claims::open::{Claiming, Outcome, Owned, Place, Queueing, leave, plan_queued};
+use crate::claims::{Plan, queue};
+use crate::error::{Error, Result};
+use crate::publish::Applied;
+use crate::resolve;
+use crate::scope::Scope;
+use crate::store::Brain;
+use crate::wait::{Waiting, Woke};
+
+/// What is asked: the scopes (resolved by [`scopes`]), for how long, with
+/// what note, and whether to wait.
+pub struct Request<'a> {
+    pub scopes: &'a [Scope],
+    pub ttl: Duration,
+    pub note: &'a str,
+    /// How long to keep a refused request and plan it again.
+    pub wait: Option<std::time::Duration>,
+    /// While waiting, take a place in the queue.
+    pub queue: bool,
+}
+
+/// What a wait has to say while it waits: the door renders it.
+pub trait Watch {
+    /// The wait starts: the claims in the way, the place in the queue.
+    fn waiting(&mut self, blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration);
+    /// The place in the queue, or who is ahead, changed.
+    fn moved(&mut self, place: &Place);
+}
+
+/// A door that says nothing while it waits.
+pub struct Silent;
+
+impl Watch for Silent {
+    fn waiting(&mut self, _: &[Owned], _: Option<&Place>, _: std::time::Duration) {}
+    fn moved(&mut self, _: &Place) {}
+}
+
+/// What came of a claim request.
+pub struct Opening {
+    /// The session the claims are in (drawn again when the drawn id was
+    /// taken).
+    pub session: String,
+    /// The plan's outcome, the commit and where it landed.
+    pub applied: Applied<Outcome>,
+    /// The claims reopen a session that had closed before (its id given
+    /// again).
+    pub reopened: bool,
+    /// Whoever asked went away: nothing was granted after that, and the
+    /// place in the queue was given up.
+    pub stopped: bool,
+}
+
+/// The scopes of a request resolved against the brain, from `cwd`, without
+/// repeats: each is a path or a section, never an option (`--session=s`
+/// is a file name here). The registry's own copy is refused.
+pub fn scopes(brain: &Brain, cwd: &std::path::Path, raw: &[String]) -> Result<Vec<Scope>> {
+    let mut scopes: Vec<Scope> = Vec::new();
+    for raw in raw {
+        let s = resolve::resolve_scope(&brain.root, cwd, raw, &brain.markdown)?;
+        if s.file() == Some(brain.copy_name().as_str()) {
+            return Err(Error::RegistryNotClaimable);
+        }
+        if !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    Ok(scopes)
+}
+
+/// Claims `req.scopes` for `actor`: planned and published under the
+/// writer lock; with a wait, a refused request is planned again whenever
+/// the registry changes, until it is granted, the time is up or `stop` is
+/// set (after which nothing is granted).
+pub fn open(
+    site: &Site<'_>,
+    actor: &Actor,
+    req: &Request<'_>,
+    watch: &mut dyn Watch,
+    stop: &Stop,
+) -> Result<Opening> {
+    let mut session = actor.session.clone();
+    // A drawn id the registry already knows is drawn again.
+    let mut draws: u64 = 0;
+    loop {
+        let who = Actor {
+            session: session.clone(),
+            ..actor.clone()
+        };
+        let (applied, stopped) = publish_waiting(site, &who, req, watch, stop)?;
+        if !matches!(applied.report, Outcome::IdTaken) {
+            let reopened = !actor.drawn && reopens_closed(&applied, &session);
+            return Ok(Opening {
+                session,
+                applied,
+                reopened,
+                stopped,
+            });
+        }
+        draws += 1;
+        if draws > 32 {
+            return Err(Error::SessionIdsExhausted { last: session });
+        }
+        session = crate::session::new_session_id(
+            site.now,
+            site.random_seed.map(|s| s.wrapping_add(draws)),
+        );
+    }
+}
+
+/// Whether the claims just opened are the only ones of a session that had
+/// closed before (its rows are in the history, none active or stale).
+fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
+    let Outcome::Opened { new_claims, held } = &applied.report else {
+        return false;
+    };
+    if new_claims.is_empty() || !held.is_empty() {
+        return false;
+    }
+    let reg = &applied.landing.registry;
+    let standing = reg
+        .active_claims
+        .iter()
+        .chain(&reg.stale_claims)
+        .filter(|c| c.session == session)
+        .count();
+    standing == new_claims.len()
+        && crate::registry::parse::history_rows(reg).is_ok_and(|rows| {
+            rows.iter().any(|row| {
+                row.iter()
+                    .any(|(k, v)| k.trim().eq_ignore_ascii_case("session") && v.trim() == session)
+            })
+        })
+}
+
+/// What a request that was stopped before its plan ran comes to: nothing.
+fn nothing() -> Outcome {
+    Outcome::Refused {
+        blockers: Vec::new(),
+        alternatives: Vec::new(),
+        free: Vec::new(),
+        queue: None,
+    }
+}
+
+/// Publishes the claim; with a wait, a refused one takes its place in the
+/// queue (unless `req.queue` is false) and is planned again whenever the
+/// registry changes or its lease needs renewing, until the wait is over
+/// or `stop` is set. Also returns whether it stopped.
+fn publish_waiting(
+    site: &Site<'_>,
+    actor: &Actor,
+    req: &Request<'_>,
+    watch: &mut dyn Watch,
+    stop: &Stop,
+) -> Result<(Applied<Outcome>, bool)> {
+    let started = std::time::Instant::now();
+    // The clock of a long wait moves on from the request's own.
+    let now =
+        || site.now + Duration::from_std(started.elapsed()).unwrap_or_else(|_| Duration::zero());
+    let mut waiting = req
+        .wait
+        .map(|w| Waiting::new(site.settings, w).stopped_by(stop.flag()));
+    let joins = waiting.is_some() && req.queue;
+    let mut since = site.now;
+    // The lease last written, when this request holds a place.
+    let mut lease: Option<chrono::DateTime<chrono::FixedOffset>> = None;
+    let mut said: Option<(usize, Vec<String>)> = None;
+    let give_up = |lease: Option<_>| {
+        if lease.is_some() {
+            // Best effort: a place not removed lapses with its lease.
+            let _ = site.publish(|reg| Ok(leave(reg, &actor.session, &actor.agent)));
+        }
+    };
+    loop {
+        let at = now();
+        if lease.is_some_and(|l| at >= l) {
+            // The place lapsed (the machine slept?): the queue's end.
+            since = at;
+        }
+        // The references before the plan reads them: anything since is news.
+        let tips = waiting.as_ref().map(|w| w.tips(site.brain));
+        // Read afresh each time: a heading may have moved while waiting.
+        let snap = site.brain.snapshot(req.scopes);
+        let c = Claiming {
+            session: &actor.session,
+            agent: &actor.agent,
+            scopes: req.scopes,
+            ttl: req.ttl,
+            note: req.note,
+            now: at,
+            max_active_per_agent: site.settings.config.max_active_per_agent,
+            new_id: actor.drawn,
+        };
+        let queueing = if joins {
+            Queueing::Join { since }
+        } else {
+            Queueing::Respect
+        };
+        let mut stopped = false;
+        let applied = site.publish(|reg| {
+            // Under the writer lock: once whoever asked is gone, nothing
+            // is granted.
+            if stop.is_set() {
+                stopped = true;
+                return Ok(Plan::Keep(nothing()));
+            }
+            plan_queued(reg, &c, &snap, queueing)
+        })?;
+        if stopped {
+            give_up(lease);
+            return Ok((applied, true));
+        }
+        let (
+            Some(w),
+            Some(tips),
+            Outcome::Refused {
+                blockers,
+                queue: place,
+                ..
+            },
+        ) = (waiting.as_mut(), tips, &applied.report)
+        else {
+            return Ok((applied, false));
+        };
+        if joins && place.is_none() {
+            // A stale claim in the way: waiting cannot free it.
+            return Ok((applied, false));
+        }
+        if applied.commit.is_some() {
+            lease = Some(at + queue::lease());
+        }
+        let ahead: Vec<String> = place
+            .iter()
+            .flat_map(|p| p.ahead.iter().map(|r| r.session.clone()))
+            .collect();
+        let n = place.as_ref().map_or(0, |p| p.place);
+        match &said {
+            None => watch.waiting(blockers, place.as_ref(), req.wait.unwrap_or_default()),
+            Some((m, before)) if *m != n || *before != ahead => {
+                if let Some(p) = place {
+                    watch.moved(p);
+                }
+            }
+            Some(_) => {}
+        }
+        said = Some((n, ahead));
+        // Wake in time to renew the lease.
+        let renew = lease.map(|l| {
+            let due = l - queue::renew_when_left() - at;
+            started + started.elapsed() + due.to_std().unwrap_or_default()
+        });
+        // The head of the queue (or a waiter with no queue to keep) is
+        // served next: it watches the remote closely.
+        let head = place.as_ref().is_none_or(|p| p.place == 1);
+        match w.until(site.brain, tips, renew, head) {
+            Woke::Changed | Woke::Renew => {}
+            Woke::TimeUp => {
+                give_up(lease);
+                return Ok((applied, false));
+            }
+            Woke::Stopped => {
+                give_up(lease);
+                return Ok((applied, true));
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! What the read requests see: every session's claims (`status`), one
+//! session's (`whoami`). Read only.
+
+use super::{Actor, Site};
+use crate::claims::queue;
+use crate::error::Result;
+use crate::publish::{self, Freshness};
+use crate::registry::{Claim, Request};
+use crate::store::View;
+
+/// Every session's claims, as the remote has them when it answers.
+pub struct Status {
+    /// The registry read, and from where.
+    pub view: View,
+    /// Whether the remote was asked, and what it said.
+    pub fresh: Freshness,
+    /// Claims of two sessions that overlap.
+    pub collisions: Vec<(Claim, Claim)>,
+    /// The live places in the queue, in order.
+    pub waiting: Vec<Request>,
+}
+
+/// Reads every session's claims (fetched first unless `offline`).
+pub fn status(site: &Site<'_>, offline: bool) -> Result<Status> {
+    let (view, fresh) = publish::read(site.brain, site.settings, site.now, offline)?;
+    let sections = site.brain.sections();
+    let collisions = crate::conflict::collisions(&view.registry, &sections)
+        .into_iter()
+        .map(|(a, b)| (a.clone(), b.clone()))
+        .collect();
+    let waiting = queue::live_requests(&view.registry, site.now);
+    Ok(Status {
+        view,
+        fresh,
+        collisions,
+        waiting,
+    })
+}
+
+/// One session's claims.
+pub struct WhoAmI {
+    /// The session.
+    pub session: String,
+    /// The agent that holds its claims (several, joined, if they differ);
+    /// without claims, the name a new claim would get.
+    pub agent: String,
+    /// The session holds no claim: [`WhoAmI::agent`] is the name a new
+    /// claim would get.
+    pub by_default: bool,
+    /// Its active claims.
+    pub active: Vec<Claim>,
+    /// Its stale claims.
+    pub stale: Vec<Claim>,
+    /// The registry read, and from where.
+    pub view: View,
+    /// Whether the remote was asked, and what it said.
+    pub fresh: Freshness,
+}
+
+/// Reads `actor`'s session and its claims (fetched first unless
+/// `offline`).
+pub fn whoami(site: &Site<'_>, actor: &Actor, offline: bool) -> Result<WhoAmI> {
+    let (view, fresh) = publish::read(site.brain, site.settings, site.now, offline)?;
+    let reg = &view.registry;
+    let mine = |claims: &[Claim]| -> Vec<Claim> {
+        claims
+            .iter()
+            .filter(|c| c.session == actor.session)
+            .cloned()
+            .collect()
+    };
+    let (active, stale) = (mine(&reg.active_claims), mine(&reg.stale_claims));
+    // The agent is the one that holds the session's claims; without claims,
+    // the one a new claim would get.
+    let mut holders: Vec<&str> = Vec::new();
+    for c in active.iter().chain(&stale) {
+        if !c.agent.is_empty() && !holders.iter().any(|h| h.eq_ignore_ascii_case(&c.agent)) {
+            holders.push(&c.agent);
+        }
+    }
+    let by_default = holders.is_empty();
+    let agent = if by_default {
+        actor.agent.clone()
+    } else {
+        holders.join(", ")
+    };
+    Ok(WhoAmI {
+        session: actor.session.clone(),
+        agent,
+        by_default,
+        active,
+        stale,
+        view,
+        fresh,
+    })
+}
