@@ -30,7 +30,7 @@
 //! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream) | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
 //! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`output`], [`registry`], [`settings`], [`store`] |
 //! | [`audit`] | a session's commits and work-tree changes against its claims | IO | [`claims`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
-//! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`] |
+//! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
 //! | [`git`] | the only user of git2 | IO | [`git_cli`] |
 //! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |

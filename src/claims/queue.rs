@@ -36,10 +36,7 @@ pub use crate::registry::Request;
 use crate::registry::{Registry, Waiter};
 use crate::scope::{Scope, Sections, overlaps};
 
-/// How long a place holds without renewal.
-pub fn lease() -> Duration {
-    Duration::seconds(30)
-}
+pub use crate::registry::lease;
 
 /// A waiter renews its lease once less than this is left: about every
 /// ten seconds.
@@ -50,7 +47,7 @@ pub fn renew_when_left() -> Duration {
 /// Whether `w`'s lease is further ahead of `now` than a lease is long: no
 /// right clock writes it, so the writer's clock is ahead.
 pub fn impossible(w: &Waiter, now: DateTime<FixedOffset>) -> bool {
-    w.lease - now > lease()
+    w.impossible(now)
 }
 
 /// When `w`'s place lapses, as judged at `now`: its lease; but a row whose
@@ -58,11 +55,7 @@ pub fn impossible(w: &Waiter, now: DateTime<FixedOffset>) -> bool {
 /// `now` when not recorded yet) lapses a lease length after that first
 /// sighting, if its lease is not earlier.
 pub fn lapses(w: &Waiter, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
-    match w.seen_ahead {
-        Some(seen) => w.lease.min(seen + lease()),
-        None if impossible(w, now) => now + lease(),
-        None => w.lease,
-    }
+    w.lapses(now)
 }
 
 /// How far ahead the clock that wrote `w` is, at least, when its lease is

@@ -54,7 +54,7 @@ pub(crate) fn run(
     let owner = Actor {
         session: acting.as_ref().map(SessionId::as_str),
         agent: caller.as_str(),
-        agent_named: agent_named(ctx, agent, &w.settings.config),
+        agent_named: ctx.agent_named(agent, &w.settings.config),
     };
     let actor = core::Actor {
         agent: caller.to_string(),
@@ -83,16 +83,6 @@ pub(crate) fn run(
             report_again(ctx, session, &ended, by.as_deref(), json)
         }
     })
-}
-
-/// Whether the run's agent name was given (`--agent`, `BSI_AGENT`,
-/// `default_agent`) rather than defaulted: see [`Actor::owns`].
-pub(crate) fn agent_named(
-    ctx: &Ctx,
-    flag: Option<&AgentName>,
-    config: &crate::config::Config,
-) -> bool {
-    flag.is_some() || ctx.env_agent.is_some() || config.default_agent.is_some()
 }
 
 /// Who acted in the newest registry commit that ended claims of

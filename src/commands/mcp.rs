@@ -594,7 +594,13 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
     let site = call.site();
     let each = if raw.is_empty() {
         core::close::Each {
-            closed: vec![core::close::close(&site, &actor, &actor.owner(), None, false)?],
+            closed: vec![core::close::close(
+                &site,
+                &actor,
+                &actor.owner(),
+                None,
+                false,
+            )?],
             kept: Vec::new(),
         }
     } else {

@@ -526,6 +526,13 @@ impl Ctx {
         Ok(AgentName::parse(&name)?)
     }
 
+    /// Whether the run's agent name was given (`--agent`, `BSI_AGENT`,
+    /// `default_agent`) rather than defaulted: see
+    /// [`crate::claims::Actor::owns`].
+    pub fn agent_named(&self, flag: Option<&AgentName>, config: &Config) -> bool {
+        flag.is_some() || self.env_agent.is_some() || config.default_agent.is_some()
+    }
+
     /// Sets the session and agent of the agent tool session this run acts
     /// for — the tool process it descends from, or the tool session its
     /// environment names — when the session map of the repository here

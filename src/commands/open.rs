@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
     let mut actor = actor_of(ctx, agent)?;
-    if !actor.drawn && !super::close::agent_named(ctx, req.agent.as_ref(), config) {
+    if !actor.drawn && !ctx.agent_named(req.agent.as_ref(), config) {
         // A session named with no agent name given: its claims join it as
         // the agent it was opened by, as `close` acts as it.
         if let Some(recorded) = session_agent(&w, &actor.session) {

@@ -29,7 +29,7 @@ pub(crate) fn run(
     let owner = crate::claims::Actor {
         session: acting.as_ref().map(SessionId::as_str),
         agent: caller.as_str(),
-        agent_named: super::close::agent_named(ctx, agent, &w.settings.config),
+        agent_named: ctx.agent_named(agent, &w.settings.config),
     };
     let actor = core::Actor {
         agent: caller.to_string(),

@@ -59,7 +59,9 @@ pub struct Each {
 impl Each {
     /// Every claim closed.
     pub fn claims(&self) -> impl Iterator<Item = &(Claim, bool)> {
-        self.closed.iter().flat_map(|c| c.applied.report.claims().iter())
+        self.closed
+            .iter()
+            .flat_map(|c| c.applied.report.claims().iter())
     }
 }
 

@@ -20,14 +20,5 @@ pub fn renew(
     ttl: Duration,
     force: bool,
 ) -> Result<Applied<Renewing>> {
-    site.publish(|reg| {
-        plan(
-            site.now,
-            reg,
-            &actor.session,
-            scope,
-            ttl,
-            (force, owner),
-        )
-    })
+    site.publish(|reg| plan(site.now, reg, &actor.session, scope, ttl, (force, owner)))
 }

@@ -269,7 +269,7 @@ fn merge_queue(
     let mut again: Vec<(String, DateTime<FixedOffset>)> = Vec::new();
     for o in &qo {
         let w = &o.waiter;
-        let renewed_at = w.lease - crate::claims::queue::lease();
+        let renewed_at = w.lease - super::lease();
         let base_row = find(&qb, &o.row.key).map(|i| &qb[i]);
         let changed = base_row.is_none_or(|b| b.row.line != o.row.line);
         let lapsed = match (find(&qt, &o.row.key).map(|i| &qt[i]), base_row) {
@@ -279,7 +279,7 @@ fn merge_queue(
             (None, Some(_)) => changed && !granted(theirs, w),
             // Added here alone: unseen by the others for longer than its
             // first lease (with no common ancestor, nothing is known).
-            (None, None) => base.is_some() && w.since + crate::claims::queue::lease() < renewed_at,
+            (None, None) => base.is_some() && w.since + super::lease() < renewed_at,
         };
         if !lapsed {
             continue;

@@ -306,15 +306,38 @@ pub struct Waiter {
     /// When this clone first read this very row while its lease was further
     /// ahead of the clock than a lease is long (the writer's clock is
     /// ahead): the place then lapses a lease length after that, see
-    /// [`crate::claims::queue::lapses`]. Filled by the store from what the
+    /// [`Waiter::lapses`]. Filled by the store from what the
     /// clone recorded; never written in the registry.
     pub seen_ahead: Option<DateTime<FixedOffset>>,
 }
 
+/// How long a place in the queue holds without renewal.
+pub fn lease() -> chrono::Duration {
+    chrono::Duration::seconds(30)
+}
+
 impl Waiter {
-    /// Whether its place still holds at `now` ([`crate::claims::queue::lapses`]).
+    /// Whether its place still holds at `now` ([`Waiter::lapses`]).
     pub fn live(&self, now: DateTime<FixedOffset>) -> bool {
-        crate::claims::queue::lapses(self, now) > now
+        self.lapses(now) > now
+    }
+
+    /// Whether its lease is further ahead of `now` than a lease is long:
+    /// no right clock writes it, so the writer's clock is ahead.
+    pub fn impossible(&self, now: DateTime<FixedOffset>) -> bool {
+        self.lease - now > lease()
+    }
+
+    /// When its place lapses, as judged at `now`: its lease; but a row
+    /// whose lease was impossible when this clone first read it
+    /// (`seen_ahead`, or `now` when not recorded yet) lapses a lease length
+    /// after that first sighting, if its lease is not earlier.
+    pub fn lapses(&self, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
+        match self.seen_ahead {
+            Some(seen) => self.lease.min(seen + lease()),
+            None if self.impossible(now) => now + lease(),
+            None => self.lease,
+        }
     }
 }
 
@@ -328,7 +351,7 @@ pub struct Request {
     /// When it arrived (the earliest of its rows).
     pub since: DateTime<FixedOffset>,
     /// Until when its place holds (the earliest lapse of its rows, as
-    /// judged by [`crate::claims::queue::lapses`]).
+    /// judged by [`Waiter::lapses`]).
     pub lease: DateTime<FixedOffset>,
     /// What it waits for, all or none.
     pub scopes: Vec<Scope>,

@@ -30,14 +30,15 @@ fn place_then_die(b: &Brain, scope: &str, session: &str, agent: &str, now: &str)
             "10m",
         ])
         .env("BSI_NOW", now)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("run bsi");
     let mut said = String::new();
     let mut placed = None;
-    for line in BufReader::new(child.stderr.take().expect("stderr")).lines() {
-        let line = line.expect("read stderr");
+    // Its progress goes to stdout, before the answer that ends the wait.
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let line = line.expect("read stdout");
         said.push_str(&line);
         said.push('\n');
         if line.starts_with("Place ") || line.starts_with("First in the queue") {
