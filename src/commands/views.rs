@@ -178,7 +178,7 @@ pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
     if !s.unpublished.is_empty() {
         writeln!(
             out,
-            "NOT PUBLISHED: {} change(s) recorded while {} was unreachable; run `bsi sync`:",
+            "NOT PUBLISHED: {} change(s) not yet on {}; run `bsi sync`:",
             s.unpublished.len(),
             s.remote
         )
