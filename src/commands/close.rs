@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Ctx, Ending, WriteCommand, opt_scope};
+use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::audit::VerifyOutcome;
 use crate::claims::close::{Closing, Ended};
-use crate::claims::{Actor, scopes_summary};
+use crate::claims::scopes_summary;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
@@ -49,19 +49,9 @@ pub(crate) fn run(
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
-    let caller = ctx.agent(agent, &w.settings.config)?;
-    let acting = ctx.env_session()?;
-    let owner = Actor {
-        session: acting.as_ref().map(SessionId::as_str),
-        agent: caller.as_str(),
-        agent_named: ctx.agent_named(agent, &w.settings.config),
-    };
-    let actor = core::Actor {
-        agent: caller.to_string(),
-        session,
-        drawn: false,
-    };
-    let closed = core::close::close(&w.site(), &actor, &owner, scope.as_ref(), force)?;
+    let acting = Acting::of(ctx, agent, &w.settings.config)?;
+    let actor = acting.on(session);
+    let closed = core::close::close(&w.site(), &actor, &acting.owner(), scope.as_ref(), force)?;
     if let Some(why) = &closed.unverified {
         let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
     }

@@ -586,6 +586,46 @@ pub(crate) struct WriteCommand<'c> {
     pub(crate) settings: Settings,
 }
 
+/// Who acts in a write on a session's claims (`close`, `renew`): the
+/// session this run acts for, if any, and its agent name; read once from
+/// the run, then asked as the ownership rule ([`Acting::owner`]) and as the
+/// core's actor on the session named ([`Acting::on`]).
+pub(crate) struct Acting {
+    session: Option<SessionId>,
+    agent: AgentName,
+    named: bool,
+}
+
+impl Acting {
+    /// Who acts in this run: `--session`/`BSI_SESSION`/the tool's session,
+    /// and the agent name (`flag` first).
+    pub(crate) fn of(ctx: &Ctx, flag: Option<&AgentName>, config: &Config) -> Result<Acting> {
+        Ok(Acting {
+            session: ctx.env_session()?,
+            agent: ctx.agent(flag, config)?,
+            named: ctx.agent_named(flag, config),
+        })
+    }
+
+    /// As the ownership rule reads it.
+    pub(crate) fn owner(&self) -> crate::claims::Actor<'_> {
+        crate::claims::Actor {
+            session: self.session.as_ref().map(SessionId::as_str),
+            agent: self.agent.as_str(),
+            agent_named: self.named,
+        }
+    }
+
+    /// The core's actor on `session`'s claims, under this agent name.
+    pub(crate) fn on(&self, session: String) -> crate::core::Actor {
+        crate::core::Actor {
+            agent: self.agent.to_string(),
+            session,
+            drawn: false,
+        }
+    }
+}
+
 /// How a write command ends once it has reported.
 pub(crate) enum Ending {
     /// This code for the change as planned; where it landed is then said,

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{Ctx, Ending, WriteCommand, opt_scope};
+use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::claims::renew::{Renewing, Why};
 use crate::core;
 use crate::error::{Error, Result, exit};
@@ -24,20 +24,17 @@ pub(crate) fn run(
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
-    let caller = ctx.agent(agent, &w.settings.config)?;
-    let acting = ctx.env_session()?;
-    let owner = crate::claims::Actor {
-        session: acting.as_ref().map(SessionId::as_str),
-        agent: caller.as_str(),
-        agent_named: ctx.agent_named(agent, &w.settings.config),
-    };
-    let actor = core::Actor {
-        agent: caller.to_string(),
-        session,
-        drawn: false,
-    };
+    let acting = Acting::of(ctx, agent, &w.settings.config)?;
+    let actor = acting.on(session);
     let ttl = w.settings.ttl(ttl_arg);
-    let applied = core::renew::renew(&w.site(), &actor, &owner, scope.as_ref(), ttl, force)?;
+    let applied = core::renew::renew(
+        &w.site(),
+        &actor,
+        &acting.owner(),
+        scope.as_ref(),
+        ttl,
+        force,
+    )?;
     w.report(applied, |renewing, commit| {
         report(ctx, actor.session.clone(), renewing, ttl, commit, json)
     })
