@@ -472,6 +472,12 @@ impl Ctx {
         }
     }
 
+    /// Where a refusal is said: stderr, its `Next:` lines wrapped to the
+    /// screen as [`Ctx::out`]'s are.
+    pub(crate) fn err(&self) -> Box<dyn Write> {
+        self.fitted(std::io::stderr().lock())
+    }
+
     /// `out`, its `Next:` lines wrapped to the screen (a pipe: as written).
     fn fitted(&self, out: impl Write + 'static) -> Box<dyn Write> {
         if output::is_bounded(self.screen.width) {

@@ -513,7 +513,7 @@ fn report_refusal(
         })?;
         return Ok(());
     }
-    let mut err = std::io::stderr().lock();
+    let mut err = ctx.err();
     let _ = writeln!(err, "Claim refused — nothing was written.");
     for b in blockers {
         let _ = writeln!(

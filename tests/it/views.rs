@@ -876,3 +876,61 @@ fn the_watch_view_is_redrawn_at_the_new_width_after_a_resize() {
     tmux(&["send-keys", "q"]);
     let _ = tmux(&["kill-server"]);
 }
+
+/// A refused `open` (said on stderr) and a `close` (on stdout) wrap their
+/// `Next:` lines at a 60-column terminal, each command kept whole, as every
+/// other view does.
+#[test]
+fn the_next_lines_of_a_refused_open_and_of_a_close_fit_60_columns() {
+    let b = fixture();
+    b.write("drafts/x.md", "# X\n\n## Part\n");
+    b.bsi_env(
+        &[
+            "open",
+            "drafts/x.md",
+            "--session",
+            "sess-holder-with-a-long-id",
+            "--agent",
+            "alice",
+        ],
+        &[("BSI_NOW", READ_AT)],
+    )
+    .ok();
+    let Some(refused) = in_terminal(
+        &b,
+        &[
+            "open",
+            "drafts/x.md#Part",
+            "--session",
+            "sess-second",
+            "--agent",
+            "bob",
+        ],
+        60,
+    ) else {
+        return;
+    };
+    let closed = in_terminal(
+        &b,
+        &[
+            "close",
+            "sess-holder-with-a-long-id",
+            "--session",
+            "sess-holder-with-a-long-id",
+        ],
+        60,
+    )
+    .expect("script");
+    for text in [&refused, &closed] {
+        let next: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Next:"))
+            .collect();
+        assert!(!next.is_empty(), "a Next: line:\n{text}");
+        for l in next {
+            assert!(l.chars().count() <= 60, "wider than 60: {l:?}\n{text}");
+        }
+    }
+    assert!(refused.contains("Claim refused"), "{refused}");
+    assert!(closed.contains("Claim closed"), "{closed}");
+}
