@@ -444,7 +444,10 @@ impl Git {
     }
 
     /// The commits a walk yields, in its order.
-    fn commits_of(&self, walk: git2::Revwalk<'_>) -> Result<Vec<CommitInfo>> {
+    fn commits_of(
+        &self,
+        walk: impl Iterator<Item = std::result::Result<git2::Oid, git2::Error>>,
+    ) -> Result<Vec<CommitInfo>> {
         let mut out = Vec::new();
         for id in walk {
             let c = self.repo.find_commit(id?)?;
@@ -1196,17 +1199,7 @@ impl Git {
         }
         let _ = walk.hide(hide);
         walk.set_sorting(Sort::TIME)?;
-        let mut out = Vec::new();
-        for id in walk.take(limit) {
-            let c = self.repo.find_commit(id?)?;
-            out.push(CommitInfo {
-                id: c.id(),
-                parent: c.parent_id(0).ok(),
-                merge: c.parent_count() > 1,
-                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            });
-        }
-        Ok(out)
+        self.commits_of(walk.take(limit))
     }
 
     /// The commits the local branches (`refs/heads/*`) point to.
