@@ -3,8 +3,9 @@
 //   node fake-model.mjs API SCRIPT LOG PORTFILE
 //
 // API is the wire format the CLI speaks: `anthropic` (Messages API, SSE
-// when asked), `openai` (Responses API, SSE), `gemini` (generateContent and
-// streamGenerateContent). SCRIPT is a JSON list of turns, each
+// when asked), `openai` (Responses API, SSE), `chat` (OpenAI Chat
+// Completions, SSE when asked: what OpenAI-compatible providers speak),
+// `gemini` (generateContent and streamGenerateContent). SCRIPT is a JSON list of turns, each
 // `{"tool": NAME, "args": {...}}` (the model calls a tool; with
 // `"namespace": NS` for a tool the CLI offers inside a namespace) or
 // `{"text": "..."}` (the model answers and ends its turn); `{{session}}`
@@ -28,7 +29,9 @@ function record(entry) {
   fs.appendFileSync(logPath, JSON.stringify(entry) + "\n");
 }
 
-function sse(res, events) {
+// Server-sent events; `done` ends the stream with `data: [DONE]`, as
+// Chat Completions streams end.
+function sse(res, events, done = false) {
   res.writeHead(200, {
     "content-type": "text/event-stream",
     "cache-control": "no-cache",
@@ -38,6 +41,7 @@ function sse(res, events) {
     if (name) res.write(`event: ${name}\n`);
     res.write(`data: ${JSON.stringify(data)}\n\n`);
   }
+  if (done) res.write("data: [DONE]\n\n");
   res.end();
 }
 
@@ -143,6 +147,37 @@ function openai(req, res, body, url) {
   ]);
 }
 
+// --- OpenAI Chat Completions ----------------------------------------------
+
+function chat(req, res, body, url) {
+  if (url.pathname.endsWith("/models")) return json(res, { object: "list", data: [{ id: "fake", object: "model", owned_by: "bsi" }] });
+  if (!url.pathname.endsWith("/chat/completions")) return json(res, {});
+  const isTurn = Array.isArray(body.tools) && body.tools.length > 0;
+  const turn = isTurn ? takeTurn(body) : { text: "ok" };
+  record({ n: n++, path: url.pathname, turn: isTurn ? next - 1 : null, body });
+  const id = `chatcmpl_${++ids}`;
+  const created = Math.floor(Date.now() / 1000);
+  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const call = turn.tool
+    ? { id: `call_${ids}`, type: "function", function: { name: turn.tool, arguments: JSON.stringify(turn.args) } }
+    : null;
+  const message = call
+    ? { role: "assistant", content: null, tool_calls: [call] }
+    : { role: "assistant", content: turn.text };
+  const finish = call ? "tool_calls" : "stop";
+  const base = { id, object: "chat.completion.chunk", created, model: body.model };
+  if (!body.stream) {
+    return json(res, { id, object: "chat.completion", created, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+  }
+  const delta = call
+    ? { role: "assistant", content: null, tool_calls: [{ index: 0, ...call }] }
+    : { role: "assistant", content: turn.text };
+  sse(res, [
+    [null, { ...base, choices: [{ index: 0, delta, finish_reason: null }] }],
+    [null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage }],
+  ], true);
+}
+
 // --- Gemini ---------------------------------------------------------------
 
 function gemini(req, res, body, url) {
@@ -168,7 +203,7 @@ function gemini(req, res, body, url) {
   return json(res, chunk);
 }
 
-const handlers = { anthropic, openai, gemini };
+const handlers = { anthropic, openai, chat, gemini };
 const handler = handlers[api];
 if (!handler) {
   console.error(`fake-model: unknown API ${api}`);
