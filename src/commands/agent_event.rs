@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::guard::Finding;
 use crate::guard::edit::{self, EditDecision, Rules, Target};
 use crate::guard::verdict::{self, Judged};
+use crate::guard::ways::{self, Holder, Standing};
 use crate::output;
 use crate::publish::{self, Freshness, Landed};
 use crate::registry::{Claim, Registry};
@@ -403,11 +404,11 @@ fn edit_in(
             let reason = match copy {
                 Some(copy) => copy_refusal(&brain, &copy),
                 None => refusal(
+                    ctx.now,
                     &brain,
                     &reg,
                     &name(session),
-                    &judged,
-                    &findings,
+                    (&judged, &findings),
                     &claim,
                     &targets,
                 ),
@@ -755,7 +756,15 @@ impl ClaimOnWrite<'_> {
                 judged,
                 claim,
             } => {
-                let reason = refusal(brain, reg, session, &judged, &findings, &claim, targets);
+                let reason = refusal(
+                    self.ctx.now,
+                    brain,
+                    reg,
+                    session,
+                    (&judged, &findings),
+                    &claim,
+                    targets,
+                );
                 Verdict::Deny { reason }
             }
             EditDecision::Warn { judged, .. } => Verdict::AllowWithWarning {
@@ -793,11 +802,11 @@ fn locked(session: &str, scopes: &[Scope], path: &Path) -> String {
 /// hook's wording), the free alternatives, and the next step. `wanted`:
 /// scopes to claim for an edit outside the session's own (strict mode).
 fn refusal(
+    now: chrono::DateTime<chrono::FixedOffset>,
     brain: &Brain,
     reg: &Registry,
     session: &str,
-    judged: &Judged<'_>,
-    findings: &[Finding<'_>],
+    (judged, findings): (&Judged<'_>, &[Finding<'_>]),
     wanted: &[Scope],
     targets: &[Target],
 ) -> String {
@@ -864,12 +873,15 @@ fn refusal(
             open_command([s], &["--session", session])
         ));
     }
+    // Only a holder at work is worth waiting for: an overdue or stale
+    // claim is freed by a person, said below.
     let active: Vec<&Scope> = waits
         .iter()
         .filter(|s| {
             findings.iter().any(|f| {
-                matches!(f, Finding::Claimed { claim, stale: false, path, .. }
-                    if &claim.scope == *s || Scope::File(path.clone()) == **s)
+                matches!(f, Finding::Claimed { claim, stale, path, .. }
+                    if (&claim.scope == *s || Scope::File(path.clone()) == **s)
+                        && Holder::of(claim, *stale).standing(now) == Standing::Active)
             })
         })
         .collect();
@@ -879,12 +891,15 @@ fn refusal(
             open_command(active, &["--session", session, "--wait", "10m"])
         ));
     }
-    for (s, stale) in &judged.holders {
-        if *stale {
-            text.push_str(&format!(
-                "\n- {s}'s claim is stale: only a person frees it (`{}`); tell the user",
-                command_line(["bsi", "release", s, "--confirm"])
-            ));
+    for h in &judged.holders {
+        match h.standing(now) {
+            Standing::Active => {}
+            Standing::Overdue => {
+                text.push_str(&format!("\n- {}; tell the user", ways::overdue(h.session)));
+            }
+            Standing::Stale => {
+                text.push_str(&format!("\n- {}; tell the user", ways::stale(h.session)));
+            }
         }
     }
     text.push_str("\n- or stop and tell the user who holds it.");

@@ -207,8 +207,8 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         &findings,
         registry_staged,
         session,
-        mode,
-        verb,
+        (mode, verb),
+        ctx.now,
     );
     let git_dir = brain.git.git_dir();
     if refused {
@@ -231,8 +231,8 @@ fn report(
     findings: &[crate::guard::Finding<'_>],
     registry_staged: bool,
     session: Option<&str>,
-    mode: HookMode,
-    change: &str,
+    (mode, change): (HookMode, &str),
+    now: chrono::DateTime<chrono::FixedOffset>,
 ) -> bool {
     if findings.is_empty() && !registry_staged {
         return false;
@@ -251,7 +251,7 @@ fn report(
     let judged = verdict::judge(findings, session, mode, change);
     refused |= judged.refused;
     lines.extend(judged.lines.iter().cloned());
-    lines.extend(verdict::ways_out(&judged, session));
+    lines.extend(verdict::ways_out(&judged, session, now));
     for line in &lines {
         let _ = writeln!(err, "{line}");
     }
@@ -392,7 +392,15 @@ fn judge_transaction(
             subject(&c.message),
             branch_name(branch)
         );
-        let refused = report(err, &brain, &findings, false, judge_as, mode, "commit");
+        let refused = report(
+            err,
+            &brain,
+            &findings,
+            false,
+            judge_as,
+            (mode, "commit"),
+            ctx.now,
+        );
         if refused && branches.last() != Some(&branch_name(branch)) {
             branches.push(branch_name(branch));
         }

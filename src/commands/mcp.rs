@@ -44,6 +44,7 @@ use crate::claims::scopes_summary;
 use crate::core::{self, Actor, Stop};
 use crate::error::{Error, Result, exit};
 use crate::guard::edit::{EditDecision, Target};
+use crate::guard::ways::{self, Standing};
 use crate::guard::{Finding, verdict};
 use crate::output::{self, ClaimJson};
 use crate::publish::{Landed, Landing};
@@ -574,7 +575,17 @@ fn claim_answer(
                 free_in_request: free.iter().map(ToString::to_string).collect(),
                 queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
             };
-            refusal(doc, asked, waited)
+            // Holders not at work: waiting does not free them, a person does.
+            let holders = ways::holders(blockers.iter().map(|b| (&b.claim, b.stale)));
+            let mut person = Vec::new();
+            for s in ways::sessions(&holders, Standing::Overdue, now) {
+                person.push(ways::overdue(s));
+            }
+            for s in ways::sessions(&holders, Standing::Stale, now) {
+                person.push(ways::stale(s));
+            }
+            let active = !ways::sessions(&holders, Standing::Active, now).is_empty();
+            refusal(doc, asked, (waited, active), &person)
         }
         // Drawn again by the core until free; a session the server already
         // has is never refused for this.
@@ -950,7 +961,15 @@ fn tips(ctx: &Ctx) -> Option<String> {
 /// A refused claim as a result the model acts on: the refusal document of
 /// `bsi open --json`, its hint the calls that can follow (also listed as
 /// `next_calls`).
-fn refusal(doc: output::RefusedJson, asked: &[String], waited: Option<u64>) -> CallToolResult {
+/// `waited`: how long the call waited, if it did; `active`: whether a
+/// holder at work is in the way (only then is waiting offered); `person`:
+/// what a person does about the holders that are not at work.
+fn refusal(
+    doc: output::RefusedJson,
+    asked: &[String],
+    (waited, active): (Option<u64>, bool),
+    person: &[String],
+) -> CallToolResult {
     let mut next: Vec<Value> = Vec::new();
     if let Some(alt) = doc.alternatives.first() {
         next.push(
@@ -960,7 +979,7 @@ fn refusal(doc: output::RefusedJson, asked: &[String], waited: Option<u64>) -> C
     if !doc.free_in_request.is_empty() {
         next.push(json!({"tool": "claim", "arguments": {"scopes": doc.free_in_request}, "why": "the free part of the request alone"}));
     }
-    if waited.is_none() {
+    if waited.is_none() && active {
         next.push(json!({"tool": "claim", "arguments": {"scopes": asked, "wait": 600}, "why": "wait up to 10 minutes for the holder to close"}));
     }
     let mut text = String::from("Claim refused — nothing was written.");
@@ -995,6 +1014,9 @@ fn refusal(doc: output::RefusedJson, asked: &[String], waited: Option<u64>) -> C
         .collect();
     for c in &calls {
         text.push_str(&format!("\nNext: {c}"));
+    }
+    for p in person {
+        text.push_str(&format!("\nTell the user: {p}"));
     }
     let doc = output::RefusedJson {
         hint: if calls.is_empty() {
@@ -1140,7 +1162,7 @@ fn judge_edit(
         copy: None, judged, ..
     } = &decision
     {
-        for w in verdict::ways_out(judged, session) {
+        for w in verdict::ways_out(judged, session, ctx.now) {
             reason.push('\n');
             reason.push_str(&w);
         }
@@ -1334,7 +1356,7 @@ mod tests {
             free_in_request: Vec::new(),
             queue: None,
         };
-        let r = refusal(doc, &["a.md".into()], None);
+        let r = refusal(doc, &["a.md".into()], (None, true), &[]);
         assert_eq!(r.is_error, Some(true));
         let doc = r.structured_content.expect("doc");
         let next = &doc["next_calls"];

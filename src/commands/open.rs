@@ -11,6 +11,7 @@ use crate::claims::scopes_summary;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
+use crate::guard::ways::{self, Standing};
 use crate::output::{self, ClaimJson};
 use crate::resolve;
 use crate::scope::Scope;
@@ -563,18 +564,8 @@ fn next_ways(
     same: &[&str],
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
-    let mut holders: Vec<(&str, bool, bool)> = Vec::new();
-    for b in blockers {
-        if !holders.iter().any(|(s, _, _)| *s == b.claim.session) {
-            let overdue = !b.stale && b.claim.expires <= now;
-            holders.push((&b.claim.session, b.stale, overdue));
-        }
-    }
-    let active: Vec<&str> = holders
-        .iter()
-        .filter(|(_, st, late)| !st && !late)
-        .map(|(s, _, _)| *s)
-        .collect();
+    let holders = ways::holders(blockers.iter().map(|b| (&b.claim, b.stale)));
+    let active = ways::sessions(&holders, Standing::Active, now);
     let mut ways: Vec<String> = Vec::new();
     if let Some(first) = alternatives.first() {
         ways.push(format!(
@@ -593,17 +584,13 @@ fn next_ways(
             active.join(", ")
         ));
     }
-    for (s, _, _) in holders.iter().filter(|(_, _, late)| *late) {
-        ways.push(format!(
-            "the claim of {s} is overdue (its time ran out; the watchdog has not run): `bsi watchdog` marks it stale, then its holder closes it (`{}`) or a person who knows {s} is gone frees it: `{}`",
-            command_line(["bsi", "close", s]),
-            command_line(["bsi", "release", s, "--confirm"])
-        ));
+    for s in ways::sessions(&holders, Standing::Overdue, now) {
+        ways.push(ways::overdue(s));
     }
-    for (s, _, _) in holders.iter().filter(|(_, st, _)| *st) {
+    for s in ways::sessions(&holders, Standing::Stale, now) {
         ways.push(format!(
             "have a person who knows {s} is gone free its stale claim: `{}`",
-            command_line(["bsi", "release", s, "--confirm"])
+            ways::release(s)
         ));
     }
     ways

@@ -13,6 +13,7 @@
 pub mod edit;
 pub mod merge;
 pub mod verdict;
+pub mod ways;
 
 use std::collections::HashMap;
 

@@ -10,6 +10,7 @@ use crate::registry::Claim;
 use crate::scope::Scope;
 use crate::words::{command_line, open_command};
 
+use super::ways::{self, Holder, Standing};
 use super::{Finding, Region};
 
 /// Whether `mode` refuses a change inside another session's claim (or one
@@ -56,8 +57,9 @@ pub struct Judged<'a> {
     pub lines: Vec<String>,
     /// Whether `mode` refuses the change.
     pub refused: bool,
-    /// The sessions whose claims the change is inside, and whether stale.
-    pub holders: Vec<(&'a str, bool)>,
+    /// The sessions whose claims the change is inside (one per session
+    /// and table).
+    pub holders: Vec<Holder<'a>>,
     /// What the session can claim for the changes outside its claims that
     /// no other session's claim is in the way of.
     pub outside: Vec<Scope>,
@@ -74,7 +76,7 @@ pub fn judge<'a>(
     let refuse_outside = refuses_outside(mode);
     let mut lines: Vec<String> = Vec::new();
     let mut refused = false;
-    let mut holders: Vec<(&'a str, bool)> = Vec::new();
+    let mut claimed: Vec<(&'a Claim, bool)> = Vec::new();
     for f in findings {
         match f {
             Finding::Claimed {
@@ -91,9 +93,7 @@ pub fn judge<'a>(
                     region.as_ref(),
                     refuse_claimed,
                 ));
-                if !holders.iter().any(|(s, _)| *s == claim.session) {
-                    holders.push((&claim.session, *stale));
-                }
+                claimed.push((claim, *stale));
             }
             Finding::Outside { path, region } => {
                 refused |= refuse_outside;
@@ -114,7 +114,7 @@ pub fn judge<'a>(
     Judged {
         lines,
         refused,
-        holders,
+        holders: ways::holders(claimed),
         outside: outside_to_claim(findings),
     }
 }
@@ -261,49 +261,45 @@ pub fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<Scope> {
     out
 }
 
-/// What the committer can do: per holder of a claim in the way, and for
-/// changes outside the session's claims.
-pub fn ways_out(judged: &Judged<'_>, session: Option<&str>) -> Vec<String> {
+/// What the committer can do at `now`: per holder of a claim in the way
+/// (as it stands: [`ways`]), and for changes outside the session's claims.
+pub fn ways_out(
+    judged: &Judged<'_>,
+    session: Option<&str>,
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Vec<String> {
     let mut lines = Vec::new();
-    if !judged.holders.is_empty() {
+    if !judged.holders.is_empty() && session.is_none() {
+        lines.push(
+            "  BSI_SESSION is not set, so every claim counts as another session's".to_string(),
+        );
+    }
+    for h in &judged.holders {
+        let s = h.session;
         if session.is_none() {
-            lines.push(
-                "  BSI_SESSION is not set, so every claim counts as another session's".to_string(),
-            );
+            // Maybe the committer's own session: never propose that it
+            // releases its own claim.
+            lines.push(format!(
+                "  if {s} is your own session: `export {}`, then run the same git command again",
+                crate::words::assignment("BSI_SESSION", s)
+            ));
         }
-        for (s, stale) in &judged.holders {
-            if session.is_none() {
-                // Maybe the committer's own session: never propose that it
-                // releases its own claim.
-                lines.push(format!(
-                    "  if {s} is your own session: `export {}`, then run the same git command again",
-                    crate::words::assignment("BSI_SESSION", s)
-                ));
-                lines.push(format!(
-                    "  if it is another's: wait for {s} to close its claim or ask its holder{}",
-                    if *stale {
-                        format!(
-                            "; it is stale, so a person may free it: `{}`",
-                            command_line(["bsi", "release", s, "--confirm"])
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-                continue;
+        let whose = if session.is_none() {
+            "if it is another's: "
+        } else {
+            "ways out: "
+        };
+        lines.push(match h.standing(now) {
+            Standing::Active if session.is_none() => {
+                format!("  {whose}wait for {s} to close its claim or ask its holder")
             }
-            if *stale {
-                lines.push(format!(
-                    "  ways out: ask the holder of {s} to close it, or have a person run `{}` (its claim is stale)",
-                    command_line(["bsi", "release", s, "--confirm"])
-                ));
-            } else {
-                lines.push(format!(
-                    "  ways out: wait for {s} to close its claim, ask its holder, or have a person run `{}`",
-                    command_line(["bsi", "release", s, "--confirm", "--force"])
-                ));
-            }
-        }
+            Standing::Active => format!(
+                "  {whose}wait for {s} to close its claim, ask its holder, or have a person run `{}`",
+                command_line(["bsi", "release", s, "--confirm", "--force"])
+            ),
+            Standing::Overdue => format!("  {whose}{}", ways::overdue(s)),
+            Standing::Stale => format!("  {whose}{}", ways::stale(s)),
+        });
     }
     if !judged.outside.is_empty() {
         let (more, who) = match session {
@@ -352,7 +348,8 @@ mod tests {
         let f = findings(&held);
         let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
         assert!(j.refused);
-        assert_eq!(j.holders, vec![("s2", false)]);
+        let holders: Vec<(&str, bool)> = j.holders.iter().map(|h| (h.session, h.stale)).collect();
+        assert_eq!(holders, vec![("s2", false)]);
         assert!(
             j.lines[0].starts_with(
                 "bsi: refused: a.md is inside an active claim of session s2 (agent codex"
@@ -367,7 +364,7 @@ mod tests {
         );
         // What the session can claim: the free path, not the held one.
         assert_eq!(j.outside, vec![Scope::File("b.md".into())]);
-        let ways = ways_out(&j, Some("s1"));
+        let ways = ways_out(&j, Some("s1"), held.opened);
         assert!(
             ways.iter()
                 .any(|l| l.contains("wait for s2 to close its claim")),
@@ -407,7 +404,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, None, HookMode::Normal, "commit");
-        let ways = ways_out(&j, None);
+        let ways = ways_out(&j, None, held.opened);
         assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
         // The holder may be the committer's own session: no release of it.
         assert!(ways[1].contains("`export BSI_SESSION=s2`"), "{ways:?}");
@@ -435,11 +432,23 @@ mod tests {
             "{}",
             j.lines[0]
         );
-        let ways = ways_out(&j, Some("s1"));
+        let ways = ways_out(&j, Some("s1"), held.opened);
         assert!(
-            ways[0].contains("`bsi release s2 --confirm` (its claim is stale)"),
+            ways[0].contains("the claim of s2 is stale")
+                && ways[0].contains("`bsi release s2 --confirm`"),
             "{ways:?}"
         );
+    }
+
+    #[test]
+    fn an_overdue_holder_is_not_waited_for() {
+        let held = claim("s2", "codex", Scope::File("a.md".into()));
+        let f = findings(&held);
+        let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
+        let ways = ways_out(&j, Some("s1"), held.expires);
+        assert!(ways[0].contains("the claim of s2 is overdue"), "{ways:?}");
+        assert!(ways[0].contains("`bsi watchdog`"), "{ways:?}");
+        assert!(!ways[0].contains("wait for"), "{ways:?}");
     }
 
     #[test]

@@ -285,3 +285,60 @@ fn closing_twice_is_done_and_says_when_and_by_whom() {
         .code(1)
         .stderr_has("holds no claim");
 }
+
+/// The commit hook and an agent's edit hook say an overdue claim is overdue
+/// in the open refusal's words (one rule, `guard::ways`), never "wait for",
+/// and the commands they print run as printed, in order.
+#[test]
+fn every_door_says_an_overdue_claim_is_overdue() {
+    let mut b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "gone",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    b.now = "2026-03-14T12:00:00Z".into();
+    let before = b.read("agents/alice.md");
+    let edited = format!("{before}more\n");
+
+    // An agent's edit.
+    let last = before.lines().last().expect("a line").to_string();
+    let ev = crate::agent_hook::replace_event(
+        &b,
+        "claude",
+        "agents/alice.md",
+        &last,
+        &format!("{last} more"),
+    );
+    let r = crate::agent_hook::hook(&b, "edit", "claude", &ev);
+    let denied = crate::agent_hook::denial("claude", &r).expect("the edit is refused");
+    assert!(denied.contains("the claim of gone is overdue"), "{denied}");
+    assert!(!denied.contains("wait for it"), "{denied}");
+    assert!(!denied.contains("--wait"), "{denied}");
+
+    // A commit.
+    b.write("agents/alice.md", &edited);
+    b.git(&["add", "agents/alice.md"]);
+    let c = b.git_at(b.path(), Some("s1"), &["commit", "-q", "-m", "alice"]);
+    assert_ne!(c.code, 0, "{c:?}");
+    assert!(
+        c.stderr.contains("the claim of gone is overdue"),
+        "{}",
+        c.stderr
+    );
+    assert!(!c.stderr.contains("wait for gone"), "{}", c.stderr);
+    assert_eq!(printed(&c.stderr, "bsi watchdog"), "bsi watchdog");
+    sh(&b, "bsi watchdog", &[]).code(4);
+    let release = printed(&c.stderr, "bsi release");
+    assert_eq!(release, "bsi release gone --confirm");
+    sh(&b, &release, &[]).ok();
+    // Freed: the same commit now passes the hook.
+    b.git_at(b.path(), Some("s1"), &["commit", "-q", "-m", "alice"])
+        .ok();
+    assert_eq!(b.head_subject(), "alice");
+}
