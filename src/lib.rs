@@ -20,7 +20,7 @@
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
 //! | [`core`] | what every door asks, in process: who acts ([`core::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`core::Stop`]), close, renew and the reads of `status` and `whoami`; prints nothing | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
-//! | [`guard`] | findings (a change against the claims) and [`guard::verdict`] (their words, and what each hook mode refuses) for every door | yes | [`changes`], [`config`], [`markdown`], [`output`], [`registry`], [`scope`], [`words`] |
+//! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`output`], [`registry`], [`scope`], [`words`] |
 //! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
 //! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | [`scope`] |
 //! | [`trailer`] | commit trailers | yes | — |
