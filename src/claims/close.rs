@@ -125,6 +125,22 @@ pub fn ended(reg: &Registry, session: &str, scope: Option<&Scope>) -> Vec<Ended>
         .collect()
 }
 
+impl Ended {
+    /// Who ended it when its own session did not: the one who forced its
+    /// close (the note [`forced_note`] wrote), or a person's release.
+    pub fn by_another(&self) -> Option<String> {
+        if let Some(by) = self
+            .note
+            .strip_prefix("closed by ")
+            .and_then(|r| r.strip_suffix(" with --force"))
+        {
+            return Some(format!("closed by {by} with --force"));
+        }
+        matches!(self.status.as_str(), "released" | "force-released")
+            .then(|| format!("{} by a person (`bsi release`)", self.status))
+    }
+}
+
 /// The words a history row gets when its close was forced by `by`.
 pub fn forced_note(by: &str) -> String {
     format!("closed by {by} with --force")

@@ -84,6 +84,16 @@ pub(crate) struct WhoAmIJson {
     agent: String,
     active: Vec<output::ClaimJson>,
     stale: Vec<output::ClaimJson>,
+    /// Its claims another session or a person ended.
+    ended_by_others: Vec<EndedByOtherJson>,
+}
+
+/// A claim of the session that another ended.
+#[derive(Serialize)]
+pub(crate) struct EndedByOtherJson {
+    scope: String,
+    closed: String,
+    by: String,
 }
 
 impl WhoAmIJson {
@@ -94,6 +104,15 @@ impl WhoAmIJson {
             agent: seen.agent.clone(),
             active: output::ClaimJson::list(seen.active.iter(), false, now),
             stale: output::ClaimJson::list(seen.stale.iter(), true, now),
+            ended_by_others: seen
+                .ended_by_others
+                .iter()
+                .map(|e| EndedByOtherJson {
+                    scope: e.scope.clone(),
+                    closed: e.closed.clone(),
+                    by: e.by_another().unwrap_or_default(),
+                })
+                .collect(),
         }
     }
 }

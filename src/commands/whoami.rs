@@ -33,6 +33,7 @@ pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
         by_default,
         active,
         stale,
+        ended_by_others,
         ..
     } = seen;
     // The view is what `whoami` is asked for: it prints even with -q,
@@ -47,6 +48,17 @@ pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
         .map_err(Error::output)?;
     } else {
         writeln!(out, "Agent: {agent}").map_err(Error::output)?;
+    }
+    for e in &ended_by_others {
+        writeln!(
+            out,
+            "Ended by another: {} ({}, {}): no longer this session's; `{}` claims it again.",
+            e.scope,
+            e.by_another().unwrap_or_default(),
+            e.closed,
+            command_line(["bsi", "open", &e.scope, "--session", &session])
+        )
+        .map_err(Error::output)?;
     }
     if active.is_empty() && stale.is_empty() {
         writeln!(out, "This session holds no claim.").map_err(Error::output)?;

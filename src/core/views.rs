@@ -2,6 +2,7 @@
 //! session's (`whoami`). Read only.
 
 use super::{Actor, Site};
+use crate::claims::close::Ended;
 use crate::claims::queue;
 use crate::error::Result;
 use crate::publish::{self, Freshness};
@@ -51,6 +52,9 @@ pub struct WhoAmI {
     pub active: Vec<Claim>,
     /// Its stale claims.
     pub stale: Vec<Claim>,
+    /// Its claims another ended (a forced close, a person's release) on
+    /// scopes it does not hold again: what the session must be told.
+    pub ended_by_others: Vec<Ended>,
     /// The registry read, and from where.
     pub view: View,
     /// Whether the remote was asked, and what it said.
@@ -84,12 +88,23 @@ pub fn whoami(site: &Site<'_>, actor: &Actor, offline: bool) -> Result<WhoAmI> {
     } else {
         holders.join(", ")
     };
+    let held = |scope: &str| {
+        active
+            .iter()
+            .chain(&stale)
+            .any(|c| c.scope.to_string() == scope)
+    };
+    let ended_by_others = crate::claims::close::ended(reg, &actor.session, None)
+        .into_iter()
+        .filter(|e| e.by_another().is_some() && !held(&e.scope))
+        .collect();
     Ok(WhoAmI {
         session: actor.session.clone(),
         agent,
         by_default,
         active,
         stale,
+        ended_by_others,
         view,
         fresh,
     })

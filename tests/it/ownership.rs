@@ -342,3 +342,51 @@ fn every_door_says_an_overdue_claim_is_overdue() {
         .ok();
     assert_eq!(b.head_subject(), "alice");
 }
+
+/// A session whose claim another session closed with `--force` is told by
+/// `whoami` (and its JSON), with the command that claims it again, which
+/// runs as printed.
+#[test]
+fn a_session_is_told_when_another_forced_its_claim_closed() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "sess-a",
+        "--agent",
+        "claude",
+    ])
+    .ok();
+    b.bsi_env(
+        &["close", "sess-a", "--force"],
+        &[("BSI_SESSION", "sess-b")],
+    )
+    .ok();
+    let a = [("BSI_SESSION", "sess-a")];
+    let w = b.bsi_env(&["whoami"], &a);
+    w.ok()
+        .stdout_has("Ended by another: agents/alice.md (closed by")
+        .stdout_has("(session sess-b) with --force");
+    let j = b.bsi_env(&["whoami", "--json"], &a).json();
+    assert_eq!(j["ended_by_others"][0]["scope"], "agents/alice.md");
+    assert!(
+        j["ended_by_others"][0]["by"]
+            .as_str()
+            .is_some_and(|s| s.contains("sess-b")),
+        "{j}"
+    );
+    let again = printed(&w.stdout, "bsi open");
+    assert_eq!(again, "bsi open agents/alice.md --session sess-a");
+    sh(&b, &again, &[]).ok();
+    assert!(
+        b.active()
+            .iter()
+            .any(|r| r.contains("| sess-a | agents/alice.md |")),
+        "{:?}",
+        b.active()
+    );
+    // Held again: no longer said.
+    let w = b.bsi_env(&["whoami"], &a);
+    assert!(!w.stdout.contains("Ended by another"), "{}", w.stdout);
+}
