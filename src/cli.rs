@@ -101,77 +101,13 @@ pub enum Command {
     /// section `dir/file.md#Heading text`, relative to the current directory.
     /// A claim that overlaps another session's claim (active or stale) is
     /// refused with exit 3, naming the holder and proposing free scopes.
-    Open {
-        /// What the session will edit.
-        #[arg(required = true, value_name = "SCOPE")]
-        scopes: Vec<String>,
-        /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
-        /// [default: default_ttl of .bsi.toml, else 2h].
-        #[arg(long, value_name = "DUR")]
-        ttl: Option<Ttl>,
-        /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
-        /// user@host].
-        #[arg(long, value_name = "NAME")]
-        agent: Option<AgentName>,
-        /// A short note shown beside the claim.
-        #[arg(long, value_name = "TEXT")]
-        note: Option<String>,
-        /// When refused, wait in the queue until granted or DUR has passed (exit 3 then): 30s,
-        /// 10m, 1h. The request takes a place in the registry's queue, with a 30s lease renewed
-        /// while it waits; it is granted in order of arrival once nothing blocks it. Reads the
-        /// local registry branch every 200 ms; with a remote, the first in line fetches it every
-        /// 0.5 s, the others with backoff up to 5 s.
-        #[arg(long, value_name = "DUR")]
-        wait: Option<String>,
-        /// With --wait: take no place in the queue; retry whenever the registry changes and
-        /// write nothing until granted (whoever asks first after the holder closes wins).
-        #[arg(long, requires = "wait")]
-        no_queue: bool,
-        /// Print only `export BSI_SESSION=ID` (and `export BSI_AGENT=NAME` when --agent is
-        /// given) on stdout, for `eval "$(bsi open SCOPE --shell)"`; messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
-        /// `eval` fails with the same code.
-        #[arg(long, conflicts_with = "json")]
-        shell: bool,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Open(OpenArgs),
 
     /// Close a session's claims: they move to the history as `completed`.
-    Close {
-        /// The session [default: $BSI_SESSION].
-        session: Option<SessionId>,
-        /// Close only this scope.
-        #[arg(long, value_name = "SCOPE")]
-        scope: Option<String>,
-        /// Close even though the claim was opened by another agent.
-        #[arg(long)]
-        force: bool,
-        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
-        #[arg(long, value_name = "NAME")]
-        agent: Option<AgentName>,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Close(CloseArgs),
 
     /// Extend a session's active claims, never past 8h after they were opened.
-    Renew {
-        /// The session [default: $BSI_SESSION].
-        session: Option<SessionId>,
-        /// New time left from now [default: default_ttl of .bsi.toml, else 2h].
-        #[arg(long, value_name = "DUR")]
-        ttl: Option<Ttl>,
-        /// Renew only this scope.
-        #[arg(long, value_name = "SCOPE")]
-        scope: Option<String>,
-        /// Renew even though the claim was opened by another agent.
-        #[arg(long)]
-        force: bool,
-        /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
-        #[arg(long, value_name = "NAME")]
-        agent: Option<AgentName>,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Renew(RenewArgs),
 
     /// Move expired claims (and any older than 8h) to the stale table.
     ///
@@ -184,24 +120,7 @@ pub enum Command {
     },
 
     /// A person frees a stale claim: it moves to the history as `released`.
-    Release {
-        /// The session whose claims are released.
-        // Read as written, not as a `SessionId`: a row edited by hand can
-        // hold an id that breaks the rule, and a person must be able to
-        // release it; an id the registry lacks is checked by `release`.
-        session: String,
-        /// Confirm the release; without it bsi only says what it would free (a preview, exit 0).
-        #[arg(long)]
-        confirm: bool,
-        /// Release only this scope.
-        #[arg(long, value_name = "SCOPE")]
-        scope: Option<String>,
-        /// Also release active claims (status `force-released`).
-        #[arg(long)]
-        force: bool,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Release(ReleaseArgs),
 
     /// Show active and stale claims with the time left, grouped by session. Read only.
     ///
@@ -221,32 +140,10 @@ pub enum Command {
     /// NO_COLOR is set. Exits 3 while two claims collide. When this clone
     /// installed bsi's git hooks and one is not reached in this work tree, a
     /// last line says so (`bsi doctor` says what to do).
-    Status {
-        /// Draw each claim where it sits in the brain's tree: the claimed
-        /// paths with their folders, and in each folder a count of the rest.
-        #[arg(long, conflicts_with = "json")]
-        tree: bool,
-        /// Do not fetch the registry branch first: show the state as last fetched.
-        #[arg(long)]
-        offline: bool,
-        /// A live view in the terminal: redrawn when the registry changes in
-        /// this clone, and after each fetch from the remote (every 3s), with
-        /// the age of the view; what changed is said and highlighted;
-        /// collisions and stale claims first. `q` or Ctrl-C quits.
-        #[arg(long, conflicts_with_all = ["json", "tree"])]
-        watch: bool,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Status(StatusArgs),
 
     /// Show the current session ($BSI_SESSION), the agent holding its claims, and the claims.
-    Whoami {
-        /// Do not fetch the registry branch first: show the state as last fetched.
-        #[arg(long)]
-        offline: bool,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Whoami(WhoamiArgs),
 
     /// Check that this work tree's guard is on, and say how to mend it.
     ///
@@ -273,15 +170,7 @@ pub enum Command {
     /// the uncommitted changes). A file outside every scope is an overflow;
     /// in a file where the session holds only sections, a hunk outside them
     /// is one too, shown with its lines and heading. Exits 6 on overflow.
-    Verify {
-        /// The session [default: $BSI_SESSION].
-        session: Option<SessionId>,
-        /// Also check the uncommitted changes of the work tree.
-        #[arg(long)]
-        worktree: bool,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Verify(VerifyArgs),
 
     /// Bring the local registry and the remote's into agreement.
     ///
@@ -328,13 +217,7 @@ pub enum Command {
     /// agent that acted, session and scopes, fitted to the screen ($COLUMNS
     /// when set, else the terminal's width, else 80). `-v` adds each
     /// commit's id, git author and trailers.
-    Log {
-        /// Show at most N entries.
-        #[arg(long, short = 'n', value_name = "N")]
-        limit: Option<usize>,
-        #[command(flatten)]
-        out: JsonFlag,
-    },
+    Log(LogArgs),
 
     /// Print a shell completion script.
     ///
@@ -384,6 +267,155 @@ pub enum Command {
         #[command(subcommand)]
         action: AgentAction,
     },
+}
+
+/// The arguments of `bsi open`.
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// What the session will edit.
+    #[arg(required = true, value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+    /// How long the claim lasts: 2h, 4h, 8h, 90m, or short, deep, long (at most 8h)
+    /// [default: default_ttl of .bsi.toml, else 2h].
+    #[arg(long, value_name = "DUR")]
+    pub ttl: Option<Ttl>,
+    /// Who holds the claim [default: $BSI_AGENT, else default_agent of .bsi.toml, else
+    /// user@host].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<AgentName>,
+    /// A short note shown beside the claim.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// When refused, wait in the queue until granted or DUR has passed (exit 3 then): 30s,
+    /// 10m, 1h. The request takes a place in the registry's queue, with a 30s lease renewed
+    /// while it waits; it is granted in order of arrival once nothing blocks it. Reads the
+    /// local registry branch every 200 ms; with a remote, the first in line fetches it every
+    /// 0.5 s, the others with backoff up to 5 s.
+    #[arg(long, value_name = "DUR")]
+    pub wait: Option<String>,
+    /// With --wait: take no place in the queue; retry whenever the registry changes and
+    /// write nothing until granted (whoever asks first after the holder closes wins).
+    #[arg(long, requires = "wait")]
+    pub no_queue: bool,
+    /// Print only `export BSI_SESSION=ID` (and `export BSI_AGENT=NAME` when --agent is
+    /// given) on stdout, for `eval "$(bsi open SCOPE --shell)"`; messages go to stderr. When bsi does not exit 0, stdout also gets `(exit N)`, so the
+    /// `eval` fails with the same code.
+    #[arg(long, conflicts_with = "json")]
+    pub shell: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi close`.
+#[derive(Debug, Args)]
+pub struct CloseArgs {
+    /// The session [default: $BSI_SESSION].
+    pub session: Option<SessionId>,
+    /// Close only this scope.
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// Close another session's claims too (recorded as a forced close; that session's `whoami` says so).
+    #[arg(long)]
+    pub force: bool,
+    /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<AgentName>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi renew`.
+#[derive(Debug, Args)]
+pub struct RenewArgs {
+    /// The session [default: $BSI_SESSION].
+    pub session: Option<SessionId>,
+    /// New time left from now [default: default_ttl of .bsi.toml, else 2h].
+    #[arg(long, value_name = "DUR")]
+    pub ttl: Option<Ttl>,
+    /// Renew only this scope.
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// Renew another session's claims too (recorded as a forced renew).
+    #[arg(long)]
+    pub force: bool,
+    /// Who is acting [default: $BSI_AGENT, else default_agent of .bsi.toml, else user@host].
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<AgentName>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi release`.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The session whose claims are released.
+    // Read as written, not as a `SessionId`: a row edited by hand can
+    // hold an id that breaks the rule, and a person must be able to
+    // release it; an id the registry lacks is checked by `release`.
+    pub session: String,
+    /// Confirm the release; without it bsi only says what it would free (a preview, exit 0).
+    #[arg(long)]
+    pub confirm: bool,
+    /// Release only this scope.
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// Also release active claims (status `force-released`).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Draw each claim where it sits in the brain's tree: the claimed
+    /// paths with their folders, and in each folder a count of the rest.
+    #[arg(long, conflicts_with = "json")]
+    pub tree: bool,
+    /// Do not fetch the registry branch first: show the state as last fetched.
+    #[arg(long)]
+    pub offline: bool,
+    /// A live view in the terminal: redrawn when the registry changes in
+    /// this clone, and after each fetch from the remote (every 3s), with
+    /// the age of the view; what changed is said and highlighted;
+    /// collisions and stale claims first. `q` or Ctrl-C quits.
+    #[arg(long, conflicts_with_all = ["json", "tree"])]
+    pub watch: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi whoami`.
+#[derive(Debug, Args)]
+pub struct WhoamiArgs {
+    /// Do not fetch the registry branch first: show the state as last fetched.
+    #[arg(long)]
+    pub offline: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The session [default: $BSI_SESSION].
+    pub session: Option<SessionId>,
+    /// Also check the uncommitted changes of the work tree.
+    #[arg(long)]
+    pub worktree: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi log`.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Show at most N entries.
+    #[arg(long, short = 'n', value_name = "N")]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 /// `bsi hook` actions: git's hooks, then the agent tools' events.
@@ -608,23 +640,23 @@ pub fn command() -> clap::Command {
 impl Cli {
     /// Whether the command is `open --shell`, whose output is `eval`ed.
     pub fn wants_shell(&self) -> bool {
-        matches!(self.command, Command::Open { shell: true, .. })
+        matches!(&self.command, Command::Open(a) if a.shell)
     }
 
     /// Whether the command asked for JSON output (errors then come out as
     /// JSON on stdout too).
     pub fn wants_json(&self) -> bool {
         match &self.command {
-            Command::Open { out, .. }
-            | Command::Close { out, .. }
-            | Command::Renew { out, .. }
+            Command::Open(OpenArgs { out, .. })
+            | Command::Close(CloseArgs { out, .. })
+            | Command::Renew(RenewArgs { out, .. })
             | Command::Watchdog { out }
-            | Command::Release { out, .. }
-            | Command::Status { out, .. }
-            | Command::Whoami { out, .. }
-            | Command::Verify { out, .. }
+            | Command::Release(ReleaseArgs { out, .. })
+            | Command::Status(StatusArgs { out, .. })
+            | Command::Whoami(WhoamiArgs { out, .. })
+            | Command::Verify(VerifyArgs { out, .. })
             | Command::Sync { out }
-            | Command::Log { out, .. } => out.json,
+            | Command::Log(LogArgs { out, .. }) => out.json,
             _ => false,
         }
     }

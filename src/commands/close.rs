@@ -8,12 +8,12 @@ use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::audit::VerifyOutcome;
 use crate::claims::close::{Closing, Ended};
 use crate::claims::scopes_summary;
+use crate::cli::CloseArgs;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, Status};
-use crate::values::{AgentName, SessionId};
 use crate::words::command_line;
 
 /// A close repeated: the session's claims were closed before.
@@ -38,13 +38,16 @@ struct EndedJson {
     note: String,
 }
 
-pub(crate) fn run(
-    ctx: &Ctx,
-    session: Option<&SessionId>,
-    scope: Option<&str>,
-    force: bool,
-    agent: Option<&AgentName>,
-) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
+    let CloseArgs {
+        session,
+        scope,
+        force,
+        agent,
+        ..
+    } = args;
+    let (session, scope, force, agent) =
+        (session.as_ref(), scope.as_deref(), *force, agent.as_ref());
     let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();

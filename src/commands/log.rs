@@ -6,6 +6,7 @@ use chrono::{DateTime, FixedOffset, TimeZone};
 use serde::Serialize;
 
 use super::Ctx;
+use crate::cli::LogArgs;
 use crate::error::{Result, exit};
 use crate::{output, trailer};
 
@@ -42,7 +43,8 @@ fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
     rest.to_string()
 }
 
-pub(crate) fn run(ctx: &Ctx, limit: Option<usize>) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
+    let limit = args.limit;
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;

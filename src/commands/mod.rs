@@ -43,7 +43,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::settings::{Given, Settings};
 use crate::store::Brain;
-use crate::values::{AgentName, SessionId, Ttl};
+use crate::values::{AgentName, SessionId};
 
 /// How much a run says on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -752,7 +752,7 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
 }
 
 /// Reads `--wait DUR`, held to its range ([`crate::values::Span::Wait`]).
-fn parse_wait(raw: &str) -> Result<std::time::Duration> {
+pub(super) fn parse_wait(raw: &str) -> Result<std::time::Duration> {
     crate::values::Span::Wait.parse(raw).map_err(|e| {
         Error::Usage(if e.too_long {
             format!("--wait {}", e.reason())
@@ -829,23 +829,10 @@ fn guard_later_work_tree(ctx: &Ctx) {
     }
 }
 
-/// The one dispatch of a command line: an agent tool's event is answered
-/// even when the context cannot be read (it fails open in the tool's
-/// protocol); every other command needs the context.
-fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
-    let mut ctx = match (ctx, &cli.command) {
-        (Ok(ctx), _) => ctx,
-        (
-            Err(e),
-            Command::Hook {
-                action: HookAction::Agent(ev),
-            },
-        ) => {
-            let (tool, kind) = crate::agents::event_of(*ev);
-            return Ok(agent_event::run(Err(e), tool, kind));
-        }
-        (Err(e), _) => return Err(e),
-    };
+/// What the global flags and the command say about the run: the output
+/// form, the session, the verbosity; and a work tree git has not guarded
+/// yet, guarded now.
+fn settle(ctx: &mut Ctx, cli: &Cli) {
     ctx.form = if cli.wants_json() {
         Form::Json
     } else if cli.wants_shell() {
@@ -888,82 +875,41 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             | Command::Help { .. }
     );
     if mends {
-        guard_later_work_tree(&ctx);
+        guard_later_work_tree(ctx);
     }
+}
+
+/// The one dispatch of a command line: an agent tool's event is answered
+/// even when the context cannot be read (it fails open in the tool's
+/// protocol); every other command needs the context.
+fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
+    let mut ctx = match (ctx, &cli.command) {
+        (Ok(ctx), _) => ctx,
+        (
+            Err(e),
+            Command::Hook {
+                action: HookAction::Agent(ev),
+            },
+        ) => {
+            let (tool, kind) = crate::agents::event_of(*ev);
+            return Ok(agent_event::run(Err(e), tool, kind));
+        }
+        (Err(e), _) => return Err(e),
+    };
+    settle(&mut ctx, &cli);
     match cli.command {
         Command::Init => init::run(&ctx),
         Command::Migrate => migrate::run(&ctx),
-        Command::Open {
-            scopes,
-            ttl,
-            agent,
-            note,
-            wait,
-            no_queue,
-            ..
-        } => open::run(
-            &ctx,
-            open::Request {
-                scopes,
-                ttl: ttl.map(Ttl::duration),
-                agent,
-                note,
-                wait: wait.as_deref().map(parse_wait).transpose()?,
-                queue: !no_queue,
-            },
-        ),
-        Command::Close {
-            session,
-            scope,
-            force,
-            agent,
-            ..
-        } => close::run(
-            &ctx,
-            session.as_ref(),
-            scope.as_deref(),
-            force,
-            agent.as_ref(),
-        ),
-        Command::Renew {
-            session,
-            ttl,
-            scope,
-            force,
-            agent,
-            ..
-        } => renew::run(
-            &ctx,
-            session.as_ref(),
-            ttl.map(Ttl::duration),
-            scope.as_deref(),
-            (force, agent.as_ref()),
-        ),
+        Command::Open(args) => open::run(&ctx, args),
+        Command::Close(args) => close::run(&ctx, &args),
+        Command::Renew(args) => renew::run(&ctx, &args),
         Command::Watchdog { .. } => watchdog::run(&ctx),
-        Command::Release {
-            session,
-            confirm,
-            scope,
-            force,
-            ..
-        } => release::run(
-            &ctx,
-            release::Request {
-                session: &session,
-                scope: scope.as_deref(),
-                confirm,
-                force,
-            },
-        ),
-        Command::Status {
-            watch: true,
-            offline,
-            ..
-        } => watch::run(&ctx, offline),
-        Command::Status { tree, offline, .. } => status::run(&ctx, tree, offline),
-        Command::Whoami { offline, .. } => whoami::run(&ctx, offline),
+        Command::Release(args) => release::run(&ctx, &args),
+        Command::Status(args) if args.watch => watch::run(&ctx, &args),
+        Command::Status(args) => status::run(&ctx, &args),
+        Command::Whoami(args) => whoami::run(&ctx, &args),
         Command::Doctor => doctor::run(&ctx),
-        Command::Log { limit, .. } => log::run(&ctx, limit),
+        Command::Log(args) => log::run(&ctx, &args),
         Command::Hook {
             action: HookAction::Git(action),
         } => git_hook::run(&ctx, action),
@@ -973,9 +919,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
             let (tool, kind) = crate::agents::event_of(ev);
             Ok(agent_event::run(Ok(ctx), tool, kind))
         }
-        Command::Verify {
-            session, worktree, ..
-        } => verify::run(&ctx, session.as_ref(), worktree),
+        Command::Verify(args) => verify::run(&ctx, &args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).

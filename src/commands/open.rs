@@ -8,6 +8,7 @@ use super::{Ctx, Ending, Form, WriteCommand, check_note};
 use crate::claims::open::{Outcome, Owned, Place};
 use crate::claims::queue;
 use crate::claims::scopes_summary;
+use crate::cli::OpenArgs;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
@@ -15,7 +16,7 @@ use crate::guard::ways::{self, Standing};
 use crate::output::{self, ClaimJson};
 use crate::resolve;
 use crate::scope::Scope;
-use crate::values::AgentName;
+use crate::values::{AgentName, Ttl};
 use crate::words::open_command;
 use crate::words::{assignment, command_line};
 
@@ -35,7 +36,15 @@ pub(crate) use crate::session::new_session_id;
 
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
-pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
+    let req = Request {
+        scopes: args.scopes,
+        ttl: args.ttl.map(Ttl::duration),
+        agent: args.agent,
+        note: args.note,
+        wait: args.wait.as_deref().map(super::parse_wait).transpose()?,
+        queue: !args.no_queue,
+    };
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = core::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;

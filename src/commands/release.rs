@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::claims::release::{How, plan};
+use crate::cli::ReleaseArgs;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
@@ -35,7 +36,13 @@ pub(crate) struct Request<'a> {
     pub(crate) force: bool,
 }
 
-pub(crate) fn run(ctx: &Ctx, req: Request<'_>) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
+    let req = Request {
+        session: &args.session,
+        scope: args.scope.as_deref(),
+        confirm: args.confirm,
+        force: args.force,
+    };
     let json = ctx.json();
     let Request {
         session,

@@ -4,22 +4,32 @@ use std::io::Write;
 
 use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::claims::renew::{Renewing, Why};
+use crate::cli::RenewArgs;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
 use crate::ttl;
-use crate::values::{AgentName, SessionId};
+use crate::values::Ttl;
 use crate::words::command_line;
 use chrono::Duration;
 
-pub(crate) fn run(
-    ctx: &Ctx,
-    session: Option<&SessionId>,
-    ttl_arg: Option<Duration>,
-    scope: Option<&str>,
-    (force, agent): (bool, Option<&AgentName>),
-) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
+    let RenewArgs {
+        session,
+        ttl,
+        scope,
+        force,
+        agent,
+        ..
+    } = args;
+    let (session, ttl_arg, scope, force, agent) = (
+        session.as_ref(),
+        ttl.map(Ttl::duration),
+        scope.as_deref(),
+        *force,
+        agent.as_ref(),
+    );
     let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();

@@ -7,6 +7,7 @@ use super::views::{
     FREE, GENERIC_NEXT, Shown, StatusJson, claims_view, counts, free_but_queued, is_overdue,
     next_steps, print_sync, state, sync_state,
 };
+use crate::cli::StatusArgs;
 use crate::core;
 use crate::error::{Result, exit};
 use crate::output::{self, Paint};
@@ -15,7 +16,8 @@ use crate::resolve;
 use crate::store::Brain;
 use crate::tree;
 
-pub(crate) fn run(ctx: &Ctx, tree: bool, offline: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
+    let (tree, offline) = (args.tree, args.offline);
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let seen = core::views::status(&ctx.site(&brain, &settings), offline)?;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::Ctx;
 use crate::audit::{self, VerifyOutcome, describe};
 use crate::changes::Side;
+use crate::cli::VerifyArgs;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::guard::Region;
@@ -42,11 +43,8 @@ struct VerifyJson {
     missing_sections: Vec<String>,
 }
 
-pub(crate) fn run(
-    ctx: &Ctx,
-    session: Option<&crate::values::SessionId>,
-    worktree: bool,
-) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
+    let (session, worktree) = (args.session.as_ref(), args.worktree);
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?.into_string();

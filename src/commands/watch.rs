@@ -14,6 +14,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::Ctx;
 use super::views::{counts, table};
+use crate::cli::StatusArgs;
 use crate::conflict;
 use crate::error::{Error, Result, exit};
 use crate::output::{self, Paint};
@@ -31,7 +32,8 @@ const TICK: Duration = Duration::from_millis(200);
 /// A claim as the view compares it between two frames.
 type Key = (String, String, bool);
 
-pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
+    let offline = args.offline;
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;
     let _keys_mode = platform::KeysMode::enter();

@@ -5,12 +5,14 @@ use std::io::Write;
 
 use super::Ctx;
 use super::views as status;
+use crate::cli::WhoamiArgs;
 use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::output;
 use crate::words::command_line;
 
-pub(crate) fn run(ctx: &Ctx, offline: bool) -> Result<u8> {
+pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
+    let offline = args.offline;
     let json = ctx.json();
     let Some(session) = ctx.env_session()? else {
         return Err(Error::NoCurrentSession);
