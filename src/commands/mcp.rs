@@ -15,6 +15,13 @@
 //! process ([`crate::guard::edit::decide`]), the one the edit hook asks, a
 //! link judged as the brain file it reaches, and writes nothing.
 //!
+//! Every revision of the protocol up to 2026-07-28 is served by the SDK's
+//! one handler: those that begin with `initialize`, and the stateless one,
+//! whose requests each carry their version and the client's capabilities in
+//! `_meta`. Who acts comes from the process, never from a protocol session,
+//! so it is the same under both. The claims resource is followed for
+//! `resources/subscribe` and for `subscriptions/listen` alike.
+//!
 //! The async runtime (one thread) starts here and nowhere else, so no other
 //! command pays for it.
 

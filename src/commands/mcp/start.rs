@@ -130,8 +130,11 @@ impl Ended {
             Ended::Refused { versions: None, .. } | Ended::NoRequest { .. } => {
                 format!("the client must {HOW_TO_BEGIN}")
             }
-            Ended::Pipe { .. } | Ended::Abnormal(_) => {
-                "the agent tool stopped talking to its bsi server: restart the tool (it starts `bsi mcp` again); by hand, run `bsi mcp` in the brain and send it a request".into()
+            Ended::Pipe { .. } => {
+                "the agent tool stopped reading or writing its bsi server: restart the tool, which starts `bsi mcp` again".into()
+            }
+            Ended::Abnormal(_) => {
+                "restart the agent tool, which starts `bsi mcp` again; `bsi status` shows the claims as they stand, whatever a call cut short did".into()
             }
         }
     }
