@@ -1027,3 +1027,34 @@ fn a_client_refused_its_every_request_is_told_why_and_what_to_do() {
     );
     assert!(b.active().is_empty(), "{}", b.registry());
 }
+
+#[test]
+fn an_initialize_asking_for_the_stateless_revision_is_answered_with_the_newest_handshake() {
+    let b = Brain::new();
+    let mut c = Raw::start(&b, &[], &[("BSI_SESSION", "sess-mine")]);
+    let m = c.ask(
+        "initialize",
+        json!({
+            "protocolVersion": "2026-07-28",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test-client", "version": "1.0.0"}
+        }),
+        Value::Null,
+    );
+    assert_eq!(m["result"]["protocolVersion"], "2025-11-25", "{m}");
+    assert_eq!(m["result"]["serverInfo"]["name"], "bsi", "{m}");
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The session's requests need no `_meta` then.
+    let m = c.ask(
+        "tools/call",
+        json!({"name": "whoami", "arguments": {}}),
+        Value::Null,
+    );
+    assert_eq!(
+        m["result"]["structuredContent"]["session"], "sess-mine",
+        "{m}"
+    );
+    let (status, err) = c.finish();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(err, "");
+}
