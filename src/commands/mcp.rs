@@ -15,10 +15,18 @@
 //! process ([`crate::guard::edit::decide`]), the one the edit hook asks, a
 //! link judged as the brain file it reaches, and writes nothing.
 //!
+//! Every revision of the protocol up to 2026-07-28 is served by the SDK's
+//! one handler: those that begin with `initialize`, and the stateless one,
+//! whose requests each carry their version and the client's capabilities in
+//! `_meta`. Who acts comes from the process, never from a protocol session,
+//! so it is the same under both. The claims resource is followed for
+//! `resources/subscribe` and for `subscriptions/listen` alike.
+//!
 //! The async runtime (one thread) starts here and nowhere else, so no other
 //! command pays for it.
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,9 +36,9 @@ use rmcp::model::{
     JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool as McpTool,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool as McpTool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -53,6 +61,11 @@ use crate::scope::Scope;
 use crate::settings::Settings;
 use crate::store::Brain;
 use crate::values::{SessionId, Ttl};
+
+mod start;
+
+/// The newest revision of the protocol served: the stateless one.
+const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 /// The resource that holds every session's claims.
 const CLAIMS_URI: &str = "bsi://claims";
@@ -77,7 +90,8 @@ pub(crate) struct Request {
     pub(crate) tool: Option<Tool>,
 }
 
-/// Serves until the client closes stdin.
+/// Serves until the client closes stdin: quietly when it asked nothing,
+/// with what happened and what to do when it began no lifecycle bsi serves.
 pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
     let server = Server {
         inner: Arc::new(Inner {
@@ -92,24 +106,31 @@ pub(crate) fn run(ctx: &Ctx, req: Request) -> Result<u8> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the MCP server", e))?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let (transport, heard) = start::Heard::new(
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+    );
     let served = runtime.block_on(async move {
-        let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
-            Error::io(
-                "the MCP client did not start a session",
-                std::io::Error::other(e),
-            )
-        })?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| Error::io("the MCP session ended abnormally", std::io::Error::other(e)))?;
-        Ok::<(), Error>(())
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            Err(e) => return start::ended(e, &heard),
+        };
+        match running.waiting().await {
+            Ok(_) => None,
+            Err(e) => Some(start::Ended::Abnormal(e.to_string())),
+        }
     });
     // The client is gone: every call's token is cancelled, so a claim
     // still waiting stops and gives up its place; it is given that long.
     runtime.shutdown_timeout(LAST_CALLS);
-    served?;
-    Ok(exit::OK)
+    let Some(end) = served else {
+        return Ok(exit::OK);
+    };
+    // The form of every error of bsi's; stdout is the protocol's.
+    let mut err = ctx.err();
+    let _ = writeln!(err, "error: {end}");
+    let _ = writeln!(err, "hint: {}", end.hint());
+    Ok(end.code())
 }
 
 #[derive(Clone)]
@@ -917,37 +938,64 @@ impl Server {
         Ok(answer(text, doc, false))
     }
 
-    /// Follows the registry branch while a client is subscribed: a moved
-    /// reference (a change here, or on the remote as fetched) is a
-    /// `notifications/resources/updated` for the claims resource.
+    /// Follows the registry branch for a client subscribed the way of the
+    /// revisions with a handshake (`resources/subscribe`), once per server.
     fn watch(&self, peer: Peer<RoleServer>) {
         if self.inner.watching.swap(true, Ordering::SeqCst) {
             return;
         }
         let server = self.clone();
-        tokio::spawn(async move {
-            let mut seen = server.blocking(|i| tips(&i.ctx)).await.ok().flatten();
-            let mut fetched = Instant::now();
-            loop {
-                tokio::time::sleep(POLL).await;
-                if fetched.elapsed() >= FETCH_EVERY {
-                    fetched = Instant::now();
-                    // Brings the remote's registry branch in (read only).
-                    let _ = server.blocking(|i| status_doc(i, false)).await;
-                }
-                let now = server.blocking(|i| tips(&i.ctx)).await.ok().flatten();
-                if now != seen {
-                    seen = now;
-                    if peer
-                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(CLAIMS_URI))
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
+        tokio::spawn(async move { server.follow(&Listener::Peer(peer), || false).await });
+    }
+
+    /// Follows the registry branch until `to` can no longer be told or
+    /// `ended` says so: a moved reference (a change here, or on the remote
+    /// as fetched) is a `notifications/resources/updated` for the claims
+    /// resource.
+    async fn follow(&self, to: &Listener, ended: impl Fn() -> bool) {
+        let mut seen = self.blocking(|i| tips(&i.ctx)).await.ok().flatten();
+        let mut fetched = Instant::now();
+        loop {
+            tokio::time::sleep(POLL).await;
+            if ended() {
+                break;
+            }
+            if fetched.elapsed() >= FETCH_EVERY {
+                fetched = Instant::now();
+                // Brings the remote's registry branch in (read only).
+                let _ = self.blocking(|i| status_doc(i, false)).await;
+            }
+            let now = self.blocking(|i| tips(&i.ctx)).await.ok().flatten();
+            if now != seen {
+                seen = now;
+                if !to.tell().await {
+                    break;
                 }
             }
-        });
+        }
+    }
+}
+
+/// Who hears that the claims moved.
+enum Listener {
+    /// A client subscribed with `resources/subscribe` (up to 2025-11-25).
+    Peer(Peer<RoleServer>),
+    /// A `subscriptions/listen` request (2026-07-28): its notifications
+    /// carry the request's id.
+    Stream(SubscriptionSink),
+}
+
+impl Listener {
+    /// Sends `notifications/resources/updated` for the claims; false once
+    /// the client cannot hear it any more.
+    async fn tell(&self) -> bool {
+        match self {
+            Listener::Peer(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(CLAIMS_URI))
+                .await
+                .is_ok(),
+            Listener::Stream(sink) => sink.notify_resource_updated(CLAIMS_URI).await.is_ok(),
+        }
     }
 }
 
@@ -1216,11 +1264,11 @@ impl ServerHandler for Server {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // The versions with an `initialize` handshake and resource
-        // subscriptions: what the agent tools speak over stdio.
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        // Every revision up to the stateless one: those with an `initialize`
+        // handshake (2024-11-05 … 2025-11-25), and 2026-07-28, whose requests
+        // each carry their version in `_meta`. Named, not the SDK's newest:
+        // a revision is served once bsi's tools are known to hold under it.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
     }
 
     async fn list_tools(
@@ -1307,6 +1355,40 @@ impl ServerHandler for Server {
             ));
         }
         self.watch(context.peer);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // The claims resource is the one that changes.
+        let asked = requested.resource_subscriptions.as_deref().unwrap_or(&[]);
+        let claims = asked.iter().any(|u| u == CLAIMS_URI);
+        Some(if claims {
+            SubscriptionFilter::builder()
+                .resource_subscription(CLAIMS_URI)
+                .build()
+        } else {
+            SubscriptionFilter::new()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> std::result::Result<(), McpError> {
+        let claims = context
+            .accepted()
+            .resource_subscriptions
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .any(|u| u == CLAIMS_URI);
+        if claims {
+            let to = Listener::Stream(context.sink().clone());
+            let ct = &context.request_context().ct;
+            self.follow(&to, || ct.is_cancelled()).await;
+        } else {
+            context.cancelled().await;
+        }
         Ok(())
     }
 }

@@ -25,12 +25,28 @@ pub(crate) struct Client {
     progress: Arc<AtomicUsize>,
     progressed: Arc<Notify>,
     updated: Arc<Notify>,
+    /// The version its `initialize` asks for (default: 2025-06-18).
+    version: Option<ProtocolVersion>,
+}
+
+impl Client {
+    /// A client whose handshake asks for `version`.
+    fn speaking(version: ProtocolVersion) -> Client {
+        Client {
+            version: Some(version),
+            ..Client::default()
+        }
+    }
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> rmcp::model::ClientConfig {
         // The handshake the agent tools speak over stdio.
-        rmcp::model::ClientConfig::default().with_protocol_version(ProtocolVersion::V_2025_06_18)
+        rmcp::model::ClientConfig::default().with_protocol_version(
+            self.version
+                .clone()
+                .unwrap_or(ProtocolVersion::V_2025_06_18),
+        )
     }
 
     async fn on_progress(
@@ -355,18 +371,16 @@ fn a_subscriber_hears_when_the_registry_branch_moves() {
     });
 }
 
-#[test]
-fn the_server_acts_for_the_session_the_tools_session_start_hook_named() {
-    // The session-start hook and the server are both children of the tool
-    // (here: this test process); no BSI_SESSION anywhere.
-    let b = Brain::new();
+/// Claude Code's session-start hook for its chat `chat`, run as a child of
+/// this test process (as the server will be): the bsi session it names.
+fn session_start(b: &Brain, chat: &str) -> String {
     let start = json!({
-        "session_id": "chat-1", "cwd": b.path(), "hook_event_name": "SessionStart",
+        "session_id": chat, "cwd": b.path(), "hook_event_name": "SessionStart",
         "source": "startup"
     })
     .to_string();
     let r = with_stdin(
-        &b,
+        b,
         &["hook", "session-start", "--tool", "claude"],
         &start,
         &[],
@@ -376,12 +390,20 @@ fn the_server_acts_for_the_session_the_tools_session_start_hook_named() {
         .as_str()
         .expect("context")
         .to_string();
-    let session = context
+    context
         .split("Your bsi session: ")
         .nth(1)
         .and_then(|s| s.split_whitespace().next())
         .expect("the session named")
-        .to_string();
+        .to_string()
+}
+
+#[test]
+fn the_server_acts_for_the_session_the_tools_session_start_hook_named() {
+    // The session-start hook and the server are both children of the tool
+    // (here: this test process); no BSI_SESSION anywhere.
+    let b = Brain::new();
+    let session = session_start(&b, "chat-1");
     runtime().block_on(async {
         let c = connect(&b, &["--tool", "claude"], &[], Client::default()).await;
         let r = call(&c, "whoami", json!({})).await;
@@ -639,4 +661,400 @@ fn a_cancelled_wait_ends_with_its_client_and_is_never_granted() {
     std::thread::sleep(Duration::from_secs(3));
     assert!(rows_with(&b, "sess-mine").is_empty(), "{}", b.registry());
     assert!(b.active().is_empty(), "{}", b.registry());
+}
+
+// --- the stateless revision (2026-07-28), raw JSON-RPC ----------------------------
+
+/// How long a raw client waits for the server's next line or its end.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A client of the stateless revision: the test process writes JSON-RPC
+/// lines on `bsi mcp`'s stdin and reads its stdout, with no `initialize`.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// What the server wrote besides the answers awaited.
+    notes: Vec<Value>,
+    next: i64,
+}
+
+/// The `_meta` of a 2026-07-28 request naming `version`.
+fn meta(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+impl Raw {
+    /// `bsi mcp ARGS` in the brain, with `env`.
+    fn start(b: &Brain, args: &[&str], env: &[(&str, &str)]) -> Raw {
+        use std::io::BufRead;
+        let mut all = vec!["mcp"];
+        all.extend_from_slice(args);
+        let mut cmd = b.command(&all);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start bsi mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Raw {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            notes: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to bsi mcp");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next line the server writes, as JSON.
+    fn read(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(PATIENCE)
+            .expect("a line from bsi mcp");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Sends `method` with `params` (and `meta` as its `_meta` unless null)
+    /// and returns the answer to it; notifications meanwhile are kept.
+    fn ask(&mut self, method: &str, mut params: Value, meta: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        if !meta.is_null() {
+            params["_meta"] = meta;
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.read();
+            if m["id"] == id && m.get("method").is_none() {
+                return m;
+            }
+            self.notes.push(m);
+        }
+    }
+
+    /// A 2026-07-28 request: its result, which must be one.
+    fn result(&mut self, method: &str, params: Value) -> Value {
+        let m = self.ask(method, params, meta("2026-07-28"));
+        assert!(m.get("error").is_none(), "{method}: {m}");
+        m["result"].clone()
+    }
+
+    /// `tools/call` of `tool` with `args`: its result.
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.result("tools/call", json!({"name": tool, "arguments": args}))
+    }
+
+    /// Closes stdin and waits for the server's end: its status and stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        use std::io::Read;
+        drop(self.stdin.take());
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "bsi mcp did not end with its client"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            e.read_to_string(&mut err).expect("stderr");
+        }
+        (status, err)
+    }
+}
+
+#[test]
+fn a_stateless_client_lists_claims_and_reads_status_as_the_agents_session_without_initialize() {
+    let b = Brain::new();
+    let bare = b.publish_to_bare();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-other",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    // The agent's session comes from the process that started the server:
+    // the tool's session-start hook named it; no BSI_SESSION, no handshake.
+    let session = session_start(&b, "chat-1");
+    let before = b.user_state();
+    let commits = b.commits();
+    let mut c = Raw::start(&b, &["--tool", "claude"], &[]);
+
+    // Discovery replaces the handshake: the revisions served, who serves.
+    let d = c.result("server/discover", json!({}));
+    let versions = d["supportedVersions"]
+        .as_array()
+        .expect("supportedVersions");
+    for v in ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"] {
+        assert!(versions.contains(&json!(v)), "{v}: {d}");
+    }
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "bsi",
+        "{d}"
+    );
+    assert!(d["capabilities"]["tools"].is_object(), "{d}");
+
+    let r = c.result("tools/list", json!({}));
+    let mut names: Vec<&str> = r["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "check",
+            "claim",
+            "close",
+            "release_mine",
+            "renew",
+            "status",
+            "whoami"
+        ]
+    );
+
+    let r = c.call("whoami", json!({}));
+    assert_eq!(r["structuredContent"]["session"], session.as_str(), "{r}");
+
+    let r = c.call(
+        "claim",
+        json!({"scopes": ["projets/plan.md#Risks"], "note": "risks"}),
+    );
+    assert_ne!(r["isError"], true, "{r}");
+    assert_eq!(r["resultType"], "complete", "{r}");
+    let doc = &r["structuredContent"];
+    assert_eq!(doc["session"], session.as_str(), "{r}");
+    assert_eq!(scopes(&doc["opened"]), ["projets/plan.md#Risks"]);
+    assert!(remote_registry(bare.path()).contains(&session));
+
+    // Refused: a result the model reads, naming the holder.
+    let r = c.call("claim", json!({"scopes": ["projets/plan.md#Goals"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        r["structuredContent"]["conflicts"][0]["session"],
+        "sess-other"
+    );
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("held by session sess-other"),
+        "{r}"
+    );
+
+    let r = c.call("status", json!({}));
+    let mut sessions: Vec<&str> = r["structuredContent"]["active"]
+        .as_array()
+        .expect("active")
+        .iter()
+        .map(|c| c["session"].as_str().expect("session"))
+        .collect();
+    sessions.sort_unstable();
+    let mut expected = vec!["sess-other", session.as_str()];
+    expected.sort_unstable();
+    assert_eq!(sessions, expected, "{r}");
+
+    // A revision bsi does not speak: refused with the ones it does.
+    let m = c.ask("tools/list", json!({}), meta("2099-01-01"));
+    assert_eq!(m["error"]["code"], -32022, "{m}");
+    let served = m["error"]["data"]["supported"]
+        .as_array()
+        .expect("supported");
+    assert!(served.contains(&json!("2026-07-28")) && served.contains(&json!("2025-11-25")));
+    // A request of the stateless revision without its client capabilities.
+    let mut partial = meta("2026-07-28");
+    partial
+        .as_object_mut()
+        .expect("meta")
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let m = c.ask("tools/list", json!({}), partial);
+    assert_eq!(m["error"]["code"], -32602, "{m}");
+    assert!(
+        m["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("clientCapabilities"),
+        "{m}"
+    );
+
+    // The client goes: the server ends with it, quietly.
+    let (status, err) = c.finish();
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(!err.contains("error"), "{err}");
+
+    let mine = rows_with(&b, &session);
+    assert_eq!(mine.len(), 1, "{}", b.registry());
+    assert!(mine[0].contains("projets/plan.md#Risks"), "{mine:?}");
+    assert_eq!(rows_with(&b, "sess-other").len(), 1, "{}", b.registry());
+    // One registry commit: the claim granted.
+    assert_eq!(b.commits(), commits + 1);
+    assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn a_stateless_listener_hears_when_the_registry_branch_moves() {
+    let b = Brain::new();
+    let mut c = Raw::start(&b, &[], &[("BSI_SESSION", "sess-mine")]);
+    c.next += 1;
+    let id = c.next;
+    let mut params = json!({"notifications": {"resourceSubscriptions": ["bsi://claims"]}});
+    params["_meta"] = meta("2026-07-28");
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params}),
+    );
+    let ack = c.read();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!(["bsi://claims"]),
+        "{ack}"
+    );
+    // Another session claims, from its own shell.
+    b.bsi(&["open", "agents/", "--session", "sess-other"]).ok();
+    let update = c.read();
+    assert_eq!(
+        update["method"], "notifications/resources/updated",
+        "{update}"
+    );
+    assert_eq!(update["params"]["uri"], "bsi://claims");
+    assert_eq!(
+        update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id,
+        "{update}"
+    );
+    let (status, err) = c.finish();
+    assert!(status.success(), "{status:?}: {err}");
+}
+
+#[test]
+fn the_2025_11_25_handshake_serves_the_same_tools_for_the_same_session() {
+    let b = Brain::new();
+    let before = b.user_state();
+    runtime().block_on(async {
+        let c = connect(
+            &b,
+            &[],
+            &[("BSI_SESSION", "sess-mine")],
+            Client::speaking(ProtocolVersion::V_2025_11_25),
+        )
+        .await;
+        let info = c.peer_info().expect("the server's answer to initialize");
+        assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+        assert_eq!(info.server_info.as_ref().expect("server info").name, "bsi");
+        assert_eq!(c.list_all_tools().await.expect("tools/list").len(), 7);
+        let r = call(&c, "claim", json!({"scopes": ["agents/"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert_eq!(doc(&r)["session"], "sess-mine");
+        let r = call(&c, "status", json!({"offline": true})).await;
+        assert_eq!(doc(&r)["active"][0]["session"], "sess-mine", "{}", doc(&r));
+        c.cancel().await.expect("close the client");
+    });
+    assert_eq!(rows_with(&b, "sess-mine").len(), 1, "{}", b.registry());
+    assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn a_client_that_closes_without_a_request_ends_the_server_quietly() {
+    let b = Brain::new();
+    let (status, err) = Raw::start(&b, &[], &[]).finish();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(err, "");
+}
+
+#[test]
+fn a_client_refused_its_every_request_is_told_why_and_what_to_do() {
+    let b = Brain::new();
+    let mut c = Raw::start(&b, &[], &[]);
+    let m = c.ask("tools/list", json!({}), meta("2099-01-01"));
+    assert_eq!(m["error"]["code"], -32022, "{m}");
+    let (status, err) = c.finish();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: the MCP client closed after bsi refused its requests"),
+        "{err}"
+    );
+    assert!(err.contains("2099-01-01"), "{err}");
+    assert!(
+        err.contains("2025-11-25") && err.contains("2026-07-28"),
+        "{err}"
+    );
+    assert!(!err.contains("permissions"), "{err}");
+    // No request carrying its version: both ways to begin are named.
+    let mut c = Raw::start(&b, &[], &[]);
+    let m = c.ask("tools/list", json!({}), Value::Null);
+    assert_eq!(m["error"]["code"], -32602, "{m}");
+    let (status, err) = c.finish();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("hint: the client must begin with `initialize`"),
+        "{err}"
+    );
+    assert!(b.active().is_empty(), "{}", b.registry());
+}
+
+#[test]
+fn an_initialize_asking_for_the_stateless_revision_is_answered_with_the_newest_handshake() {
+    let b = Brain::new();
+    let mut c = Raw::start(&b, &[], &[("BSI_SESSION", "sess-mine")]);
+    let m = c.ask(
+        "initialize",
+        json!({
+            "protocolVersion": "2026-07-28",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test-client", "version": "1.0.0"}
+        }),
+        Value::Null,
+    );
+    assert_eq!(m["result"]["protocolVersion"], "2025-11-25", "{m}");
+    assert_eq!(m["result"]["serverInfo"]["name"], "bsi", "{m}");
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The session's requests need no `_meta` then.
+    let m = c.ask(
+        "tools/call",
+        json!({"name": "whoami", "arguments": {}}),
+        Value::Null,
+    );
+    assert_eq!(
+        m["result"]["structuredContent"]["session"], "sess-mine",
+        "{m}"
+    );
+    let (status, err) = c.finish();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(err, "");
 }
