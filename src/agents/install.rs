@@ -86,7 +86,9 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
         // `additionalContext` (also in Copilot's cloud agent on GitHub, which
         // reads the same hooks where bsi is not installed).
         (Tool::Copilot, Some(_)) => json!({ "additionalContext": text }),
-        (Tool::Copilot, None) => json!({}),
+        // `agentStop` reads only `decision` and `reason`: "allow" lets the
+        // agent stop; the reason stays in Copilot's hook log.
+        (Tool::Copilot, None) => json!({ "decision": "allow", "reason": text }),
         (Tool::Claude | Tool::Codex, Some(event)) => json!({
             "systemMessage": text,
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
