@@ -779,6 +779,29 @@ mod tests {
     }
 
     #[test]
+    fn copilot_entries_are_flat_with_bash_and_their_matcher_is_mended() {
+        let first = merge(Tool::Copilot, None, BSI)
+            .expect("merge")
+            .expect("changed");
+        let v: Value = serde_json::from_str(&first).expect("json");
+        assert_eq!(v["version"], 1);
+        let edit = &v["hooks"]["preToolUse"][0];
+        assert_eq!(edit["type"], "command");
+        assert_eq!(edit["matcher"], copilot::EDIT_TOOLS);
+        assert_eq!(
+            edit["bash"].as_str(),
+            Some(hook_command(BSI, Tool::Copilot, HookKind::Edit).as_str())
+        );
+        assert!(edit.get("command").is_none(), "{edit}");
+        // An earlier matcher is set to this version's, in place.
+        let old = first.replace(copilot::EDIT_TOOLS, "edit|create");
+        let mended = merge(Tool::Copilot, Some(&old), BSI)
+            .expect("merge")
+            .expect("changed");
+        assert_eq!(mended, first);
+    }
+
+    #[test]
     fn a_moved_binary_is_repointed_not_duplicated() {
         let first = merge(Tool::Gemini, None, "/old/bsi")
             .expect("merge")
