@@ -258,7 +258,7 @@ pub enum Command {
 
     /// Hooks inside the agent tools: install or uninstall them.
     ///
-    /// For Claude Code, Codex CLI, Gemini CLI and Cursor, in the tool's
+    /// For Claude Code, Codex CLI, Gemini CLI, Cursor and GitHub Copilot CLI, in the tool's
     /// project settings at the work tree root. The hooks run bsi before each file edit (refusing an edit inside
     /// another session's claim), when a session starts (telling the agent
     /// who holds what) and when it stops (reminding it to close its claims).
@@ -583,6 +583,8 @@ pub enum AgentTool {
     Gemini,
     /// Cursor.
     Cursor,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 /// Subcommands whose help and completions do without the global flags:

@@ -39,6 +39,8 @@ pub struct Places {
     pub home: Option<PathBuf>,
     /// `CODEX_HOME` (else `~/.codex`).
     pub codex_home: Option<PathBuf>,
+    /// `COPILOT_HOME` (else `~/.copilot`).
+    pub copilot_home: Option<PathBuf>,
 }
 
 /// Every finding for `tool` in the work tree at `root` (`common`: the
@@ -230,6 +232,56 @@ fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item
             detail: "Cursor runs project hooks without a trust step bsi can see".into(),
             next: None,
         },
+        Tool::Copilot => copilot_trust(root, places),
+    }
+}
+
+/// Copilot CLI runs a folder's hooks only when the folder is trusted: a
+/// person's answer kept in `trustedFolders` of its `config.json` (JSON
+/// after `//` comment lines), or for one run `--trust-folder` or
+/// `COPILOT_ALLOW_ALL=true`. Without it the hooks are skipped without a
+/// word.
+fn copilot_trust(root: &Path, places: &Places) -> Item {
+    let config = places
+        .copilot_home
+        .clone()
+        .or_else(|| places.home.as_ref().map(|h| h.join(".copilot")))
+        .map(|h| h.join("config.json"));
+    let trusted = config
+        .as_ref()
+        .and_then(|c| fs::read_to_string(c).ok())
+        .and_then(|t| {
+            let json: String = t
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            serde_json::from_str::<Value>(&json).ok()
+        })
+        .is_some_and(|v| {
+            v["trustedFolders"].as_array().is_some_and(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .any(|p| root.starts_with(Path::new(p)))
+            })
+        });
+    if trusted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the folder is trusted: Copilot CLI runs its hooks".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: Some(false),
+            detail: "the folder is not trusted: Copilot CLI runs no hook of .github/hooks here, and says nothing of it".into(),
+            next: Some(format!(
+                "start `copilot` in {} and trust the folder when asked (for one headless run: `copilot --trust-folder -p …`)",
+                root.display()
+            )),
+        }
     }
 }
 
@@ -434,8 +486,36 @@ mod tests {
             path: Some(dir.path().join("nowhere").into_os_string()),
             home: Some(home),
             codex_home: None,
+            copilot_home: None,
         };
         (dir, root, common, places)
+    }
+
+    #[test]
+    fn copilot_trust_is_read_from_its_config_json() {
+        let (_d, root, common, places) = setup(Tool::Copilot);
+        let trust = item(&check(Tool::Copilot, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(false), "{trust:?}");
+        assert!(
+            trust
+                .next
+                .as_deref()
+                .is_some_and(|n| n.contains("--trust-folder")),
+            "{trust:?}"
+        );
+        let dir = places.home.as_ref().expect("home").join(".copilot");
+        fs::create_dir_all(&dir).expect("mkdir");
+        let parent = root.parent().expect("parent").display().to_string();
+        fs::write(
+            dir.join("config.json"),
+            format!(
+                "// This file is managed automatically.\n{{\n  \"trustedFolders\": [{}]\n}}\n",
+                Value::String(parent)
+            ),
+        )
+        .expect("write");
+        let trust = item(&check(Tool::Copilot, &root, &common, &places), "trust");
+        assert_eq!(trust.ok, Some(true), "{trust:?}");
     }
 
     fn item(items: &[Item], what: &str) -> Item {
@@ -457,7 +537,7 @@ mod tests {
 
     #[test]
     fn the_mcp_server_registered_missing_or_foreign() {
-        for tool in [Tool::Claude, Tool::Codex, Tool::Gemini, Tool::Cursor] {
+        for tool in Tool::ALL {
             let (_d, root, common, places) = setup(tool);
             mcp_config::install(tool, &root).expect("register");
             let mcp = item(&check(tool, &root, &common, &places), "mcp");

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{HookKind, Tool, claude, codex, cursor, gemini};
+use super::{HookKind, Tool, claude, codex, copilot, cursor, gemini};
 use crate::error::{Error, Result};
 use crate::words::shell_word;
 
@@ -24,6 +24,7 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Codex => codex::SETTINGS,
         Tool::Gemini => gemini::SETTINGS,
         Tool::Cursor => cursor::SETTINGS,
+        Tool::Copilot => copilot::SETTINGS,
     }
 }
 
@@ -34,6 +35,7 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
         Tool::Codex => codex::ENTRIES,
         Tool::Gemini => gemini::ENTRIES,
         Tool::Cursor => cursor::ENTRIES,
+        Tool::Copilot => copilot::ENTRIES,
     }
 }
 
@@ -80,6 +82,13 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
     };
     match (tool, event) {
         (Tool::Cursor, _) => json!({ "user_message": text }),
+        // Copilot shows the person no hook output; the model gets
+        // `additionalContext` (also in Copilot's cloud agent on GitHub, which
+        // reads the same hooks where bsi is not installed).
+        (Tool::Copilot, Some(_)) => json!({ "additionalContext": text }),
+        // `agentStop` reads only `decision` and `reason`: "allow" lets the
+        // agent stop; the reason stays in Copilot's hook log.
+        (Tool::Copilot, None) => json!({ "decision": "allow", "reason": text }),
         (Tool::Claude | Tool::Codex, Some(event)) => json!({
             "systemMessage": text,
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
@@ -152,7 +161,7 @@ pub fn merge(
 ) -> Result<Option<String>, SettingsError> {
     let text = existing.unwrap_or("");
     let mut root = parse(text)?;
-    if tool == Tool::Cursor && !root.contains_key("version") {
+    if flat(tool) && !root.contains_key("version") {
         let mut with_version = Map::new();
         with_version.insert("version".into(), json!(1));
         with_version.extend(root);
@@ -173,6 +182,9 @@ pub fn merge(
             return Err(SettingsError::Shape(format!("hooks.{event}")));
         };
         let command = hook_command(program, tool, *kind);
+        if tool == Tool::Copilot {
+            changed |= mend_flat_matcher(tool, list, *matcher, *kind);
+        }
         match find_ours(tool, list, *kind) {
             Some(c) if c.as_str() == Some(&command) => {}
             Some(c) => {
@@ -192,12 +204,52 @@ pub fn merge(
     Ok(Some(render(&root, text)))
 }
 
+/// Tools whose hook entries are flat (no groups under a matcher), in a
+/// file with a `version`: Cursor, GitHub Copilot CLI.
+fn flat(tool: Tool) -> bool {
+    matches!(tool, Tool::Cursor | Tool::Copilot)
+}
+
+/// The key of a hook entry's command: Copilot's is `bash` (with
+/// `powershell` beside it for Windows).
+fn command_key(tool: Tool) -> &'static str {
+    if tool == Tool::Copilot {
+        "bash"
+    } else {
+        "command"
+    }
+}
+
+/// Points bsi's flat entry `kind` at `matcher` when an earlier install
+/// wrote another. Returns whether the list changed.
+fn mend_flat_matcher(
+    tool: Tool,
+    list: &mut [Value],
+    matcher: Option<&str>,
+    kind: HookKind,
+) -> bool {
+    let Some(Value::Object(e)) = list
+        .iter_mut()
+        .find(|e| command_of(e).is_some_and(|c| is_ours(c, tool, kind)))
+    else {
+        return false;
+    };
+    if e.get("matcher").and_then(Value::as_str) == matcher {
+        return false;
+    }
+    match matcher {
+        Some(m) => e.insert("matcher".into(), json!(m)),
+        None => e.remove("matcher"),
+    };
+    true
+}
+
 /// The matcher of the group that holds bsi's hook `kind` (Claude Code,
 /// Codex and Gemini group hooks under a matcher; Cursor's entries are
 /// flat): `Some(None)` for a group without one, `None` when bsi's hook is
 /// not there.
 fn our_matcher(tool: Tool, list: &[Value], kind: HookKind) -> Option<Option<String>> {
-    if tool == Tool::Cursor {
+    if flat(tool) {
         return None;
     }
     list.iter().find_map(|g| {
@@ -290,7 +342,7 @@ pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsErr
             continue;
         };
         let before = list.len();
-        if tool == Tool::Cursor {
+        if flat(tool) {
             list.retain(|e| !command_of(e).is_some_and(|c| is_ours(c, tool, *kind)));
         } else {
             for group in list.iter_mut() {
@@ -328,15 +380,17 @@ fn parse(text: &str) -> Result<Map<String, Value>, SettingsError> {
 }
 
 fn command_of(v: &Value) -> Option<&str> {
-    v.get("command").and_then(Value::as_str)
+    v.get("command")
+        .or_else(|| v.get("bash"))
+        .and_then(Value::as_str)
 }
 
 /// The `command` value of bsi's hook `kind` in an event's list.
 fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Value> {
     for e in list.iter_mut() {
-        if tool == Tool::Cursor {
+        if flat(tool) {
             if command_of(e).is_some_and(|c| is_ours(c, tool, kind)) {
-                return e.get_mut("command");
+                return e.get_mut(command_key(tool));
             }
         } else {
             let Some(Value::Array(inner)) = e.get_mut("hooks") else {
@@ -355,7 +409,13 @@ fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Valu
 
 fn entry(tool: Tool, matcher: Option<&str>, command: &str, kind: HookKind) -> Value {
     let mut e = Map::new();
-    if tool == Tool::Cursor {
+    if tool == Tool::Copilot {
+        e.insert("type".into(), json!("command"));
+        e.insert("bash".into(), json!(command));
+        if let Some(m) = matcher {
+            e.insert("matcher".into(), json!(m));
+        }
+    } else if tool == Tool::Cursor {
         e.insert("command".into(), json!(command));
         if let Some(m) = matcher {
             e.insert("matcher".into(), json!(m));
@@ -511,12 +571,11 @@ pub fn install(
         true
     } else if !had_ours {
         // A file without bsi's hooks: these bytes are the original.
-        let dir_existed = path.parent().is_some_and(Path::is_dir);
         if let Some(b) = &before {
             write_atomic(&rec.original, b)?;
             remove_opt(&rec.absent)?;
         } else {
-            write_atomic(&rec.absent, if dir_existed { b"dir" } else { b"" })?;
+            write_atomic(&rec.absent, absent_marker(root, &path).as_bytes())?;
             remove_opt(&rec.original)?;
         }
         true
@@ -542,6 +601,39 @@ pub fn install(
     ))
 }
 
+/// What install records for a settings file that did not exist: `dir` when
+/// its directory existed, an empty text when install created that one
+/// directory, else how many directories it created (`.github/hooks` in a
+/// project without `.github`: 2).
+fn absent_marker(root: &Path, path: &Path) -> String {
+    let mut missing = 0;
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.is_dir() || d == root {
+            break;
+        }
+        missing += 1;
+        dir = d.parent();
+    }
+    match missing {
+        0 => "dir".into(),
+        1 => String::new(),
+        n => n.to_string(),
+    }
+}
+
+/// How many directories install created, from [`absent_marker`]'s record.
+fn created_levels(marker: &[u8]) -> usize {
+    match marker {
+        b"dir" => 0,
+        b"" => 1,
+        m => std::str::from_utf8(m)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
+    }
+}
+
 /// Removes what [`install`] added for `tool` in the work tree at `root`.
 pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uninstalled)> {
     let path = root.join(settings_file(tool));
@@ -561,11 +653,14 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
             (Some(orig), _) => write_atomic(&path, &orig)?,
             (None, Some(marker)) => {
                 remove_opt(&path)?;
-                if marker.as_slice() != b"dir"
-                    && let Some(dir) = path.parent()
-                {
-                    // Only when empty: it was created for this file.
-                    let _ = fs::remove_dir(dir);
+                // The directories created for this file, only when empty.
+                let mut dir = path.parent();
+                for _ in 0..created_levels(marker) {
+                    let Some(d) = dir else { break };
+                    if fs::remove_dir(d).is_err() {
+                        break;
+                    }
+                    dir = d.parent();
                 }
             }
             (None, None) => {
@@ -583,9 +678,8 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
         forget(&rec)?;
         return Ok((path, Uninstalled::NotInstalled));
     };
-    let empty = parse(&new).is_ok_and(|m| {
-        m.is_empty() || (tool == Tool::Cursor && m.len() == 1 && m.contains_key("version"))
-    });
+    let empty = parse(&new)
+        .is_ok_and(|m| m.is_empty() || (flat(tool) && m.len() == 1 && m.contains_key("version")));
     if empty && absent.is_some() {
         remove_opt(&path)?;
     } else {
@@ -654,7 +748,7 @@ mod tests {
             }
             // Taking it out leaves an empty object (Cursor: its version).
             let out = unmerge(tool, &first).expect("unmerge").expect("changed");
-            let want = if tool == Tool::Cursor {
+            let want = if flat(tool) {
                 "{\n  \"version\": 1\n}\n"
             } else {
                 "{}\n"
@@ -682,6 +776,29 @@ mod tests {
             .expect("unmerge")
             .expect("changed");
         assert_eq!(back, existing);
+    }
+
+    #[test]
+    fn copilot_entries_are_flat_with_bash_and_their_matcher_is_mended() {
+        let first = merge(Tool::Copilot, None, BSI)
+            .expect("merge")
+            .expect("changed");
+        let v: Value = serde_json::from_str(&first).expect("json");
+        assert_eq!(v["version"], 1);
+        let edit = &v["hooks"]["preToolUse"][0];
+        assert_eq!(edit["type"], "command");
+        assert_eq!(edit["matcher"], copilot::EDIT_TOOLS);
+        assert_eq!(
+            edit["bash"].as_str(),
+            Some(hook_command(BSI, Tool::Copilot, HookKind::Edit).as_str())
+        );
+        assert!(edit.get("command").is_none(), "{edit}");
+        // An earlier matcher is set to this version's, in place.
+        let old = first.replace(copilot::EDIT_TOOLS, "edit|create");
+        let mended = merge(Tool::Copilot, Some(&old), BSI)
+            .expect("merge")
+            .expect("changed");
+        assert_eq!(mended, first);
     }
 
     #[test]

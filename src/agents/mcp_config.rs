@@ -1,6 +1,14 @@
 //! `bsi mcp` registered in an agent tool's MCP settings, and taken out
-//! again: `.mcp.json` (Claude Code), `.codex/config.toml` (Codex),
-//! `.gemini/settings.json` (Gemini CLI), `.cursor/mcp.json` (Cursor).
+//! again: `.mcp.json` (Claude Code, and GitHub Copilot CLI, which reads
+//! the same file), `.codex/config.toml` (Codex), `.gemini/settings.json`
+//! (Gemini CLI), `.cursor/mcp.json` (Cursor).
+//!
+//! In `.mcp.json` one server named `bsi` serves both Claude Code and
+//! Copilot: whichever tool starts it, the server finds its session from the
+//! process that started it and the environment it was given, not from its
+//! `--tool`. Installing one of them where the other's server is registered
+//! leaves it as it is, and uninstalling one takes out only a server that
+//! names it.
 //!
 //! These files are the project's, often committed: the server runs `bsi`
 //! found on `PATH`, never a path of one machine. Only the server named
@@ -29,12 +37,27 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Codex => ".codex/config.toml",
         Tool::Gemini => ".gemini/settings.json",
         Tool::Cursor => ".cursor/mcp.json",
+        Tool::Copilot => ".mcp.json",
     }
 }
 
 /// The arguments of the server's command.
 fn args(tool: Tool) -> [&'static str; 3] {
     ["mcp", "--tool", tool.name()]
+}
+
+/// The tool a server's arguments name (`mcp --tool NAME`), if any.
+fn named_tool(args: Option<&[Value]>) -> Option<&str> {
+    let args = args?;
+    let at = args.iter().position(|a| a.as_str() == Some("--tool"))?;
+    args.get(at + 1)?.as_str()
+}
+
+/// Whether `tool`'s server entry (as arguments) belongs to another tool
+/// that reads the same settings file: it is kept for both.
+fn shared_with_other(tool: Tool, args: Option<&[Value]>) -> bool {
+    let other = named_tool(args).and_then(Tool::from_name);
+    other.is_some_and(|o| o != tool && settings_file(o) == settings_file(tool))
 }
 
 /// What [`merge`] found.
@@ -82,6 +105,14 @@ pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, 
         {
             return Ok(Merged::Foreign);
         }
+        Some(v)
+            if shared_with_other(
+                tool,
+                v.get("args").and_then(Value::as_array).map(Vec::as_slice),
+            ) =>
+        {
+            return Ok(Merged::Already);
+        }
         _ => {}
     }
     servers.insert(NAME.into(), want);
@@ -100,10 +131,8 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
         return Ok(None);
     };
     let ours = servers.get(NAME).is_some_and(|v| {
-        is_ours(
-            v.get("command").and_then(Value::as_str),
-            v.get("args").and_then(Value::as_array).map(Vec::as_slice),
-        )
+        let args = v.get("args").and_then(Value::as_array).map(Vec::as_slice);
+        is_ours(v.get("command").and_then(Value::as_str), args) && !shared_with_other(tool, args)
     });
     if !ours {
         return Ok(None);
@@ -120,7 +149,7 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
 
 fn server_json(tool: Tool) -> Value {
     let mut s = Map::new();
-    if tool == Tool::Claude {
+    if matches!(tool, Tool::Claude | Tool::Copilot) {
         s.insert("type".into(), json!("stdio"));
     }
     s.insert("command".into(), json!(PROGRAM));
@@ -366,7 +395,7 @@ mod tests {
     #[test]
     fn json_settings_keep_every_other_server_and_key() {
         let before = "{\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"keep\": 1\n}\n";
-        for tool in [Tool::Claude, Tool::Gemini, Tool::Cursor] {
+        for tool in [Tool::Claude, Tool::Gemini, Tool::Cursor, Tool::Copilot] {
             let Merged::Changed(after) = merge(tool, Some(before)).expect("merge") else {
                 panic!("not changed");
             };
@@ -397,6 +426,47 @@ mod tests {
             unmerge(Tool::Claude, &after).expect("unmerge"),
             Some(String::new())
         );
+    }
+
+    #[test]
+    fn claude_code_and_copilot_share_one_server_in_mcp_json() {
+        assert_eq!(settings_file(Tool::Copilot), settings_file(Tool::Claude));
+        let Merged::Changed(claude) = merge(Tool::Claude, None).expect("merge") else {
+            panic!("not changed");
+        };
+        // Copilot finds Claude Code's server there and keeps it.
+        assert_eq!(
+            merge(Tool::Copilot, Some(&claude)).expect("merge"),
+            Merged::Already
+        );
+        assert_eq!(
+            registration(Tool::Copilot, Some(&claude)),
+            Registration::Registered
+        );
+        // Uninstalling Copilot leaves the server Claude Code registered.
+        assert_eq!(unmerge(Tool::Copilot, &claude).expect("unmerge"), None);
+        assert_eq!(
+            unmerge(Tool::Claude, &claude).expect("unmerge"),
+            Some(String::new())
+        );
+        // And the other way round.
+        let Merged::Changed(copilot) = merge(Tool::Copilot, None).expect("merge") else {
+            panic!("not changed");
+        };
+        assert!(copilot.contains("\"copilot\""), "{copilot}");
+        assert_eq!(
+            merge(Tool::Claude, Some(&copilot)).expect("merge"),
+            Merged::Already
+        );
+        assert_eq!(unmerge(Tool::Claude, &copilot).expect("unmerge"), None);
+        // Gemini's settings are its own: a server naming Claude Code there is
+        // bsi's, from another install, and is rewritten.
+        let odd =
+            r#"{"mcpServers": {"bsi": {"command": "bsi", "args": ["mcp", "--tool", "claude"]}}}"#;
+        assert!(matches!(
+            merge(Tool::Gemini, Some(odd)).expect("merge"),
+            Merged::Changed(_)
+        ));
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor): their hook
+//! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
+//! Copilot CLI): their hook
 //! events turned into tool-neutral requests, and bsi's answers written back
 //! in each tool's own protocol.
 //!
-//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`]) parses
+//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`],
+//! [`copilot`]) parses
 //! that tool's events and renders its answers; both are pure. [`patch`] reads
 //! Codex's `apply_patch` text. [`new_text`] computes what a file holds after
 //! an edit, so the guard can compare old and new text. [`sessions`] maps a
@@ -14,6 +16,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod doctor;
 pub mod gemini;
@@ -41,11 +44,19 @@ pub enum Tool {
     Gemini,
     /// Cursor's agent.
     Cursor,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl Tool {
     /// Every tool, in the order the documentation lists them.
-    pub const ALL: [Tool; 4] = [Tool::Claude, Tool::Codex, Tool::Gemini, Tool::Cursor];
+    pub const ALL: [Tool; 5] = [
+        Tool::Claude,
+        Tool::Codex,
+        Tool::Gemini,
+        Tool::Cursor,
+        Tool::Copilot,
+    ];
 
     /// The name used on the command line (`--tool claude`) and in the
     /// session map.
@@ -55,6 +66,7 @@ impl Tool {
             Tool::Codex => "codex",
             Tool::Gemini => "gemini",
             Tool::Cursor => "cursor",
+            Tool::Copilot => "copilot",
         }
     }
 
@@ -71,6 +83,7 @@ impl Tool {
     pub fn shell_session_var(self) -> Option<&'static str> {
         match self {
             Tool::Codex => Some("CODEX_THREAD_ID"),
+            Tool::Copilot => Some("COPILOT_AGENT_SESSION_ID"),
             Tool::Claude | Tool::Gemini | Tool::Cursor => None,
         }
     }
@@ -82,6 +95,7 @@ impl Tool {
             Tool::Codex => "Codex CLI",
             Tool::Gemini => "Gemini CLI",
             Tool::Cursor => "Cursor",
+            Tool::Copilot => "GitHub Copilot CLI",
         }
     }
 }
@@ -100,6 +114,7 @@ impl From<crate::cli::AgentTool> for Tool {
             AgentTool::Codex => Tool::Codex,
             AgentTool::Gemini => Tool::Gemini,
             AgentTool::Cursor => Tool::Cursor,
+            AgentTool::Copilot => Tool::Copilot,
         }
     }
 }
@@ -473,6 +488,7 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
         Tool::Codex => codex::parse_edit(input, cwd),
         Tool::Gemini => gemini::parse_edit(input, cwd),
         Tool::Cursor => cursor::parse_edit(input, cwd),
+        Tool::Copilot => copilot::parse_edit(input, cwd),
     }
 }
 
@@ -483,6 +499,7 @@ pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
         Tool::Codex => codex::answer(verdict),
         Tool::Gemini => gemini::answer(verdict),
         Tool::Cursor => cursor::answer(verdict),
+        Tool::Copilot => copilot::answer(verdict),
     };
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
@@ -523,6 +540,7 @@ pub fn parse_session_start(
     let (want, id_keys): (&'static str, &[&'static str]) = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => ("SessionStart", &["session_id"]),
         Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
+        Tool::Copilot => ("sessionStart", &["sessionId"]),
     };
     check_event(&o, want)?;
     Ok(SessionStart {
@@ -540,6 +558,7 @@ pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
         Tool::Codex => codex::answer_session_start(briefing),
         Tool::Gemini => gemini::answer_session_start(briefing),
         Tool::Cursor => cursor::answer_session_start(briefing),
+        Tool::Copilot => copilot::answer_session_start(briefing),
     }
 }
 
@@ -586,9 +605,11 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
                 }
             }
         }
+        Tool::Copilot => copilot::stop_continued(&o)?,
     };
     let keys: &[&'static str] = match tool {
         Tool::Cursor => &["session_id", "conversation_id"],
+        Tool::Copilot => &["sessionId"],
         _ => &["session_id"],
     };
     Ok(Stop {
@@ -608,6 +629,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
     match tool {
         Tool::Claude | Tool::Codex => claude::answer_stop(reason),
         Tool::Cursor => cursor::answer_stop(reason),
+        Tool::Copilot => copilot::answer_stop(reason),
         Tool::Gemini => gemini::answer_stop(reason),
     }
 }
@@ -630,6 +652,12 @@ pub fn fail_open(tool: Tool, kind: HookKind, warning: &str) -> Answer {
                 stderr: String::new(),
                 refuses: false,
             }
+            .with_stderr(warning),
+            // Copilot shows the person no hook's stderr: the model is told
+            // its session starts without bsi's briefing.
+            Tool::Copilot if kind == HookKind::SessionStart => Answer::json(
+                &serde_json::json!({ "additionalContext": format!("bsi: {}", warning.trim_end()) }),
+            )
             .with_stderr(warning),
             _ => Answer::default().with_stderr(warning),
         },

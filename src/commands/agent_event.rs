@@ -942,6 +942,9 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         // the tool session's id (`CODEX_THREAD_ID`), mapped here.
         Tool::Codex => agents::codex::session_note(&session),
         Tool::Gemini => agents::gemini::session_note(&session, by_process),
+        // Copilot sets the session's id in every shell command and MCP server
+        // it starts (`COPILOT_AGENT_SESSION_ID`), mapped here.
+        Tool::Copilot => agents::copilot::session_note(&session),
     };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {

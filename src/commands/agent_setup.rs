@@ -130,6 +130,13 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
             "Claude Code runs project hooks once the folder is trusted; `--bare` runs none.".into(),
         ],
         Tool::Cursor => Vec::new(),
+        Tool::Copilot => vec![
+            format!(
+                "GitHub Copilot CLI runs a folder's hooks only once the folder is trusted, and skips them without a word until then: start `copilot` in {} and trust it when asked (`--trust-folder` or `COPILOT_ALLOW_ALL=true` trust it for one run).",
+                root.display()
+            ),
+            "Copilot's cloud agent on GitHub reads the same .github/hooks/bsi.json from the default branch, where bsi is not installed: each hook then lets the call through and tells the agent bsi did not run; nothing of bsi guards its edits there: bsi sees its work once it is committed or merged in a clone where bsi's git hooks are installed.".into(),
+        ],
     }
 }
 

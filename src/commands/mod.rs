@@ -278,6 +278,7 @@ impl Ctx {
                 path: std::env::var_os("PATH"),
                 home: std::env::var_os("HOME").map(PathBuf::from),
                 codex_home: env_os("CODEX_HOME").map(PathBuf::from),
+                copilot_home: env_os("COPILOT_HOME").map(PathBuf::from),
             },
         })
     }

@@ -3,11 +3,12 @@
 
 use crate::common::{Brain, bin};
 
-const TOOLS: [(&str, &str); 4] = [
+const TOOLS: [(&str, &str); 5] = [
     ("claude", ".claude/settings.json"),
     ("codex", ".codex/hooks.json"),
     ("gemini", ".gemini/settings.json"),
     ("cursor", ".cursor/hooks.json"),
+    ("copilot", ".github/hooks/bsi.json"),
 ];
 
 fn json(b: &Brain, rel: &str) -> serde_json::Value {
@@ -19,7 +20,8 @@ fn commands(v: &serde_json::Value) -> Vec<String> {
     let mut out = Vec::new();
     for list in v["hooks"].as_object().into_iter().flat_map(|h| h.values()) {
         for e in list.as_array().into_iter().flatten() {
-            if let Some(c) = e["command"].as_str() {
+            // Copilot's command is its `bash`.
+            if let Some(c) = e["command"].as_str().or(e["bash"].as_str()) {
                 out.push(c.to_string());
             }
             for h in e["hooks"].as_array().into_iter().flatten() {
@@ -71,6 +73,14 @@ fn agent_install_into_an_empty_project_and_back() {
                         "write_file|replace|run_shell_command"
                     );
                 }
+            }
+            "copilot" => {
+                assert_eq!(v["version"], 1);
+                assert_eq!(
+                    v["hooks"]["preToolUse"][0]["matcher"],
+                    "edit|create|apply_patch|bash"
+                );
+                assert_eq!(v["hooks"]["preToolUse"][0]["type"], "command");
             }
             _ => assert_eq!(v["version"], 1),
         }
@@ -180,6 +190,52 @@ fn agent_uninstall_after_an_edit_removes_only_bsi_s_hooks() {
     );
 }
 
+/// Copilot reads every `.github/hooks/*.json`: bsi writes a file of its
+/// own there, and a project's `.github` (workflows, other hook files) is
+/// left byte for byte, before and after uninstall. A `bsi.json` of the
+/// project's own, with other hooks, is merged into and restored.
+#[test]
+fn agent_install_copilot_keeps_the_projects_github_folder() {
+    let b = Brain::new();
+    let theirs = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"sessionEnd\": [\n      {\n        \"type\": \"command\",\n        \"bash\": \"./scripts/log.sh\"\n      }\n    ]\n  }\n}\n";
+    let workflow = "on: push\njobs: {}\n";
+    b.write(".github/hooks/audit.json", theirs);
+    b.write(".github/workflows/ci.yml", workflow);
+    b.git(&["add", ".github"]);
+    b.git(&["commit", "-q", "-m", "github"]);
+    let status = b.git(&["status", "--porcelain"]);
+    b.bsi(&["agent", "install", "copilot"])
+        .ok()
+        .stdout_has("created .github/hooks/bsi.json")
+        .stdout_has("trust");
+    assert_eq!(b.read(".github/hooks/audit.json"), theirs);
+    assert_eq!(b.read(".github/workflows/ci.yml"), workflow);
+    let after = b.git(&["status", "--porcelain"]);
+    assert!(
+        after.lines().any(|l| l == "?? .github/hooks/bsi.json"),
+        "{after}"
+    );
+    b.bsi(&["agent", "uninstall", "copilot"])
+        .ok()
+        .stdout_has("back as it was");
+    assert!(!b.path().join(".github/hooks/bsi.json").exists());
+    assert_eq!(b.read(".github/hooks/audit.json"), theirs);
+    assert_eq!(b.git(&["status", "--porcelain"]), status);
+    // A `bsi.json` the project already had: merged, then its bytes back.
+    b.write(".github/hooks/bsi.json", theirs);
+    b.bsi(&["agent", "install", "copilot"])
+        .ok()
+        .stdout_has("added bsi's hooks to .github/hooks/bsi.json");
+    let v = json(&b, ".github/hooks/bsi.json");
+    assert_eq!(v["hooks"]["sessionEnd"][0]["bash"], "./scripts/log.sh");
+    assert_eq!(commands(&v).len(), 4, "{v}");
+    b.bsi(&["agent", "install", "copilot"])
+        .ok()
+        .stdout_has("already in .github/hooks/bsi.json");
+    b.bsi(&["agent", "uninstall", "copilot"]).ok();
+    assert_eq!(b.read(".github/hooks/bsi.json"), theirs);
+}
+
 #[test]
 fn agent_install_refuses_a_broken_settings_file_and_leaves_it() {
     let b = Brain::new();
@@ -247,10 +303,10 @@ fn agent_hook_commands_never_block_when_bsi_fails() {
                 "{ not json".to_string(),
                 std::fs::read_to_string(fixtures.join(format!(
                     "{tool}-{}.json",
-                    if tool == "gemini" {
-                        "sessionstart"
-                    } else {
-                        "stop"
+                    match tool {
+                        "gemini" => "sessionstart",
+                        "copilot" => "agentstop",
+                        _ => "stop",
                     }
                 )))
                 .expect("fixture"),
