@@ -551,6 +551,8 @@ pub enum AgentTool {
     Gemini,
     /// Cursor.
     Cursor,
+    /// Cline CLI.
+    Cline,
 }
 
 /// Subcommands whose help and completions do without the global flags:

@@ -47,7 +47,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     // Without the trailing `/` git gives a work tree: as the tools key it.
     let root: PathBuf = root.components().collect();
     let root = root.as_path();
-    let settings = root.join(install::settings_file(tool));
+    let settings = install::settings_path(tool, root);
     let text = fs::read_to_string(&settings).ok();
     let commands = text
         .as_deref()
@@ -123,6 +123,14 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
 
 /// Whether bsi's MCP server is registered in the tool's MCP settings.
 fn mcp_item(tool: Tool, root: &Path) -> Item {
+    if tool == Tool::Cline {
+        return Item {
+            what: "mcp",
+            ok: None,
+            detail: "Cline CLI reads MCP servers from the user's settings only, which bsi does not read or write".into(),
+            next: Some(format!("to give the agent bsi's MCP tools: `{}`", mcp_config::CLINE_ADD)),
+        };
+    }
     let rel = mcp_config::settings_file(tool);
     let text = fs::read_to_string(root.join(rel)).ok();
     let install = format!("`bsi agent install {}`", tool.name());
@@ -228,6 +236,12 @@ fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item
             what: "trust",
             ok: None,
             detail: "Cursor runs project hooks without a trust step bsi can see".into(),
+            next: None,
+        },
+        Tool::Cline => Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
             next: None,
         },
     }

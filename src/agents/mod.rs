@@ -13,6 +13,7 @@
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod cursor;
 pub mod doctor;
@@ -41,11 +42,19 @@ pub enum Tool {
     Gemini,
     /// Cursor's agent.
     Cursor,
+    /// Cline CLI.
+    Cline,
 }
 
 impl Tool {
     /// Every tool, in the order the documentation lists them.
-    pub const ALL: [Tool; 4] = [Tool::Claude, Tool::Codex, Tool::Gemini, Tool::Cursor];
+    pub const ALL: [Tool; 5] = [
+        Tool::Claude,
+        Tool::Codex,
+        Tool::Gemini,
+        Tool::Cursor,
+        Tool::Cline,
+    ];
 
     /// The name used on the command line (`--tool claude`) and in the
     /// session map.
@@ -55,6 +64,7 @@ impl Tool {
             Tool::Codex => "codex",
             Tool::Gemini => "gemini",
             Tool::Cursor => "cursor",
+            Tool::Cline => "cline",
         }
     }
 
@@ -71,7 +81,7 @@ impl Tool {
     pub fn shell_session_var(self) -> Option<&'static str> {
         match self {
             Tool::Codex => Some("CODEX_THREAD_ID"),
-            Tool::Claude | Tool::Gemini | Tool::Cursor => None,
+            Tool::Claude | Tool::Gemini | Tool::Cursor | Tool::Cline => None,
         }
     }
 
@@ -82,6 +92,7 @@ impl Tool {
             Tool::Codex => "Codex CLI",
             Tool::Gemini => "Gemini CLI",
             Tool::Cursor => "Cursor",
+            Tool::Cline => "Cline CLI",
         }
     }
 }
@@ -100,6 +111,7 @@ impl From<crate::cli::AgentTool> for Tool {
             AgentTool::Codex => Tool::Codex,
             AgentTool::Gemini => Tool::Gemini,
             AgentTool::Cursor => Tool::Cursor,
+            AgentTool::Cline => Tool::Cline,
         }
     }
 }
@@ -284,6 +296,14 @@ pub enum EditOp {
         /// The text appended, when bsi can tell.
         content: Option<String>,
     },
+    /// Text inserted before a line (Cline's `editor` with `insert_line`):
+    /// line 1 is the start of the file, one past the last line its end.
+    Insert {
+        /// The one-based line the text goes before.
+        line: u64,
+        /// The text inserted.
+        content: String,
+    },
     /// The file rewritten with text bsi cannot know (a shell command:
     /// `sed -i`, `cp`, a `>` redirection…): every section of it, and the
     /// file, count as touched.
@@ -376,11 +396,30 @@ pub fn new_text(edit: &FileEdit, current: Option<&str>) -> Result<Option<String>
             content.as_deref().unwrap_or(shell_writes::UNKNOWN_APPEND)
         ))),
         EditOp::Replace(reps) => replace_all(current, reps).map(Some),
+        EditOp::Insert { line, content } => {
+            insert_at(current.ok_or(FileLevel::NoSuchFile)?, *line, content).map(Some)
+        }
         EditOp::Patch(hunks) | EditOp::Move { hunks, .. } => {
             let text = current.ok_or(FileLevel::NoSuchFile)?;
             patch::apply_hunks(text, hunks).map(Some)
         }
     }
+}
+
+/// `text` with `content` inserted before its one-based line `line`, as
+/// Cline's editor does it: the file's lines (split at line breaks, the
+/// text after the last one counting as a line) get the content's lines
+/// spliced in, and are joined again. A line outside `1..=lines + 1` is
+/// judged at file level: the editor refuses it too.
+fn insert_at(text: &str, line: u64, content: &str) -> Result<String, FileLevel> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let at = usize::try_from(line)
+        .ok()
+        .filter(|l| (1..=lines.len() + 1).contains(l))
+        .ok_or(FileLevel::Opaque)?
+        - 1;
+    lines.splice(at..at, content.split('\n'));
+    Ok(lines.join("\n"))
 }
 
 fn replace_all(current: Option<&str>, reps: &[Replacement]) -> Result<String, FileLevel> {
@@ -473,6 +512,7 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
         Tool::Codex => codex::parse_edit(input, cwd),
         Tool::Gemini => gemini::parse_edit(input, cwd),
         Tool::Cursor => cursor::parse_edit(input, cwd),
+        Tool::Cline => cline::parse_edit(input, cwd),
     }
 }
 
@@ -483,6 +523,7 @@ pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
         Tool::Codex => codex::answer(verdict),
         Tool::Gemini => gemini::answer(verdict),
         Tool::Cursor => cursor::answer(verdict),
+        Tool::Cline => cline::answer(verdict),
     };
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
@@ -519,11 +560,12 @@ pub fn parse_session_start(
     input: &str,
     cwd: &Path,
 ) -> Result<SessionStart, EventError> {
-    let o = object(input)?;
     let (want, id_keys): (&'static str, &[&'static str]) = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => ("SessionStart", &["session_id"]),
         Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
+        Tool::Cline => return cline::parse_session_start(input, cwd),
     };
+    let o = object(input)?;
     check_event(&o, want)?;
     Ok(SessionStart {
         tool,
@@ -540,6 +582,7 @@ pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
         Tool::Codex => codex::answer_session_start(briefing),
         Tool::Gemini => gemini::answer_session_start(briefing),
         Tool::Cursor => cursor::answer_session_start(briefing),
+        Tool::Cline => cline::answer_session_start(briefing),
     }
 }
 
@@ -560,6 +603,9 @@ pub struct Stop {
 
 /// Reads a stop event (Gemini CLI: `AfterAgent`, the end of a turn).
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+    if tool == Tool::Cline {
+        return cline::parse_stop(input, cwd);
+    }
     let o = object(input)?;
     let continued = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => {
@@ -573,7 +619,7 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
             )?;
             opt_bool(&o, "stop_hook_active")?.unwrap_or(false)
         }
-        Tool::Cursor => {
+        Tool::Cursor | Tool::Cline => {
             check_event(&o, "stop")?;
             match o.get("loop_count") {
                 None | Some(Value::Null) => false,
@@ -609,6 +655,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
         Tool::Claude | Tool::Codex => claude::answer_stop(reason),
         Tool::Cursor => cursor::answer_stop(reason),
         Tool::Gemini => gemini::answer_stop(reason),
+        Tool::Cline => cline::answer_stop(reason),
     }
 }
 
