@@ -202,7 +202,7 @@ impl Setup {
     }
 
     /// The hook events the tool sent, in order: (hook kind, event).
-    fn events(&self) -> Vec<(String, Value)> {
+    pub(crate) fn events(&self) -> Vec<(String, Value)> {
         let mut names: Vec<PathBuf> = std::fs::read_dir(self.work.path().join("events"))
             .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
@@ -245,7 +245,7 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
 }
 
 /// The top-level keys of an event.
-fn shape(v: &Value) -> std::collections::BTreeSet<String> {
+pub(crate) fn shape(v: &Value) -> std::collections::BTreeSet<String> {
     v.as_object()
         .into_iter()
         .flat_map(|o| o.keys().cloned())
@@ -255,7 +255,10 @@ fn shape(v: &Value) -> std::collections::BTreeSet<String> {
 /// The parameters the CLI declared to the model for its tool `name`
 /// (Anthropic `input_schema`, Gemini `functionDeclarations`), from the
 /// first turn's request.
-fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<String>> {
+pub(crate) fn declared(
+    model: &FakeModel,
+    name: &str,
+) -> Option<std::collections::BTreeSet<String>> {
     let first = model
         .requests()
         .into_iter()
@@ -446,7 +449,7 @@ fn script(
     (turns, refused)
 }
 
-fn bsi_word() -> String {
+pub(crate) fn bsi_word() -> String {
     bin().display().to_string()
 }
 
@@ -1036,7 +1039,7 @@ fn claude_code_claim_on_write_with_a_silent_remote_tells_the_model_to_sync() {
 }
 
 /// This `PATH` without any directory that holds a bsi.
-fn path_without_bsi() -> std::ffi::OsString {
+pub(crate) fn path_without_bsi() -> std::ffi::OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path)
         .filter(|d| !d.join("bsi").exists())
