@@ -53,7 +53,12 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
         .as_deref()
         .map(|t| install::our_commands(tool, t))
         .unwrap_or_default();
-    let rel = install::settings_file(tool);
+    let rel = settings
+        .strip_prefix(root)
+        .unwrap_or(&settings)
+        .display()
+        .to_string();
+    let rel = rel.as_str();
     let mut out = Vec::new();
     let all = install::entries(tool).len();
     let stale = text
@@ -113,8 +118,13 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
                 tool.title()
             ),
             next: Some(format!(
-                "start a {} session here: its session-start hook records it",
-                tool.title()
+                "start a {} session here: its {} records it",
+                tool.title(),
+                if tool == Tool::Cline {
+                    "first tool call"
+                } else {
+                    "session-start hook"
+                }
             )),
         },
     });
