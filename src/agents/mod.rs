@@ -904,6 +904,31 @@ mod tests {
     }
 
     #[test]
+    fn an_insert_lands_before_its_line_as_clines_editor_puts_it() {
+        let ins = |line| {
+            edit(EditOp::Insert {
+                line,
+                content: "new".into(),
+            })
+        };
+        assert_eq!(
+            new_text(&ins(1), Some("a\nb\n")),
+            Ok(Some("new\na\nb\n".into()))
+        );
+        assert_eq!(
+            new_text(&ins(3), Some("a\nb\n")),
+            Ok(Some("a\nb\nnew\n".into()))
+        );
+        assert_eq!(
+            new_text(&ins(4), Some("a\nb\n")),
+            Ok(Some("a\nb\n\nnew".into()))
+        );
+        assert_eq!(new_text(&ins(5), Some("a\nb\n")), Err(FileLevel::Opaque));
+        assert_eq!(new_text(&ins(0), Some("a\n")), Err(FileLevel::Opaque));
+        assert_eq!(new_text(&ins(1), None), Err(FileLevel::NoSuchFile));
+    }
+
+    #[test]
     fn write_delete_and_notebook() {
         let w = edit(EditOp::Write {
             content: "c".into(),
@@ -974,6 +999,9 @@ mod tests {
                 Just("apply_patch"),
                 Just("replace"),
                 Just("Delete"),
+                Just("tool_call"),
+                Just("editor"),
+                Just("run_commands"),
                 Just("*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End Patch"),
                 Just(""),
             ]
@@ -999,6 +1027,17 @@ mod tests {
                 Just("loop_count"),
                 Just("expected_replacements"),
                 Just("workspace_roots"),
+                Just("hookName"),
+                Just("taskId"),
+                Just("workspaceRoots"),
+                Just("tool_call"),
+                Just("name"),
+                Just("input"),
+                Just("path"),
+                Just("old_text"),
+                Just("new_text"),
+                Just("insert_line"),
+                Just("commands"),
             ];
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
