@@ -2,7 +2,9 @@
 # The agent tools' edit hook, timed as each tool runs it: `sh -c` with the
 # command line `bsi agent install` writes, fed the tool's pre-edit event (a
 # Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
-# `replace`, a GitHub Copilot CLI `edit`), in a brain where another session holds the section next to
+# `replace`, a GitHub Copilot CLI `edit`, a Cline CLI `editor` call, its
+# hook file run by `sh` as Cline runs it), in a brain where another session
+# holds the section next to
 # the edited one and 50 other claims are active. Then shell commands, which
 # the edit hook now sees too: one that writes no file (`git status --short
 # && ls projets`, answered before any registry read), one that writes a
@@ -62,7 +64,7 @@ git commit -qm base
 bsi init -q
 bsi open 'projets/plan.md#Goals' --session sess-bench-other --agent bob -q
 for i in $(seq -w 0 49); do bsi open "notes/n$i.md" --session "sess-bench-n$i" --agent a -q; done
-for t in claude codex gemini copilot; do bsi agent install "$t" >/dev/null; done
+for t in claude codex gemini copilot cline; do bsi agent install "$t" >/dev/null; done
 
 # One event per tool: an edit of the free section `Risks`.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","replace_all":false}}\n' \
@@ -73,6 +75,8 @@ printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name"
     "$B" "$B" >"$WORK/gemini.json"
 printf '{"sessionId":"p1","timestamp":1796184916459,"cwd":"%s","toolName":"edit","toolArgs":{"path":"%s/projets/plan.md","old_str":"risk text","new_str":"new risk"}}\n' \
     "$B" "$B" >"$WORK/copilot.json"
+printf '{"hookName":"tool_call","taskId":"conv_1","sessionContext":{"rootSessionId":"k1"},"workspaceRoots":["%s"],"tool_call":{"id":"call_1","name":"editor","input":{"path":"%s/projets/plan.md","old_text":"risk text","new_text":"new risk"}}}\n' \
+    "$B" "$B" >"$WORK/cline.json"
 # Shell commands: writing nothing, writing a free file; and a read.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets","description":"look"}}\n' \
     "$B" >"$WORK/claude-shell-nowrite.json"
@@ -86,6 +90,8 @@ printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name"
     "$B" >"$WORK/gemini-shell-nowrite.json"
 printf '{"sessionId":"p1","timestamp":1796184916349,"cwd":"%s","toolName":"bash","toolArgs":{"command":"git status --short && ls projets","description":"look"}}\n' \
     "$B" >"$WORK/copilot-shell-nowrite.json"
+printf '{"hookName":"tool_call","taskId":"conv_1","sessionContext":{"rootSessionId":"k1"},"workspaceRoots":["%s"],"tool_call":{"id":"call_2","name":"run_commands","input":{"commands":["git status --short && ls projets"]}}}\n' \
+    "$B" >"$WORK/cline-shell-nowrite.json"
 
 # The command line each tool runs, from the settings file install wrote.
 command_of() {
@@ -105,8 +111,13 @@ FAILED=0
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
 printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
 printf '|---|---|---|---|---|\n'
-for t in claude codex gemini copilot claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite claude-shell-write; do
-    cmd="sh -c $(printf '%q' "$(command_of "$t")") <$WORK/$t.json"
+for t in claude codex gemini copilot cline claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite cline-shell-nowrite claude-shell-write; do
+    if [[ $t == cline* ]]; then
+        # Cline runs its hook file with the shell its first line names.
+        cmd="sh .clinerules/hooks/PreToolUse <$WORK/$t.json"
+    else
+        cmd="sh -c $(printf '%q' "$(command_of "$t")") <$WORK/$t.json"
+    fi
     out=$(bash -c "$cmd" 2>&1)
     [[ $out != *'"deny"'* && $out != *could\ not\ run* && $out != *warning* ]] || {
         echo "bench: the $t hook did not let the free call through: $out" >&2

@@ -585,6 +585,8 @@ pub enum AgentTool {
     Cursor,
     /// GitHub Copilot CLI.
     Copilot,
+    /// Cline CLI.
+    Cline,
 }
 
 /// Subcommands whose help and completions do without the global flags:

@@ -49,13 +49,18 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     // Without the trailing `/` git gives a work tree: as the tools key it.
     let root: PathBuf = root.components().collect();
     let root = root.as_path();
-    let settings = root.join(install::settings_file(tool));
+    let settings = install::settings_path(tool, root);
     let text = fs::read_to_string(&settings).ok();
     let commands = text
         .as_deref()
         .map(|t| install::our_commands(tool, t))
         .unwrap_or_default();
-    let rel = install::settings_file(tool);
+    let rel = settings
+        .strip_prefix(root)
+        .unwrap_or(&settings)
+        .display()
+        .to_string();
+    let rel = rel.as_str();
     let mut out = Vec::new();
     let all = install::entries(tool).len();
     let stale = text
@@ -115,8 +120,13 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
                 tool.title()
             ),
             next: Some(format!(
-                "start a {} session here: its session-start hook records it",
-                tool.title()
+                "start a {} session here: its {} records it",
+                tool.title(),
+                if tool == Tool::Cline {
+                    "first tool call"
+                } else {
+                    "session-start hook"
+                }
             )),
         },
     });
@@ -125,6 +135,14 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
 
 /// Whether bsi's MCP server is registered in the tool's MCP settings.
 fn mcp_item(tool: Tool, root: &Path) -> Item {
+    if tool == Tool::Cline {
+        return Item {
+            what: "mcp",
+            ok: None,
+            detail: "Cline CLI reads MCP servers from the user's settings only, which bsi does not read or write".into(),
+            next: Some(format!("to give the agent bsi's MCP tools: `{}`", mcp_config::CLINE_ADD)),
+        };
+    }
     let rel = mcp_config::settings_file(tool);
     let text = fs::read_to_string(root.join(rel)).ok();
     let install = format!("`bsi agent install {}`", tool.name());
@@ -233,6 +251,12 @@ fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item
             next: None,
         },
         Tool::Copilot => copilot_trust(root, places),
+        Tool::Cline => Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
+            next: None,
+        },
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{HookKind, Tool, claude, codex, copilot, cursor, gemini};
+use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini};
 use crate::error::{Error, Result};
 use crate::words::shell_word;
 
@@ -25,7 +25,30 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Gemini => gemini::SETTINGS,
         Tool::Cursor => cursor::SETTINGS,
         Tool::Copilot => copilot::SETTINGS,
+        Tool::Cline => CLINE_HOOK,
     }
+}
+
+/// Cline CLI's hook file under its usual name (bsi takes another when a
+/// person's own hook has it: [`settings_path`]).
+const CLINE_HOOK: &str = ".clinerules/hooks/PreToolUse";
+
+/// The file that holds bsi's hooks for `tool` in the work tree at `root`:
+/// the settings file, or for Cline CLI the hook file of bsi's among those
+/// it may take ([`cline::FILE_NAMES`]), else the first it would take.
+pub fn settings_path(tool: Tool, root: &Path) -> PathBuf {
+    if tool != Tool::Cline {
+        return root.join(settings_file(tool));
+    }
+    let dir = root.join(cline::HOOKS_DIR);
+    let files = cline::FILE_NAMES.map(|n| dir.join(n));
+    let text = |p: &Path| fs::read_to_string(p).ok();
+    files
+        .iter()
+        .find(|p| text(p).is_some_and(|t| cline::is_ours(&t)))
+        .or_else(|| files.iter().find(|p| p.symlink_metadata().is_err()))
+        .cloned()
+        .unwrap_or_else(|| files[0].clone())
 }
 
 /// The hook entries bsi installs for `tool`: event name, matcher, hook.
@@ -36,6 +59,7 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
         Tool::Gemini => gemini::ENTRIES,
         Tool::Cursor => cursor::ENTRIES,
         Tool::Copilot => copilot::ENTRIES,
+        Tool::Cline => &[(cline::HOOK, None, HookKind::Edit)],
     }
 }
 
@@ -89,6 +113,8 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
         // `agentStop` reads only `decision` and `reason`: "allow" lets the
         // agent stop; the reason stays in Copilot's hook log.
         (Tool::Copilot, None) => json!({ "decision": "allow", "reason": text }),
+        // Cline gives the model a hook's `context`.
+        (Tool::Cline, _) => json!({ "context": text }),
         (Tool::Claude | Tool::Codex, Some(event)) => json!({
             "systemMessage": text,
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
@@ -101,6 +127,12 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
 /// The commands of bsi's hooks for `tool` in a settings file's text, one
 /// per hook kind installed (nothing when the text is not JSON).
 pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
+    if tool == Tool::Cline {
+        return cline::commands_in(text)
+            .into_iter()
+            .filter(|c| is_ours(c, tool, HookKind::Edit))
+            .collect();
+    }
     let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -552,6 +584,9 @@ pub fn install(
     common: &Path,
     program: &str,
 ) -> Result<(PathBuf, Installed)> {
+    if tool == Tool::Cline {
+        return install_cline(root, program);
+    }
     let path = root.join(settings_file(tool));
     let before = read_opt(&path)?;
     let text = before
@@ -636,6 +671,9 @@ fn created_levels(marker: &[u8]) -> usize {
 
 /// Removes what [`install`] added for `tool` in the work tree at `root`.
 pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uninstalled)> {
+    if tool == Tool::Cline {
+        return uninstall_cline(root);
+    }
     let path = root.join(settings_file(tool));
     let rec = record(common, tool, &path);
     let forget = |rec: &Record| -> Result<()> {
@@ -689,6 +727,73 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
     Ok((path, Uninstalled::Removed))
 }
 
+/// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`,
+/// written under the first of its names that no other hook has; a
+/// person's own hooks are never touched.
+fn install_cline(root: &Path, program: &str) -> Result<(PathBuf, Installed)> {
+    let path = settings_path(Tool::Cline, root);
+    let want = cline::hook_file(&hook_command(program, Tool::Cline, HookKind::Edit));
+    let before = read_opt(&path)?;
+    if let Some(b) = &before {
+        if *b == want.as_bytes() {
+            return Ok((path, Installed::Already));
+        }
+        if !cline::is_ours(&String::from_utf8_lossy(b)) {
+            return Err(Error::Usage(format!(
+                "{} already holds hooks of its own under every name bsi may give its hook ({}); nothing was written. Next: rename one of them (Cline runs any `PreToolUse.EXT` it knows), then `bsi agent install cline` again",
+                path.parent().unwrap_or(root).display(),
+                cline::FILE_NAMES.join(", ")
+            )));
+        }
+    }
+    write_atomic(&path, want.as_bytes())?;
+    make_executable(&path)?;
+    Ok((
+        path,
+        if before.is_some() {
+            Installed::Merged
+        } else {
+            Installed::Created
+        },
+    ))
+}
+
+/// Takes out every hook file of bsi's in `.clinerules/hooks` (and the
+/// directories, when bsi's file was all they held).
+fn uninstall_cline(root: &Path) -> Result<(PathBuf, Uninstalled)> {
+    let dir = root.join(cline::HOOKS_DIR);
+    let mut removed = None;
+    for name in cline::FILE_NAMES {
+        let path = dir.join(name);
+        if fs::read_to_string(&path).is_ok_and(|t| cline::is_ours(&t)) {
+            remove_opt(&path)?;
+            removed.get_or_insert(path);
+        }
+    }
+    let Some(path) = removed else {
+        return Ok((settings_path(Tool::Cline, root), Uninstalled::NotInstalled));
+    };
+    // Only when empty: `.clinerules/hooks`, then `.clinerules`.
+    if fs::remove_dir(&dir).is_ok()
+        && let Some(parent) = dir.parent()
+    {
+        let _ = fs::remove_dir(parent);
+    }
+    Ok((path, Uninstalled::Restored))
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io(format!("cannot make {} executable", path.display()), e))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -736,7 +841,9 @@ mod tests {
 
     #[test]
     fn merge_into_nothing_then_again_is_idempotent() {
-        for tool in Tool::ALL {
+        // Cline's hook is a file of its own, not an entry of a settings
+        // file: see `cline_hook_files_round_trip`.
+        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::Cline) {
             let first = merge(tool, None, BSI).expect("merge").expect("changed");
             assert!(first.ends_with("}\n"), "{first}");
             assert_eq!(merge(tool, Some(&first), BSI), Ok(None), "{tool}");
@@ -756,6 +863,55 @@ mod tests {
             assert_eq!(out, want, "{tool}");
             assert_eq!(unmerge(tool, &out), Ok(None));
         }
+    }
+
+    #[test]
+    fn cline_hook_files_round_trip() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = root.path();
+        let hooks = root.join(cline::HOOKS_DIR);
+        // A person's own PreToolUse hook: kept, bsi's takes the next name.
+        fs::create_dir_all(&hooks).expect("mkdir");
+        fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho '{}'\n").expect("write");
+        let (path, did) = install_cline(root, "bsi").expect("install");
+        assert_eq!(did, Installed::Created);
+        assert_eq!(path, hooks.join("PreToolUse.sh"));
+        let text = fs::read_to_string(&path).expect("read");
+        assert_eq!(
+            our_commands(Tool::Cline, &text),
+            vec![hook_command("bsi", Tool::Cline, HookKind::Edit)]
+        );
+        assert_eq!(settings_path(Tool::Cline, root), path);
+        assert_eq!(
+            install_cline(root, "bsi").expect("again").1,
+            Installed::Already
+        );
+        // A moved binary: the file is rewritten in place.
+        assert_eq!(
+            install_cline(root, BSI).expect("moved").1,
+            Installed::Merged
+        );
+        let (_, did) = uninstall_cline(root).expect("uninstall");
+        assert_eq!(did, Uninstalled::Restored);
+        assert!(!path.exists());
+        assert_eq!(
+            fs::read_to_string(hooks.join("PreToolUse")).expect("kept"),
+            "#!/bin/sh\necho '{}'\n"
+        );
+        assert_eq!(
+            uninstall_cline(root).expect("again").1,
+            Uninstalled::NotInstalled
+        );
+        // Every name taken by another hook: nothing written.
+        for name in cline::FILE_NAMES {
+            fs::write(hooks.join(name), "#!/bin/sh\n").expect("write");
+        }
+        assert!(install_cline(root, "bsi").is_err());
+        // Nothing else in the directories: they go with bsi's file.
+        let fresh = tempfile::tempdir().expect("tempdir");
+        install_cline(fresh.path(), "bsi").expect("install");
+        uninstall_cline(fresh.path()).expect("uninstall");
+        assert!(!fresh.path().join(".clinerules").exists());
     }
 
     #[test]

@@ -38,8 +38,19 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Gemini => ".gemini/settings.json",
         Tool::Cursor => ".cursor/mcp.json",
         Tool::Copilot => ".mcp.json",
+        // Cline CLI reads MCP servers from the user's settings only
+        // (`~/.cline/data/settings/cline_mcp_settings.json`), never the
+        // work tree's: `bsi agent install cline` names the command that
+        // registers bsi there and writes no file of this name.
+        Tool::Cline => CLINE_SETTINGS,
     }
 }
+
+/// Cline CLI's MCP settings file, in the user's Cline data directory.
+pub const CLINE_SETTINGS: &str = "cline_mcp_settings.json";
+
+/// The command that registers bsi's server in Cline CLI's settings.
+pub const CLINE_ADD: &str = "cline mcp add bsi --yes -- bsi mcp --tool cline";
 
 /// The arguments of the server's command.
 fn args(tool: Tool) -> [&'static str; 3] {

@@ -15,6 +15,7 @@
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -46,16 +47,19 @@ pub enum Tool {
     Cursor,
     /// GitHub Copilot CLI.
     Copilot,
+    /// Cline CLI.
+    Cline,
 }
 
 impl Tool {
     /// Every tool, in the order the documentation lists them.
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 6] = [
         Tool::Claude,
         Tool::Codex,
         Tool::Gemini,
         Tool::Cursor,
         Tool::Copilot,
+        Tool::Cline,
     ];
 
     /// The name used on the command line (`--tool claude`) and in the
@@ -67,6 +71,7 @@ impl Tool {
             Tool::Gemini => "gemini",
             Tool::Cursor => "cursor",
             Tool::Copilot => "copilot",
+            Tool::Cline => "cline",
         }
     }
 
@@ -84,7 +89,7 @@ impl Tool {
         match self {
             Tool::Codex => Some("CODEX_THREAD_ID"),
             Tool::Copilot => Some("COPILOT_AGENT_SESSION_ID"),
-            Tool::Claude | Tool::Gemini | Tool::Cursor => None,
+            Tool::Claude | Tool::Gemini | Tool::Cursor | Tool::Cline => None,
         }
     }
 
@@ -96,6 +101,7 @@ impl Tool {
             Tool::Gemini => "Gemini CLI",
             Tool::Cursor => "Cursor",
             Tool::Copilot => "GitHub Copilot CLI",
+            Tool::Cline => "Cline CLI",
         }
     }
 }
@@ -115,6 +121,7 @@ impl From<crate::cli::AgentTool> for Tool {
             AgentTool::Gemini => Tool::Gemini,
             AgentTool::Cursor => Tool::Cursor,
             AgentTool::Copilot => Tool::Copilot,
+            AgentTool::Cline => Tool::Cline,
         }
     }
 }
@@ -299,6 +306,14 @@ pub enum EditOp {
         /// The text appended, when bsi can tell.
         content: Option<String>,
     },
+    /// Text inserted before a line (Cline's `editor` with `insert_line`):
+    /// line 1 is the start of the file, one past the last line its end.
+    Insert {
+        /// The one-based line the text goes before.
+        line: u64,
+        /// The text inserted.
+        content: String,
+    },
     /// The file rewritten with text bsi cannot know (a shell command:
     /// `sed -i`, `cp`, a `>` redirection…): every section of it, and the
     /// file, count as touched.
@@ -391,11 +406,30 @@ pub fn new_text(edit: &FileEdit, current: Option<&str>) -> Result<Option<String>
             content.as_deref().unwrap_or(shell_writes::UNKNOWN_APPEND)
         ))),
         EditOp::Replace(reps) => replace_all(current, reps).map(Some),
+        EditOp::Insert { line, content } => {
+            insert_at(current.ok_or(FileLevel::NoSuchFile)?, *line, content).map(Some)
+        }
         EditOp::Patch(hunks) | EditOp::Move { hunks, .. } => {
             let text = current.ok_or(FileLevel::NoSuchFile)?;
             patch::apply_hunks(text, hunks).map(Some)
         }
     }
+}
+
+/// `text` with `content` inserted before its one-based line `line`, as
+/// Cline's editor does it: the file's lines (split at line breaks, the
+/// text after the last one counting as a line) get the content's lines
+/// spliced in, and are joined again. A line outside `1..=lines + 1` is
+/// judged at file level: the editor refuses it too.
+fn insert_at(text: &str, line: u64, content: &str) -> Result<String, FileLevel> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let at = usize::try_from(line)
+        .ok()
+        .filter(|l| (1..=lines.len() + 1).contains(l))
+        .ok_or(FileLevel::Opaque)?
+        - 1;
+    lines.splice(at..at, content.split('\n'));
+    Ok(lines.join("\n"))
 }
 
 fn replace_all(current: Option<&str>, reps: &[Replacement]) -> Result<String, FileLevel> {
@@ -489,6 +523,7 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
         Tool::Gemini => gemini::parse_edit(input, cwd),
         Tool::Cursor => cursor::parse_edit(input, cwd),
         Tool::Copilot => copilot::parse_edit(input, cwd),
+        Tool::Cline => cline::parse_edit(input, cwd),
     }
 }
 
@@ -500,6 +535,7 @@ pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
         Tool::Gemini => gemini::answer(verdict),
         Tool::Cursor => cursor::answer(verdict),
         Tool::Copilot => copilot::answer(verdict),
+        Tool::Cline => cline::answer(verdict),
     };
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
@@ -536,12 +572,13 @@ pub fn parse_session_start(
     input: &str,
     cwd: &Path,
 ) -> Result<SessionStart, EventError> {
-    let o = object(input)?;
     let (want, id_keys): (&'static str, &[&'static str]) = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => ("SessionStart", &["session_id"]),
         Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
         Tool::Copilot => ("sessionStart", &["sessionId"]),
+        Tool::Cline => return cline::parse_session_start(input, cwd),
     };
+    let o = object(input)?;
     check_event(&o, want)?;
     Ok(SessionStart {
         tool,
@@ -559,6 +596,7 @@ pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
         Tool::Gemini => gemini::answer_session_start(briefing),
         Tool::Cursor => cursor::answer_session_start(briefing),
         Tool::Copilot => copilot::answer_session_start(briefing),
+        Tool::Cline => cline::answer_session_start(briefing),
     }
 }
 
@@ -579,6 +617,9 @@ pub struct Stop {
 
 /// Reads a stop event (Gemini CLI: `AfterAgent`, the end of a turn).
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+    if tool == Tool::Cline {
+        return cline::parse_stop(input, cwd);
+    }
     let o = object(input)?;
     let continued = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => {
@@ -592,7 +633,7 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
             )?;
             opt_bool(&o, "stop_hook_active")?.unwrap_or(false)
         }
-        Tool::Cursor => {
+        Tool::Cursor | Tool::Cline => {
             check_event(&o, "stop")?;
             match o.get("loop_count") {
                 None | Some(Value::Null) => false,
@@ -631,6 +672,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
         Tool::Cursor => cursor::answer_stop(reason),
         Tool::Copilot => copilot::answer_stop(reason),
         Tool::Gemini => gemini::answer_stop(reason),
+        Tool::Cline => cline::answer_stop(reason),
     }
 }
 
@@ -885,6 +927,31 @@ mod tests {
     }
 
     #[test]
+    fn an_insert_lands_before_its_line_as_clines_editor_puts_it() {
+        let ins = |line| {
+            edit(EditOp::Insert {
+                line,
+                content: "new".into(),
+            })
+        };
+        assert_eq!(
+            new_text(&ins(1), Some("a\nb\n")),
+            Ok(Some("new\na\nb\n".into()))
+        );
+        assert_eq!(
+            new_text(&ins(3), Some("a\nb\n")),
+            Ok(Some("a\nb\nnew\n".into()))
+        );
+        assert_eq!(
+            new_text(&ins(4), Some("a\nb\n")),
+            Ok(Some("a\nb\n\nnew".into()))
+        );
+        assert_eq!(new_text(&ins(5), Some("a\nb\n")), Err(FileLevel::Opaque));
+        assert_eq!(new_text(&ins(0), Some("a\n")), Err(FileLevel::Opaque));
+        assert_eq!(new_text(&ins(1), None), Err(FileLevel::NoSuchFile));
+    }
+
+    #[test]
     fn write_delete_and_notebook() {
         let w = edit(EditOp::Write {
             content: "c".into(),
@@ -955,6 +1022,9 @@ mod tests {
                 Just("apply_patch"),
                 Just("replace"),
                 Just("Delete"),
+                Just("tool_call"),
+                Just("editor"),
+                Just("run_commands"),
                 Just("*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End Patch"),
                 Just(""),
             ]
@@ -980,6 +1050,17 @@ mod tests {
                 Just("loop_count"),
                 Just("expected_replacements"),
                 Just("workspace_roots"),
+                Just("hookName"),
+                Just("taskId"),
+                Just("workspaceRoots"),
+                Just("tool_call"),
+                Just("name"),
+                Just("input"),
+                Just("path"),
+                Just("old_text"),
+                Just("new_text"),
+                Just("insert_line"),
+                Just("commands"),
             ];
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),

@@ -221,6 +221,21 @@ impl agents::shell_writes::Disk for RealDisk {
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
+    if tool == Tool::Cline {
+        // First the session (and its process, which the agent's shell
+        // finds it by), then the call.
+        let briefing = first_call_briefing(ctx, input);
+        let answer = judge(ctx, tool, input)?;
+        return Ok(match briefing {
+            Some(b) => agents::cline::with_briefing(answer, &b),
+            None => answer,
+        });
+    }
+    judge(ctx, tool, input)
+}
+
+/// The answer to a pre-edit event.
+fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if tool == Tool::Gemini
         && let Some((id, may_have_claimed)) = agents::gemini::after_tool_session(input)
     {
@@ -913,7 +928,46 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         Ok(ev) => ev,
         Err(e) => return Ok(fail_open(tool, HookKind::SessionStart, &e.to_string())),
     };
-    let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
+    let (context, session) = start(ctx, tool, &ev.session_id, &ev.cwd)?;
+    Ok(agents::answer_session_start(
+        tool,
+        &Briefing {
+            context,
+            session: Some(session),
+        },
+    ))
+}
+
+/// Cline CLI waits for no hook when a session starts: the first tool call
+/// of a session in each Cline process (a resumed session runs in a new one)
+/// carries the briefing. `None` for every later call, and where there is
+/// no brain to brief on.
+fn first_call_briefing(ctx: &Ctx, input: &str) -> Option<String> {
+    let (id, cwd) = agents::cline::session_and_cwd(input, &ctx.cwd)?;
+    let map = sessions::in_repo(&cwd).ok()?;
+    let process = tool_process();
+    let seen = map
+        .entry(Tool::Cline, &id)
+        .ok()?
+        .is_some_and(|e| process.is_none() || e.process == process);
+    if seen {
+        return None;
+    }
+    match start(ctx, Tool::Cline, &id, &cwd) {
+        Ok((context, _)) => Some(context),
+        Err(Error::NoRegistry { .. } | Error::NotARepo(_)) => None,
+        Err(e) => {
+            eprintln!("bsi: warning: {e}; the agent goes on without bsi's briefing");
+            None
+        }
+    }
+}
+
+/// A tool's session starts (or is first seen) in the directory `cwd`: its
+/// bsi session named and recorded with the tool's process, and the briefing
+/// for the agent. Returns the briefing and the session.
+fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(String, String)> {
+    let (ctx, brain, settings) = open_at(ctx, cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
     // For `bsi agent doctor`: the tool runs bsi's hooks here.
     if let Err(e) = map.mark_reached(tool, &crate::ttl::format_ts(ctx.now)) {
@@ -921,11 +975,11 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     }
     let session = match ctx.env_session()? {
         Some(s) => {
-            map.set(tool, &ev.session_id, &s)?;
+            map.set(tool, tool_session, &s)?;
             s.into_string()
         }
         None => {
-            map.get_or_insert_with(tool, &ev.session_id, || {
+            map.get_or_insert_with(tool, tool_session, || {
                 new_session_id(ctx.now, ctx.random_seed)
             })?
             .0
@@ -933,8 +987,8 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     };
     // The tool's process: the agent's shell commands and the MCP server it
     // starts descend from it, and find this session by it.
-    let by_process = tool_process()
-        .is_some_and(|process| map.set_process(tool, &ev.session_id, &process).is_ok());
+    let by_process =
+        tool_process().is_some_and(|process| map.set_process(tool, tool_session, &process).is_ok());
     let mut env_note = match tool {
         Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
         // Codex's sandbox runs the agent's shell where the Codex process
@@ -945,6 +999,7 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         // Copilot sets the session's id in every shell command and MCP server
         // it starts (`COPILOT_AGENT_SESSION_ID`), mapped here.
         Tool::Copilot => agents::copilot::session_note(&session),
+        Tool::Cline => agents::cline::session_note(&session, by_process),
     };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {
@@ -972,13 +1027,7 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     }
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
     let context = briefing(&view.registry, &session, &env_note, &fresh, &ctx);
-    Ok(agents::answer_session_start(
-        tool,
-        &Briefing {
-            context,
-            session: Some(session),
-        },
-    ))
+    Ok((context, session))
 }
 
 /// The agent tool's process: the nearest ancestor of this hook that is no

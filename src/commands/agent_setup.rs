@@ -85,13 +85,13 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 Some(t) => vec![t.into()],
                 None => Tool::ALL
                     .into_iter()
-                    .filter(|t| root.join(install::settings_file(*t)).exists())
+                    .filter(|t| install::settings_path(*t, &root).exists())
                     .collect(),
             };
             if tools.is_empty() {
                 w(
                     &mut out,
-                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini or cursor).".into(),
+                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor or cline).".into(),
                 )?;
                 return Ok(exit::ERROR);
             }
@@ -137,6 +137,9 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
             ),
             "Copilot's cloud agent on GitHub reads the same .github/hooks/bsi.json from the default branch, where bsi is not installed: each hook then lets the call through and tells the agent bsi did not run; nothing of bsi guards its edits there: bsi sees its work once it is committed or merged in a clone where bsi's git hooks are installed.".into(),
         ],
+        Tool::Cline => vec![
+            "Cline CLI runs the hooks in .clinerules/hooks without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.".into(),
+        ],
     }
 }
 
@@ -181,6 +184,18 @@ fn rel(root: &Path, path: &Path) -> String {
 /// says so.
 fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Result<()> {
     use crate::agents::mcp_config::{self, Registered};
+    if tool == Tool::Cline {
+        if install {
+            writeln!(
+                out,
+                "{}: reads MCP servers from the user's settings only, not the work tree's: bsi registered none. Next, to give the agent bsi's MCP tools: `{}`.",
+                tool.title(),
+                mcp_config::CLINE_ADD
+            )
+            .map_err(crate::Error::output)?;
+        }
+        return Ok(());
+    }
     let said = if install {
         let (path, did) = mcp_config::install(tool, root)?;
         let file = rel(root, &path);

@@ -376,3 +376,53 @@ fn agent_install_mends_the_matcher_of_an_earlier_install() {
         assert!(!left.contains("bsi hook"), "{tool}: {left}");
     }
 }
+
+/// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`; a
+/// person's own `PreToolUse` and other hooks stay byte for byte, bsi's
+/// takes the next name, the doctor finds it, and uninstall takes out only
+/// bsi's file.
+#[test]
+fn agent_install_cline_keeps_a_persons_own_hooks() {
+    let b = Brain::new();
+    let mine = "#!/usr/bin/env bash\ninput=$(cat)\necho '{\"context\":\"mine\"}'\n";
+    b.write(".clinerules/hooks/PreToolUse", mine);
+    b.write(".clinerules/hooks/TaskStart", "#!/bin/sh\nexit 0\n");
+    b.write(".clinerules/rules.md", "# Rules\n");
+    b.bsi(&["agent", "install", "cline"])
+        .ok()
+        .stdout_has("created .clinerules/hooks/PreToolUse.sh")
+        .stdout_has("cline mcp add bsi --yes -- bsi mcp --tool cline")
+        .stdout_has("bsi agent uninstall cline");
+    let hook = b.read(".clinerules/hooks/PreToolUse.sh");
+    assert!(hook.starts_with("#!/bin/sh\n"), "{hook}");
+    assert!(
+        hook.contains(
+            "\nbsi hook edit --tool cline || echo '{\"context\":\"bsi: the hook could not run bsi"
+        ),
+        "{hook}"
+    );
+    assert!(!hook.contains(&bin().display().to_string()), "{hook}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(b.path().join(".clinerules/hooks/PreToolUse.sh"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "executable");
+    b.bsi(&["agent", "install", "cline"])
+        .ok()
+        .stdout_has("bsi's hooks are already in .clinerules/hooks/PreToolUse.sh");
+    b.bsi(&["agent", "doctor", "cline"])
+        .stdout_has("ok      hooks    bsi's 1 hooks are in .clinerules/hooks/PreToolUse.sh")
+        .stdout_has("ok      trust")
+        .stdout_has("cline mcp add bsi --yes -- bsi mcp --tool cline");
+    b.bsi(&["agent", "uninstall", "cline"])
+        .ok()
+        .stdout_has(".clinerules/hooks/PreToolUse.sh is back as it was before `bsi agent install`");
+    assert!(!b.path().join(".clinerules/hooks/PreToolUse.sh").exists());
+    assert_eq!(b.read(".clinerules/hooks/PreToolUse"), mine);
+    assert_eq!(b.read(".clinerules/hooks/TaskStart"), "#!/bin/sh\nexit 0\n");
+    assert_eq!(b.read(".clinerules/rules.md"), "# Rules\n");
+    b.bsi(&["agent", "uninstall", "cline"])
+        .ok()
+        .stdout_has("nothing changed");
+}

@@ -254,7 +254,7 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
 }
 
 /// The top-level keys of an event.
-fn shape(v: &Value) -> std::collections::BTreeSet<String> {
+pub(crate) fn shape(v: &Value) -> std::collections::BTreeSet<String> {
     v.as_object()
         .into_iter()
         .flat_map(|o| o.keys().cloned())
@@ -264,7 +264,10 @@ fn shape(v: &Value) -> std::collections::BTreeSet<String> {
 /// The parameters the CLI declared to the model for its tool `name`
 /// (Anthropic `input_schema`, Gemini `functionDeclarations`), from the
 /// first turn's request.
-fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<String>> {
+pub(crate) fn declared(
+    model: &FakeModel,
+    name: &str,
+) -> Option<std::collections::BTreeSet<String>> {
     let first = model
         .requests()
         .into_iter()

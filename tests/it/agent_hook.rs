@@ -1087,3 +1087,66 @@ fn a_claim_on_the_first_write_to_a_remote_that_never_answers_holds_locally() {
         assert_eq!(b.user_state(), user, "{tool}");
     }
 }
+
+/// Cline CLI's `PreToolUse`, as the released CLI sends it: the first call
+/// of a session carries the briefing; a refusal gives the reason as
+/// context and takes the edit away (an input the editor fails on), never
+/// `cancel`, which would end the run; a later call is not briefed again.
+#[test]
+fn cline_refusal_and_first_call_briefing() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    let root = b.path().display().to_string();
+    let fixture = |name: &str, old: &str, new: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/agents")
+            .join(name);
+        std::fs::read_to_string(path)
+            .expect("fixture")
+            .replace(
+                "/tmp/brain/notes/plan.md",
+                &format!("{root}/projets/plan.md"),
+            )
+            .replace("/tmp/brain", &root)
+            .replace("old goal", old)
+            .replace("new goal", new)
+    };
+    let held = fixture(
+        "cline-pretooluse-editor-replace.json",
+        "goal text",
+        "stolen",
+    );
+    let r = hook(&b, "edit", "cline", &held);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = r.json();
+    let context = v["context"].as_str().expect("context");
+    assert!(
+        context.starts_with("bsi guards this repository"),
+        "{context}"
+    );
+    assert!(
+        context.contains("bsi: refused") && context.contains("sess-other"),
+        "{context}"
+    );
+    assert!(v.get("cancel").is_none(), "{v}");
+    assert!(
+        v["overrideInput"]["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with('\u{0}')),
+        "{v}"
+    );
+    // The same session again: refused, not briefed twice.
+    let again = hook(&b, "edit", "cline", &held).json();
+    let context = again["context"].as_str().expect("context");
+    assert!(!context.contains("bsi guards this repository"), "{context}");
+    assert!(context.contains("bsi: refused"), "{context}");
+    // A free section passes with nothing to say.
+    let free = fixture(
+        "cline-pretooluse-editor-replace.json",
+        "risk text",
+        "new risk",
+    );
+    let r = hook(&b, "edit", "cline", &free);
+    assert_eq!(r.json(), serde_json::json!({}), "{r:?}");
+    assert_eq!(b.read("projets/plan.md"), PLAN);
+}
