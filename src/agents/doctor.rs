@@ -230,6 +230,12 @@ fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item
             detail: "Cursor runs project hooks without a trust step bsi can see".into(),
             next: None,
         },
+        Tool::Opencode => Item {
+            what: "trust",
+            ok: None,
+            detail: "OpenCode loads the project's plugins without a trust step; `--pure` (OPENCODE_PURE) loads none, bsi's with them".into(),
+            next: None,
+        },
     }
 }
 

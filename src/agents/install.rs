@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{HookKind, Tool, claude, codex, cursor, gemini};
+use super::{HookKind, Tool, claude, codex, cursor, gemini, opencode};
 use crate::error::{Error, Result};
 use crate::words::shell_word;
 
@@ -24,6 +24,7 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Codex => codex::SETTINGS,
         Tool::Gemini => gemini::SETTINGS,
         Tool::Cursor => cursor::SETTINGS,
+        Tool::Opencode => opencode::SETTINGS,
     }
 }
 
@@ -34,6 +35,7 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
         Tool::Codex => codex::ENTRIES,
         Tool::Gemini => gemini::ENTRIES,
         Tool::Cursor => cursor::ENTRIES,
+        Tool::Opencode => opencode::ENTRIES,
     }
 }
 
@@ -57,18 +59,23 @@ pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
     )
 }
 
-/// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
-pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
+/// What a hook says when bsi did not answer, in words.
+pub fn missing_text(tool: Tool, kind: HookKind) -> String {
     let then = match kind {
         HookKind::Edit => "this edit goes through unchecked",
         HookKind::SessionStart => "the session starts without its briefing",
         HookKind::Stop => "the agent stops without its reminder",
     };
-    let text = format!(
+    format!(
         "bsi: the hook could not run bsi (is it on the PATH {} runs hooks with?); {then}. Next: put bsi on that PATH, then check with `bsi agent doctor {}`.",
         tool.title(),
         tool.name()
-    );
+    )
+}
+
+/// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
+pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
+    let text = missing_text(tool, kind);
     // Claude Code and Codex pass a pre-edit or session-start hook's
     // `additionalContext` to the model (Codex shows the person no
     // `systemMessage` in `codex exec`): the agent learns it too, and can
@@ -85,6 +92,8 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
         }),
         (Tool::Claude | Tool::Codex | Tool::Gemini, _) => json!({ "systemMessage": text }),
+        // The plugin's own protocol; the plugin carries these words.
+        (Tool::Opencode, _) => json!({ "context": text }),
     }
     .to_string()
 }
@@ -92,6 +101,17 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
 /// The commands of bsi's hooks for `tool` in a settings file's text, one
 /// per hook kind installed (nothing when the text is not JSON).
 pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
+    if tool == Tool::Opencode {
+        // The plugin's hooks, each running its program.
+        let Some(program) = opencode::program_of(text).filter(|_| opencode::is_ours(text)) else {
+            return Vec::new();
+        };
+        return entries(tool)
+            .iter()
+            .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
+            .map(|(_, _, kind)| hook_command(&program, tool, *kind))
+            .collect();
+    }
     let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -151,6 +171,9 @@ pub fn merge(
     program: &str,
 ) -> Result<Option<String>, SettingsError> {
     let text = existing.unwrap_or("");
+    if tool == Tool::Opencode {
+        return merge_plugin(existing, program);
+    }
     let mut root = parse(text)?;
     if tool == Tool::Cursor && !root.contains_key("version") {
         let mut with_version = Map::new();
@@ -190,6 +213,22 @@ pub fn merge(
         return Ok(None);
     }
     Ok(Some(render(&root, text)))
+}
+
+/// The plugin bsi writes for OpenCode, running `program`.
+pub fn opencode_plugin(program: &str) -> String {
+    opencode::plugin(program, &|kind| missing_text(Tool::Opencode, kind))
+}
+
+/// OpenCode: the plugin file is bsi's alone, written whole. A file of that
+/// name that bsi did not write is left alone.
+fn merge_plugin(existing: Option<&str>, program: &str) -> Result<Option<String>, SettingsError> {
+    let want = opencode_plugin(program);
+    match existing {
+        Some(t) if t == want => Ok(None),
+        Some(t) if !t.trim().is_empty() && !opencode::is_ours(t) => Err(SettingsError::NotOurs),
+        _ => Ok(Some(want)),
+    }
 }
 
 /// The matcher of the group that holds bsi's hook `kind` (Claude Code,
@@ -280,6 +319,10 @@ pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'st
 /// `existing` without bsi's hooks for `tool` (and without the lists and
 /// groups that held only them); `None` when it has none.
 pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsError> {
+    if tool == Tool::Opencode {
+        // Nothing is left of bsi's plugin.
+        return Ok(opencode::is_ours(existing).then(String::new));
+    }
     let mut root = parse(existing)?;
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
         return Ok(None);
@@ -586,7 +629,7 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
     let empty = parse(&new).is_ok_and(|m| {
         m.is_empty() || (tool == Tool::Cursor && m.len() == 1 && m.contains_key("version"))
     });
-    if empty && absent.is_some() {
+    if tool == Tool::Opencode || (empty && absent.is_some()) {
         remove_opt(&path)?;
     } else {
         write_atomic(&path, new.as_bytes())?;
@@ -642,7 +685,8 @@ mod tests {
 
     #[test]
     fn merge_into_nothing_then_again_is_idempotent() {
-        for tool in Tool::ALL {
+        // OpenCode's plugin: a file of its own (`the_opencode_plugin_…`).
+        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::Opencode) {
             let first = merge(tool, None, BSI).expect("merge").expect("changed");
             assert!(first.ends_with("}\n"), "{first}");
             assert_eq!(merge(tool, Some(&first), BSI), Ok(None), "{tool}");
@@ -662,6 +706,70 @@ mod tests {
             assert_eq!(out, want, "{tool}");
             assert_eq!(unmerge(tool, &out), Ok(None));
         }
+    }
+
+    #[test]
+    fn the_opencode_plugin_is_written_whole_and_taken_out_whole() {
+        let tool = Tool::Opencode;
+        let first = merge(tool, None, BSI).expect("merge").expect("changed");
+        assert!(super::opencode::is_ours(&first));
+        assert_eq!(merge(tool, Some(&first), BSI), Ok(None));
+        let commands = our_commands(tool, &first);
+        for (_, _, kind) in entries(tool) {
+            assert!(
+                commands.contains(&hook_command(BSI, tool, *kind)),
+                "{commands:?}"
+            );
+        }
+        // Another program: the plugin is written anew, not duplicated.
+        let moved = merge(tool, Some(&first), "bsi")
+            .expect("merge")
+            .expect("changed");
+        assert_eq!(moved, opencode_plugin("bsi"));
+        assert_eq!(unmerge(tool, &first), Ok(Some(String::new())));
+        // A plugin of the same name that bsi did not write is left alone.
+        let mine = "export const Mine = async () => ({})\n";
+        assert_eq!(merge(tool, Some(mine), BSI), Err(SettingsError::NotOurs));
+        assert_eq!(unmerge(tool, mine), Ok(None));
+        assert!(our_commands(tool, mine).is_empty());
+    }
+
+    #[test]
+    fn opencode_install_and_uninstall_leave_the_project_as_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        let common = dir.path().join("git");
+        // A project with plugins of its own.
+        fs::create_dir_all(root.join(".opencode/plugins")).expect("mkdir");
+        fs::write(root.join(".opencode/plugins/mine.js"), "// mine\n").expect("write");
+        let (path, did) = install(Tool::Opencode, &root, &common, "bsi").expect("install");
+        assert_eq!(did, Installed::Created);
+        assert_eq!(path, root.join(".opencode/plugins/bsi.js"));
+        assert_eq!(
+            install(Tool::Opencode, &root, &common, "bsi")
+                .expect("again")
+                .1,
+            Installed::Already
+        );
+        assert_eq!(
+            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            Uninstalled::Restored
+        );
+        assert!(!path.exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".opencode/plugins/mine.js")).expect("read"),
+            "// mine\n"
+        );
+        // No plugins directory before: none after. The plugin edited since
+        // install is still bsi's, and goes.
+        fs::remove_dir_all(root.join(".opencode")).expect("rm");
+        install(Tool::Opencode, &root, &common, "bsi").expect("install");
+        fs::write(&path, format!("{}// more\n", opencode_plugin("bsi"))).expect("edit");
+        assert_eq!(
+            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            Uninstalled::Removed
+        );
+        assert!(!path.exists());
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor): their hook
+//! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, OpenCode): their hook
 //! events turned into tool-neutral requests, and bsi's answers written back
 //! in each tool's own protocol.
 //!
-//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`]) parses
+//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`],
+//! [`opencode`]) parses
 //! that tool's events and renders its answers; both are pure. [`patch`] reads
 //! Codex's `apply_patch` text. [`new_text`] computes what a file holds after
 //! an edit, so the guard can compare old and new text. [`sessions`] maps a
@@ -19,6 +20,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod install;
 pub mod mcp_config;
+pub mod opencode;
 pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
@@ -41,11 +43,19 @@ pub enum Tool {
     Gemini,
     /// Cursor's agent.
     Cursor,
+    /// OpenCode (sst/anomalyco), through a plugin.
+    Opencode,
 }
 
 impl Tool {
     /// Every tool, in the order the documentation lists them.
-    pub const ALL: [Tool; 4] = [Tool::Claude, Tool::Codex, Tool::Gemini, Tool::Cursor];
+    pub const ALL: [Tool; 5] = [
+        Tool::Claude,
+        Tool::Codex,
+        Tool::Gemini,
+        Tool::Cursor,
+        Tool::Opencode,
+    ];
 
     /// The name used on the command line (`--tool claude`) and in the
     /// session map.
@@ -55,6 +65,7 @@ impl Tool {
             Tool::Codex => "codex",
             Tool::Gemini => "gemini",
             Tool::Cursor => "cursor",
+            Tool::Opencode => "opencode",
         }
     }
 
@@ -63,14 +74,16 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The environment variable the tool sets, in every shell command its
-    /// agent runs, to the session id its hooks are given: where the tool's
-    /// process is not among the shell's ancestors (Codex runs the shell in
-    /// a sandbox with a process namespace of its own), bsi finds the
+    /// The environment variable the tool (or bsi's plugin in it) sets, in
+    /// every shell command its agent runs, to the session id its hooks are
+    /// given: where the tool's process is not among the shell's ancestors
+    /// (Codex runs the shell in a sandbox with a process namespace of its
+    /// own), or one process runs many sessions (OpenCode), bsi finds the
     /// session by it.
     pub fn shell_session_var(self) -> Option<&'static str> {
         match self {
             Tool::Codex => Some("CODEX_THREAD_ID"),
+            Tool::Opencode => Some(opencode::SESSION_VAR),
             Tool::Claude | Tool::Gemini | Tool::Cursor => None,
         }
     }
@@ -82,6 +95,7 @@ impl Tool {
             Tool::Codex => "Codex CLI",
             Tool::Gemini => "Gemini CLI",
             Tool::Cursor => "Cursor",
+            Tool::Opencode => "OpenCode",
         }
     }
 }
@@ -100,6 +114,7 @@ impl From<crate::cli::AgentTool> for Tool {
             AgentTool::Codex => Tool::Codex,
             AgentTool::Gemini => Tool::Gemini,
             AgentTool::Cursor => Tool::Cursor,
+            AgentTool::Opencode => Tool::Opencode,
         }
     }
 }
@@ -473,6 +488,7 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
         Tool::Codex => codex::parse_edit(input, cwd),
         Tool::Gemini => gemini::parse_edit(input, cwd),
         Tool::Cursor => cursor::parse_edit(input, cwd),
+        Tool::Opencode => opencode::parse_edit(input, cwd),
     }
 }
 
@@ -483,6 +499,7 @@ pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
         Tool::Codex => codex::answer(verdict),
         Tool::Gemini => gemini::answer(verdict),
         Tool::Cursor => cursor::answer(verdict),
+        Tool::Opencode => opencode::answer(verdict),
     };
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
@@ -519,11 +536,12 @@ pub fn parse_session_start(
     input: &str,
     cwd: &Path,
 ) -> Result<SessionStart, EventError> {
-    let o = object(input)?;
     let (want, id_keys): (&'static str, &[&'static str]) = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => ("SessionStart", &["session_id"]),
         Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
+        Tool::Opencode => return opencode::parse_session_start(input, cwd),
     };
+    let o = object(input)?;
     check_event(&o, want)?;
     Ok(SessionStart {
         tool,
@@ -540,6 +558,7 @@ pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
         Tool::Codex => codex::answer_session_start(briefing),
         Tool::Gemini => gemini::answer_session_start(briefing),
         Tool::Cursor => cursor::answer_session_start(briefing),
+        Tool::Opencode => opencode::answer_session_start(briefing),
     }
 }
 
@@ -560,6 +579,9 @@ pub struct Stop {
 
 /// Reads a stop event (Gemini CLI: `AfterAgent`, the end of a turn).
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+    if tool == Tool::Opencode {
+        return opencode::parse_stop(input, cwd);
+    }
     let o = object(input)?;
     let continued = match tool {
         Tool::Claude | Tool::Codex | Tool::Gemini => {
@@ -586,6 +608,8 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
                 }
             }
         }
+        // Read above.
+        Tool::Opencode => false,
     };
     let keys: &[&'static str] = match tool {
         Tool::Cursor => &["session_id", "conversation_id"],
@@ -609,6 +633,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
         Tool::Claude | Tool::Codex => claude::answer_stop(reason),
         Tool::Cursor => cursor::answer_stop(reason),
         Tool::Gemini => gemini::answer_stop(reason),
+        Tool::Opencode => opencode::answer_stop(reason),
     }
 }
 

@@ -927,6 +927,7 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         // the tool session's id (`CODEX_THREAD_ID`), mapped here.
         Tool::Codex => agents::codex::session_note(&session),
         Tool::Gemini => agents::gemini::session_note(&session, by_process),
+        Tool::Opencode => agents::opencode::session_note(),
     };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {

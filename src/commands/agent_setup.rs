@@ -91,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             if tools.is_empty() {
                 w(
                     &mut out,
-                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini or cursor).".into(),
+                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor or opencode).".into(),
                 )?;
                 return Ok(exit::ERROR);
             }
@@ -130,6 +130,9 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
             "Claude Code runs project hooks once the folder is trusted; `--bare` runs none.".into(),
         ],
         Tool::Cursor => Vec::new(),
+        Tool::Opencode => vec![
+            "OpenCode loads project plugins, bsi's with them, without a trust step; `opencode --pure` (or OPENCODE_PURE=1) loads none, and then no edit is checked.".into(),
+        ],
     }
 }
 

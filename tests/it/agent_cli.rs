@@ -202,7 +202,7 @@ impl Setup {
     }
 
     /// The hook events the tool sent, in order: (hook kind, event).
-    fn events(&self) -> Vec<(String, Value)> {
+    pub(crate) fn events(&self) -> Vec<(String, Value)> {
         let mut names: Vec<PathBuf> = std::fs::read_dir(self.work.path().join("events"))
             .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
@@ -220,7 +220,11 @@ impl Setup {
 
 /// The fixture of tests/fixtures/agents a real event stands for.
 fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
-    let name = event["tool_name"].as_str().unwrap_or("");
+    // OpenCode's plugin passes the tool's name in `input.tool`.
+    let name = event["tool_name"]
+        .as_str()
+        .or(event["input"]["tool"].as_str())
+        .unwrap_or("");
     let command = event["tool_input"]["command"].as_str().unwrap_or("");
     if event["hook_event_name"] == "AfterTool" {
         return None;
@@ -239,6 +243,9 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
         ("gemini", "edit", "write_file") => "beforetool-write-file",
         ("claude", "edit", "Bash") => "pretooluse-bash",
         ("gemini", "edit", "run_shell_command") => "beforetool-run-shell-command",
+        ("opencode", "edit", "edit") => "tool-execute-before-edit",
+        ("opencode", "edit", "bash") => "tool-execute-before-bash",
+        ("opencode", "edit", "write") => "tool-execute-before-write",
         _ => return None,
     };
     Some(format!("{tool}-{stem}.json"))
@@ -268,6 +275,12 @@ fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<
             .unwrap_or_else(|| vec![t.clone()])
     });
     for d in decls {
+        // Chat Completions nests the declaration under `function`.
+        let d = if d["function"].is_object() {
+            d["function"].clone()
+        } else {
+            d
+        };
         if d["name"] != name {
             continue;
         }
@@ -288,7 +301,7 @@ fn declared(model: &FakeModel, name: &str) -> Option<std::collections::BTreeSet<
 /// run captured has the top-level keys of its fixture, no more, no fewer,
 /// and the fixture's `tool_input` names only parameters the tool declares
 /// to the model today.
-fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
+pub(crate) fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
     let events = s.events();
     assert!(!events.is_empty(), "no hook event captured");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
@@ -307,9 +320,22 @@ fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
             real.difference(&stored).collect::<Vec<_>>(),
             stored.difference(&real).collect::<Vec<_>>()
         );
+        // OpenCode's plugin passes OpenCode's own `input` and `output`:
+        // their keys are kept too.
+        for part in ["input", "output"] {
+            let (real, stored) = (shape(&event[part]), shape(&fixture[part]));
+            assert_eq!(
+                real, stored,
+                "{name}: `{part}` has drifted (real event: {event})"
+            );
+        }
         if let (Some(tool_name), Some(input)) = (
-            event["tool_name"].as_str(),
-            fixture["tool_input"].as_object(),
+            event["tool_name"]
+                .as_str()
+                .or(event["input"]["tool"].as_str()),
+            fixture["tool_input"]
+                .as_object()
+                .or(fixture["output"]["args"].as_object()),
         ) && let Some(params) = declared(model, tool_name)
         {
             let unknown: Vec<&String> = input.keys().filter(|k| !params.contains(*k)).collect();
@@ -353,7 +379,7 @@ pub(crate) fn run_bounded(mut cmd: Command) -> Run {
 }
 
 /// The bsi session the session-start context named to the model.
-fn briefed_session(turns: &[String]) -> String {
+pub(crate) fn briefed_session(turns: &[String]) -> String {
     let first = turns.first().expect("a first turn");
     let at = first
         .find("Your bsi session: ")
@@ -369,7 +395,13 @@ fn briefed_session(turns: &[String]) -> String {
 /// reason), the free edit landed, the shell's `bsi open` is the session's
 /// own claim and its next edit passes, and the stop sent the agent back
 /// exactly once, even after a further tool call.
-fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused_turn: usize) {
+pub(crate) fn check_run(
+    s: &Setup,
+    model: &FakeModel,
+    run: &Run,
+    script_len: usize,
+    refused_turn: usize,
+) {
     let turns = model.turns();
     let ctx = format!(
         "--- CLI stdout\n{}\n--- CLI stderr\n{}",
@@ -426,7 +458,7 @@ fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused
 /// The script every tool plays, in its own tool names: `read` a file
 /// (when the tool needs it before an edit), `edit` (file, old, new),
 /// `shell` (command).
-fn script(
+pub(crate) fn script(
     read: &dyn Fn(&str) -> Option<Value>,
     edit: &dyn Fn(&str, &str, &str) -> Value,
     shell: &dyn Fn(&str) -> Value,
@@ -446,7 +478,7 @@ fn script(
     (turns, refused)
 }
 
-fn bsi_word() -> String {
+pub(crate) fn bsi_word() -> String {
     bin().display().to_string()
 }
 
@@ -622,7 +654,7 @@ fn gemini_home(s: &Setup) {
 /// edited: the model's request after the edit (`after`) names the claim
 /// for the agent's session, the edit landed, the row is the session's in
 /// the tool's name, and the stop hook sends the agent back about it.
-fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
+pub(crate) fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
     let session = briefed_session(turns);
     assert!(
         after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
@@ -1036,7 +1068,7 @@ fn claude_code_claim_on_write_with_a_silent_remote_tells_the_model_to_sync() {
 }
 
 /// This `PATH` without any directory that holds a bsi.
-fn path_without_bsi() -> std::ffi::OsString {
+pub(crate) fn path_without_bsi() -> std::ffi::OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path)
         .filter(|d| !d.join("bsi").exists())
@@ -1254,7 +1286,7 @@ fn codex_cli_without_bsi_on_path_lets_edits_through_and_tells_the_model() {
 /// here-document rewriting the held section is refused before it runs
 /// (file unchanged, the model gets bsi's reason), and an append to a free
 /// file runs. `shell` is the tool's shell call for a command.
-fn shell_writes_script(shell: &dyn Fn(&str) -> Value) -> Vec<Value> {
+pub(crate) fn shell_writes_script(shell: &dyn Fn(&str) -> Value) -> Vec<Value> {
     let stolen = crate::agent_hook::PLAN.replace("goal text", "stolen goal");
     vec![
         shell(&format!("cat > projets/plan.md <<'EOF'\n{stolen}EOF")),
@@ -1263,7 +1295,7 @@ fn shell_writes_script(shell: &dyn Fn(&str) -> Value) -> Vec<Value> {
     ]
 }
 
-fn check_shell_writes(s: &Setup, model: &FakeModel, run: &Run, script_len: usize) {
+pub(crate) fn check_shell_writes(s: &Setup, model: &FakeModel, run: &Run, script_len: usize) {
     let turns = model.turns();
     let ctx = format!(
         "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",

@@ -3,6 +3,7 @@
 
 mod agent;
 mod agent_cli;
+mod agent_cli_opencode;
 mod agent_hook;
 mod agent_shell;
 
