@@ -2,7 +2,8 @@
 # The agent tools' edit hook, timed as each tool runs it: `sh -c` with the
 # command line `bsi agent install` writes, fed the tool's pre-edit event (a
 # Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
-# `replace`), in a brain where another session holds the section next to
+# `replace`, an OpenCode `edit` as bsi's plugin passes it — the plugin runs
+# bsi itself, without a shell), in a brain where another session holds the section next to
 # the edited one and 50 other claims are active. Then shell commands, which
 # the edit hook now sees too: one that writes no file (`git status --short
 # && ls projets`, answered before any registry read), one that writes a
@@ -62,7 +63,7 @@ git commit -qm base
 bsi init -q
 bsi open 'projets/plan.md#Goals' --session sess-bench-other --agent bob -q
 for i in $(seq -w 0 49); do bsi open "notes/n$i.md" --session "sess-bench-n$i" --agent a -q; done
-for t in claude codex gemini; do bsi agent install "$t" >/dev/null; done
+for t in claude codex gemini opencode; do bsi agent install "$t" >/dev/null; done
 
 # One event per tool: an edit of the free section `Risks`.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","replace_all":false}}\n' \
@@ -71,6 +72,8 @@ printf '{"session_id":"x1","cwd":"%s","hook_event_name":"PreToolUse","tool_name"
     "$B" >"$WORK/codex.json"
 printf '{"session_id":"g1","cwd":"%s","hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","instruction":"edit"}}\n' \
     "$B" "$B" >"$WORK/gemini.json"
+printf '{"hook":"tool.execute.before","directory":"%s","input":{"tool":"edit","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"filePath":"%s/projets/plan.md","oldString":"risk text","newString":"new risk"}}}\n' \
+    "$B" "$B" >"$WORK/opencode.json"
 # Shell commands: writing nothing, writing a free file; and a read.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets","description":"look"}}\n' \
     "$B" >"$WORK/claude-shell-nowrite.json"
@@ -89,6 +92,8 @@ command_of() {
     claude) jq -r '.hooks.PreToolUse[0].hooks[0].command' .claude/settings.json ;;
     codex) jq -r '.hooks.PreToolUse[0].hooks[0].command' .codex/hooks.json ;;
     gemini) jq -r '.hooks.BeforeTool[0].hooks[0].command' .gemini/settings.json ;;
+    opencode) printf '%s hook edit --tool opencode' \
+        "$(sed -n 's/^const PROGRAM = "\(.*\)";$/\1/p' .opencode/plugins/bsi.js)" ;;
     esac
 }
 command -v jq >/dev/null || {
@@ -100,7 +105,7 @@ FAILED=0
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
 printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
 printf '|---|---|---|---|---|\n'
-for t in claude codex gemini claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite claude-shell-write; do
+for t in claude codex gemini opencode claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite claude-shell-write; do
     cmd="sh -c $(printf '%q' "$(command_of "$t")") <$WORK/$t.json"
     out=$(bash -c "$cmd" 2>&1)
     [[ $out != *'"deny"'* && $out != *could\ not\ run* && $out != *warning* ]] || {

@@ -353,13 +353,18 @@ pub(crate) fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
 }
 
 /// Runs `cmd` to its end, killed after two minutes.
-pub(crate) fn run_bounded(mut cmd: Command) -> Run {
+pub(crate) fn run_bounded(cmd: Command) -> Run {
+    run_bounded_within(cmd, Duration::from_secs(120))
+}
+
+/// Runs `cmd` to its end, killed after `bound`.
+pub(crate) fn run_bounded_within(mut cmd: Command, bound: Duration) -> Run {
     let out_path = tempfile::NamedTempFile::new().expect("tmp");
     let err_path = tempfile::NamedTempFile::new().expect("tmp");
     cmd.stdout(out_path.reopen().expect("reopen"))
         .stderr(err_path.reopen().expect("reopen"));
     let mut child = cmd.spawn().expect("start the CLI");
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + bound;
     let code = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status.code().unwrap_or(-1);
@@ -395,13 +400,7 @@ pub(crate) fn briefed_session(turns: &[String]) -> String {
 /// reason), the free edit landed, the shell's `bsi open` is the session's
 /// own claim and its next edit passes, and the stop sent the agent back
 /// exactly once, even after a further tool call.
-pub(crate) fn check_run(
-    s: &Setup,
-    model: &FakeModel,
-    run: &Run,
-    script_len: usize,
-    refused_turn: usize,
-) {
+fn check_run(s: &Setup, model: &FakeModel, run: &Run, script_len: usize, refused_turn: usize) {
     let turns = model.turns();
     let ctx = format!(
         "--- CLI stdout\n{}\n--- CLI stderr\n{}",
@@ -654,7 +653,7 @@ fn gemini_home(s: &Setup) {
 /// edited: the model's request after the edit (`after`) names the claim
 /// for the agent's session, the edit landed, the row is the session's in
 /// the tool's name, and the stop hook sends the agent back about it.
-pub(crate) fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
+fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
     let session = briefed_session(turns);
     assert!(
         after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),

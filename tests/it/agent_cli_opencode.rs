@@ -12,8 +12,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::agent_cli::{
-    FakeModel, Setup, briefed_session, bsi_word, check_claimed_on_write, check_shell_writes, cli,
-    path_without_bsi, run_bounded, script, shell_writes_script,
+    FakeModel, Setup, briefed_session, bsi_word, check_shell_writes, cli, path_without_bsi,
+    run_bounded, script, shell_writes_script,
 };
 use crate::common::{Run, bin};
 
@@ -62,7 +62,10 @@ fn run_opencode(
         cmd.env("PATH", p);
     }
     cmd.args(["run", "--format", "json", "do the work"]);
-    let run = run_bounded(cmd);
+    // OpenCode's first start in a new home (its database, its own
+    // dependencies installed in the background) takes a minute or more on
+    // a busy 2-core machine.
+    let run = run_bounded_within(cmd, std::time::Duration::from_secs(300));
     (model, run)
 }
 
@@ -192,15 +195,28 @@ fn opencode_claim_on_write_tells_the_model() {
     let turns = json!([
         edit(&s, "projets/plan.md", "risk text", "new risk"),
         {"text": "done"},
-        {"text": "done, keeping the claim on purpose"},
     ]);
     let (model, run) = run_opencode(&s, &exe, &turns, None);
     let turns = model.turns();
     let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
     assert_eq!(run.code, 0, "{ctx}");
-    check_claimed_on_write(&s, &turns, &turns[1], &ctx);
-    assert_eq!(turns[1].matches("bsi claimed").count(), 1, "{ctx}");
-    let _ = briefed_session(&turns);
+    // As `check_claimed_on_write` of tests/it/agent_cli.rs, but for the
+    // stop reminder, which `opencode run` ends before.
+    let session = briefed_session(&turns);
+    let after = &turns[1];
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}\n{ctx}"
+    );
+    assert_eq!(after.matches("bsi claimed").count(), 1, "told once\n{ctx}");
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| opencode |")),
+        "{active:?}"
+    );
 }
 
 /// Without bsi on its PATH the plugin lets the edit through and says so, to
@@ -240,4 +256,59 @@ fn opencode_judges_what_its_shell_writes() {
     let turns = shell_writes_script(&bash);
     let (model, run) = run_opencode(&s, &exe, &json!(turns), None);
     check_shell_writes(&s, &model, &run, turns.len());
+}
+
+/// `bsi agent install opencode` and back, in a project with an
+/// `opencode.json` and a plugin of its own: the plugin and the MCP server
+/// are added, then taken out, and every other byte is as it was.
+#[test]
+fn opencode_install_and_uninstall_keep_the_project_byte_for_byte() {
+    let b = crate::common::Brain::new();
+    let config = "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"other\": {\n      \"type\": \"remote\",\n      \"url\": \"https://example.com/mcp\"\n    }\n  },\n  \"theme\": \"dark\"\n}\n";
+    b.write("opencode.json", config);
+    b.write(
+        ".opencode/plugins/mine.js",
+        "export const Mine = async () => ({})\n",
+    );
+    let status = b.git(&["status", "--porcelain"]);
+    b.bsi(&["agent", "install", "opencode"])
+        .ok()
+        .stdout_has("OpenCode: created .opencode/plugins/bsi.js with bsi's hooks")
+        .stdout_has("registered the MCP server `bsi mcp` in opencode.json")
+        .stdout_has("`opencode --pure` (or OPENCODE_PURE=1) loads none");
+    let plugin = b.read(".opencode/plugins/bsi.js");
+    assert!(plugin.contains("const PROGRAM = \"bsi\";"), "{plugin}");
+    assert!(
+        !plugin.contains(&bin().display().to_string()),
+        "no path of this machine"
+    );
+    let v: Value = serde_json::from_str(&b.read("opencode.json")).expect("json");
+    assert_eq!(
+        v["mcp"]["bsi"],
+        json!({"type": "local", "command": ["bsi", "mcp", "--tool", "opencode"]})
+    );
+    assert_eq!(v["mcp"]["other"]["url"], "https://example.com/mcp");
+    assert_eq!(v["theme"], "dark");
+    // Twice: nothing changes.
+    b.bsi(&["agent", "install", "opencode"])
+        .ok()
+        .stdout_has("bsi's hooks are already in .opencode/plugins/bsi.js")
+        .stdout_has("the MCP server `bsi mcp` is already in opencode.json");
+    b.bsi(&["agent", "uninstall", "opencode"])
+        .ok()
+        .stdout_has("took the MCP server `bsi mcp` out of opencode.json")
+        .stdout_has(".opencode/plugins/bsi.js is back as it was before `bsi agent install`");
+    assert_eq!(b.read("opencode.json"), config);
+    assert!(!b.path().join(".opencode/plugins/bsi.js").exists());
+    assert_eq!(
+        b.read(".opencode/plugins/mine.js"),
+        "export const Mine = async () => ({})\n"
+    );
+    assert_eq!(b.git(&["status", "--porcelain"]), status);
+    // A plugin of bsi's name that bsi did not write: left alone, and said.
+    b.write(".opencode/plugins/bsi.js", "// someone else's\n");
+    let r = b.bsi(&["agent", "install", "opencode"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("it is a file bsi did not write"), "{r:?}");
+    assert_eq!(b.read(".opencode/plugins/bsi.js"), "// someone else's\n");
 }
