@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::agent_cli::{
     FakeModel, Setup, briefed_session, bsi_word, check_shell_writes, cli, path_without_bsi,
-    run_bounded, script, shell_writes_script,
+    run_bounded_within, script, shell_writes_script,
 };
 use crate::common::{Run, bin};
 
@@ -74,7 +74,8 @@ fn edit(s: &Setup, file: &str, old: &str, new: &str) -> Value {
 }
 
 fn bash(command: &str) -> Value {
-    json!({"tool": "bash", "args": {"command": command, "description": "run"}})
+    // OpenCode 1.18.33 declares `command`, `timeout` and `workdir`.
+    json!({"tool": "bash", "args": {"command": command}})
 }
 
 #[test]
