@@ -3,8 +3,9 @@
 # command line `bsi agent install` writes, fed the tool's pre-edit event (a
 # Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
 # `replace`, a GitHub Copilot CLI `edit`, a Cline CLI `editor` call, its
-# hook file run by `sh` as Cline runs it), in a brain where another session
-# holds the section next to
+# hook file run by `sh` as Cline runs it, an OpenCode `edit` as bsi's plugin
+# passes it — the plugin runs bsi itself, without a shell), in a brain where
+# another session holds the section next to
 # the edited one and 50 other claims are active. Then shell commands, which
 # the edit hook now sees too: one that writes no file (`git status --short
 # && ls projets`, answered before any registry read), one that writes a
@@ -64,7 +65,7 @@ git commit -qm base
 bsi init -q
 bsi open 'projets/plan.md#Goals' --session sess-bench-other --agent bob -q
 for i in $(seq -w 0 49); do bsi open "notes/n$i.md" --session "sess-bench-n$i" --agent a -q; done
-for t in claude codex gemini copilot cline; do bsi agent install "$t" >/dev/null; done
+for t in claude codex gemini copilot cline opencode; do bsi agent install "$t" >/dev/null; done
 
 # One event per tool: an edit of the free section `Risks`.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","replace_all":false}}\n' \
@@ -77,6 +78,8 @@ printf '{"sessionId":"p1","timestamp":1796184916459,"cwd":"%s","toolName":"edit"
     "$B" "$B" >"$WORK/copilot.json"
 printf '{"hookName":"tool_call","taskId":"conv_1","sessionContext":{"rootSessionId":"k1"},"workspaceRoots":["%s"],"tool_call":{"id":"call_1","name":"editor","input":{"path":"%s/projets/plan.md","old_text":"risk text","new_text":"new risk"}}}\n' \
     "$B" "$B" >"$WORK/cline.json"
+printf '{"hook":"tool.execute.before","directory":"%s","input":{"tool":"edit","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"filePath":"%s/projets/plan.md","oldString":"risk text","newString":"new risk"}}}\n' \
+    "$B" "$B" >"$WORK/opencode.json"
 # Shell commands: writing nothing, writing a free file; and a read.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets","description":"look"}}\n' \
     "$B" >"$WORK/claude-shell-nowrite.json"
@@ -100,6 +103,8 @@ command_of() {
     codex) jq -r '.hooks.PreToolUse[0].hooks[0].command' .codex/hooks.json ;;
     gemini) jq -r '.hooks.BeforeTool[0].hooks[0].command' .gemini/settings.json ;;
     copilot) jq -r '.hooks.preToolUse[0].bash' .github/hooks/bsi.json ;;
+    opencode) printf '%s hook edit --tool opencode' \
+        "$(sed -n 's/^const PROGRAM = "\(.*\)";$/\1/p' .opencode/plugins/bsi.js)" ;;
     esac
 }
 command -v jq >/dev/null || {
@@ -111,7 +116,7 @@ FAILED=0
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
 printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
 printf '|---|---|---|---|---|\n'
-for t in claude codex gemini copilot cline claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite cline-shell-nowrite claude-shell-write; do
+for t in claude codex gemini copilot cline opencode claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite cline-shell-nowrite claude-shell-write; do
     if [[ $t == cline* ]]; then
         # Cline runs its hook file with the shell its first line names.
         cmd="sh .clinerules/hooks/PreToolUse <$WORK/$t.json"

@@ -259,7 +259,8 @@ pub enum Command {
     /// Hooks inside the agent tools: install or uninstall them.
     ///
     /// For Claude Code, Codex CLI, Gemini CLI, Cursor and GitHub Copilot CLI, in the tool's
-    /// project settings at the work tree root. The hooks run bsi before each file edit (refusing an edit inside
+    /// project settings at the work tree root; for Cline CLI, a hook file in `.clinerules/hooks/`;
+    /// for OpenCode, a plugin in `.opencode/plugins/`. The hooks run bsi before each file edit (refusing an edit inside
     /// another session's claim), when a session starts (telling the agent
     /// who holds what) and when it stops (reminding it to close its claims).
     Agent {
@@ -587,6 +588,8 @@ pub enum AgentTool {
     Copilot,
     /// Cline CLI.
     Cline,
+    /// OpenCode.
+    Opencode,
 }
 
 /// Subcommands whose help and completions do without the global flags:

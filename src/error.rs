@@ -641,6 +641,9 @@ pub enum SettingsError {
     /// A value bsi must edit has an unexpected type.
     #[error("`{0}` is not what the tool's format says it is")]
     Shape(String),
+    /// A file bsi writes whole (OpenCode's plugin) holds something else.
+    #[error("it is a file bsi did not write, in the place of bsi's own")]
+    NotOurs,
 }
 
 /// The words of [`Error::WhichRemote`].

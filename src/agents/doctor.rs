@@ -257,6 +257,12 @@ fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item
             detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
             next: None,
         },
+        Tool::Opencode => Item {
+            what: "trust",
+            ok: None,
+            detail: "OpenCode loads the project's plugins without a trust step; `--pure` (OPENCODE_PURE) loads none, bsi's with them".into(),
+            next: None,
+        },
     }
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini};
+use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini, opencode};
 use crate::error::{Error, Result};
 use crate::words::shell_word;
 
@@ -26,6 +26,7 @@ pub fn settings_file(tool: Tool) -> &'static str {
         Tool::Cursor => cursor::SETTINGS,
         Tool::Copilot => copilot::SETTINGS,
         Tool::Cline => CLINE_HOOK,
+        Tool::Opencode => opencode::SETTINGS,
     }
 }
 
@@ -60,6 +61,7 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
         Tool::Cursor => cursor::ENTRIES,
         Tool::Copilot => copilot::ENTRIES,
         Tool::Cline => &[(cline::HOOK, None, HookKind::Edit)],
+        Tool::Opencode => opencode::ENTRIES,
     }
 }
 
@@ -83,18 +85,23 @@ pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
     )
 }
 
-/// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
-pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
+/// What a hook says when bsi did not answer, in words.
+pub fn missing_text(tool: Tool, kind: HookKind) -> String {
     let then = match kind {
         HookKind::Edit => "this edit goes through unchecked",
         HookKind::SessionStart => "the session starts without its briefing",
         HookKind::Stop => "the agent stops without its reminder",
     };
-    let text = format!(
+    format!(
         "bsi: the hook could not run bsi (is it on the PATH {} runs hooks with?); {then}. Next: put bsi on that PATH, then check with `bsi agent doctor {}`.",
         tool.title(),
         tool.name()
-    );
+    )
+}
+
+/// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
+pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
+    let text = missing_text(tool, kind);
     // Claude Code and Codex pass a pre-edit or session-start hook's
     // `additionalContext` to the model (Codex shows the person no
     // `systemMessage` in `codex exec`): the agent learns it too, and can
@@ -120,6 +127,8 @@ pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
         }),
         (Tool::Claude | Tool::Codex | Tool::Gemini, _) => json!({ "systemMessage": text }),
+        // The plugin's own protocol; the plugin carries these words.
+        (Tool::Opencode, _) => json!({ "context": text }),
     }
     .to_string()
 }
@@ -131,6 +140,17 @@ pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
         return cline::commands_in(text)
             .into_iter()
             .filter(|c| is_ours(c, tool, HookKind::Edit))
+            .collect();
+    }
+    if tool == Tool::Opencode {
+        // The plugin's hooks, each running its program.
+        let Some(program) = opencode::program_of(text).filter(|_| opencode::is_ours(text)) else {
+            return Vec::new();
+        };
+        return entries(tool)
+            .iter()
+            .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
+            .map(|(_, _, kind)| hook_command(&program, tool, *kind))
             .collect();
     }
     let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
@@ -192,6 +212,9 @@ pub fn merge(
     program: &str,
 ) -> Result<Option<String>, SettingsError> {
     let text = existing.unwrap_or("");
+    if tool == Tool::Opencode {
+        return merge_plugin(existing, program);
+    }
     let mut root = parse(text)?;
     if flat(tool) && !root.contains_key("version") {
         let mut with_version = Map::new();
@@ -274,6 +297,22 @@ fn mend_flat_matcher(
         None => e.remove("matcher"),
     };
     true
+}
+
+/// The plugin bsi writes for OpenCode, running `program`.
+pub fn opencode_plugin(program: &str) -> String {
+    opencode::plugin(program, &|kind| missing_text(Tool::Opencode, kind))
+}
+
+/// OpenCode: the plugin file is bsi's alone, written whole. A file of that
+/// name that bsi did not write is left alone.
+fn merge_plugin(existing: Option<&str>, program: &str) -> Result<Option<String>, SettingsError> {
+    let want = opencode_plugin(program);
+    match existing {
+        Some(t) if t == want => Ok(None),
+        Some(t) if !t.trim().is_empty() && !opencode::is_ours(t) => Err(SettingsError::NotOurs),
+        _ => Ok(Some(want)),
+    }
 }
 
 /// The matcher of the group that holds bsi's hook `kind` (Claude Code,
@@ -364,6 +403,10 @@ pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'st
 /// `existing` without bsi's hooks for `tool` (and without the lists and
 /// groups that held only them); `None` when it has none.
 pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsError> {
+    if tool == Tool::Opencode {
+        // Nothing is left of bsi's plugin.
+        return Ok(opencode::is_ours(existing).then(String::new));
+    }
     let mut root = parse(existing)?;
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
         return Ok(None);
@@ -718,7 +761,7 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
     };
     let empty = parse(&new)
         .is_ok_and(|m| m.is_empty() || (flat(tool) && m.len() == 1 && m.contains_key("version")));
-    if empty && absent.is_some() {
+    if tool == Tool::Opencode || (empty && absent.is_some()) {
         remove_opt(&path)?;
     } else {
         write_atomic(&path, new.as_bytes())?;
@@ -841,9 +884,13 @@ mod tests {
 
     #[test]
     fn merge_into_nothing_then_again_is_idempotent() {
-        // Cline's hook is a file of its own, not an entry of a settings
-        // file: see `cline_hook_files_round_trip`.
-        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::Cline) {
+        // Cline's hook and OpenCode's plugin are files of their own, not
+        // entries of a settings file: see `cline_hook_files_round_trip` and
+        // `the_opencode_plugin_…`.
+        for tool in Tool::ALL
+            .into_iter()
+            .filter(|t| !matches!(t, Tool::Cline | Tool::Opencode))
+        {
             let first = merge(tool, None, BSI).expect("merge").expect("changed");
             assert!(first.ends_with("}\n"), "{first}");
             assert_eq!(merge(tool, Some(&first), BSI), Ok(None), "{tool}");
@@ -912,6 +959,70 @@ mod tests {
         install_cline(fresh.path(), "bsi").expect("install");
         uninstall_cline(fresh.path()).expect("uninstall");
         assert!(!fresh.path().join(".clinerules").exists());
+    }
+
+    #[test]
+    fn the_opencode_plugin_is_written_whole_and_taken_out_whole() {
+        let tool = Tool::Opencode;
+        let first = merge(tool, None, BSI).expect("merge").expect("changed");
+        assert!(super::opencode::is_ours(&first));
+        assert_eq!(merge(tool, Some(&first), BSI), Ok(None));
+        let commands = our_commands(tool, &first);
+        for (_, _, kind) in entries(tool) {
+            assert!(
+                commands.contains(&hook_command(BSI, tool, *kind)),
+                "{commands:?}"
+            );
+        }
+        // Another program: the plugin is written anew, not duplicated.
+        let moved = merge(tool, Some(&first), "bsi")
+            .expect("merge")
+            .expect("changed");
+        assert_eq!(moved, opencode_plugin("bsi"));
+        assert_eq!(unmerge(tool, &first), Ok(Some(String::new())));
+        // A plugin of the same name that bsi did not write is left alone.
+        let mine = "export const Mine = async () => ({})\n";
+        assert_eq!(merge(tool, Some(mine), BSI), Err(SettingsError::NotOurs));
+        assert_eq!(unmerge(tool, mine), Ok(None));
+        assert!(our_commands(tool, mine).is_empty());
+    }
+
+    #[test]
+    fn opencode_install_and_uninstall_leave_the_project_as_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        let common = dir.path().join("git");
+        // A project with plugins of its own.
+        fs::create_dir_all(root.join(".opencode/plugins")).expect("mkdir");
+        fs::write(root.join(".opencode/plugins/mine.js"), "// mine\n").expect("write");
+        let (path, did) = install(Tool::Opencode, &root, &common, "bsi").expect("install");
+        assert_eq!(did, Installed::Created);
+        assert_eq!(path, root.join(".opencode/plugins/bsi.js"));
+        assert_eq!(
+            install(Tool::Opencode, &root, &common, "bsi")
+                .expect("again")
+                .1,
+            Installed::Already
+        );
+        assert_eq!(
+            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            Uninstalled::Restored
+        );
+        assert!(!path.exists());
+        assert_eq!(
+            fs::read_to_string(root.join(".opencode/plugins/mine.js")).expect("read"),
+            "// mine\n"
+        );
+        // No plugins directory before: none after. The plugin edited since
+        // install is still bsi's, and goes.
+        fs::remove_dir_all(root.join(".opencode")).expect("rm");
+        install(Tool::Opencode, &root, &common, "bsi").expect("install");
+        fs::write(&path, format!("{}// more\n", opencode_plugin("bsi"))).expect("edit");
+        assert_eq!(
+            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            Uninstalled::Removed
+        );
+        assert!(!path.exists());
     }
 
     #[test]

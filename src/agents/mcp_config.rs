@@ -1,7 +1,8 @@
 //! `bsi mcp` registered in an agent tool's MCP settings, and taken out
 //! again: `.mcp.json` (Claude Code, and GitHub Copilot CLI, which reads
 //! the same file), `.codex/config.toml` (Codex), `.gemini/settings.json`
-//! (Gemini CLI), `.cursor/mcp.json` (Cursor).
+//! (Gemini CLI), `.cursor/mcp.json` (Cursor), `opencode.json` (OpenCode:
+//! `mcp.bsi`, a `local` server whose `command` is one list).
 //!
 //! In `.mcp.json` one server named `bsi` serves both Claude Code and
 //! Copilot: whichever tool starts it, the server finds its session from the
@@ -43,6 +44,7 @@ pub fn settings_file(tool: Tool) -> &'static str {
         // work tree's: `bsi agent install cline` names the command that
         // registers bsi there and writes no file of this name.
         Tool::Cline => CLINE_SETTINGS,
+        Tool::Opencode => "opencode.json",
     }
 }
 
@@ -99,21 +101,15 @@ pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, 
     }
     let text = existing.unwrap_or("");
     let mut root = parse(text)?;
-    let Value::Object(servers) = root
-        .entry("mcpServers")
-        .or_insert_with(|| Value::Object(Map::new()))
+    let key = servers_key(tool);
+    let Value::Object(servers) = root.entry(key).or_insert_with(|| Value::Object(Map::new()))
     else {
-        return Err(SettingsError::Shape("mcpServers".into()));
+        return Err(SettingsError::Shape(key.into()));
     };
     let want = server_json(tool);
     match servers.get(NAME) {
         Some(v) if *v == want => return Ok(Merged::Already),
-        Some(v)
-            if !is_ours(
-                v.get("command").and_then(Value::as_str),
-                v.get("args").and_then(Value::as_array).map(Vec::as_slice),
-            ) =>
-        {
+        Some(v) if !entry_is_ours(v) => {
             return Ok(Merged::Foreign);
         }
         Some(v)
@@ -138,19 +134,20 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
         return unmerge_toml(existing);
     }
     let mut root = parse(existing)?;
-    let Some(Value::Object(servers)) = root.get_mut("mcpServers") else {
+    let key = servers_key(tool);
+    let Some(Value::Object(servers)) = root.get_mut(key) else {
         return Ok(None);
     };
     let ours = servers.get(NAME).is_some_and(|v| {
         let args = v.get("args").and_then(Value::as_array).map(Vec::as_slice);
-        is_ours(v.get("command").and_then(Value::as_str), args) && !shared_with_other(tool, args)
+        entry_is_ours(v) && !shared_with_other(tool, args)
     });
     if !ours {
         return Ok(None);
     }
     servers.shift_remove(NAME);
     if servers.is_empty() {
-        root.shift_remove("mcpServers");
+        root.shift_remove(key);
     }
     if root.is_empty() {
         return Ok(Some(String::new()));
@@ -158,7 +155,32 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
     Ok(Some(render(&root, existing)))
 }
 
+/// The key of the servers' table in a JSON settings file.
+fn servers_key(tool: Tool) -> &'static str {
+    match tool {
+        Tool::Opencode => "mcp",
+        _ => "mcpServers",
+    }
+}
+
+/// Whether a JSON server entry runs `bsi mcp`: `command` and `args`, or
+/// OpenCode's one `command` list.
+fn entry_is_ours(v: &Value) -> bool {
+    match v.get("command") {
+        Some(Value::Array(words)) => is_ours(words.first().and_then(Value::as_str), words.get(1..)),
+        command => is_ours(
+            command.and_then(Value::as_str),
+            v.get("args").and_then(Value::as_array).map(Vec::as_slice),
+        ),
+    }
+}
+
 fn server_json(tool: Tool) -> Value {
+    if tool == Tool::Opencode {
+        let mut command = vec![PROGRAM];
+        command.extend(args(tool));
+        return json!({ "type": "local", "command": command });
+    }
     let mut s = Map::new();
     if matches!(tool, Tool::Claude | Tool::Copilot) {
         s.insert("type".into(), json!("stdio"));

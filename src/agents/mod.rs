@@ -1,10 +1,10 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI): their hook
+//! Copilot CLI, Cline CLI, OpenCode): their hook
 //! events turned into tool-neutral requests, and bsi's answers written back
 //! in each tool's own protocol.
 //!
 //! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`],
-//! [`copilot`]) parses
+//! [`copilot`], [`cline`], [`opencode`]) parses
 //! that tool's events and renders its answers; both are pure. [`patch`] reads
 //! Codex's `apply_patch` text. [`new_text`] computes what a file holds after
 //! an edit, so the guard can compare old and new text. [`sessions`] maps a
@@ -23,6 +23,7 @@ pub mod doctor;
 pub mod gemini;
 pub mod install;
 pub mod mcp_config;
+pub mod opencode;
 pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
@@ -49,17 +50,20 @@ pub enum Tool {
     Copilot,
     /// Cline CLI.
     Cline,
+    /// OpenCode (sst/anomalyco), through a plugin.
+    Opencode,
 }
 
 impl Tool {
     /// Every tool, in the order the documentation lists them.
-    pub const ALL: [Tool; 6] = [
+    pub const ALL: [Tool; 7] = [
         Tool::Claude,
         Tool::Codex,
         Tool::Gemini,
         Tool::Cursor,
         Tool::Copilot,
         Tool::Cline,
+        Tool::Opencode,
     ];
 
     /// The name used on the command line (`--tool claude`) and in the
@@ -72,6 +76,7 @@ impl Tool {
             Tool::Cursor => "cursor",
             Tool::Copilot => "copilot",
             Tool::Cline => "cline",
+            Tool::Opencode => "opencode",
         }
     }
 
@@ -80,15 +85,17 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// The environment variable the tool sets, in every shell command its
-    /// agent runs, to the session id its hooks are given: where the tool's
-    /// process is not among the shell's ancestors (Codex runs the shell in
-    /// a sandbox with a process namespace of its own), bsi finds the
+    /// The environment variable the tool (or bsi's plugin in it) sets, in
+    /// every shell command its agent runs, to the session id its hooks are
+    /// given: where the tool's process is not among the shell's ancestors
+    /// (Codex runs the shell in a sandbox with a process namespace of its
+    /// own), or one process runs many sessions (OpenCode), bsi finds the
     /// session by it.
     pub fn shell_session_var(self) -> Option<&'static str> {
         match self {
             Tool::Codex => Some("CODEX_THREAD_ID"),
             Tool::Copilot => Some("COPILOT_AGENT_SESSION_ID"),
+            Tool::Opencode => Some(opencode::SESSION_VAR),
             Tool::Claude | Tool::Gemini | Tool::Cursor | Tool::Cline => None,
         }
     }
@@ -102,6 +109,7 @@ impl Tool {
             Tool::Cursor => "Cursor",
             Tool::Copilot => "GitHub Copilot CLI",
             Tool::Cline => "Cline CLI",
+            Tool::Opencode => "OpenCode",
         }
     }
 }
@@ -122,6 +130,7 @@ impl From<crate::cli::AgentTool> for Tool {
             AgentTool::Cursor => Tool::Cursor,
             AgentTool::Copilot => Tool::Copilot,
             AgentTool::Cline => Tool::Cline,
+            AgentTool::Opencode => Tool::Opencode,
         }
     }
 }
@@ -524,6 +533,7 @@ pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventE
         Tool::Cursor => cursor::parse_edit(input, cwd),
         Tool::Copilot => copilot::parse_edit(input, cwd),
         Tool::Cline => cline::parse_edit(input, cwd),
+        Tool::Opencode => opencode::parse_edit(input, cwd),
     }
 }
 
@@ -536,6 +546,7 @@ pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
         Tool::Cursor => cursor::answer(verdict),
         Tool::Copilot => copilot::answer(verdict),
         Tool::Cline => cline::answer(verdict),
+        Tool::Opencode => opencode::answer(verdict),
     };
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
@@ -577,6 +588,7 @@ pub fn parse_session_start(
         Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
         Tool::Copilot => ("sessionStart", &["sessionId"]),
         Tool::Cline => return cline::parse_session_start(input, cwd),
+        Tool::Opencode => return opencode::parse_session_start(input, cwd),
     };
     let o = object(input)?;
     check_event(&o, want)?;
@@ -597,6 +609,7 @@ pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
         Tool::Cursor => cursor::answer_session_start(briefing),
         Tool::Copilot => copilot::answer_session_start(briefing),
         Tool::Cline => cline::answer_session_start(briefing),
+        Tool::Opencode => opencode::answer_session_start(briefing),
     }
 }
 
@@ -619,6 +632,9 @@ pub struct Stop {
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
     if tool == Tool::Cline {
         return cline::parse_stop(input, cwd);
+    }
+    if tool == Tool::Opencode {
+        return opencode::parse_stop(input, cwd);
     }
     let o = object(input)?;
     let continued = match tool {
@@ -647,6 +663,8 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
             }
         }
         Tool::Copilot => copilot::stop_continued(&o)?,
+        // Read above.
+        Tool::Opencode => false,
     };
     let keys: &[&'static str] = match tool {
         Tool::Cursor => &["session_id", "conversation_id"],
@@ -673,6 +691,7 @@ pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
         Tool::Copilot => copilot::answer_stop(reason),
         Tool::Gemini => gemini::answer_stop(reason),
         Tool::Cline => cline::answer_stop(reason),
+        Tool::Opencode => opencode::answer_stop(reason),
     }
 }
 

@@ -1000,6 +1000,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
         // it starts (`COPILOT_AGENT_SESSION_ID`), mapped here.
         Tool::Copilot => agents::copilot::session_note(&session),
         Tool::Cline => agents::cline::session_note(&session, by_process),
+        Tool::Opencode => agents::opencode::session_note(),
     };
     if tool == Tool::Claude {
         match &ctx.claude_env_file {

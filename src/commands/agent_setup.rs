@@ -91,7 +91,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             if tools.is_empty() {
                 w(
                     &mut out,
-                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor or cline).".into(),
+                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor, copilot, cline or opencode).".into(),
                 )?;
                 return Ok(exit::ERROR);
             }
@@ -139,6 +139,9 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
         ],
         Tool::Cline => vec![
             "Cline CLI runs the hooks in .clinerules/hooks without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.".into(),
+        ],
+        Tool::Opencode => vec![
+            "OpenCode loads project plugins, bsi's with them, without a trust step; `opencode --pure` (or OPENCODE_PURE=1) loads none, and then no edit is checked.".into(),
         ],
     }
 }

@@ -220,10 +220,12 @@ impl Setup {
 
 /// The fixture of tests/fixtures/agents a real event stands for.
 fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
-    // Copilot's camelCase events: `toolName`, `toolArgs`.
+    // Copilot's camelCase events: `toolName`, `toolArgs`; OpenCode's
+    // plugin passes the tool's name in `input.tool`.
     let name = event["tool_name"]
         .as_str()
         .or(event["toolName"].as_str())
+        .or(event["input"]["tool"].as_str())
         .unwrap_or("");
     let command = event["tool_input"]["command"].as_str().unwrap_or("");
     if event["hook_event_name"] == "AfterTool" {
@@ -248,6 +250,9 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
         ("gemini", "edit", "write_file") => "beforetool-write-file",
         ("claude", "edit", "Bash") => "pretooluse-bash",
         ("gemini", "edit", "run_shell_command") => "beforetool-run-shell-command",
+        ("opencode", "edit", "edit") => "tool-execute-before-edit",
+        ("opencode", "edit", "bash") => "tool-execute-before-bash",
+        ("opencode", "edit", "write") => "tool-execute-before-write",
         _ => return None,
     };
     Some(format!("{tool}-{stem}.json"))
@@ -283,6 +288,12 @@ pub(crate) fn declared(
             })
     });
     for d in decls {
+        // Chat Completions nests the declaration under `function`.
+        let d = if d["function"].is_object() {
+            d["function"].clone()
+        } else {
+            d
+        };
         if d["name"] != name {
             continue;
         }
@@ -322,11 +333,24 @@ pub(crate) fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
             real.difference(&stored).collect::<Vec<_>>(),
             stored.difference(&real).collect::<Vec<_>>()
         );
+        // OpenCode's plugin passes OpenCode's own `input` and `output`:
+        // their keys are kept too.
+        for part in ["input", "output"] {
+            let (real, stored) = (shape(&event[part]), shape(&fixture[part]));
+            assert_eq!(
+                real, stored,
+                "{name}: `{part}` has drifted (real event: {event})"
+            );
+        }
         if let (Some(tool_name), Some(input)) = (
-            event["tool_name"].as_str().or(event["toolName"].as_str()),
+            event["tool_name"]
+                .as_str()
+                .or(event["toolName"].as_str())
+                .or(event["input"]["tool"].as_str()),
             fixture["tool_input"]
                 .as_object()
-                .or(fixture["toolArgs"].as_object()),
+                .or(fixture["toolArgs"].as_object())
+                .or(fixture["output"]["args"].as_object()),
         ) && let Some(params) = declared(model, tool_name)
         {
             let unknown: Vec<&String> = input.keys().filter(|k| !params.contains(*k)).collect();
@@ -344,13 +368,18 @@ pub(crate) fn check_fixtures(tool: &str, s: &Setup, model: &FakeModel) {
 }
 
 /// Runs `cmd` to its end, killed after two minutes.
-pub(crate) fn run_bounded(mut cmd: Command) -> Run {
+pub(crate) fn run_bounded(cmd: Command) -> Run {
+    run_bounded_within(cmd, Duration::from_secs(120))
+}
+
+/// Runs `cmd` to its end, killed after `bound`.
+pub(crate) fn run_bounded_within(mut cmd: Command, bound: Duration) -> Run {
     let out_path = tempfile::NamedTempFile::new().expect("tmp");
     let err_path = tempfile::NamedTempFile::new().expect("tmp");
     cmd.stdout(out_path.reopen().expect("reopen"))
         .stderr(err_path.reopen().expect("reopen"));
     let mut child = cmd.spawn().expect("start the CLI");
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + bound;
     let code = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status.code().unwrap_or(-1);
