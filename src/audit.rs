@@ -590,7 +590,8 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
     let Some(oldest) = claims.iter().map(|(c, _)| c.opened.timestamp()).min() else {
         return Ok(Vec::new());
     };
-    let index = ClaimIndex::from_claims(claims.iter().copied());
+    let claims = claim_starts(brain, claims, oldest);
+    let index = ClaimIndex::from_claims(claims.iter().map(|&(c, stale, _)| (c, stale)));
     let md = brain.markdown.clone();
     let mut landed = Vec::new();
     for m in brain.git.commits_made_since(oldest, DRIFT_DEPTH)? {
@@ -605,7 +606,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
             time: m.time,
             touched: Vec::new(),
         };
-        if !drift::may_drift(claims, &commit, now) {
+        if !drift::may_drift(&claims, &commit, now) {
             continue;
         }
         for f in check_commit(brain, &index, None, m.info.id, m.info.merge, &md)? {
@@ -615,7 +616,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
                 region,
                 ..
             } = f
-                && let Some(i) = claims.iter().position(|(c, _)| std::ptr::eq(*c, claim))
+                && let Some(i) = claims.iter().position(|(c, _, _)| std::ptr::eq(*c, claim))
             {
                 commit.touched.push(drift::Touch {
                     claim: i,
@@ -626,7 +627,50 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
         }
         landed.push(commit);
     }
-    Ok(drift::drift(claims, &landed, now))
+    Ok(drift::drift(&claims, &landed, now))
+}
+
+/// How many registry commits are read for when each claim was opened.
+const OPEN_DEPTH: usize = 2000;
+
+/// Each claim with the first second a commit counts as made while it was
+/// held: the registry records the minute a claim was opened, so a commit
+/// made earlier in that minute (the work the claim was opened after)
+/// would count too; the registry commit that opened it (`BSI-Action:
+/// open`, naming its session, within that minute) says the second. The
+/// registry branch and its remote-tracking copy are read back to the
+/// oldest claim's minute.
+fn claim_starts<'c>(
+    brain: &Brain,
+    claims: &[(&'c Claim, bool)],
+    oldest: i64,
+) -> Vec<drift::Since<'c>> {
+    let tips = brain.tips(None);
+    let mut from: Vec<Oid> = tips.local.into_iter().collect();
+    from.extend(tips.tracking);
+    let opens: Vec<(i64, Vec<String>)> = brain
+        .git
+        .messages_since(&from, oldest, OPEN_DEPTH)
+        .into_iter()
+        .filter_map(|(_, time, message)| {
+            let t = trailer::Registry::parse(&message);
+            (t.action.as_deref() == Some("open")).then_some((time, t.sessions))
+        })
+        .collect();
+    claims
+        .iter()
+        .map(|&(c, stale)| {
+            let minute = c.opened.timestamp();
+            let opened = opens
+                .iter()
+                .filter(|(t, sessions)| {
+                    (minute..minute + 60).contains(t) && sessions.contains(&c.session)
+                })
+                .map(|(t, _)| *t)
+                .min();
+            (c, stale, opened.map_or(minute, |t| t + 1))
+        })
+        .collect()
 }
 
 /// The drift of every claim of `reg` (active and stale), or of `session`'s

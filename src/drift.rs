@@ -9,8 +9,8 @@
 //! in; the drift out.
 //!
 //! The rule: a commit drifts a claim when it touched the claim, was made
-//! while the claim was held (its commit time at or after the claim was
-//! opened), and is not the holder's — its `BSI-Session` trailer names no
+//! while the claim was held (its commit time after the registry commit
+//! that opened the claim), and is not the holder's — its `BSI-Session` trailer names no
 //! session, or another session. A commit its holder tagged is the
 //! holder's own work, whatever it changed. A commit dated ahead of this
 //! clock by more than [`LEEWAY_SECS`] (a machine whose clock runs fast) is
@@ -18,9 +18,6 @@
 
 use crate::guard::Region;
 use crate::registry::Claim;
-
-/// A claim and whether it sits in the stale table.
-pub type Held<'a> = (&'a Claim, bool);
 
 /// How far ahead of this clock a commit's time may be and still be judged:
 /// the leeway the registry's times get between two machines' clocks.
@@ -71,34 +68,42 @@ pub struct Drift {
     pub region: Option<Region>,
 }
 
-/// Whether `commit` drifts `claim`: made while the claim was held (not
-/// ahead of `now` by more than [`LEEWAY_SECS`]) by someone other than the
-/// holder.
-pub fn drifts(claim: &Claim, commit: &Landed, now: i64) -> bool {
-    commit.time >= claim.opened.timestamp()
+/// A claim, whether it is stale, and the first second a commit counts as
+/// made while it was held: the second after the registry commit that
+/// opened it, or the minute the registry row records when that commit is
+/// not found.
+pub type Since<'a> = (&'a Claim, bool, i64);
+
+/// Whether `commit` drifts the claim held by `holder` since `start`: made
+/// while the claim was held (not ahead of `now` by more than
+/// [`LEEWAY_SECS`]) by someone other than the holder.
+pub fn drifts(holder: &str, start: i64, commit: &Landed, now: i64) -> bool {
+    commit.time >= start
         && commit.time <= now + LEEWAY_SECS
-        && commit.session.as_deref() != Some(claim.session.as_str())
+        && commit.session.as_deref() != Some(holder)
 }
 
 /// Whether reading what `commit` changed can find drift at all: some claim
 /// of `claims` was held when it was made by someone else. Lets the reader
 /// skip the diff of every other commit.
-pub fn may_drift(claims: &[Held<'_>], commit: &Landed, now: i64) -> bool {
-    claims.iter().any(|(c, _)| drifts(c, commit, now))
+pub fn may_drift(claims: &[Since<'_>], commit: &Landed, now: i64) -> bool {
+    claims
+        .iter()
+        .any(|(c, _, start)| drifts(&c.session, *start, commit, now))
 }
 
 /// The drift of `claims` among `commits` (newest first, as walked): one
 /// entry per claim a commit touched while someone else held it, in the
 /// order of the commits, then of what each touched. Touches naming no
 /// claim of `claims` are ignored.
-pub fn drift(claims: &[Held<'_>], commits: &[Landed], now: i64) -> Vec<Drift> {
+pub fn drift(claims: &[Since<'_>], commits: &[Landed], now: i64) -> Vec<Drift> {
     let mut out = Vec::new();
     for commit in commits {
         for t in &commit.touched {
-            let Some(&(claim, stale)) = claims.get(t.claim) else {
+            let Some(&(claim, stale, start)) = claims.get(t.claim) else {
                 continue;
             };
-            if drifts(claim, commit, now) {
+            if drifts(&claim.session, start, commit, now) {
                 out.push(Drift {
                     claim: claim.clone(),
                     stale,
@@ -182,7 +187,7 @@ mod tests {
     fn a_commit_of_another_after_the_claim_opened_drifts_it() {
         let c = claim("s1", "2026-03-14T09:30:00Z");
         let at = c.opened.timestamp();
-        let claims = [(&c, false)];
+        let claims = [(&c, false, at)];
         let found = drift(&claims, &[landed(None, at + 60)], at + 600);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].short(), "0123456");
@@ -196,7 +201,7 @@ mod tests {
     fn the_holders_own_earlier_and_future_commits_do_not_drift() {
         let c = claim("s1", "2026-03-14T09:30:00Z");
         let at = c.opened.timestamp();
-        let claims = [(&c, false)];
+        let claims = [(&c, false, at)];
         assert!(drift(&claims, &[landed(Some("s1"), at + 60)], at + 600).is_empty());
         assert!(drift(&claims, &[landed(None, at - 1)], at + 600).is_empty());
         assert!(

@@ -1241,7 +1241,7 @@ proptest! {
         commits in prop::collection::vec(landed(4), 0..6),
         now_dt in 0i64..600_000 * 60,
     ) {
-        let held: Vec<(&Claim, bool)> = claims.iter().map(|c| (c, false)).collect();
+        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
         let now = 1_773_000_000 + now_dt;
         let found = bsi::drift::drift(&held, &commits, now);
         let mut expected = Vec::new();
@@ -1272,11 +1272,11 @@ proptest! {
         now_dt in 0i64..600_000 * 60,
     ) {
         let now = 1_773_000_000 + now_dt;
-        let held: Vec<(&Claim, bool)> = claims.iter().map(|c| (c, false)).collect();
+        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
         if !bsi::drift::may_drift(&held, &commit, now) {
             prop_assert!(bsi::drift::drift(&held, std::slice::from_ref(&commit), now).is_empty());
         }
-        let own: Vec<(&Claim, bool)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false)).collect();
+        let own: Vec<(&Claim, bool, i64)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false, c.opened.timestamp())).collect();
         commit.session = Some("s0".into());
         prop_assert!(bsi::drift::drift(&own, std::slice::from_ref(&commit), now).is_empty());
         prop_assert!(!bsi::drift::may_drift(&own, &commit, now));

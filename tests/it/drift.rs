@@ -244,3 +244,52 @@ fn work_made_before_the_claim_was_opened_is_not_drift() {
     let v = b.bsi(&["status", "--json"]).json();
     assert_eq!(v["drift"].as_array().map(Vec::len), Some(0));
 }
+
+/// `NOW` plus `seconds`, as RFC 3339.
+fn after_secs(seconds: i64) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(NOW).expect("NOW")
+        + chrono::Duration::seconds(seconds);
+    t.to_rfc3339()
+}
+
+#[test]
+fn work_committed_in_the_claims_minute_counts_from_the_registry_commit_that_opened_it() {
+    // The registry records 09:30; the claim was opened at 09:30:30. A
+    // commit of 09:30:10 was there before it; one of 09:30:50 is drift.
+    let mut b = Brain::new();
+    let remote = b.publish_to_bare();
+    let other = Brain::clone_of(remote.path(), "bob");
+    commit_plan(
+        &other,
+        &after_secs(10),
+        None,
+        "goal text",
+        "goal text 1",
+        "before",
+    );
+    other.git(&["push", "-q", "origin", "main"]);
+    b.git(&["pull", "-q", "--no-rebase", "origin", "main"]);
+    b.now = after_secs(30);
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "s1"])
+        .ok();
+    assert!(
+        b.active().iter().any(|r| r.contains("09:30")),
+        "{:?}",
+        b.active()
+    );
+    commit_plan(
+        &other,
+        &after_secs(50),
+        None,
+        "goal text 1",
+        "goal text 2",
+        "after",
+    );
+    let late = other.git(&["rev-parse", "HEAD"]).trim().to_string();
+    other.git(&["push", "-q", "origin", "main"]);
+    pull(&mut b);
+    let v = b.bsi(&["status", "--json"]).json();
+    let drift = v["drift"].as_array().expect("drift");
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert_eq!(drift[0]["commit"], late.as_str());
+}
