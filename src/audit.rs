@@ -5,6 +5,7 @@
 
 use crate::git::Oid;
 
+use crate::drift;
 use crate::error::{Error, Result};
 use unicode_normalization::UnicodeNormalization;
 
@@ -573,6 +574,147 @@ pub fn missing_lines<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>)
         .into_iter()
         .map(|c| missing_line(&c.scope.to_string(), &c.session))
         .collect()
+}
+
+/// How many commits of the content branch the drift walk reads at most,
+/// however old the oldest claim.
+pub const DRIFT_DEPTH: usize = 5000;
+
+/// The drift of `claims` ([`crate::drift`]): the commits of the content
+/// branch (HEAD's history, pulled work included) made since the oldest of
+/// them was opened that changed a claimed part and are not its holder's.
+/// Each commit that could drift a claim is read once, by the guard's one
+/// reading of a commit; the history made before the oldest claim is not
+/// walked. `now` is this run's time, seconds since the epoch.
+pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<drift::Drift>> {
+    let Some(oldest) = claims.iter().map(|(c, _)| c.opened.timestamp()).min() else {
+        return Ok(Vec::new());
+    };
+    let claims = claim_starts(brain, claims, oldest);
+    let index = ClaimIndex::from_claims(claims.iter().map(|&(c, stale, _)| (c, stale)));
+    let md = brain.markdown.clone();
+    let mut landed = Vec::new();
+    for m in brain.git.commits_made_since(oldest, DRIFT_DEPTH)? {
+        // bsi's own registry commits are not work.
+        if !trailer::values(&m.info.message, trailer::ACTION).is_empty() {
+            continue;
+        }
+        let mut commit = drift::Landed {
+            id: m.info.id.to_string(),
+            author: m.author,
+            session: trailer::author_session(&m.info.message).map(String::from),
+            time: m.time,
+            touched: Vec::new(),
+        };
+        if !drift::may_drift(&claims, &commit, now) {
+            continue;
+        }
+        for f in check_commit(brain, &index, None, m.info.id, m.info.merge, &md)? {
+            if let Finding::Claimed {
+                path,
+                claim,
+                region,
+                ..
+            } = f
+                && let Some(i) = claims.iter().position(|(c, _, _)| std::ptr::eq(*c, claim))
+            {
+                commit.touched.push(drift::Touch {
+                    claim: i,
+                    path,
+                    region,
+                });
+            }
+        }
+        landed.push(commit);
+    }
+    Ok(drift::drift(&claims, &landed, now))
+}
+
+/// How many registry commits are read for when each claim was opened.
+const OPEN_DEPTH: usize = 2000;
+
+/// Each claim with the first second a commit counts as made while it was
+/// held: the registry records the minute a claim was opened, so a commit
+/// made earlier in that minute (the work the claim was opened after)
+/// would count too; the registry commit that opened it (`BSI-Action:
+/// open`, naming its session, within that minute) says the second. The
+/// registry branch and its remote-tracking copy are read back to the
+/// oldest claim's minute.
+fn claim_starts<'c>(
+    brain: &Brain,
+    claims: &[(&'c Claim, bool)],
+    oldest: i64,
+) -> Vec<drift::Since<'c>> {
+    let tips = brain.tips(None);
+    let mut from: Vec<Oid> = tips.local.into_iter().collect();
+    from.extend(tips.tracking);
+    let opens: Vec<(i64, Vec<String>)> = brain
+        .git
+        .messages_since(&from, oldest, OPEN_DEPTH)
+        .into_iter()
+        .filter_map(|(_, time, message)| {
+            let t = trailer::Registry::parse(&message);
+            (t.action.as_deref() == Some("open")).then_some((time, t.sessions))
+        })
+        .collect();
+    claims
+        .iter()
+        .map(|&(c, stale)| {
+            let minute = c.opened.timestamp();
+            let opened = opens
+                .iter()
+                .filter(|(t, sessions)| {
+                    (minute..minute + 60).contains(t) && sessions.contains(&c.session)
+                })
+                .map(|(t, _)| *t)
+                .min();
+            (c, stale, opened.map_or(minute, |t| t + 1))
+        })
+        .collect()
+}
+
+/// The drift of every claim of `reg` (active and stale), or of `session`'s
+/// alone.
+pub fn drift_of(
+    brain: &Brain,
+    reg: &Registry,
+    session: Option<&str>,
+    now: i64,
+) -> Result<Vec<drift::Drift>> {
+    let claims: Vec<(&Claim, bool)> = reg
+        .all_claims()
+        .filter(|(c, _)| session.is_none_or(|s| c.session == s))
+        .collect();
+    drift(brain, &claims, now)
+}
+
+/// The line that closes a session's drift: how many commits of others
+/// changed its claims.
+pub fn drift_summary(drift: &[drift::Drift], session: &str) -> String {
+    let mut commits: Vec<&str> = drift.iter().map(|d| d.commit.as_str()).collect();
+    commits.sort_unstable();
+    commits.dedup();
+    let n = commits.len();
+    format!(
+        "drift: {n} commit{} not of {session} changed its claims since they were opened",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// The line that reports one drift, with what its holder does next.
+pub fn drift_line(d: &drift::Drift) -> String {
+    let short = d.short();
+    format!(
+        "drift: {} of {} changed by commit {short} ({}), not by {}: {} in {}; see it with `{}`, then keep it or undo it with `{}`",
+        d.claim.scope,
+        d.claim.session,
+        d.whose(),
+        d.claim.session,
+        d.what(),
+        d.path,
+        command_line(["git", "show", short]),
+        command_line(["git", "revert", short]),
+    )
 }
 
 #[cfg(test)]

@@ -180,6 +180,17 @@ pub struct CommitInfo {
     pub message: String,
 }
 
+/// A commit with who made it and when it was committed.
+#[derive(Debug, Clone)]
+pub struct Made {
+    /// The commit.
+    pub info: CommitInfo,
+    /// Its author, `Name <email>`.
+    pub author: String,
+    /// Its commit time, seconds since the epoch.
+    pub time: i64,
+}
+
 impl Git {
     /// Finds the repository containing `dir`.
     ///
@@ -1250,6 +1261,84 @@ impl Git {
             None => Some(String::new()),
             Some(id) => String::from_utf8(self.blob_bytes(id).ok()?).ok(),
         }
+    }
+
+    /// The commits reachable from `tips`, newest first by commit time, down
+    /// to the first made before `since`, at most `limit`: each id, commit
+    /// time and message.
+    pub fn messages_since(
+        &self,
+        tips: &[Oid],
+        since: i64,
+        limit: usize,
+    ) -> Vec<(Oid, i64, String)> {
+        let Ok(mut walk) = self.repo.revwalk() else {
+            return Vec::new();
+        };
+        for t in tips {
+            let _ = walk.push(*t);
+        }
+        if walk.set_sorting(Sort::TIME).is_err() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for id in walk.take(limit).flatten() {
+            let Ok(c) = self.repo.find_commit(id) else {
+                continue;
+            };
+            let time = c.committer().when().seconds();
+            if time < since {
+                break;
+            }
+            out.push((
+                id,
+                time,
+                String::from_utf8_lossy(c.message_bytes()).into_owned(),
+            ));
+        }
+        out
+    }
+
+    /// HEAD's history newest first by commit time, down to the first
+    /// commit made before `since` (seconds since the epoch), at most
+    /// `limit` commits: with who made each and when it was committed. A
+    /// history made before `since` is not read.
+    pub fn commits_made_since(&self, since: i64, limit: usize) -> Result<Vec<Made>> {
+        let tip = match self.repo.head() {
+            Ok(h) => h.peel_to_commit()?.id(),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        walk.set_sorting(Sort::TIME)?;
+        let mut out = Vec::new();
+        for id in walk.take(limit) {
+            let c = self.repo.find_commit(id?)?;
+            let time = c.committer().when().seconds();
+            if time < since {
+                break;
+            }
+            let a = c.author();
+            let author = format!(
+                "{} <{}>",
+                String::from_utf8_lossy(a.name_bytes()),
+                String::from_utf8_lossy(a.email_bytes())
+            );
+            out.push(Made {
+                info: CommitInfo {
+                    id: c.id(),
+                    parent: c.parent_id(0).ok(),
+                    merge: c.parent_count() > 1,
+                    message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+                },
+                author,
+                time,
+            });
+        }
+        Ok(out)
     }
 
     /// Commits reachable from HEAD but not from `base` (all of HEAD's

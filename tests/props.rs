@@ -1194,3 +1194,91 @@ proptest! {
         }
     }
 }
+
+// --- drift: a claimed part changed by a commit that is not its holder's ---
+
+/// A commit of the content branch: its author session (one of the claims'
+/// sessions, another, or none), its time around the claims', and the
+/// claims it touched (indexes, some past the end).
+fn landed(claims: usize) -> impl Strategy<Value = bsi::drift::Landed> {
+    (
+        prop::option::of(prop::sample::select(vec!["s0", "s1", "s2", "x"])),
+        -600i64..600_000 * 60,
+        prop::collection::vec(0..claims + 2, 0..4),
+    )
+        .prop_map(|(session, dt, touched)| bsi::drift::Landed {
+            id: format!("{:040x}", dt.unsigned_abs()),
+            author: "a <a@b>".into(),
+            session: session.map(String::from),
+            time: 1_773_000_000 + dt,
+            touched: touched
+                .into_iter()
+                .map(|claim| bsi::drift::Touch {
+                    claim,
+                    path: "f.md".into(),
+                    region: None,
+                })
+                .collect(),
+        })
+}
+
+fn held_claim() -> impl Strategy<Value = Claim> {
+    (claim(), prop::sample::select(vec!["s0", "s1", "s2"])).prop_map(|(mut c, s)| {
+        c.session = s.to_string();
+        c
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Each drift is a touch of a claim, by a commit made while it was
+    /// held, not in the future, not tagged with its holder's session; and
+    /// every such touch is reported, once, in the commits' order.
+    #[test]
+    fn drift_is_exactly_the_touches_not_of_the_holder_while_held(
+        claims in prop::collection::vec(held_claim(), 1..4),
+        commits in prop::collection::vec(landed(4), 0..6),
+        now_dt in 0i64..600_000 * 60,
+    ) {
+        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
+        let now = 1_773_000_000 + now_dt;
+        let found = bsi::drift::drift(&held, &commits, now);
+        let mut expected = Vec::new();
+        for k in &commits {
+            for t in &k.touched {
+                let Some(c) = claims.get(t.claim) else { continue };
+                if k.time >= c.opened.timestamp()
+                    && k.time <= now + bsi::drift::LEEWAY_SECS
+                    && k.session.as_deref() != Some(c.session.as_str())
+                {
+                    expected.push((k.id.clone(), c.clone()));
+                }
+            }
+        }
+        let got: Vec<(String, Claim)> = found.iter().map(|d| (d.commit.clone(), d.claim.clone())).collect();
+        prop_assert_eq!(got, expected);
+        for d in &found {
+            prop_assert_ne!(d.session.as_deref(), Some(d.claim.session.as_str()));
+        }
+    }
+
+    /// A commit its holder tagged never drifts the holder's claims, and
+    /// `may_drift` is false only when the commit drifts nothing.
+    #[test]
+    fn the_holders_own_commit_never_drifts_and_may_drift_is_a_safe_filter(
+        claims in prop::collection::vec(held_claim(), 1..4),
+        mut commit in landed(4),
+        now_dt in 0i64..600_000 * 60,
+    ) {
+        let now = 1_773_000_000 + now_dt;
+        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
+        if !bsi::drift::may_drift(&held, &commit, now) {
+            prop_assert!(bsi::drift::drift(&held, std::slice::from_ref(&commit), now).is_empty());
+        }
+        let own: Vec<(&Claim, bool, i64)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false, c.opened.timestamp())).collect();
+        commit.session = Some("s0".into());
+        prop_assert!(bsi::drift::drift(&own, std::slice::from_ref(&commit), now).is_empty());
+        prop_assert!(!bsi::drift::may_drift(&own, &commit, now));
+    }
+}

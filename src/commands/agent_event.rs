@@ -1027,7 +1027,17 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
         }
     }
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
-    let context = briefing(&view.registry, &session, &env_note, &fresh, &ctx);
+    // What others' commits changed under this session's claims since it
+    // opened them (a clone without bsi's hooks, a forced escape).
+    let drift =
+        match crate::audit::drift_of(&brain, &view.registry, Some(&session), ctx.now.timestamp()) {
+            Ok(drift) => drift_briefing(&drift),
+            Err(e) => {
+                eprintln!("bsi: warning: the claims' drift could not be read: {e}");
+                String::new()
+            }
+        };
+    let context = briefing(&view.registry, &session, &env_note, (&fresh, &drift), &ctx);
     Ok((context, session))
 }
 
@@ -1046,7 +1056,13 @@ fn claim_line(c: &Claim, stale: bool, now: chrono::DateTime<chrono::FixedOffset>
 }
 
 /// What the agent is told when its session starts.
-fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ctx: &Ctx) -> String {
+fn briefing(
+    reg: &Registry,
+    session: &str,
+    env_note: &str,
+    (fresh, drift): (&Freshness, &str),
+    ctx: &Ctx,
+) -> String {
     let now = ctx.now;
     let mut t = format!(
         "bsi guards this repository: sessions claim what they edit, and an edit inside another session's claim is refused before it happens.\nYour bsi session: {session} ({env_note})."
@@ -1093,6 +1109,7 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
             t.push_str(&claim_line(c, true, now));
         }
     }
+    t.push_str(drift);
     t.push_str(&format!(
         "\nNext: before editing, claim what you will change: `{}` (SCOPE: dir/, file.md or {}); if it is held, `{}` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `{}`.",
         command_line(["bsi", "open", "SCOPE", "--session", session]),
@@ -1100,6 +1117,22 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
         command_line(["bsi", "open", "SCOPE", "--session", session, "--wait", "10m"]),
         command_line(["bsi", "close", session])
     ));
+    t
+}
+
+/// The briefing's paragraph on the drift of the session's claims: nothing
+/// when none changed under it.
+fn drift_briefing(drift: &[crate::drift::Drift]) -> String {
+    if drift.is_empty() {
+        return String::new();
+    }
+    let mut t = String::from(
+        "\nChanged under your claims by commits that are not yours (made without bsi's hooks, or forced past them): read each before you go on, and tell the user.",
+    );
+    for d in drift {
+        t.push_str("\n- ");
+        t.push_str(&crate::audit::drift_line(d));
+    }
     t
 }
 

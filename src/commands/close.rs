@@ -16,6 +16,15 @@ use crate::output::{self, ClaimJson};
 use crate::registry::{Claim, Status};
 use crate::words::command_line;
 
+/// A close's document, with the drift of the claims it closed.
+#[derive(Serialize)]
+struct WithDrift {
+    #[serde(flatten)]
+    closed: output::ClosedJson,
+    /// The claims closed that commits not of the session changed.
+    drift: Vec<super::views::DriftJson>,
+}
+
 /// A close repeated: the session's claims were closed before.
 #[derive(Serialize)]
 struct AlreadyClosed {
@@ -59,6 +68,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
         let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
     }
     let session = &actor.session;
+    let drift = closed.drift;
     w.report(closed.applied, |closing, commit| match closing {
         Closing::Closed {
             claims,
@@ -68,6 +78,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
             ctx,
             session,
             (&claims, &verified, forced_by.as_deref()),
+            &drift,
             commit,
             json,
         ),
@@ -162,20 +173,24 @@ fn report(
     ctx: &Ctx,
     session: &str,
     (targets, verified, forced_by): (&[(Claim, bool)], &VerifyOutcome, Option<&str>),
+    drift: &[crate::drift::Drift],
     commit: Option<Oid>,
     json: bool,
 ) -> Result<Ending> {
     if json {
-        output::print_json(&output::ClosedJson {
-            session: session.to_string(),
-            closed: targets
-                .iter()
-                .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
-                .collect(),
-            status: Status::Completed.as_str(),
-            verify: verified.to_string(),
-            forced_by: forced_by.map(String::from),
-            commit: commit.map(|c| c.to_string()),
+        output::print_json(&WithDrift {
+            drift: super::views::DriftJson::list(drift),
+            closed: output::ClosedJson {
+                session: session.to_string(),
+                closed: targets
+                    .iter()
+                    .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
+                    .collect(),
+                status: Status::Completed.as_str(),
+                verify: verified.to_string(),
+                forced_by: forced_by.map(String::from),
+                commit: commit.map(|c| c.to_string()),
+            },
         })?;
     } else {
         let mut out = ctx.out();
@@ -199,6 +214,13 @@ fn report(
                 command_line(["bsi", "verify", session])
             )
             .map_err(Error::output)?;
+        }
+        // What others changed under the claims closed: the holder's last
+        // chance to hear of it.
+        super::views::print_drift(&mut out, drift, None)?;
+        if !drift.is_empty() {
+            writeln!(out, "{}", crate::audit::drift_summary(drift, session))
+                .map_err(Error::output)?;
         }
         super::note_commit(ctx, &mut out, commit)?;
         writeln!(

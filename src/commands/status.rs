@@ -5,7 +5,7 @@ use std::io::Write;
 use super::Ctx;
 use super::views::{
     FREE, GENERIC_NEXT, Shown, StatusJson, claims_view, counts, free_but_queued, is_overdue,
-    next_steps, print_sync, state, sync_state,
+    next_steps, print_drift, print_sync, state, sync_state,
 };
 use crate::cli::StatusArgs;
 use crate::core;
@@ -60,6 +60,7 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     for line in crate::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
+    print_drift(&mut out, &seen.drift, seen.drift_unread.as_deref())?;
     // With a collision standing, its own next step replaces the generic one.
     if collisions.is_empty() || view.next != GENERIC_NEXT {
         write!(out, "{}", view.next).map_err(crate::Error::output)?;

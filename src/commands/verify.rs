@@ -41,6 +41,9 @@ struct VerifyJson {
     overflow: Vec<OverflowJson>,
     /// Section claims naming a heading the file no longer has.
     missing_sections: Vec<String>,
+    /// The session's claimed parts changed by commits that are not its
+    /// own (pulled, or made without bsi's hooks).
+    drift: Vec<super::views::DriftJson>,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
@@ -78,6 +81,16 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
         )?
     };
     let clean = report.overflow.is_empty();
+    // Every commit of the content branch since its claims were opened,
+    // pulled ones included: the changes others made under its claims.
+    let (drift, unread) = if holds {
+        match audit::drift_of(&brain, &reg, Some(&session), ctx.now.timestamp()) {
+            Ok(d) => (d, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        }
+    } else {
+        (Vec::new(), None)
+    };
     if json {
         output::print_json(&VerifyJson {
             session: session.clone(),
@@ -109,6 +122,7 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
                 })
                 .collect(),
             missing_sections: report.missing.clone(),
+            drift: super::views::DriftJson::list(&drift),
         })?;
     } else {
         let mut out = ctx.asked();
@@ -131,12 +145,16 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
         for m in &report.missing {
             writeln!(out, "{}", audit::missing_line(m, &session)).map_err(Error::output)?;
         }
+        super::views::print_drift(&mut out, &drift, unread.as_deref())?;
         match report.outcome() {
             VerifyOutcome::Clean => {
                 writeln!(out, "clean: nothing outside the claims of {session}")
                     .map_err(Error::output)?;
             }
             found => writeln!(out, "{found}").map_err(Error::output)?,
+        }
+        if !drift.is_empty() {
+            writeln!(out, "{}", audit::drift_summary(&drift, &session)).map_err(Error::output)?;
         }
     }
     Ok(if clean { exit::OK } else { exit::OVERFLOW })

@@ -47,6 +47,8 @@ pub(crate) struct StatusJson {
     sync: Option<SyncJson>,
     /// Whether this work tree's commit guard is on, and what is wrong if not.
     guard: crate::hook_managers::GuardState,
+    /// Claimed parts changed by commits that are not their holders'.
+    drift: Vec<DriftJson>,
 }
 
 impl StatusJson {
@@ -73,8 +75,72 @@ impl StatusJson {
                 crate::githooks::HOOKS,
                 ctx.places.path.as_deref(),
             ),
+            drift: DriftJson::list(&seen.drift),
         }
     }
+}
+
+/// A claimed part changed on the content branch by a commit that is not
+/// its holder's, in `status`, `watchdog`, `verify` and `close`.
+#[derive(Serialize)]
+pub(crate) struct DriftJson {
+    /// The holder.
+    session: String,
+    scope: String,
+    /// The commit, in full.
+    commit: String,
+    /// Who made it: `Name <email>`.
+    author: String,
+    /// The session its trailer names; null without one.
+    by_session: Option<String>,
+    path: String,
+    start: Option<usize>,
+    end: Option<usize>,
+    /// `old`: lines of the previous version (removed); null for a file.
+    version: Option<&'static str>,
+    heading: Option<String>,
+}
+
+impl DriftJson {
+    pub(crate) fn list(drift: &[crate::drift::Drift]) -> Vec<DriftJson> {
+        drift
+            .iter()
+            .map(|d| DriftJson {
+                session: d.claim.session.clone(),
+                scope: d.claim.scope.to_string(),
+                commit: d.commit.clone(),
+                author: d.author.clone(),
+                by_session: d.session.clone(),
+                path: d.path.clone(),
+                start: d.region.as_ref().map(|r| r.start),
+                end: d.region.as_ref().map(|r| r.end),
+                version: d.region.as_ref().map(|r| match r.side {
+                    crate::changes::Side::Old => "old",
+                    crate::changes::Side::New => "new",
+                }),
+                heading: d.region.as_ref().and_then(|r| r.heading.clone()),
+            })
+            .collect()
+    }
+}
+
+/// Writes a line per drift, and why the drift could not be read when it
+/// could not.
+pub(crate) fn print_drift(
+    out: &mut dyn Write,
+    drift: &[crate::drift::Drift],
+    unread: Option<&str>,
+) -> Result<()> {
+    for d in drift {
+        writeln!(out, "{}", crate::audit::drift_line(d)).map_err(crate::Error::output)?;
+    }
+    if let Some(why) = unread {
+        let _ = writeln!(
+            std::io::stderr(),
+            "bsi: warning: the claims' drift could not be read: {why}"
+        );
+    }
+    Ok(())
 }
 
 /// One session's claims, as `whoami --json` and MCP's `whoami` give them.

@@ -9,6 +9,7 @@ use super::{Ctx, Ending, WriteCommand};
 use crate::audit;
 use crate::claims::watchdog::{Seen, plan};
 use crate::conflict;
+use crate::drift::Drift;
 use crate::error::{Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
@@ -22,6 +23,8 @@ struct Report {
     moved: Vec<ClaimJson>,
     stale_claims: Vec<ClaimJson>,
     collisions: Vec<[ClaimJson; 2]>,
+    /// Claimed parts changed by commits that are not their holders'.
+    drift: Vec<status::DriftJson>,
     /// The registry commit; null when nothing moved.
     commit: Option<String>,
 }
@@ -37,15 +40,22 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             .into_iter()
             .map(|(a, b)| (a.clone(), b.clone()))
             .collect();
+    // And the drift of every claim, active and stale, as it landed.
+    let drift = audit::drift_of(
+        &w.brain,
+        &applied.landing.registry,
+        None,
+        ctx.now.timestamp(),
+    );
     w.report(applied, |seen, commit| {
-        report(ctx, &w.brain, (seen, collisions), commit, json)
+        report(ctx, &w.brain, (seen, collisions, drift), commit, json)
     })
 }
 
 fn report(
     ctx: &Ctx,
     brain: &Brain,
-    (seen, collisions): (Seen, Vec<(Claim, Claim)>),
+    (seen, collisions, drift): (Seen, Vec<(Claim, Claim)>, Result<Vec<Drift>>),
     commit: Option<Oid>,
     json: bool,
 ) -> Result<Ending> {
@@ -56,6 +66,10 @@ fn report(
         sections_held,
     } = seen;
     let stale = stale_claims.len();
+    let (drift, unread) = match drift {
+        Ok(d) => (d, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
 
     if json {
         output::print_json(&Report {
@@ -64,6 +78,7 @@ fn report(
             moved: ClaimJson::list(moved.iter(), true, ctx.now),
             stale_claims: ClaimJson::list(stale_claims.iter(), true, ctx.now),
             collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
+            drift: status::DriftJson::list(&drift),
             commit: commit.as_ref().map(ToString::to_string),
         })?;
     } else {
@@ -90,6 +105,7 @@ fn report(
         for line in audit::missing_lines(brain, sections_held.iter()) {
             writeln!(out, "{line}").map_err(crate::Error::output)?;
         }
+        status::print_drift(&mut out, &drift, unread.as_deref())?;
         super::note_commit(ctx, &mut out, commit)?;
         if stale > 0 {
             write!(out, "{}", status::next_steps(&stale_claims, 0))

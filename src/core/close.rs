@@ -5,6 +5,7 @@ use super::{Actor, Site};
 use crate::audit::{self, VerifyOutcome};
 use crate::claims::close::{Closing, plan};
 use crate::claims::session_claims;
+use crate::drift::Drift;
 use crate::error::{Error, Result};
 use crate::publish::Applied;
 use crate::registry::Claim;
@@ -17,6 +18,9 @@ pub struct Closed {
     /// Why the session's changes could not be verified, when they could
     /// not (the close went ahead: an audit alerts, never blocks).
     pub unverified: Option<String>,
+    /// The claims closed that commits not of the session changed since
+    /// they were opened ([`crate::drift`]).
+    pub drift: Vec<Drift>,
 }
 
 /// Closes `actor`'s claims (those on `scope`); `owner` is who acts
@@ -31,7 +35,7 @@ pub fn close(
 ) -> Result<Closed> {
     // The session's audit, read before the lock from the registry as this
     // clone sees it: alert, never block.
-    let (verified, unverified) = audit_session(site, &actor.session, scope);
+    let (verified, unverified, drift) = audit_session(site, &actor.session, scope);
     let applied = site.publish(|reg| {
         plan(
             reg,
@@ -44,6 +48,7 @@ pub fn close(
     Ok(Closed {
         applied,
         unverified,
+        drift,
     })
 }
 
@@ -87,29 +92,39 @@ pub fn close_each(
     each
 }
 
-/// What the audit of the session says of its changes; a failure to read
-/// them is recorded as `not verified`, with why.
+/// What the audit of the session says of its changes, and the drift of
+/// the claims it closes; a failure to read them is recorded as `not
+/// verified`, with why.
 fn audit_session(
     site: &Site<'_>,
     session: &str,
     scope: Option<&Scope>,
-) -> (VerifyOutcome, Option<String>) {
+) -> (VerifyOutcome, Option<String>, Vec<Drift>) {
     let remote = site.settings.remote().ok().flatten();
     let audited = site.brain.view(remote.as_ref()).and_then(|view| {
         let (active, stale) = session_claims(&view.registry, session, scope);
         if active.is_empty() && stale.is_empty() {
             // Nothing to close: the plan says so.
-            return Ok(VerifyOutcome::Clean);
+            return Ok((VerifyOutcome::Clean, Vec::new()));
         }
-        audit::verify(site.brain, &view.registry, session, false).map(|r| r.outcome())
+        let reg = &view.registry;
+        let closing: Vec<(&Claim, bool)> = active
+            .into_iter()
+            .map(|i| (&reg.active_claims[i], false))
+            .chain(stale.into_iter().map(|i| (&reg.stale_claims[i], true)))
+            .collect();
+        let drift = audit::drift(site.brain, &closing, site.now.timestamp())?;
+        let outcome = audit::verify(site.brain, &view.registry, session, false)?.outcome();
+        Ok((outcome, drift))
     });
     match audited {
-        Ok(v) => (v, None),
+        Ok((v, drift)) => (v, None, drift),
         Err(e) => (
             VerifyOutcome::NotVerified,
             Some(format!(
                 "the changes of {session} could not be verified: {e}"
             )),
+            Vec::new(),
         ),
     }
 }

@@ -2,8 +2,10 @@
 //! session's (`whoami`). Read only.
 
 use super::{Actor, Site};
+use crate::audit;
 use crate::claims::close::Ended;
 use crate::claims::queue;
+use crate::drift::Drift;
 use crate::error::Result;
 use crate::publish::{self, Freshness};
 use crate::registry::{Claim, Request};
@@ -19,6 +21,12 @@ pub struct Status {
     pub collisions: Vec<(Claim, Claim)>,
     /// The live places in the queue, in order.
     pub waiting: Vec<Request>,
+    /// Claimed parts changed on the content branch by commits that are
+    /// not their holders' ([`crate::drift`]).
+    pub drift: Vec<Drift>,
+    /// Why the drift could not be read, when it could not (the rest of
+    /// the view stands).
+    pub drift_unread: Option<String>,
 }
 
 /// Reads every session's claims (fetched first unless `offline`).
@@ -30,11 +38,18 @@ pub fn status(site: &Site<'_>, offline: bool) -> Result<Status> {
         .map(|(a, b)| (a.clone(), b.clone()))
         .collect();
     let waiting = queue::live_requests(&view.registry, site.now);
+    let (drift, drift_unread) =
+        match audit::drift_of(site.brain, &view.registry, None, site.now.timestamp()) {
+            Ok(d) => (d, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
     Ok(Status {
         view,
         fresh,
         collisions,
         waiting,
+        drift,
+        drift_unread,
     })
 }
 

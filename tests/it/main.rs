@@ -19,6 +19,7 @@ mod core;
 mod demo;
 mod docs;
 mod doors;
+mod drift;
 mod edit_decision;
 mod exact;
 mod help;
