@@ -311,15 +311,19 @@ fn judge_transaction(
     let judged_before = judged::take(&git.git_dir());
     let known: Vec<Oid> = updates
         .iter()
-        .filter(|u| u.name.starts_with("refs/remotes/") || u.name.starts_with("refs/tags/"))
+        .filter(|u| u.name.starts_with("refs/remotes/"))
         .filter_map(|u| u.new)
         .collect();
     let mut landing: Vec<(String, CommitInfo)> = Vec::new();
-    for u in updates
-        .iter()
-        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
-    {
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
         let Some(new) = u.new else { continue };
+        // The commit the pre-commit hook judged is not judged again; what a
+        // merge commit's other parents bring still is (`git merge SHA`):
+        // the mark is that commit's, not the whole update's.
+        let judged_tip = judged_before.is_some_and(|head| head == u.old);
+        if judged_tip && git.parent_ids(new) == u.old.into_iter().collect::<Vec<_>>() {
+            continue;
+        }
         // The branch's content stays what it was (a squash of its own
         // commits, a reworded message, `--allow-empty`): nothing lands.
         if u.old.is_some_and(|old| {
@@ -329,26 +333,29 @@ fn judge_transaction(
             continue;
         }
         for c in git.landing_commits(u.old, new, &known)? {
-            if !landing.iter().any(|(_, l)| l.id == c.id) {
+            let judged = judged_tip && c.id == new;
+            if !judged && !landing.iter().any(|(_, l)| l.id == c.id) {
                 landing.push((u.name.clone(), c));
             }
         }
     }
-    if landing.is_empty() {
+    let session = ctx.env_session()?;
+    let session = session.as_deref();
+    let mut dropped = dropped_commits(&git, updates, judged_before, session)?;
+    if landing.is_empty() && dropped.is_empty() {
         return Ok(exit::OK);
     }
     let (brain, settings) = open_for_hook(ctx, err)?;
     let mode = settings.hook_mode;
     let registry_ref = format!("refs/heads/{}", brain.branch);
     landing.retain(|(name, _)| *name != registry_ref);
-    if mode == HookMode::Off || landing.is_empty() {
+    dropped.retain(|(name, _)| *name != registry_ref);
+    if mode == HookMode::Off || (landing.is_empty() && dropped.is_empty()) {
         return Ok(exit::OK);
     }
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
-    let session = ctx.env_session()?;
-    let session = session.as_deref();
     let index = ClaimIndex::new(&reg);
     // What each branch had before, read only for a commit that needs it.
     let mut befores: Vec<(&str, audit::Before<'_>)> = Vec::new();
@@ -397,8 +404,53 @@ fn judge_transaction(
             branches.push(branch_name(branch));
         }
     }
-    if branches.is_empty() {
+    // A branch moved back over another session's commits: judged like the
+    // revert it amounts to, against the claims their session holds now.
+    let mut dropping: Vec<&str> = Vec::new();
+    for (branch, c) in &dropped {
+        let Some(holder) = trailer::author_session(&c.message) else {
+            continue;
+        };
+        let mut findings =
+            audit::check_commit(&brain, &index, None, c.id, c.merge, &brain.markdown)?;
+        findings.retain(
+            |f| matches!(f, crate::guard::Finding::Claimed { claim, .. } if claim.session == holder),
+        );
+        if findings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            err,
+            "bsi: commit {} ({}) of session {holder} would leave {}:",
+            audit::short(c.id),
+            subject(&c.message),
+            branch_name(branch)
+        );
+        if report(err, &brain, &findings, false, session, mode, "commit")
+            && !dropping.contains(&branch_name(branch))
+        {
+            dropping.push(branch_name(branch));
+        }
+    }
+    if branches.is_empty() && dropping.is_empty() {
         return Ok(exit::OK);
+    }
+    if branches.is_empty() {
+        let _ = writeln!(
+            err,
+            "bsi: refused: {} did not move and keeps those commits; `git status` shows what the index and the work tree hold now.",
+            dropping.join(", ")
+        );
+        let _ = writeln!(
+            err,
+            "  next: the session that made them may drop them; to drop them anyway, run the command again as `git -c bsi.hookMode=off …`"
+        );
+        return Ok(exit::CONFLICT);
+    }
+    for b in dropping {
+        if !branches.contains(&b) {
+            branches.push(b);
+        }
     }
     let op = transaction::under_way(&brain.git.git_dir());
     // A branch this work tree is not on (`git fetch origin main:main`,
@@ -436,6 +488,66 @@ fn judge_transaction(
         ),
     };
     Ok(exit::CONFLICT)
+}
+
+/// How many commits a branch update leaves behind are looked at.
+const DROPPED_DEPTH: usize = 1000;
+
+/// The commits a branch update leaves behind (`git reset --hard HEAD~1`,
+/// `git branch -f`) and no other branch keeps, that carry another
+/// session's trailer (not `session`'s:
+/// one's own commits may be dropped freely), with the branch: what a
+/// revert of them would take away. A commit the update brings back as a
+/// copy (a rebase, by patch identity) is not left behind. A fast-forward
+/// and the amend a pre-commit hook judged (its old tip `judged_before`)
+/// leave nothing behind worth a walk.
+fn dropped_commits(
+    git: &Git,
+    updates: &[transaction::Update],
+    judged_before: Option<Option<Oid>>,
+    session: Option<&str>,
+) -> Result<Vec<(String, CommitInfo)>> {
+    let mut out: Vec<(String, CommitInfo)> = Vec::new();
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
+        // `git branch -f` hands the hook no old value: the branch still
+        // points to it while the transaction is prepared.
+        let old = u.old.or_else(|| git.ref_target(&u.name));
+        let (Some(old), Some(new)) = (old, u.new) else {
+            continue;
+        };
+        if judged_before == Some(Some(old))
+            || git.is_ancestor(old, new)?
+            || git
+                .tree_of(old)
+                .is_some_and(|t| git.tree_of(new) == Some(t))
+        {
+            continue;
+        }
+        let others: Vec<CommitInfo> = git
+            .lost_commits(&u.name, old, new, DROPPED_DEPTH)?
+            .into_iter()
+            .filter(|c| {
+                !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
+            })
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        let brought: Vec<Oid> = git
+            .commits_between(&[new], old, DROPPED_DEPTH)?
+            .iter()
+            .filter_map(|c| git.patch_id(c.id))
+            .collect();
+        for c in others {
+            if git.patch_id(c.id).is_some_and(|p| brought.contains(&p)) {
+                continue;
+            }
+            if !out.iter().any(|(_, d)| d.id == c.id) {
+                out.push((u.name.clone(), c));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn branch_name(refname: &str) -> &str {
