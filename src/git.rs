@@ -1215,19 +1215,6 @@ impl Git {
         diff.patchid(None).ok()
     }
 
-    /// The commits `refname` pointed to, newest first, at most `limit`:
-    /// its reflog (empty when git keeps none).
-    pub fn reflog_ids(&self, refname: &str, limit: usize) -> Vec<Oid> {
-        let Ok(log) = self.repo.reflog(refname) else {
-            return Vec::new();
-        };
-        log.iter()
-            .map(|e| e.id_new())
-            .filter(|id| !id.is_zero())
-            .take(limit)
-            .collect()
-    }
-
     /// The commits reachable from `starts` but not from `hide`, newest
     /// first, at most `limit`.
     pub fn commits_between(
@@ -1266,16 +1253,6 @@ impl Git {
         }
         walk.set_sorting(Sort::TIME)?;
         self.commits_of(walk.take(limit))
-    }
-
-    /// The commits the local branches (`refs/heads/*`) point to.
-    pub fn branch_tips(&self) -> Vec<Oid> {
-        let Ok(refs) = self.repo.references_glob("refs/heads/*") else {
-            return Vec::new();
-        };
-        refs.flatten()
-            .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
-            .collect()
     }
 
     /// The text of a blob; `""` for `None` (no such file). `None` when it

@@ -136,21 +136,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     if let Some(code) = judged::earlier(&brain.git.git_dir(), head) {
         return Ok(code);
     }
-    // A single-branch or shallow clone that never fetched the registry.
-    let remote = settings.remote().ok().flatten();
-    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
-        FirstFetch::Fetched(note) => {
-            let _ = writeln!(err, "bsi: note: {note}");
-            (brain, settings) = open_for_hook(ctx, &mut err)?;
-        }
-        FirstFetch::Unreached(why) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {why}. This commit is not checked against claims."
-            );
-        }
-        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
-    }
+    (brain, settings) = ask_remote_first(ctx, brain, settings, &mut err, "This commit is")?;
     let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
         return Ok(exit::OK);
     };
@@ -221,6 +207,34 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     }
     judged::record(&git_dir, head, exit::OK);
     Ok(exit::OK)
+}
+
+/// A single-branch or shallow clone that never fetched the registry: its
+/// remote is asked once, within the connection timeout, by whichever door
+/// comes first (`what`: what goes unchecked when it cannot be reached),
+/// and the brain is read again when the registry came.
+fn ask_remote_first(
+    ctx: &Ctx,
+    brain: Brain,
+    settings: Settings,
+    err: &mut impl Write,
+    what: &str,
+) -> Result<(Brain, Settings)> {
+    let remote = settings.remote().ok().flatten();
+    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
+        FirstFetch::Fetched(note) => {
+            let _ = writeln!(err, "bsi: note: {note}");
+            open_for_hook(ctx, err)
+        }
+        FirstFetch::Unreached(why) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {why}. {what} not checked against claims."
+            );
+            Ok((brain, settings))
+        }
+        FirstFetch::NotNeeded | FirstFetch::NoneThere => Ok((brain, settings)),
+    }
 }
 
 /// Writes the findings (and a staged registry copy) as lines for the
@@ -353,12 +367,14 @@ fn judge_transaction(
     if mode == HookMode::Off || (landing.is_empty() && dropped.is_empty()) {
         return Ok(exit::OK);
     }
+    // Where pre-commit asks the remote, this door asks it too (`git commit
+    // --no-verify`, `git am` in a fresh shallow clone).
+    let (brain, settings) =
+        ask_remote_first(ctx, brain, settings, err, "The commits of this update are")?;
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
     let index = ClaimIndex::new(&reg);
-    // What each branch had before, read only for a commit that needs it.
-    let mut befores: Vec<(&str, audit::Before<'_>)> = Vec::new();
     // The branches a refused commit was on its way to, each once.
     let mut branches: Vec<&str> = Vec::new();
     for (branch, c) in &landing {
@@ -376,21 +392,11 @@ fn judge_transaction(
         if findings.is_empty() {
             continue;
         }
-        // Judged once, by what it is: its author's own commit replayed (a
-        // rebase, `git pull --rebase`, a reset back to it, a cherry-pick of
-        // it) is not judged again against the claims of now.
-        if author.is_some() {
-            let at = if let Some(at) = befores.iter().position(|(b, _)| b == branch) {
-                at
-            } else {
-                let u = updates.iter().find(|u| u.name == *branch);
-                let (old, new) = u.map_or((None, c.id), |u| (u.old, u.new.unwrap_or(c.id)));
-                befores.push((branch, audit::Before::new(&brain, branch, old, new)));
-                befores.len() - 1
-            };
-            if audit::replays_own(&brain, &reg, &befores[at].1, c, &brain.markdown)? {
-                continue;
-            }
+        // Judged once, by what it is: a commit its author's session made
+        // inside its own claims (replayed by a rebase, a reset back to it,
+        // or others' work fetched into a branch) keeps that verdict.
+        if author.is_some() && audit::made_by_holder(&brain, &reg, c, &brain.markdown)? {
+            continue;
         }
         let _ = writeln!(
             err,

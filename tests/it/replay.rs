@@ -490,3 +490,57 @@ fn a_commit_never_judged_is_judged_when_it_first_reaches_a_branch() {
     git_now(&b, Some("s1"), &["merge", "-q", "--no-edit", &sha]).ok();
     assert!(b.read(PLAN).contains("goal text, unjudged"));
 }
+
+#[test]
+fn others_judged_work_arriving_without_a_remote_tracking_branch_passes() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // bob's s2 commits inside its claim, pushes and closes; s3 then holds
+    // the section.
+    at(&mut m.b, 30);
+    open(&m.b, "projets/plan.md#Goals", "s2");
+    at(&mut m.b, 31);
+    commit_plan(&m.b, Some("s2"), "goal text", "goal text by s2", "by s2").ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    at(&mut m.b, 32);
+    m.b.bsi(&["close", "s2"]).ok();
+    at(&mut m.b, 33);
+    open(&m.b, "projets/plan.md#Goals", "s3");
+    // alice, working as s1, knows of s3's claim, and has no remote-tracking
+    // branch for main.
+    at(&mut m.a, 34);
+    m.a.git(&["fetch", "-q", "origin"]);
+    assert!(m.a.bsi(&["status"]).stdout.contains("s3"));
+    m.a.git(&["update-ref", "-d", "refs/remotes/origin/main"]);
+    let url = m.a.git(&["remote", "get-url", "origin"]).trim().to_string();
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", &url, "main"],
+    );
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(m.a.read(PLAN).contains("goal text by s2"));
+    // s3's own work, fetched straight into main from another branch.
+    at(&mut m.b, 35);
+    m.b.git(&["pull", "-q", "--no-rebase"]);
+    commit_plan(
+        &m.b,
+        Some("s3"),
+        "goal text by s2",
+        "goal text by s3",
+        "by s3",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    m.a.git(&["checkout", "-q", "-b", "side"]);
+    m.a.git(&["update-ref", "-d", "refs/remotes/origin/main"]);
+    let r = git_now(&m.a, Some("s1"), &["fetch", "-q", "origin", "main:main"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(
+        m.a.git(&["rev-parse", "main"]),
+        m.b.git(&["rev-parse", "main"])
+    );
+}
