@@ -147,102 +147,26 @@ pub fn check_commit<'a>(
     Ok(check_changes(brain, index, session, &changes, md))
 }
 
-/// What a branch update replaces, for telling a replayed commit from a
-/// new one: the commits the branch pointed to before (its old tip and its
-/// reflog) and the commits the clone's branches had that the update does
-/// not keep, read once, and only when a commit needs them.
-pub struct Before<'b> {
-    brain: &'b Brain,
-    /// The branch's old tip and the tips its reflog names.
-    was: Vec<Oid>,
-    new: Oid,
-    dropped: std::cell::OnceCell<Vec<(Oid, String)>>,
-}
-
-/// How many of a branch's reflog entries say what it held before.
-const REFLOG_DEPTH: usize = 50;
-/// How many commits the update leaves behind are searched for the one a
-/// commit replays.
-const DROPPED_DEPTH: usize = 1000;
-
-impl<'b> Before<'b> {
-    /// Before `refname` moves from `old` to `new`.
-    pub fn new(brain: &'b Brain, refname: &str, old: Option<Oid>, new: Oid) -> Before<'b> {
-        let mut was: Vec<Oid> = old.into_iter().collect();
-        for id in brain.git.reflog_ids(refname, REFLOG_DEPTH) {
-            if !was.contains(&id) {
-                was.push(id);
-            }
-        }
-        Before {
-            brain,
-            was,
-            new,
-            dropped: std::cell::OnceCell::new(),
-        }
-    }
-
-    /// The commits the branches and this branch's past tips reach that the
-    /// new tip does not (a rebase's originals, a cherry-pick's source), as
-    /// their id and message.
-    fn dropped(&self) -> &[(Oid, String)] {
-        self.dropped.get_or_init(|| {
-            let mut starts = self.was.clone();
-            starts.extend(self.brain.git.branch_tips());
-            self.brain
-                .git
-                .commits_between(&starts, self.new, DROPPED_DEPTH)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|c| (c.id, c.message))
-                .collect()
-        })
-    }
-
-    /// The commit `c` (made by `author`, by its trailer) is a replay of:
-    /// itself when the branch had it before (a reset back to it), else a
-    /// commit of `author` the branches had, that the update leaves behind,
-    /// with the same patch identity (a rebased or cherry-picked copy that
-    /// changes the same lines the same way).
-    fn original(&self, c: &crate::git::CommitInfo, author: &str) -> Option<Oid> {
-        let git = &self.brain.git;
-        if self
-            .was
-            .iter()
-            .any(|w| git.is_ancestor(c.id, *w).unwrap_or(false))
-        {
-            return Some(c.id);
-        }
-        let id = git.patch_id(c.id)?;
-        self.dropped()
-            .iter()
-            .filter(|(o, m)| *o != c.id && trailer::author_session(m) == Some(author))
-            .find(|(o, _)| git.patch_id(*o) == Some(id))
-            .map(|(o, _)| *o)
-    }
-}
-
-/// Whether landing commit `c` is its author's own work replayed: the
-/// session its trailer names made it (or the commit it replays, by patch
-/// identity), and held every part it changes when that commit was made —
-/// the claims of its life at the commit's author time. Such a commit was
-/// judged when it was made: it is not judged again against the claims of
-/// now. A trailer naming a session that did not hold what the commit
-/// changes then is no more than any committer's word: false.
-pub fn replays_own(
+/// Whether landing commit `c` is its author's own judged work: the
+/// session its trailer names held every part it changes when it was made
+/// (the claims of that session's life at the commit's author time, which a
+/// rebase, a cherry-pick and `--amend` keep). Such a commit was judged by
+/// the session that made it — here, or on the clone it comes from — and is
+/// not judged again against the claims of now: a replay (`git pull
+/// --rebase`, a squash, a reset back to it) or others' work arriving by
+/// `git fetch origin main:main` or `git pull URL main`. A trailer naming a
+/// session that did not hold what the commit changes then is no more than
+/// any committer's word: false.
+pub fn made_by_holder(
     brain: &Brain,
     reg: &Registry,
-    before: &Before<'_>,
     c: &crate::git::CommitInfo,
     md: &[String],
 ) -> Result<bool> {
     let Some(author) = trailer::author_session(&c.message) else {
         return Ok(false);
     };
-    let Some(original) = before.original(c, author) else {
-        return Ok(false);
-    };
-    let Some(time) = brain.git.author_time(original) else {
+    let Some(time) = brain.git.author_time(c.id) else {
         return Ok(false);
     };
     let life = life(brain, reg, author)?;

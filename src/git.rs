@@ -1098,11 +1098,12 @@ impl Git {
             .collect()
     }
 
-    /// The commits a reference moved from `old` to `new` would add that no
-    /// branch, tag or remote-tracking branch has yet (nor `known`),
-    /// oldest first: the commits made here and not judged anywhere else.
-    /// Nothing when `new` is `old` or one of its ancestors, or is what
-    /// another reference points to.
+    /// The commits a reference moved from `old` to `new` would add that
+    /// were never judged (see [`Git::judged_tips`]) and are not `known`,
+    /// oldest first. Nothing when `new` is `old` or one of its ancestors,
+    /// or is a judged tip itself. A tag, or a remote-tracking branch made
+    /// by hand, judges nothing: a commit they alone reach is judged when it
+    /// first reaches a branch.
     pub fn landing_commits(
         &self,
         old: Option<Oid>,
@@ -1117,29 +1118,62 @@ impl Git {
         if known.contains(&new) {
             return Ok(Vec::new());
         }
-        for r in self.repo.references()?.flatten() {
-            let Ok(name) = r.name() else { continue };
-            if (name.starts_with("refs/heads/")
-                || name.starts_with("refs/tags/")
-                || name.starts_with("refs/remotes/"))
-                && r.peel_to_commit().is_ok_and(|c| c.id() == new)
-            {
-                return Ok(Vec::new());
-            }
+        let judged = self.judged_tips();
+        if judged.contains(&new) {
+            return Ok(Vec::new());
         }
         let mut walk = self.repo.revwalk()?;
         walk.push(new)?;
         if let Some(old) = old {
             walk.hide(old)?;
         }
-        for k in known {
+        for k in known.iter().chain(&judged) {
             let _ = walk.hide(*k);
-        }
-        for glob in ["refs/heads/*", "refs/tags/*", "refs/remotes/*"] {
-            walk.hide_glob(glob)?;
         }
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
         self.commits_of(walk)
+    }
+
+    /// The tips whose history counts as judged: every branch's (a commit
+    /// is judged when it reaches one), and every remote-tracking branch's
+    /// that a fetch, a pull, a clone or a push wrote (others' work, judged
+    /// where it was made), as its newest reflog entry says; one git keeps
+    /// no reflog for counts too. A remote-tracking branch written by hand
+    /// (`git update-ref`) and tags do not.
+    pub fn judged_tips(&self) -> Vec<Oid> {
+        let mut out = Vec::new();
+        let Ok(refs) = self.repo.references() else {
+            return out;
+        };
+        for r in refs.flatten() {
+            let Ok(name) = r.name() else { continue };
+            let judged = name.starts_with("refs/heads/")
+                || (name.starts_with("refs/remotes/") && self.fetched(name));
+            if !judged {
+                continue;
+            }
+            if let Ok(c) = r.peel_to_commit()
+                && !out.contains(&c.id())
+            {
+                out.push(c.id());
+            }
+        }
+        out
+    }
+
+    /// Whether the remote-tracking branch `name` was last written by git's
+    /// fetch, pull, clone or push (or git keeps no reflog of it).
+    fn fetched(&self, name: &str) -> bool {
+        let Ok(log) = self.repo.reflog(name) else {
+            return true;
+        };
+        let Some(last) = log.get(0) else {
+            return true;
+        };
+        let message = last.message().ok().flatten().unwrap_or("");
+        ["fetch", "pull", "clone", "update by push", "remote: "]
+            .iter()
+            .any(|p| message.starts_with(p))
     }
 
     /// When `commit` was first made: its author time, seconds since the
@@ -1153,6 +1187,15 @@ impl Git {
                 .when()
                 .seconds(),
         )
+    }
+
+    /// The parents of `commit`, in order; none for a root commit or one
+    /// that cannot be read.
+    pub fn parent_ids(&self, commit: Oid) -> Vec<Oid> {
+        self.repo
+            .find_commit(commit)
+            .map(|c| c.parent_ids().collect())
+            .unwrap_or_default()
     }
 
     /// The tree of `commit`.
@@ -1183,19 +1226,6 @@ impl Git {
         diff.patchid(None).ok()
     }
 
-    /// The commits `refname` pointed to, newest first, at most `limit`:
-    /// its reflog (empty when git keeps none).
-    pub fn reflog_ids(&self, refname: &str, limit: usize) -> Vec<Oid> {
-        let Ok(log) = self.repo.reflog(refname) else {
-            return Vec::new();
-        };
-        log.iter()
-            .map(|e| e.id_new())
-            .filter(|id| !id.is_zero())
-            .take(limit)
-            .collect()
-    }
-
     /// The commits reachable from `starts` but not from `hide`, newest
     /// first, at most `limit`.
     pub fn commits_between(
@@ -1213,14 +1243,27 @@ impl Git {
         self.commits_of(walk.take(limit))
     }
 
-    /// The commits the local branches (`refs/heads/*`) point to.
-    pub fn branch_tips(&self) -> Vec<Oid> {
-        let Ok(refs) = self.repo.references_glob("refs/heads/*") else {
-            return Vec::new();
-        };
-        refs.flatten()
-            .filter_map(|r| r.peel_to_commit().ok().map(|c| c.id()))
-            .collect()
+    /// The commits branch `refname` loses when it moves from `old` to
+    /// `new` that no other branch keeps, newest first, at most `limit`.
+    pub fn lost_commits(
+        &self,
+        refname: &str,
+        old: Oid,
+        new: Oid,
+        limit: usize,
+    ) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(old)?;
+        walk.hide(new)?;
+        for r in self.repo.references_glob("refs/heads/*")?.flatten() {
+            if r.name().is_ok_and(|n| n != refname)
+                && let Ok(c) = r.peel_to_commit()
+            {
+                let _ = walk.hide(c.id());
+            }
+        }
+        walk.set_sorting(Sort::TIME)?;
+        self.commits_of(walk.take(limit))
     }
 
     /// The text of a blob; `""` for `None` (no such file). `None` when it

@@ -136,21 +136,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     if let Some(code) = judged::earlier(&brain.git.git_dir(), head) {
         return Ok(code);
     }
-    // A single-branch or shallow clone that never fetched the registry.
-    let remote = settings.remote().ok().flatten();
-    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
-        FirstFetch::Fetched(note) => {
-            let _ = writeln!(err, "bsi: note: {note}");
-            (brain, settings) = open_for_hook(ctx, &mut err)?;
-        }
-        FirstFetch::Unreached(why) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {why}. This commit is not checked against claims."
-            );
-        }
-        FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
-    }
+    (brain, settings) = ask_remote_first(ctx, brain, settings, &mut err, "This commit is")?;
     let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
         return Ok(exit::OK);
     };
@@ -221,6 +207,34 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     }
     judged::record(&git_dir, head, exit::OK);
     Ok(exit::OK)
+}
+
+/// A single-branch or shallow clone that never fetched the registry: its
+/// remote is asked once, within the connection timeout, by whichever door
+/// comes first (`what`: what goes unchecked when it cannot be reached),
+/// and the brain is read again when the registry came.
+fn ask_remote_first(
+    ctx: &Ctx,
+    brain: Brain,
+    settings: Settings,
+    err: &mut impl Write,
+    what: &str,
+) -> Result<(Brain, Settings)> {
+    let remote = settings.remote().ok().flatten();
+    match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
+        FirstFetch::Fetched(note) => {
+            let _ = writeln!(err, "bsi: note: {note}");
+            open_for_hook(ctx, err)
+        }
+        FirstFetch::Unreached(why) => {
+            let _ = writeln!(
+                err,
+                "bsi: warning: {why}. {what} not checked against claims."
+            );
+            Ok((brain, settings))
+        }
+        FirstFetch::NotNeeded | FirstFetch::NoneThere => Ok((brain, settings)),
+    }
 }
 
 /// Writes the findings (and a staged registry copy) as lines for the
@@ -311,15 +325,19 @@ fn judge_transaction(
     let judged_before = judged::take(&git.git_dir());
     let known: Vec<Oid> = updates
         .iter()
-        .filter(|u| u.name.starts_with("refs/remotes/") || u.name.starts_with("refs/tags/"))
+        .filter(|u| u.name.starts_with("refs/remotes/"))
         .filter_map(|u| u.new)
         .collect();
     let mut landing: Vec<(String, CommitInfo)> = Vec::new();
-    for u in updates
-        .iter()
-        .filter(|u| u.lands_on_branch() && judged_before.is_none_or(|head| head != u.old))
-    {
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
         let Some(new) = u.new else { continue };
+        // The commit the pre-commit hook judged is not judged again; what a
+        // merge commit's other parents bring still is (`git merge SHA`):
+        // the mark is that commit's, not the whole update's.
+        let judged_tip = judged_before.is_some_and(|head| head == u.old);
+        if judged_tip && git.parent_ids(new) == u.old.into_iter().collect::<Vec<_>>() {
+            continue;
+        }
         // The branch's content stays what it was (a squash of its own
         // commits, a reworded message, `--allow-empty`): nothing lands.
         if u.old.is_some_and(|old| {
@@ -329,29 +347,34 @@ fn judge_transaction(
             continue;
         }
         for c in git.landing_commits(u.old, new, &known)? {
-            if !landing.iter().any(|(_, l)| l.id == c.id) {
+            let judged = judged_tip && c.id == new;
+            if !judged && !landing.iter().any(|(_, l)| l.id == c.id) {
                 landing.push((u.name.clone(), c));
             }
         }
     }
-    if landing.is_empty() {
+    let session = ctx.env_session()?;
+    let session = session.as_deref();
+    let mut dropped = dropped_commits(&git, updates, judged_before, session)?;
+    if landing.is_empty() && dropped.is_empty() {
         return Ok(exit::OK);
     }
     let (brain, settings) = open_for_hook(ctx, err)?;
     let mode = settings.hook_mode;
     let registry_ref = format!("refs/heads/{}", brain.branch);
     landing.retain(|(name, _)| *name != registry_ref);
-    if mode == HookMode::Off || landing.is_empty() {
+    dropped.retain(|(name, _)| *name != registry_ref);
+    if mode == HookMode::Off || (landing.is_empty() && dropped.is_empty()) {
         return Ok(exit::OK);
     }
+    // Where pre-commit asks the remote, this door asks it too (`git commit
+    // --no-verify`, `git am` in a fresh shallow clone).
+    let (brain, settings) =
+        ask_remote_first(ctx, brain, settings, err, "The commits of this update are")?;
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
-    let session = ctx.env_session()?;
-    let session = session.as_deref();
     let index = ClaimIndex::new(&reg);
-    // What each branch had before, read only for a commit that needs it.
-    let mut befores: Vec<(&str, audit::Before<'_>)> = Vec::new();
     // The branches a refused commit was on its way to, each once.
     let mut branches: Vec<&str> = Vec::new();
     for (branch, c) in &landing {
@@ -369,21 +392,11 @@ fn judge_transaction(
         if findings.is_empty() {
             continue;
         }
-        // Judged once, by what it is: its author's own commit replayed (a
-        // rebase, `git pull --rebase`, a reset back to it, a cherry-pick of
-        // it) is not judged again against the claims of now.
-        if author.is_some() {
-            let at = if let Some(at) = befores.iter().position(|(b, _)| b == branch) {
-                at
-            } else {
-                let u = updates.iter().find(|u| u.name == *branch);
-                let (old, new) = u.map_or((None, c.id), |u| (u.old, u.new.unwrap_or(c.id)));
-                befores.push((branch, audit::Before::new(&brain, branch, old, new)));
-                befores.len() - 1
-            };
-            if audit::replays_own(&brain, &reg, &befores[at].1, c, &brain.markdown)? {
-                continue;
-            }
+        // Judged once, by what it is: a commit its author's session made
+        // inside its own claims (replayed by a rebase, a reset back to it,
+        // or others' work fetched into a branch) keeps that verdict.
+        if author.is_some() && audit::made_by_holder(&brain, &reg, c, &brain.markdown)? {
+            continue;
         }
         let _ = writeln!(
             err,
@@ -405,8 +418,53 @@ fn judge_transaction(
             branches.push(branch_name(branch));
         }
     }
-    if branches.is_empty() {
+    // A branch moved back over another session's commits: judged like the
+    // revert it amounts to, against the claims their session holds now.
+    let mut dropping: Vec<&str> = Vec::new();
+    for (branch, c) in &dropped {
+        let Some(holder) = trailer::author_session(&c.message) else {
+            continue;
+        };
+        let mut findings =
+            audit::check_commit(&brain, &index, None, c.id, c.merge, &brain.markdown)?;
+        findings.retain(
+            |f| matches!(f, crate::guard::Finding::Claimed { claim, .. } if claim.session == holder),
+        );
+        if findings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            err,
+            "bsi: commit {} ({}) of session {holder} would leave {}:",
+            audit::short(c.id),
+            subject(&c.message),
+            branch_name(branch)
+        );
+        if report(err, &brain, &findings, false, session, mode, "commit")
+            && !dropping.contains(&branch_name(branch))
+        {
+            dropping.push(branch_name(branch));
+        }
+    }
+    if branches.is_empty() && dropping.is_empty() {
         return Ok(exit::OK);
+    }
+    if branches.is_empty() {
+        let _ = writeln!(
+            err,
+            "bsi: refused: {} did not move and keeps those commits; `git status` shows what the index and the work tree hold now.",
+            dropping.join(", ")
+        );
+        let _ = writeln!(
+            err,
+            "  next: the session that made them may drop them; to drop them anyway, run the command again as `git -c bsi.hookMode=off …`"
+        );
+        return Ok(exit::CONFLICT);
+    }
+    for b in dropping {
+        if !branches.contains(&b) {
+            branches.push(b);
+        }
     }
     let op = transaction::under_way(&brain.git.git_dir());
     // A branch this work tree is not on (`git fetch origin main:main`,
@@ -444,6 +502,66 @@ fn judge_transaction(
         ),
     };
     Ok(exit::CONFLICT)
+}
+
+/// How many commits a branch update leaves behind are looked at.
+const DROPPED_DEPTH: usize = 1000;
+
+/// The commits a branch update leaves behind (`git reset --hard HEAD~1`,
+/// `git branch -f`) and no other branch keeps, that carry another
+/// session's trailer (not `session`'s:
+/// one's own commits may be dropped freely), with the branch: what a
+/// revert of them would take away. A commit the update brings back as a
+/// copy (a rebase, by patch identity) is not left behind. A fast-forward
+/// and the amend a pre-commit hook judged (its old tip `judged_before`)
+/// leave nothing behind worth a walk.
+fn dropped_commits(
+    git: &Git,
+    updates: &[transaction::Update],
+    judged_before: Option<Option<Oid>>,
+    session: Option<&str>,
+) -> Result<Vec<(String, CommitInfo)>> {
+    let mut out: Vec<(String, CommitInfo)> = Vec::new();
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
+        // `git branch -f` hands the hook no old value: the branch still
+        // points to it while the transaction is prepared.
+        let old = u.old.or_else(|| git.ref_target(&u.name));
+        let (Some(old), Some(new)) = (old, u.new) else {
+            continue;
+        };
+        if judged_before == Some(Some(old))
+            || git.is_ancestor(old, new)?
+            || git
+                .tree_of(old)
+                .is_some_and(|t| git.tree_of(new) == Some(t))
+        {
+            continue;
+        }
+        let others: Vec<CommitInfo> = git
+            .lost_commits(&u.name, old, new, DROPPED_DEPTH)?
+            .into_iter()
+            .filter(|c| {
+                !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
+            })
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        let brought: Vec<Oid> = git
+            .commits_between(&[new], old, DROPPED_DEPTH)?
+            .iter()
+            .filter_map(|c| git.patch_id(c.id))
+            .collect();
+        for c in others {
+            if git.patch_id(c.id).is_some_and(|p| brought.contains(&p)) {
+                continue;
+            }
+            if !out.iter().any(|(_, d)| d.id == c.id) {
+                out.push((u.name.clone(), c));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn branch_name(refname: &str) -> &str {

@@ -342,3 +342,37 @@ fn a_split_or_sparse_index_is_read_through_git() {
     b.git(&["update-index", "--split-index"]);
     b.bsi(&["init"]).ok().stdout_has("Registry created");
 }
+
+#[test]
+fn a_shallow_clone_with_copied_hooks_asks_the_remote_at_every_door() {
+    let m = held_on_the_remote();
+    m.b.bsi(&["hook", "install"]).ok();
+    let c = clone_with(m.bare.path(), &["--depth", "1"]);
+    // bsi's hooks copied in by hand: nothing fetched the registry.
+    let hooks = c.path().join(".git/hooks");
+    for e in std::fs::read_dir(m.b.path().join(".git/hooks")).expect("hooks") {
+        let e = e.expect("entry");
+        if !e.file_name().to_string_lossy().ends_with(".sample") {
+            std::fs::copy(e.path(), hooks.join(e.file_name())).expect("copy hook");
+        }
+    }
+    assert!(!has_ref(&c, TRACKING));
+    let before = c.git(&["rev-parse", "HEAD"]);
+    // `git commit --no-verify` skips pre-commit: the reference-transaction
+    // hook asks the remote as pre-commit would, and the claim holds.
+    let text = c.read("projets/plan.md");
+    c.write(
+        "projets/plan.md",
+        &text.replacen("goal text", "goal edit", 1),
+    );
+    c.git(&["add", "projets/plan.md"]);
+    let r = c.git_run(&["commit", "-q", "--no-verify", "-m", "goals"]);
+    assert_ne!(r.code, 0, "the commit landed: {r:?}");
+    r.stderr_has("bsi: note: fetched origin/brain-index for the first time");
+    r.stderr_has("inside an active claim of session sess-other");
+    assert_eq!(c.git(&["rev-parse", "HEAD"]), before);
+    assert!(has_ref(&c, TRACKING));
+    // Free work still lands.
+    c.git(&["reset", "-q", "--hard"]);
+    commit_free(&c, "notes/free.md").ok();
+}

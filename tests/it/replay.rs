@@ -358,3 +358,189 @@ fn others_work_fetched_into_a_branch_passes_and_a_refusal_names_no_index() {
     assert!(!r.stderr.contains("still in the index"), "{}", r.stderr);
     assert_eq!(m.a.git(&["rev-parse", "main"]), before);
 }
+
+#[test]
+fn a_branch_moved_back_over_another_sessions_work_is_judged_like_its_revert() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s3");
+    open(&b, "projets/plan.md#Risks", "s2");
+    at(&mut b, 31);
+    commit_plan(
+        &b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    let s3s = head(&b);
+    // The revert of s3's commit by s2 is refused…
+    at(&mut b, 32);
+    let r = git_now(&b, Some("s2"), &["revert", "--no-edit", "HEAD"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    git_now(&b, None, &["reset", "-q", "--hard"]).ok();
+    assert_eq!(head(&b), s3s);
+    // …and so is the same change made by moving the branch back, by s2 or
+    // by a shell with no session: the branch keeps s3's commit.
+    for session in [Some("s2"), None] {
+        let r = git_now(&b, session, &["reset", "-q", "--hard", "HEAD~1"]);
+        assert_ne!(r.code, 0, "{session:?}: {r:?}");
+        r.stderr_has("inside an active claim of session s3");
+        r.stderr_has("main did not move");
+        assert!(!r.stderr.contains("still in the index"), "{}", r.stderr);
+        assert_eq!(head(&b), s3s, "the branch did not move");
+        git_now(&b, None, &["reset", "-q", "--hard"]).ok();
+        assert!(b.read(PLAN).contains("goal text by s3"));
+    }
+    // `git branch -f` of main from another branch: the same.
+    b.git(&["checkout", "-q", "-b", "side", "HEAD~1"]);
+    let r = git_now(&b, Some("s2"), &["branch", "-f", "main", "side"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(b.git(&["rev-parse", "main"]).trim(), s3s);
+    // While another branch keeps the commit, main may leave it.
+    b.git(&["branch", "keep", "main"]);
+    git_now(&b, Some("s2"), &["branch", "-f", "main", "side"]).ok();
+    git_now(&b, Some("s2"), &["branch", "-f", "main", "keep"]).ok();
+    b.git(&["branch", "-D", "keep"]);
+    b.git(&["checkout", "-q", "main"]);
+    // s2 drops its own commit freely.
+    at(&mut b, 33);
+    commit_plan(
+        &b,
+        Some("s2"),
+        "risk text",
+        "risk text by s2",
+        "risks by s2",
+    )
+    .ok();
+    git_now(&b, Some("s2"), &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    assert_eq!(head(&b), s3s);
+    // s3 drops its own commit freely.
+    let r = git_now(&b, Some("s3"), &["reset", "-q", "--hard", "HEAD~1"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(!b.read(PLAN).contains("by s3"));
+}
+
+/// A commit inside s1's Goals, made on a detached HEAD with the guard off,
+/// by a shell with no session; back on main, which gets `free` so a merge
+/// of the commit is a true merge. Returns the commit.
+fn unjudged_commit(b: &mut Brain) -> String {
+    at(b, 30);
+    open(b, "projets/plan.md#Goals", "s1");
+    at(b, 31);
+    b.git(&["checkout", "-q", "--detach"]);
+    let plan = b.read(PLAN);
+    b.write(PLAN, &plan.replacen("goal text", "goal text, unjudged", 1));
+    git_now(
+        b,
+        None,
+        &[
+            "-c",
+            "bsi.hookMode=off",
+            "commit",
+            "-q",
+            "-a",
+            "-m",
+            "unjudged",
+        ],
+    )
+    .ok();
+    let sha = head(b);
+    b.git(&["checkout", "-q", "main"]);
+    sha
+}
+
+#[test]
+fn a_commit_never_judged_is_judged_when_it_first_reaches_a_branch() {
+    // By a tag, then `merge --ff-only`.
+    let mut b = hooked();
+    let sha = unjudged_commit(&mut b);
+    let before = head(&b);
+    b.git(&["tag", "t", &sha]);
+    let r = git_now(&b, None, &["merge", "-q", "--ff-only", "t"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s1");
+    assert_eq!(head(&b), before);
+    // By a remote-tracking branch made by hand, then `reset --hard`.
+    git_now(&b, None, &["reset", "-q", "--hard"]).ok();
+    b.git(&["update-ref", "refs/remotes/origin/x", &sha]);
+    let r = git_now(&b, None, &["reset", "-q", "--hard", "origin/x"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s1");
+    assert_eq!(head(&b), before);
+    // By `git merge SHA`: pre-merge-commit passes the merge's own changes,
+    // and its mark does not let the merged-in commit through.
+    git_now(&b, None, &["reset", "-q", "--hard"]).ok();
+    commit_free(&b, "notes/free.md");
+    let before = head(&b);
+    let r = git_now(&b, None, &["merge", "-q", "--no-edit", &sha]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s1");
+    r.stderr_has("\"unjudged\"");
+    assert_eq!(head(&b), before);
+    // The commit's holder takes it freely, and a branch made of it is
+    // judged too.
+    git_now(&b, None, &["reset", "-q", "--hard"]).ok();
+    let r = git_now(&b, None, &["branch", "other", &sha]);
+    assert_ne!(r.code, 0, "{r:?}");
+    git_now(&b, Some("s1"), &["merge", "-q", "--no-edit", &sha]).ok();
+    assert!(b.read(PLAN).contains("goal text, unjudged"));
+}
+
+#[test]
+fn others_judged_work_arriving_without_a_remote_tracking_branch_passes() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // bob's s2 commits inside its claim, pushes and closes; s3 then holds
+    // the section.
+    at(&mut m.b, 30);
+    open(&m.b, "projets/plan.md#Goals", "s2");
+    at(&mut m.b, 31);
+    commit_plan(&m.b, Some("s2"), "goal text", "goal text by s2", "by s2").ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    at(&mut m.b, 32);
+    m.b.bsi(&["close", "s2"]).ok();
+    at(&mut m.b, 33);
+    open(&m.b, "projets/plan.md#Goals", "s3");
+    // alice, working as s1, knows of s3's claim, and has no remote-tracking
+    // branch for main.
+    at(&mut m.a, 34);
+    m.a.git(&["fetch", "-q", "origin"]);
+    assert!(m.a.bsi(&["status"]).stdout.contains("s3"));
+    m.a.git(&["update-ref", "-d", "refs/remotes/origin/main"]);
+    let url = m.a.git(&["remote", "get-url", "origin"]).trim().to_string();
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", &url, "main"],
+    );
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(m.a.read(PLAN).contains("goal text by s2"));
+    // s3's own work, fetched straight into main from another branch.
+    at(&mut m.b, 35);
+    m.b.git(&["pull", "-q", "--no-rebase"]);
+    commit_plan(
+        &m.b,
+        Some("s3"),
+        "goal text by s2",
+        "goal text by s3",
+        "by s3",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    m.a.git(&["checkout", "-q", "-b", "side"]);
+    m.a.git(&["update-ref", "-d", "refs/remotes/origin/main"]);
+    let r = git_now(&m.a, Some("s1"), &["fetch", "-q", "origin", "main:main"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert_eq!(
+        m.a.git(&["rev-parse", "main"]),
+        m.b.git(&["rev-parse", "main"])
+    );
+}
