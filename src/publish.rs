@@ -391,7 +391,11 @@ pub fn apply_job<R>(
         // A holder took it already: its outcome comes with the lock.
         None => brain.writer("write")?,
     };
-    brain.ensure_branch_free()?;
+    if let Err(e) = brain.ensure_branch_free() {
+        // Withdrawn before the lock goes: no later holder carries it out.
+        requests.withdraw(&id);
+        return Err(e);
+    }
     let recorded = match requests.standing(&id) {
         Standing::Done(text) => serde_json::from_str::<Outcome>(&text).ok(),
         // The holder that took it died at work: it may have landed.
@@ -413,8 +417,8 @@ pub fn apply_job<R>(
     jobs.extend(requests.take_waiting());
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let served = match &remote {
-        None => local_batch(brain, settings.history_keep, &jobs),
-        Some(r) => Publisher::new(brain, settings, r.clone(), opts).run_batch(&jobs),
+        None => local_batch(brain, settings.history_keep, &jobs, &id),
+        Some(r) => Publisher::new(brain, settings, r.clone(), opts).run_batch(&jobs, &id),
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
     let batch = match served {
@@ -617,7 +621,7 @@ struct Chain {
 
 fn chain(
     brain: &Brain,
-    jobs: &[(String, Job)],
+    (jobs, own): (&[(String, Job)], &str),
     (registry, base, parent): (&Registry, Base, Option<Oid>),
     keep: Option<usize>,
     first: impl Fn(String) -> String,
@@ -648,7 +652,14 @@ fn chain(
                 } else {
                     message
                 };
-                let message = job::tagged(&message, id);
+                // Another writer's request names itself: found in the
+                // history, it is never carried out twice. The holder's own
+                // needs no name (its writer is here to know).
+                let message = if id == own {
+                    message
+                } else {
+                    job::tagged(&message, id)
+                };
                 let (commit, committed) =
                     commit_on(brain, parent, brain.parse(text)?, &message, keep)?;
                 c.planned.push(Planned::Wrote(commit, base));
@@ -704,7 +715,7 @@ impl Chain {
 }
 
 /// A shared write in a brain without remote: the chain on the local branch.
-fn local_batch(brain: &Brain, keep: usize, jobs: &[(String, Job)]) -> Result<Batch> {
+fn local_batch(brain: &Brain, keep: usize, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
     let tips = brain.tips(None);
     let view = brain.view_of(tips, None)?;
     let base = match tips.local {
@@ -713,7 +724,7 @@ fn local_batch(brain: &Brain, keep: usize, jobs: &[(String, Job)]) -> Result<Bat
     };
     let c = chain(
         brain,
-        jobs,
+        (jobs, own),
         (&view.registry, base, tips.local),
         Some(keep),
         |m| m,
@@ -1046,12 +1057,12 @@ impl<'b> Publisher<'b> {
     /// [`Publisher::run`] for the requests of a shared write: planned in
     /// order on the remote's last fetched tip, committed as a chain, the
     /// last commit pushed; a lost race plans them all again on the new tip.
-    fn run_batch(mut self, jobs: &[(String, Job)]) -> Result<Batch> {
+    fn run_batch(mut self, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
             && let Err(why) = self.fetch()?
         {
-            return self.offline_batch(jobs, why);
+            return self.offline_batch((jobs, own), why);
         }
         loop {
             let tips = brain.tips(Some(&self.remote));
@@ -1068,7 +1079,7 @@ impl<'b> Publisher<'b> {
             let superseded = view.superseded.clone();
             let c = chain(
                 brain,
-                jobs,
+                (jobs, own),
                 (&view.registry, base, tips.tracking.or(tips.local)),
                 Some(self.keep),
                 |m| with_published(m, &published, &superseded),
@@ -1076,7 +1087,7 @@ impl<'b> Publisher<'b> {
             if c.doubt && !self.fetched {
                 match self.fetch()? {
                     Ok(()) => continue,
-                    Err(why) => return self.offline_batch(jobs, why),
+                    Err(why) => return self.offline_batch((jobs, own), why),
                 }
             }
             let Some((last, _)) = c.last else {
@@ -1091,7 +1102,7 @@ impl<'b> Publisher<'b> {
             };
             let conn = match self.conn_now() {
                 Ok(conn) => conn,
-                Err(why) => return self.offline_batch(jobs, why),
+                Err(why) => return self.offline_batch((jobs, own), why),
             };
             match self.remote.push(&brain.workdir, last, conn) {
                 Push::Pushed => {
@@ -1121,7 +1132,7 @@ impl<'b> Publisher<'b> {
                 }
                 Push::Lost => {
                     if let Some(why) = self.after_lost_race()? {
-                        return self.offline_batch(jobs, why);
+                        return self.offline_batch((jobs, own), why);
                     }
                 }
                 Push::Refused(why) => {
@@ -1131,14 +1142,14 @@ impl<'b> Publisher<'b> {
                     });
                 }
                 Push::Denied(why) => return Err(self.denied(why)),
-                Push::Unreachable(why) => return self.offline_batch(jobs, why),
+                Push::Unreachable(why) => return self.offline_batch((jobs, own), why),
             }
         }
     }
 
     /// The remote cannot be reached: the requests' chain goes on the local
     /// branch, pending.
-    fn offline_batch(&self, jobs: &[(String, Job)], why: String) -> Result<Batch> {
+    fn offline_batch(&self, (jobs, own): (&[(String, Job)], &str), why: String) -> Result<Batch> {
         let why = self.unreached(why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
@@ -1148,7 +1159,13 @@ impl<'b> Publisher<'b> {
             Some(p) if !view.pending => Base::Commit(p),
             _ => Base::Text(view.registry.text().to_string()),
         };
-        let c = chain(brain, jobs, (&view.registry, base, parent), None, |m| m)?;
+        let c = chain(
+            brain,
+            (jobs, own),
+            (&view.registry, base, parent),
+            None,
+            |m| m,
+        )?;
         let (outcomes, last) =
             c.outcomes(&Landed::Pending(why.clone()), &Landed::AsLastFetched(why));
         let registry = match last {

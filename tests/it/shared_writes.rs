@@ -207,5 +207,11 @@ fn a_holder_dead_after_its_push_leaves_every_request_landed_once() {
     for (_, session) in asks {
         assert_eq!(remote_rows(remote.path(), session), 1, "{session}");
     }
-    assert!(b.status().contains("sess-a") && b.status().contains("sess-after"));
+    let active = b.active().join("\n");
+    assert!(
+        asks.iter()
+            .all(|(_, s)| active.contains(&format!("| {s} |")))
+            && active.contains("| sess-after |"),
+        "{active}"
+    );
 }
