@@ -27,13 +27,11 @@ fn hold_lock(b: &Brain) -> File {
 
 /// The waiting requests of the clone.
 fn waiting(b: &Brain) -> usize {
-    fs::read_dir(b.path().join(".git/bsi/requests"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
-                .count()
-        })
-        .unwrap_or(0)
+    fs::read_dir(b.path().join(".git/bsi/requests")).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+            .count()
+    })
 }
 
 /// Waits until `n` requests wait for the lock.
