@@ -397,12 +397,17 @@ pub fn apply_job<R>(
         return Err(e);
     }
     let recorded = match requests.standing(&id) {
-        Standing::Done(text) => serde_json::from_str::<Outcome>(&text).ok(),
+        Standing::Done(text) => match serde_json::from_str::<Outcome>(&text) {
+            Ok(o) if o.landed != AGAIN => Some(o),
+            // Sent back by a holder whose write failed (maybe after its
+            // push), or unreadable: it may have landed all the same.
+            _ => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+        },
         // The holder that took it died at work: it may have landed.
         Standing::Taken => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
         Standing::Waiting | Standing::Gone => None,
     };
-    if let Some(o) = recorded.filter(|o| o.landed != AGAIN) {
+    if let Some(o) = recorded {
         drop(lock);
         let registry = match o.after.as_deref() {
             Some(after) => brain.judged(brain.registry_at(oid(after)?, None)?),
