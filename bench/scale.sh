@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# The scale benchmark: many machines claiming at the same instant, on a local
-# bare remote and over a slow link; the cost of one open over that link
+# The scale benchmark: many writers claiming at the same instant — N sessions
+# in one clone (they share the writer lock, and its holder publishes every
+# waiting request with one push), N clones of one bare remote (they race one
+# ref), and N clones over a slow link; the cost of one open over that link
 # against the hand-written fetch + commit + push; and the cost of a write in
 # an old brain (100,000 history rows) against a young one (100 rows).
 #
-#   bench/scale.sh            full run: N = 2, 8, 32, 64 local, 8 and 32 delayed
-#   bench/scale.sh --smoke    N = 2, 8 local and 8 delayed, a few timing runs;
-#                             success is judged, timings are not
+#   bench/scale.sh            full run: N = 5, 20, 64 in one clone and in as
+#                             many clones, 8 and 20 over the slow link
+#   bench/scale.sh --smoke    N = 2, 8 in one clone and in clones, 8 over the
+#                             link, a few timing runs; success is judged,
+#                             timings are not
 #
-# The slow link is a userspace proxy (examples/delay_proxy.rs, 30 ms each
-# way) in front of `git daemon`, both on loopback inside a network namespace
-# of the run's own (`unshare --net`) when the system allows it, else on the
-# host's loopback. Nothing leaves the machine. Exits 1 when a target is
-# missed (full run) or a claim is lost or refused (any run).
+# Each burst reports its latencies from the instant all are let go to each
+# writer's end (p50, p95), their p95 against one write alone, and how many
+# writes each push carried. The slow link is a userspace proxy
+# (examples/delay_proxy.rs, 30 ms each way) in front of `git daemon`, both on
+# loopback inside a network namespace of the run's own (`unshare --net`) when
+# the system allows it, else on the host's loopback. Nothing leaves the
+# machine. Exits 1 when a target is missed (full run) or a claim is lost or
+# refused (any run).
 set -euo pipefail
 
 MODE=full
@@ -22,7 +29,7 @@ for a in "$@"; do
     --smoke) MODE=smoke ;;
     --in-namespace) INNER=1 ;;
     -h | --help)
-        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -48,9 +55,9 @@ fi
 BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
 PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
 if [[ $MODE == smoke ]]; then
-    LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3
+    ONE_NS=(2 8) LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3
 else
-    LOCAL_NS=(2 8 32 64) SLOW_NS=(8 32) RUNS=15
+    ONE_NS=(5 20 64) LOCAL_NS=(5 20 64) SLOW_NS=(8 20) RUNS=15
 fi
 DELAY_MS=30
 
@@ -131,12 +138,15 @@ RESULTS="$WORK/results"
 FAILED=0
 record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
 
-# N machines open distinct scopes at the same instant: each waits on a
-# shared lock the script holds, then all are let go together.
+# N writers open distinct scopes at the same instant: each waits on a shared
+# lock the script holds, then all are let go together. With SAME=1 they are N
+# sessions of the one clone $prefix-0, else one in each of N clones. Records
+# the p95 latency in $WORK/p95-$prefix-$n (ms).
 race() {
     local label=$1 url=$2 prefix=$3 n=$4 i
-    clones "$url" "$prefix" "$n"
-    reset_all "$prefix" "$n"
+    local same=${SAME:-}
+    if [[ -n $same ]]; then clones "$url" "$prefix" 1; reset_all "$prefix" 1; else
+        clones "$url" "$prefix" "$n"; reset_all "$prefix" "$n"; fi
     say "$label: $n simultaneous opens"
     local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
     rm -rf "$out" && mkdir -p "$out"
@@ -145,11 +155,12 @@ race() {
     local pids=()
     for ((i = 0; i < n; i++)); do
         (
-            cd "$WORK/$prefix-$i"
+            if [[ -n $same ]]; then cd "$WORK/$prefix-0"; else cd "$WORK/$prefix-$i"; fi
             flock -s "$gate" true
             set +e
-            "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" -q 2>"$out/$i.err"
+            "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" >/dev/null 2>"$out/$i.err"
             echo $? >"$out/$i.rc"
+            date +%s%N >"$out/$i.end"
         ) &
         pids+=($!)
     done
@@ -160,23 +171,29 @@ race() {
     for p in "${pids[@]}"; do wait "$p" || true; done
     t1=$(date +%s%N)
     exec 9>&-
-    local ok=0 lost=0 busy=0
+    local ok=0 lost=0 busy=0 pushed=0
     for ((i = 0; i < n; i++)); do
         case $(cat "$out/$i.rc") in
         0) ok=$((ok + 1)) ;;
         8) busy=$((busy + 1)) ;;
         esac
         lost=$((lost + $(grep -c 'lost a race' "$out/$i.err" || true)))
+        pushed=$((pushed + $(grep -c '^bsi: published ' "$out/$i.err" || true)))
     done
     local rows
     rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
     local merges
     merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
-    local pushes
-    pushes=$(awk -v o="$ok" -v l="$lost" 'BEGIN { printf "%.1f", o ? (o + l) / o : 0 }')
+    local lat
+    lat=$(for ((i = 0; i < n; i++)); do echo $((($(cat "$out/$i.end") - t0) / 1000000)); done | sort -n |
+        awk '{ v[NR] = $1 } END { p = int(NR * 0.95 + 0.999); if (p > NR) p = NR; printf "%d %d", v[int((NR + 1) / 2)], v[p] }')
+    echo "${lat#* }" >"$WORK/p95-$prefix-$n"
+    local per
+    per=$(awk -v o="$ok" -v p="$pushed" 'BEGIN { printf "%.1f", p ? o / p : 0 }')
     local wall
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-    record "$label" "$n" "$ok/$n ($busy busy), $rows rows on the remote, $merges merges" "$pushes pushes per claim, ${wall} s"
+    record "$label" "$n" "$ok/$n ($busy busy), $rows rows on the remote, $merges merges" \
+        "$pushed pushes ($lost lost races), $per writes per push; p50 ${lat% *} ms, p95 ${lat#* } ms; ${wall} s"
     if ((ok != n || rows != n || merges != 0)); then
         say "$label N=$n: $ok of $n landed, $rows rows, $merges merges"
         for ((i = 0; i < n; i++)); do
@@ -186,8 +203,9 @@ race() {
     fi
 }
 
-for n in "${LOCAL_NS[@]}"; do race "local bare remote" "$WORK/srv/brain.git" local "$n"; done
-for n in "${SLOW_NS[@]}"; do race "${DELAY_MS} ms link" "git://127.0.0.1:$SLOW/brain.git" slow "$n"; done
+for n in "${ONE_NS[@]}"; do SAME=1 race "sessions of one clone, local bare remote" "$WORK/srv/brain.git" one "$n"; done
+for n in "${LOCAL_NS[@]}"; do race "clones, local bare remote" "$WORK/srv/brain.git" local "$n"; done
+for n in "${SLOW_NS[@]}"; do race "clones, ${DELAY_MS} ms link" "git://127.0.0.1:$SLOW/brain.git" slow "$n"; done
 
 # The median wall time, in ms, of $RUNS runs of $2 in directory $1, each
 # after the preparation $3.
@@ -220,6 +238,21 @@ judge() {
     record "$name" "-" "${a} ms / ${b} ms = ${ratio}× (target ≤ ${target})" "$result"
 }
 
+# One write alone, locally: an open in a clone of the local bare remote,
+# everything reset between runs; the bursts' p95 against it.
+say "one open alone, local bare remote"
+ALONE="$WORK/one-0"
+RESET_ALONE="git -C $WORK/srv/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && (git update-ref -d refs/heads/brain-index 2>/dev/null || true)"
+alone=$(median_ms "$ALONE" "$BSI open d63/ --session sess-alone -q" "$RESET_ALONE")
+p95_of() { cat "$WORK/p95-$1-$2" 2>/dev/null || echo 0; }
+if [[ $MODE == full ]]; then
+    judge "20 sessions of one clone at once, p95 / one open alone" "$(p95_of one 20)" "$alone" 4
+    judge "20 clones at once, p95 / one open alone" "$(p95_of local 20)" "$alone" 15
+else
+    judge "8 sessions of one clone at once, p95 / one open alone" "$(p95_of one 8)" "$alone" 4
+    judge "8 clones at once, p95 / one open alone" "$(p95_of local 8)" "$alone" 15
+fi
+
 # One uncontended open over the slow link, against what people write by hand.
 say "one open over the ${DELAY_MS} ms link"
 clones "git://127.0.0.1:$SLOW/brain.git" slow 1
@@ -230,6 +263,9 @@ BYHAND="git fetch -q origin && git commit --allow-empty -q -m claim && git push 
 a=$(median_ms "$ONE" "$OPEN_ONE" "$RESET_ONE")
 b=$(median_ms "$ONE" "$BYHAND" "$RESET_ONE")
 judge "bsi open over the link / fetch + commit + push by hand" "$a" "$b" 0.6
+n_slow=${SLOW_NS[${#SLOW_NS[@]}-1]}
+ratio=$(awk -v a="$(p95_of slow "$n_slow")" -v b="$a" 'BEGIN { printf "%.2f", a / b }')
+record "$n_slow clones at once over the ${DELAY_MS} ms link, p95 / one open alone over it" "-" "$(p95_of slow "$n_slow") ms / $a ms = ${ratio}×" "reported"
 
 # A write in an old brain against one in a young brain, locally.
 say "open at 100,000 history rows against 100"

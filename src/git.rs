@@ -483,6 +483,14 @@ impl Git {
         self.commits_of(walk)
     }
 
+    /// The last `n` commits of `tip`'s first-parent line, newest first.
+    pub fn recent(&self, tip: Oid, n: usize) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        walk.simplify_first_parent()?;
+        self.commits_of(walk.take(n))
+    }
+
     /// The commit a reference points to, if it exists.
     pub fn ref_target(&self, name: &str) -> Option<Oid> {
         let r = self.repo.find_reference(name).ok()?;

@@ -7,7 +7,7 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use crate::scope::{Sections, heading_key};
 
 /// One heading of a markdown file and the lines its section spans.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Heading {
     /// 1 for `#`, 2 for `##`, …
     pub level: u8,
@@ -25,7 +25,7 @@ pub struct Heading {
 }
 
 /// The headings of a markdown document, in order, with their section ranges.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Outline {
     /// Headings in document order.
     pub headings: Vec<Heading>,

@@ -34,12 +34,14 @@ use crate::git::Oid;
 use chrono::{DateTime, FixedOffset};
 use rand::RngExt;
 
+use crate::claims::job::{self, Job};
 use crate::error::{Error, Result, exit};
 use crate::git_cli::{FetchError, Push, Remote};
 use crate::registry::merge::Superseded;
 use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
+use crate::store::requests::{Requests, Standing};
 use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
 use crate::{conflict, output};
 
@@ -358,6 +360,397 @@ pub fn replace(
     })
 }
 
+/// Plans and writes a change like [`apply`], sharing the write with the
+/// other writers of the clone waiting for the writer lock: `job` is filed
+/// as a request before the wait; whoever holds the lock plans every
+/// request waiting, in arrival order, on one tip (each with its own
+/// outcome: a refused one refuses no other), commits them as a chain and
+/// publishes them with one push. Each writer then reads its own outcome
+/// by planning again with `plan` on the registry its request was decided
+/// on. `job` must plan what `plan` does. `None` when `stop` said to give up
+/// before any holder took the request: nothing was written. A bounded write
+/// (an agent tool's hook) goes alone, as [`apply`].
+pub fn apply_job<R>(
+    brain: &Brain,
+    settings: &Settings,
+    opts: Options,
+    (job, stop): (&Job, &dyn Fn() -> bool),
+    mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
+) -> Result<Option<Applied<R>>> {
+    if opts.bound.is_some() {
+        return apply(brain, settings, opts, plan).map(Some);
+    }
+    let remote = settings.remote()?;
+    let requests = brain.requests();
+    let id = requests.file(job)?;
+    // Whatever happens from here, the request's files go with this writer.
+    let _filed = Filed(&requests, &id);
+    let lock = match brain.writer_or_stop("write", stop)? {
+        Some(lock) => lock,
+        None if requests.withdraw(&id) => return Ok(None),
+        // A holder took it already: its outcome comes with the lock.
+        None => brain.writer("write")?,
+    };
+    if let Err(e) = brain.ensure_branch_free() {
+        // Withdrawn before the lock goes: no later holder carries it out.
+        requests.withdraw(&id);
+        return Err(e);
+    }
+    let recorded = match requests.standing(&id) {
+        Standing::Done(text) => match serde_json::from_str::<Outcome>(&text) {
+            Ok(o) if o.landed != AGAIN => Some(o),
+            // Sent back by a holder whose write failed (maybe after its
+            // push), or unreadable: it may have landed all the same.
+            _ => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+        },
+        // The holder that took it died at work: it may have landed.
+        Standing::Taken => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+        Standing::Waiting | Standing::Gone => None,
+    };
+    if let Some(o) = recorded {
+        drop(lock);
+        let registry = match o.after.as_deref() {
+            Some(after) => brain.judged(brain.registry_at(oid(after)?, None)?),
+            None => brain.view(remote.as_ref())?.registry,
+        };
+        return replay(brain, remote.as_ref(), &o, registry, &mut plan).map(Some);
+    }
+    // This writer holds the lock: it carries out its own request and
+    // every one waiting.
+    requests.take_own(&id);
+    let mut jobs = vec![(id.clone(), job.clone())];
+    jobs.extend(requests.take_waiting());
+    jobs.sort_by(|a, b| a.0.cmp(&b.0));
+    let served = match &remote {
+        None => local_batch(brain, settings.history_keep, &jobs, &id),
+        Some(r) => Publisher::new(brain, settings, r.clone(), opts).run_batch(&jobs, &id),
+    };
+    let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
+    let batch = match served {
+        Ok(batch) => batch,
+        Err(e) => {
+            // Each writer carries out its own request and hears its own
+            // error.
+            for (other, _) in jobs.iter().filter(|(j, _)| *j != id) {
+                requests.finish(other, &again);
+            }
+            return Err(e);
+        }
+    };
+    let mut own = None;
+    for ((j, _), o) in jobs.iter().zip(batch.outcomes) {
+        if *j == id {
+            own = Some(o);
+        } else {
+            requests.finish(
+                j,
+                &serde_json::to_string(&o).unwrap_or_else(|_| again.clone()),
+            );
+        }
+    }
+    drop(lock);
+    let own = own.unwrap_or_else(Outcome::again);
+    let mut applied = replay(brain, remote.as_ref(), &own, batch.registry, &mut plan)?;
+    if own.commit.is_some() {
+        let landing = &mut applied.landing;
+        landing.superseded = batch.superseded;
+        if !batch.published.is_empty() {
+            landing.collisions = conflict::collisions(&landing.registry, &brain.sections())
+                .into_iter()
+                .map(|(a, b)| (a.clone(), b.clone()))
+                .collect();
+            landing.published = batch.published;
+        }
+    }
+    Ok(Some(applied))
+}
+
+/// Removes a request's files once its writer is done with it.
+struct Filed<'a>(&'a Requests, &'a str);
+
+impl Drop for Filed<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
+    }
+}
+
+/// The outcome that sends a request back to its own writer.
+const AGAIN: &str = "again";
+
+/// Where a shared write left one request, as the writer that carried it
+/// out records it for the request's own writer.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Outcome {
+    /// `published`, `local`, `unchanged`, `pending`, `as-last-fetched`, or
+    /// [`AGAIN`]: not carried out, its writer carries it out itself.
+    landed: String,
+    /// Why the remote could not be reached (`pending`, `as-last-fetched`).
+    why: Option<String>,
+    /// The commit that carries the request out, when one was written.
+    commit: Option<String>,
+    /// The commit whose registry the request was planned on…
+    base_commit: Option<String>,
+    /// …or that registry's text, when no commit holds it (pending changes
+    /// joined with the remote's).
+    base_text: Option<String>,
+    /// The registry branch's tip the write left.
+    after: Option<String>,
+}
+
+impl Outcome {
+    fn again() -> Outcome {
+        Outcome {
+            landed: AGAIN.into(),
+            why: None,
+            commit: None,
+            base_commit: None,
+            base_text: None,
+            after: None,
+        }
+    }
+
+    fn landed(&self, remote: Option<&Remote>) -> Landed {
+        let unreached = || Unreached {
+            remote: remote.map(Remote::label).unwrap_or_default(),
+            why: self.why.clone().unwrap_or_default(),
+        };
+        match self.landed.as_str() {
+            "published" => Landed::Published,
+            "local" => Landed::Local,
+            "pending" => Landed::Pending(unreached()),
+            "as-last-fetched" => Landed::AsLastFetched(unreached()),
+            _ => Landed::Unchanged,
+        }
+    }
+}
+
+/// The registry a request was planned on.
+#[derive(Clone)]
+enum Base {
+    Commit(Oid),
+    Text(String),
+}
+
+fn oid(s: &str) -> Result<Oid> {
+    Ok(Oid::from_str(s)?)
+}
+
+/// A request's report, read by planning it again on the registry the
+/// writer that carried it out planned it on: the same plan on the same
+/// input decides the same (a refusal is the same error again).
+fn replay<R>(
+    brain: &Brain,
+    remote: Option<&Remote>,
+    o: &Outcome,
+    registry: Registry,
+    plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
+) -> Result<Applied<R>> {
+    let base = match (&o.base_commit, &o.base_text) {
+        (Some(c), _) => brain.registry_at(oid(c)?, None)?,
+        (None, Some(t)) => brain.parse(t.clone())?,
+        (None, None) => registry.clone(),
+    };
+    let report = match plan(&brain.judged(base))? {
+        Plan::Write { report, .. } | Plan::Keep(report) => report,
+    };
+    Ok(Applied {
+        report,
+        commit: o.commit.as_deref().map(oid).transpose()?,
+        landing: Landing::new(o.landed(remote), registry),
+    })
+}
+
+/// After the holder that took request `id` died at work: whether a
+/// commit of the registry branch carries it out (fetched first, as its
+/// push may have landed), as its outcome.
+fn carried_out(
+    brain: &Brain,
+    settings: &Settings,
+    remote: Option<&Remote>,
+    opts: Options,
+    id: &str,
+) -> Result<Option<Outcome>> {
+    if let Some(r) = remote {
+        let _ = Publisher::new(brain, settings, r.clone(), opts).fetch()?;
+    }
+    let tips = brain.tips(remote);
+    for (tip, landed) in [(tips.tracking, "published"), (tips.local, "pending")] {
+        let Some(tip) = tip else { continue };
+        let landed = if remote.is_none() { "local" } else { landed };
+        for c in brain.git.recent(tip, 256)? {
+            if job::carries(&c.message, id) {
+                return Ok(Some(Outcome {
+                    landed: landed.into(),
+                    why: (landed == "pending")
+                        .then(|| "the write that carried it out ended before its push".into()),
+                    commit: Some(c.id.to_string()),
+                    base_commit: c.parent.map(|p| p.to_string()),
+                    base_text: None,
+                    after: Some(tip.to_string()),
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// What a shared write did: an outcome per request, in their order, and
+/// what came with the write.
+struct Batch {
+    outcomes: Vec<Outcome>,
+    /// Pending local changes it published.
+    published: Vec<String>,
+    superseded: Vec<Superseded>,
+    /// The registry after it.
+    registry: Registry,
+}
+
+/// One request planned in a chain.
+enum Planned {
+    /// Nothing written for it, decided on this registry.
+    Kept(Base),
+    /// This commit carries it out, planned on this registry.
+    Wrote(Oid, Base),
+}
+
+/// The requests planned in order on one registry, each on what the one
+/// before left, and committed as a chain on `parent`.
+struct Chain {
+    planned: Vec<Planned>,
+    /// The last commit, and the registry it holds.
+    last: Option<(Oid, Registry)>,
+    /// A request was refused or changed nothing: decided on an old fetch,
+    /// that may be wrong.
+    doubt: bool,
+}
+
+fn chain(
+    brain: &Brain,
+    (jobs, own): (&[(String, Job)], &str),
+    (registry, base, parent): (&Registry, Base, Option<Oid>),
+    keep: Option<usize>,
+    first: impl Fn(String) -> String,
+) -> Result<Chain> {
+    let mut reg = registry.clone();
+    let (mut base, mut parent) = (base, parent);
+    let mut c = Chain {
+        planned: Vec::with_capacity(jobs.len()),
+        last: None,
+        doubt: false,
+    };
+    for (id, job) in jobs {
+        match job.plan(&reg) {
+            Err(e) => {
+                c.doubt |= e.is_refusal();
+                c.planned.push(Planned::Kept(base.clone()));
+            }
+            Ok(Plan::Keep(())) => {
+                c.doubt = true;
+                c.planned.push(Planned::Kept(base.clone()));
+            }
+            Ok(Plan::Write { text, .. }) if text == reg.text() => {
+                c.planned.push(Planned::Kept(base.clone()));
+            }
+            Ok(Plan::Write { text, message, .. }) => {
+                let message = if c.last.is_none() {
+                    first(message)
+                } else {
+                    message
+                };
+                // Another writer's request names itself: found in the
+                // history, it is never carried out twice. The holder's own
+                // needs no name (its writer is here to know).
+                let message = if id == own {
+                    message
+                } else {
+                    job::tagged(&message, id)
+                };
+                let (commit, committed) =
+                    commit_on(brain, parent, brain.parse(text)?, &message, keep)?;
+                c.planned.push(Planned::Wrote(commit, base));
+                base = Base::Commit(commit);
+                parent = Some(commit);
+                reg = brain.judged(committed.clone());
+                c.last = Some((commit, committed));
+            }
+        }
+    }
+    Ok(c)
+}
+
+impl Chain {
+    /// The outcomes: `wrote` for a request written, `kept` for the others.
+    fn outcomes(self, wrote: &Landed, kept: &Landed) -> (Vec<Outcome>, Option<(Oid, Registry)>) {
+        let after = self.last.as_ref().map(|(c, _)| c.to_string());
+        let word = |l: &Landed| match l {
+            Landed::Local => "local",
+            Landed::Published => "published",
+            Landed::Unchanged => "unchanged",
+            Landed::AsLastFetched(_) => "as-last-fetched",
+            Landed::Pending(_) => "pending",
+        };
+        let why = |l: &Landed| match l {
+            Landed::AsLastFetched(u) | Landed::Pending(u) => Some(u.why.clone()),
+            _ => None,
+        };
+        let outcomes = self
+            .planned
+            .into_iter()
+            .map(|p| {
+                let (commit, base, landed) = match p {
+                    Planned::Kept(b) => (None, b, kept),
+                    Planned::Wrote(c, b) => (Some(c.to_string()), b, wrote),
+                };
+                let (base_commit, base_text) = match base {
+                    Base::Commit(c) => (Some(c.to_string()), None),
+                    Base::Text(t) => (None, Some(t)),
+                };
+                Outcome {
+                    landed: word(landed).into(),
+                    why: why(landed),
+                    commit,
+                    base_commit,
+                    base_text,
+                    after: after.clone(),
+                }
+            })
+            .collect();
+        (outcomes, self.last)
+    }
+}
+
+/// A shared write in a brain without remote: the chain on the local branch.
+fn local_batch(brain: &Brain, keep: usize, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
+    let tips = brain.tips(None);
+    let view = brain.view_of(tips, None)?;
+    let base = match tips.local {
+        Some(l) => Base::Commit(l),
+        None => Base::Text(view.registry.text().to_string()),
+    };
+    let c = chain(
+        brain,
+        (jobs, own),
+        (&view.registry, base, tips.local),
+        Some(keep),
+        |m| m,
+    )?;
+    let (outcomes, last) = c.outcomes(&Landed::Local, &Landed::Local);
+    let registry = match last {
+        Some((commit, registry)) => {
+            move_local(brain, commit, tips.local, "bsi: shared write")?;
+            registry
+        }
+        None => view.registry,
+    };
+    brain.refresh_copy(&registry);
+    Ok(Batch {
+        outcomes,
+        published: Vec::new(),
+        superseded: Vec::new(),
+        registry,
+    })
+}
+
 fn local<R>(
     brain: &Brain,
     keep: usize,
@@ -664,6 +1057,136 @@ impl<'b> Publisher<'b> {
                 },
             }
         }
+    }
+
+    /// [`Publisher::run`] for the requests of a shared write: planned in
+    /// order on the remote's last fetched tip, committed as a chain, the
+    /// last commit pushed; a lost race plans them all again on the new tip.
+    fn run_batch(mut self, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
+        let brain = self.brain;
+        if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
+            && let Err(why) = self.fetch()?
+        {
+            return self.offline_batch((jobs, own), why);
+        }
+        loop {
+            let tips = brain.tips(Some(&self.remote));
+            let view = brain.view_of(tips, Some(&self.remote))?;
+            let published = if view.pending {
+                brain.pending_changes(tips)?
+            } else {
+                Vec::new()
+            };
+            let base = match tips.tracking {
+                Some(t) if !view.pending => Base::Commit(t),
+                _ => Base::Text(view.registry.text().to_string()),
+            };
+            let superseded = view.superseded.clone();
+            let c = chain(
+                brain,
+                (jobs, own),
+                (&view.registry, base, tips.tracking.or(tips.local)),
+                Some(self.keep),
+                |m| with_published(m, &published, &superseded),
+            )?;
+            if c.doubt && !self.fetched {
+                match self.fetch()? {
+                    Ok(()) => continue,
+                    Err(why) => return self.offline_batch((jobs, own), why),
+                }
+            }
+            let Some((last, _)) = c.last else {
+                let (outcomes, _) = c.outcomes(&Landed::Unchanged, &Landed::Unchanged);
+                let k = kept(brain, (), view, Landed::Unchanged);
+                return Ok(Batch {
+                    outcomes,
+                    published: Vec::new(),
+                    superseded: k.landing.superseded,
+                    registry: k.landing.registry,
+                });
+            };
+            let conn = match self.conn_now() {
+                Ok(conn) => conn,
+                Err(why) => return self.offline_batch((jobs, own), why),
+            };
+            match self.remote.push(&brain.workdir, last, conn) {
+                Push::Pushed => {
+                    self.pushed(tips, last)?;
+                    move_local(brain, last, tips.local, "bsi: shared write")?;
+                    let writes = c
+                        .planned
+                        .iter()
+                        .filter(|p| matches!(p, Planned::Wrote(..)))
+                        .count();
+                    self.say(&format!(
+                        "published {writes} write(s) of {} request(s) with one push on {} after {} lost race(s), {} ms",
+                        jobs.len(),
+                        self.remote.label(),
+                        self.attempts,
+                        self.start.elapsed().as_millis()
+                    ));
+                    let (outcomes, last) = c.outcomes(&Landed::Published, &Landed::Unchanged);
+                    let registry = last.map(|(_, r)| r).unwrap_or(view.registry);
+                    brain.refresh_copy(&registry);
+                    return Ok(Batch {
+                        outcomes,
+                        published,
+                        superseded,
+                        registry,
+                    });
+                }
+                Push::Lost => {
+                    if let Some(why) = self.after_lost_race()? {
+                        return self.offline_batch((jobs, own), why);
+                    }
+                }
+                Push::Refused(why) => {
+                    return Err(Error::RemoteRefused {
+                        remote: self.remote.label(),
+                        why,
+                    });
+                }
+                Push::Denied(why) => return Err(self.denied(why)),
+                Push::Unreachable(why) => return self.offline_batch((jobs, own), why),
+            }
+        }
+    }
+
+    /// The remote cannot be reached: the requests' chain goes on the local
+    /// branch, pending.
+    fn offline_batch(&self, (jobs, own): (&[(String, Job)], &str), why: String) -> Result<Batch> {
+        let why = self.unreached(why);
+        let brain = self.brain;
+        let tips = brain.tips(Some(&self.remote));
+        let view = brain.view_of(tips, Some(&self.remote))?;
+        let parent = base_of(brain, tips)?;
+        let base = match parent {
+            Some(p) if !view.pending => Base::Commit(p),
+            _ => Base::Text(view.registry.text().to_string()),
+        };
+        let c = chain(
+            brain,
+            (jobs, own),
+            (&view.registry, base, parent),
+            None,
+            |m| m,
+        )?;
+        let (outcomes, last) =
+            c.outcomes(&Landed::Pending(why.clone()), &Landed::AsLastFetched(why));
+        let registry = match last {
+            Some((commit, registry)) => {
+                move_local(brain, commit, tips.local, "bsi: shared write")?;
+                registry
+            }
+            None => view.registry.clone(),
+        };
+        brain.refresh_copy(&registry);
+        Ok(Batch {
+            outcomes,
+            published: Vec::new(),
+            superseded: view.superseded,
+            registry,
+        })
     }
 
     /// Runs the plan on `view`. A refusal, or a plan that writes nothing,

@@ -54,7 +54,7 @@ impl fmt::Display for Level {
 }
 
 /// A normalised scope.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub enum Scope {
     /// `global`.
     Global,

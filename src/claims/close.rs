@@ -9,7 +9,7 @@ use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind, col};
 use crate::scope::Scope;
 
 /// What verifying a session came to, as `close` records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum VerifyOutcome {
     /// Nothing outside the session's claims.
     Clean,

@@ -5,6 +5,7 @@
 //! loses a race, so it must be cheap and decide the same on the same input.
 
 pub mod close;
+pub mod job;
 pub mod open;
 pub mod queue;
 pub mod release;
@@ -38,7 +39,7 @@ pub enum Plan<R> {
 /// other versions bsi knows, such as the fetched upstream), and the entries
 /// of the directories a refusal proposes alternatives from. A plan asks
 /// nothing else of the file system or of git.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// The registry's copy, relative to the brain root: never proposed.
     pub registry_rel: String,

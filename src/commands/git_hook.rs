@@ -440,8 +440,15 @@ fn judge_transaction(
             subject(&c.message),
             branch_name(branch)
         );
-        if report(err, &brain, &findings, false, session, mode, "commit")
-            && !dropping.contains(&branch_name(branch))
+        if report(
+            err,
+            &brain,
+            &findings,
+            false,
+            session,
+            (mode, "commit"),
+            ctx.now,
+        ) && !dropping.contains(&branch_name(branch))
         {
             dropping.push(branch_name(branch));
         }

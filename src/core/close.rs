@@ -1,9 +1,10 @@
 //! A session ends its claims (all, or those on a scope): they move to the
 //! history with what the audit of its changes found.
 
-use super::{Actor, Site};
+use super::{Actor, Site, Stop};
 use crate::audit::{self, VerifyOutcome};
 use crate::claims::close::{Closing, plan};
+use crate::claims::job::Job;
 use crate::claims::session_claims;
 use crate::drift::Drift;
 use crate::error::{Error, Result};
@@ -36,7 +37,8 @@ pub fn close(
     // The session's audit, read before the lock from the registry as this
     // clone sees it: alert, never block.
     let (verified, unverified, drift) = audit_session(site, &actor.session, scope);
-    let applied = site.publish(|reg| {
+    let job = Job::close(&actor.session, scope, (owner, force), (verified, site.now));
+    let planned = |reg: &crate::registry::Registry| {
         plan(
             reg,
             &actor.session,
@@ -44,7 +46,11 @@ pub fn close(
             (owner, force),
             (verified, site.now),
         )
-    })?;
+    };
+    let applied = match site.publish_job(&job, &Stop::new(), planned)? {
+        Some(applied) => applied,
+        None => site.publish(planned)?,
+    };
     Ok(Closed {
         applied,
         unverified,

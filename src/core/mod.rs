@@ -44,6 +44,26 @@ impl Site<'_> {
     pub fn publish<R>(&self, plan: impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         publish::apply(self.brain, self.settings, self.options, plan)
     }
+
+    /// Publishes what `plan` decides, sharing the write with the other
+    /// writers of the clone waiting for the writer lock
+    /// ([`publish::apply_job`]): `job` is the same plan as data. `None`
+    /// when `stop` was set before any writer took the request: nothing
+    /// was written.
+    pub fn publish_job<R>(
+        &self,
+        job: &crate::claims::job::Job,
+        stop: &Stop,
+        plan: impl FnMut(&Registry) -> Result<Plan<R>>,
+    ) -> Result<Option<Applied<R>>> {
+        publish::apply_job(
+            self.brain,
+            self.settings,
+            self.options,
+            (job, &|| stop.is_set()),
+            plan,
+        )
+    }
 }
 
 /// Who acts: a session and the agent name its claims carry, resolved once

@@ -5,6 +5,7 @@
 use chrono::Duration;
 
 use super::{Actor, Site, Stop};
+use crate::claims::job::Job;
 use crate::claims::open::{Claiming, Outcome, Owned, Place, Queueing, leave, plan_queued};
 use crate::claims::{Plan, queue};
 use crate::error::{Error, Result};
@@ -204,15 +205,24 @@ fn publish_waiting(
             Queueing::Respect
         };
         let mut stopped = false;
-        let applied = site.publish(|reg| {
-            // Under the writer lock: once whoever asked is gone, nothing
-            // is granted.
-            if stop.is_set() {
-                stopped = true;
-                return Ok(Plan::Keep(nothing()));
-            }
-            plan_queued(reg, &c, &snap, queueing)
-        })?;
+        let job = Job::open(&c, &snap, queueing);
+        let shared = if stop.is_set() {
+            None
+        } else {
+            site.publish_job(&job, stop, |reg| plan_queued(reg, &c, &snap, queueing))?
+        };
+        let applied = match shared {
+            Some(applied) => applied,
+            None => site.publish(|reg| {
+                // Under the writer lock: once whoever asked is gone, nothing
+                // is granted.
+                if stop.is_set() {
+                    stopped = true;
+                    return Ok(Plan::Keep(nothing()));
+                }
+                plan_queued(reg, &c, &snap, queueing)
+            })?,
+        };
         if stopped {
             give_up(lease);
             return Ok((applied, true));

@@ -56,6 +56,22 @@ impl WriterLock {
     /// Takes the lock file at `path` (created when missing), waiting for
     /// another holder at most `at_most` (else the usual wait).
     pub(crate) fn take(path: &Path, at_most: Option<Duration>) -> Result<WriterLock> {
+        match Self::take_or_stop(path, at_most, &|| false)? {
+            Some(lock) => Ok(lock),
+            None => Err(Error::Locked {
+                what: "the registry",
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// [`WriterLock::take`], given up (`None`) once `stop` says so while
+    /// another holder keeps the lock.
+    pub(crate) fn take_or_stop(
+        path: &Path,
+        at_most: Option<Duration>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<WriterLock>> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
@@ -69,7 +85,11 @@ impl WriterLock {
             .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => wait_for_lock(&file, path, lock_wait(at_most))?,
+            Err(fs::TryLockError::WouldBlock) => {
+                if !wait_for_lock(&file, path, lock_wait(at_most), stop)? {
+                    return Ok(None);
+                }
+            }
             Err(fs::TryLockError::Error(e)) => {
                 return Err(Error::io(format!("cannot lock {}", path.display()), e));
             }
@@ -78,12 +98,12 @@ impl WriterLock {
         let left = fs::read_to_string(path)
             .ok()
             .filter(|s| !s.trim().is_empty());
-        Ok(WriterLock {
+        Ok(Some(WriterLock {
             file,
             path: path.to_path_buf(),
             left,
             recorded: false,
-        })
+        }))
     }
 
     /// The record a writer that died left, if one did.
@@ -159,11 +179,16 @@ pub(crate) fn writer_is_dead(record: &str) -> bool {
     }
 }
 
-/// Waits up to `wait` for the writer lock held by another process.
-/// The wait is in the kernel, on a second handle of the same open file (so
-/// the lock it takes is `file`'s): the lock passes to a waiter the moment
-/// its holder lets go.
-fn wait_for_lock(file: &File, path: &Path, wait: Duration) -> Result<()> {
+/// Waits up to `wait` for the writer lock held by another process:
+/// `false` when `stop` said to give up first. The wait is in the kernel,
+/// on a second handle of the same open file (so the lock it takes is
+/// `file`'s): the lock passes to a waiter the moment its holder lets go.
+fn wait_for_lock(
+    file: &File,
+    path: &Path,
+    wait: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<bool> {
     let cannot = |e| Error::io(format!("cannot lock {}", path.display()), e);
     let handle = file.try_clone().map_err(cannot)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -172,12 +197,23 @@ fn wait_for_lock(file: &File, path: &Path, wait: Duration) -> Result<()> {
         // with the last handle of the file.
         let _ = tx.send(handle.lock());
     });
-    match rx.recv_timeout(wait) {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(cannot(e)),
-        Err(_) => Err(Error::Locked {
-            what: "the registry",
-            path: path.to_path_buf(),
-        }),
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left.min(Duration::from_millis(50))) {
+            Ok(Ok(())) => return Ok(true),
+            Ok(Err(e)) => return Err(cannot(e)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => {
+                if stop() {
+                    return Ok(false);
+                }
+            }
+            Err(_) => {
+                return Err(Error::Locked {
+                    what: "the registry",
+                    path: path.to_path_buf(),
+                });
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@
 //! the brain root, for people to read ([`Brain::refresh_copy`]).
 
 pub mod lock;
+pub mod requests;
 mod state;
 
 use std::fs;
@@ -563,6 +564,36 @@ impl Brain {
     /// left dealt with (and said on stderr), and this writer recorded.
     pub fn writer(&self, what: &str) -> Result<WriterLock> {
         self.writer_within(what, None)
+    }
+
+    /// [`Brain::writer`], given up when `stop` says so while another
+    /// holder keeps it: `None`, nothing taken.
+    pub fn writer_or_stop(
+        &self,
+        what: &str,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<WriterLock>> {
+        let Some(mut lock) = WriterLock::take_or_stop(&self.bsi_dir().join("lock"), None, stop)?
+        else {
+            return Ok(None);
+        };
+        if let Some(done) = self.repair(&mut lock) {
+            eprintln!("note: {done}");
+        }
+        lock.record(what)?;
+        Ok(Some(lock))
+    }
+
+    /// The write requests waiting for this clone's writer lock.
+    pub fn requests(&self) -> requests::Requests {
+        requests::Requests::new(&self.bsi_dir().join("requests"))
+    }
+
+    /// `reg` as a plan reads it: with the queue rows whose lease is
+    /// impossible judged ([`Brain::view_of`] does the same).
+    pub fn judged(&self, mut reg: Registry) -> Registry {
+        self.judge_leases(&mut reg);
+        reg
     }
 
     /// [`Brain::writer`], waiting for another holder at most `at_most`

@@ -38,6 +38,7 @@ mod remote;
 mod replay;
 mod root;
 mod safe_writes;
+mod shared_writes;
 mod snapshots;
 mod transcript;
 mod truth;

@@ -1,0 +1,274 @@
+//! A write described as data, so another bsi of the same clone can plan it:
+//! the writer that holds the writer lock plans every request waiting for
+//! it on one tip and publishes them with one push
+//! ([`crate::publish::apply_job`]). A job holds what its plan reads besides
+//! the registry (the request, its clock and its [`Snapshot`]), so whoever
+//! plans it decides what its own writer would. Pure.
+
+use chrono::{DateTime, Duration, FixedOffset};
+use serde::{Deserialize, Serialize};
+
+use super::close::VerifyOutcome;
+use super::open::{Claiming, Queueing};
+use super::{Actor, Plan, Snapshot};
+use crate::error::{Error, Result};
+use crate::registry::Registry;
+use crate::scope::Scope;
+
+/// A write another writer of the clone may plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Job {
+    /// `bsi open` ([`super::open::plan_queued`]).
+    Open {
+        /// The session.
+        session: String,
+        /// The agent name its claims carry.
+        agent: String,
+        /// The scopes asked for.
+        scopes: Vec<Scope>,
+        /// Their time to live, in seconds.
+        ttl_seconds: i64,
+        /// The note.
+        note: String,
+        /// The request's clock (RFC 3339).
+        now: String,
+        /// The per-agent limit of active claims.
+        max_active_per_agent: Option<usize>,
+        /// The session id was drawn for this request.
+        new_id: bool,
+        /// What the plan reads of the files.
+        snapshot: Snapshot,
+        /// How the request stands towards the queue.
+        queueing: Queue,
+    },
+    /// `bsi close` ([`super::close::plan`]).
+    Close {
+        /// The session whose claims close.
+        session: String,
+        /// Only those on this scope.
+        scope: Option<Scope>,
+        /// Who acts: its session.
+        actor_session: Option<String>,
+        /// Who acts: its agent name.
+        actor_agent: String,
+        /// The agent name was given.
+        agent_named: bool,
+        /// Claims of another session too.
+        force: bool,
+        /// What the audit of the session found.
+        verified: VerifyOutcome,
+        /// The request's clock (RFC 3339).
+        now: String,
+    },
+}
+
+/// [`Queueing`], as data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Queue {
+    /// [`Queueing::Ignore`].
+    Ignore,
+    /// [`Queueing::Respect`].
+    Respect,
+    /// [`Queueing::Join`], arrived at (RFC 3339).
+    Join(String),
+}
+
+impl Queue {
+    /// The queueing of a request, as data.
+    pub fn of(q: Queueing) -> Queue {
+        match q {
+            Queueing::Ignore => Queue::Ignore,
+            Queueing::Respect => Queue::Respect,
+            Queueing::Join { since } => Queue::Join(since.to_rfc3339()),
+        }
+    }
+}
+
+impl Job {
+    /// The job of an open request.
+    pub fn open(c: &Claiming<'_>, snapshot: &Snapshot, queueing: Queueing) -> Job {
+        Job::Open {
+            session: c.session.to_string(),
+            agent: c.agent.to_string(),
+            scopes: c.scopes.to_vec(),
+            ttl_seconds: c.ttl.num_seconds(),
+            note: c.note.to_string(),
+            now: c.now.to_rfc3339(),
+            max_active_per_agent: c.max_active_per_agent,
+            new_id: c.new_id,
+            snapshot: snapshot.clone(),
+            queueing: Queue::of(queueing),
+        }
+    }
+
+    /// The job of a close request.
+    pub fn close(
+        session: &str,
+        scope: Option<&Scope>,
+        (actor, force): (&Actor<'_>, bool),
+        (verified, now): (VerifyOutcome, DateTime<FixedOffset>),
+    ) -> Job {
+        Job::Close {
+            session: session.to_string(),
+            scope: scope.cloned(),
+            actor_session: actor.session.map(str::to_string),
+            actor_agent: actor.agent.to_string(),
+            agent_named: actor.agent_named,
+            force,
+            verified,
+            now: now.to_rfc3339(),
+        }
+    }
+
+    /// What the job's own writer would plan on `reg`: the same plan, on the
+    /// same input. The report stays with that writer, which plans again on
+    /// the registry this was decided on to read it.
+    pub fn plan(&self, reg: &Registry) -> Result<Plan<()>> {
+        match self {
+            Job::Open {
+                session,
+                agent,
+                scopes,
+                ttl_seconds,
+                note,
+                now,
+                max_active_per_agent,
+                new_id,
+                snapshot,
+                queueing,
+            } => {
+                let queueing = match queueing {
+                    Queue::Ignore => Queueing::Ignore,
+                    Queue::Respect => Queueing::Respect,
+                    Queue::Join(since) => Queueing::Join {
+                        since: time(since)?,
+                    },
+                };
+                let c = Claiming {
+                    session,
+                    agent,
+                    scopes,
+                    ttl: Duration::seconds(*ttl_seconds),
+                    note,
+                    now: time(now)?,
+                    max_active_per_agent: *max_active_per_agent,
+                    new_id: *new_id,
+                };
+                super::open::plan_queued(reg, &c, snapshot, queueing).map(unit)
+            }
+            Job::Close {
+                session,
+                scope,
+                actor_session,
+                actor_agent,
+                agent_named,
+                force,
+                verified,
+                now,
+            } => {
+                let actor = Actor {
+                    session: actor_session.as_deref(),
+                    agent: actor_agent,
+                    agent_named: *agent_named,
+                };
+                super::close::plan(
+                    reg,
+                    session,
+                    scope.as_ref(),
+                    (&actor, *force),
+                    (*verified, time(now)?),
+                )
+                .map(unit)
+            }
+        }
+    }
+}
+
+/// A plan without its report.
+fn unit<R>(p: Plan<R>) -> Plan<()> {
+    match p {
+        Plan::Write { text, message, .. } => Plan::Write {
+            text,
+            message,
+            report: (),
+        },
+        Plan::Keep(_) => Plan::Keep(()),
+    }
+}
+
+/// The trailer that names the request a registry commit carries out: a
+/// request found in the branch's history was carried out, and is never
+/// carried out twice.
+pub const REQUEST_TRAILER: &str = "BSI-Request";
+
+/// `message` with the trailer naming request `id` last.
+pub fn tagged(message: &str, id: &str) -> String {
+    let mut out = message.trim_end_matches('\n').to_string();
+    out.push_str(&format!("\n{REQUEST_TRAILER}: {id}\n"));
+    out
+}
+
+/// Whether `message` carries out request `id`.
+pub fn carries(message: &str, id: &str) -> bool {
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix(REQUEST_TRAILER))
+        .filter_map(|l| l.strip_prefix(':'))
+        .any(|v| v.trim() == id)
+}
+
+fn time(s: &str) -> Result<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(s).map_err(|e| {
+        Error::io(
+            format!("a write request's time `{s}` is not an RFC 3339 time"),
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_reads_back_as_it_was_written() {
+        let now = DateTime::parse_from_rfc3339("2026-03-14T09:30:00+00:00").expect("time");
+        let scopes = [Scope::Dir("a/".into()), Scope::File("b.md".into())];
+        let c = Claiming {
+            session: "sess-1",
+            agent: "x",
+            scopes: &scopes,
+            ttl: Duration::minutes(90),
+            note: "n",
+            now,
+            max_active_per_agent: Some(3),
+            new_id: false,
+        };
+        let job = Job::open(&c, &Snapshot::default(), Queueing::Join { since: now });
+        let text = serde_json::to_string(&job).expect("json");
+        let back: Job = serde_json::from_str(&text).expect("parse");
+        assert_eq!(serde_json::to_string(&back).expect("json"), text);
+        let Job::Open {
+            scopes: s,
+            ttl_seconds,
+            queueing: Queue::Join(since),
+            ..
+        } = back
+        else {
+            panic!("{text}")
+        };
+        assert_eq!((s.as_slice(), ttl_seconds), (&scopes[..], 5400));
+        assert_eq!(time(&since).expect("since"), now);
+    }
+
+    #[test]
+    fn a_tagged_message_carries_its_request_and_no_other() {
+        let m = tagged(
+            "bsi: open a/\n\nBSI-Session: s\nBSI-Action: open\n",
+            "1-2-3",
+        );
+        assert!(m.ends_with("BSI-Action: open\nBSI-Request: 1-2-3\n"), "{m}");
+        assert!(carries(&m, "1-2-3"));
+        assert!(!carries(&m, "1-2"));
+    }
+}

@@ -1,0 +1,180 @@
+//! The write requests of a clone's writers, in its common git directory
+//! (`bsi/requests/`), so the writer holding the writer lock can carry out
+//! those waiting for it with its own write, in one push.
+//!
+//! A request is a file per waiting writer, named by its arrival (the time,
+//! then the process): `<id>.req` while it waits, written whole before its
+//! writer waits for the lock (a temporary file renamed); `<id>.taken` once
+//! a holder took it (a rename: exactly one holder takes it, and a writer
+//! that gives up before can still withdraw it); `<id>.done`, the outcome
+//! the holder recorded, read by the request's own writer once it holds the
+//! lock in turn. A request whose writer is proven dead is dropped unread;
+//! a taken one without an outcome was taken by a holder that died, and its
+//! own writer carries it out (the registry commits name the request they
+//! carry out, so it is never carried out twice).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::claims::job::Job;
+use crate::error::{Error, Result};
+use crate::platform;
+
+use super::lock::writer_is_dead;
+
+/// How long an outcome nobody read is kept (its writer died meanwhile).
+const UNREAD: Duration = Duration::from_secs(600);
+
+/// The requests directory of a clone.
+pub struct Requests {
+    dir: PathBuf,
+}
+
+/// Where one's own request stands, once the writer lock is held.
+pub enum Standing {
+    /// Still waiting: nobody took it.
+    Waiting,
+    /// Taken by a holder that recorded no outcome: it died at work.
+    Taken,
+    /// Carried out: the outcome recorded.
+    Done(String),
+    /// No trace of it.
+    Gone,
+}
+
+impl Requests {
+    pub(crate) fn new(dir: &Path) -> Requests {
+        Requests {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn path(&self, id: &str, state: &str) -> PathBuf {
+        self.dir.join(format!("{id}.{state}"))
+    }
+
+    /// Files `job` as waiting: its id.
+    pub fn file(&self, job: &Job) -> Result<String> {
+        fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
+        let arrival = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let pid = std::process::id();
+        let id = format!("{arrival:020}-{pid}-{:08x}", rand::random::<u32>());
+        let json = serde_json::to_string(job).map_err(|e| {
+            Error::io(
+                "cannot write a write request",
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })?;
+        let body = format!(
+            "pid {pid}\nstart {}\n\n{json}\n",
+            platform::start_time(pid).unwrap_or_default()
+        );
+        let tmp = self.path(&id, "tmp");
+        let path = self.path(&id, "req");
+        fs::write(&tmp, body)
+            .and_then(|()| fs::rename(&tmp, &path))
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        Ok(id)
+    }
+
+    /// Withdraws a request nobody took: `true` when it was still waiting
+    /// (it will not be carried out), `false` when a holder took it.
+    pub fn withdraw(&self, id: &str) -> bool {
+        fs::remove_file(self.path(id, "req")).is_ok()
+    }
+
+    /// Where request `id` stands (read under the writer lock).
+    pub fn standing(&self, id: &str) -> Standing {
+        if let Ok(done) = fs::read_to_string(self.path(id, "done")) {
+            return Standing::Done(done);
+        }
+        if self.path(id, "taken").exists() {
+            return Standing::Taken;
+        }
+        if self.path(id, "req").exists() {
+            return Standing::Waiting;
+        }
+        Standing::Gone
+    }
+
+    /// Takes one's own waiting request (under the writer lock).
+    pub fn take_own(&self, id: &str) {
+        let _ = fs::rename(self.path(id, "req"), self.path(id, "taken"));
+    }
+
+    /// Takes every other waiting request, in arrival order (under the
+    /// writer lock): those of writers proven dead, and unreadable ones,
+    /// are dropped.
+    pub fn take_waiting(&self) -> Vec<(String, Job)> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<String> = Vec::new();
+        let mut old: Vec<PathBuf> = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(id) = name.strip_suffix(".req") {
+                ids.push(id.to_string());
+            } else if name.ends_with(".done") || name.ends_with(".tmp") {
+                let unread = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > UNREAD);
+                if unread {
+                    old.push(e.path());
+                }
+            }
+        }
+        for p in old {
+            let _ = fs::remove_file(p);
+        }
+        ids.sort();
+        let mut out = Vec::new();
+        for id in ids {
+            let req = self.path(&id, "req");
+            let Ok(body) = fs::read_to_string(&req) else {
+                continue;
+            };
+            let (record, json) = body.split_once("\n\n").unwrap_or(("", ""));
+            let job = serde_json::from_str::<Job>(json.trim()).ok();
+            match job {
+                Some(job) if !writer_is_dead(record) => {
+                    if fs::rename(&req, self.path(&id, "taken")).is_ok() {
+                        out.push((id, job));
+                    }
+                }
+                // Its writer is gone (nobody would read the outcome), or
+                // it cannot be read: dropped.
+                _ => {
+                    let _ = fs::remove_file(&req);
+                }
+            }
+        }
+        out
+    }
+
+    /// Records the outcome of request `id` for its writer.
+    pub fn finish(&self, id: &str, outcome: &str) {
+        let tmp = self.path(id, "tmp");
+        if fs::write(&tmp, outcome)
+            .and_then(|()| fs::rename(&tmp, self.path(id, "done")))
+            .is_ok()
+        {
+            let _ = fs::remove_file(self.path(id, "taken"));
+        }
+    }
+
+    /// Forgets request `id`, whatever its state: its writer is done with it.
+    pub fn forget(&self, id: &str) {
+        for state in ["req", "taken", "done", "tmp"] {
+            let _ = fs::remove_file(self.path(id, state));
+        }
+    }
+}

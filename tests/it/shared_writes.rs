@@ -1,0 +1,215 @@
+//! Writes that share a push: the writers of one clone waiting for its
+//! writer lock are carried out by whoever holds it, on one tip, with one
+//! push, each with its own outcome; a holder that dies mid-push leaves
+//! every request landed or reported, and none carried out twice.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Brain, Run};
+
+/// Takes the clone's writer lock as another bsi would, until dropped.
+fn hold_lock(b: &Brain) -> File {
+    let dir = b.path().join(".git/bsi");
+    fs::create_dir_all(&dir).expect("mkdir");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(dir.join("lock"))
+        .expect("open the lock");
+    f.lock().expect("lock");
+    f
+}
+
+/// The waiting requests of the clone.
+fn waiting(b: &Brain) -> usize {
+    fs::read_dir(b.path().join(".git/bsi/requests")).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+            .count()
+    })
+}
+
+/// Waits until `n` requests wait for the lock.
+fn until_waiting(b: &Brain, n: usize) {
+    let start = Instant::now();
+    while waiting(b) < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} of {n} requests filed",
+            waiting(b)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `bsi -v open SCOPE --session SESSION`, started.
+fn open(b: &Brain, scope: &str, session: &str, env: &[(&str, &str)]) -> Child {
+    let mut cmd = b.command(&["-v", "open", scope, "--session", session]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi")
+}
+
+fn finish(c: Child) -> Run {
+    Run::from_output(c.wait_with_output().expect("wait bsi"))
+}
+
+/// The rows of the remote's registry naming `session`.
+fn remote_rows(remote: &Path, session: &str) -> usize {
+    let out = std::process::Command::new("git")
+        .current_dir(remote)
+        .args(["show", "brain-index:BRAIN-INDEX.md"])
+        .output()
+        .expect("git show");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(&format!("| {session} ")))
+        .count()
+}
+
+/// A clone of a bare remote, as the writers' machine.
+fn machine() -> (Brain, tempfile::TempDir) {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let b = Brain::clone_of(remote.path(), "m");
+    b.bsi(&["status"]).ok();
+    (b, remote)
+}
+
+#[test]
+fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() {
+    let (b, remote) = machine();
+    b.bsi(&["open", "projets/", "--session", "sess-holder"])
+        .ok();
+    let before = b.user_state();
+    let lock = hold_lock(&b);
+    let asks = [
+        ("agents/alice.md", "sess-a"),
+        ("projets/plan.md", "sess-refused"),
+        ("agents/bob.md", "sess-b"),
+        ("README.md", "sess-c"),
+    ];
+    let mut children = Vec::new();
+    for (i, (scope, session)) in asks.iter().enumerate() {
+        children.push(open(&b, scope, session, &[]));
+        // Filed in this order: the arrival order the holder plans in.
+        until_waiting(&b, i + 1);
+    }
+    drop(lock);
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    for (i, (scope, session)) in asks.iter().enumerate() {
+        let r = &runs[i];
+        if *session == "sess-refused" {
+            r.code(3);
+            assert!(
+                r.stderr.contains("sess-holder") && r.stderr.contains("projets/"),
+                "the refusal names its own blocker: {}",
+                r.stderr
+            );
+            assert_eq!(remote_rows(remote.path(), session), 0);
+        } else {
+            r.ok().stdout_has(&format!("Claim opened — {scope}"));
+            assert!(
+                r.stdout.contains(&format!("Session: {session}")),
+                "{}",
+                r.stdout
+            );
+            assert_eq!(remote_rows(remote.path(), session), 1, "{session}");
+        }
+    }
+    // One push carried the three writes: one writer said so, none lost a
+    // race, and the remote has one commit per write, in arrival order.
+    let said: Vec<&Run> = runs
+        .iter()
+        .filter(|r| {
+            r.stderr
+                .contains("published 3 write(s) of 4 request(s) with one push")
+        })
+        .collect();
+    assert_eq!(
+        said.len(),
+        1,
+        "{:#?}",
+        runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
+    );
+    assert!(runs.iter().all(|r| !r.stderr.contains("published 1 write")));
+    let log = std::process::Command::new("git")
+        .current_dir(remote.path())
+        .args(["log", "-4", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "bsi: open sess-c README.md\nbsi: open sess-b agents/bob.md\nbsi: open sess-a agents/alice.md\nbsi: open sess-holder projets/\n"
+    );
+    // Every request's files are gone; the user's work is untouched.
+    assert_eq!(
+        fs::read_dir(b.path().join(".git/bsi/requests"))
+            .expect("requests")
+            .count(),
+        0
+    );
+    assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn a_holder_dead_after_its_push_leaves_every_request_landed_once() {
+    let (b, remote) = machine();
+    let lock = hold_lock(&b);
+    let asks = [
+        ("agents/alice.md", "sess-a"),
+        ("agents/bob.md", "sess-b"),
+        ("README.md", "sess-c"),
+    ];
+    let mut children = Vec::new();
+    for (i, (scope, session)) in asks.iter().enumerate() {
+        // Whichever takes the lock first carries out all three and dies
+        // once its push landed, before it records any outcome.
+        children.push(open(
+            &b,
+            scope,
+            session,
+            &[("BSI_FAULT_POINT", "after-push")],
+        ));
+        until_waiting(&b, i + 1);
+    }
+    drop(lock);
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    let died = runs.iter().filter(|r| r.code != 0).count();
+    assert_eq!(
+        died,
+        1,
+        "the holder dies, the others read their outcome: {:#?}",
+        runs.iter()
+            .map(|r| (&r.code, &r.stderr))
+            .collect::<Vec<_>>()
+    );
+    for (i, (scope, session)) in asks.iter().enumerate() {
+        // Landed once, whoever died.
+        assert_eq!(remote_rows(remote.path(), session), 1, "{session}");
+        if runs[i].code == 0 {
+            runs[i].stdout_has(&format!("Claim opened — {scope}"));
+        }
+    }
+    // The next write finds the clone whole: the local branch catches up.
+    b.bsi(&["open", "projets/", "--session", "sess-after"]).ok();
+    for (_, session) in asks {
+        assert_eq!(remote_rows(remote.path(), session), 1, "{session}");
+    }
+    let active = b.active().join("\n");
+    assert!(
+        asks.iter()
+            .all(|(_, s)| active.contains(&format!("| {s} |")))
+            && active.contains("| sess-after |"),
+        "{active}"
+    );
+}
