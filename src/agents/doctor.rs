@@ -567,7 +567,8 @@ mod tests {
 
     #[test]
     fn the_mcp_server_registered_missing_or_foreign() {
-        for tool in Tool::ALL {
+        // Cline reads MCP servers from the user's settings only: its own test.
+        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::Cline) {
             let (_d, root, common, places) = setup(tool);
             mcp_config::install(tool, &root).expect("register");
             let mcp = item(&check(tool, &root, &common, &places), "mcp");
@@ -578,6 +579,16 @@ mod tests {
             let install = format!("`bsi agent install {}`", tool.name());
             assert_eq!(mcp.next.as_deref(), Some(install.as_str()), "{mcp:?}");
         }
+        // Cline: not bsi's to see; the command that registers it is said.
+        let (_d, root, common, places) = setup(Tool::Cline);
+        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, None, "{mcp:?}");
+        assert!(
+            mcp.next
+                .as_deref()
+                .is_some_and(|n| n.contains("`cline mcp add bsi --yes -- bsi mcp --tool cline`")),
+            "{mcp:?}"
+        );
         // A server of another program named bsi: left alone, and said.
         let (_d, root, common, places) = setup(Tool::Gemini);
         let settings = root.join(".gemini/settings.json");
