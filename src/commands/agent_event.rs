@@ -165,6 +165,64 @@ pub(crate) fn fail_open(tool: Tool, kind: HookKind, why: &str) -> Answer {
     agents::fail_open(tool, kind, &format!("{}; {then}", why.trim_end()))
 }
 
+/// Whether bsi's hooks of `tool` have anything to do at `dir`: it is in a
+/// work tree whose clone has a registry (the local branch or its
+/// remote-tracking copy), or whose project settings hold bsi's hooks for
+/// `tool` (a brain set up by its team, whose clone has not fetched the
+/// registry yet, or not set up at all: the hooks say so there).
+///
+/// Elsewhere the hooks answer nothing, write nothing and ask no remote:
+/// a user-level install (`bsi agent install --user`) runs them in every
+/// session of the tool on the machine, in every repository and outside any.
+/// Cheap: the repository opened in this process, a file read and a look at
+/// two references.
+fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
+    let Ok(git) = crate::git::Git::discover(dir) else {
+        return false;
+    };
+    if let Ok(root) = git.workdir()
+        && fs::read_to_string(root.join(agents::install::settings_file(tool)))
+            .is_ok_and(|t| !agents::install::our_commands(tool, &t).is_empty())
+    {
+        return true;
+    }
+    let mut here = ctx.clone();
+    here.cwd = dir.to_path_buf();
+    let Ok((brain, settings)) = here.open_with_default_config() else {
+        return false;
+    };
+    let remote = settings.remote().ok().flatten();
+    let tips = brain.tips(remote.as_ref());
+    tips.local.is_some() || tips.tracking.is_some()
+}
+
+/// The answer that says nothing: an edit let through, a session that
+/// starts or stops without a word.
+fn nothing(tool: Tool, kind: HookKind) -> Answer {
+    match kind {
+        HookKind::Edit => agents::answer(tool, &Verdict::Allow),
+        HookKind::SessionStart | HookKind::Stop => {
+            let mut a = agents::fail_open(tool, kind, "");
+            a.stderr.clear();
+            a
+        }
+    }
+}
+
+/// The directory an event names, if it names one (else the caller's).
+fn event_dir(ctx: &Ctx, input: &str) -> PathBuf {
+    serde_json::from_str::<serde_json::Value>(input)
+        .ok()
+        .and_then(|v| {
+            ["cwd"]
+                .iter()
+                .find_map(|k| v[k].as_str().map(PathBuf::from))
+                .or_else(|| v["workspace_roots"][0].as_str().map(PathBuf::from))
+        })
+        .filter(|c| c.is_dir())
+        .unwrap_or_else(|| ctx.cwd.clone())
+}
+
 /// The brain of the directory an event names.
 fn open_at(ctx: &Ctx, dir: &Path) -> Result<(Ctx, Brain, Settings)> {
     let mut here = ctx.clone();
@@ -237,6 +295,9 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             None => return Ok(agents::answer(tool, &Verdict::Allow)),
         },
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::Edit));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::Edit, &e.to_string())),
     };
     if req.edits.is_empty() {
@@ -360,6 +421,9 @@ fn edit_in(
     session_id: &str,
     edits: &[FileEdit],
 ) -> Result<Answer> {
+    if !guarded(ctx, tool, dir) {
+        return Ok(nothing(tool, HookKind::Edit));
+    }
     let (ctx, brain, settings, reg) = match registry_for_edit(ctx, tool, dir)? {
         Ok(found) => found,
         Err(answer) => return Ok(answer),
@@ -896,8 +960,14 @@ fn refusal(
 fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let ev = match agents::parse_session_start(tool, input, &ctx.cwd) {
         Ok(ev) => ev,
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::SessionStart));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::SessionStart, &e.to_string())),
     };
+    if !guarded(ctx, tool, &ev.cwd) {
+        return Ok(nothing(tool, HookKind::SessionStart));
+    }
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
     // For `bsi agent doctor`: the tool runs bsi's hooks here.
@@ -1040,9 +1110,12 @@ fn briefing(reg: &Registry, session: &str, env_note: &str, fresh: &Freshness, ct
 fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let ev = match agents::parse_stop(tool, input, &ctx.cwd) {
         Ok(ev) => ev,
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::Stop));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::Stop, &e.to_string())),
     };
-    if ev.continued {
+    if ev.continued || !guarded(ctx, tool, &ev.cwd) {
         return Ok(agents::answer_stop(tool, &ev, None));
     }
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;

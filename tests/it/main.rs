@@ -5,6 +5,7 @@ mod agent;
 mod agent_cli;
 mod agent_hook;
 mod agent_shell;
+mod agent_user;
 
 mod archive;
 mod bounds;
