@@ -376,7 +376,8 @@ pub enum Command {
     /// Hooks inside the agent tools: install or uninstall them.
     ///
     /// For Claude Code, Codex CLI, Gemini CLI and Cursor, in the tool's
-    /// project settings at the work tree root. The hooks run bsi before each file edit (refusing an edit inside
+    /// project settings at the work tree root (with --user, in the user's
+    /// settings: every brain on the machine). The hooks run bsi before each file edit (refusing an edit inside
     /// another session's claim), when a session starts (telling the agent
     /// who holds what) and when it stops (reminding it to close its claims).
     Agent {

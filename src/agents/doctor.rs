@@ -256,7 +256,7 @@ fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
         Tool::Claude => {
             "`claude --setting-sources user` loads no project settings (bsi's project hooks do not run); `claude --bare` and `disableAllHooks` run no hook at all, the user's included"
         }
-        _ => return None,
+        Tool::Cursor => return None,
     };
     let user = install::user_settings_file(tool, places)?;
     let install_user =

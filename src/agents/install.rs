@@ -50,7 +50,7 @@ pub fn user_settings_file(tool: Tool, places: &Places) -> Option<PathBuf> {
                 .join("hooks.json"),
         ),
         Tool::Gemini => Some(home?.join(".gemini").join("settings.json")),
-        _ => None,
+        Tool::Cursor => None,
     }
 }
 

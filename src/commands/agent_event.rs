@@ -140,6 +140,9 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     } else {
         let handled = catch_unwind(AssertUnwindSafe(|| {
             let ctx = ctx?;
+            if !first_run(&ctx, tool, kind, &input) {
+                return Ok(nothing(tool, kind));
+            }
             match kind {
                 HookKind::Edit => edit(&ctx, tool, &input),
                 HookKind::SessionStart => session_start(&ctx, tool, &input),
@@ -194,6 +197,74 @@ fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
     let remote = settings.remote().ok().flatten();
     let tips = brain.tips(remote.as_ref());
     tips.local.is_some() || tips.tracking.is_some()
+}
+
+/// How long a hook event is remembered as seen: the runs of one event by
+/// two settings files start together.
+const SEEN_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether this run is the first of this very session start. Codex CLI
+/// runs an entry found in both the user's and the project's hooks files
+/// twice (Claude Code and Gemini CLI run it once): the second run of the
+/// same session-start event (the same bytes on stdin) answers nothing, so
+/// the agent gets one briefing. (Two runs of an edit event give the same
+/// verdict, and the stop reminder is sent once by the session map.)
+/// Recorded by creating a file named by the event's hash in the
+/// clone's `bsi-agents/seen/`, which only one run can create; only in a
+/// brain ([`guarded`]), and forgotten after [`SEEN_FOR`].
+fn first_run(ctx: &Ctx, tool: Tool, kind: HookKind, input: &str) -> bool {
+    use sha1::{Digest, Sha1};
+    if tool != Tool::Codex || kind != HookKind::SessionStart {
+        return true;
+    }
+    let dir = event_dir(ctx, input);
+    if !guarded(ctx, tool, &dir) {
+        return true;
+    }
+    let Ok(git) = crate::git::Git::discover(&dir) else {
+        return true;
+    };
+    let seen = sessions::dir_in(&git.common_dir()).join("seen");
+    if fs::create_dir_all(&seen).is_err() {
+        return true;
+    }
+    let hash = Sha1::digest(format!("{tool} {} {input}", kind.subcommand()).as_bytes());
+    let name: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    let old = |p: &Path| {
+        p.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age > SEEN_FOR)
+    };
+    let marker = seen.join(name);
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(_) => {
+            // Forget what is old.
+            for e in fs::read_dir(&seen).into_iter().flatten().flatten() {
+                if old(&e.path()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if old(&marker) {
+                let _ = fs::remove_file(&marker);
+                return fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&marker)
+                    .is_ok();
+            }
+            false
+        }
+        Err(_) => true,
+    }
 }
 
 /// The answer that says nothing: an edit let through, a session that

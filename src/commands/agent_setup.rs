@@ -252,14 +252,21 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
             Installed::Merged => format!("added bsi's hooks to {shown}"),
             Installed::Already => format!("bsi's hooks are already in {shown}"),
         };
+        let uninstall =
+            crate::words::command_line(["bsi", "agent", "uninstall", "--user", tool.name()]);
+        let undo = match did {
+            Installed::Created => format!("`{uninstall}` removes the file again"),
+            Installed::Merged => format!(
+                "the bytes {shown} had are kept in {}: `{uninstall}` puts them back",
+                records.display()
+            ),
+            Installed::Already => format!("`{uninstall}` takes them out"),
+        };
         let mut text = format!(
-            "{}: {what} ({}).\nThey run in every session of {} on this machine: in a brain with a registry they guard its edits as the project's hooks do, whatever the project's trust; elsewhere they answer nothing. Where the project's hooks run too, {} runs the same entry once.\nThe bytes {shown} had are kept in {} for `{}`.",
+            "{}: {what} ({}).\nThey run in every session of {} on this machine: in a brain with a registry they guard its edits as the project's hooks do, whatever the project's trust; elsewhere they answer nothing. Where the project's hooks run too, an event is judged once.\nTo undo: {undo}.",
             tool.title(),
             events.join(", "),
             tool.title(),
-            tool.title(),
-            records.display(),
-            crate::words::command_line(["bsi", "agent", "uninstall", "--user", tool.name()]),
         );
         if tool == Tool::Codex {
             text.push_str(&format!(
