@@ -259,8 +259,9 @@ pub enum Command {
     /// Hooks inside the agent tools: install or uninstall them.
     ///
     /// For Claude Code, Codex CLI, Gemini CLI, Cursor and GitHub Copilot CLI, in the tool's
-    /// project settings at the work tree root; for Cline CLI, a hook file in `.clinerules/hooks/`;
-    /// for OpenCode, a plugin in `.opencode/plugins/`. The hooks run bsi before each file edit (refusing an edit inside
+    /// project settings at the work tree root (with --user, for Claude Code, Codex CLI and Gemini
+    /// CLI, in the user's settings: every brain on the machine); for Cline CLI, a hook file in
+    /// `.clinerules/hooks/`; for OpenCode, a plugin in `.opencode/plugins/`. The hooks run bsi before each file edit (refusing an edit inside
     /// another session's claim), when a session starts (telling the agent
     /// who holds what) and when it stops (reminding it to close its claims).
     Agent {
@@ -544,10 +545,22 @@ pub enum AgentAction {
     /// Every other setting and hook stays; running it twice changes nothing.
     /// The MCP server `bsi mcp` is registered too (.mcp.json,
     /// .codex/config.toml, .gemini/settings.json, .cursor/mcp.json).
+    ///
+    /// With --user: into the user's settings of Claude Code
+    /// (~/.claude/settings.json), Codex CLI ($CODEX_HOME/hooks.json, else
+    /// ~/.codex/hooks.json) or Gemini CLI (~/.gemini/settings.json), where
+    /// no project trust step or shortcut (Gemini's --skip-trust, an
+    /// untrusted Codex project, Claude Code's --setting-sources user) can
+    /// skip them. They then guard every brain on the machine and answer
+    /// nothing elsewhere. The bytes the file had are kept under
+    /// $XDG_STATE_HOME/bsi/installed (else ~/.local/state/bsi/installed).
     Install {
         /// The agent tool.
         #[arg(value_enum)]
         tool: AgentTool,
+        /// Install into the user's settings instead of the project's.
+        #[arg(long)]
+        user: bool,
     },
     /// Whether each tool will run bsi's hooks, and the step missing.
     ///
@@ -556,7 +569,10 @@ pub enum AgentAction {
     /// (Codex project and hook trust, Gemini folder trust, Claude Code
     /// workspace trust), bsi's MCP server in its MCP settings, and whether a
     /// session of the tool has reached the hooks yet. Exit 0 when nothing is
-    /// missing, 1 otherwise.
+    /// missing, 1 otherwise. Codex's hook trust is read from Codex itself
+    /// (`codex app-server`, `hooks/list`) when codex is on PATH, else from
+    /// its config.toml. `bypass` names the shortcuts that skip the project's
+    /// hooks, and whether the user-level install (--user) covers them.
     Doctor {
         /// The agent tool (default: every tool whose settings file exists).
         #[arg(value_enum)]
@@ -570,6 +586,9 @@ pub enum AgentAction {
         /// The agent tool.
         #[arg(value_enum)]
         tool: AgentTool,
+        /// Take them out of the user's settings instead of the project's.
+        #[arg(long)]
+        user: bool,
     },
 }
 

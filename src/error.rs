@@ -949,6 +949,9 @@ impl Error {
                 "check the network and the remote's address (`git remote -v` shows it; `git fetch` shows git's own error), then run `bsi sync` again; local changes stay recorded".into()
             }
             Error::Git(_) => "run `git status` in the brain to see what git says, then retry".into(),
+            Error::Io { source, .. } if read_only(source) => {
+                "this process may not write there: running the same command again fails the same way. In an agent's sandbox (Codex's workspace-write or read-only), claim with bsi's MCP tool `claim` if it is offered to you (it runs outside the sandbox, as your session), or ask the user to start the agent again with the git directory writable (Codex: `--add-dir` followed by the path `git rev-parse --path-format=absolute --git-common-dir` prints); a person: check the file system is mounted writable".into()
+            }
             Error::Io { .. } => "check the path and its permissions, then run the same command again".into(),
             Error::Output(_) => {
                 "the output could not be written (a full disk?): free some room, or send the output elsewhere, then run the same command again".into()
@@ -1049,6 +1052,12 @@ pub fn address_hint(why: &str) -> Option<&'static str> {
     .then_some(
         "The remote's address may be wrong: `git remote -v` shows it, `git remote set-url` mends it.",
     )
+}
+
+/// Whether an I/O error is a write refused by a read-only file system
+/// (the sandbox of an agent tool mounts the git directory so).
+fn read_only(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::ReadOnlyFilesystem || e.raw_os_error() == Some(30)
 }
 
 #[cfg(test)]

@@ -41,6 +41,10 @@ pub struct Places {
     pub codex_home: Option<PathBuf>,
     /// `COPILOT_HOME` (else `~/.copilot`).
     pub copilot_home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` (else `~/.claude`).
+    pub claude_config: Option<PathBuf>,
+    /// `XDG_STATE_HOME` (else `~/.local/state`).
+    pub state_home: Option<PathBuf>,
 }
 
 /// Every finding for `tool` in the work tree at `root` (`common`: the
@@ -100,6 +104,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     }
     out.push(program_item(tool, &commands, places));
     out.push(trust_item(tool, root, &settings, places));
+    out.extend(bypass_item(tool, places));
     out.push(mcp_item(tool, root));
     let reached = sessions::SessionMap::new(&sessions::dir_in(common)).reached(tool);
     out.push(match reached {
@@ -320,6 +325,163 @@ fn ancestors(root: &Path) -> Vec<String> {
     root.ancestors().map(|p| p.display().to_string()).collect()
 }
 
+/// The shortcuts that start `tool` without the project's hooks, and
+/// whether bsi's user-level install (which none of them skips) is there.
+fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
+    let shortcuts = match tool {
+        Tool::Gemini => {
+            "`gemini --skip-trust`, and any start in a folder Gemini CLI does not trust, load no project settings: bsi's project hooks do not run"
+        }
+        Tool::Codex => {
+            "Codex CLI in a project it does not trust loads no .codex/ folder, and skips a hook not trusted in `/hooks` or changed since (`modified`), without a word"
+        }
+        Tool::Claude => {
+            "`claude --setting-sources user` loads no project settings (bsi's project hooks do not run); `claude --bare` and `disableAllHooks` run no hook at all, the user's included"
+        }
+        Tool::Cursor | Tool::Copilot | Tool::Cline | Tool::Opencode => return None,
+    };
+    let user = install::user_settings_file(tool, places)?;
+    let install_user =
+        crate::words::command_line(["bsi", "agent", "install", "--user", tool.name()]);
+    Some(if install::user_installed(tool, places) {
+        Item {
+            what: "bypass",
+            ok: Some(true),
+            detail: format!(
+                "{shortcuts}; bsi's hooks in {} run there too{}",
+                user.display(),
+                if tool == Tool::Codex {
+                    " (once trusted in `/hooks` themselves)"
+                } else {
+                    ""
+                }
+            ),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "bypass",
+            ok: None,
+            detail: format!("{shortcuts}; bsi's hooks are not in {}", user.display()),
+            next: Some(format!(
+                "`{install_user}`: hooks no project shortcut skips, for every brain on this machine"
+            )),
+        }
+    })
+}
+
+/// How long the doctor waits for `codex app-server` to list its hooks.
+const CODEX_LIST_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// One hook as Codex lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedHook {
+    /// The file it comes from.
+    pub source_path: PathBuf,
+    /// Its command line.
+    pub command: String,
+    /// `trusted`, `untrusted`, `modified` or `managed`.
+    pub trust: String,
+}
+
+/// Codex's own word on the hooks it would run in `root`: `codex app-server`
+/// asked `hooks/list` over stdio (JSON-RPC, one message a line), within
+/// [`CODEX_LIST_BOUND`]. `None` when codex is not on PATH or gives no list
+/// in time.
+pub fn codex_hooks_list(root: &Path, places: &Places) -> Option<Vec<ListedHook>> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let exe = install::on_path("codex", places.path.as_deref())?;
+    let mut child = Command::new(exe)
+        .arg("app-server")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let requests = [
+        serde_json::json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bsi", "version": env!("CARGO_PKG_VERSION")}}}),
+        serde_json::json!({"method": "initialized"}),
+        serde_json::json!({"id": 2, "method": "hooks/list", "params": {"cwds": [root.display().to_string()]}}),
+    ];
+    let mut stdin = child.stdin.take()?;
+    let stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && v["id"] == 2
+            {
+                let _ = tx.send(v);
+                break;
+            }
+        }
+    });
+    for r in &requests {
+        if writeln!(stdin, "{r}").is_err() {
+            break;
+        }
+    }
+    let answer = rx.recv_timeout(CODEX_LIST_BOUND).ok();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let data = answer?.get("result")?.get("data")?.as_array()?.clone();
+    Some(
+        data.iter()
+            .flat_map(|e| e["hooks"].as_array().cloned().unwrap_or_default())
+            .filter_map(|h| {
+                Some(ListedHook {
+                    source_path: PathBuf::from(h["sourcePath"].as_str()?),
+                    command: h["command"].as_str()?.to_string(),
+                    trust: h["trustStatus"].as_str()?.to_string(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The trust item from Codex's own list of bsi's hooks in `settings`.
+fn codex_listed_trust(root: &Path, settings: &Path, project: bool, listed: &[ListedHook]) -> Item {
+    let ours: Vec<&ListedHook> = listed
+        .iter()
+        .filter(|h| h.source_path == settings && install::is_bsi_hook(&h.command, Tool::Codex))
+        .collect();
+    let all = install::entries(Tool::Codex).len();
+    let of = |status: &str| ours.iter().filter(|h| h.trust == status).count();
+    let trusted = of("trusted") + of("managed");
+    let modified = of("modified");
+    if project && ours.len() >= all && trusted == ours.len() {
+        return Item {
+            what: "trust",
+            ok: Some(true),
+            detail: format!(
+                "the project is trusted, and Codex reports bsi's {trusted} hooks of .codex/hooks.json trusted (`codex app-server`)"
+            ),
+            next: None,
+        };
+    }
+    let detail = if modified > 0 {
+        format!(
+            "Codex reports {modified} of bsi's hooks of .codex/hooks.json modified since they were trusted (`codex app-server`): it skips them without a word until they are trusted again"
+        )
+    } else if !project {
+        "the project is not trusted: Codex loads no .codex/ folder, bsi's hooks with it".to_string()
+    } else {
+        format!(
+            "the project is trusted; Codex reports {trusted} of bsi's {all} hooks of .codex/hooks.json trusted (`codex app-server`)"
+        )
+    };
+    Item {
+        what: "trust",
+        ok: Some(false),
+        detail,
+        next: Some(codex_steps(root)),
+    }
+}
+
 fn codex_trust(root: &Path, settings: &Path, places: &Places) -> Item {
     let home = places
         .codex_home
@@ -354,6 +516,9 @@ fn codex_trust(root: &Path, settings: &Path, places: &Places) -> Item {
                     == Some("trusted")
             })
         });
+    if let Some(listed) = codex_hooks_list(root, places) {
+        return codex_listed_trust(root, settings, project, &listed);
+    }
     let prefix = format!("{}:", settings.display());
     let hooks = cfg
         .get("hooks")
@@ -515,8 +680,7 @@ mod tests {
         let places = Places {
             path: Some(dir.path().join("nowhere").into_os_string()),
             home: Some(home),
-            codex_home: None,
-            copilot_home: None,
+            ..Places::default()
         };
         (dir, root, common, places)
     }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::doctor::Places;
 use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini, opencode};
 use crate::error::{Error, Result};
 use crate::words::shell_word;
@@ -50,6 +51,50 @@ pub fn settings_path(tool: Tool, root: &Path) -> PathBuf {
         .or_else(|| files.iter().find(|p| p.symlink_metadata().is_err()))
         .cloned()
         .unwrap_or_else(|| files[0].clone())
+}
+
+/// The user's settings file of `tool`, which a user-level install
+/// (`bsi agent install --user`) edits: loaded by the tool wherever it runs,
+/// whatever the project's trust. `None` for a tool bsi has no user-level
+/// install for, or when the home is unknown.
+pub fn user_settings_file(tool: Tool, places: &Places) -> Option<PathBuf> {
+    let home = places.home.as_ref();
+    match tool {
+        Tool::Claude => Some(
+            places
+                .claude_config
+                .clone()
+                .or_else(|| home.map(|h| h.join(".claude")))?
+                .join("settings.json"),
+        ),
+        Tool::Codex => Some(
+            places
+                .codex_home
+                .clone()
+                .or_else(|| home.map(|h| h.join(".codex")))?
+                .join("hooks.json"),
+        ),
+        Tool::Gemini => Some(home?.join(".gemini").join("settings.json")),
+        Tool::Cursor | Tool::Copilot | Tool::Cline | Tool::Opencode => None,
+    }
+}
+
+/// Where a user-level install keeps the bytes it replaced: in no
+/// repository, under the user's state directory (`$XDG_STATE_HOME`, else
+/// `~/.local/state`), in `bsi/installed`.
+pub fn user_records(places: &Places) -> Option<PathBuf> {
+    let state = places
+        .state_home
+        .clone()
+        .or_else(|| places.home.as_ref().map(|h| h.join(".local").join("state")))?;
+    Some(state.join("bsi").join("installed"))
+}
+
+/// Whether the user-level settings of `tool` hold all of bsi's hooks.
+pub fn user_installed(tool: Tool, places: &Places) -> bool {
+    user_settings_file(tool, places)
+        .and_then(|p| fs::read_to_string(p).ok())
+        .is_some_and(|t| our_commands(tool, &t).len() == entries(tool).len())
 }
 
 /// The hook entries bsi installs for `tool`: event name, matcher, hook.
@@ -199,6 +244,13 @@ fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
         kind.subcommand(),
         tool.name()
     ))
+}
+
+/// Whether `command` runs one of bsi's hooks for `tool`, of any kind.
+pub fn is_bsi_hook(command: &str, tool: Tool) -> bool {
+    [HookKind::Edit, HookKind::SessionStart, HookKind::Stop]
+        .into_iter()
+        .any(|k| is_ours(command, tool, k))
 }
 
 pub use crate::error::SettingsError;
@@ -565,11 +617,10 @@ struct Record {
     wrote: PathBuf,
 }
 
-fn record(common: &Path, tool: Tool, settings: &Path) -> Record {
+fn record(dir: &Path, tool: Tool, settings: &Path) -> Record {
     use sha1::{Digest, Sha1};
     let hash = Sha1::digest(settings.to_string_lossy().as_bytes());
     let key: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    let dir = super::sessions::dir_in(common).join("installed");
     let base = format!("{}-{key}", tool.name());
     Record {
         original: dir.join(format!("{base}.orig")),
@@ -631,14 +682,22 @@ pub fn install(
         return install_cline(root, program);
     }
     let path = root.join(settings_file(tool));
+    let records = super::sessions::dir_in(common).join("installed");
+    install_file(tool, &path, &records, program).map(|did| (path, did))
+}
+
+/// Installs bsi's hooks for `tool` in the settings file `path`, keeping
+/// what undoes it in `records`.
+pub fn install_file(tool: Tool, path: &Path, records: &Path, program: &str) -> Result<Installed> {
+    let path = path.to_path_buf();
     let before = read_opt(&path)?;
     let text = before
         .as_deref()
         .map(|b| String::from_utf8_lossy(b).into_owned());
     let Some(new) = merge(tool, text.as_deref(), program).map_err(|e| unusable(&path, e))? else {
-        return Ok((path, Installed::Already));
+        return Ok(Installed::Already);
     };
-    let rec = record(common, tool, &path);
+    let rec = record(records, tool, &path);
     let wrote = read_opt(&rec.wrote)?;
     let had_ours = text
         .as_deref()
@@ -653,7 +712,7 @@ pub fn install(
             write_atomic(&rec.original, b)?;
             remove_opt(&rec.absent)?;
         } else {
-            write_atomic(&rec.absent, absent_marker(root, &path).as_bytes())?;
+            write_atomic(&rec.absent, absent_marker(&path).as_bytes())?;
             remove_opt(&rec.original)?;
         }
         true
@@ -669,25 +728,22 @@ pub fn install(
     if keep_record {
         write_atomic(&rec.wrote, new.as_bytes())?;
     }
-    Ok((
-        path,
-        if before.is_some() {
-            Installed::Merged
-        } else {
-            Installed::Created
-        },
-    ))
+    Ok(if before.is_some() {
+        Installed::Merged
+    } else {
+        Installed::Created
+    })
 }
 
 /// What install records for a settings file that did not exist: `dir` when
 /// its directory existed, an empty text when install created that one
 /// directory, else how many directories it created (`.github/hooks` in a
 /// project without `.github`: 2).
-fn absent_marker(root: &Path, path: &Path) -> String {
+fn absent_marker(path: &Path) -> String {
     let mut missing = 0;
     let mut dir = path.parent();
     while let Some(d) = dir {
-        if d.is_dir() || d == root {
+        if d.is_dir() {
             break;
         }
         missing += 1;
@@ -718,7 +774,15 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
         return uninstall_cline(root);
     }
     let path = root.join(settings_file(tool));
-    let rec = record(common, tool, &path);
+    let records = super::sessions::dir_in(common).join("installed");
+    uninstall_file(tool, &path, &records).map(|did| (path, did))
+}
+
+/// Removes what [`install_file`] added for `tool` to the settings file
+/// `path`, with what it kept in `records`.
+pub fn uninstall_file(tool: Tool, path: &Path, records: &Path) -> Result<Uninstalled> {
+    let path = path.to_path_buf();
+    let rec = record(records, tool, &path);
     let forget = |rec: &Record| -> Result<()> {
         remove_opt(&rec.original)?;
         remove_opt(&rec.absent)?;
@@ -726,7 +790,7 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
     };
     let Some(now) = read_opt(&path)? else {
         forget(&rec)?;
-        return Ok((path, Uninstalled::NotInstalled));
+        return Ok(Uninstalled::NotInstalled);
     };
     let absent = read_opt(&rec.absent)?;
     if read_opt(&rec.wrote)?.as_deref() == Some(now.as_slice()) {
@@ -752,12 +816,12 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
             }
         }
         forget(&rec)?;
-        return Ok((path, Uninstalled::Restored));
+        return Ok(Uninstalled::Restored);
     }
     let text = String::from_utf8_lossy(&now).into_owned();
     let Some(new) = unmerge(tool, &text).map_err(|e| unusable(&path, e))? else {
         forget(&rec)?;
-        return Ok((path, Uninstalled::NotInstalled));
+        return Ok(Uninstalled::NotInstalled);
     };
     let empty = parse(&new)
         .is_ok_and(|m| m.is_empty() || (flat(tool) && m.len() == 1 && m.contains_key("version")));
@@ -767,7 +831,7 @@ pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uni
         write_atomic(&path, new.as_bytes())?;
     }
     forget(&rec)?;
-    Ok((path, Uninstalled::Removed))
+    Ok(Uninstalled::Removed)
 }
 
 /// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`,

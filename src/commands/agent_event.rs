@@ -141,6 +141,9 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     } else {
         let handled = catch_unwind(AssertUnwindSafe(|| {
             let ctx = ctx?;
+            if !first_run(&ctx, tool, kind, &input) {
+                return Ok(nothing(tool, kind));
+            }
             match kind {
                 HookKind::Edit => edit(&ctx, tool, &input),
                 HookKind::SessionStart => session_start(&ctx, tool, &input),
@@ -164,6 +167,132 @@ pub(crate) fn fail_open(tool: Tool, kind: HookKind, why: &str) -> Answer {
         HookKind::Stop => "the agent stops without bsi's reminder",
     };
     agents::fail_open(tool, kind, &format!("{}; {then}", why.trim_end()))
+}
+
+/// Whether bsi's hooks of `tool` have anything to do at `dir`: it is in a
+/// work tree whose clone has a registry (the local branch or its
+/// remote-tracking copy), or whose project settings hold bsi's hooks for
+/// `tool` (a brain set up by its team, whose clone has not fetched the
+/// registry yet, or not set up at all: the hooks say so there).
+///
+/// Elsewhere the hooks answer nothing, write nothing and ask no remote:
+/// a user-level install (`bsi agent install --user`) runs them in every
+/// session of the tool on the machine, in every repository and outside any.
+/// Cheap: the repository opened in this process, a file read and a look at
+/// two references.
+fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
+    let Ok(git) = crate::git::Git::discover(dir) else {
+        return false;
+    };
+    if let Ok(root) = git.workdir()
+        && fs::read_to_string(root.join(agents::install::settings_file(tool)))
+            .is_ok_and(|t| !agents::install::our_commands(tool, &t).is_empty())
+    {
+        return true;
+    }
+    let mut here = ctx.clone();
+    here.cwd = dir.to_path_buf();
+    let Ok((brain, settings)) = here.open_with_default_config() else {
+        return false;
+    };
+    let remote = settings.remote().ok().flatten();
+    let tips = brain.tips(remote.as_ref());
+    tips.local.is_some() || tips.tracking.is_some()
+}
+
+/// How long a hook event is remembered as seen: the runs of one event by
+/// two settings files start together.
+const SEEN_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether this run is the first of this very session start. Codex CLI
+/// runs an entry found in both the user's and the project's hooks files
+/// twice (Claude Code and Gemini CLI run it once): the second run of the
+/// same session-start event (the same bytes on stdin) answers nothing, so
+/// the agent gets one briefing. (Two runs of an edit event give the same
+/// verdict, and the stop reminder is sent once by the session map.)
+/// Recorded by creating a file named by the event's hash in the
+/// clone's `bsi-agents/seen/`, which only one run can create; only in a
+/// brain ([`guarded`]), and forgotten after [`SEEN_FOR`].
+fn first_run(ctx: &Ctx, tool: Tool, kind: HookKind, input: &str) -> bool {
+    use sha1::{Digest, Sha1};
+    if tool != Tool::Codex || kind != HookKind::SessionStart {
+        return true;
+    }
+    let dir = event_dir(ctx, input);
+    if !guarded(ctx, tool, &dir) {
+        return true;
+    }
+    let Ok(git) = crate::git::Git::discover(&dir) else {
+        return true;
+    };
+    let seen = sessions::dir_in(&git.common_dir()).join("seen");
+    if fs::create_dir_all(&seen).is_err() {
+        return true;
+    }
+    let hash = Sha1::digest(format!("{tool} {} {input}", kind.subcommand()).as_bytes());
+    let name: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    let old = |p: &Path| {
+        p.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_none_or(|age| age > SEEN_FOR)
+    };
+    let marker = seen.join(name);
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(_) => {
+            // Forget what is old.
+            for e in fs::read_dir(&seen).into_iter().flatten().flatten() {
+                if old(&e.path()) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if old(&marker) {
+                let _ = fs::remove_file(&marker);
+                return fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&marker)
+                    .is_ok();
+            }
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+/// The answer that says nothing: an edit let through, a session that
+/// starts or stops without a word.
+fn nothing(tool: Tool, kind: HookKind) -> Answer {
+    match kind {
+        HookKind::Edit => agents::answer(tool, &Verdict::Allow),
+        HookKind::SessionStart | HookKind::Stop => {
+            let mut a = agents::fail_open(tool, kind, "");
+            a.stderr.clear();
+            a
+        }
+    }
+}
+
+/// The directory an event names, if it names one (else the caller's).
+fn event_dir(ctx: &Ctx, input: &str) -> PathBuf {
+    serde_json::from_str::<serde_json::Value>(input)
+        .ok()
+        .and_then(|v| {
+            ["cwd"]
+                .iter()
+                .find_map(|k| v[k].as_str().map(PathBuf::from))
+                .or_else(|| v["workspace_roots"][0].as_str().map(PathBuf::from))
+        })
+        .filter(|c| c.is_dir())
+        .unwrap_or_else(|| ctx.cwd.clone())
 }
 
 /// The brain of the directory an event names.
@@ -253,6 +382,9 @@ fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
             None => return Ok(agents::answer(tool, &Verdict::Allow)),
         },
         Ok(PreEdit::Other { .. }) => return Ok(agents::answer(tool, &Verdict::Allow)),
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::Edit));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::Edit, &e.to_string())),
     };
     if req.edits.is_empty() {
@@ -376,6 +508,9 @@ fn edit_in(
     session_id: &str,
     edits: &[FileEdit],
 ) -> Result<Answer> {
+    if !guarded(ctx, tool, dir) {
+        return Ok(nothing(tool, HookKind::Edit));
+    }
     let (ctx, brain, settings, reg) = match registry_for_edit(ctx, tool, dir)? {
         Ok(found) => found,
         Err(answer) => return Ok(answer),
@@ -926,8 +1061,14 @@ fn refusal(
 fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let ev = match agents::parse_session_start(tool, input, &ctx.cwd) {
         Ok(ev) => ev,
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::SessionStart));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::SessionStart, &e.to_string())),
     };
+    if !guarded(ctx, tool, &ev.cwd) {
+        return Ok(nothing(tool, HookKind::SessionStart));
+    }
     let (context, session) = start(ctx, tool, &ev.session_id, &ev.cwd)?;
     Ok(agents::answer_session_start(
         tool,
@@ -1141,9 +1282,12 @@ fn drift_briefing(drift: &[crate::drift::Drift]) -> String {
 fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     let ev = match agents::parse_stop(tool, input, &ctx.cwd) {
         Ok(ev) => ev,
+        Err(_) if !guarded(ctx, tool, &event_dir(ctx, input)) => {
+            return Ok(nothing(tool, HookKind::Stop));
+        }
         Err(e) => return Ok(fail_open(tool, HookKind::Stop, &e.to_string())),
     };
-    if ev.continued {
+    if ev.continued || !guarded(ctx, tool, &ev.cwd) {
         return Ok(agents::answer_stop(tool, &ev, None));
     }
     let (ctx, brain, settings) = open_at(ctx, &ev.cwd)?;

@@ -13,6 +13,11 @@ use crate::error::{Result, exit};
 use crate::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
+    match action {
+        AgentAction::Install { tool, user: true } => return user_level(ctx, tool.into(), true),
+        AgentAction::Uninstall { tool, user: true } => return user_level(ctx, tool.into(), false),
+        _ => {}
+    }
     let git = Git::discover(&ctx.cwd)?;
     let root = git.workdir()?;
     let common = git.common_dir();
@@ -21,8 +26,12 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         writeln!(out, "{line}").map_err(crate::Error::output)
     };
     match action {
-        AgentAction::Install { tool } => {
+        AgentAction::Install { tool, .. } => {
             let tool = Tool::from(tool);
+            let settings = root.join(install::settings_file(tool));
+            let ours_before = std::fs::read_to_string(&settings)
+                .map(|t| install::our_commands(tool, &t))
+                .unwrap_or_default();
             let (path, did) = install::install(tool, &root, &common, PROGRAM)?;
             let file = rel(&root, &path);
             let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
@@ -39,6 +48,21 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 &mut out,
                 "The hooks run `bsi` from the PATH the tool runs them with (the file is meant to be shared: no path of this machine is in it).".into(),
             )?;
+            if tool == Tool::Codex && did == Installed::Merged && !ours_before.is_empty() {
+                let after = std::fs::read_to_string(&settings)
+                    .map(|t| install::our_commands(tool, &t))
+                    .unwrap_or_default();
+                let changed = ours_before.iter().filter(|c| !after.contains(c)).count();
+                if changed > 0 {
+                    w(
+                        &mut out,
+                        format!(
+                            "Codex CLI: this install changed {changed} of bsi's hooks already in {file} (an earlier install ran another program path or matched other tools). Codex keeps a hook's trust by the hash of its entry: it now marks them modified and skips them without a word until a person trusts them again. Next: {}.",
+                            doctor::codex_steps(&root)
+                        ),
+                    )?;
+                }
+            }
             for line in tool_notes(tool, &root, &common) {
                 w(&mut out, line)?;
             }
@@ -63,7 +87,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             )?;
             Ok(exit::OK)
         }
-        AgentAction::Uninstall { tool } => {
+        AgentAction::Uninstall { tool, .. } => {
             let tool = Tool::from(tool);
             // First: the hooks' file of Gemini CLI holds the server too, and
             // gets its bytes back only once it holds what install wrote.
@@ -117,7 +141,7 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
                 doctor::codex_steps(root)
             ),
             format!(
-                "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
+                "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or let the agent claim with bsi's MCP tool `claim` (registered below: the MCP server runs outside the sandbox, as the agent's session), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
                 crate::words::shell_word(
                     &common.components().collect::<PathBuf>().display().to_string()
                 )
@@ -164,6 +188,7 @@ fn doctor_report(tool: Tool, root: &Path, common: &Path, places: &Places) -> (u8
                 code = exit::ERROR;
                 "MISSING"
             }
+            None if *what == "bypass" => "note   ",
             None => "unknown",
         };
         text.push_str(&format!("  {mark} {what:<8} {detail}\n"));
@@ -220,4 +245,70 @@ fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Re
         }
     };
     writeln!(out, "{}: {said}.", tool.title()).map_err(crate::Error::output)
+}
+
+/// `bsi agent install|uninstall --user TOOL`: bsi's hooks in the user's
+/// settings of the tool, the same entries as the project's (the tools run
+/// an entry found in both once), outside any repository.
+fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
+    let places = &ctx.places;
+    let (Some(path), Some(records)) = (
+        install::user_settings_file(tool, places),
+        install::user_records(places),
+    ) else {
+        return Err(crate::Error::Usage(
+            match install::user_settings_file(tool, places) {
+                None if places.home.is_some() => format!(
+                    "{} has no user-level install: its project hooks have no trust step to skip; `bsi agent install {}` installs them",
+                    tool.title(),
+                    tool.name()
+                ),
+                _ => "HOME is not set: bsi cannot find the user's settings".to_string(),
+            },
+        ));
+    };
+    let mut out = ctx.out();
+    let shown = path.display().to_string();
+    let line = if install {
+        let did = install::install_file(tool, &path, &records, PROGRAM)?;
+        let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
+        let what = match did {
+            Installed::Created => format!("created {shown} with bsi's hooks"),
+            Installed::Merged => format!("added bsi's hooks to {shown}"),
+            Installed::Already => format!("bsi's hooks are already in {shown}"),
+        };
+        let uninstall =
+            crate::words::command_line(["bsi", "agent", "uninstall", "--user", tool.name()]);
+        let undo = match did {
+            Installed::Created => format!("`{uninstall}` removes the file again"),
+            Installed::Merged => format!(
+                "the bytes {shown} had are kept in {}: `{uninstall}` puts them back",
+                records.display()
+            ),
+            Installed::Already => format!("`{uninstall}` takes them out"),
+        };
+        let mut text = format!(
+            "{}: {what} ({}).\nThey run in every session of {} on this machine: in a brain with a registry they guard its edits as the project's hooks do, whatever the project's trust; elsewhere they answer nothing. Where the project's hooks run too, an event is judged once.\nTo undo: {undo}.",
+            tool.title(),
+            events.join(", "),
+            tool.title(),
+        );
+        if tool == Tool::Codex {
+            text.push_str(&format!(
+                "\nCodex CLI runs user hooks too only once a person trusts them: in `codex`, open `/hooks` and trust bsi's hooks from {shown}."
+            ));
+        }
+        text
+    } else {
+        let what = match install::uninstall_file(tool, &path, &records)? {
+            Uninstalled::Restored => {
+                format!("{shown} is back as it was before `bsi agent install --user`")
+            }
+            Uninstalled::Removed => format!("removed bsi's hooks from {shown}, kept the rest"),
+            Uninstalled::NotInstalled => format!("no bsi hooks in {shown}; nothing changed"),
+        };
+        format!("{}: {what}.", tool.title())
+    };
+    writeln!(out, "{line}").map_err(crate::Error::output)?;
+    Ok(exit::OK)
 }

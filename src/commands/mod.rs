@@ -279,6 +279,8 @@ impl Ctx {
                 home: std::env::var_os("HOME").map(PathBuf::from),
                 codex_home: env_os("CODEX_HOME").map(PathBuf::from),
                 copilot_home: env_os("COPILOT_HOME").map(PathBuf::from),
+                claude_config: env_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+                state_home: env_os("XDG_STATE_HOME").map(PathBuf::from),
             },
         })
     }

@@ -518,7 +518,7 @@ fn claude_code() {
 
 /// Codex's configuration in a `CODEX_HOME` of its own: the scripted model
 /// as a Responses API provider, and the brain a trusted project.
-fn codex_home(s: &Setup, port: u16) -> PathBuf {
+pub(crate) fn codex_home(s: &Setup, port: u16) -> PathBuf {
     let home = s.home.path().join("codex");
     std::fs::create_dir_all(&home).expect("mkdir");
     let config = format!(
@@ -531,7 +531,7 @@ fn codex_home(s: &Setup, port: u16) -> PathBuf {
 
 /// An `apply_patch` heredoc replacing `old` by `new` in `file`, as a
 /// model sends it through Codex's shell tool.
-fn patch_command(file: &str, old: &str, new: &str) -> String {
+pub(crate) fn patch_command(file: &str, old: &str, new: &str) -> String {
     format!(
         "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: {file}\n@@\n-{old}\n+{new}\n*** End Patch\nPATCH"
     )
@@ -655,7 +655,7 @@ fn gemini_cli() {
 
 /// Gemini's user settings: an API key as the auth method, the brain a
 /// trusted folder.
-fn gemini_home(s: &Setup) {
+pub(crate) fn gemini_home(s: &Setup) {
     let dir = s.home.path().join(".gemini");
     std::fs::create_dir_all(&dir).expect("mkdir");
     std::fs::write(
@@ -889,6 +889,27 @@ fn codex_cli_claims_through_mcp_in_the_sandbox() {
         shell_open.contains("Read-only file system"),
         "the sandbox stops the shell's claim: {shell_open}\n{ctx}"
     );
+    // The failure names the ways out, not a retry that fails again.
+    assert!(
+        shell_open.contains("running the same command again fails the same way")
+            && shell_open.contains("MCP tool `claim`")
+            && shell_open.contains("`--add-dir`")
+            && !shell_open.contains("then run the same command again"),
+        "the ways out reach the model: {shell_open}\n{ctx}"
+    );
+    // The command it names, run as printed in the brain, prints the
+    // directory to add.
+    let named = "git rev-parse --path-format=absolute --git-common-dir";
+    assert!(shell_open.contains(&format!("`{named}`")), "{shell_open}");
+    let printed = Command::new("sh")
+        .args(["-c", named])
+        .current_dir(s.b.path())
+        .output()
+        .expect("run it");
+    assert_eq!(
+        std::fs::canonicalize(String::from_utf8_lossy(&printed.stdout).trim()).ok(),
+        std::fs::canonicalize(s.b.path().join(".git")).ok()
+    );
     assert!(
         !s.b.active().iter().any(|r| r.contains("agents/alice.md")),
         "{:?}\n{ctx}",
@@ -943,7 +964,12 @@ fn codex_cli_claims_through_mcp_in_the_sandbox() {
 
 /// Claude Code run headless on `turns` (stream-json output), the scripted
 /// model's requests and the run. `more_args`: more arguments to the CLI.
-fn run_claude(s: &Setup, exe: &Path, turns: &Value, more_args: &[&str]) -> (FakeModel, Run) {
+pub(crate) fn run_claude(
+    s: &Setup,
+    exe: &Path,
+    turns: &Value,
+    more_args: &[&str],
+) -> (FakeModel, Run) {
     let model = FakeModel::start("anthropic", turns, s.work.path());
     let url = format!("http://127.0.0.1:{}", model.port);
     let mut cmd = s.command(
@@ -970,7 +996,12 @@ fn run_claude(s: &Setup, exe: &Path, turns: &Value, more_args: &[&str]) -> (Fake
 
 /// Claude Code run headless on `turns` with the tool `allowed` allowed
 /// (JSON output), the scripted model's requests and the run.
-fn run_claude_allowing(s: &Setup, exe: &Path, turns: &Value, allowed: &str) -> (FakeModel, Run) {
+pub(crate) fn run_claude_allowing(
+    s: &Setup,
+    exe: &Path,
+    turns: &Value,
+    allowed: &str,
+) -> (FakeModel, Run) {
     let model = FakeModel::start("anthropic", turns, s.work.path());
     let url = format!("http://127.0.0.1:{}", model.port);
     let mut cmd = s.command(
@@ -1098,7 +1129,7 @@ pub(crate) fn path_without_bsi() -> std::ffi::OsString {
 
 /// Gemini CLI run headless on `turns` (`--yolo`, JSON output); `path`
 /// replaces the `PATH` it runs with.
-fn run_gemini(
+pub(crate) fn run_gemini(
     s: &Setup,
     exe: &Path,
     turns: &Value,

@@ -575,6 +575,19 @@ fn agent_hook_fails_open_on_a_malformed_event_or_a_missing_registry() {
     );
     r.ok();
     assert_eq!(denial("claude", &r), None);
+    // No registry and no project hooks of bsi's: a user-level install's
+    // hook there says nothing.
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+    // With bsi's project hooks, it says bsi is not set up.
+    bare.bsi(&["agent", "install", "claude"]).ok();
+    let r = hook(
+        &bare,
+        "edit",
+        "claude",
+        &event(&bare, "claude-pretooluse-edit.json"),
+    );
+    r.ok();
+    assert_eq!(denial("claude", &r), None);
     r.stderr_has("bsi init");
 }
 

@@ -8,6 +8,7 @@ mod agent_cli_copilot;
 mod agent_cli_opencode;
 mod agent_hook;
 mod agent_shell;
+mod agent_user;
 
 mod archive;
 mod bounds;
