@@ -1252,7 +1252,11 @@ impl Git {
     }
 
     /// The commits branch `refname` loses when it moves from `old` to
-    /// `new` that no other branch keeps, newest first, at most `limit`.
+    /// `new` that no other branch and no remote-tracking branch keeps,
+    /// newest first, at most `limit`. A commit the remote has is not lost
+    /// by moving a local branch back (`git reset --hard ORIG_HEAD` after a
+    /// pull): the branch cannot take it from the remote without a forced
+    /// push.
     pub fn lost_commits(
         &self,
         refname: &str,
@@ -1263,11 +1267,13 @@ impl Git {
         let mut walk = self.repo.revwalk()?;
         walk.push(old)?;
         walk.hide(new)?;
-        for r in self.repo.references_glob("refs/heads/*")?.flatten() {
-            if r.name().is_ok_and(|n| n != refname)
-                && let Ok(c) = r.peel_to_commit()
-            {
-                let _ = walk.hide(c.id());
+        for glob in ["refs/heads/*", "refs/remotes/*"] {
+            for r in self.repo.references_glob(glob)?.flatten() {
+                if r.name().is_ok_and(|n| n != refname)
+                    && let Ok(c) = r.peel_to_commit()
+                {
+                    let _ = walk.hide(c.id());
+                }
             }
         }
         walk.set_sorting(Sort::TIME)?;

@@ -515,10 +515,10 @@ fn judge_transaction(
 const DROPPED_DEPTH: usize = 1000;
 
 /// The commits a branch update leaves behind (`git reset --hard HEAD~1`,
-/// `git branch -f`) and no other branch keeps, that carry another
-/// session's trailer (not `session`'s:
-/// one's own commits may be dropped freely), with the branch: what a
-/// revert of them would take away. A commit the update brings back as a
+/// `git branch -f`) and no other branch or remote-tracking branch keeps,
+/// that carry another session's trailer (not `session`'s: one's own
+/// commits may be dropped freely), with the branch: what a revert of them
+/// would take away. A commit the update brings back as a
 /// copy (a rebase, by patch identity) is not left behind. A fast-forward
 /// and the amend a pre-commit hook judged (its old tip `judged_before`)
 /// leave nothing behind worth a walk.

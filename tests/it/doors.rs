@@ -647,3 +647,217 @@ fn a_pre_commit_hook_run_by_hand_judges_every_time() {
     silent(&b.bsi_env(&["hook", "pre-commit"], &s2));
     assert!(!b.path().join(".git/bsi-judged").exists());
 }
+
+/// One step of [`the_ordinary_git_operations_stay_free`], run in order.
+enum Step {
+    /// A git command of the acting session s1 on alice's clone, named as
+    /// the issue names it. `{root}`, `{url}`, `{wt}` and `{REV}` (a
+    /// revision, resolved when the step runs) are filled in.
+    Git(&'static str, &'static [&'static str]),
+    /// Session s1 on alice's clone commits inside its own `Risks`.
+    Mine,
+    /// Session s1 edits its `Risks` in the work tree, without a commit.
+    Edit,
+    /// Session s2 on bob's clone pulls, commits inside its own `Goals` and
+    /// pushes: others' judged work waiting on the remote.
+    Theirs,
+    /// A git command of s2 on bob's clone.
+    Bob(&'static [&'static str]),
+}
+
+/// Rewrites the line of plan.md that starts with `word` to `word <n>`.
+fn bump(b: &Brain, word: &str, n: u32) {
+    let plan = b.read(PLAN);
+    let line = plan
+        .lines()
+        .find(|l| l.starts_with(word))
+        .unwrap_or_else(|| panic!("no {word:?} line in {plan}"));
+    b.write(PLAN, &plan.replacen(line, &format!("{word} {n}"), 1));
+}
+
+/// The everyday git of a session that commits inside its own claim while
+/// another session, on another clone of the same remote, holds a claim
+/// and pushes work inside it: every one of these exits 0. A refusal names
+/// the step and what bsi said.
+#[test]
+fn the_ordinary_git_operations_stay_free() {
+    use Step::{Bob, Edit, Git, Mine, Theirs};
+    let m = crate::common::Machines::new();
+    let (a, b) = (&m.a, &m.b);
+    a.bsi(&["hook", "install"]).ok();
+    b.bsi(&["hook", "install"]).ok();
+    // bob's s2 holds Goals and publishes the claim; alice's s1 holds Risks.
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "s2",
+        "--agent",
+        "bob",
+    ])
+    .ok();
+    a.bsi(&[
+        "open",
+        "projets/plan.md#Risks",
+        "--session",
+        "s1",
+        "--agent",
+        "alice",
+    ])
+    .ok();
+    a.git(&["config", "pull.rebase", "false"]);
+    assert!(
+        a.bsi(&["status"]).stdout.contains("s2"),
+        "s2's claim is seen"
+    );
+    let root = a.git(&["rev-list", "--max-parents=0", "HEAD"]);
+    let root = root.trim();
+    let url = m.bare.path().to_string_lossy().into_owned();
+    let wt_home = crate::common::scratch("bsi-wt");
+    let wt = wt_home.path().join("wt").to_string_lossy().into_owned();
+
+    let steps: &[Step] = &[
+        Theirs,
+        Mine,
+        Git("fetch", &["fetch", "-q", "origin"]),
+        Git(
+            "pull --rebase",
+            &["pull", "-q", "--rebase", "origin", "main"],
+        ),
+        Git(
+            "reset --hard ORIG_HEAD after one's own pull",
+            &["reset", "-q", "--hard", "ORIG_HEAD"],
+        ),
+        Git(
+            "pull --no-rebase",
+            &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+        ),
+        Git("push", &["push", "-q", "origin", "main"]),
+        Theirs,
+        Git("pull --ff-only", &["pull", "-q", "--ff-only"]),
+        Theirs,
+        Git(
+            "pull URL main",
+            &["pull", "-q", "--no-rebase", "--no-edit", "{url}", "main"],
+        ),
+        Theirs,
+        Mine,
+        Git(
+            "pull origin main",
+            &["pull", "-q", "--no-edit", "origin", "main"],
+        ),
+        Theirs,
+        Mine,
+        Git("fetch, again", &["fetch", "-q", "origin"]),
+        Git(
+            "rebase of one's own commits",
+            &["rebase", "-q", "origin/main"],
+        ),
+        Git("branch create", &["branch", "topic"]),
+        Git("switch", &["switch", "-q", "topic"]),
+        Mine,
+        Git("checkout of a branch", &["checkout", "-q", "main"]),
+        Git("cherry-pick of one's own commit", &["cherry-pick", "topic"]),
+        Git("branch rename", &["branch", "-m", "topic", "topic2"]),
+        Git("branch delete", &["branch", "-D", "topic2"]),
+        Git("switch -c", &["switch", "-q", "-c", "side"]),
+        Git("switch back", &["switch", "-q", "main"]),
+        Git("branch delete, merged", &["branch", "-d", "side"]),
+        Mine,
+        Edit,
+        Git(
+            "commit --amend of one's own commit",
+            &["commit", "-q", "-a", "--amend", "--no-edit"],
+        ),
+        Edit,
+        Git("stash push", &["stash", "push", "-q"]),
+        Git("stash pop", &["stash", "pop", "-q"]),
+        Git("commit", &["commit", "-q", "-a", "-m", "risks, stashed"]),
+        Git("tag, light", &["tag", "light"]),
+        Git("tag, annotated", &["tag", "-a", "-m", "v1", "v1"]),
+        Git("notes add", &["notes", "add", "-m", "reviewed", "HEAD"]),
+        Git("replace", &["replace", "{HEAD~1}", "{HEAD~2}"]),
+        Git("replace -d", &["replace", "-d", "{HEAD~1}"]),
+        Git("bisect start", &["bisect", "start"]),
+        Git("bisect bad", &["bisect", "bad", "HEAD"]),
+        Git("bisect good", &["bisect", "good", "{root}"]),
+        Git("bisect reset", &["bisect", "reset"]),
+        Git("gc", &["gc", "-q"]),
+        Git("pack-refs", &["pack-refs", "--all"]),
+        Bob(&["push", "-q", "origin", "main:refs/heads/gone"]),
+        Git("fetch, a new branch", &["fetch", "-q"]),
+        Bob(&["push", "-q", "origin", ":refs/heads/gone"]),
+        Git("fetch --prune", &["fetch", "-q", "--prune"]),
+        Git(
+            "worktree add",
+            &["worktree", "add", "-q", "-b", "wt", "{wt}"],
+        ),
+        Git("worktree remove", &["worktree", "remove", "{wt}"]),
+    ];
+
+    let (mut mine, mut theirs) = (0, 0);
+    let fail = |what: &str, r: &Run| {
+        assert!(
+            r.code == 0 && !r.stderr.contains("refused"),
+            "{what}: exit {}, bsi said:\n{}",
+            r.code,
+            r.stderr
+        );
+    };
+    for step in steps {
+        match step {
+            Git(name, args) => {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|arg| match *arg {
+                        "{root}" => root.to_string(),
+                        "{url}" => url.clone(),
+                        "{wt}" => wt.clone(),
+                        _ => match arg.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+                            Some(rev) => a
+                                .git(&["--no-replace-objects", "rev-parse", rev])
+                                .trim()
+                                .to_string(),
+                            None => (*arg).to_string(),
+                        },
+                    })
+                    .collect();
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                fail(
+                    &format!("{name} (`git {}`)", args.join(" ")),
+                    &git_as(a, Some("s1"), &args),
+                );
+            }
+            Mine | Edit => {
+                mine += 1;
+                bump(a, "risk text", mine);
+                if matches!(step, Mine) {
+                    let r = git_as(a, Some("s1"), &["commit", "-q", "-a", "-m", "risks"]);
+                    fail("s1's commit inside its own Risks", &r);
+                }
+            }
+            Theirs => {
+                theirs += 1;
+                let r = git_as(b, Some("s2"), &["pull", "-q", "--no-rebase", "--no-edit"]);
+                fail("bob's pull", &r);
+                bump(b, "goal text", theirs);
+                let r = git_as(b, Some("s2"), &["commit", "-q", "-a", "-m", "goals"]);
+                fail("s2's commit inside its own Goals", &r);
+                fail("bob's push", &git_as(b, Some("s2"), &["push", "-q"]));
+            }
+            Bob(args) => fail(
+                &format!("bob's `git {}`", args.join(" ")),
+                &git_as(b, Some("s2"), args),
+            ),
+        }
+    }
+    // alice's main holds both sessions' last work; nothing is left over.
+    let plan = a.read(PLAN);
+    assert!(plan.contains(&format!("goal text {theirs}\n")), "{plan}");
+    assert!(plan.contains(&format!("risk text {mine}\n")), "{plan}");
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
+    assert_eq!(a.git(&["branch", "--show-current"]).trim(), "main");
+    let j = a.bsi(&["verify", "s1", "--json"]);
+    j.ok();
+    assert_eq!(j.json()["clean"], true, "{}", j.stdout);
+}
