@@ -1066,14 +1066,15 @@ fn refusal(
     for p in person {
         text.push_str(&format!("\nTell the user: {p}"));
     }
-    let doc = output::RefusedJson {
-        hint: if calls.is_empty() {
-            "call `status` to see who holds what".into()
-        } else {
-            format!("call {}", calls.join("; or "))
-        },
-        ..doc
+    let mut hint = if calls.is_empty() {
+        "call `status` to see who holds what".to_string()
+    } else {
+        format!("call {}", calls.join("; or "))
     };
+    for p in person {
+        hint.push_str(&format!("; tell the user: {p}"));
+    }
+    let doc = output::RefusedJson { hint, ..doc };
     let mut doc = doc_of(doc);
     if let Value::Object(m) = &mut doc {
         m.insert("next_calls".into(), Value::Array(next));

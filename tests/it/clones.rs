@@ -214,8 +214,11 @@ fn a_hook_in_a_clone_that_never_fetched_the_registry_asks_the_remote_or_says_so(
     refused(&r);
     assert!(!r.stderr.contains("never fetched"), "{r:?}");
 
-    // The agents' edit hook, in another single-branch clone.
+    // The agents' edit hook, in another single-branch clone whose project
+    // settings hold bsi's hooks (as a team commits them): a brain, though
+    // the clone has no registry yet.
     let d = clone_with(m.bare.path(), &["--single-branch"]);
+    d.bsi(&["agent", "install", "claude"]).ok();
     let ev = crate::agent_hook::replace_event(
         &d,
         "claude",

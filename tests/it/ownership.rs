@@ -390,3 +390,44 @@ fn a_session_is_told_when_another_forced_its_claim_closed() {
     let w = b.bsi_env(&["whoami"], &a);
     assert!(!w.stdout.contains("Ended by another"), "{}", w.stdout);
 }
+
+/// The "Did you mean" of a granted claim on a path or heading that is not
+/// there: its two commands run as printed, in order, and move the claim.
+#[test]
+fn did_you_mean_commands_run_as_printed_and_move_the_claim() {
+    let b = Brain::new();
+    let typo = b.bsi(&["open", "agent/alice.md", "--session", "s1", "--agent", "a"]);
+    typo.ok();
+    let close = printed(&typo.stderr, "bsi close");
+    let open = printed(&typo.stderr, "bsi open");
+    assert_eq!(close, "bsi close s1 --scope agent/alice.md");
+    assert_eq!(open, "bsi open agents/alice.md --session s1");
+    sh(&b, &close, &[]).ok();
+    sh(&b, &open, &[]).ok();
+    let rows = b.active();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("| s1 | agents/alice.md | file |")),
+        "{rows:?}"
+    );
+    assert!(
+        !rows.iter().any(|r| r.contains("agent/alice.md")),
+        "{rows:?}"
+    );
+
+    let heading = b.bsi(&["open", "projets/plan.md#Riskss", "--session", "s2"]);
+    heading.ok();
+    let close = printed(&heading.stderr, "bsi close");
+    let open = printed(&heading.stderr, "bsi open");
+    assert_eq!(close, "bsi close s2 --scope 'projets/plan.md#Riskss'");
+    assert_eq!(open, "bsi open 'projets/plan.md#Risks' --session s2");
+    sh(&b, &close, &[]).ok();
+    sh(&b, &open, &[]).ok();
+    let rows = b.active();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("| s2 | projets/plan.md#Risks | section |")),
+        "{rows:?}"
+    );
+    assert!(!rows.iter().any(|r| r.contains("#Riskss")), "{rows:?}");
+}
