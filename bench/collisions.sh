@@ -10,6 +10,14 @@
 #                                 every strategy's invariants (every task
 #                                 finished, 0 lost edits under claims)
 #                                 without judging timings; no plot
+#   bench/collisions.sh --hot     the hot-file workload, N = 2, 5, 10, 20:
+#                                 every task holds one of the five
+#                                 sections of one file for 1-3 s of work
+#                                 (the agents' own work dominates); exits
+#                                 1 unless section claims reach 2x file
+#                                 claims' throughput at N = 10 with 0
+#                                 conflicts; plot docs/collisions-hot.png
+#   bench/collisions.sh --hot --smoke   N = 2, one task each
 #
 # Everything runs on this machine: a local bare repository is the remote.
 # The plot needs matplotlib: installed from PyPI into a virtualenv under
@@ -17,17 +25,19 @@
 set -euo pipefail
 
 MODE=()
+HOT=()
 PLOT=1
 for a in "$@"; do
     case "$a" in
     --smoke) MODE=(--smoke) PLOT= ;;
     --long) MODE=(--long) ;;
+    --hot) HOT=(--hot) ;;
     -h | --help)
-        sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
-        echo "usage: bench/collisions.sh [--smoke | --long]" >&2
+        echo "usage: bench/collisions.sh [--smoke | --long] [--hot]" >&2
         exit 2
         ;;
     esac
@@ -35,7 +45,8 @@ done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-OUT="$TARGET/bench-collisions"
+OUT="$TARGET/bench-collisions${HOT:+-hot}"
+PNG="$ROOT/docs/collisions${HOT:+-hot}.png"
 say() { printf 'collisions: %s\n' "$*" >&2; }
 
 say "building the release binary and the harness"
@@ -43,7 +54,7 @@ say "building the release binary and the harness"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 say "$(nproc 2>/dev/null || echo '?') cores; load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-"$TARGET/release/examples/collisions" "${MODE[@]}" --bsi "$TARGET/release/bsi" --out "$OUT"
+"$TARGET/release/examples/collisions" "${MODE[@]}" "${HOT[@]}" --bsi "$TARGET/release/bsi" --out "$OUT"
 
 if [[ -n $PLOT ]]; then
     PY=python3
@@ -54,6 +65,6 @@ if [[ -n $PLOT ]]; then
             "$VENV/bin/pip" install --quiet matplotlib
         PY="$VENV/bin/python"
     fi
-    "$PY" "$ROOT/bench/collisions_plot.py" "$OUT/collisions.csv" "$ROOT/docs/collisions.png"
-    say "plot: docs/collisions.png; table: $OUT/collisions.md"
+    "$PY" "$ROOT/bench/collisions_plot.py" "$OUT/collisions.csv" "$PNG"
+    say "plot: ${PNG#"$ROOT"/}; table: $OUT/collisions.md"
 fi

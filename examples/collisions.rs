@@ -105,13 +105,18 @@ struct Task {
     work: Duration,
 }
 
-fn tasks_for(seed: u64, agent: usize, count: usize, work: (u64, u64)) -> Vec<Task> {
+/// The tasks of one agent; `hot`: every task edits one of the five
+/// sections of the hottest file (file 0).
+fn tasks_for(seed: u64, agent: usize, count: usize, work: (u64, u64), hot: bool) -> Vec<Task> {
     let mut rng = Rng::new(seed ^ ((agent as u64 + 1) << 32));
     (0..count)
         .map(|_| {
             let files = if rng.unit() < 0.25 { 2 } else { 1 };
             let mut edits: Vec<(usize, usize)> = Vec::new();
-            while edits.len() < files {
+            if hot {
+                edits.push((0, rng.below(SECTIONS.len())));
+            }
+            while edits.len() < files && !hot {
                 let f = zipf(&mut rng);
                 if edits.iter().all(|(g, _)| *g != f) {
                     edits.push((f, rng.below(SECTIONS.len())));
@@ -309,6 +314,8 @@ struct Run {
     tasks: usize,
     work: (u64, u64),
     seed: u64,
+    /// The hot-file workload: every task on one file's five sections.
+    hot: bool,
 }
 
 #[derive(Default, Debug, Clone)]
@@ -410,7 +417,7 @@ fn setup(env: &Env, root: &Path, n: usize) -> (PathBuf, Vec<PathBuf>) {
 
 fn agent(env: &Env, dir: &Path, k: usize, run: &Run, t0: Instant) -> Tally {
     let mut tally = Tally::default();
-    let tasks = tasks_for(run.seed, k, run.tasks, run.work);
+    let tasks = tasks_for(run.seed, k, run.tasks, run.work, run.hot);
     for (j, task) in tasks.iter().enumerate() {
         let started = Instant::now();
         let session = format!("a{k}-t{j}");
@@ -617,6 +624,7 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
 fn main() {
     let mut smoke = false;
     let mut long = false;
+    let mut hot = false;
     let mut bsi = PathBuf::from("target/release/bsi");
     let mut out = PathBuf::from("target/bench-collisions");
     let mut seed: u64 = 25;
@@ -625,12 +633,13 @@ fn main() {
         match a.as_str() {
             "--smoke" => smoke = true,
             "--long" => long = true,
+            "--hot" => hot = true,
             "--bsi" => bsi = PathBuf::from(args.next().expect("--bsi PATH")),
             "--out" => out = PathBuf::from(args.next().expect("--out DIR")),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).expect("--seed N"),
             _ => {
                 eprintln!(
-                    "usage: collisions [--smoke | --long] [--bsi PATH] [--out DIR] [--seed N]"
+                    "usage: collisions [--smoke | --long] [--hot] [--bsi PATH] [--out DIR] [--seed N]"
                 );
                 std::process::exit(2);
             }
@@ -643,7 +652,12 @@ fn main() {
     let home = out.join("home");
     fs::create_dir_all(&home).expect("home");
     let env = Env { bsi, home };
-    let (ns, tasks, work_ms): (Vec<usize>, usize, (u64, u64)) = if smoke {
+    let (ns, tasks, work_ms): (Vec<usize>, usize, (u64, u64)) = if hot && smoke {
+        (vec![2], 1, (1000, 1500))
+    } else if hot {
+        // The agents' own work dominates: 1-3 s holding the scope.
+        (vec![2, 5, 10, 20], 3, (1000, 3000))
+    } else if smoke {
         (vec![2, 3], 2, (10, 30))
     } else if long {
         (vec![2, 5, 10, 20], 6, (50, 200))
@@ -665,6 +679,7 @@ fn main() {
                 tasks,
                 work: work_ms,
                 seed,
+                hot,
             };
             let f = measure(&env, &work, &run);
             eprintln!(
@@ -747,6 +762,31 @@ fn main() {
         }
         if f.strategy != "none" && f.lost > 0 {
             bad.push(format!("{} N={}: {} edits lost", f.strategy, f.n, f.lost));
+        }
+    }
+    if hot {
+        // The hot-file targets: 0 conflicts under claims, and at N = 10
+        // section claims at least twice file claims' throughput.
+        for f in rows
+            .iter()
+            .filter(|f| f.strategy != "none" && f.conflicts > 0)
+        {
+            bad.push(format!(
+                "{} N={}: {} git conflicts",
+                f.strategy, f.n, f.conflicts
+            ));
+        }
+        let at = |name: &str| rows.iter().find(|f| f.n == 10 && f.strategy == name);
+        if let (Some(file), Some(section)) = (at("file"), at("section")) {
+            let ratio = section.per_min / file.per_min.max(f64::MIN_POSITIVE);
+            println!(
+                "hot file, N = 10: section claims {ratio:.2}x file claims' throughput (target >= 2x)"
+            );
+            if ratio < 2.0 {
+                bad.push(format!(
+                    "section claims at N=10: {ratio:.2}x file claims (target >= 2x)"
+                ));
+            }
         }
     }
     for b in &bad {

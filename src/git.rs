@@ -28,6 +28,9 @@ pub struct Git {
     repo: Repository,
     /// The time bsi's commits carry, when the clock is pinned (`BSI_NOW`).
     clock: Option<git2::Time>,
+    /// The clone's main repository, opened once when this is a linked
+    /// work tree (`None` inside: it could not be opened).
+    main: std::cell::OnceCell<Option<Repository>>,
 }
 
 /// What HEAD holds for a path.
@@ -209,10 +212,27 @@ impl Git {
         let flags = git2::RepositoryOpenFlags::CROSS_FS;
         match Repository::open_ext(dir, flags, std::iter::empty::<&std::ffi::OsStr>()) {
             Ok(repo) if repo.is_bare() => Err(Error::NotARepo(dir.to_path_buf())),
-            Ok(repo) => Ok(Git { repo, clock: None }),
+            Ok(repo) => Ok(Git {
+                repo,
+                clock: None,
+                main: std::cell::OnceCell::new(),
+            }),
             Err(e) if e.code() == ErrorCode::NotFound => Err(Error::NotARepo(dir.to_path_buf())),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The clone's main repository (the one holding the common git
+    /// directory): this one unless this is a linked work tree, else opened
+    /// once and kept. Every question about the clone's work trees asks it,
+    /// so one process opens the repository once.
+    fn main_repo(&self) -> Option<&Repository> {
+        if self.repo.commondir() == self.repo.path() {
+            return Some(&self.repo);
+        }
+        self.main
+            .get_or_init(|| Repository::open(self.repo.commondir()).ok())
+            .as_ref()
     }
 
     /// The work tree root.
@@ -338,9 +358,9 @@ impl Git {
                 .and_then(|h| h.symbolic_target().ok().flatten().map(|t| t == refname))
                 .unwrap_or(false)
         }
-        let main = Repository::open(self.repo.commondir()).ok()?;
+        let main = self.main_repo()?;
         if !main.is_bare()
-            && on(&main, refname)
+            && on(main, refname)
             && let Some(dir) = main.workdir()
         {
             return Some(dir.to_path_buf());
@@ -524,10 +544,10 @@ impl Git {
                 out.push((name, commit.id()));
             }
         };
-        if let Ok(main) = Repository::open(self.repo.commondir())
+        if let Some(main) = self.main_repo()
             && !main.is_bare()
         {
-            add(&main);
+            add(main);
         }
         if let Ok(names) = self.repo.worktrees() {
             for name in names.iter().flatten().flatten() {
@@ -809,7 +829,7 @@ impl Git {
     /// clone is bare) and each linked one whose folder is there.
     pub fn worktree_roots(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        if let Ok(main) = Repository::open(self.repo.commondir())
+        if let Some(main) = self.main_repo()
             && let Some(dir) = main.workdir()
         {
             out.push(dir.to_path_buf());

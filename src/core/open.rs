@@ -140,6 +140,13 @@ fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
         })
 }
 
+/// Whether `plan` refuses the request (written or not: a refused request
+/// may take its place in the queue).
+fn refuses(plan: &Plan<Outcome>) -> bool {
+    let (Plan::Write { report, .. } | Plan::Keep(report)) = plan;
+    matches!(report, Outcome::Refused { .. })
+}
+
 /// What a request that was stopped before its plan ran comes to: nothing.
 fn nothing() -> Outcome {
     Outcome::Refused {
@@ -188,7 +195,10 @@ fn publish_waiting(
         // The references before the plan reads them: anything since is news.
         let tips = waiting.as_ref().map(|w| w.tips(site.brain));
         // Read afresh each time: a heading may have moved while waiting.
-        let snap = site.brain.snapshot(req.scopes);
+        // The directory listings only a refusal's alternatives need are
+        // read once a plan has refused.
+        let mut snap = site.brain.outlines(req.scopes);
+        let mut listed = false;
         let c = Claiming {
             session: &actor.session,
             agent: &actor.agent,
@@ -209,7 +219,18 @@ fn publish_waiting(
         let shared = if stop.is_set() {
             None
         } else {
-            site.publish_job(&job, stop, |reg| plan_queued(reg, &c, &snap, queueing))?
+            // This writer's own report, planned again on the registry its
+            // request was decided on; a refusal reads the listings its
+            // alternatives come from.
+            site.publish_job(&job, stop, |reg| {
+                let plan = plan_queued(reg, &c, &snap, queueing)?;
+                if !refuses(&plan) {
+                    return Ok(plan);
+                }
+                let mut full = snap.clone();
+                site.brain.list(&mut full, req.scopes);
+                plan_queued(reg, &c, &full, queueing)
+            })?
         };
         let applied = match shared {
             Some(applied) => applied,
@@ -220,6 +241,12 @@ fn publish_waiting(
                     stopped = true;
                     return Ok(Plan::Keep(nothing()));
                 }
+                let plan = plan_queued(reg, &c, &snap, queueing)?;
+                if listed || !refuses(&plan) {
+                    return Ok(plan);
+                }
+                site.brain.list(&mut snap, req.scopes);
+                listed = true;
                 plan_queued(reg, &c, &snap, queueing)
             })?,
         };

@@ -1182,23 +1182,42 @@ impl Brain {
     /// clone has checked out, and on the fetched upstream of the content
     /// branch — and the entries of the directories around them.
     pub fn snapshot(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
-        let (files, dirs) = crate::claims::wanted(scopes);
-        let tips = self.versions();
+        let mut snap = self.outlines(scopes);
+        self.list(&mut snap, scopes);
+        snap
+    }
+
+    /// [`Brain::snapshot`] without the directory listings: all a plan
+    /// that grants needs. Only a refusal's alternatives read the listings
+    /// ([`Brain::list`] adds them once a plan has refused).
+    pub fn outlines(&self, scopes: &[crate::scope::Scope]) -> crate::claims::Snapshot {
+        let (files, _) = crate::claims::wanted(scopes);
         let mut snap = crate::claims::Snapshot {
             registry_rel: self.copy_name(),
             ..Default::default()
         };
+        if files.is_empty() {
+            return snap;
+        }
+        let tips = self.versions();
         for file in files {
             let here = crate::resolve::read_outline(&self.root, &file);
             snap.versions
                 .insert(file.clone(), self.outlines_in(&tips, &file));
             snap.worktree.insert(file, here);
         }
-        for dir in dirs {
-            let entries = crate::resolve::children(&self.root, &dir);
-            snap.listings.insert(dir, entries);
-        }
         snap
+    }
+
+    /// Adds to `snap` the entries of the directories around `scopes` that
+    /// it does not hold yet: where a refusal's alternatives come from.
+    pub fn list(&self, snap: &mut crate::claims::Snapshot, scopes: &[crate::scope::Scope]) {
+        let (_, dirs) = crate::claims::wanted(scopes);
+        for dir in dirs {
+            snap.listings
+                .entry(dir)
+                .or_insert_with_key(|dir| crate::resolve::children(&self.root, dir));
+        }
     }
 
     /// Every version of the brain's files, besides the work tree, that a

@@ -200,6 +200,40 @@ fn nested_sections_conflict_and_siblings_do_not() {
     );
 }
 
+/// A granted folder claim reads no directory listing; a refused one still
+/// proposes the free folders beside it, read once the plan has refused.
+#[test]
+fn a_refused_folder_claim_proposes_the_free_folders_beside_it() {
+    let b = Brain::new();
+    b.write("team/a.md", "# A\n\ntext\n");
+    b.write("team/b.md", "# B\n\ntext\n");
+    b.write("crew/c.md", "# C\n\ntext\n");
+    let granted = b.bsi(&["open", "team/", "--session", "s1", "--json"]);
+    granted.code(0);
+    assert_eq!(b.active().len(), 1, "{}", b.registry());
+    let before = b.registry();
+    let r = b.bsi(&["open", "team/", "--session", "s2", "--json"]);
+    r.code(3);
+    let j = r.json();
+    assert_eq!(j["error"], "conflict");
+    assert_eq!(j["conflicts"][0]["session"], "s1");
+    let alts: Vec<String> = j["alternatives"]
+        .as_array()
+        .expect("alternatives")
+        .iter()
+        .map(|v| v.as_str().expect("str").to_string())
+        .collect();
+    assert!(alts.contains(&"crew/".to_string()), "{alts:?}");
+    assert!(!alts.iter().any(|a| a.starts_with("team/")), "{alts:?}");
+    // The refusal wrote nothing.
+    assert_eq!(b.registry(), before);
+    // The human form names the same next command, safe to paste.
+    b.bsi(&["open", "team/", "--session", "s2"])
+        .code(3)
+        .stderr_has("Free nearby: agents/, crew/, projets/, README.md\n")
+        .stderr_has("`bsi open agents/ --session s2`");
+}
+
 #[test]
 fn refusal_names_the_holder_and_proposes_free_scopes() {
     let b = Brain::new();
