@@ -410,18 +410,16 @@ pub(crate) fn briefed_session(turns: &[String]) -> String {
         .collect()
 }
 
-/// What every tool's run must show: the briefing reached the model, the
-/// held section was refused (file unchanged there, the model got bsi's
-/// reason), the free edit landed, the shell's `bsi open` is the session's
-/// own claim and its next edit passes, and the stop sent the agent back
-/// exactly once, even after a further tool call.
-pub(crate) fn check_run(
+/// [`check_run`] up to the stop: the briefing, the refusal (file
+/// unchanged, the reason in the model's next request), the free edit, the
+/// shell's claim as the session's and its edit. Returns the turns and the
+/// run's output, for what a tool checks of its stop.
+pub(crate) fn check_until_stop(
     s: &Setup,
     model: &FakeModel,
     run: &Run,
-    script_len: usize,
     refused_turn: usize,
-) {
+) -> (Vec<String>, String) {
     let turns = model.turns();
     let ctx = format!(
         "--- CLI stdout\n{}\n--- CLI stderr\n{}",
@@ -463,6 +461,22 @@ pub(crate) fn check_run(
         "alice.md claimed by {session} as {}: {active:?}",
         s.tool
     );
+    (turns, ctx)
+}
+
+/// What every tool's run must show: the briefing reached the model, the
+/// held section was refused (file unchanged there, the model got bsi's
+/// reason), the free edit landed, the shell's `bsi open` is the session's
+/// own claim and its next edit passes, and the stop sent the agent back
+/// exactly once, even after a further tool call.
+pub(crate) fn check_run(
+    s: &Setup,
+    model: &FakeModel,
+    run: &Run,
+    script_len: usize,
+    refused_turn: usize,
+) {
+    let (turns, ctx) = check_until_stop(s, model, run, refused_turn);
     // Sent back once: the reason is in the conversation exactly once, and
     // the CLI asked for no turn beyond the script.
     let last = turns.last().expect("turns");

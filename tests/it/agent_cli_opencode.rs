@@ -121,44 +121,10 @@ fn check_run_until_stop(
     script_len: usize,
     refused_turn: usize,
 ) {
-    let turns = model.turns();
-    let ctx = format!(
-        "--- CLI stdout\n{}\n--- CLI stderr\n{}\n--- turns\n{turns:#?}",
-        run.stdout, run.stderr
-    );
-    assert_eq!(run.code, 0, "{ctx}");
+    let (turns, ctx) = crate::agent_cli::check_until_stop(s, model, run, refused_turn);
+    let ctx = format!("{ctx}\n--- turns\n{turns:#?}");
     assert_eq!(turns.len(), script_len, "{ctx}");
-    assert!(
-        turns[0].contains("bsi guards this repository"),
-        "the session-start context reaches the model\n{ctx}"
-    );
-    let session = briefed_session(&turns);
-    let after = &turns[refused_turn + 1];
-    assert!(
-        after.contains("bsi: refused") && after.contains("sess-other"),
-        "the refusal reaches the model: {after}\n{ctx}"
-    );
-    let plan = s.b.read("projets/plan.md");
-    assert!(
-        plan.contains("goal text") && !plan.contains("stolen"),
-        "{plan}"
-    );
-    assert!(
-        plan.contains("new risk"),
-        "the free edit passes: {plan}\n{ctx}"
-    );
-    let alice = s.b.read("agents/alice.md");
-    assert!(
-        alice.contains("mine now"),
-        "own claim edited: {alice}\n{ctx}"
-    );
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("agents/alice.md")
-            && r.contains(&session)
-            && r.contains("| opencode |")),
-        "alice.md claimed by {session} as opencode: {active:?}"
-    );
+    let session = crate::agent_cli::briefed_session(&turns);
     crate::agent_cli::check_fixtures("opencode", s, model);
     // The stop: OpenCode's `session.idle` reached bsi, which answered with
     // a prompt about the claim still held, recorded as sent back once.
