@@ -5,8 +5,9 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
-use crate::claims::release::{How, plan};
+use crate::claims::release::How;
 use crate::cli::ReleaseArgs;
+use crate::core;
 use crate::error::{Error, Result, exit};
 use crate::git::Oid;
 use crate::output::{self, ClaimJson};
@@ -23,33 +24,9 @@ struct Released {
     commit: Option<String>,
 }
 
-/// What `bsi release` is asked for.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Request<'a> {
-    /// The session, as written on the command line (see below).
-    pub(crate) session: &'a str,
-    /// `--scope`: only this scope.
-    pub(crate) scope: Option<&'a str>,
-    /// `--confirm`: release; without it, a preview.
-    pub(crate) confirm: bool,
-    /// `--force`: active claims too.
-    pub(crate) force: bool,
-}
-
 pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
-    let req = Request {
-        session: &args.session,
-        scope: args.scope.as_deref(),
-        confirm: args.confirm,
-        force: args.force,
-    };
     let json = ctx.json();
-    let Request {
-        session,
-        scope,
-        confirm,
-        force,
-    } = req;
+    let session = args.session.as_str();
     // An id bsi would not hand out can still be in the registry (edited by
     // hand, like `s1 x`): such rows are released by their id as written;
     // the rule of session ids applies to an id the registry lacks.
@@ -58,14 +35,16 @@ pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
         rule.clone()?;
     }
     let w = WriteCommand::open(ctx)?;
-    let scope = opt_scope(&w.brain, ctx, scope)?;
+    let scope = opt_scope(&w.brain, ctx, args.scope.as_deref())?;
     let by = ctx.agent(None, &w.settings.config)?;
-    let how = How { confirm, force };
-    w.run(
-        false,
-        |reg| plan(ctx.now, reg, (session, &rule), scope.as_ref(), how, &by),
-        |targets, commit| report(ctx, session, scope.as_ref(), how, targets, commit, json),
-    )
+    let how = How {
+        confirm: args.confirm,
+        force: args.force,
+    };
+    let applied = core::release::release(&w.site(), (session, &rule), scope.as_ref(), how, &by)?;
+    w.report(applied, |targets, commit| {
+        report(ctx, session, scope.as_ref(), how, targets, commit, json)
+    })
 }
 
 fn report(

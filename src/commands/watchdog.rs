@@ -7,8 +7,8 @@ use serde::Serialize;
 use super::views as status;
 use super::{Ctx, Ending, WriteCommand};
 use crate::audit;
-use crate::claims::watchdog::{Seen, plan};
-use crate::conflict;
+use crate::claims::watchdog::Seen;
+use crate::core;
 use crate::drift::Drift;
 use crate::error::{Result, exit};
 use crate::git::Oid;
@@ -33,20 +33,11 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let by = ctx.agent(None, &w.settings.config)?;
-    let applied = w.publish(true, |reg| Ok(plan(ctx.now, reg, &by)))?;
-    // Collisions are read from the registry as it landed, after the lock.
-    let collisions: Vec<(Claim, Claim)> =
-        conflict::collisions(&applied.landing.registry, &w.brain.sections())
-            .into_iter()
-            .map(|(a, b)| (a.clone(), b.clone()))
-            .collect();
-    // And the drift of every claim, active and stale, as it landed.
-    let drift = audit::drift_of(
-        &w.brain,
-        &applied.landing.registry,
-        None,
-        ctx.now.timestamp(),
-    );
+    let core::watchdog::Watched {
+        applied,
+        collisions,
+        drift,
+    } = core::watchdog::watchdog(&w.site(), &by)?;
     w.report(applied, |seen, commit| {
         report(ctx, &w.brain, (seen, collisions, drift), commit, json)
     })

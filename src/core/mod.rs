@@ -7,8 +7,10 @@
 
 pub mod close;
 pub mod open;
+pub mod release;
 pub mod renew;
 pub mod views;
+pub mod watchdog;
 
 use std::path::Path;
 use std::sync::Arc;
