@@ -18,7 +18,7 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`core`] | what every door asks, in process: who acts ([`core::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`core::Stop`]), close, renew and the reads of `status` and `whoami`; prints nothing | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`wait`] |
+//! | [`core`] | what every door asks, in process: who acts ([`core::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`core::Stop`]), close, renew, release, the watchdog and the reads of `status` and `whoami`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`values`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`drift`] | a claimed part changed on the content branch by a commit that is not its holder's | yes | [`guard`], [`registry`] |
 //! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`output`], [`registry`], [`scope`], [`words`] |
@@ -28,8 +28,8 @@
 //! | [`tree`] | the tree view | yes | [`output`], [`scope`] |
 //! | [`output`] | human and JSON shapes | yes | [`registry`], [`scope`], [`ttl`], [`words`] |
 //! | [`session`] | new session ids | yes | — |
-//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream) | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`output`], [`registry`], [`settings`], [`store`] |
+//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`output`], [`registry`], [`settings`], [`store`] |
 //! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
 //! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |

@@ -103,7 +103,7 @@ pub struct Landing {
     /// The registry as it stands after the write.
     pub registry: Registry,
     /// The claims that collide in it, when it published pending changes
-    /// (computed once, under the lock): [`finish`] says them.
+    /// (computed once, under the lock): [`Landing::words`] says them.
     pub collisions: Vec<(Claim, Claim)>,
     /// Endings recorded offline that the merge with the remote did not
     /// keep: the remote had already ended those claims otherwise.
@@ -1519,14 +1519,6 @@ fn with_published(message: String, published: &[String], superseded: &[Supersede
     out
 }
 
-/// Says on stderr which endings recorded offline the merge with the remote
-/// did not keep (each claim ends once: the ending published first).
-pub fn say_superseded(landing: &Landing) {
-    for s in &landing.superseded {
-        eprintln!("note: {s}.");
-    }
-}
-
 /// The pause before trying again after the `attempt`-th lost race:
 /// random within a ceiling that doubles from 10 ms up to 1 s ("full
 /// jitter"), so writers that lost to another do not collide again in step.
@@ -1579,15 +1571,15 @@ pub fn read(
 
 /// After a fetch of the registry branch: adds it to what the remote
 /// fetches when the clone leaves it out (a single-branch or shallow
-/// clone), and says so on stderr, once.
+/// clone), and says so once, in the brain's notes.
 fn fetch_registry_too(brain: &Brain, remote: &Remote) {
     match brain.fetch_registry_too(remote) {
-        Ok(Some(note)) => eprintln!("note: {note}"),
+        Ok(Some(note)) => brain.notes.push(format!("note: {note}")),
         Ok(None) => {}
-        Err(e) => eprintln!(
+        Err(e) => brain.notes.push(format!(
             "warning: the registry branch could not be added to what {} fetches ({e}); `git fetch` will not bring the claims",
             remote.name
-        ),
+        )),
     }
 }
 
@@ -1651,50 +1643,75 @@ pub enum Freshness {
     FirstPublished(usize),
 }
 
-/// The exit code once the report is printed: a change that could not be
-/// published is said on stderr and turns success into exit 7; pending
-/// changes published now that collide with the remote's claims are said and
-/// turn success into exit 3.
-pub fn finish(applied: &Landing, code: u8) -> u8 {
-    say_superseded(applied);
-    match &applied.landed {
-        Landed::Pending(why) => {
-            eprintln!("warning: {why}.");
-            if let Some(hint) = crate::error::address_hint(&why.why) {
-                eprintln!("{hint}");
+/// What a write's landing adds to its report, said the same by every
+/// door (the CLI on stderr, MCP in the tool's result): each line a note or
+/// a warning, and the exit code it makes of the plan's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandingWords {
+    /// The notes and warnings, in order; one may run over several lines.
+    pub lines: Vec<String>,
+    /// A change that could not be published turns success into exit 7;
+    /// pending changes published now that collide with the remote's claims
+    /// turn it into exit 3.
+    pub code: u8,
+}
+
+impl Landing {
+    /// The endings recorded offline that the merge with the remote did not
+    /// keep (each claim ends once: the ending published first), a note
+    /// each.
+    pub fn superseded_words(&self) -> Vec<String> {
+        self.superseded
+            .iter()
+            .map(|s| format!("note: {s}."))
+            .collect()
+    }
+
+    /// [`LandingWords`] of this landing, for a plan that answered `code`.
+    pub fn words(&self, code: u8) -> LandingWords {
+        let mut lines = self.superseded_words();
+        let mut code = code;
+        match &self.landed {
+            Landed::Pending(why) => {
+                let mut line = format!("warning: {why}.");
+                if let Some(hint) = crate::error::address_hint(&why.why) {
+                    line.push('\n');
+                    line.push_str(hint);
+                }
+                line.push_str(
+                    "\nThe change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back.",
+                );
+                lines.push(line);
+                if code == exit::OK {
+                    code = exit::UNPUBLISHED;
+                }
             }
-            eprintln!(
-                "The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
+            Landed::AsLastFetched(why) => lines.push(format!(
+                "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
+            )),
+            _ => {}
+        }
+        if !self.collisions.is_empty() {
+            lines.push(
+                output::published_collisions(self.published.len(), &self.collisions)
+                    .trim_end()
+                    .to_string(),
             );
             if code == exit::OK {
-                return exit::UNPUBLISHED;
+                code = exit::CONFLICT;
             }
+        } else if !self.published.is_empty() && matches!(self.landed, Landed::Published) {
+            // Changes recorded while the remote was out of reach, or before
+            // it existed (a registry made before `git remote add`): now
+            // everyone's.
+            lines.push(format!(
+                "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
+                self.published.len(),
+                self.published.join("; ")
+            ));
         }
-        Landed::AsLastFetched(why) => {
-            eprintln!(
-                "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
-            );
-        }
-        _ => {}
+        LandingWords { lines, code }
     }
-    if !applied.collisions.is_empty() {
-        eprint!(
-            "{}",
-            output::published_collisions(applied.published.len(), &applied.collisions)
-        );
-        if code == exit::OK {
-            return exit::CONFLICT;
-        }
-    } else if !applied.published.is_empty() && matches!(applied.landed, Landed::Published) {
-        // Changes recorded while the remote was out of reach, or before it
-        // existed (a registry made before `git remote add`): now everyone's.
-        eprintln!(
-            "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
-            applied.published.len(),
-            applied.published.join("; ")
-        );
-    }
-    code
 }
 
 #[cfg(test)]

@@ -52,6 +52,11 @@ pub struct Given {
     pub publish_timeout: Option<String>,
     /// `BSI_CONNECTION_TIMEOUT`.
     pub connection_timeout: Option<String>,
+    /// A hook's run, which must not fail for a value it cannot use: a
+    /// duration out of its range (environment, git config) is said in
+    /// [`Settings::warnings`] and its default used, where another run is
+    /// refused with the range.
+    pub lenient: bool,
 }
 
 /// The resolved settings of a run.
@@ -75,8 +80,10 @@ pub struct Settings {
     pub history_keep: usize,
     /// How the pre-commit hook treats changes.
     pub hook_mode: HookMode,
-    /// Why a clone's `bsi.hookMode` was ignored, when it was.
-    pub hook_mode_warning: Option<String>,
+    /// Values of this clone's that were ignored, and why: a `bsi.hookMode`
+    /// that is no mode; in a hook's run ([`Given::lenient`]), a duration
+    /// out of its range.
+    pub warnings: Vec<String>,
 }
 
 /// The registry's remote as resolved: one, none (a local brain), or why
@@ -139,11 +146,21 @@ pub fn default_agent(user: Option<&str>, host: Option<&str>) -> String {
 /// A duration given by the environment (`given`, from the variable `env`),
 /// else the clone's git config `key`, else `fallback` (from `.bsi.toml` or
 /// the default); held to the range of its `span`.
+/// A timeout as a person writes it: `500ms`, `2s`.
+fn duration_words(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
 fn timeout(
     git: &Git,
     (given, env): (Option<&str>, &str),
     (key, span): (&str, Span),
     fallback: Duration,
+    lenient: Option<&mut Vec<String>>,
 ) -> Result<Duration> {
     let given = given
         .filter(|v| !v.trim().is_empty())
@@ -152,11 +169,20 @@ fn timeout(
             git.config_string(key)
                 .map(|v| (format!("git config {key}"), v))
         });
-    match given {
-        Some((from, v)) => span
-            .parse(&v)
-            .map_err(|e| Error::Usage(format!("{from} {}", e.reason()))),
-        None => Ok(fallback),
+    let Some((from, v)) = given else {
+        return Ok(fallback);
+    };
+    match (span.parse(&v), lenient) {
+        (Ok(d), _) => Ok(d),
+        (Err(e), Some(warnings)) => {
+            warnings.push(format!(
+                "{from} {}; using {}",
+                e.reason(),
+                duration_words(fallback)
+            ));
+            Ok(fallback)
+        }
+        (Err(e), None) => Err(Error::Usage(format!("{from} {}", e.reason()))),
     }
 }
 
@@ -183,11 +209,13 @@ impl Settings {
             .filter(|s| !s.is_empty())
             .or_else(|| git.config_string("bsi.remote"))
             .or_else(|| config.remote.clone());
+        let mut warnings = Vec::new();
         let publish_timeout = timeout(
             git,
             (given.publish_timeout.as_deref(), "BSI_PUBLISH_TIMEOUT"),
             ("bsi.publishTimeout", Span::Publish),
             config.publish_timeout.unwrap_or(DEFAULT_PUBLISH_TIMEOUT),
+            given.lenient.then_some(&mut warnings),
         )?;
         let connection_timeout = timeout(
             git,
@@ -199,21 +227,19 @@ impl Settings {
             config
                 .connection_timeout
                 .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),
+            given.lenient.then_some(&mut warnings),
         )?;
         let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
-        let (hook_mode, hook_mode_warning) = match git.config_string("bsi.hookMode") {
-            Some(m) => match config::parse_hook_mode(&m) {
-                Some(mode) => (mode, None),
-                None => (
-                    config.hook_mode,
-                    Some(format!(
-                        "git config bsi.hookMode `{}` is not off, warn, normal or strict; using `{}`",
-                        m.trim(),
-                        config.hook_mode.as_str()
-                    )),
-                ),
-            },
-            None => (config.hook_mode, None),
+        let hook_mode = match git.config_string("bsi.hookMode") {
+            Some(m) => config::parse_hook_mode(&m).unwrap_or_else(|| {
+                warnings.push(format!(
+                    "git config bsi.hookMode `{}` is not off, warn, normal or strict; using `{}`",
+                    m.trim(),
+                    config.hook_mode.as_str()
+                ));
+                config.hook_mode
+            }),
+            None => config.hook_mode,
         };
         let remote = find_remote(git, &branch, named_remote.as_deref());
         Ok(Settings {
@@ -225,7 +251,7 @@ impl Settings {
             connection_timeout,
             history_keep,
             hook_mode,
-            hook_mode_warning,
+            warnings,
         })
     }
 
@@ -387,7 +413,7 @@ mod tests {
         assert_eq!(s.named_remote, None);
         assert_eq!(s.history_keep, DEFAULT_HISTORY_KEEP);
         assert_eq!(s.hook_mode, HookMode::Normal);
-        assert_eq!(s.hook_mode_warning, None);
+        assert!(s.warnings.is_empty());
         assert_eq!(s.ttl(None), crate::ttl::DEFAULT_TTL);
         assert_eq!(s.publish_timeout, DEFAULT_PUBLISH_TIMEOUT);
     }
@@ -486,12 +512,15 @@ mod tests {
     fn a_clones_hook_mode_wins_and_a_bad_one_is_said_and_ignored() {
         let file = "hook_mode = \"warn\"\n";
         let s = resolve(&[], file, None).expect("settings");
-        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Warn, None));
+        assert_eq!((s.hook_mode, s.warnings.is_empty()), (HookMode::Warn, true));
         let s = resolve(&[("bsi.hookMode", "STRICT")], file, None).expect("settings");
-        assert_eq!((s.hook_mode, s.hook_mode_warning), (HookMode::Strict, None));
+        assert_eq!(
+            (s.hook_mode, s.warnings.is_empty()),
+            (HookMode::Strict, true)
+        );
         let s = resolve(&[("bsi.hookMode", "loud")], file, None).expect("settings");
         assert_eq!(s.hook_mode, HookMode::Warn);
-        let warning = s.hook_mode_warning.expect("a warning");
+        let warning = s.warnings.first().expect("a warning").clone();
         assert!(
             warning.contains("`loud`") && warning.contains("using `warn`"),
             "{warning}"

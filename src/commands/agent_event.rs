@@ -192,7 +192,7 @@ fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
     }
     let mut here = ctx.clone();
     here.cwd = dir.to_path_buf();
-    let Ok((brain, settings)) = here.open_with_default_config() else {
+    let Ok((brain, settings)) = here.open_for_hook() else {
         return false;
     };
     let remote = settings.remote().ok().flatten();
@@ -301,7 +301,7 @@ fn open_at(ctx: &Ctx, dir: &Path) -> Result<(Ctx, Brain, Settings)> {
     if dir.is_dir() {
         here.cwd = dir.to_path_buf();
     }
-    let (brain, mut settings) = here.open()?;
+    let (brain, mut settings) = here.open_for_hook()?;
     // One fetch or push of a hook waits no longer than a hook's whole
     // remote time.
     settings.connection_timeout = settings.connection_timeout.min(HOOK_BOUND.remote);
@@ -477,7 +477,7 @@ fn registry_for_edit(
         FirstFetch::Unreached(why) => return Ok(Err(fail_open(tool, HookKind::Edit, &why))),
         FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
     }
-    if let Some(w) = &settings.hook_mode_warning {
+    for w in &settings.warnings {
         eprintln!("bsi: warning: {w}");
     }
     let mode = settings.hook_mode;

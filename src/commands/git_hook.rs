@@ -580,21 +580,12 @@ fn subject(message: &str) -> String {
     format!("\"{s}\"")
 }
 
-/// The brain and its settings. A broken .bsi.toml does not block commits:
-/// it is said, and the hook runs with the defaults.
+/// The brain and its settings. A value the hook cannot use (a broken
+/// `.bsi.toml`, a duration out of its range, a `bsi.hookMode` that is no
+/// mode) does not block commits: it is said, and its default used.
 fn open_for_hook(ctx: &Ctx, err: &mut impl Write) -> Result<(Brain, Settings)> {
-    let (brain, settings) = match ctx.open() {
-        Ok(v) => v,
-        Err(e @ Error::Config { .. }) => {
-            let _ = writeln!(
-                err,
-                "bsi: warning: {e}; the hook runs with the default settings"
-            );
-            ctx.open_with_default_config()?
-        }
-        Err(e) => return Err(e),
-    };
-    if let Some(w) = &settings.hook_mode_warning {
+    let (brain, settings) = ctx.open_for_hook()?;
+    for w in &settings.warnings {
         let _ = writeln!(err, "bsi: warning: {w}");
     }
     Ok((brain, settings))

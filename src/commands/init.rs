@@ -79,5 +79,5 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
     )
     .map_err(Error::output)?;
-    Ok(publish::finish(&applied.landing, exit::OK))
+    Ok(ctx.say_landing(&applied.landing, exit::OK))
 }

@@ -55,7 +55,7 @@ use crate::guard::edit::{EditDecision, Target};
 use crate::guard::ways::{self, Standing};
 use crate::guard::{Finding, verdict};
 use crate::output::{self, ClaimJson};
-use crate::publish::{Landed, Landing};
+use crate::publish::Landing;
 use crate::registry::Status;
 use crate::scope::Scope;
 use crate::settings::Settings;
@@ -211,6 +211,8 @@ impl Inner {
     /// The server's context at the time of a call, with its brain.
     fn call(&self) -> Result<Call> {
         let mut ctx = self.ctx.clone();
+        // This call's notes are its own, said in its result.
+        ctx.notes = crate::store::Notes::default();
         if ctx.clock == Clock::System {
             ctx.now = chrono::Local::now().fixed_offset();
         }
@@ -298,31 +300,12 @@ fn scopes_of<'a>(claims: impl IntoIterator<Item = &'a crate::registry::Claim>) -
     claims.into_iter().map(|c| c.scope.to_string()).collect()
 }
 
-/// What a write's landing adds for the model: a change not published, a
-/// decision made on the registry as last fetched, earlier changes of this
-/// clone published with it (and the claims they make collide).
-fn landing_notes(landing: &Landing) -> Vec<String> {
-    let mut notes: Vec<String> = landing
-        .superseded
-        .iter()
-        .map(|s| format!("note: {s}."))
-        .collect();
-    match &landing.landed {
-        Landed::Pending(why) => notes.push(format!(
-            "warning: {why}. The change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back."
-        )),
-        Landed::AsLastFetched(why) => notes.push(format!(
-            "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
-        )),
-        _ => {}
-    }
-    if !landing.collisions.is_empty() {
-        notes.push(
-            output::published_collisions(landing.published.len(), &landing.collisions)
-                .trim_end()
-                .to_string(),
-        );
-    }
+/// What the model is told beside a write's outcome: what the registry's
+/// IO had to say during the call, then where the write landed, in the
+/// words every door uses ([`crate::publish::LandingWords`]).
+fn landing_notes(call: &Call, landing: &Landing) -> Vec<String> {
+    let mut notes = call.ctx.notes.take();
+    notes.extend(landing.words(crate::error::exit::OK).lines);
     notes
 }
 
@@ -561,7 +544,7 @@ fn claim_answer(
 ) -> CallToolResult {
     let now = call.ctx.now;
     let session = opening.session;
-    let notes = landing_notes(&opening.applied.landing);
+    let notes = landing_notes(call, &opening.applied.landing);
     let commit = opening.applied.commit.map(|c| c.to_string());
     match opening.applied.report {
         Outcome::Opened { new_claims, held } => {
@@ -708,7 +691,7 @@ fn closed_answer(
         .flat_map(|c| c.unverified.iter().map(|w| format!("warning: {w}")))
         .collect();
     for c in &each.closed {
-        notes.extend(landing_notes(&c.applied.landing));
+        notes.extend(landing_notes(call, &c.applied.landing));
     }
     answer(with_notes(text, &notes), doc, false)
 }
@@ -736,7 +719,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
     let (mut commit, mut notes) = (None, Vec::new());
     for s in &scopes {
         let applied = core::renew::renew(&site, &actor, &actor.owner(), s.as_ref(), ttl, false)?;
-        notes.extend(landing_notes(&applied.landing));
+        notes.extend(landing_notes(&call, &applied.landing));
         commit = applied.commit.or(commit);
         let (r, u) = applied.report;
         renewed.extend(r);
@@ -758,7 +741,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
 }
 
 /// Every session's claims, as `status --json` gives them.
-fn status_doc(inner: &Inner, offline: bool) -> Result<Value> {
+fn status_doc(inner: &Inner, offline: bool) -> Result<(Value, Vec<String>)> {
     let call = inner.call()?;
     let seen = core::views::status(&call.site(), offline)?;
     let sync = sync_state(
@@ -768,7 +751,8 @@ fn status_doc(inner: &Inner, offline: bool) -> Result<Value> {
         &seen.view,
         &seen.fresh,
     );
-    Ok(doc_of(StatusJson::new(&call.ctx, &call.brain, &seen, sync)))
+    let doc = doc_of(StatusJson::new(&call.ctx, &call.brain, &seen, sync));
+    Ok((doc, call.ctx.notes.take()))
 }
 
 /// The session's own claims, in line with the other calls.
@@ -792,7 +776,7 @@ fn whoami_now(inner: &Inner) -> Result<CallToolResult> {
         list(&scopes_of(&seen.stale))
     );
     Ok(answer(
-        text,
+        with_notes(text, &call.ctx.notes.take()),
         doc_of(WhoAmIJson::new(&seen, call.ctx.now)),
         false,
     ))
@@ -895,8 +879,8 @@ impl Server {
     }
 
     async fn status(&self, a: StatusArgs) -> std::result::Result<CallToolResult, McpError> {
-        let doc = self.run(move |i| status_doc(i, a.offline)).await?;
-        Ok(answer(status_text(&doc), doc, false))
+        let (doc, notes) = self.run(move |i| status_doc(i, a.offline)).await?;
+        Ok(answer(with_notes(status_text(&doc), &notes), doc, false))
     }
 
     async fn whoami(&self) -> std::result::Result<CallToolResult, McpError> {
@@ -1330,7 +1314,7 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        let doc = self.run(|i| status_doc(i, true)).await?;
+        let (doc, _notes) = self.run(|i| status_doc(i, true)).await?;
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         Ok(
             ReadResourceResult::new(vec![ResourceContents::TextResourceContents {

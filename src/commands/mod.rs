@@ -37,8 +37,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::git::Oid;
 use crate::output;
-use crate::publish::{self, Applied, Plan};
-use crate::registry::Registry;
+use crate::publish::{self, Applied};
 use crate::resolve;
 use crate::scope::Scope;
 use crate::settings::{Given, Settings};
@@ -162,6 +161,10 @@ pub struct Ctx {
     /// the programs and settings of the agent tools, and the `PATH` the
     /// git hooks' `bsi` is looked for on.
     pub places: crate::agents::doctor::Places,
+    /// What the registry's IO had to say during this run (every brain it
+    /// opens shares this handle): said on stderr by [`Ctx::say_notes`], or
+    /// in its tool's result by `bsi mcp`.
+    pub notes: crate::store::Notes,
 }
 
 impl Ctx {
@@ -194,6 +197,7 @@ impl Ctx {
             tool_sessions: Vec::new(),
             git_reflog_action: String::new(),
             places: crate::agents::doctor::Places::default(),
+            notes: crate::store::Notes::default(),
         }
     }
 
@@ -282,18 +286,38 @@ impl Ctx {
                 claude_config: env_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
                 state_home: env_os("XDG_STATE_HOME").map(PathBuf::from),
             },
+            notes: crate::store::Notes::default(),
         })
     }
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        self.open_with(crate::settings::load_config)
+        self.open_with(crate::settings::load_config, &self.given())
     }
 
-    /// [`Ctx::open`] with the default configuration, for a hook that must
-    /// run when `.bsi.toml` cannot be read.
-    pub fn open_with_default_config(&self) -> Result<(Brain, Settings)> {
-        self.open_with(|_| Ok(Config::default()))
+    /// [`Ctx::open`] for a hook, which must run whatever value it meets: a
+    /// `.bsi.toml` that cannot be read gives the default configuration, a
+    /// duration out of its range its default, each said in
+    /// [`Settings::warnings`].
+    pub fn open_for_hook(&self) -> Result<(Brain, Settings)> {
+        let unread = std::cell::RefCell::new(None);
+        let config = |root: &std::path::Path| match crate::settings::load_config(root) {
+            Err(e @ Error::Config { .. }) => {
+                *unread.borrow_mut() =
+                    Some(format!("{e}; the hook runs with the default settings"));
+                Ok(Config::default())
+            }
+            other => other,
+        };
+        let given = Given {
+            lenient: true,
+            ..self.given()
+        };
+        let (brain, mut settings) = self.open_with(config, &given)?;
+        if let Some(w) = unread.into_inner() {
+            settings.warnings.insert(0, w);
+        }
+        Ok((brain, settings))
     }
 
     /// The brain and its settings, with the configuration `config` reads
@@ -303,6 +327,7 @@ impl Ctx {
     fn open_with(
         &self,
         config: impl Fn(&std::path::Path) -> Result<Config>,
+        given: &Given,
     ) -> Result<(Brain, Settings)> {
         let registry = self.registry_path()?;
         let site = self.locate(registry.as_deref())?;
@@ -312,7 +337,7 @@ impl Ctx {
         let probe = Settings::resolve(
             &site.git,
             loaded.as_ref().cloned().unwrap_or_default(),
-            &self.given(),
+            given,
         );
         let recorded = match &probe {
             Ok(s) => site.recorded_root(&s.branch, s.remote().ok().flatten().as_ref())?,
@@ -332,7 +357,7 @@ impl Ctx {
                     .join(crate::registry::REGISTRY_FILE);
                 let site = self.locate(Some(&copy))?;
                 let config = config(&site.root)?;
-                let settings = Settings::resolve(&site.git, config, &self.given())?;
+                let settings = Settings::resolve(&site.git, config, given)?;
                 Ok((self.brain_at(site, &settings), settings))
             }
             _ => {
@@ -389,7 +414,33 @@ impl Ctx {
     fn brain_at(&self, site: crate::store::Site, settings: &Settings) -> Brain {
         let mut brain = Brain::new(site, settings);
         brain.now = self.now;
+        brain.notes = self.notes.clone();
         brain
+    }
+
+    /// Says on stderr what the registry's IO had to say so far
+    /// ([`Ctx::notes`]), each line once.
+    pub(crate) fn say_notes(&self) {
+        let lines = self.notes.take();
+        if lines.is_empty() {
+            return;
+        }
+        let mut err = self.err();
+        for line in lines {
+            let _ = writeln!(err, "{line}");
+        }
+    }
+
+    /// Says on stderr the notes so far, then where a write landed
+    /// ([`publish::LandingWords`]): the exit code it makes of `code`.
+    pub(crate) fn say_landing(&self, landing: &publish::Landing, code: u8) -> u8 {
+        self.say_notes();
+        let words = landing.words(code);
+        let mut err = self.err();
+        for line in &words.lines {
+            let _ = writeln!(err, "{line}");
+        }
+        words.code
     }
 
     /// Finds the brain from the current directory or `registry`, with this
@@ -411,6 +462,7 @@ impl Ctx {
             remote: self.remote.clone(),
             publish_timeout: self.publish_timeout.clone(),
             connection_timeout: self.connection_timeout.clone(),
+            lenient: false,
         }
     }
 
@@ -638,7 +690,7 @@ impl Acting {
 /// How a write command ends once it has reported.
 pub(crate) enum Ending {
     /// This code for the change as planned; where it landed is then said,
-    /// and may change it ([`publish::finish`]).
+    /// and may change it ([`Ctx::say_landing`]).
     Landed(u8),
     /// Nothing was meant to be written (a refusal, a preview): this code,
     /// and no word on the landing.
@@ -661,21 +713,6 @@ impl<'c> WriteCommand<'c> {
         self.ctx.site(&self.brain, &self.settings)
     }
 
-    /// Publishes what `plan` decides under the writer lock (`fresh`: fetch
-    /// before planning even when a remote tip is known).
-    pub(crate) fn publish<R>(
-        &self,
-        fresh: bool,
-        plan: impl FnMut(&Registry) -> Result<Plan<R>>,
-    ) -> Result<Applied<R>> {
-        publish::apply(
-            &self.brain,
-            &self.settings,
-            self.ctx.write_options(fresh),
-            plan,
-        )
-    }
-
     /// Reports what the plan said and the commit that holds it, then where
     /// the change landed: the exit code.
     pub(crate) fn report<R>(
@@ -689,21 +726,9 @@ impl<'c> WriteCommand<'c> {
             landing,
         } = applied;
         Ok(match report(said, commit)? {
-            Ending::Landed(code) => publish::finish(&landing, code),
+            Ending::Landed(code) => self.ctx.say_landing(&landing, code),
             Ending::Kept(code) => code,
         })
-    }
-
-    /// Plan, publish, report: [`WriteCommand::publish`] then
-    /// [`WriteCommand::report`].
-    pub(crate) fn run<R>(
-        &self,
-        fresh: bool,
-        plan: impl FnMut(&Registry) -> Result<Plan<R>>,
-        report: impl FnOnce(R, Option<Oid>) -> Result<Ending>,
-    ) -> Result<u8> {
-        let applied = self.publish(fresh, plan)?;
-        self.report(applied, report)
     }
 }
 
@@ -900,29 +925,36 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
         (Err(e), _) => return Err(e),
     };
     settle(&mut ctx, &cli);
+    let code = run_command(&ctx, cli);
+    ctx.say_notes();
+    code
+}
+
+/// The command `cli` names, run in `ctx`.
+fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Init => init::run(&ctx),
-        Command::Migrate => migrate::run(&ctx),
-        Command::Open(args) => open::run(&ctx, args),
-        Command::Close(args) => close::run(&ctx, &args),
-        Command::Renew(args) => renew::run(&ctx, &args),
-        Command::Watchdog { .. } => watchdog::run(&ctx),
-        Command::Release(args) => release::run(&ctx, &args),
-        Command::Status(args) if args.watch => watch::run(&ctx, &args),
-        Command::Status(args) => status::run(&ctx, &args),
-        Command::Whoami(args) => whoami::run(&ctx, &args),
-        Command::Doctor => doctor::run(&ctx),
-        Command::Log(args) => log::run(&ctx, &args),
+        Command::Init => init::run(ctx),
+        Command::Migrate => migrate::run(ctx),
+        Command::Open(args) => open::run(ctx, args),
+        Command::Close(args) => close::run(ctx, &args),
+        Command::Renew(args) => renew::run(ctx, &args),
+        Command::Watchdog { .. } => watchdog::run(ctx),
+        Command::Release(args) => release::run(ctx, &args),
+        Command::Status(args) if args.watch => watch::run(ctx, &args),
+        Command::Status(args) => status::run(ctx, &args),
+        Command::Whoami(args) => whoami::run(ctx, &args),
+        Command::Doctor => doctor::run(ctx),
+        Command::Log(args) => log::run(ctx, &args),
         Command::Hook {
             action: HookAction::Git(action),
-        } => git_hook::run(&ctx, action),
+        } => git_hook::run(ctx, action),
         Command::Hook {
             action: HookAction::Agent(ev),
         } => {
             let (tool, kind) = crate::agents::event_of(ev);
-            Ok(agent_event::run(Ok(ctx), tool, kind))
+            Ok(agent_event::run(Ok(ctx.clone()), tool, kind))
         }
-        Command::Verify(args) => verify::run(&ctx, &args),
+        Command::Verify(args) => verify::run(ctx, &args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).
@@ -932,14 +964,14 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 .filter(|w| output::is_bounded(*w))
                 .unwrap_or(80),
         ),
-        Command::Sync { .. } => sync::run(&ctx),
-        Command::Repair { from } => repair::run(&ctx, from.as_deref()),
+        Command::Sync { .. } => sync::run(ctx),
+        Command::Repair { from } => repair::run(ctx, from.as_deref()),
         Command::MergeDriver { base, ours, theirs } => {
-            merge_driver::run(&ctx, &base, &ours, &theirs)
+            merge_driver::run(ctx, &base, &ours, &theirs)
         }
-        Command::Agent { action } => agent_setup::run(&ctx, action),
+        Command::Agent { action } => agent_setup::run(ctx, action),
         Command::Mcp { tool } => mcp::run(
-            &ctx,
+            ctx,
             mcp::Request {
                 tool: tool.map(Into::into),
             },

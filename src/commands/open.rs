@@ -92,19 +92,21 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
         // again): the claims join that ended session, which is right for
         // its commits (they carry the id the shell still exports) but is
         // said, with the way to a new session.
-        eprintln!(
+        let _ = writeln!(
+            ctx.err(),
             "note: session {session} was closed before; these claims reopen it under the same id, named by BSI_SESSION or --session. For a new session instead: `{}`, `unset BSI_SESSION`, then `bsi open` again.",
             command_line(["bsi", "close", &session]),
         );
     }
     if code == exit::OK || code == exit::UNPUBLISHED {
+        let mut err = ctx.err();
         // A section claimed before its heading is written reserves it.
         for n in scopes
             .iter()
             .filter_map(|s| resolve::new_heading(&w.brain.root, s))
             .filter(|n| !(n.nearest.is_none() && ctx.verbosity.is_quiet()))
         {
-            eprintln!("{}", new_heading_words(&n, &session));
+            let _ = writeln!(err, "{}", new_heading_words(&n, &session));
         }
         // A claim on a path that is not there protects nothing until it
         // is made: said once it is granted, with the path it may have meant.
@@ -115,7 +117,7 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             .filter_map(|s| resolve::absent(&w.brain.root, s, &w.brain.copy_name()))
             .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
         {
-            eprintln!("{}", absent_words(&a, &session));
+            let _ = writeln!(err, "{}", absent_words(&a, &session));
         }
     }
     Ok(code)

@@ -38,7 +38,8 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     };
     let registry = crate::registry::parse(edited).map_err(|source| {
         if from.is_none() {
-            eprintln!(
+            let _ = writeln!(
+                ctx.err(),
                 "note: your edit is kept in {}: fix it there, then `{}`",
                 file.display(),
                 crate::words::command_line(["bsi", "repair", "--from", &file.to_string_lossy()])

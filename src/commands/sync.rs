@@ -38,7 +38,11 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         })
     })?;
     let landing = &applied.landing;
-    publish::say_superseded(landing);
+    ctx.say_notes();
+    let mut err = ctx.err();
+    for line in landing.superseded_words() {
+        let _ = writeln!(err, "{line}");
+    }
     if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),

@@ -394,6 +394,37 @@ pub struct Brain {
     pub now: DateTime<FixedOffset>,
     /// When the brain was opened: [`Brain::clock`] moves on from `now`.
     opened: std::time::Instant,
+    /// What its IO has to say beside the outcome, for the door to say in
+    /// its own channel.
+    pub notes: Notes,
+}
+
+/// What the registry's IO has to say beside a command's outcome (a lock a
+/// killed writer left, removed; a copy that could not be written; a file
+/// moved aside): kept, never printed here, for the door to say in its own
+/// channel (the CLI on stderr, MCP in the tool's result). The clones of
+/// one handle share its lines.
+#[derive(Debug, Clone, Default)]
+pub struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Notes {
+    /// Keeps `line` (with its `note:` or `warning:`) for the door.
+    pub fn push(&self, line: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(line);
+    }
+
+    /// The lines kept so far, in order, leaving none.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 /// The two references that hold the registry.
@@ -450,6 +481,7 @@ impl Brain {
             markdown: settings.config.markdown_extensions.clone(),
             now: chrono::Local::now().fixed_offset(),
             opened: std::time::Instant::now(),
+            notes: Notes::default(),
         }
     }
 
@@ -561,7 +593,7 @@ impl Brain {
     }
 
     /// The writer lock for the work `what`: taken, what a killed writer
-    /// left dealt with (and said on stderr), and this writer recorded.
+    /// left dealt with (and said in [`Brain::notes`]), and this writer recorded.
     pub fn writer(&self, what: &str) -> Result<WriterLock> {
         self.writer_within(what, None)
     }
@@ -578,7 +610,7 @@ impl Brain {
             return Ok(None);
         };
         if let Some(done) = self.repair(&mut lock) {
-            eprintln!("note: {done}");
+            self.notes.push(format!("note: {done}"));
         }
         lock.record(what)?;
         Ok(Some(lock))
@@ -601,7 +633,7 @@ impl Brain {
     pub fn writer_within(&self, what: &str, at_most: Option<Duration>) -> Result<WriterLock> {
         let mut lock = WriterLock::take(&self.bsi_dir().join("lock"), at_most)?;
         if let Some(done) = self.repair(&mut lock) {
-            eprintln!("note: {done}");
+            self.notes.push(format!("note: {done}"));
         }
         lock.record(what)?;
         Ok(lock)
@@ -904,14 +936,14 @@ impl Brain {
 
     /// Rewrites this work tree's copy of the registry, when it differs, and
     /// keeps it out of git (`info/exclude`). Never fails a command: a copy
-    /// that cannot be written is said on stderr. A copy path that this work
+    /// that cannot be written is a note ([`Brain::notes`]). A copy path that this work
     /// tree still tracks (a branch from before the migration) is left alone.
     pub fn refresh_copy(&self, registry: &Registry) {
         if let Err(e) = self.write_copy(registry.text()) {
-            eprintln!(
+            self.notes.push(format!(
                 "warning: the copy of the registry at {} was not updated ({e}); `bsi status` shows the live state",
                 self.registry.display()
-            );
+            ));
         }
     }
 
@@ -920,10 +952,10 @@ impl Brain {
         // would cost more than the rest of a write; a copy forced into the
         // index is the pre-commit hook's to refuse.
         if self.git.head_state(&self.copy_path)?.blob.is_some() {
-            eprintln!(
+            self.notes.push(format!(
                 "note: {} is still tracked on this branch, so bsi does not write its copy there; the live registry is on branch `{}` (`git pull` brings the commit of `bsi migrate` that untracks it)",
                 self.copy_path, self.branch
-            );
+            ));
             return Ok(());
         }
         self.exclude_copy()?;
@@ -977,11 +1009,11 @@ impl Brain {
                 e,
             )
         })?;
-        eprintln!(
+        self.notes.push(format!(
             "note: {} was not a copy bsi wrote: it is kept, moved to {}; the copy of the registry takes its place",
             self.registry.display(),
             free.display()
-        );
+        ));
         Ok(())
     }
 

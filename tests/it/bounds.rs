@@ -113,6 +113,46 @@ fn durations_past_their_range_are_refused_with_it() {
         .stderr_has("--wait is `2562047788016h`, longer than 24h; use a duration from 1ms to 24h");
 }
 
+/// A duration out of its range in git config or the environment refuses a
+/// command with its range, but a hook must run whatever it meets: the
+/// commit is judged with the default and the value is said. A change
+/// inside another session's claim is still refused; a free one lands.
+#[test]
+fn a_hook_meets_a_duration_out_of_its_range_and_judges_with_the_default() {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&["open", "projets/plan.md", "--session", "s1"]).ok();
+    b.git(&["config", "bsi.connectionTimeout", "0s"]);
+    b.git(&["config", "bsi.publishTimeout", "2562047788016h"]);
+    b.bsi(&["status"])
+        .code(2)
+        .stderr_has("git config bsi.publishTimeout is `2562047788016h`, longer than 1h");
+    let before = b.head_commits();
+    b.write("projets/plan.md", "# Plan\n\ns2 was here\n");
+    b.git(&["add", "projets/plan.md"]);
+    let r = b.git_run(&["commit", "-q", "-m", "inside s1's claim"]);
+    no_panic("git commit", &r);
+    assert_ne!(r.code, 0, "a commit inside s1's claim landed: {}", r.stderr);
+    assert!(r.stderr.contains("s1"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "bsi: warning: git config bsi.connectionTimeout is `0s`; use a duration from 1ms to 1h"
+        ) && r.stderr.contains("; using 10s"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(b.head_commits(), before);
+    b.git(&["reset", "-q", "--hard"]);
+    b.write("agents/alice.md", "# Alice\n\nfree notes\n");
+    b.git(&["add", "agents/alice.md"]);
+    let r = b.git_run(&["commit", "-q", "-m", "free notes"]);
+    no_panic("git commit", &r);
+    r.code(0)
+        .stderr_has("bsi: warning: git config bsi.publishTimeout is `2562047788016h`, longer than 1h; use a duration from 1ms to 1h")
+        .stderr_has("; using 120s");
+    assert_eq!(b.head_commits(), before + 1);
+}
+
 /// A value a person might write in `.bsi.toml`, good or bad.
 fn toml_line() -> impl Strategy<Value = String> {
     let huge = prop_oneof![

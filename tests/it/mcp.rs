@@ -548,6 +548,38 @@ fn scopes_are_data_never_options_and_a_file_named_like_an_option_is_claimable() 
     }
 }
 
+/// What the registry's IO says beside an outcome reaches the model in the
+/// tool's result, as the CLI says it on stderr: here the lock a killed bsi
+/// left on the registry branch, removed by the claim that found it.
+#[test]
+fn a_note_of_the_registrys_io_reaches_the_model_in_the_result() {
+    let b = Brain::new();
+    let lock = b.path().join(".git/refs/heads/brain-index.lock");
+    std::fs::write(
+        b.path().join(".git/bsi/lock"),
+        "busy write\npid 4000000000\nstart 1\n",
+    )
+    .expect("record");
+    std::fs::write(&lock, "").expect("lock");
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], Client::default()).await;
+        let r = call(&c, "claim", json!({"scopes": ["agents/"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        assert!(
+            text(&r)
+                .contains("note: removed 1 lock file(s) a killed bsi left on the registry branch"),
+            "{}",
+            text(&r)
+        );
+        // Said once: the next call has nothing more to say.
+        let r = call(&c, "claim", json!({"scopes": ["README.md"]})).await;
+        assert!(!text(&r).contains("note:"), "{}", text(&r));
+        c.cancel().await.expect("close the client");
+    });
+    assert!(!lock.exists());
+    assert_eq!(b.active().len(), 2);
+}
+
 #[test]
 fn three_claims_sent_together_without_a_session_make_one_session() {
     let b = Brain::new();
