@@ -578,7 +578,15 @@ fn claim_starts<'c>(
         .into_iter()
         .filter_map(|(_, time, message)| {
             let t = trailer::Registry::parse(&message);
-            (t.action.as_deref() == Some("open")).then_some((time, t.sessions))
+            match t.action.as_deref() {
+                Some("open") => Some((time, t.sessions)),
+                // A close that handed waiters their claims names them after
+                // the session it closed.
+                Some("close" | "force-close") if t.sessions.len() > 1 => {
+                    Some((time, t.sessions[1..].to_vec()))
+                }
+                _ => None,
+            }
         })
         .collect();
     claims

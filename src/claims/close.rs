@@ -3,7 +3,8 @@
 use chrono::{DateTime, FixedOffset};
 
 use super::Plan;
-use super::{Actor, check_owner, commit_message_by, scopes_summary, session_claims};
+use super::open::{Claiming, Outcome, Queueing, plan_queued};
+use super::{Actor, Snapshot, check_owner, commit_message_by, scopes_summary, session_claims};
 use crate::error::{Error, Result};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind, col};
 use crate::scope::Scope;
@@ -48,6 +49,99 @@ impl std::fmt::Display for VerifyOutcome {
     }
 }
 
+/// What a close may hand to the queue in the same write: what the plans
+/// of the waiters' requests read, read before the writer lock.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Handoff {
+    /// The heading trees of the files the waiters' scopes name. A waiter
+    /// whose section's file is not in it is left to plan its own request.
+    pub snapshot: Snapshot,
+    /// The time to live of a claim handed over, in seconds: the brain's
+    /// default (the waiter renews its claims to the TTL it asked for,
+    /// when it asked for another).
+    pub ttl_seconds: i64,
+    /// The per-agent limit of active claims.
+    pub max_active_per_agent: Option<usize>,
+    /// The waiting sessions a live process of the closing clone waits for
+    /// (its record proven alive by the process table): only these are
+    /// handed claims. A waiter that died keeps a place that lapses with its
+    /// lease, never a claim nobody will close; one on another machine takes
+    /// its grant itself.
+    #[serde(default)]
+    pub alive: Vec<String>,
+}
+
+/// A waiter's request granted by a close.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handed {
+    /// The waiting session.
+    pub session: String,
+    /// The claims it now holds.
+    pub claims: Vec<Claim>,
+}
+
+/// The live requests of the queue, in its order, that `reg` (a close
+/// applied) now lets through: each granted as its own `open --wait` would
+/// be ([`plan_queued`], the queue's order kept), and its places removed.
+/// A request whose waiter is not known alive ([`Handoff::alive`]), whose
+/// plan fails, or that names a section of a file `handoff` did not read,
+/// is left to its waiter.
+pub fn handoff(
+    reg: &Registry,
+    handoff: &Handoff,
+    now: DateTime<FixedOffset>,
+) -> (Registry, Vec<Handed>) {
+    let mut reg = reg.clone();
+    let mut handed = Vec::new();
+    for r in super::queue::live_requests(&reg, now) {
+        if !handoff.alive.contains(&r.session) {
+            continue;
+        }
+        let unread = r.scopes.iter().any(|s| {
+            matches!(s, Scope::Section { file, .. } if !handoff.snapshot.worktree.contains_key(file))
+        });
+        if unread {
+            continue;
+        }
+        let c = Claiming {
+            session: &r.session,
+            agent: &r.agent,
+            scopes: &r.scopes,
+            ttl: chrono::Duration::seconds(handoff.ttl_seconds),
+            note: "",
+            now,
+            max_active_per_agent: handoff.max_active_per_agent,
+            new_id: false,
+        };
+        let planned = plan_queued(
+            &reg,
+            &c,
+            &handoff.snapshot,
+            Queueing::Join { since: r.since },
+        );
+        let Ok(Plan::Write {
+            text,
+            report: Outcome::Opened { new_claims, .. },
+            ..
+        }) = planned
+        else {
+            continue;
+        };
+        if new_claims.is_empty() {
+            continue;
+        }
+        let Ok(next) = crate::registry::parse(text) else {
+            continue;
+        };
+        reg = next;
+        handed.push(Handed {
+            session: r.session.clone(),
+            claims: new_claims,
+        });
+    }
+    (reg, handed)
+}
+
 /// What a close came to.
 #[derive(Debug, Clone)]
 pub enum Closing {
@@ -60,6 +154,9 @@ pub enum Closing {
         verified: VerifyOutcome,
         /// Who closed them with `--force`, when they were not theirs.
         forced_by: Option<String>,
+        /// The waiters whose request the close let through, granted in
+        /// the same write ([`handoff`]).
+        handed: Vec<Handed>,
     },
     /// Nothing left to close: the session's claims were closed before, as
     /// the history rows say. A close repeated is done, not an error.
@@ -72,6 +169,14 @@ impl Closing {
     pub fn claims(&self) -> &[(Claim, bool)] {
         match self {
             Closing::Closed { claims, .. } => claims,
+            Closing::AlreadyClosed(_) => &[],
+        }
+    }
+
+    /// The waiters the close granted in its write.
+    pub fn handed(&self) -> &[Handed] {
+        match self {
+            Closing::Closed { handed, .. } => handed,
             Closing::AlreadyClosed(_) => &[],
         }
     }
@@ -157,6 +262,7 @@ pub fn plan(
     scope: Option<&Scope>,
     (actor, force): (&Actor<'_>, bool),
     (verified, now): (VerifyOutcome, DateTime<FixedOffset>),
+    queue: Option<&Handoff>,
 ) -> Result<Plan<Closing>> {
     let (active, stale) = session_claims(reg, session, scope);
     if active.is_empty() && stale.is_empty() {
@@ -202,10 +308,37 @@ pub fn plan(
     for (c, _) in &targets {
         edited.add_history(&HistoryEntry::closing(c, now, Status::Completed, &note));
     }
+    // The first waiters the close lets through are granted in its write,
+    // planned on the registry as the close leaves it.
+    let closed = queue.and_then(|h| Some((h, crate::registry::parse(edited.render()).ok()?)));
+    let handed = match closed {
+        Some((h, closed)) => {
+            let (after, handed) = handoff(&closed, h, now);
+            if !handed.is_empty() {
+                edited = after;
+            }
+            handed
+        }
+        None => Vec::new(),
+    };
+    let mut what = scopes_summary(targets.iter().map(|(c, _)| &c.scope));
+    if !handed.is_empty() {
+        // Several sessions: the summary names the closing one itself.
+        what = format!("{session} {what}");
+    }
+    let mut sessions = vec![session];
+    for h in &handed {
+        what.push_str(&format!(
+            "; handed to {}: {}",
+            h.session,
+            scopes_summary(h.claims.iter().map(|c| &c.scope))
+        ));
+        sessions.push(&h.session);
+    }
     let message = commit_message_by(
         if forced { "force-close" } else { "close" },
-        &[session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        &sessions,
+        &what,
         Some(actor.agent),
     );
     Ok(Plan::Write {
@@ -215,6 +348,7 @@ pub fn plan(
             claims: targets,
             verified,
             forced_by,
+            handed,
         },
     })
 }
@@ -239,7 +373,7 @@ mod tests {
             agent: "a",
             agent_named: false,
         };
-        let p = plan(&reg, "s1", None, (&me, false), (audit, t0())).expect("a plan");
+        let p = plan(&reg, "s1", None, (&me, false), (audit, t0()), None).expect("a plan");
         let after = written(&p).expect("written");
         assert_eq!(after.active_claims.len(), 1);
         assert_eq!(after.active_claims[0].session, "s2");
@@ -253,7 +387,14 @@ mod tests {
             assert!(cells.iter().any(|v| v.contains("overflow")), "{cells:?}");
         }
         assert!(matches!(
-            plan(&reg, "s3", None, (&me, false), (VerifyOutcome::Clean, t0())),
+            plan(
+                &reg,
+                "s3",
+                None,
+                (&me, false),
+                (VerifyOutcome::Clean, t0()),
+                None
+            ),
             Err(Error::NotFound(_))
         ));
         // Closed again: done before, nothing written, the rows said.
@@ -263,6 +404,7 @@ mod tests {
             None,
             (&me, false),
             (VerifyOutcome::Clean, t0()),
+            None,
         )
         .expect("a plan");
         match again {
@@ -288,10 +430,10 @@ mod tests {
         };
         let clean = (VerifyOutcome::Clean, t0());
         assert!(matches!(
-            plan(&reg, "sess-b", None, (&a, false), clean),
+            plan(&reg, "sess-b", None, (&a, false), clean, None),
             Err(Error::NotYourSession { .. })
         ));
-        let p = plan(&reg, "sess-b", None, (&a, true), clean).expect("forced");
+        let p = plan(&reg, "sess-b", None, (&a, true), clean, None).expect("forced");
         let Plan::Write {
             message, report, ..
         } = &p
@@ -307,5 +449,176 @@ mod tests {
             rows[0].note,
             "closed by claude (session sess-a) with --force"
         );
+    }
+
+    fn waiting(reg: Registry, ws: &[(&str, Scope, i64)]) -> Registry {
+        let mut r = reg;
+        for (session, scope, since) in ws {
+            r.add_waiter(&crate::registry::Waiter {
+                session: (*session).into(),
+                scope: scope.clone(),
+                agent: format!("agent-{session}"),
+                since: t0() + chrono::Duration::seconds(*since),
+                lease: t0() + chrono::Duration::seconds(60),
+                extra: Vec::new(),
+                seen_ahead: None,
+            });
+        }
+        crate::registry::parse(r.render()).expect("a queue parses back")
+    }
+
+    fn handing(snapshot: Snapshot) -> Handoff {
+        Handoff {
+            snapshot,
+            ttl_seconds: 7200,
+            max_active_per_agent: None,
+            alive: vec!["w1".into(), "w2".into()],
+        }
+    }
+
+    fn me() -> Actor<'static> {
+        Actor {
+            session: Some("s1"),
+            agent: "a",
+            agent_named: false,
+        }
+    }
+
+    #[test]
+    fn a_close_hands_the_freed_scope_to_the_first_waiter_only_in_its_write() {
+        let f = |n: &str| Scope::File(n.into());
+        let held = claim("s1", "a", f("a.md"));
+        // w1 arrived first and waits for a.md; w2 too, later; w3 waits for
+        // b.md, which nobody holds but the close does not concern.
+        let reg = waiting(
+            registry(&[held], &[]),
+            &[("w1", f("a.md"), 1), ("w2", f("a.md"), 2)],
+        );
+        let h = handing(Snapshot::default());
+        let plan = plan(
+            &reg,
+            "s1",
+            None,
+            (&me(), false),
+            (VerifyOutcome::Clean, t0()),
+            Some(&h),
+        )
+        .expect("a plan");
+        let Plan::Write {
+            message, report, ..
+        } = &plan
+        else {
+            panic!("the close writes");
+        };
+        assert!(
+            message.starts_with("bsi: close s1 a.md; handed to w1: a.md\n"),
+            "{message}"
+        );
+        assert!(
+            message.contains("BSI-Session: s1\nBSI-Session: w1\n"),
+            "{message}"
+        );
+        let handed = report.handed();
+        assert_eq!(handed.len(), 1);
+        assert_eq!(handed[0].session, "w1");
+        assert_eq!(handed[0].claims[0].agent, "agent-w1");
+        let after = written(&plan).expect("written");
+        let holders: Vec<&str> = after
+            .active_claims
+            .iter()
+            .map(|c| c.session.as_str())
+            .collect();
+        assert_eq!(holders, ["w1"]);
+        // w1's place is gone with its grant; w2 still waits, now behind a
+        // claim.
+        let left: Vec<&str> = after.waiters.iter().map(|w| w.session.as_str()).collect();
+        assert_eq!(left, ["w2"]);
+        // Without a handoff, the close writes only the close.
+        let plain = plan_without(&reg);
+        assert!(plain.active_claims.is_empty());
+        assert_eq!(plain.waiters.len(), 2);
+    }
+
+    fn plan_without(reg: &Registry) -> Registry {
+        let p = plan(
+            reg,
+            "s1",
+            None,
+            (&me(), false),
+            (VerifyOutcome::Clean, t0()),
+            None,
+        )
+        .expect("a plan");
+        written(&p).expect("written")
+    }
+
+    #[test]
+    fn a_waiter_for_a_section_of_a_file_not_read_is_left_to_plan_its_own_request() {
+        let goals = super::super::tests::section("plan.md", "Goals");
+        let held = claim("s1", "a", goals.clone());
+        let reg = waiting(registry(&[held], &[]), &[("w1", goals, 1)]);
+        // The file's headings were not read: nesting cannot be judged.
+        let h = handing(Snapshot::default());
+        let p = plan(
+            &reg,
+            "s1",
+            None,
+            (&me(), false),
+            (VerifyOutcome::Clean, t0()),
+            Some(&h),
+        )
+        .expect("a plan");
+        let Plan::Write { report, .. } = &p else {
+            panic!("the close writes");
+        };
+        assert!(report.handed().is_empty());
+        let after = written(&p).expect("written");
+        assert!(after.active_claims.is_empty());
+        assert_eq!(after.waiters.len(), 1);
+    }
+
+    #[test]
+    fn a_lapsed_place_is_handed_nothing() {
+        let f = |n: &str| Scope::File(n.into());
+        let held = claim("s1", "a", f("a.md"));
+        let reg = waiting(registry(&[held], &[]), &[("w1", f("a.md"), 1)]);
+        // Two minutes later the lease (one minute after t0) has passed.
+        let later = t0() + chrono::Duration::minutes(2);
+        let p = plan(
+            &reg,
+            "s1",
+            None,
+            (&me(), false),
+            (VerifyOutcome::Clean, later),
+            Some(&handing(Snapshot::default())),
+        )
+        .expect("a plan");
+        let Plan::Write { report, .. } = &p else {
+            panic!("the close writes");
+        };
+        assert!(report.handed().is_empty());
+    }
+
+    #[test]
+    fn a_waiter_not_known_alive_is_handed_nothing() {
+        let f = |n: &str| Scope::File(n.into());
+        let held = claim("s1", "a", f("a.md"));
+        let reg = waiting(registry(&[held], &[]), &[("w1", f("a.md"), 1)]);
+        let mut h = handing(Snapshot::default());
+        h.alive.clear();
+        let p = plan(
+            &reg,
+            "s1",
+            None,
+            (&me(), false),
+            (VerifyOutcome::Clean, t0()),
+            Some(&h),
+        )
+        .expect("a plan");
+        let Plan::Write { report, .. } = &p else {
+            panic!("the close writes");
+        };
+        assert!(report.handed().is_empty());
+        assert_eq!(written(&p).expect("written").waiters.len(), 1);
     }
 }

@@ -8,7 +8,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 use serde::{Deserialize, Serialize};
 
-use super::close::VerifyOutcome;
+use super::close::{Handoff, VerifyOutcome};
 use super::open::{Claiming, Queueing};
 use super::{Actor, Plan, Snapshot};
 use crate::error::{Error, Result};
@@ -59,6 +59,9 @@ pub enum Job {
         verified: VerifyOutcome,
         /// The request's clock (RFC 3339).
         now: String,
+        /// What the close hands to the queue ([`super::close::handoff`]).
+        #[serde(default)]
+        handoff: Option<Handoff>,
     },
 }
 
@@ -107,6 +110,7 @@ impl Job {
         scope: Option<&Scope>,
         (actor, force): (&Actor<'_>, bool),
         (verified, now): (VerifyOutcome, DateTime<FixedOffset>),
+        handoff: Option<&Handoff>,
     ) -> Job {
         Job::Close {
             session: session.to_string(),
@@ -117,6 +121,7 @@ impl Job {
             force,
             verified,
             now: now.to_rfc3339(),
+            handoff: handoff.cloned(),
         }
     }
 
@@ -165,6 +170,7 @@ impl Job {
                 force,
                 verified,
                 now,
+                handoff,
             } => {
                 let actor = Actor {
                     session: actor_session.as_deref(),
@@ -177,6 +183,7 @@ impl Job {
                     scope.as_ref(),
                     (&actor, *force),
                     (*verified, time(now)?),
+                    handoff.as_ref(),
                 )
                 .map(unit)
             }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::audit::VerifyOutcome;
-use crate::claims::close::{Closing, Ended};
+use crate::claims::close::{Closing, Ended, Handed};
 use crate::claims::scopes_summary;
 use crate::cli::CloseArgs;
 use crate::core;
@@ -23,6 +23,15 @@ struct WithDrift {
     closed: output::ClosedJson,
     /// The claims closed that commits not of the session changed.
     drift: Vec<super::views::DriftJson>,
+    /// The waiters the close granted in the same write.
+    handed: Vec<HandedJson>,
+}
+
+/// A waiter granted by the close: its session and the claims it holds.
+#[derive(Serialize)]
+struct HandedJson {
+    session: String,
+    claims: Vec<ClaimJson>,
 }
 
 /// A close repeated: the session's claims were closed before.
@@ -74,11 +83,12 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
             claims,
             verified,
             forced_by,
+            handed,
         } => report(
             ctx,
             session,
             (&claims, &verified, forced_by.as_deref()),
-            &drift,
+            (&drift, &handed),
             commit,
             json,
         ),
@@ -106,7 +116,9 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
             .action
             .as_deref()
             .is_some_and(|a| ["close", "force-close", "release", "force-release"].contains(&a));
-        (ends && t.sessions.iter().any(|s| s == session))
+        // The session whose claims ended comes first (a close that handed
+        // scopes to waiters names them after it).
+        (ends && t.sessions.first().is_some_and(|s| s == session))
             .then_some(t.agent)
             .flatten()
     })
@@ -173,13 +185,20 @@ fn report(
     ctx: &Ctx,
     session: &str,
     (targets, verified, forced_by): (&[(Claim, bool)], &VerifyOutcome, Option<&str>),
-    drift: &[crate::drift::Drift],
+    (drift, handed): (&[crate::drift::Drift], &[Handed]),
     commit: Option<Oid>,
     json: bool,
 ) -> Result<Ending> {
     if json {
         output::print_json(&WithDrift {
             drift: super::views::DriftJson::list(drift),
+            handed: handed
+                .iter()
+                .map(|h| HandedJson {
+                    session: h.session.clone(),
+                    claims: ClaimJson::list(h.claims.iter(), false, ctx.now),
+                })
+                .collect(),
             closed: output::ClosedJson {
                 session: session.to_string(),
                 closed: targets
@@ -204,6 +223,16 @@ fn report(
             writeln!(
                 out,
                 "Forced: these were another session's claims; the history records them as closed by {by}."
+            )
+            .map_err(Error::output)?;
+        }
+        // The waiters the close let through, granted in its write.
+        for h in handed {
+            writeln!(
+                out,
+                "Handed over — {} was waiting for {}: its claim is granted in the same write",
+                h.session,
+                scopes_summary(h.claims.iter().map(|c| &c.scope))
             )
             .map_err(Error::output)?;
         }

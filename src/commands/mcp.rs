@@ -681,6 +681,13 @@ fn closed_answer(
         list(&scopes_of(closed.iter().map(|(c, _)| c))),
         actor.session
     );
+    for h in each.closed.iter().flat_map(|c| c.applied.report.handed()) {
+        text.push_str(&format!(
+            "\nHanded over: {} was waiting for {} and holds it now.",
+            h.session,
+            list(&scopes_of(&h.claims))
+        ));
+    }
     for (scope, e) in kept {
         text.push_str(&format!("\nNot closed: {scope} — {e}."));
     }

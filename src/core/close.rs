@@ -3,7 +3,7 @@
 
 use super::{Actor, Site, Stop};
 use crate::audit::{self, VerifyOutcome};
-use crate::claims::close::{Closing, plan};
+use crate::claims::close::{Closing, Handoff, plan};
 use crate::claims::job::Job;
 use crate::claims::session_claims;
 use crate::drift::Drift;
@@ -37,7 +37,17 @@ pub fn close(
     // The session's audit, read before the lock from the registry as this
     // clone sees it: alert, never block.
     let (verified, unverified, drift) = audit_session(site, &actor.session, scope);
-    let job = Job::close(&actor.session, scope, (owner, force), (verified, site.now));
+    // Who waits is read again under the lock; what their plans read of the
+    // files is read now, once, for this writer and for another of the
+    // clone that may plan this close for it: the same handoff either way.
+    let handoff = handoff_for(site, &actor.session, scope);
+    let job = Job::close(
+        &actor.session,
+        scope,
+        (owner, force),
+        (verified, site.now),
+        Some(&handoff),
+    );
     let planned = |reg: &crate::registry::Registry| {
         plan(
             reg,
@@ -45,6 +55,7 @@ pub fn close(
             scope,
             (owner, force),
             (verified, site.now),
+            Some(&handoff),
         )
     };
     let applied = match site.publish_job(&job, &Stop::new(), planned)? {
@@ -56,6 +67,35 @@ pub fn close(
         unverified,
         drift,
     })
+}
+
+/// What a close of `session`'s claims (those on `scope`) needs to hand
+/// the queue's first waiters their claims in its own write: the brain's
+/// TTL, and the heading trees of the files the closed claims name and of
+/// those the waiters known here wait for, and which of those waiters a
+/// live process of this clone is. Only those are handed their claims (a
+/// dead waiter's place lapses with its lease, as before); the others take
+/// their grant themselves.
+fn handoff_for(site: &Site<'_>, session: &str, scope: Option<&Scope>) -> Handoff {
+    let remote = site.settings.remote().ok().flatten();
+    let mut files: Vec<Scope> = Vec::new();
+    let mut alive = Vec::new();
+    if let Ok(view) = site.brain.view(remote.as_ref()) {
+        let reg = &view.registry;
+        let (active, stale) = session_claims(reg, session, scope);
+        files.extend(active.iter().map(|&i| reg.active_claims[i].scope.clone()));
+        files.extend(stale.iter().map(|&i| reg.stale_claims[i].scope.clone()));
+        let waiting = crate::claims::queue::live_requests(reg, site.now);
+        let sessions: Vec<&str> = waiting.iter().map(|r| r.session.as_str()).collect();
+        alive = site.brain.waiting_here(&sessions);
+        files.extend(waiting.iter().flat_map(|r| r.scopes.iter().cloned()));
+    }
+    Handoff {
+        snapshot: site.brain.outlines(&files),
+        ttl_seconds: site.settings.ttl(None).num_seconds(),
+        max_active_per_agent: site.settings.config.max_active_per_agent,
+        alive,
+    }
 }
 
 /// What came of closing several scopes, one after the other: what closed,

@@ -140,6 +140,44 @@ fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
         })
 }
 
+/// A request that held its place and finds its claims granted: a close
+/// let it through and granted it in its own write (the handoff,
+/// [`crate::claims::close::handoff`]), so the plan found them held. Those
+/// claims are what this request opened; at the brain's TTL, they are
+/// renewed to the one it asked for when that differs.
+fn handed_over(
+    site: &Site<'_>,
+    actor: &Actor,
+    req: &Request<'_>,
+    mut applied: Applied<Outcome>,
+) -> Result<Applied<Outcome>> {
+    let Outcome::Opened { new_claims, held } = &mut applied.report else {
+        return Ok(applied);
+    };
+    if !new_claims.is_empty() {
+        return Ok(applied);
+    }
+    let since = crate::ttl::to_minute(site.now);
+    let (handed, kept): (Vec<_>, Vec<_>) = std::mem::take(held)
+        .into_iter()
+        .partition(|(c, stale)| !*stale && c.opened >= since);
+    *held = kept;
+    let mut handed: Vec<crate::registry::Claim> = handed.into_iter().map(|(c, _)| c).collect();
+    for c in &mut handed {
+        if c.expires == crate::ttl::expiry(c.opened, req.ttl) {
+            continue;
+        }
+        let renewed =
+            super::renew::renew(site, actor, &actor.owner(), Some(&c.scope), req.ttl, false)?;
+        if let Some(r) = renewed.report.0.into_iter().find(|r| r.scope == c.scope) {
+            *c = r;
+        }
+        applied.commit = renewed.commit.or(applied.commit);
+    }
+    *new_claims = handed;
+    Ok(applied)
+}
+
 /// Whether `plan` refuses the request (written or not: a refused request
 /// may take its place in the queue).
 fn refuses(plan: &Plan<Outcome>) -> bool {
@@ -180,6 +218,8 @@ fn publish_waiting(
     // The lease last written, when this request holds a place.
     let mut lease: Option<chrono::DateTime<chrono::FixedOffset>> = None;
     let mut said: Option<(usize, Vec<String>)> = None;
+    // This process's record as a live waiter, removed when the wait ends.
+    let mut marked: Option<crate::store::WaitingMark> = None;
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
@@ -254,6 +294,11 @@ fn publish_waiting(
             give_up(lease);
             return Ok((applied, true));
         }
+        let applied = if lease.is_some() {
+            handed_over(site, actor, req, applied)?
+        } else {
+            applied
+        };
         let (
             Some(w),
             Some(tips),
@@ -272,6 +317,10 @@ fn publish_waiting(
         }
         if applied.commit.is_some() {
             lease = Some(at + queue::lease());
+            // Alive and waiting, for a close of this clone to hand over to.
+            if marked.is_none() {
+                marked = Some(site.brain.mark_waiting(&actor.session));
+            }
         }
         let ahead: Vec<String> = place
             .iter()

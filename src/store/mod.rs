@@ -399,6 +399,33 @@ pub struct Brain {
     pub notes: Notes,
 }
 
+/// A waiter's record of [`Brain::mark_waiting`], removed when dropped.
+#[derive(Debug)]
+pub struct WaitingMark(Option<PathBuf>);
+
+impl Drop for WaitingMark {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// A session id as a file name: what is not a letter, a digit, `.`, `-` or
+/// `_` becomes `_` (the record inside names the session exactly).
+fn file_name_of(session: &str) -> String {
+    session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// What the registry's IO has to say beside a command's outcome (a lock a
 /// killed writer left, removed; a copy that could not be written; a file
 /// moved aside): kept, never printed here, for the door to say in its own
@@ -580,6 +607,60 @@ impl Brain {
 
     fn bsi_dir(&self) -> PathBuf {
         self.git.common_dir().join("bsi")
+    }
+
+    /// Records that this process waits in the queue for `session` (its pid
+    /// and start time, in `bsi/waiting/` of the clone, shared by its work
+    /// trees): what a close of this clone needs to know the waiter is alive
+    /// before it hands it a claim. Best effort: a record not written only
+    /// means the waiter takes its grant itself. Removed when the returned
+    /// mark is dropped.
+    pub fn mark_waiting(&self, session: &str) -> WaitingMark {
+        let path = self.bsi_dir().join("waiting").join(file_name_of(session));
+        let mut body = format!(
+            "session {session}\npid {}\nstart {}\n",
+            std::process::id(),
+            crate::platform::start_time(std::process::id()).unwrap_or_default()
+        );
+        if let Some(uid) = crate::platform::user_id() {
+            body.push_str(&format!("uid {uid}\n"));
+        }
+        let tmp = path.with_extension("tmp");
+        let written = path.parent().is_some_and(|d| fs::create_dir_all(d).is_ok())
+            && fs::write(&tmp, body.as_bytes())
+                .and_then(|()| fs::rename(&tmp, &path))
+                .is_ok();
+        WaitingMark(written.then_some(path))
+    }
+
+    /// The sessions among `sessions` that a live process of this clone
+    /// waits for ([`Brain::mark_waiting`]): alive as the process table
+    /// proves it; a record that cannot be proven alive counts as not.
+    pub fn waiting_here(&self, sessions: &[&str]) -> Vec<String> {
+        let dir = self.bsi_dir().join("waiting");
+        sessions
+            .iter()
+            .filter(|s| {
+                let Ok(record) = fs::read_to_string(dir.join(file_name_of(s))) else {
+                    return false;
+                };
+                let field = |k: &str| {
+                    record
+                        .lines()
+                        .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+                };
+                let Some(pid) = field("pid ").and_then(|p| p.parse::<u32>().ok()) else {
+                    return false;
+                };
+                field("session ").as_deref() == Some(**s)
+                    && crate::platform::process_alive(
+                        pid,
+                        &field("start ").unwrap_or_default(),
+                        field("uid ").and_then(|u| u.parse::<u32>().ok()),
+                    ) == Some(true)
+            })
+            .map(|s| (*s).to_string())
+            .collect()
     }
 
     fn state(&self) -> State {

@@ -91,14 +91,26 @@ impl Waiter {
     }
 }
 
-/// The sessions of the registry branch's `open` commits, oldest first.
+/// The sessions granted by the registry branch's commits, oldest first:
+/// an `open`, or a close that handed a waiter its claims in its write.
 fn opened_in_order(b: &Brain) -> Vec<String> {
     b.git(&["fetch", "-q", "origin", "brain-index"]);
     let log = b.git(&["log", "--reverse", "--format=%s", "origin/brain-index"]);
-    log.lines()
-        .filter_map(|l| l.strip_prefix("bsi: open "))
-        .map(|l| l.split(' ').next().unwrap_or_default().to_string())
-        .collect()
+    granted(&log)
+}
+
+/// The sessions granted by the commit subjects of `log`, in order.
+fn granted(log: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in log.lines() {
+        if let Some(rest) = l.strip_prefix("bsi: open ") {
+            out.push(rest.split(' ').next().unwrap_or_default().to_string());
+        }
+        for handed in l.split("; handed to ").skip(1) {
+            out.push(handed.split(':').next().unwrap_or_default().to_string());
+        }
+    }
+    out
 }
 
 /// The time `minutes` after the tests' pinned clock.
@@ -185,6 +197,81 @@ fn waiters_on_two_machines_are_served_in_order_of_arrival() {
     assert!(!b.bsi(&["status"]).stdout.contains("Queue ("));
     // The user's branch, index and files are untouched by the queue.
     assert_eq!(a.git(&["status", "--porcelain"]), "");
+}
+
+/// The handoff: when the holder closes and the first waiter's request now
+/// fits, the close grants it in its own write; the waiter learns it from
+/// the registry it watches, and its claim is renewed to the longer TTL it
+/// asked for. Machine b sees it all through the remote.
+#[test]
+fn a_close_hands_the_scope_to_the_first_waiter_in_the_same_write() {
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
+    open_as(&a, "projets/plan.md#Goals", "sess-hold", "h").ok();
+    // The waiter is another session of the same clone (a linked work
+    // tree would do the same): the close can see it is alive.
+    let w1 = spawn(
+        &a,
+        &[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-w1",
+            "--agent",
+            "bob",
+            "--wait",
+            "60s",
+            "--ttl",
+            "4h",
+        ],
+    );
+    w1.placed();
+    let close = a.bsi(&["close", "sess-hold", "--agent", "h"]);
+    close.ok().stdout_has(
+        "Handed over — sess-w1 was waiting for projets/plan.md#Goals: its claim is granted in the same write",
+    );
+    // One registry commit ended the holder's claim and granted the
+    // waiter's, and took its place out of the queue.
+    a.git(&["fetch", "-q", "origin", "brain-index"]);
+    let subject = a.git(&["log", "-1", "--format=%s", "origin/brain-index"]);
+    assert_eq!(
+        subject.trim(),
+        "bsi: close sess-hold projets/plan.md#Goals; handed to sess-w1: projets/plan.md#Goals"
+    );
+    let st = a.bsi(&["status", "--json"]).json();
+    assert_eq!(st["queue"], serde_json::json!([]), "{st}");
+    let active = st["active"].as_array().expect("active");
+    assert_eq!(active.len(), 1, "{st}");
+    assert_eq!(active[0]["session"], "sess-w1");
+    assert_eq!(active[0]["agent"], "bob");
+    // The waiter's answer: its claim, opened.
+    let r = w1.finish();
+    r.ok().stdout_has("Claim opened — projets/plan.md#Goals");
+    // No open of its own: the grant was the close's; its TTL (4h, not the
+    // brain's 2h) is a renewal after it.
+    a.git(&["fetch", "-q", "origin", "brain-index"]);
+    let log = a.git(&["log", "--format=%s", "origin/brain-index"]);
+    assert!(!log.contains("bsi: open sess-w1"), "{log}");
+    let st = b.bsi(&["status", "--json"]).json();
+    let claim = &st["active"][0];
+    let opened = chrono::DateTime::parse_from_rfc3339(claim["opened"].as_str().expect("opened"))
+        .expect("a time");
+    let expires = chrono::DateTime::parse_from_rfc3339(claim["expires"].as_str().expect("expires"))
+        .expect("a time");
+    assert_eq!(
+        expires - opened,
+        chrono::Duration::hours(4),
+        "the claim keeps the brain's TTL, not the 4h asked: {claim}"
+    );
+    assert!(log.contains("bsi: renew sess-w1"), "{log}");
+    // Newest first: the waiter's grant by the close, the holder's open.
+    assert_eq!(granted(&log), ["sess-w1", "sess-hold"]);
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
+    assert_eq!(b.git(&["status", "--porcelain"]), "");
 }
 
 #[test]
