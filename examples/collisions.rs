@@ -628,6 +628,8 @@ fn main() {
     let mut bsi = PathBuf::from("target/release/bsi");
     let mut out = PathBuf::from("target/bench-collisions");
     let mut seed: u64 = 25;
+    // `--n N` and `--strategy NAME` (each repeatable): only those runs.
+    let (mut only_n, mut only_strategy): (Vec<usize>, Vec<String>) = (Vec::new(), Vec::new());
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -637,9 +639,11 @@ fn main() {
             "--bsi" => bsi = PathBuf::from(args.next().expect("--bsi PATH")),
             "--out" => out = PathBuf::from(args.next().expect("--out DIR")),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).expect("--seed N"),
+            "--n" => only_n.push(args.next().and_then(|s| s.parse().ok()).expect("--n N")),
+            "--strategy" => only_strategy.push(args.next().expect("--strategy NAME")),
             _ => {
                 eprintln!(
-                    "usage: collisions [--smoke | --long] [--hot] [--bsi PATH] [--out DIR] [--seed N]"
+                    "usage: collisions [--smoke | --long] [--hot] [--bsi PATH] [--out DIR] [--seed N] [--n N]... [--strategy none|file|section|queue]..."
                 );
                 std::process::exit(2);
             }
@@ -664,12 +668,19 @@ fn main() {
     } else {
         (vec![2, 5, 10], 6, (50, 200))
     };
-    let strategies = [
+    let strategies: Vec<Strategy> = [
         Strategy::None,
         Strategy::File,
         Strategy::Section,
         Strategy::Queue,
-    ];
+    ]
+    .into_iter()
+    .filter(|s| only_strategy.is_empty() || only_strategy.iter().any(|o| o == s.name()))
+    .collect();
+    let ns: Vec<usize> = ns
+        .into_iter()
+        .filter(|n| only_n.is_empty() || only_n.contains(n))
+        .collect();
     let mut rows: Vec<Figures> = Vec::new();
     for &n in &ns {
         for &strategy in &strategies {
