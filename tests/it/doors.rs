@@ -992,3 +992,32 @@ fn a_remote_slower_than_the_bound_is_given_up_and_said() {
     assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
     r.stderr_has("(git gave no answer within 0.3 s)");
 }
+
+/// A remote on this machine is read, not fetched, when its registry
+/// branch is where the clone last saw it — packed or loose, as git reads
+/// it — and fetched as soon as it moved: here the fetch itself cannot
+/// work, so the line tells which happened.
+#[test]
+fn a_local_remote_is_fetched_only_when_its_registry_branch_moved() {
+    let m = machines_with_hooks();
+    let bare = m.bare.path().to_str().expect("utf-8 path");
+    let git_bare = |args: &[&str]| {
+        let mut all = vec!["--git-dir", bare];
+        all.extend_from_slice(args);
+        m.b.git(&all)
+    };
+    git_bare(&["pack-refs", "--all"]);
+    assert!(m.bare.path().join("packed-refs").is_file());
+    assert!(!m.bare.path().join("refs/heads/brain-index").exists());
+    m.b.git(&["config", "remote.origin.uploadpack", "false"]);
+    m.b.write("notes/one.md", "# One\n");
+    m.b.git(&["add", "-A"]);
+    silent(&git_as(&m.b, None, &["commit", "-q", "-m", "one"]));
+    // The remote moves: the commit has a claim to fetch, and cannot.
+    alice_claims_goals(&m);
+    m.b.write("notes/two.md", "# Two\n");
+    m.b.git(&["add", "-A"]);
+    let r = git_as(&m.b, None, &["commit", "-q", "-m", "two"]);
+    r.ok();
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
+}
