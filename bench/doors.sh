@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # What bsi's git hooks cost on what runs on every reference update: a
-# `git fetch` of 1,000 refs, a `git reset`, a commit, a cherry-pick — each
-# with bsi's hooks installed against the same command without hooks
-# (`git -c core.hooksPath=/dev/null`), in the same repository; and the
-# pre-commit hook against `git diff --cached --name-only`. Each figure is a
-# ratio of medians, repeated in rounds; the table gives the median of the
-# rounds, their min–max, and both medians of the last round in ms. Exits 1
-# when a median misses its target (not in --smoke mode).
+# `git fetch` of 1,000 refs, a `git reset`, a commit, a cherry-pick, a
+# `git pull --rebase` of 20 commits — each with bsi's hooks installed
+# against the same command without hooks (`git -c core.hooksPath=/dev/null`),
+# in the same repository; what the fresh view (the registry branch fetched
+# before a commit is judged) adds to a commit, on a remote on this machine
+# and over a link of 30 ms each way (examples/delay_proxy.rs in front of
+# `git daemon`); and the pre-commit hook against `git diff --cached
+# --name-only`. Each figure is a ratio of medians, repeated in rounds; the
+# table gives the median of the rounds, their min–max, and both medians of
+# the last round in ms. Exits 1 when a median misses its target (not in
+# --smoke mode).
 #
-#   bench/doors.sh            full run (a few minutes on 2 cores)
+#   bench/doors.sh            full run (several minutes on 2 cores)
 #   bench/doors.sh --smoke    a few runs of each figure; checks every step
 #   BSI=path/to/bsi bench/doors.sh   measures that binary (no release build)
+#   PROXY=path/to/delay_proxy        that proxy (else built)
 #   BENCH_ONLY=pre-commit bench/doors.sh   only the figures naming it
+#   BENCH_KEEP=1 bench/doors.sh            keeps the fixture (its path is said)
 #
 # See docs/performance.md for the figures.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
-bench_mode 15 "$@"
+bench_mode 22 "$@"
 
 if [[ $MODE == smoke ]]; then
     ROUNDS=1 RUNS=3 WARMUP=1 FETCH_RUNS=2
@@ -39,9 +45,20 @@ if [[ -z ${BSI:-} ]]; then
     BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
 fi
 BSI=$(cd "$(dirname "$BSI")" && pwd)/$(basename "$BSI")
+if [[ -z ${PROXY:-} ]]; then
+    echo "bench: building the delay proxy" >&2
+    (cd "$ROOT" && cargo build --release --quiet --example delay_proxy)
+    PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
+fi
+PROXY=$(cd "$(dirname "$PROXY")" && pwd)/$(basename "$PROXY")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-bench-doors.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    [[ -n ${BENCH_KEEP:-} ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 export HOME="$WORK/home" GIT_CONFIG_NOSYSTEM=1 BSI_AGENT=bench
 export BSI_NOW=2026-03-14T09:30:00+00:00
@@ -107,6 +124,43 @@ git clone -q --bare "$B" "$WORK/remote.git"
 for i in $(seq -w 0 999); do echo "create refs/heads/b$i $BASE"; done |
     git -C "$WORK/remote.git" update-ref --stdin
 git remote add origin "$WORK/remote.git"
+LOCAL_URL="$WORK/remote.git"
+# The registry branch as fetched, and one commit older: a view the remote
+# has moved past since.
+REG=$(git rev-parse brain-index)
+REG_OLD=$(git rev-parse brain-index~1)
+TRACKING=refs/remotes/origin/brain-index
+
+# 20 commits of the committer's own inside its claim (d15/) on a branch of
+# their own, and one commit of another on the remote's main: what
+# `git pull --rebase` replays.
+git checkout -q -b twenty "$BASE"
+for i in $(seq -w 1 20); do
+    echo "own line $i" >>"d15/f$i.md"
+    git -c core.hooksPath=/dev/null commit -q -a -m "own $i" --trailer "BSI-Session: sess-bench-me"
+done
+TWENTY=$(git rev-parse HEAD)
+git checkout -q -b theirs "$BASE"
+echo "their line" >>d17/f00.md
+git -c core.hooksPath=/dev/null commit -q -a -m "theirs"
+git -c core.hooksPath=/dev/null push -q origin theirs:main
+git checkout -q main
+git branch -q -D twenty theirs
+
+# git daemon on loopback, and the slow link (30 ms each way) in front of it.
+PORT=$((20000 + RANDOM % 20000))
+SLOW=$((PORT + 1))
+git daemon --reuseaddr --export-all --base-path="$WORK" --listen=127.0.0.1 --port="$PORT" \
+    "$WORK" 2>"$WORK/daemon.log" &
+PIDS+=($!)
+"$PROXY" "127.0.0.1:$SLOW" "127.0.0.1:$PORT" 30 2>"$WORK/proxy.log" &
+PIDS+=($!)
+SLOW_URL="git://127.0.0.1:$SLOW/remote.git"
+for _ in $(seq 1 100); do
+    git ls-remote "$SLOW_URL" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+git ls-remote "$SLOW_URL" >/dev/null
 
 NOHOOKS="git -c core.hooksPath=/dev/null"
 # The two hooks bsi installed before the doors (pre-commit and
@@ -114,10 +168,19 @@ NOHOOKS="git -c core.hooksPath=/dev/null"
 mkdir -p "$WORK/two-hooks"
 cp .git/hooks/pre-commit .git/hooks/prepare-commit-msg "$WORK/two-hooks/"
 TWOHOOKS="git -c core.hooksPath=$WORK/two-hooks"
-DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | $NOHOOKS update-ref --stdin"
+# Every remote-tracking branch but the registry's, which the fresh view
+# reads.
+DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | grep -v ' $TRACKING\$' | $NOHOOKS update-ref --stdin"
 RESET_BASE="$NOHOOKS reset -q --hard $BASE"
 STAGE_ONE="$RESET_BASE && echo \"line \$EPOCHREALTIME\" >>d15/f00.md && git add d15/f00.md"
 STAGE_100="$RESET_BASE && for f in d15/f{01..49}.md d16/f{00..49}.md; do echo changed >>\$f; done && sed -i 's/^More text\$/More text, edited/' d05/f00.md && git add -A"
+# The fresh view: the registry branch as the remote has it (nothing to
+# bring), one commit behind it (a fetch brings it), or never fetched (no
+# fetch at all: what a commit cost before).
+VIEW_FRESH="$NOHOOKS update-ref $TRACKING $REG"
+VIEW_BEHIND="$NOHOOKS update-ref $TRACKING $REG_OLD"
+VIEW_NONE="$NOHOOKS update-ref -d $TRACKING"
+RESET_TWENTY="$NOHOOKS reset -q --hard $TWENTY"
 export BSI_SESSION=sess-bench-me
 
 # Each command is checked once before it is timed.
@@ -135,6 +198,23 @@ check "$STAGE_ONE" "git commit -q -m x"
 check "$RESET_BASE" "git cherry-pick $PICK"
 check "$STAGE_100" "$BSI hook pre-commit"
 [[ $(git diff --cached --name-only | wc -l) -eq 100 ]]
+check "$RESET_TWENTY" "git pull -q --rebase origin main"
+[[ $(git rev-list --count "$BASE..HEAD") -eq 21 ]]
+# Whether this bsi fetches the registry branch before a commit (one built
+# before the fresh view does not: its figures below measure nothing but
+# noise).
+fetches() {
+    check "$STAGE_ONE && $VIEW_BEHIND" "git commit -q -m x"
+    if [[ $(git rev-parse $TRACKING) == "$REG" ]]; then
+        say "a commit fetched the registry branch from $1"
+    else
+        say "this bsi does not fetch the registry branch before a commit ($1)"
+    fi
+}
+fetches "a local remote"
+git remote set-url origin "$SLOW_URL"
+fetches "over the slow link"
+git remote set-url origin "$LOCAL_URL"
 
 # ---------------------------------------------------------------- measuring
 
@@ -144,15 +224,20 @@ RESULTS="$WORK/results"
 # hyperfine over the commands after the prepare $1; prints the median of
 # each command in seconds, one a line.
 medians() {
-    local prepare=$1
-    shift
+    local prepare=$1 prepare_b=$2
+    shift 2
     local csv="$WORK/round.csv" args=()
     # Every measured command is a plain argument list: run without a shell
     # (-N), so no shell start is subtracted from a few milliseconds; the
-    # prepare step is a script of its own for bash.
+    # prepare step is a script of its own for bash (one per command when
+    # the second command has its own).
     if [[ -n $prepare ]]; then
         printf '%s\n' "$prepare" >"$WORK/prepare.sh"
         args+=(--prepare "bash $WORK/prepare.sh")
+    fi
+    if [[ -n $prepare_b ]]; then
+        printf '%s\n' "$prepare_b" >"$WORK/prepare_b.sh"
+        args+=(--prepare "bash $WORK/prepare_b.sh")
     fi
     hyperfine -N --style none --warmup "${FIG_WARMUP:-$WARMUP}" --runs "${FIG_RUNS:-$RUNS}" \
         "${args[@]}" --export-csv "$csv" "$@" >/dev/null 2>"$WORK/hyperfine.log" || {
@@ -163,13 +248,14 @@ medians() {
 }
 
 # A figure: $1 name, $2 target (- for none), $3 prepare, $4 the command
-# measured, $5 the command it is compared with.
+# measured, $5 the command it is compared with, $6 the prepare of $5 when
+# it has one of its own.
 figure() {
-    local name=$1 target=$2 prepare=$3 a=$4 b=$5 ratios=() r m
+    local name=$1 target=$2 prepare=$3 a=$4 b=$5 prepare_b=${6:-} ratios=() r m
     [[ -n ${BENCH_ONLY:-} && $name != *"$BENCH_ONLY"* ]] && return 0
     say "$name"
     for ((r = 0; r < ROUNDS; r++)); do
-        mapfile -t m < <(medians "$prepare" "$a" "$b")
+        mapfile -t m < <(medians "$prepare" "$prepare_b" "$a" "$b")
         ((${#m[@]} == 2)) || exit 1
         ratios+=("$(awk -v a="${m[0]}" -v b="${m[1]}" 'BEGIN { printf "%.3f", a / b }')")
     done
@@ -188,6 +274,19 @@ figure "git commit of one staged file, bsi's four hooks / its two hooks of befor
     "$STAGE_ONE" "git commit -q -m x" "$TWOHOOKS commit -q -m x"
 figure "git cherry-pick of one commit, with / without" - \
     "$RESET_BASE" "git cherry-pick $PICK" "$NOHOOKS cherry-pick $PICK"
+figure "git pull --rebase of 20 own commits, with / without" - \
+    "$RESET_TWENTY" "git pull -q --rebase origin main" "$NOHOOKS pull -q --rebase origin main"
+figure "git commit, fresh view on a local remote: nothing new / no remote registry branch" - \
+    "$STAGE_ONE && $VIEW_FRESH" "git commit -q -m x" "git commit -q -m x" "$STAGE_ONE && $VIEW_NONE"
+figure "git commit, fresh view on a local remote: a claim to fetch / no remote registry branch" - \
+    "$STAGE_ONE && $VIEW_BEHIND" "git commit -q -m x" "git commit -q -m x" "$STAGE_ONE && $VIEW_NONE"
+git remote set-url origin "$SLOW_URL"
+figure "git commit, fresh view over 30 ms each way: nothing new / no remote registry branch" - \
+    "$STAGE_ONE && $VIEW_FRESH" "git commit -q -m x" "git commit -q -m x" "$STAGE_ONE && $VIEW_NONE"
+figure "git commit, fresh view over 30 ms each way: a claim to fetch / no remote registry branch" - \
+    "$STAGE_ONE && $VIEW_BEHIND" "git commit -q -m x" "git commit -q -m x" "$STAGE_ONE && $VIEW_NONE"
+git remote set-url origin "$LOCAL_URL"
+$NOHOOKS update-ref $TRACKING "$REG"
 figure "bsi hook pre-commit, 100 staged files / git diff --cached --name-only" 2.5 \
     "$STAGE_100" "$BSI hook pre-commit" "git diff --cached --name-only"
 

@@ -26,6 +26,7 @@ pub const KEYS: &[&str] = &[
     "registry_branch",
     "publish_timeout",
     "connection_timeout",
+    "hook_fetch_timeout",
     "claim_on_write",
     "history_keep",
     "registry_language",
@@ -91,6 +92,9 @@ pub struct Config {
     /// How long one fetch or push may take before the remote counts as
     /// unreachable.
     pub connection_timeout: Option<std::time::Duration>,
+    /// How long a git hook waits for the registry branch it fetches before
+    /// judging a commit, before it judges on the view last fetched.
+    pub hook_fetch_timeout: Option<std::time::Duration>,
     /// The agent tools' edit hook claims a free scope on an agent's first
     /// edit of it, instead of only refusing edits in other sessions' claims.
     pub claim_on_write: bool,
@@ -144,6 +148,7 @@ struct Raw {
     registry_branch: Option<String>,
     publish_timeout: Option<String>,
     connection_timeout: Option<String>,
+    hook_fetch_timeout: Option<String>,
     claim_on_write: Option<bool>,
     history_keep: Option<i64>,
     registry_language: Option<String>,
@@ -182,6 +187,10 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         connection_timeout: raw
             .connection_timeout
             .map(|t| timeout("connection_timeout", Span::Connection, t))
+            .transpose()?,
+        hook_fetch_timeout: raw
+            .hook_fetch_timeout
+            .map(|t| timeout("hook_fetch_timeout", Span::Connection, t))
             .transpose()?,
         claim_on_write: raw.claim_on_write.unwrap_or(false),
         history_keep: raw

@@ -2,8 +2,10 @@
 //! `git commit`: the updates of a reference transaction, the mark the
 //! pre-commit hook leaves for the reference-transaction hook of the same
 //! git command (so a commit is judged once), and which operation is under
-//! way when an update is refused (so the message names its `--abort`).
-//! Parsing is pure; the mark and the state are files of the git directory.
+//! way when an update is refused (so the message names its `--abort`), and
+//! the fresh view of the claims a door fetches before it judges.
+//! Parsing and wording are pure; the marks and the state are files of the
+//! git directory.
 
 use std::path::Path;
 
@@ -149,7 +151,7 @@ pub mod judged {
     /// own script execs bsi); the parent's pid where the process table
     /// cannot be read. None when the table shows no git above: a hook run
     /// by hand judges every time.
-    fn git_process() -> Option<String> {
+    pub(crate) fn git_process() -> Option<String> {
         let ancestors = crate::platform::ancestors(12);
         if !ancestors.is_empty() {
             return nearest_git(&ancestors).map(str::to_string);
@@ -270,6 +272,213 @@ pub mod judged {
             assert_eq!((unborn.head, unborn.code), (None, 0));
             assert_eq!(Mark::parse("10@7"), None);
             assert_eq!(Mark::parse("10@7 none x"), None);
+        }
+    }
+}
+
+/// A fresh view at commit time: before a door judges a commit, it fetches
+/// the registry branch alone from its remote, within a short bound
+/// (`hook_fetch_timeout`), so a claim published elsewhere since the last
+/// fetch is seen. When the remote is slow or gone, the commit is judged on
+/// the view last fetched, and one line says so. Asked once per git command:
+/// a cherry-pick of twenty commits fetches once.
+pub mod fresh {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use chrono::{DateTime, FixedOffset};
+
+    use super::*;
+    use crate::git_cli::{FetchError, Remote};
+    use crate::store::Brain;
+
+    const FILE: &str = "bsi-fresh";
+
+    /// How the view a door judges on stands against its remote.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Fresh {
+        /// Nothing to fetch: no remote, or no remote registry branch this
+        /// clone has ever fetched (a local brain, a remote without one).
+        NoRemoteBranch,
+        /// Asked already by an earlier hook of this same git command.
+        AskedAlready,
+        /// The remote-tracking copy is what the remote holds now: it was
+        /// fetched, or found unchanged.
+        Fresh,
+        /// The remote could not be fetched within the bound: what git said.
+        Older(String),
+    }
+
+    /// The path of a remote whose URL names a repository on this machine
+    /// (an absolute path, or `file://`): its registry branch can be read
+    /// directly, without starting a git. `None` for every other URL. Pure.
+    pub fn local_path(url: &str) -> Option<PathBuf> {
+        let url = url.trim();
+        let path = url.strip_prefix("file://").unwrap_or(url);
+        let path = PathBuf::from(path);
+        path.is_absolute().then_some(path)
+    }
+
+    /// The one line said when the commit was judged on an older view:
+    /// `remote` could not be fetched (`why`), the view is as fetched
+    /// `age` ago (unknown when `None`). Pure.
+    pub fn older_line(remote: &Remote, why: &str, age: Option<chrono::Duration>) -> String {
+        let when = match age {
+            Some(a) => format!(
+                "as fetched {} ago",
+                crate::ttl::format_duration(a.max(chrono::Duration::zero()))
+            ),
+            None => "as this clone last fetched them".to_string(),
+        };
+        format!(
+            "bsi: warning: {} could not be fetched now ({why}): judged against the claims {when}, so a claim opened elsewhere since then is not seen. Next: `{}` shows the claims once {} answers.",
+            remote.label(),
+            crate::words::command_line(["bsi", "status"]),
+            remote.name
+        )
+    }
+
+    /// Brings the remote-tracking copy of the registry branch up to what
+    /// `remote` holds, within `timeout`, once per git command. A remote on
+    /// this machine whose branch is where the copy already points is not
+    /// fetched: that is the answer a fetch would give.
+    pub fn refresh(
+        brain: &Brain,
+        remote: Option<&Remote>,
+        timeout: Duration,
+        now: DateTime<FixedOffset>,
+    ) -> Fresh {
+        let Some(remote) = remote else {
+            return Fresh::NoRemoteBranch;
+        };
+        let Some(tracking) = brain.git.ref_target(&remote.tracking_ref()) else {
+            return Fresh::NoRemoteBranch;
+        };
+        let git_dir = brain.git.git_dir();
+        let command = judged::git_process();
+        if let Some(c) = &command {
+            let mark = std::fs::read_to_string(git_dir.join(FILE)).unwrap_or_default();
+            if mark.trim() == c {
+                return Fresh::AskedAlready;
+            }
+        }
+        let fresh = if peek(brain, remote) == Some(tracking) {
+            Fresh::Fresh
+        } else {
+            match remote.fetch(&brain.workdir, timeout) {
+                Ok(()) => Fresh::Fresh,
+                // The branch is gone from the remote: the copy is what
+                // there was to see.
+                Err(FetchError::NoBranch) => Fresh::Fresh,
+                Err(FetchError::Unreachable(why) | FetchError::Denied(why)) => Fresh::Older(why),
+            }
+        };
+        if fresh == Fresh::Fresh {
+            brain.heard_from_remote(now);
+        }
+        if let Some(c) = command {
+            let _ = std::fs::write(git_dir.join(FILE), format!("{c}\n"));
+        }
+        fresh
+    }
+
+    /// The commit the registry branch of a remote on this machine points
+    /// to, read from its repository's files: the loose reference, else
+    /// `packed-refs` (git's own order); `None` when the remote is
+    /// elsewhere, cannot be read so simply (a `.git` file, a reftable
+    /// store, a symbolic reference), or has no such branch — git fetches
+    /// it then.
+    fn peek(brain: &Brain, remote: &Remote) -> Option<Oid> {
+        let url = brain
+            .git
+            .config_string(&format!("remote.{}.url", remote.name))?;
+        // A URL rewritten by `url.<base>.insteadOf` is not what it says.
+        if brain.git.config_has(r"^url\..*\.insteadof$") {
+            return None;
+        }
+        let path = local_path(&url)?;
+        let git_dir = if path.join("HEAD").is_file() {
+            path
+        } else {
+            path.join(".git")
+        };
+        if git_dir.join("reftable").exists() {
+            return None;
+        }
+        let name = format!("refs/heads/{}", remote.branch);
+        match std::fs::read_to_string(git_dir.join(&name)) {
+            Ok(text) => Oid::from_str(text.trim()).ok(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let packed = std::fs::read_to_string(git_dir.join("packed-refs")).ok()?;
+                packed_target(&packed, &name)
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// The commit `name` points to in the text of a `packed-refs` file.
+    /// Pure.
+    pub fn packed_target(packed: &str, name: &str) -> Option<Oid> {
+        packed.lines().find_map(|l| {
+            let (id, refname) = l.split_once(' ')?;
+            (refname == name).then(|| Oid::from_str(id).ok()).flatten()
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_packed_reference_is_found_by_its_whole_name() {
+            let a = "a".repeat(40);
+            let b = "b".repeat(40);
+            let packed = format!(
+                "# pack-refs with: peeled fully-peeled sorted\n{a} refs/heads/brain-index-old\n{b} refs/heads/brain-index\n^{a}\n"
+            );
+            assert_eq!(
+                packed_target(&packed, "refs/heads/brain-index"),
+                Oid::from_str(&b).ok()
+            );
+            assert_eq!(packed_target(&packed, "refs/heads/other"), None);
+        }
+
+        #[test]
+        fn only_a_path_on_this_machine_is_read_directly() {
+            assert_eq!(
+                local_path("/srv/brain.git"),
+                Some(PathBuf::from("/srv/brain.git"))
+            );
+            assert_eq!(
+                local_path("file:///srv/brain.git"),
+                Some(PathBuf::from("/srv/brain.git"))
+            );
+            assert_eq!(local_path("git@host:brain.git"), None);
+            assert_eq!(local_path("https://host/brain.git"), None);
+            assert_eq!(local_path("../brain.git"), None);
+        }
+
+        #[test]
+        fn the_older_view_is_said_in_one_line_with_its_age_and_what_to_run() {
+            let r = Remote {
+                name: "origin".into(),
+                branch: "brain-index".into(),
+            };
+            let line = older_line(&r, "gone", Some(chrono::Duration::minutes(90)));
+            assert!(!line.contains('\n'), "{line}");
+            assert!(
+                line.starts_with(
+                    "bsi: warning: origin/brain-index could not be fetched now (gone)"
+                ),
+                "{line}"
+            );
+            assert!(line.contains("as fetched 1h30m ago"), "{line}");
+            assert!(line.contains("`bsi status`"), "{line}");
+            let unknown = older_line(&r, "gone", None);
+            assert!(
+                unknown.contains("as this clone last fetched them"),
+                "{unknown}"
+            );
         }
     }
 }

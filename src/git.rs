@@ -409,6 +409,18 @@ impl Git {
         out
     }
 
+    /// Whether any key of the configuration matches `regex` (libgit2's
+    /// pattern over lowercased names: `url\..*\.insteadof`).
+    pub fn config_has(&self, regex: &str) -> bool {
+        let Ok(cfg) = self.repo.config() else {
+            return false;
+        };
+        let Ok(mut entries) = cfg.entries(Some(regex)) else {
+            return false;
+        };
+        entries.next().is_some()
+    }
+
     /// Adds a value to a multi-valued key of the repository's own
     /// configuration, keeping the values it has (`git config --add`).
     pub fn add_config_value(&self, key: &str, value: &str) -> Result<()> {

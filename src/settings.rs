@@ -10,6 +10,7 @@
 //! | remote | `--remote` / `BSI_REMOTE` | `bsi.remote` | `remote` | the registry branch's upstream, else the one remote that has the registry branch (then recorded as `bsi.remote`), else the only remote |
 //! | publish timeout | `BSI_PUBLISH_TIMEOUT` | `bsi.publishTimeout` | `publish_timeout` | 120s |
 //! | connection timeout | `BSI_CONNECTION_TIMEOUT` | `bsi.connectionTimeout` | `connection_timeout` | 10s |
+//! | hook fetch timeout | — | `bsi.hookFetchTimeout` | `hook_fetch_timeout` | 1s |
 //! | history kept | — | — | `history_keep` | 200 rows |
 //! | hook mode | — | `bsi.hookMode` | `hook_mode` | normal |
 //! | agent | `--agent` / `BSI_AGENT` | — | `default_agent` | `user@host` |
@@ -37,6 +38,9 @@ pub const DEFAULT_BRANCH: &str = "brain-index";
 pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long one fetch or push may take, when nothing else is set.
 pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a git hook waits for the registry branch before judging a
+/// commit on the view last fetched, when nothing else is set.
+pub const DEFAULT_HOOK_FETCH_TIMEOUT: Duration = Duration::from_secs(1);
 /// History rows kept in the registry when nothing else is set.
 pub const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
@@ -76,6 +80,9 @@ pub struct Settings {
     /// How long one fetch or push may take (whatever is left of the race
     /// budget) before the remote counts as unreachable.
     pub connection_timeout: Duration,
+    /// How long a git hook waits for the registry branch it fetches before
+    /// judging a commit (at most the connection timeout).
+    pub hook_fetch_timeout: Duration,
     /// History rows kept in the registry; older rows move to the archive.
     pub history_keep: usize,
     /// How the pre-commit hook treats changes.
@@ -229,6 +236,15 @@ impl Settings {
                 .unwrap_or(DEFAULT_CONNECTION_TIMEOUT),
             given.lenient.then_some(&mut warnings),
         )?;
+        let hook_fetch_timeout = timeout(
+            git,
+            (None, ""),
+            ("bsi.hookFetchTimeout", Span::Connection),
+            config
+                .hook_fetch_timeout
+                .unwrap_or(DEFAULT_HOOK_FETCH_TIMEOUT),
+        )?
+        .min(connection_timeout);
         let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
         let hook_mode = match git.config_string("bsi.hookMode") {
             Some(m) => config::parse_hook_mode(&m).unwrap_or_else(|| {
@@ -249,6 +265,7 @@ impl Settings {
             remote,
             publish_timeout,
             connection_timeout,
+            hook_fetch_timeout,
             history_keep,
             hook_mode,
             warnings,
@@ -469,6 +486,29 @@ mod tests {
         assert_eq!(s.connection_timeout, Duration::from_millis(700));
         match Settings::resolve(&git, file, &given("soon")) {
             Err(Error::Usage(m)) => assert!(m.contains("BSI_CONNECTION_TIMEOUT is `soon`"), "{m}"),
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_hook_fetch_timeout_is_git_config_then_bsi_toml_and_at_most_the_connection_timeout() {
+        let hook = |entries: &[(&str, &str)], file: &str| {
+            resolve(entries, file, None)
+                .expect("settings")
+                .hook_fetch_timeout
+        };
+        assert_eq!(hook(&[], ""), DEFAULT_HOOK_FETCH_TIMEOUT);
+        let file = "hook_fetch_timeout = \"3s\"\n";
+        assert_eq!(hook(&[], file), Duration::from_secs(3));
+        let clone = [("bsi.hookFetchTimeout", "250ms")];
+        assert_eq!(hook(&clone, file), Duration::from_millis(250));
+        // Never longer than one fetch may take.
+        let short = [("bsi.connectionTimeout", "200ms")];
+        assert_eq!(hook(&short, file), Duration::from_millis(200));
+        match resolve(&[("bsi.hookFetchTimeout", "0s")], "", None) {
+            Err(Error::Usage(m)) => {
+                assert!(m.contains("git config bsi.hookFetchTimeout is `0s`"), "{m}");
+            }
             other => panic!("not a usage error: {other:?}"),
         }
     }

@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::audit;
 use crate::cli::GitHook;
 use crate::config::HookMode;
-use crate::doors::{judged, transaction};
+use crate::doors::{fresh, judged, transaction};
 use crate::error::{Error, Result, exit};
 use crate::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
 use crate::githooks;
@@ -137,6 +137,19 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         return Ok(code);
     }
     (brain, settings) = ask_remote_first(ctx, brain, settings, &mut err, "This commit is")?;
+    // A merge is judged on what it changes of its own. `git merge` runs
+    // pre-merge-commit before it writes MERGE_HEAD: what it merges is read
+    // from its command line (FETCH_HEAD for `git pull`).
+    let merging = match door {
+        Door::Commit => brain.git.merge_heads(),
+        Door::Merge => merged_by_git_merge(&brain, &ctx.git_reflog_action),
+    };
+    if merging.is_empty() && door == Door::Merge {
+        // What is merged is not known here: the reference-transaction
+        // hook judges the merge commit.
+        return Ok(exit::OK);
+    }
+    fresh_view(&brain, &settings, &mut err, ctx.now);
     let Some(reg) = hook_registry(&brain, &settings, &mut err)? else {
         return Ok(exit::OK);
     };
@@ -147,19 +160,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     // index: judge that one, which is what the commit records.
     let index_file = ctx.git_index_file.as_ref().map(|p| ctx.cwd.join(p));
     let md = &brain.markdown;
-    // A merge is judged on what it changes of its own. `git merge` runs
-    // pre-merge-commit before it writes MERGE_HEAD: what it merges is read
-    // from its command line (FETCH_HEAD for `git pull`).
-    let merging = match door {
-        Door::Commit => brain.git.merge_heads(),
-        Door::Merge => merged_by_git_merge(&brain, &ctx.git_reflog_action),
-    };
     let (findings, registry_staged) = if merging.is_empty() {
-        if door == Door::Merge {
-            // What is merged is not known here: the reference-transaction
-            // hook judges the merge commit.
-            return Ok(exit::OK);
-        }
         let changes = audit::read_changes(&brain, ChangesOf::Staged(index_file.as_deref()))?;
         let staged = changes.iter().any(|c| c.path == brain.copy_path);
         (
@@ -234,6 +235,25 @@ fn ask_remote_first(
             Ok((brain, settings))
         }
         FirstFetch::NotNeeded | FirstFetch::NoneThere => Ok((brain, settings)),
+    }
+}
+
+/// A fresh view before judging: the registry branch fetched alone from
+/// its remote, within `hook_fetch_timeout` ([`fresh::refresh`]); one line
+/// when the commit is judged on the view last fetched instead.
+fn fresh_view(
+    brain: &Brain,
+    settings: &Settings,
+    err: &mut impl Write,
+    now: chrono::DateTime<chrono::FixedOffset>,
+) {
+    let remote = settings.remote().ok().flatten();
+    if let fresh::Fresh::Older(why) =
+        fresh::refresh(brain, remote.as_ref(), settings.hook_fetch_timeout, now)
+        && let Some(r) = &remote
+    {
+        let age = brain.last_contact().map(|t| now - t);
+        let _ = writeln!(err, "{}", fresh::older_line(r, &why, age));
     }
 }
 
@@ -371,6 +391,7 @@ fn judge_transaction(
     // --no-verify`, `git am` in a fresh shallow clone).
     let (brain, settings) =
         ask_remote_first(ctx, brain, settings, err, "The commits of this update are")?;
+    fresh_view(&brain, &settings, err, ctx.now);
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
@@ -591,8 +612,8 @@ fn open_for_hook(ctx: &Ctx, err: &mut impl Write) -> Result<(Brain, Settings)> {
     Ok((brain, settings))
 }
 
-/// The local registry branch and the remote as last fetched: the hook
-/// never touches the network. `None`: there is nothing to check against.
+/// The local registry branch and the remote as last fetched (by
+/// [`fresh_view`] just before). `None`: there is nothing to check against.
 fn hook_registry(
     brain: &Brain,
     settings: &Settings,

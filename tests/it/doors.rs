@@ -3,7 +3,7 @@
 //! with a hand-resolved conflict, `git am`, `git update-ref`, submodules —
 //! real git commands as users type them, through the installed hooks.
 
-use crate::common::{Brain, Run};
+use crate::common::{Brain, Machines, Run};
 use crate::hooks::{git_as, head, hooked};
 
 /// s1 (alice) holds `projets/plan.md#Goals`, s2 (bob) `#Risks`.
@@ -860,4 +860,164 @@ fn the_ordinary_git_operations_stay_free() {
     let j = a.bsi(&["verify", "s1", "--json"]);
     j.ok();
     assert_eq!(j.json()["clean"], true, "{}", j.stdout);
+}
+
+/// The registry branch as machine `b` last fetched it.
+const TRACKING: &str = "refs/remotes/origin/brain-index";
+
+/// What a door says when it judged on the view last fetched.
+const OLDER_VIEW: &str = "origin/brain-index could not be fetched now";
+
+/// Two machines sharing a remote, bsi's hooks installed on bob's (`b`).
+fn machines_with_hooks() -> Machines {
+    let m = Machines::new();
+    m.b.bsi(&["hook", "install"]).ok();
+    m
+}
+
+/// alice's session `sess-a` claims plan.md#Goals on her machine, which
+/// publishes the claim at once.
+fn alice_claims_goals(m: &Machines) {
+    m.a.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-a",
+        "--agent",
+        "alice",
+    ])
+    .ok()
+    .stdout_has("Claim opened");
+}
+
+/// bob rewrites a line of Goals and commits it.
+fn bob_commits_goals(m: &Machines, to: &str) -> Run {
+    edit_plan(&m.b, "goal text", to);
+    m.b.git(&["add", PLAN]);
+    git_as(&m.b, None, &["commit", "-q", "-m", "goals"])
+}
+
+/// Issue case 6: machine 1 claims `projets/plan.md#Goals` and publishes
+/// it; machine 2, hooks installed, commits inside Goals without having
+/// fetched since. The hook fetches the registry branch first: refused.
+#[test]
+fn a_claim_published_since_the_last_fetch_refuses_the_commit() {
+    let m = machines_with_hooks();
+    let last_fetched = m.b.git(&["rev-parse", TRACKING]);
+    alice_claims_goals(&m);
+    // bob's clone has not fetched since: its view has no claim.
+    assert_eq!(m.b.git(&["rev-parse", TRACKING]), last_fetched);
+    let before = head(&m.b);
+    let r = bob_commits_goals(&m, "goal text, bob");
+    assert_ne!(r.code, 0, "the commit landed: {r:?}");
+    r.stderr_has("inside an active claim of session sess-a");
+    r.stderr_has("commit refused");
+    assert!(!r.stderr.contains(OLDER_VIEW), "{}", r.stderr);
+    assert_eq!(head(&m.b), before, "the branch did not move");
+    // The claim came with the registry branch, fetched alone.
+    assert_ne!(m.b.git(&["rev-parse", TRACKING]), last_fetched);
+    assert_eq!(
+        m.b.git(&["rev-parse", TRACKING]),
+        m.a.git(&["rev-parse", "brain-index"])
+    );
+    // Work outside the claim still lands, without a word of bsi's.
+    m.b.git(&["reset", "-q", "--hard"]);
+    m.b.write("notes/bob.md", "# Bob\n");
+    m.b.git(&["add", "notes/bob.md"]);
+    silent(&git_as(&m.b, None, &["commit", "-q", "-m", "free"]));
+}
+
+/// The remote gone (its repository moved away): the commit is judged on
+/// the claims as last fetched — a claim seen then still refuses, free work
+/// lands — and one line says so, once per git command.
+#[test]
+fn with_the_remote_gone_the_commit_is_judged_on_the_last_view_and_one_line_says_so() {
+    let m = machines_with_hooks();
+    alice_claims_goals(&m);
+    // bob's view is fetched now (`bsi status` fetches, and notes when).
+    m.b.bsi(&["status"]).ok();
+    let moved = std::path::PathBuf::from(format!("{}-moved", m.bare.path().display()));
+    std::fs::rename(m.bare.path(), &moved).expect("move the remote away");
+    let before = head(&m.b);
+    let r = bob_commits_goals(&m, "goal text, bob");
+    assert_ne!(r.code, 0, "the commit landed: {r:?}");
+    r.stderr_has("inside an active claim of session sess-a");
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
+    r.stderr_has("judged against the claims as fetched 0m ago");
+    assert_eq!(head(&m.b), before);
+    m.b.git(&["reset", "-q", "--hard"]);
+    m.b.write("notes/bob.md", "# Bob\n");
+    m.b.git(&["add", "notes/bob.md"]);
+    let r = git_as(&m.b, None, &["commit", "-q", "-m", "free"]);
+    r.ok();
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
+    // Two commits picked by one git command: asked, and said, once.
+    m.b.git(&["checkout", "-q", "-b", "side", "HEAD~1"]);
+    for n in ["one", "two"] {
+        m.b.write(&format!("notes/{n}.md"), "# Note\n");
+        m.b.git(&["add", "-A"]);
+        m.b.git(&["-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", n]);
+    }
+    m.b.git(&["checkout", "-q", "main"]);
+    let r = git_as(&m.b, None, &["cherry-pick", "main..side"]);
+    r.ok();
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
+    // What the line proposes runs as printed.
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains(OLDER_VIEW))
+        .expect("line");
+    assert!(line.contains("`bsi status`"), "{line}");
+    m.b.bsi(&["status"]).ok();
+    std::fs::rename(&moved, m.bare.path()).expect("put the remote back");
+}
+
+/// A remote that does not answer within `hook_fetch_timeout` (here the
+/// clone's `bsi.hookFetchTimeout`) is given up at the bound: the commit is
+/// judged on the view last fetched, and the line says why.
+#[test]
+fn a_remote_slower_than_the_bound_is_given_up_and_said() {
+    let m = machines_with_hooks();
+    m.b.git(&["config", "bsi.hookFetchTimeout", "300ms"]);
+    // The remote's side of the fetch hangs.
+    m.b.git(&[
+        "config",
+        "remote.origin.uploadpack",
+        "sleep 60; git-upload-pack",
+    ]);
+    alice_claims_goals(&m);
+    let r = bob_commits_goals(&m, "goal text, bob");
+    r.ok();
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
+    r.stderr_has("(git gave no answer within 0.3 s)");
+}
+
+/// A remote on this machine is read, not fetched, when its registry
+/// branch is where the clone last saw it — packed or loose, as git reads
+/// it — and fetched as soon as it moved: here the fetch itself cannot
+/// work, so the line tells which happened.
+#[test]
+fn a_local_remote_is_fetched_only_when_its_registry_branch_moved() {
+    let m = machines_with_hooks();
+    let bare = m.bare.path().to_str().expect("utf-8 path");
+    let git_bare = |args: &[&str]| {
+        let mut all = vec!["--git-dir", bare];
+        all.extend_from_slice(args);
+        m.b.git(&all)
+    };
+    git_bare(&["pack-refs", "--all"]);
+    assert!(m.bare.path().join("packed-refs").is_file());
+    assert!(!m.bare.path().join("refs/heads/brain-index").exists());
+    m.b.git(&["config", "remote.origin.uploadpack", "false"]);
+    m.b.write("notes/one.md", "# One\n");
+    m.b.git(&["add", "-A"]);
+    silent(&git_as(&m.b, None, &["commit", "-q", "-m", "one"]));
+    // The remote moves: the commit has a claim to fetch, and cannot.
+    alice_claims_goals(&m);
+    m.b.write("notes/two.md", "# Two\n");
+    m.b.git(&["add", "-A"]);
+    let r = git_as(&m.b, None, &["commit", "-q", "-m", "two"]);
+    r.ok();
+    assert_eq!(r.stderr.matches(OLDER_VIEW).count(), 1, "{}", r.stderr);
 }
