@@ -243,6 +243,7 @@ impl Settings {
             config
                 .hook_fetch_timeout
                 .unwrap_or(DEFAULT_HOOK_FETCH_TIMEOUT),
+            given.lenient.then_some(&mut warnings),
         )?
         .min(connection_timeout);
         let history_keep = config.history_keep.unwrap_or(DEFAULT_HISTORY_KEEP);
