@@ -534,22 +534,31 @@ mod tests {
         let left: Vec<&str> = after.waiters.iter().map(|w| w.session.as_str()).collect();
         assert_eq!(left, ["w2"]);
         // Without a handoff, the close writes only the close.
-        let plain = plan_without(&reg);
+        let (_, plain) = close_s1(&reg, t0(), None);
         assert!(plain.active_claims.is_empty());
         assert_eq!(plain.waiters.len(), 2);
     }
 
-    fn plan_without(reg: &Registry) -> Registry {
+    /// s1 closes all its claims at `now`, handing over with `h`: what the
+    /// close handed, and the registry it writes.
+    fn close_s1(
+        reg: &Registry,
+        now: DateTime<FixedOffset>,
+        h: Option<&Handoff>,
+    ) -> (Vec<Handed>, Registry) {
         let p = plan(
             reg,
             "s1",
             None,
             (&me(), false),
-            (VerifyOutcome::Clean, t0()),
-            None,
+            (VerifyOutcome::Clean, now),
+            h,
         )
         .expect("a plan");
-        written(&p).expect("written")
+        let Plan::Write { report, .. } = &p else {
+            panic!("the close writes");
+        };
+        (report.handed().to_vec(), written(&p).expect("written"))
     }
 
     #[test]
@@ -558,21 +567,8 @@ mod tests {
         let held = claim("s1", "a", goals.clone());
         let reg = waiting(registry(&[held], &[]), &[("w1", goals, 1)]);
         // The file's headings were not read: nesting cannot be judged.
-        let h = handing(Snapshot::default());
-        let p = plan(
-            &reg,
-            "s1",
-            None,
-            (&me(), false),
-            (VerifyOutcome::Clean, t0()),
-            Some(&h),
-        )
-        .expect("a plan");
-        let Plan::Write { report, .. } = &p else {
-            panic!("the close writes");
-        };
-        assert!(report.handed().is_empty());
-        let after = written(&p).expect("written");
+        let (handed, after) = close_s1(&reg, t0(), Some(&handing(Snapshot::default())));
+        assert!(handed.is_empty());
         assert!(after.active_claims.is_empty());
         assert_eq!(after.waiters.len(), 1);
     }
@@ -584,19 +580,8 @@ mod tests {
         let reg = waiting(registry(&[held], &[]), &[("w1", f("a.md"), 1)]);
         // Two minutes later the lease (one minute after t0) has passed.
         let later = t0() + chrono::Duration::minutes(2);
-        let p = plan(
-            &reg,
-            "s1",
-            None,
-            (&me(), false),
-            (VerifyOutcome::Clean, later),
-            Some(&handing(Snapshot::default())),
-        )
-        .expect("a plan");
-        let Plan::Write { report, .. } = &p else {
-            panic!("the close writes");
-        };
-        assert!(report.handed().is_empty());
+        let (handed, _) = close_s1(&reg, later, Some(&handing(Snapshot::default())));
+        assert!(handed.is_empty());
     }
 
     #[test]
@@ -606,19 +591,8 @@ mod tests {
         let reg = waiting(registry(&[held], &[]), &[("w1", f("a.md"), 1)]);
         let mut h = handing(Snapshot::default());
         h.alive.clear();
-        let p = plan(
-            &reg,
-            "s1",
-            None,
-            (&me(), false),
-            (VerifyOutcome::Clean, t0()),
-            Some(&h),
-        )
-        .expect("a plan");
-        let Plan::Write { report, .. } = &p else {
-            panic!("the close writes");
-        };
-        assert!(report.handed().is_empty());
-        assert_eq!(written(&p).expect("written").waiters.len(), 1);
+        let (handed, after) = close_s1(&reg, t0(), Some(&h));
+        assert!(handed.is_empty());
+        assert_eq!(after.waiters.len(), 1);
     }
 }

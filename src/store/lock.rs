@@ -161,22 +161,29 @@ impl Drop for WriterLock {
 /// cannot be proven (no process table to read, an entry that cannot be
 /// read, a table that hides other users' processes).
 pub(crate) fn writer_is_dead(record: &str) -> bool {
-    let field = |k: &str| {
-        record
-            .lines()
-            .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
-    };
-    let Some(pid) = field("pid ").and_then(|p| p.parse::<u32>().ok()) else {
-        // A record without a pid was left by an older bsi: it held the
-        // writer lock we now hold, so it is gone.
-        return true;
-    };
-    let recorded = field("start ").unwrap_or_default();
-    let uid = field("uid ").and_then(|u| u.parse::<u32>().ok());
-    match platform::process_alive(pid, &recorded, uid) {
-        Some(alive) => !alive,
-        None => false,
+    // A record without a pid was left by an older bsi: it held the writer
+    // lock we now hold, so it is gone.
+    match recorded_alive(record) {
+        None => true,
+        Some(alive) => alive == Some(false),
     }
+}
+
+/// The value of the line `key…` of a process record.
+pub(crate) fn field(record: &str, key: &str) -> Option<String> {
+    record
+        .lines()
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+}
+
+/// Whether the process a record names (`pid`, `start`, `uid` lines) is
+/// alive, as [`platform::process_alive`] proves it: `None` for a record
+/// with no pid.
+pub(crate) fn recorded_alive(record: &str) -> Option<Option<bool>> {
+    let pid = field(record, "pid ").and_then(|p| p.parse::<u32>().ok())?;
+    let start = field(record, "start ").unwrap_or_default();
+    let uid = field(record, "uid ").and_then(|u| u.parse::<u32>().ok());
+    Some(platform::process_alive(pid, &start, uid))
 }
 
 /// Waits up to `wait` for the writer lock held by another process:

@@ -644,20 +644,8 @@ impl Brain {
                 let Ok(record) = fs::read_to_string(dir.join(file_name_of(s))) else {
                     return false;
                 };
-                let field = |k: &str| {
-                    record
-                        .lines()
-                        .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
-                };
-                let Some(pid) = field("pid ").and_then(|p| p.parse::<u32>().ok()) else {
-                    return false;
-                };
-                field("session ").as_deref() == Some(**s)
-                    && crate::platform::process_alive(
-                        pid,
-                        &field("start ").unwrap_or_default(),
-                        field("uid ").and_then(|u| u.parse::<u32>().ok()),
-                    ) == Some(true)
+                lock::field(&record, "session ").as_deref() == Some(**s)
+                    && lock::recorded_alive(&record) == Some(Some(true))
             })
             .map(|s| (*s).to_string())
             .collect()
