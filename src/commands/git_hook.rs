@@ -343,36 +343,7 @@ fn judge_transaction(
     // lands no commit, and costs no more than finding the repository.
     let git = Git::discover(&ctx.cwd)?;
     let judged_before = judged::take(&git.git_dir());
-    let known: Vec<Oid> = updates
-        .iter()
-        .filter(|u| u.name.starts_with("refs/remotes/"))
-        .filter_map(|u| u.new)
-        .collect();
-    let mut landing: Vec<(String, CommitInfo)> = Vec::new();
-    for u in updates.iter().filter(|u| u.lands_on_branch()) {
-        let Some(new) = u.new else { continue };
-        // The commit the pre-commit hook judged is not judged again; what a
-        // merge commit's other parents bring still is (`git merge SHA`):
-        // the mark is that commit's, not the whole update's.
-        let judged_tip = judged_before.is_some_and(|head| head == u.old);
-        if judged_tip && git.parent_ids(new) == u.old.into_iter().collect::<Vec<_>>() {
-            continue;
-        }
-        // The branch's content stays what it was (a squash of its own
-        // commits, a reworded message, `--allow-empty`): nothing lands.
-        if u.old.is_some_and(|old| {
-            git.tree_of(old)
-                .is_some_and(|t| git.tree_of(new) == Some(t))
-        }) {
-            continue;
-        }
-        for c in git.landing_commits(u.old, new, &known)? {
-            let judged = judged_tip && c.id == new;
-            if !judged && !landing.iter().any(|(_, l)| l.id == c.id) {
-                landing.push((u.name.clone(), c));
-            }
-        }
-    }
+    let mut landing = landing_commits(&git, updates, judged_before)?;
     let session = ctx.env_session()?;
     let session = session.as_deref();
     let mut dropped = dropped_commits(&git, updates, judged_before, session)?;
@@ -395,87 +366,181 @@ fn judge_transaction(
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
-    let index = ClaimIndex::new(&reg);
-    // The branches a refused commit was on its way to, each once.
-    let mut branches: Vec<&str> = Vec::new();
-    for (branch, c) in &landing {
-        // A commit says whose it is: with no `BSI_SESSION` in this shell,
-        // its trailer's session is the committer's word for it, and its own
-        // claims are not another's. Only that: what lies outside them was
-        // said when it was made.
-        let author = trailer::author_session(&c.message);
-        let judge_as = session.or(author);
-        let mut findings =
-            audit::check_commit(&brain, &index, judge_as, c.id, c.merge, &brain.markdown)?;
-        if session.is_none() {
-            findings.retain(|f| !matches!(f, crate::guard::Finding::Outside { .. }));
-        }
-        if findings.is_empty() {
+    let judging = Judging {
+        brain: &brain,
+        reg: &reg,
+        index: ClaimIndex::new(&reg),
+        session,
+        mode,
+        now: ctx.now,
+    };
+    let branches = judging.landing(err, &landing)?;
+    let dropping = judging.dropped(err, &dropped)?;
+    Ok(refusal(err, &brain, branches, dropping))
+}
+
+/// The commits an update lands on a branch, each once with the branch it
+/// goes to: not the one the pre-commit hook of this git command judged
+/// (what the other parents of a merge bring still lands: the mark is that
+/// commit's), nothing when the branch's content stays what it was (a
+/// squash of its own commits, a reworded message, `--allow-empty`), and
+/// not what remote-tracking branches of the same update bring.
+fn landing_commits(
+    git: &Git,
+    updates: &[transaction::Update],
+    judged_before: Option<Option<Oid>>,
+) -> Result<Vec<(String, CommitInfo)>> {
+    let known: Vec<Oid> = updates
+        .iter()
+        .filter(|u| u.name.starts_with("refs/remotes/"))
+        .filter_map(|u| u.new)
+        .collect();
+    let mut landing: Vec<(String, CommitInfo)> = Vec::new();
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
+        let Some(new) = u.new else { continue };
+        let judged_tip = judged_before.is_some_and(|head| head == u.old);
+        if judged_tip && git.parent_ids(new) == u.old.into_iter().collect::<Vec<_>>() {
             continue;
         }
-        // Judged once, by what it is: a commit its author's session made
-        // inside its own claims (replayed by a rebase, a reset back to it,
-        // or others' work fetched into a branch) keeps that verdict.
-        if author.is_some() && audit::made_by_holder(&brain, &reg, c, &brain.markdown)? {
+        if u.old.is_some_and(|old| {
+            git.tree_of(old)
+                .is_some_and(|t| git.tree_of(new) == Some(t))
+        }) {
             continue;
         }
-        let _ = writeln!(
-            err,
-            "bsi: commit {} ({}) on its way to {}:",
-            audit::short(c.id),
-            subject(&c.message),
-            branch_name(branch)
-        );
-        let refused = report(
-            err,
-            &brain,
-            &findings,
-            false,
-            judge_as,
-            (mode, "commit"),
-            ctx.now,
-        );
-        if refused && branches.last() != Some(&branch_name(branch)) {
-            branches.push(branch_name(branch));
+        for c in git.landing_commits(u.old, new, &known)? {
+            let judged = judged_tip && c.id == new;
+            if !judged && !landing.iter().any(|(_, l)| l.id == c.id) {
+                landing.push((u.name.clone(), c));
+            }
         }
     }
-    // A branch moved back over another session's commits: judged like the
-    // revert it amounts to, against the claims their session holds now.
-    let mut dropping: Vec<&str> = Vec::new();
-    for (branch, c) in &dropped {
-        let Some(holder) = trailer::author_session(&c.message) else {
-            continue;
-        };
-        let mut findings =
-            audit::check_commit(&brain, &index, None, c.id, c.merge, &brain.markdown)?;
-        findings.retain(
-            |f| matches!(f, crate::guard::Finding::Claimed { claim, .. } if claim.session == holder),
-        );
-        if findings.is_empty() {
-            continue;
+    Ok(landing)
+}
+
+/// What the reference-transaction hook judges an update's commits with.
+struct Judging<'a> {
+    brain: &'a Brain,
+    reg: &'a Registry,
+    index: ClaimIndex<'a>,
+    /// The session of this shell, when it has one.
+    session: Option<&'a str>,
+    mode: HookMode,
+    now: chrono::DateTime<chrono::FixedOffset>,
+}
+
+impl Judging<'_> {
+    /// Judges each commit landing on a branch, says what it finds: the
+    /// branches a refused commit was on its way to, each once.
+    fn landing<'b>(
+        &self,
+        err: &mut impl Write,
+        landing: &'b [(String, CommitInfo)],
+    ) -> Result<Vec<&'b str>> {
+        let brain = self.brain;
+        let mut branches: Vec<&str> = Vec::new();
+        for (branch, c) in landing {
+            // A commit says whose it is: with no `BSI_SESSION` in this
+            // shell, its trailer's session is the committer's word for it,
+            // and its own claims are not another's. Only that: what lies
+            // outside them was said when it was made.
+            let author = trailer::author_session(&c.message);
+            let judge_as = self.session.or(author);
+            let mut findings =
+                audit::check_commit(brain, &self.index, judge_as, c.id, c.merge, &brain.markdown)?;
+            if self.session.is_none() {
+                findings.retain(|f| !matches!(f, crate::guard::Finding::Outside { .. }));
+            }
+            if findings.is_empty() {
+                continue;
+            }
+            // Judged once, by what it is: a commit its author's session
+            // made inside its own claims (replayed by a rebase, a reset
+            // back to it, or others' work fetched into a branch) keeps that
+            // verdict.
+            if author.is_some() && audit::made_by_holder(brain, self.reg, c, &brain.markdown)? {
+                continue;
+            }
+            let _ = writeln!(
+                err,
+                "bsi: commit {} ({}) on its way to {}:",
+                audit::short(c.id),
+                subject(&c.message),
+                branch_name(branch)
+            );
+            let refused = report(
+                err,
+                brain,
+                &findings,
+                false,
+                judge_as,
+                (self.mode, "commit"),
+                self.now,
+            );
+            if refused && branches.last() != Some(&branch_name(branch)) {
+                branches.push(branch_name(branch));
+            }
         }
-        let _ = writeln!(
-            err,
-            "bsi: commit {} ({}) of session {holder} would leave {}:",
-            audit::short(c.id),
-            subject(&c.message),
-            branch_name(branch)
-        );
-        if report(
-            err,
-            &brain,
-            &findings,
-            false,
-            session,
-            (mode, "commit"),
-            ctx.now,
-        ) && !dropping.contains(&branch_name(branch))
-        {
-            dropping.push(branch_name(branch));
-        }
+        Ok(branches)
     }
+
+    /// A branch moved back over another session's commits: judged like the
+    /// revert it amounts to, against the claims their session holds now.
+    /// The branches that must not move so, each once.
+    fn dropped<'b>(
+        &self,
+        err: &mut impl Write,
+        dropped: &'b [(String, CommitInfo)],
+    ) -> Result<Vec<&'b str>> {
+        let brain = self.brain;
+        let mut dropping: Vec<&str> = Vec::new();
+        for (branch, c) in dropped {
+            let Some(holder) = trailer::author_session(&c.message) else {
+                continue;
+            };
+            let mut findings =
+                audit::check_commit(brain, &self.index, None, c.id, c.merge, &brain.markdown)?;
+            findings.retain(
+                |f| matches!(f, crate::guard::Finding::Claimed { claim, .. } if claim.session == holder),
+            );
+            if findings.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                err,
+                "bsi: commit {} ({}) of session {holder} would leave {}:",
+                audit::short(c.id),
+                subject(&c.message),
+                branch_name(branch)
+            );
+            if report(
+                err,
+                brain,
+                &findings,
+                false,
+                self.session,
+                (self.mode, "commit"),
+                self.now,
+            ) && !dropping.contains(&branch_name(branch))
+            {
+                dropping.push(branch_name(branch));
+            }
+        }
+        Ok(dropping)
+    }
+}
+
+/// The end of a judged update: exit 0 when nothing was refused, else what
+/// did not move, where the change is now and the way back or past it
+/// (exit 3).
+fn refusal<'b>(
+    err: &mut impl Write,
+    brain: &Brain,
+    mut branches: Vec<&'b str>,
+    dropping: Vec<&'b str>,
+) -> u8 {
     if branches.is_empty() && dropping.is_empty() {
-        return Ok(exit::OK);
+        return exit::OK;
     }
     if branches.is_empty() {
         let _ = writeln!(
@@ -487,7 +552,7 @@ fn judge_transaction(
             err,
             "  next: the session that made them may drop them; to drop them anyway, run the command again as `git -c bsi.hookMode=off …`"
         );
-        return Ok(exit::CONFLICT);
+        return exit::CONFLICT;
     }
     for b in dropping {
         if !branches.contains(&b) {
@@ -511,7 +576,7 @@ fn judge_transaction(
             err,
             "  next: to land the commits anyway, run the command again as `git -c bsi.hookMode=off …`"
         );
-        return Ok(exit::CONFLICT);
+        return exit::CONFLICT;
     }
     let _ = writeln!(
         err,
@@ -529,7 +594,7 @@ fn judge_transaction(
             "  next: `git status` shows the change; to land it anyway, run the command again as `git -c bsi.hookMode=off …` (`git -c bsi.hookMode=off commit …` for a commit)"
         ),
     };
-    Ok(exit::CONFLICT)
+    exit::CONFLICT
 }
 
 /// How many commits a branch update leaves behind are looked at.
