@@ -123,101 +123,18 @@ pub fn plan_queued(
         )?;
     }
     if !blockers.is_empty() || !ahead.is_empty() {
-        // Alternatives for what was refused; what was free in the
-        // request is said apart.
-        let in_queue = |s: &Scope| {
-            ahead
-                .iter()
-                .any(|r| r.scopes.iter().any(|w| crate::scope::overlaps(w, s, snap)))
-        };
-        let refused: Vec<Scope> = scopes
-            .iter()
-            .filter(|s| blockers.iter().any(|b| &b.requested == *s) || in_queue(s))
-            .cloned()
-            .collect();
-        let mut alternatives = alternatives(reg, session, &refused, scopes, snap);
-        if !matches!(queueing, Queueing::Ignore) {
-            // A scope others wait for is no alternative either.
-            alternatives.retain(|a| {
-                queue::ahead(reg, session, std::slice::from_ref(a), now, snap).is_empty()
-            });
-        }
-        let free: Vec<Scope> = grant.into_iter().filter(|s| !in_queue(s)).collect();
-        let Queueing::Join { since } = queueing else {
-            let place = (!ahead.is_empty()).then(|| Place {
-                place: ahead.len() + 1,
-                ahead,
-                queued: false,
-            });
-            return Ok(Plan::Keep(Outcome::Refused {
-                blockers,
-                alternatives,
-                free,
-                queue: place,
-            }));
-        };
-        let by = Editor {
-            session,
-            agent,
-            now,
-        };
-        // Waiting cannot help against a stale claim: only a person frees
-        // it. The request leaves the queue (if it was in it) and is refused.
-        if blockers.iter().any(|b| b.stale) {
-            let mine = queue::rows_of(reg, session);
-            let report = Outcome::Refused {
-                blockers,
-                alternatives,
-                free,
-                queue: None,
-            };
-            return Ok(queue_edit(reg, &by, (&mine, &[]), ("unqueue", ""), report));
-        }
-        let waited: Vec<Scope> = scopes
-            .iter()
-            .filter(|s| !held.iter().any(|(c, _)| &c.scope == *s))
-            .cloned()
-            .collect();
-        let place = Place {
-            place: ahead.len() + 1,
-            ahead,
-            queued: true,
-        };
-        let report = Outcome::Refused {
-            blockers,
-            alternatives,
-            free,
-            queue: Some(place),
-        };
-        if !queue::needs_writing(reg, session, &waited, now) {
-            return Ok(Plan::Keep(report));
-        }
-        let since = queue::arrival(reg, session, now, since);
-        let rows: Vec<Waiter> = waited
-            .iter()
-            .map(|s| Waiter {
-                session: session.to_string(),
-                scope: s.clone(),
-                agent: agent.to_string(),
-                since,
-                lease: now + queue::lease(),
-                extra: Vec::new(),
-                seen_ahead: None,
-            })
-            .collect();
-        let mine = queue::rows_of(reg, session);
-        let action = if mine.is_empty() {
-            "queue"
-        } else {
-            "queue-renew"
-        };
-        return Ok(queue_edit(
+        return refused(
             reg,
-            &by,
-            (&mine, &rows),
-            (action, &scopes_summary(&waited)),
-            report,
-        ));
+            c,
+            snap,
+            queueing,
+            Refusal {
+                blockers,
+                ahead,
+                grant,
+                held,
+            },
+        );
     }
     if let Some(limit) = max_active_per_agent {
         too_many(reg, agent, grant.len(), limit)?;
@@ -268,6 +185,134 @@ pub fn plan_queued(
         message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
         report: Outcome::Opened { new_claims, held },
     })
+}
+
+/// What refuses a request: the claims in its way, the waiters ahead of it,
+/// and what of it was free or already held.
+struct Refusal {
+    blockers: Vec<Owned>,
+    ahead: Vec<Request>,
+    grant: Vec<Scope>,
+    held: Vec<(Claim, bool)>,
+}
+
+/// The plan of a refused request: its alternatives and what was free; a
+/// plain `bsi open` writes nothing, a waiter (`Join`) takes or keeps its
+/// place, or leaves the queue when a stale claim is in its way (waiting
+/// cannot free it).
+fn refused(
+    reg: &Registry,
+    c: &Claiming<'_>,
+    snap: &Snapshot,
+    queueing: Queueing,
+    Refusal {
+        blockers,
+        ahead,
+        grant,
+        held,
+    }: Refusal,
+) -> Result<Plan<Outcome>> {
+    let Claiming {
+        session,
+        agent,
+        scopes,
+        now,
+        ..
+    } = *c;
+    // Alternatives for what was refused; what was free in the
+    // request is said apart.
+    let in_queue = |s: &Scope| {
+        ahead
+            .iter()
+            .any(|r| r.scopes.iter().any(|w| crate::scope::overlaps(w, s, snap)))
+    };
+    let refused: Vec<Scope> = scopes
+        .iter()
+        .filter(|s| blockers.iter().any(|b| &b.requested == *s) || in_queue(s))
+        .cloned()
+        .collect();
+    let mut alternatives = alternatives(reg, session, &refused, scopes, snap);
+    if !matches!(queueing, Queueing::Ignore) {
+        // A scope others wait for is no alternative either.
+        alternatives
+            .retain(|a| queue::ahead(reg, session, std::slice::from_ref(a), now, snap).is_empty());
+    }
+    let free: Vec<Scope> = grant.into_iter().filter(|s| !in_queue(s)).collect();
+    let Queueing::Join { since } = queueing else {
+        let place = (!ahead.is_empty()).then(|| Place {
+            place: ahead.len() + 1,
+            ahead,
+            queued: false,
+        });
+        return Ok(Plan::Keep(Outcome::Refused {
+            blockers,
+            alternatives,
+            free,
+            queue: place,
+        }));
+    };
+    let by = Editor {
+        session,
+        agent,
+        now,
+    };
+    // Waiting cannot help against a stale claim: only a person frees
+    // it. The request leaves the queue (if it was in it) and is refused.
+    if blockers.iter().any(|b| b.stale) {
+        let mine = queue::rows_of(reg, session);
+        let report = Outcome::Refused {
+            blockers,
+            alternatives,
+            free,
+            queue: None,
+        };
+        return Ok(queue_edit(reg, &by, (&mine, &[]), ("unqueue", ""), report));
+    }
+    let waited: Vec<Scope> = scopes
+        .iter()
+        .filter(|s| !held.iter().any(|(c, _)| &c.scope == *s))
+        .cloned()
+        .collect();
+    let place = Place {
+        place: ahead.len() + 1,
+        ahead,
+        queued: true,
+    };
+    let report = Outcome::Refused {
+        blockers,
+        alternatives,
+        free,
+        queue: Some(place),
+    };
+    if !queue::needs_writing(reg, session, &waited, now) {
+        return Ok(Plan::Keep(report));
+    }
+    let since = queue::arrival(reg, session, now, since);
+    let rows: Vec<Waiter> = waited
+        .iter()
+        .map(|s| Waiter {
+            session: session.to_string(),
+            scope: s.clone(),
+            agent: agent.to_string(),
+            since,
+            lease: now + queue::lease(),
+            extra: Vec::new(),
+            seen_ahead: None,
+        })
+        .collect();
+    let mine = queue::rows_of(reg, session);
+    let action = if mine.is_empty() {
+        "queue"
+    } else {
+        "queue-renew"
+    };
+    Ok(queue_edit(
+        reg,
+        &by,
+        (&mine, &rows),
+        (action, &scopes_summary(&waited)),
+        report,
+    ))
 }
 
 /// The limit of active claims per agent, for `wanted` more.
