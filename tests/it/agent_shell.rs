@@ -21,7 +21,11 @@ fn shell_event(b: &Brain, tool: &str, command: &str) -> String {
     };
     let mut v: Value = serde_json::from_str(&event(b, name)).expect("fixture JSON");
     // Copilot's camelCase events carry the call in `toolArgs`.
-    let args = if tool == "copilot" { "toolArgs" } else { "tool_input" };
+    let args = if tool == "copilot" {
+        "toolArgs"
+    } else {
+        "tool_input"
+    };
     v[args]["command"] = Value::String(command.to_string());
     v.to_string()
 }
