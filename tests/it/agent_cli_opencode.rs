@@ -356,3 +356,44 @@ fn opencode_install_and_uninstall_keep_the_project_byte_for_byte() {
     assert!(r.stderr.contains("it is a file bsi did not write"), "{r:?}");
     assert_eq!(b.read(".opencode/plugins/bsi.js"), "// someone else's\n");
 }
+
+/// One identity for the hook, the shell and MCP: OpenCode starts the `bsi`
+/// server of `opencode.json` (registered by `bsi agent install opencode`)
+/// itself, so bsi finds the session the plugin's session-start named from
+/// the OpenCode process; the model's `claim` through it acts for that
+/// session, and its edit inside the claim passes the edit hook as its own.
+#[test]
+fn opencode_claims_through_mcp_as_the_hooks_session() {
+    let Some(exe) = cli("opencode") else { return };
+    let s = Setup::new("opencode");
+    let turns = json!([
+        {"tool": "bsi_claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
+        edit(&s, "projets/plan.md", "risk text", "new risk"),
+        {"tool": "bsi_whoami", "args": {}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_opencode(&s, &exe, &turns, None);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert_eq!(turns.len(), 4, "{ctx}");
+    let session = briefed_session(&turns);
+    assert!(
+        turns[1].contains("Claimed projets/plan.md#Risks")
+            && turns[1].contains(&format!("for session {session}.")),
+        "the grant, for the hook's session: {}\n{ctx}",
+        turns[1]
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    assert!(
+        turns[3].contains(&format!("Session {session} (agent opencode)")),
+        "{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| opencode |")),
+        "{active:?}"
+    );
+}
