@@ -370,3 +370,70 @@ fn cline_cli_claims_through_mcp_registered_as_install_says() {
         "{active:?}"
     );
 }
+
+/// Why bsi installs no stop hook for Cline: a `TaskComplete` hook answering
+/// with context runs when the agent has answered (its event as the fixture
+/// has it), and the model is asked nothing more, its words never reaching
+/// it (docs/agent-tools.md, "Cline CLI", has the source's reasons).
+#[test]
+fn cline_cli_task_complete_reaches_no_model() {
+    let Some(exe) = cli("cline") else { return };
+    let s = Setup::new("cline");
+    let ran = s.work.path().join("task-complete.json");
+    let words = "a reminder from a TaskComplete hook";
+    let hook = s.b.path().join(".clinerules/hooks/TaskComplete");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat > '{}'\necho '{{\"context\":\"{words}\"}}'\n",
+            ran.display()
+        ),
+    )
+    .expect("write the hook");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let turns = json!([
+        {"tool": "run_commands", "args": {"commands": ["ls"]}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_cline(&s, &exe, &turns, None);
+    let ctx = ctx(&model, &run);
+    assert_eq!(run.code, 0, "{ctx}");
+    // Run detached: it may end after the CLI.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let event = loop {
+        if let Some(v) = std::fs::read_to_string(&ran)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the TaskComplete hook never ran\n{ctx}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/agents/cline-taskcomplete.json"),
+        )
+        .expect("fixture"),
+    )
+    .expect("fixture JSON");
+    assert_eq!(
+        shape(&event),
+        shape(&fixture),
+        "cline-taskcomplete.json has drifted from what Cline sends: {event}"
+    );
+    assert_eq!(event["hookName"], "agent_end", "{event}");
+    assert_eq!(model.turns().len(), 2, "no turn after the stop\n{ctx}");
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains(words)),
+        "{ctx}"
+    );
+}
