@@ -339,6 +339,12 @@ fn cline_cli_claims_through_mcp_registered_as_install_says() {
         .args(["-c", &printed]);
     let added = crate::agent_cli::run_bounded(add);
     assert_eq!(added.code, 0, "`{printed}`: {added:?}");
+    // The doctor reads it where the command put it, the user's settings.
+    let mut doctor = s.command(&crate::common::bin(), &[]);
+    doctor.args(["agent", "doctor", "cline"]);
+    Run::from_output(doctor.output().expect("run doctor")).stdout_has(
+        "ok      mcp      bsi's MCP server (`bsi mcp`) is registered in ~/.cline/data/settings/cline_mcp_settings.json",
+    );
     let plan = s.abs("projets/plan.md");
     let turns = json!([
         {"tool": "bsi__claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
