@@ -8,7 +8,11 @@
 //! `TaskStart` and `TaskComplete` run detached, their output dropped. So
 //! bsi installs one hook, `PreToolUse`, which also briefs the agent on the
 //! first tool call of a session (what the session-start hook does in the
-//! other tools); there is no stop hook whose answer Cline reads.
+//! other tools); there is no stop hook whose answer Cline reads: even
+//! waited for, `TaskComplete` runs from the agent's after-run hooks, whose
+//! results the agent drops, and `submit_and_exit` (a tool call that ends
+//! the run, where `PreToolUse` could speak) is offered only in `yolo` mode,
+//! where the CLI runs no hook (docs/agent-tools.md, "Cline CLI").
 //!
 //! A `PreToolUse` answer's `context` reaches the model, after the tool's
 //! result, as a `<hook_context>` block; `cancel: true` stops the whole run
@@ -258,7 +262,9 @@ pub fn parse_stop(input: &str, cwd: &Path) -> Result<Stop, EventError> {
 }
 
 /// The answer to `TaskComplete`: Cline runs it detached and reads nothing
-/// back, so the reminder can only be context it would read if it waited.
+/// back (its agent drops what an after-run hook returns, waited for or
+/// not): the reminder is context no model reads, and bsi installs no
+/// `TaskComplete` hook.
 pub fn answer_stop(reason: Option<&str>) -> Answer {
     match reason {
         Some(r) => Answer::json(&json!({ "context": r })),

@@ -105,7 +105,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     out.push(program_item(tool, &commands, places));
     out.push(trust_item(tool, root, &settings, places));
     out.extend(bypass_item(tool, places));
-    out.push(mcp_item(tool, root));
+    out.push(mcp_item(tool, root, places));
     let reached = sessions::SessionMap::new(&sessions::dir_in(common)).reached(tool);
     out.push(match reached {
         Some(when) => Item {
@@ -139,14 +139,9 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
 }
 
 /// Whether bsi's MCP server is registered in the tool's MCP settings.
-fn mcp_item(tool: Tool, root: &Path) -> Item {
+fn mcp_item(tool: Tool, root: &Path, places: &Places) -> Item {
     if tool == Tool::Cline {
-        return Item {
-            what: "mcp",
-            ok: None,
-            detail: "Cline CLI reads MCP servers from the user's settings only, which bsi does not read or write".into(),
-            next: Some(format!("to give the agent bsi's MCP tools: `{}`", mcp_config::CLINE_ADD)),
-        };
+        return cline_mcp_item(places);
     }
     let rel = mcp_config::settings_file(tool);
     let text = fs::read_to_string(root.join(rel)).ok();
@@ -183,6 +178,54 @@ fn mcp_item(tool: Tool, root: &Path) -> Item {
             Some(false),
             format!("{rel} cannot be read as {}'s MCP settings", tool.title()),
             Some(format!("fix {rel}, then {install} again")),
+        ),
+    };
+    Item {
+        what: "mcp",
+        ok,
+        detail,
+        next,
+    }
+}
+
+/// Whether bsi's MCP server is in Cline CLI's settings, which live in the
+/// user's home (its default data directory), never the work tree: bsi reads
+/// them and writes nothing there; the command that registers it is said.
+fn cline_mcp_item(places: &Places) -> Item {
+    let shown = format!("~/{}", mcp_config::CLINE_SETTINGS_IN_HOME);
+    let add = format!("`{}`", mcp_config::CLINE_ADD);
+    let text = places
+        .home
+        .as_ref()
+        .and_then(|h| fs::read_to_string(h.join(mcp_config::CLINE_SETTINGS_IN_HOME)).ok());
+    let fix = format!("edit the `bsi` entry of {shown} to run `bsi mcp --tool cline`");
+    let (ok, detail, next) = match text.as_deref().map(mcp_config::cline_registration) {
+        Some(Registration::Registered) => (
+            Some(true),
+            format!("bsi's MCP server (`bsi mcp`) is registered in {shown}"),
+            None,
+        ),
+        Some(Registration::Differs) => (
+            Some(false),
+            format!("{shown} runs `bsi mcp`, but not as {add} registers it"),
+            Some(fix),
+        ),
+        Some(Registration::Foreign) => (
+            None,
+            format!("{shown} has a server named bsi that does not run `bsi mcp`"),
+            Some(fix),
+        ),
+        Some(Registration::Unreadable) => (
+            None,
+            format!("{shown} cannot be read as Cline CLI's MCP settings"),
+            Some(format!("fix {shown}, then {add}")),
+        ),
+        Some(Registration::Missing) | None => (
+            None,
+            format!(
+                "Cline CLI reads MCP servers from the user's settings only: bsi's is not in {shown} (Cline's default data directory; `--data-dir` moves it)"
+            ),
+            Some(format!("to give the agent bsi's MCP tools: {add}")),
         ),
     };
     Item {
@@ -743,7 +786,8 @@ mod tests {
             let install = format!("`bsi agent install {}`", tool.name());
             assert_eq!(mcp.next.as_deref(), Some(install.as_str()), "{mcp:?}");
         }
-        // Cline: not bsi's to see; the command that registers it is said.
+        // Cline: in the user's settings only; until the command that
+        // registers it has run, that command is said.
         let (_d, root, common, places) = setup(Tool::Cline);
         let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, None, "{mcp:?}");
@@ -753,6 +797,31 @@ mod tests {
                 .is_some_and(|n| n.contains("`cline mcp add bsi --yes -- bsi mcp --tool cline`")),
             "{mcp:?}"
         );
+        // What `cline mcp add` writes (Cline CLI 3.0.65): registered.
+        let cline = places
+            .home
+            .as_ref()
+            .expect("home")
+            .join(mcp_config::CLINE_SETTINGS_IN_HOME);
+        fs::create_dir_all(cline.parent().expect("dir")).expect("mkdir");
+        let written = r#"{"mcpServers":{"bsi":{"transport":{"type":"stdio","command":"bsi","args":["mcp","--tool","cline"]}}}}"#;
+        fs::write(&cline, written).expect("write");
+        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, Some(true), "{mcp:?}");
+        assert_eq!(mcp.next, None, "{mcp:?}");
+        // Another tool's `--tool`: not as the command registers it.
+        fs::write(&cline, written.replace("\"cline\"]", "\"claude\"]")).expect("write");
+        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, Some(false), "{mcp:?}");
+        // Another program under bsi's name: said, left alone.
+        fs::write(
+            &cline,
+            r#"{"mcpServers":{"bsi":{"command":"other","args":[]}}}"#,
+        )
+        .expect("write");
+        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        assert_eq!(mcp.ok, None, "{mcp:?}");
+        assert!(mcp.detail.contains("does not run `bsi mcp`"), "{mcp:?}");
         // A server of another program named bsi: left alone, and said.
         let (_d, root, common, places) = setup(Tool::Gemini);
         let settings = root.join(".gemini/settings.json");

@@ -54,6 +54,36 @@ pub const CLINE_SETTINGS: &str = "cline_mcp_settings.json";
 /// The command that registers bsi's server in Cline CLI's settings.
 pub const CLINE_ADD: &str = "cline mcp add bsi --yes -- bsi mcp --tool cline";
 
+/// Cline CLI's MCP settings, relative to the user's home: its default data
+/// directory (`--data-dir` moves it).
+pub const CLINE_SETTINGS_IN_HOME: &str = ".cline/data/settings/cline_mcp_settings.json";
+
+/// What Cline CLI's MCP settings `text` register under bsi's name:
+/// [`CLINE_ADD`] writes `{"mcpServers": {"bsi": {"transport": {"type":
+/// "stdio", "command": "bsi", "args": ["mcp", "--tool", "cline"]}}}}`
+/// (a `command` beside `transport` is read the same way).
+pub fn cline_registration(text: &str) -> Registration {
+    let Ok(Value::Object(v)) = serde_json::from_str::<Value>(text) else {
+        return Registration::Unreadable;
+    };
+    let Some(entry) = v.get("mcpServers").and_then(|s| s.get(NAME)) else {
+        return Registration::Missing;
+    };
+    let run = entry.get("transport").unwrap_or(entry);
+    let command = run.get("command").and_then(Value::as_str).unwrap_or("");
+    let args: Vec<&str> = run
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let ours = Path::new(command).file_name().is_some_and(|n| n == PROGRAM);
+    match args.as_slice() {
+        ["mcp", "--tool", "cline"] if ours => Registration::Registered,
+        ["mcp", ..] if ours => Registration::Differs,
+        _ => Registration::Foreign,
+    }
+}
+
 /// The arguments of the server's command.
 fn args(tool: Tool) -> [&'static str; 3] {
     ["mcp", "--tool", tool.name()]

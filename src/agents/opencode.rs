@@ -19,7 +19,9 @@
 //!   system prompt, `{"env": {...}}` into every shell command of the
 //!   session (`shell.env`).
 //! - `session.idle` (the agent ended its turn): `{"prompt": TEXT}` sends
-//!   the agent back with TEXT as the next message.
+//!   the agent back with TEXT as the next message, where OpenCode's process
+//!   outlives the turn (the TUI, `opencode serve`); a plain `opencode run`
+//!   exits at that idle first, and no plugin hook can hold it.
 //!
 //! The parsing and answers here are pure; the plugin's text is too.
 

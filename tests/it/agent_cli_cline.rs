@@ -311,3 +311,135 @@ fn cline_cli_without_bsi_on_path_warns_and_lets_edits_through() {
     );
     assert!(s.b.read("agents/alice.md").contains("unchecked"), "{ctx}");
 }
+
+/// Cline reads MCP servers from the user's settings only: `bsi agent
+/// install cline` prints the command that registers bsi's, run here as
+/// printed (`sh -c`, the CLI's home the test's). The model's `claim`
+/// through it then acts for the session the hook named, and its edit inside
+/// the claim passes the edit hook as its own.
+#[test]
+fn cline_cli_claims_through_mcp_registered_as_install_says() {
+    let Some(exe) = cli("cline") else { return };
+    let s = Setup::new("cline");
+    let said = s.b.bsi(&["agent", "install", "cline"]);
+    said.ok();
+    let printed = said
+        .stdout
+        .split("to give the agent bsi's MCP tools: `")
+        .nth(1)
+        .and_then(|t| t.split('`').next())
+        .unwrap_or_else(|| panic!("no MCP command printed: {}", said.stdout))
+        .to_string();
+    let mut add = s.command(Path::new("sh"), &[]);
+    let clis = exe.parent().expect("the CLIs' directory");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![clis.to_path_buf()];
+    dirs.extend(std::env::split_paths(&path));
+    add.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+        .args(["-c", &printed]);
+    let added = crate::agent_cli::run_bounded(add);
+    assert_eq!(added.code, 0, "`{printed}`: {added:?}");
+    // The doctor reads it where the command put it, the user's settings.
+    let mut doctor = s.command(&crate::common::bin(), &[]);
+    doctor.args(["agent", "doctor", "cline"]);
+    Run::from_output(doctor.output().expect("run doctor")).stdout_has(
+        "ok      mcp      bsi's MCP server (`bsi mcp`) is registered in ~/.cline/data/settings/cline_mcp_settings.json",
+    );
+    let plan = s.abs("projets/plan.md");
+    let turns = json!([
+        {"tool": "bsi__claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
+        {"tool": "editor", "args": {"path": plan, "old_text": "risk text", "new_text": "new risk"}},
+        {"tool": "bsi__whoami", "args": {}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_cline(&s, &exe, &turns, None);
+    let ctx = ctx(&model, &run);
+    assert_eq!(run.code, 0, "{ctx}");
+    let sent = model.turns();
+    assert_eq!(sent.len(), 4, "{ctx}");
+    let session = briefed_session(&sent[1]);
+    assert!(
+        sent[1].contains("Claimed projets/plan.md#Risks")
+            && sent[1].contains(&format!("for session {session}.")),
+        "the grant, for the hook's session\n{ctx}"
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    assert!(
+        sent[3].contains(&format!("Session {session} (agent cline)")),
+        "{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| cline |")),
+        "{active:?}"
+    );
+}
+
+/// Why bsi installs no stop hook for Cline: a `TaskComplete` hook answering
+/// with context runs when the agent has answered (its event as the fixture
+/// has it), and the model is asked nothing more, its words never reaching
+/// it (docs/agent-tools.md, "Cline CLI", has the source's reasons).
+#[test]
+fn cline_cli_task_complete_reaches_no_model() {
+    let Some(exe) = cli("cline") else { return };
+    let s = Setup::new("cline");
+    let ran = s.work.path().join("task-complete.json");
+    let words = "a reminder from a TaskComplete hook";
+    let hook = s.b.path().join(".clinerules/hooks/TaskComplete");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat > '{}'\necho '{{\"context\":\"{words}\"}}'\n",
+            ran.display()
+        ),
+    )
+    .expect("write the hook");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let turns = json!([
+        {"tool": "run_commands", "args": {"commands": ["ls"]}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_cline(&s, &exe, &turns, None);
+    let ctx = ctx(&model, &run);
+    assert_eq!(run.code, 0, "{ctx}");
+    // Run detached: it may end after the CLI.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let event = loop {
+        if let Some(v) = std::fs::read_to_string(&ran)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the TaskComplete hook never ran\n{ctx}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/agents/cline-taskcomplete.json"),
+        )
+        .expect("fixture"),
+    )
+    .expect("fixture JSON");
+    assert_eq!(
+        shape(&event),
+        shape(&fixture),
+        "cline-taskcomplete.json has drifted from what Cline sends: {event}"
+    );
+    assert_eq!(event["hookName"], "agent_end", "{event}");
+    assert_eq!(model.turns().len(), 2, "no turn after the stop\n{ctx}");
+    assert!(
+        !model
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains(words)),
+        "{ctx}"
+    );
+}

@@ -8,12 +8,13 @@
 //! a word, and what the shell writes judged.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::agent_cli::{
-    FakeModel, Setup, briefed_session, bsi_word, check_shell_writes, cli, path_without_bsi,
-    run_bounded_within, script, shell_writes_script,
+    FakeModel, Setup, briefed_session, bsi_word, check_run, check_shell_writes, cli,
+    path_without_bsi, run_bounded_within, script, shell_writes_script,
 };
 use crate::common::{Run, bin};
 
@@ -91,7 +92,8 @@ fn opencode() {
     );
     // `opencode run` ends when the session goes idle, before the plugin's
     // `session.idle` answer can send the agent back: the run stops at the
-    // script's first "done", and the stop is checked as far as bsi's part.
+    // script's first "done", and the stop is checked as far as bsi's part
+    // (the reminder reaching the model: `opencode serve` below).
     let (turns, _) = turns.split_at(turns.len() - 2);
     let (model, run) = run_opencode(&s, &exe, &json!(turns), None);
     check_run_until_stop(&s, &model, &run, turns.len(), refused);
@@ -108,6 +110,81 @@ fn opencode() {
         )
         .stdout_has("ok      mcp      bsi's MCP server (`bsi mcp`) is registered in opencode.json")
         .stdout_has("ok      reached");
+}
+
+/// `opencode serve`, whose process outlives a turn, with `opencode run
+/// --attach` driving it: the run ends at the first idle as a plain `opencode
+/// run` does, and the server goes on with the reminder the plugin's
+/// `session.idle` answer sends, once. The whole scenario of
+/// tests/it/agent_cli.rs holds, stop included.
+#[test]
+fn opencode_serve_sends_the_agent_back_once_at_the_stop() {
+    let Some(exe) = cli("opencode") else { return };
+    let s = Setup::new("opencode");
+    let (turns, refused) = script(
+        &|_| None,
+        &|f, old, new| edit(&s, f, old, new),
+        &bash,
+        &format!("{} open agents/alice.md", bsi_word()),
+    );
+    let model = FakeModel::start("chat", &json!(turns), s.work.path());
+    opencode_home(&s, model.port);
+    let env = [
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+    ];
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+        .to_string();
+    let mut serve = s.command(exe.as_path(), &env);
+    serve
+        .args(["serve", "--hostname", "127.0.0.1", "--port", &port])
+        .stdout(std::process::Stdio::null());
+    let server = Server(serve.spawn().expect("start opencode serve"));
+    let url = format!("http://127.0.0.1:{port}");
+    let mut cmd = s.command(exe.as_path(), &env);
+    cmd.args(["run", "--attach", &url, "--format", "json", "do the work"]);
+    // The attached run waits for the server to listen (its first start in
+    // a new home takes a minute or more on a busy 2-core machine).
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().expect("port"))).is_err() {
+        assert!(Instant::now() < deadline, "opencode serve did not listen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let run = run_bounded_within(cmd, Duration::from_secs(300));
+    // The run ended at the first idle; the server plays the rest of the
+    // script: the reminder's turn, then a second stop, which bsi lets be.
+    let stops = || s.events().iter().filter(|(kind, _)| kind == "stop").count();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while model.turns().len() < turns.len() || stops() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the server did not play the script to its second stop: {} turns, {} stops\n{run:?}\n{:#?}",
+            model.turns().len(),
+            stops(),
+            model.turns()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A second reminder would be a turn beyond the script: give the second
+    // stop's answer the time to come back before counting.
+    std::thread::sleep(Duration::from_secs(3));
+    drop(server);
+    check_run(&s, &model, &run, turns.len(), refused);
+}
+
+/// `opencode serve`, stopped when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg(self.0.id().to_string())
+            .status();
+        let _ = self.0.wait();
+    }
 }
 
 /// `check_run` of tests/it/agent_cli.rs up to the stop: the briefing, the
@@ -278,4 +355,45 @@ fn opencode_install_and_uninstall_keep_the_project_byte_for_byte() {
     assert_ne!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("it is a file bsi did not write"), "{r:?}");
     assert_eq!(b.read(".opencode/plugins/bsi.js"), "// someone else's\n");
+}
+
+/// One identity for the hook, the shell and MCP: OpenCode starts the `bsi`
+/// server of `opencode.json` (registered by `bsi agent install opencode`)
+/// itself, so bsi finds the session the plugin's session-start named from
+/// the OpenCode process; the model's `claim` through it acts for that
+/// session, and its edit inside the claim passes the edit hook as its own.
+#[test]
+fn opencode_claims_through_mcp_as_the_hooks_session() {
+    let Some(exe) = cli("opencode") else { return };
+    let s = Setup::new("opencode");
+    let turns = json!([
+        {"tool": "bsi_claim", "args": {"scopes": ["projets/plan.md#Risks"], "note": "risks"}},
+        edit(&s, "projets/plan.md", "risk text", "new risk"),
+        {"tool": "bsi_whoami", "args": {}},
+        {"text": "done"},
+    ]);
+    let (model, run) = run_opencode(&s, &exe, &turns, None);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    assert_eq!(turns.len(), 4, "{ctx}");
+    let session = briefed_session(&turns);
+    assert!(
+        turns[1].contains("Claimed projets/plan.md#Risks")
+            && turns[1].contains(&format!("for session {session}.")),
+        "the grant, for the hook's session: {}\n{ctx}",
+        turns[1]
+    );
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    assert!(
+        turns[3].contains(&format!("Session {session} (agent opencode)")),
+        "{ctx}"
+    );
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(&session)
+            && r.contains("| opencode |")),
+        "{active:?}"
+    );
 }

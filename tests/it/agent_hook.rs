@@ -59,6 +59,9 @@ pub(crate) fn denial(tool: &str, r: &Run) -> Option<String> {
         "cursor" => (v["permission"] == "deny")
             .then(|| s(&v["agent_message"]))
             .flatten(),
+        "copilot" => (v["permissionDecision"] == "deny")
+            .then(|| s(&v["permissionDecisionReason"]))
+            .flatten(),
         _ => unreachable!(),
     }
 }
@@ -95,11 +98,19 @@ pub(crate) fn replace_event(b: &Brain, tool: &str, file: &str, old: &str, new: &
             v["tool_input"]["content"] = serde_json::Value::String(text);
             v.to_string()
         }
+        "copilot" => {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&event(b, "copilot-pretooluse-edit.json")).expect("json");
+            v["toolArgs"]["path"] = serde_json::Value::String(abs.to_string());
+            v["toolArgs"]["old_str"] = serde_json::Value::String(old.to_string());
+            v["toolArgs"]["new_str"] = serde_json::Value::String(new.to_string());
+            v.to_string()
+        }
         _ => unreachable!(),
     }
 }
 
-pub(crate) const TOOLS: [&str; 4] = ["claude", "codex", "gemini", "cursor"];
+pub(crate) const TOOLS: [&str; 5] = ["claude", "codex", "gemini", "cursor", "copilot"];
 
 #[test]
 fn agent_hook_refuses_an_edit_inside_another_sessions_section_in_each_protocol() {
@@ -680,6 +691,7 @@ fn agent_hook_session_start_shows_the_other_machines_claims() {
         let context = v["hookSpecificOutput"]["additionalContext"]
             .as_str()
             .or(v["additional_context"].as_str())
+            .or(v["additionalContext"].as_str())
             .unwrap_or_else(|| panic!("{tool}: {v}"));
         for want in [
             "sess-alice holds agents/alice.md",
@@ -956,6 +968,7 @@ fn a_claim_on_the_first_write_is_recorded_as_the_tools_agent() {
         ("codex", "", "codex"),
         ("gemini", "", "gemini"),
         ("cursor", "", "cursor"),
+        ("copilot", "", "copilot"),
         ("claude", "default_agent = \"robot\"\n", "robot"),
     ] {
         let b = Brain::new();

@@ -16,10 +16,17 @@ fn shell_event(b: &Brain, tool: &str, command: &str) -> String {
         "codex" => "codex-pretooluse-bash.json",
         "gemini" => "gemini-beforetool-run-shell-command.json",
         "cursor" => "cursor-pretooluse-shell.json",
+        "copilot" => "copilot-pretooluse-bash.json",
         _ => unreachable!(),
     };
     let mut v: Value = serde_json::from_str(&event(b, name)).expect("fixture JSON");
-    v["tool_input"]["command"] = Value::String(command.to_string());
+    // Copilot's camelCase events carry the call in `toolArgs`.
+    let args = if tool == "copilot" {
+        "toolArgs"
+    } else {
+        "tool_input"
+    };
+    v[args]["command"] = Value::String(command.to_string());
     v.to_string()
 }
 
