@@ -170,6 +170,18 @@ fn check_fixtures(s: &Setup, model: &FakeModel) -> usize {
 /// The briefing on the first call, the held section refused (the file
 /// unchanged there, the model told why, the run going on), the free edit
 /// landing, the shell's `bsi open` the session's own claim.
+/// `scope` is an active claim of `session`, recorded as agent cline.
+#[track_caller]
+fn held_by_cline(s: &Setup, scope: &str, session: &str) {
+    let active = s.b.active();
+    assert!(
+        active
+            .iter()
+            .any(|r| r.contains(scope) && r.contains(session) && r.contains("| cline |")),
+        "{scope} claimed by {session} as cline: {active:?}"
+    );
+}
+
 #[test]
 fn cline_cli() {
     let Some(exe) = cli("cline") else { return };
@@ -216,13 +228,7 @@ fn cline_cli() {
         "the free edit passes: {text}\n{ctx}"
     );
     assert!(s.b.read("agents/alice.md").contains("mine now"), "{ctx}");
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("agents/alice.md")
-            && r.contains(&session)
-            && r.contains("| cline |")),
-        "alice.md claimed by {session} as cline: {active:?}"
-    );
+    held_by_cline(&s, "agents/alice.md", &session);
     assert!(check_fixtures(&s, &model) >= 3, "{ctx}");
 }
 
@@ -252,13 +258,7 @@ fn cline_cli_claim_on_write_tells_the_model() {
         "told once\n{ctx}"
     );
     assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| cline |")),
-        "{active:?}"
-    );
+    held_by_cline(&s, "projets/plan.md#Risks", &session);
 }
 
 /// What the agent's shell commands write is judged: a rewrite of the held
@@ -368,13 +368,7 @@ fn cline_cli_claims_through_mcp_registered_as_install_says() {
         sent[3].contains(&format!("Session {session} (agent cline)")),
         "{ctx}"
     );
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| cline |")),
-        "{active:?}"
-    );
+    held_by_cline(&s, "projets/plan.md#Risks", &session);
 }
 
 /// Why bsi installs no stop hook for Cline: a `TaskComplete` hook answering

@@ -79,17 +79,22 @@ fn bash(command: &str) -> Value {
     json!({"tool": "bash", "args": {"command": command}})
 }
 
+/// The shared scenario in OpenCode's tools; the agent's own `bsi open`
+/// names no session: the plugin sets BSI_SESSION in the shell.
+fn scenario(s: &Setup) -> (Vec<Value>, usize) {
+    script(
+        &|_| None,
+        &|f, old, new| edit(s, f, old, new),
+        &bash,
+        &format!("{} open agents/alice.md", bsi_word()),
+    )
+}
+
 #[test]
 fn opencode() {
     let Some(exe) = cli("opencode") else { return };
     let s = Setup::new("opencode");
-    let (turns, refused) = script(
-        &|_| None,
-        &|f, old, new| edit(&s, f, old, new),
-        &bash,
-        // No `--session`: the plugin sets BSI_SESSION in the shell.
-        &format!("{} open agents/alice.md", bsi_word()),
-    );
+    let (turns, refused) = scenario(&s);
     // `opencode run` ends when the session goes idle, before the plugin's
     // `session.idle` answer can send the agent back: the run stops at the
     // script's first "done", and the stop is checked as far as bsi's part
@@ -121,12 +126,7 @@ fn opencode() {
 fn opencode_serve_sends_the_agent_back_once_at_the_stop() {
     let Some(exe) = cli("opencode") else { return };
     let s = Setup::new("opencode");
-    let (turns, refused) = script(
-        &|_| None,
-        &|f, old, new| edit(&s, f, old, new),
-        &bash,
-        &format!("{} open agents/alice.md", bsi_word()),
-    );
+    let (turns, refused) = scenario(&s);
     let model = FakeModel::start("chat", &json!(turns), s.work.path());
     opencode_home(&s, model.port);
     let env = [
