@@ -178,6 +178,23 @@ fn handed_over(
     Ok(applied)
 }
 
+/// The scopes of `req` that a close handed to `actor`'s session while it
+/// waited: its active claims on them opened since the request began, as
+/// the remote has them now (fetched, bounded; else as last fetched).
+fn handed_scopes(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Vec<Scope> {
+    let Ok((view, _)) = crate::publish::read(site.brain, site.settings, site.now, false) else {
+        return Vec::new();
+    };
+    let since = crate::ttl::to_minute(site.now);
+    view.registry
+        .active_claims
+        .iter()
+        .filter(|c| c.session == actor.session && c.opened >= since)
+        .filter(|c| req.scopes.contains(&c.scope))
+        .map(|c| c.scope.clone())
+        .collect()
+}
+
 /// Whether `plan` refuses the request (written or not: a refused request
 /// may take its place in the queue).
 fn refuses(plan: &Plan<Outcome>) -> bool {
@@ -347,11 +364,23 @@ fn publish_waiting(
         let head = place.as_ref().is_none_or(|p| p.place == 1);
         match w.until(site.brain, tips, renew, head) {
             Woke::Changed | Woke::Renew => {}
+            // A close may have handed this request its claims just as the
+            // wait ended: granted before the time was up, it is answered
+            // as granted (the next plan finds them held).
+            Woke::TimeUp if lease.is_some() && !handed_scopes(site, actor, req).is_empty() => {}
             Woke::TimeUp => {
                 give_up(lease);
                 return Ok((applied, false));
             }
             Woke::Stopped => {
+                // Nothing is granted once whoever asked is gone: claims a
+                // close handed over meanwhile are closed again.
+                if lease.is_some() {
+                    for scope in handed_scopes(site, actor, req) {
+                        let _ =
+                            super::close::close(site, actor, &actor.owner(), Some(&scope), false);
+                    }
+                }
                 give_up(lease);
                 return Ok((applied, true));
             }
