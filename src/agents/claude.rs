@@ -238,10 +238,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn edit_request(name: &str) -> EditRequest {
-        match parse(Tool::Claude, &fixture(name), Path::new("/elsewhere")) {
-            Ok(PreEdit::Edit(r)) => r,
-            other => panic!("{name}: {other:?}"),
-        }
+        super::super::tests_support::edit_request(Tool::Claude, name)
     }
 
     #[test]

@@ -316,10 +316,7 @@ mod tests {
     use super::*;
 
     fn request(name: &str) -> EditRequest {
-        match parse(Tool::Cline, &fixture(name), Path::new("/elsewhere")) {
-            Ok(PreEdit::Edit(r)) => r,
-            other => panic!("{name}: {other:?}"),
-        }
+        super::super::tests_support::edit_request(Tool::Cline, name)
     }
 
     #[test]

@@ -165,10 +165,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        match parse(Tool::Copilot, &fixture(name), Path::new("/elsewhere")) {
-            Ok(PreEdit::Edit(r)) => r,
-            other => panic!("{name}: {other:?}"),
-        }
+        super::super::tests_support::edit_request(Tool::Copilot, name)
     }
 
     #[test]

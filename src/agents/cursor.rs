@@ -151,10 +151,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        match parse(Tool::Cursor, &fixture(name), Path::new("/elsewhere")) {
-            Ok(PreEdit::Edit(r)) => r,
-            other => panic!("{name}: {other:?}"),
-        }
+        super::super::tests_support::edit_request(Tool::Cursor, name)
     }
 
     #[test]

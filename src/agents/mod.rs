@@ -1141,4 +1141,12 @@ pub(crate) mod tests_support {
             .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
+
+    /// The edit the fixture `name` of `tool` asks for, as its hook reads it.
+    pub(crate) fn edit_request(tool: super::Tool, name: &str) -> super::EditRequest {
+        match super::parse_edit(tool, &fixture(name), std::path::Path::new("/elsewhere")) {
+            Ok(super::PreEdit::Edit(r)) => r,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
 }

@@ -327,10 +327,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        match parse(Tool::Opencode, &fixture(name), Path::new("/elsewhere")) {
-            Ok(PreEdit::Edit(r)) => r,
-            other => panic!("{name}: {other:?}"),
-        }
+        super::super::tests_support::edit_request(Tool::Opencode, name)
     }
 
     #[test]
