@@ -132,15 +132,7 @@ pub(crate) struct Setup {
 impl Setup {
     pub(crate) fn new(tool: &'static str) -> Setup {
         let b = Brain::new();
-        b.bsi(&[
-            "open",
-            "projets/plan.md#Goals",
-            "--session",
-            "sess-other",
-            "--agent",
-            "bob",
-        ])
-        .ok();
+        crate::agent_hook::other_holds(&b, "projets/plan.md#Goals");
         b.bsi(&["agent", "install", tool]).ok();
         Setup {
             tool,

@@ -283,15 +283,7 @@ fn with_index(kind: &str) -> Brain {
         assert!(sparse.lines().any(|l| l == "agents/"), "{sparse}");
     }
     b.bsi(&["hook", "install"]).ok();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-other",
-        "--agent",
-        "bob",
-    ])
-    .ok();
+    crate::agent_hook::other_holds(&b, "projets/plan.md#Goals");
     b
 }
 

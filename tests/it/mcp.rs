@@ -147,15 +147,7 @@ fn remote_registry(bare: &std::path::Path) -> String {
 fn every_tool_answers_for_the_agents_session_against_a_brain_with_a_remote() {
     let b = Brain::new();
     let bare = b.publish_to_bare();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-other",
-        "--agent",
-        "bob",
-    ])
-    .ok();
+    crate::agent_hook::other_holds(&b, "projets/plan.md#Goals");
     let before = b.user_state();
     let commits = b.commits();
     runtime().block_on(async {
@@ -828,15 +820,7 @@ impl Raw {
 fn a_stateless_client_lists_claims_and_reads_status_as_the_agents_session_without_initialize() {
     let b = Brain::new();
     let bare = b.publish_to_bare();
-    b.bsi(&[
-        "open",
-        "projets/plan.md#Goals",
-        "--session",
-        "sess-other",
-        "--agent",
-        "bob",
-    ])
-    .ok();
+    crate::agent_hook::other_holds(&b, "projets/plan.md#Goals");
     // The agent's session comes from the process that started the server:
     // the tool's session-start hook named it; no BSI_SESSION, no handshake.
     let session = session_start(&b, "chat-1");

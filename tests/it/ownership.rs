@@ -163,15 +163,7 @@ fn a_newcomers_typo_fix_runs_as_printed() {
 #[test]
 fn a_refused_opens_next_commands_run_as_printed_for_the_same_agent() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "agents/alice.md",
-        "--session",
-        "sess-other",
-        "--agent",
-        "bob",
-    ])
-    .ok();
+    crate::agent_hook::other_holds(&b, "agents/alice.md");
     let r = b.bsi(&["open", "agents/alice.md", "--agent", "me"]);
     r.code(3);
     let next = r
