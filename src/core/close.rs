@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::publish::Applied;
 use crate::registry::Claim;
 use crate::scope::Scope;
+use crate::store::View;
 
 /// What came of a close.
 pub struct Closed {
@@ -34,13 +35,16 @@ pub fn close(
     scope: Option<&Scope>,
     force: bool,
 ) -> Result<Closed> {
-    // The session's audit, read before the lock from the registry as this
-    // clone sees it: alert, never block.
-    let (verified, unverified, drift) = audit_session(site, &actor.session, scope);
-    // Who waits is read again under the lock; what their plans read of the
-    // files is read now, once, for this writer and for another of the
-    // clone that may plan this close for it: the same handoff either way.
-    let handoff = handoff_for(site, &actor.session, scope);
+    // The registry as this clone sees it, read once before the lock: the
+    // session's audit (alert, never block), and what the plans of the
+    // waiters a close may hand over to read of the files (read now, for
+    // this writer and for another of the clone that may plan this close
+    // for it: the same handoff either way; who waits is read again under
+    // the lock).
+    let remote = site.settings.remote().ok().flatten();
+    let view = site.brain.view(remote.as_ref());
+    let (verified, unverified, drift) = audit_session(site, view.as_ref(), &actor.session, scope);
+    let handoff = handoff_for(site, view.as_ref().ok(), &actor.session, scope);
     let job = Job::close(
         &actor.session,
         scope,
@@ -76,11 +80,15 @@ pub fn close(
 /// live process of this clone is. Only those are handed their claims (a
 /// dead waiter's place lapses with its lease, as before); the others take
 /// their grant themselves.
-fn handoff_for(site: &Site<'_>, session: &str, scope: Option<&Scope>) -> Handoff {
-    let remote = site.settings.remote().ok().flatten();
+fn handoff_for(
+    site: &Site<'_>,
+    view: Option<&View>,
+    session: &str,
+    scope: Option<&Scope>,
+) -> Handoff {
     let mut files: Vec<Scope> = Vec::new();
     let mut alive = Vec::new();
-    if let Ok(view) = site.brain.view(remote.as_ref()) {
+    if let Some(view) = view {
         let reg = &view.registry;
         let (active, stale) = session_claims(reg, session, scope);
         files.extend(active.iter().map(|&i| reg.active_claims[i].scope.clone()));
@@ -143,11 +151,11 @@ pub fn close_each(
 /// verified`, with why.
 fn audit_session(
     site: &Site<'_>,
+    view: std::result::Result<&View, &Error>,
     session: &str,
     scope: Option<&Scope>,
 ) -> (VerifyOutcome, Option<String>, Vec<Drift>) {
-    let remote = site.settings.remote().ok().flatten();
-    let audited = site.brain.view(remote.as_ref()).and_then(|view| {
+    let audited = view.map_err(ToString::to_string).and_then(|view| {
         let (active, stale) = session_claims(&view.registry, session, scope);
         if active.is_empty() && stale.is_empty() {
             // Nothing to close: the plan says so.
@@ -159,9 +167,12 @@ fn audit_session(
             .map(|i| (&reg.active_claims[i], false))
             .chain(stale.into_iter().map(|i| (&reg.stale_claims[i], true)))
             .collect();
-        let drift = audit::drift(site.brain, &closing, site.now.timestamp())?;
-        let outcome = audit::verify(site.brain, &view.registry, session, false)?.outcome();
-        Ok((outcome, drift))
+        let read = || -> Result<_> {
+            let drift = audit::drift(site.brain, &closing, site.now.timestamp())?;
+            let outcome = audit::verify(site.brain, &view.registry, session, false)?.outcome();
+            Ok((outcome, drift))
+        };
+        read().map_err(|e| e.to_string())
     });
     match audited {
         Ok((v, drift)) => (v, None, drift),

@@ -157,10 +157,9 @@ fn handed_over(
     if !new_claims.is_empty() {
         return Ok(applied);
     }
-    let since = crate::ttl::to_minute(site.now);
     let (handed, kept): (Vec<_>, Vec<_>) = std::mem::take(held)
         .into_iter()
-        .partition(|(c, stale)| !*stale && c.opened >= since);
+        .partition(|(c, stale)| !*stale && opened_while_waiting(site, c));
     *held = kept;
     let mut handed: Vec<crate::registry::Claim> = handed.into_iter().map(|(c, _)| c).collect();
     for c in &mut handed {
@@ -178,6 +177,13 @@ fn handed_over(
     Ok(applied)
 }
 
+/// Whether the claim `c` of the waiting session was opened since its
+/// request began (a claim's time is kept to the minute): one a close
+/// handed over, not one the session held before.
+fn opened_while_waiting(site: &Site<'_>, c: &crate::registry::Claim) -> bool {
+    c.opened >= crate::ttl::to_minute(site.now)
+}
+
 /// The scopes of `req` that a close handed to `actor`'s session while it
 /// waited: its active claims on them opened since the request began, as
 /// the remote has them now (fetched, bounded; else as last fetched).
@@ -185,11 +191,10 @@ fn handed_scopes(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Vec<Scope
     let Ok((view, _)) = crate::publish::read(site.brain, site.settings, site.now, false) else {
         return Vec::new();
     };
-    let since = crate::ttl::to_minute(site.now);
     view.registry
         .active_claims
         .iter()
-        .filter(|c| c.session == actor.session && c.opened >= since)
+        .filter(|c| c.session == actor.session && opened_while_waiting(site, c))
         .filter(|c| req.scopes.contains(&c.scope))
         .map(|c| c.scope.clone())
         .collect()
