@@ -182,8 +182,14 @@ fn timeout(
     match (span.parse(&v), lenient) {
         (Ok(d), _) => Ok(d),
         (Err(e), Some(warnings)) => {
+            // Ends with what removes the value (both names are plain words).
+            let next = if from == env {
+                format!("unset {env}")
+            } else {
+                format!("git config --unset {key}")
+            };
             warnings.push(format!(
-                "{from} {}; using {}",
+                "{from} {}; using {}. Next: `{next}` to drop it, or set a duration in range",
                 e.reason(),
                 duration_words(fallback)
             ));

@@ -151,6 +151,37 @@ fn a_hook_meets_a_duration_out_of_its_range_and_judges_with_the_default() {
         .stderr_has("bsi: warning: git config bsi.publishTimeout is `2562047788016h`, longer than 1h; use a duration from 1ms to 1h")
         .stderr_has("; using 120s");
     assert_eq!(b.head_commits(), before + 1);
+    // Each warning ends with what drops the value: run as printed, the next
+    // commit has nothing to say.
+    let printed: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.split("Next: `").nth(1)?.split('`').next())
+        .collect();
+    assert_eq!(
+        printed,
+        [
+            "git config --unset bsi.publishTimeout",
+            "git config --unset bsi.connectionTimeout"
+        ],
+        "{}",
+        r.stderr
+    );
+    for command in printed {
+        let mut sh = Command::new("sh");
+        clean_env(&mut sh, b.path());
+        let ran = sh
+            .current_dir(b.path())
+            .args(["-c", command])
+            .output()
+            .expect("run sh");
+        assert!(ran.status.success(), "{command}: {ran:?}");
+    }
+    b.write("agents/alice.md", "# Alice\n\nmore free notes\n");
+    b.git(&["add", "agents/alice.md"]);
+    let r = b.git_run(&["commit", "-q", "-m", "more free notes"]);
+    r.code(0);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
 }
 
 /// A value a person might write in `.bsi.toml`, good or bad.
