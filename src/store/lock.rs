@@ -115,14 +115,7 @@ impl WriterLock {
     /// the registry references (committing, fetching, pushing): its pid and
     /// start time, the proof the next writer needs.
     pub fn record(&mut self, what: &str) -> Result<()> {
-        let mut body = format!(
-            "busy {what}\npid {}\nstart {}\n",
-            std::process::id(),
-            platform::start_time(std::process::id()).unwrap_or_default()
-        );
-        if let Some(uid) = platform::user_id() {
-            body.push_str(&format!("uid {uid}\n"));
-        }
+        let body = format!("busy {what}\n{}", this_process());
         write_record(&self.file, &self.path, body.as_bytes())?;
         self.recorded = true;
         fault("after-record");
@@ -167,6 +160,35 @@ pub(crate) fn writer_is_dead(record: &str) -> bool {
         None => true,
         Some(alive) => alive == Some(false),
     }
+}
+
+/// The lines that let another process prove this one alive or dead (its
+/// pid, start time and user), read back by [`recorded_alive`]: the writer
+/// lock's record, a write request's, a waiter's mark.
+pub(crate) fn this_process() -> String {
+    let pid = std::process::id();
+    let mut lines = format!(
+        "pid {pid}\nstart {}\n",
+        platform::start_time(pid).unwrap_or_default()
+    );
+    if let Some(uid) = platform::user_id() {
+        lines.push_str(&format!("uid {uid}\n"));
+    }
+    lines
+}
+
+/// Replaces the file `path` with `body` whole (written aside as
+/// `<path>.<pid>.tmp`, then renamed over it): a reader sees the old file or
+/// the new one, never a part.
+pub(crate) fn replace_file(path: &std::path::Path, body: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, body)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// The value of the line `key…` of a process record.

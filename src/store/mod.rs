@@ -617,19 +617,9 @@ impl Brain {
     /// mark is dropped.
     pub fn mark_waiting(&self, session: &str) -> WaitingMark {
         let path = self.bsi_dir().join("waiting").join(file_name_of(session));
-        let mut body = format!(
-            "session {session}\npid {}\nstart {}\n",
-            std::process::id(),
-            crate::platform::start_time(std::process::id()).unwrap_or_default()
-        );
-        if let Some(uid) = crate::platform::user_id() {
-            body.push_str(&format!("uid {uid}\n"));
-        }
-        let tmp = path.with_extension("tmp");
+        let body = format!("session {session}\n{}", lock::this_process());
         let written = path.parent().is_some_and(|d| fs::create_dir_all(d).is_ok())
-            && fs::write(&tmp, body.as_bytes())
-                .and_then(|()| fs::rename(&tmp, &path))
-                .is_ok();
+            && lock::replace_file(&path, body.as_bytes()).is_ok();
         WaitingMark(written.then_some(path))
     }
 

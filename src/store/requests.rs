@@ -19,7 +19,6 @@ use std::time::{Duration, SystemTime};
 
 use crate::claims::job::Job;
 use crate::error::{Error, Result};
-use crate::platform;
 
 use super::lock::writer_is_dead;
 
@@ -70,10 +69,7 @@ impl Requests {
                 std::io::Error::new(std::io::ErrorKind::InvalidData, e),
             )
         })?;
-        let body = format!(
-            "pid {pid}\nstart {}\n\n{json}\n",
-            platform::start_time(pid).unwrap_or_default()
-        );
+        let body = format!("{}\n{json}\n", super::lock::this_process());
         let tmp = self.path(&id, "tmp");
         let path = self.path(&id, "req");
         fs::write(&tmp, body)

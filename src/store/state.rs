@@ -31,9 +31,7 @@ impl State {
         fs::create_dir_all(&self.dir)
             .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
         let path = self.path("last-contact");
-        let tmp = self.path("last-contact.tmp");
-        fs::write(&tmp, format!("{}\n", now.to_rfc3339()))
-            .and_then(|()| fs::rename(&tmp, &path))
+        super::lock::replace_file(&path, format!("{}\n", now.to_rfc3339()).as_bytes())
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
     }
 
@@ -77,9 +75,7 @@ impl State {
             .iter()
             .map(|(at, row)| format!("{}\t{row}\n", at.to_rfc3339()))
             .collect();
-        let tmp = self.path(&format!("queue-ahead.{}.tmp", std::process::id()));
-        fs::write(&tmp, text)
-            .and_then(|()| fs::rename(&tmp, &path))
+        super::lock::replace_file(&path, text.as_bytes())
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
     }
 }
