@@ -127,6 +127,9 @@ clones() {
 reset_all() {
     local prefix=$1 n=$2 i
     git -C "$WORK/srv/brain.git" update-ref refs/heads/brain-index "$BASE"
+    # No write request left posted by the last burst.
+    git -C "$WORK/srv/brain.git" for-each-ref --format='delete %(refname)' refs/bsi/ |
+        git -C "$WORK/srv/brain.git" update-ref --stdin
     for ((i = 0; i < n; i++)); do
         git -C "$WORK/$prefix-$i" update-ref refs/remotes/origin/brain-index "$BASE"
         git -C "$WORK/$prefix-$i" update-ref -d refs/heads/brain-index 2>/dev/null || true

@@ -523,6 +523,20 @@ impl Git {
         self.commits_of(walk.take(n))
     }
 
+    /// The references whose names start with `prefix`, with the commit
+    /// each points to, in name order.
+    pub fn refs_under(&self, prefix: &str) -> Vec<(String, Oid)> {
+        let Ok(refs) = self.repo.references_glob(&format!("{prefix}*")) else {
+            return Vec::new();
+        };
+        let mut out: Vec<(String, Oid)> = refs
+            .flatten()
+            .filter_map(|r| Some((r.name().ok()?.to_string(), r.peel_to_commit().ok()?.id())))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The commit a reference points to, if it exists.
     pub fn ref_target(&self, name: &str) -> Option<Oid> {
         let r = self.repo.find_reference(name).ok()?;
@@ -645,14 +659,36 @@ impl Git {
         files: &[(&str, Option<&[u8]>)],
         message: &str,
     ) -> Result<Oid> {
+        self.commit_tree_of(parent, true, files, message)
+    }
+
+    /// A commit whose tree holds `files` alone, on `parent`: no reference
+    /// moves.
+    pub fn commit_new_tree(
+        &self,
+        parent: Oid,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> Result<Oid> {
+        let files: Vec<(&str, Option<&[u8]>)> = files.iter().map(|(p, b)| (*p, Some(*b))).collect();
+        self.commit_tree_of(Some(parent), false, &files, message)
+    }
+
+    fn commit_tree_of(
+        &self,
+        parent: Option<Oid>,
+        parents_tree: bool,
+        files: &[(&str, Option<&[u8]>)],
+        message: &str,
+    ) -> Result<Oid> {
         let repo = &self.repo;
         let parent = match parent {
             Some(id) => Some(repo.find_commit(id)?),
             None => None,
         };
         let base = match &parent {
-            Some(p) => p.tree()?,
-            None => repo.find_tree(repo.treebuilder(None)?.write()?)?,
+            Some(p) if parents_tree => p.tree()?,
+            _ => repo.find_tree(repo.treebuilder(None)?.write()?)?,
         };
         let mut builder = git2::build::TreeUpdateBuilder::new();
         for (path, bytes) in files {

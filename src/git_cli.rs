@@ -119,6 +119,17 @@ impl Remote {
     /// within `timeout`. Nothing else of the repository is touched: no
     /// other branch, no `FETCH_HEAD`, no automatic maintenance.
     pub fn fetch(&self, repo: &Path, timeout: Duration) -> Result<(), FetchError> {
+        self.fetch_refs(repo, timeout, false)
+    }
+
+    /// [`Remote::fetch`], with the write requests other clones posted
+    /// ([`REQUESTS`]): the local copies of requests gone from the remote
+    /// are pruned.
+    pub fn fetch_with_requests(&self, repo: &Path, timeout: Duration) -> Result<(), FetchError> {
+        self.fetch_refs(repo, timeout, true)
+    }
+
+    fn fetch_refs(&self, repo: &Path, timeout: Duration, requests: bool) -> Result<(), FetchError> {
         let refspec = format!("+refs/heads/{}:{}", self.branch, self.tracking_ref());
         let mut cmd = git(repo);
         cmd.args([
@@ -127,10 +138,14 @@ impl Remote {
             "--no-tags",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
-            "--",
-            &self.name,
-            &refspec,
         ]);
+        if requests {
+            cmd.arg("--prune");
+        }
+        cmd.args(["--", &self.name, &refspec]);
+        if requests {
+            cmd.arg(format!("+{REQUESTS}*:{}*", self.requests_ref("")));
+        }
         let out = run(cmd, timeout).map_err(FetchError::Unreachable)?;
         if out.success {
             return Ok(());
@@ -150,33 +165,132 @@ impl Remote {
     /// fast-forward the branch: that refusal is the compare-and-swap that
     /// orders registry changes.
     pub fn push(&self, repo: &Path, commit: impl std::fmt::Display, timeout: Duration) -> Push {
-        let refspec = format!("{commit}:refs/heads/{}", self.branch);
+        self.push_with(repo, commit, Posting::None, timeout).0
+    }
+
+    /// [`Remote::push`], with the write requests of [`Posting`]. The
+    /// push's outcome, and whether a post landed.
+    pub fn push_with(
+        &self,
+        repo: &Path,
+        commit: impl std::fmt::Display,
+        posting: Posting<'_>,
+        timeout: Duration,
+    ) -> (Push, bool) {
+        let target = format!("refs/heads/{}", self.branch);
         let mut cmd = git(repo);
-        cmd.args([
-            "push",
-            "--porcelain",
-            "--no-verify",
-            "--",
-            &self.name,
-            &refspec,
-        ]);
-        match run(cmd, timeout) {
-            Ok(out) => push_outcome(
-                &String::from_utf8_lossy(&out.stdout),
-                &String::from_utf8_lossy(&out.stderr),
-            ),
-            Err(why) => Push::Unreachable(why),
+        cmd.args(["push", "--porcelain", "--no-verify"]);
+        if let Posting::Take(taken) = posting
+            && !taken.is_empty()
+        {
+            cmd.arg("--atomic");
+            for (id, seen) in taken {
+                cmd.arg(format!("--force-with-lease={REQUESTS}{id}:{seen}"));
+            }
         }
+        cmd.args(["--", &self.name, &format!("{commit}:{target}")]);
+        let mut post_ref = None;
+        match posting {
+            Posting::None => {}
+            Posting::Post(id, request) => {
+                let to = format!("{REQUESTS}{id}");
+                cmd.arg(format!("+{request}:{to}"));
+                post_ref = Some(to);
+            }
+            Posting::Take(taken) => {
+                for (id, _) in taken {
+                    cmd.arg(format!(":{REQUESTS}{id}"));
+                }
+            }
+        }
+        match run(cmd, timeout) {
+            Ok(out) => {
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let posted = post_ref
+                    .is_some_and(|to| matches!(push_outcome(&stdout, "", &to), Push::Pushed));
+                (
+                    push_outcome(&stdout, &String::from_utf8_lossy(&out.stderr), &target),
+                    posted,
+                )
+            }
+            Err(why) => (Push::Unreachable(why), false),
+        }
+    }
+
+    /// Withdraws posted write requests (id, commit), each deleted only if
+    /// it still holds that commit. The ids that could not be withdrawn:
+    /// carried out (or withdrawn) already, or the remote did not answer.
+    pub fn withdraw(
+        &self,
+        repo: &Path,
+        requests: &[(String, String)],
+        timeout: Duration,
+    ) -> Vec<String> {
+        if requests.is_empty() {
+            return Vec::new();
+        }
+        let mut cmd = git(repo);
+        cmd.args(["push", "--porcelain", "--no-verify"]);
+        for (id, seen) in requests {
+            cmd.arg(format!("--force-with-lease={REQUESTS}{id}:{seen}"));
+        }
+        cmd.args(["--", &self.name]);
+        for (id, _) in requests {
+            cmd.arg(format!(":{REQUESTS}{id}"));
+        }
+        let out = run(cmd, timeout).ok();
+        let stdout = out
+            .as_ref()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        requests
+            .iter()
+            .filter(|(id, _)| {
+                let name = format!(":{REQUESTS}{id}\t");
+                !stdout
+                    .lines()
+                    .any(|l| l.starts_with("-\t") && format!("{l}\t").contains(&name))
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The local copy of the remote's posted request `id`.
+    pub fn requests_ref(&self, id: &str) -> String {
+        format!("refs/bsi/posted/{}/{id}", self.name)
     }
 }
 
+/// Where write requests are posted on a remote: one reference per clone
+/// (`<id>`), a commit whose tree holds the requests of its last write that
+/// lost a race, and whose parent is the registry they were planned on.
+pub const REQUESTS: &str = "refs/bsi/requests/";
+
+/// What a push of the registry branch does with posted write requests.
+#[derive(Debug, Clone, Copy)]
+pub enum Posting<'a> {
+    /// Nothing.
+    None,
+    /// Posts the clone's requests (its id, the request commit) in the same
+    /// push, whether or not the branch moves: if this push loses its
+    /// race, the writer that wins the next one may carry them out.
+    Post(&'a str, &'a str),
+    /// Takes the posted requests (each clone's id, and the commit it was
+    /// seen at) off the remote in the same atomic push: the branch moves
+    /// and every one of them is deleted, or nothing changes. A request
+    /// taken or withdrawn meanwhile fails the push like a lost race, so
+    /// none is decided by two writers.
+    Take(&'a [(String, String)]),
+}
+
 /// Reads a push's outcome from its `--porcelain` output: the status line of
-/// the one ref pushed (`<flag>\t<from>:<to>\t<summary>`). Without such a
+/// the ref `target` (`<flag>\t<from>:<to>\t<summary>`). Without such a
 /// line git never spoke to the remote. Pure.
-pub fn push_outcome(stdout: &str, stderr: &str) -> Push {
+pub fn push_outcome(stdout: &str, stderr: &str, target: &str) -> Push {
+    let to = format!(":{target}\t");
     let Some(line) = stdout
         .lines()
-        .find(|l| l.len() > 2 && l.as_bytes()[1] == b'\t' && l.contains(":refs/"))
+        .find(|l| l.len() > 2 && l.as_bytes()[1] == b'\t' && l.contains(&to))
     else {
         return match denial(stderr) {
             Some(words) => Push::Denied(words),
@@ -191,12 +305,15 @@ pub fn push_outcome(stdout: &str, stderr: &str) -> Push {
             // `[rejected] (fetch first)` / `(non-fast-forward)`: another
             // push landed first. A remote that lost a race on its own ref
             // lock says so in a `[remote rejected]` reason.
+            // In an atomic push, a request another writer took first
+            // (`stale info`) fails it all: a lost race too.
             let lost = summary.starts_with("[rejected]")
                 || (summary.starts_with("[remote rejected]")
                     && [
                         "cannot lock ref",
                         "failed to update ref",
                         "incorrect old value",
+                        "atomic",
                     ]
                     .iter()
                     .any(|w| summary.contains(w)));
@@ -606,18 +723,40 @@ mod tests {
         assert_eq!(seconds(Duration::from_millis(700)), "0.7");
     }
 
+    const BRANCH: &str = "refs/heads/brain-index";
+
     #[test]
     fn a_push_is_read_from_its_porcelain_line() {
         let ok = "To /srv/brain.git\n*\tabc:refs/heads/brain-index\t[new branch]\nDone\n";
-        assert_eq!(push_outcome(ok, ""), Push::Pushed);
+        assert_eq!(push_outcome(ok, "", BRANCH), Push::Pushed);
         let ff = "To x\n \tabc:refs/heads/brain-index\t1111..2222\nDone\n";
-        assert_eq!(push_outcome(ff, ""), Push::Pushed);
+        assert_eq!(push_outcome(ff, "", BRANCH), Push::Pushed);
         let lost = "To x\n!\tabc:refs/heads/brain-index\t[rejected] (fetch first)\nDone\n";
-        assert_eq!(push_outcome(lost, "error: failed to push"), Push::Lost);
+        assert_eq!(
+            push_outcome(lost, "error: failed to push", BRANCH),
+            Push::Lost
+        );
         let nff = "To x\n!\tabc:refs/heads/brain-index\t[rejected] (non-fast-forward)\n";
-        assert_eq!(push_outcome(nff, ""), Push::Lost);
+        assert_eq!(push_outcome(nff, "", BRANCH), Push::Lost);
         let race = "To x\n!\tabc:refs/heads/brain-index\t[remote rejected] (cannot lock ref 'refs/heads/brain-index': is at 1 but expected 2)\n";
-        assert_eq!(push_outcome(race, ""), Push::Lost);
+        assert_eq!(push_outcome(race, "", BRANCH), Push::Lost);
+    }
+
+    #[test]
+    fn an_atomic_push_is_read_from_the_registry_branchs_line() {
+        // git 2.47's words, for a push taking posted requests.
+        let ok = "To /srv/brain.git\n-\t:refs/bsi/requests/r1\t[deleted]\n \te0ee977:refs/heads/brain-index\t38bee09..e0ee977\nDone\n";
+        assert_eq!(push_outcome(ok, "", BRANCH), Push::Pushed);
+        let taken = "To /srv/brain.git\n!\t1033080:refs/heads/brain-index\t[rejected] (atomic push failed)\n!\t(delete):refs/bsi/requests/r1\t[rejected] (stale info)\nDone\n";
+        assert_eq!(
+            push_outcome(taken, "error: atomic push failed", BRANCH),
+            Push::Lost
+        );
+        let lost = "To /srv/brain.git\n!\t(delete):refs/bsi/requests/r2\t[rejected] (atomic push failed)\n!\tHEAD:refs/heads/brain-index\t[rejected] (non-fast-forward)\nDone\n";
+        assert_eq!(push_outcome(lost, "", BRANCH), Push::Lost);
+        let remote =
+            "To x\n!\tabc:refs/heads/brain-index\t[remote rejected] (atomic transaction failed)\n";
+        assert_eq!(push_outcome(remote, "", BRANCH), Push::Lost);
     }
 
     #[test]
@@ -626,7 +765,7 @@ mod tests {
         let err =
             "remote: registry pushes are closed today\nTo x\nerror: failed to push some refs\n";
         assert_eq!(
-            push_outcome(out, err),
+            push_outcome(out, err, BRANCH),
             Push::Refused(
                 "[remote rejected] (pre-receive hook declined): registry pushes are closed today"
                     .into()
@@ -638,7 +777,7 @@ mod tests {
     fn a_denial_is_told_from_an_unreachable_remote() {
         let forbidden = "remote: Permission to team/brain.git denied to ann.\nfatal: unable to access 'https://h/team/brain.git/': The requested URL returned error: 403\n";
         assert_eq!(
-            push_outcome("", forbidden),
+            push_outcome("", forbidden, BRANCH),
             Push::Denied("Permission to team/brain.git denied to ann. / fatal: unable to access 'https://h/team/brain.git/': The requested URL returned error: 403".into())
         );
         let asks = "fatal: could not read Username for 'http://127.0.0.1:8080': terminal prompts disabled\n";
@@ -660,7 +799,7 @@ mod tests {
         ] {
             assert_eq!(denial(unreachable), None, "{unreachable}");
             assert!(matches!(
-                push_outcome("", unreachable),
+                push_outcome("", unreachable, BRANCH),
                 Push::Unreachable(_)
             ));
         }
@@ -707,7 +846,7 @@ mod tests {
         // A French git would say this; only the missing status line counts.
         let err = "fatal: impossible de lire depuis le dépôt distant\n";
         assert_eq!(
-            push_outcome("", err),
+            push_outcome("", err, BRANCH),
             Push::Unreachable("fatal: impossible de lire depuis le dépôt distant".into())
         );
     }

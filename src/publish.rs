@@ -36,7 +36,7 @@ use rand::RngExt;
 
 use crate::claims::job::{self, Job};
 use crate::error::{Error, Result, exit};
-use crate::git_cli::{FetchError, Push, Remote};
+use crate::git_cli::{FetchError, Posting, Push, Remote};
 use crate::registry::merge::Superseded;
 use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
@@ -594,6 +594,50 @@ fn carried_out(
     Ok(None)
 }
 
+/// This batch's requests posted on the remote.
+struct Post {
+    /// The clone's name there.
+    clone: String,
+    /// The commit that holds them.
+    commit: Oid,
+    /// The registry they were posted on (the commit's parent).
+    base: Oid,
+}
+
+/// Requests carried out since a registry: by whom (the commit, its parent).
+type Carried = std::collections::HashMap<String, (Oid, Option<Oid>)>;
+
+/// The requests posted on the remote, as a fetch brought them
+/// ([`Publisher::posted_seen`]).
+#[derive(Default)]
+struct Seen {
+    /// Every clone's posted requests, with the commit they are at.
+    at: Vec<(String, Oid)>,
+    /// This batch's, carried out by another writer: their outcomes.
+    carried: std::collections::HashMap<String, Outcome>,
+    /// Other clones', to carry out.
+    theirs: Vec<(String, Job)>,
+}
+
+impl Seen {
+    /// The outcomes of `jobs`, in their order: carried out by another
+    /// writer, else decided in the chain of `ids` (`outcomes` in the same
+    /// order), else sent back to their writers.
+    fn of(&self, jobs: &[(String, Job)], ids: &[String], outcomes: Vec<Outcome>) -> Vec<Outcome> {
+        let mut decided: std::collections::HashMap<&str, Outcome> =
+            ids.iter().map(String::as_str).zip(outcomes).collect();
+        jobs.iter()
+            .map(|(id, _)| {
+                self.carried
+                    .get(id)
+                    .cloned()
+                    .or_else(|| decided.remove(id.as_str()))
+                    .unwrap_or_else(Outcome::again)
+            })
+            .collect()
+    }
+}
+
 /// What a shared write did: an outcome per request, in their order, and
 /// what came with the write.
 struct Batch {
@@ -920,6 +964,8 @@ struct Publisher<'b> {
     keep: usize,
     fetched: bool,
     attempts: u32,
+    /// Fetches bring the write requests posted on the remote.
+    requests: bool,
 }
 
 impl<'b> Publisher<'b> {
@@ -937,6 +983,7 @@ impl<'b> Publisher<'b> {
             keep: settings.history_keep,
             fetched: false,
             attempts: 0,
+            requests: false,
         }
     }
 
@@ -1062,16 +1109,57 @@ impl<'b> Publisher<'b> {
     /// [`Publisher::run`] for the requests of a shared write: planned in
     /// order on the remote's last fetched tip, committed as a chain, the
     /// last commit pushed; a lost race plans them all again on the new tip.
+    ///
+    /// Writers of other clones share pushes too: the first push also posts
+    /// the requests on the remote ([`crate::git_cli::REQUESTS`], one
+    /// reference per clone), and once a race is lost every fetch brings
+    /// those other clones posted. Whichever writer wins the next race
+    /// carries out every request it saw, its own and theirs, each in its
+    /// own commit naming it, and takes them off the remote in the same
+    /// atomic push. A request of this batch another writer carried out is
+    /// found by its trailer in the registry's history since the registry it
+    /// was posted on, and reported from there; requests still posted when
+    /// this write ends are withdrawn.
     fn run_batch(mut self, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
+        let mut posted = None;
+        let result = self.batch_loop(jobs, own, &mut posted);
+        match posted {
+            None => result,
+            Some(post) => self.settle(jobs, own, &post, result),
+        }
+    }
+
+    fn batch_loop(
+        &mut self,
+        jobs: &[(String, Job)],
+        own: &str,
+        posted: &mut Option<Post>,
+    ) -> Result<Batch> {
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
             && let Err(why) = self.fetch()?
         {
             return self.offline_batch((jobs, own), why);
         }
+        let clone = brain.clone_id();
         loop {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, Some(&self.remote))?;
+            let seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
+            // This batch's requests no other writer carried out, and those
+            // of other clones, in arrival order.
+            let mut all: Vec<(String, Job)> = jobs
+                .iter()
+                .filter(|(id, _)| !seen.carried.contains_key(id))
+                .cloned()
+                .collect();
+            if all.is_empty() {
+                // The push that carried them out took them off the remote.
+                *posted = None;
+                return Ok(self.carried_batch(jobs, &seen, view));
+            }
+            all.extend(seen.theirs.iter().cloned());
+            all.sort_by(|a, b| a.0.cmp(&b.0));
             let published = if view.pending {
                 brain.pending_changes(tips)?
             } else {
@@ -1082,9 +1170,11 @@ impl<'b> Publisher<'b> {
                 _ => Base::Text(view.registry.text().to_string()),
             };
             let superseded = view.superseded.clone();
+            // Every request is named in its commit: the writer that posted
+            // it looks for it there.
             let c = chain(
                 brain,
-                (jobs, own),
+                (&all, ""),
                 (&view.registry, base, tips.tracking.or(tips.local)),
                 Some(self.keep),
                 |m| with_published(m, &published, &superseded),
@@ -1095,11 +1185,12 @@ impl<'b> Publisher<'b> {
                     Err(why) => return self.offline_batch((jobs, own), why),
                 }
             }
+            let ids: Vec<String> = all.iter().map(|(id, _)| id.clone()).collect();
             let Some((last, _)) = c.last else {
                 let (outcomes, _) = c.outcomes(&Landed::Unchanged, &Landed::Unchanged);
                 let k = kept(brain, (), view, Landed::Unchanged);
                 return Ok(Batch {
-                    outcomes,
+                    outcomes: seen.of(jobs, &ids, outcomes),
                     published: Vec::new(),
                     superseded: k.landing.superseded,
                     registry: k.landing.registry,
@@ -1109,9 +1200,33 @@ impl<'b> Publisher<'b> {
                 Ok(conn) => conn,
                 Err(why) => return self.offline_batch((jobs, own), why),
             };
-            match self.remote.push(&brain.workdir, last, conn) {
+            // The first push posts this batch's requests; once a race is
+            // lost, a push takes every request posted that it decided on,
+            // carried out or not (its writer decides again those not
+            // carried out), and the others found carried out already.
+            let first = posted.is_none() && !self.requests;
+            let request = match (first, tips.tracking) {
+                (true, Some(t)) => Some(self.request_commit(jobs, t)?),
+                _ => None,
+            };
+            let taken: Vec<(String, String)> = seen
+                .at
+                .iter()
+                .map(|(id, at)| (id.clone(), at.to_string()))
+                .collect();
+            let request_id = request.map(|r| r.to_string()).unwrap_or_default();
+            let posting = match request {
+                Some(_) => Posting::Post(&clone, &request_id),
+                None => Posting::Take(&taken),
+            };
+            let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
+            match push {
                 Push::Pushed => {
                     self.pushed(tips, last)?;
+                    if request.is_none() {
+                        // What this push took is off the remote.
+                        *posted = None;
+                    }
                     move_local(brain, last, tips.local, "bsi: shared write")?;
                     let writes = c
                         .planned
@@ -1120,7 +1235,7 @@ impl<'b> Publisher<'b> {
                         .count();
                     self.say(&format!(
                         "published {writes} write(s) of {} request(s) with one push on {} after {} lost race(s), {} ms",
-                        jobs.len(),
+                        all.len(),
                         self.remote.label(),
                         self.attempts,
                         self.start.elapsed().as_millis()
@@ -1129,13 +1244,30 @@ impl<'b> Publisher<'b> {
                     let registry = last.map(|(_, r)| r).unwrap_or(view.registry);
                     brain.refresh_copy(&registry);
                     return Ok(Batch {
-                        outcomes,
+                        outcomes: seen.of(jobs, &ids, outcomes),
                         published,
                         superseded,
                         registry,
                     });
                 }
                 Push::Lost => {
+                    if let (Some(commit), Some(base)) = (request, tips.tracking) {
+                        // Counted as posted even when git did not say so:
+                        // a post whose answer was lost may have landed; it
+                        // is withdrawn at the end.
+                        *posted = Some(Post {
+                            commit,
+                            base,
+                            clone: clone.clone(),
+                        });
+                        self.say(&format!(
+                            "posted {} request(s) on {} for the next writer to land to carry out{}",
+                            jobs.len(),
+                            self.remote.label(),
+                            if post_landed { "" } else { " (not confirmed)" }
+                        ));
+                    }
+                    self.requests = true;
                     if let Some(why) = self.after_lost_race()? {
                         return self.offline_batch((jobs, own), why);
                     }
@@ -1149,6 +1281,177 @@ impl<'b> Publisher<'b> {
                 Push::Denied(why) => return Err(self.denied(why)),
                 Push::Unreachable(why) => return self.offline_batch((jobs, own), why),
             }
+        }
+    }
+
+    /// The commit that posts the batch's requests: each job as JSON under
+    /// `requests/`, on the registry they are planned on.
+    fn request_commit(&self, jobs: &[(String, Job)], base: Oid) -> Result<Oid> {
+        let mut files = Vec::with_capacity(jobs.len());
+        for (id, job) in jobs {
+            let json = serde_json::to_string(job).map_err(|e| {
+                Error::io(
+                    "cannot write a write request",
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                )
+            })?;
+            files.push((format!("{}/{id}.json", job::REQUEST_DIR), json));
+        }
+        let files: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(p, j)| (p.as_str(), j.as_bytes()))
+            .collect();
+        self.brain
+            .git
+            .commit_new_tree(base, &files, "bsi: write requests")
+    }
+
+    /// The requests posted on the remote as the last fetch brought them:
+    /// this batch's carried out by another writer, found by their trailer
+    /// in the registry's history since the registry they were posted on;
+    /// other clones' still to carry out (not carried out since theirs, and
+    /// not older than the time a writer keeps trying).
+    fn posted_seen(&self, tip: Option<Oid>, clone: &str, own: Option<&Post>) -> Result<Seen> {
+        let brain = self.brain;
+        let mut seen = Seen::default();
+        if !self.requests {
+            return Ok(seen);
+        }
+        let Some(tip) = tip else {
+            return Ok(seen);
+        };
+        let mut since: std::collections::HashMap<Oid, Option<Carried>> =
+            std::collections::HashMap::new();
+        let mut carried_since = |base: Oid| -> Result<Option<Carried>> {
+            if let Some(c) = since.get(&base) {
+                return Ok(c.clone());
+            }
+            let c = if base == tip || brain.git.is_ancestor(base, tip)? {
+                let mut c = Carried::new();
+                for commit in brain.git.log_range(tip, Some(base))? {
+                    for id in job::carried(&commit.message) {
+                        c.entry(id.to_string())
+                            .or_insert((commit.id, commit.parent));
+                    }
+                }
+                Some(c)
+            } else {
+                None
+            };
+            since.insert(base, c.clone());
+            Ok(c)
+        };
+        if let Some(post) = own
+            && let Some(done) = carried_since(post.base)?
+        {
+            for (id, (commit, parent)) in done {
+                seen.carried.insert(
+                    id,
+                    Outcome {
+                        landed: "published".into(),
+                        why: None,
+                        commit: Some(commit.to_string()),
+                        base_commit: parent.map(|p| p.to_string()),
+                        base_text: None,
+                        after: Some(tip.to_string()),
+                    },
+                );
+            }
+        }
+        let oldest = self.opts.now
+            - chrono::Duration::from_std(self.budget).unwrap_or(chrono::Duration::MAX);
+        let prefix = self.remote.requests_ref("");
+        for (name, at) in brain.git.refs_under(&prefix) {
+            let id = name[prefix.len()..].to_string();
+            seen.at.push((id.clone(), at));
+            if id == clone {
+                continue;
+            }
+            // A request posted on a registry that is not in the branch's
+            // history (the branch was moved back since) is not carried out.
+            let Some(&base) = brain.git.parent_ids(at).first() else {
+                continue;
+            };
+            let Some(done) = carried_since(base)? else {
+                continue;
+            };
+            for (file, body) in brain.git.files_under(at, job::REQUEST_DIR)? {
+                let Some(jid) = file.strip_suffix(".json") else {
+                    continue;
+                };
+                if done.contains_key(jid) {
+                    continue;
+                }
+                match serde_json::from_slice::<Job>(&body) {
+                    Ok(j) if j.time().is_ok_and(|t| t >= oldest) => {
+                        seen.theirs.push((jid.to_string(), j));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(seen)
+    }
+
+    /// Every request of the batch was carried out by other writers.
+    fn carried_batch(&self, jobs: &[(String, Job)], seen: &Seen, view: View) -> Batch {
+        self.say(&format!(
+            "carried out by another writer's push on {} after {} lost race(s), {} ms",
+            self.remote.label(),
+            self.attempts,
+            self.start.elapsed().as_millis()
+        ));
+        let k = kept(self.brain, (), view, Landed::Published);
+        Batch {
+            outcomes: seen.of(jobs, &[], Vec::new()),
+            published: Vec::new(),
+            superseded: k.landing.superseded,
+            registry: k.landing.registry,
+        }
+    }
+
+    /// After a batch whose requests are still posted: they are withdrawn.
+    /// If they cannot be, another writer took them (or the remote went
+    /// away): the registry's history since they were posted says which it
+    /// carried out, and a request carried out there is reported so,
+    /// whatever this writer decided.
+    fn settle(
+        &mut self,
+        jobs: &[(String, Job)],
+        own: &str,
+        post: &Post,
+        result: Result<Batch>,
+    ) -> Result<Batch> {
+        let brain = self.brain;
+        let conn = self.conn.min(FETCH_TIMEOUT);
+        let named = [(post.clone.clone(), post.commit.to_string())];
+        if self
+            .remote
+            .withdraw(&brain.workdir, &named, conn)
+            .is_empty()
+            || self.remote.fetch(&brain.workdir, conn).is_err()
+        {
+            return result;
+        }
+        let tips = brain.tips(Some(&self.remote));
+        let seen = self.posted_seen(tips.tracking, &post.clone, Some(post))?;
+        if seen.carried.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut batch) => {
+                for ((id, _), o) in jobs.iter().zip(batch.outcomes.iter_mut()) {
+                    if let Some(c) = seen.carried.get(id) {
+                        *o = c.clone();
+                    }
+                }
+                Ok(batch)
+            }
+            Err(_) if seen.carried.contains_key(own) => {
+                let view = brain.view_of(tips, Some(&self.remote))?;
+                Ok(self.carried_batch(jobs, &seen, view))
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -1407,7 +1710,12 @@ impl<'b> Publisher<'b> {
             Ok(conn) => conn,
             Err(why) => return Ok(Err(why)),
         };
-        match self.remote.fetch(&self.brain.workdir, conn) {
+        let fetched = if self.requests {
+            self.remote.fetch_with_requests(&self.brain.workdir, conn)
+        } else {
+            self.remote.fetch(&self.brain.workdir, conn)
+        };
+        match fetched {
             Ok(()) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);

@@ -208,6 +208,10 @@ fn unit<R>(p: Plan<R>) -> Plan<()> {
 /// carried out twice.
 pub const REQUEST_TRAILER: &str = "BSI-Request";
 
+/// Where the requests a clone posts on the remote are, in the commit that
+/// posts them: one `<id>.json` file per request, the job as JSON.
+pub const REQUEST_DIR: &str = "requests";
+
 /// `message` with the trailer naming request `id` last.
 pub fn tagged(message: &str, id: &str) -> String {
     let mut out = message.trim_end_matches('\n').to_string();
@@ -217,11 +221,25 @@ pub fn tagged(message: &str, id: &str) -> String {
 
 /// Whether `message` carries out request `id`.
 pub fn carries(message: &str, id: &str) -> bool {
+    carried(message).any(|v| v == id)
+}
+
+/// The requests `message` carries out.
+pub fn carried(message: &str) -> impl Iterator<Item = &str> {
     message
         .lines()
         .filter_map(|l| l.strip_prefix(REQUEST_TRAILER))
         .filter_map(|l| l.strip_prefix(':'))
-        .any(|v| v.trim() == id)
+        .map(str::trim)
+}
+
+impl Job {
+    /// The request's clock.
+    pub fn time(&self) -> Result<DateTime<FixedOffset>> {
+        match self {
+            Job::Open { now, .. } | Job::Close { now, .. } => time(now),
+        }
+    }
 }
 
 fn time(s: &str) -> Result<DateTime<FixedOffset>> {

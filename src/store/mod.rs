@@ -675,6 +675,23 @@ impl Brain {
         Ok(Some(lock))
     }
 
+    /// This clone's name among those that post write requests on the
+    /// remote: drawn once, kept in `bsi/clone-id` of its common git
+    /// directory (shared by its linked work trees).
+    pub fn clone_id(&self) -> String {
+        let path = self.bsi_dir().join("clone-id");
+        if let Ok(id) = std::fs::read_to_string(&path) {
+            let id = id.trim();
+            if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                return id.to_string();
+            }
+        }
+        let id = format!("{:016x}", rand::random::<u64>());
+        let _ = std::fs::create_dir_all(self.bsi_dir());
+        let _ = lock::replace_file(&path, format!("{id}\n").as_bytes());
+        id
+    }
+
     /// The write requests waiting for this clone's writer lock.
     pub fn requests(&self) -> requests::Requests {
         requests::Requests::new(&self.bsi_dir().join("requests"))

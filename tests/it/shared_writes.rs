@@ -213,3 +213,218 @@ fn a_holder_dead_after_its_push_leaves_every_request_landed_once() {
         "{active}"
     );
 }
+
+/// A barrier on the remote, for pushes that post write requests (their
+/// first attempt): each waits in `pre-receive` until `n` such pushes
+/// arrived, so all are planned on one tip and race, and in `post-receive`
+/// until `n` landed their posts, so every loser's fetch sees every post.
+fn post_barrier(remote: &Path, n: usize) -> tempfile::TempDir {
+    let marks = tempfile::tempdir().expect("tempdir");
+    let dir = marks.path().display();
+    for (hook, mark) in [("pre-receive", "arrived"), ("post-receive", "landed")] {
+        let script = format!(
+            r#"#!/bin/sh
+posts=0
+while read -r old new ref; do
+  case "$ref" in refs/bsi/requests/*) [ "$new" = 0000000000000000000000000000000000000000 ] || posts=1 ;; esac
+done
+[ "$posts" = 1 ] || exit 0
+touch "{dir}/{mark}.$$"
+i=0
+while [ "$(ls "{dir}" | grep -c '^{mark}\.')" -lt {n} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+exit 0
+"#
+        );
+        let path = remote.join("hooks").join(hook);
+        fs::write(&path, script).expect("write hook");
+        let mut perms = fs::metadata(&path).expect("hook").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        fs::set_permissions(&path, perms).expect("chmod");
+    }
+    marks
+}
+
+/// How many pushes reached `pre-receive` with a post.
+fn arrived(marks: &Path) -> usize {
+    fs::read_dir(marks).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("arrived."))
+            .count()
+    })
+}
+
+/// The requests the registry branch's history carries out (their
+/// `BSI-Request` trailers), and those still posted on the remote.
+fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(remote)
+            .args(args)
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let carried: Vec<String> = git(&[
+        "log",
+        "--format=%(trailers:key=BSI-Request,valueonly)",
+        "brain-index",
+    ])
+    .lines()
+    .filter(|l| !l.trim().is_empty())
+    .map(|l| l.trim().to_string())
+    .collect();
+    let mut posted = Vec::new();
+    for r in git(&["for-each-ref", "--format=%(refname)", "refs/bsi/requests/"]).lines() {
+        for f in git(&["ls-tree", "--name-only", &format!("{r}:requests")]).lines() {
+            posted.push(f.trim_end_matches(".json").to_string());
+        }
+    }
+    (carried, posted)
+}
+
+#[test]
+fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let clones: Vec<Brain> = ["w", "x", "y"]
+        .iter()
+        .map(|who| {
+            let b = Brain::clone_of(remote.path(), who);
+            b.bsi(&["status"]).ok();
+            b
+        })
+        .collect();
+    let before: Vec<_> = clones.iter().map(Brain::user_state).collect();
+    let marks = post_barrier(remote.path(), 3);
+    // x and y ask for the same file: one of them is granted (the first to
+    // land, or the first to arrive in a push that carries both), the other
+    // refused; w's request is refused by nobody.
+    let asks = [
+        ("README.md", "sess-w"),
+        ("agents/alice.md", "sess-x"),
+        ("agents/alice.md", "sess-y"),
+    ];
+    let mut children = Vec::new();
+    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
+        children.push(open(b, scope, session, &[]));
+        let start = Instant::now();
+        while arrived(marks.path()) < i + 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "push {i} never came"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    let said: Vec<&String> = runs.iter().map(|r| &r.stderr).collect();
+    runs[0].ok().stdout_has("Claim opened — README.md");
+    assert_eq!(remote_rows(remote.path(), "sess-w"), 1);
+    let (granted, refused) = if runs[1].code == 0 { (1, 2) } else { (2, 1) };
+    let name = |i: usize| asks[i].1;
+    runs[granted]
+        .ok()
+        .stdout_has("Claim opened — agents/alice.md");
+    runs[refused].code(3);
+    assert!(
+        runs[refused].stderr.contains(name(granted))
+            && runs[refused].stderr.contains("agents/alice.md"),
+        "the refusal names its blocker: {}",
+        runs[refused].stderr
+    );
+    assert_eq!(remote_rows(remote.path(), name(granted)), 1);
+    assert_eq!(remote_rows(remote.path(), name(refused)), 0);
+    // Two lost the first race and posted; the next push that landed
+    // decided on both, its own and the other clone's.
+    assert!(
+        said.iter()
+            .filter(|s| s.contains("posted 1 request(s)"))
+            .count()
+            >= 2,
+        "{said:#?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s.contains("of 2 request(s) with one push")),
+        "{said:#?}"
+    );
+    // Each granted request is carried out once, named in its commit; no
+    // request is left posted that was not decided.
+    let (carried, posted) = requests_on(remote.path());
+    assert_eq!(carried.len(), 2, "{carried:?}");
+    assert_ne!(carried[0], carried[1]);
+    for p in &posted {
+        assert!(carried.contains(p), "{p} left posted, never carried out");
+    }
+    for (b, state) in clones.iter().zip(before) {
+        assert_eq!(b.user_state(), state);
+    }
+}
+
+#[test]
+fn a_carrier_of_other_clones_dead_after_its_push_leaves_every_request_landed_once() {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let clones: Vec<Brain> = ["w", "x", "y"]
+        .iter()
+        .map(|who| {
+            let b = Brain::clone_of(remote.path(), who);
+            b.bsi(&["status"]).ok();
+            b
+        })
+        .collect();
+    let marks = post_barrier(remote.path(), 3);
+    let asks = [
+        ("README.md", "sess-w"),
+        ("agents/alice.md", "sess-x"),
+        ("agents/bob.md", "sess-y"),
+    ];
+    // Every writer dies once a push of its own landed: the one that
+    // carries the other clones' requests dies before it says anything.
+    let mut children = Vec::new();
+    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
+        children.push(open(
+            b,
+            scope,
+            session,
+            &[("BSI_FAULT_POINT", "after-push")],
+        ));
+        let start = Instant::now();
+        while arrived(marks.path()) < i + 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "push {i} never came"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    // The winner of the first race died after its push, and so did the
+    // carrier of the next: the writer it carried out lives to say so.
+    assert!(
+        runs.iter().any(|r| r.code == 0),
+        "{:#?}",
+        runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
+    );
+    for (r, (scope, session)) in runs.iter().zip(asks) {
+        assert_eq!(remote_rows(remote.path(), session), 1, "{session}");
+        if r.code == 0 {
+            // Carried out by the writer that died: read from the history.
+            r.stdout_has(&format!("Claim opened — {scope}"));
+            assert!(
+                r.stderr.contains("carried out by another writer's push"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+    let (carried, _) = requests_on(remote.path());
+    let mut unique = carried.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        carried.len(),
+        "carried out twice: {carried:?}"
+    );
+}
