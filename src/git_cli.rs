@@ -255,6 +255,18 @@ impl Remote {
             .collect()
     }
 
+    /// The commit the remote's posted requests of clone `id` are at, as
+    /// `git ls-remote` says: `None` when they are gone, or the remote did
+    /// not answer.
+    pub fn posted_at(&self, repo: &Path, id: &str, timeout: Duration) -> Option<String> {
+        let mut cmd = git(repo);
+        cmd.args(["ls-remote", "--", &self.name, &format!("{REQUESTS}{id}")]);
+        let out = run(cmd, timeout).ok().filter(|o| o.success)?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().next()?;
+        line.split_whitespace().next().map(str::to_string)
+    }
+
     /// The local copy of the remote's posted request `id`.
     pub fn requests_ref(&self, id: &str) -> String {
         format!("refs/bsi/posted/{}/{id}", self.name)
@@ -607,9 +619,22 @@ struct Output {
 fn run(mut cmd: Command, timeout: Duration) -> Result<Output, String> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let status = wait_until(&mut child, timeout);
+    let (closed, pipes_closed) = std::sync::mpsc::channel();
+    let stdout = drain(child.stdout.take(), closed.clone());
+    let stderr = drain(child.stderr.take(), closed);
+    // git closes its output as it ends: waiting for that, rather than
+    // polling for its exit, hears the end at once.
+    let start = Instant::now();
+    let mut open = 2;
+    while open > 0 && start.elapsed() < timeout {
+        match pipes_closed.recv_timeout(Duration::from_millis(10)) {
+            Ok(()) => open -= 1,
+            // A process git started may keep them open after git ended.
+            Err(_) if matches!(child.try_wait(), Ok(Some(_))) => break,
+            Err(_) => {}
+        }
+    }
+    let status = wait_until(&mut child, timeout.saturating_sub(start.elapsed()));
     let collect = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
         h.and_then(|h| h.join().ok()).unwrap_or_default()
     };
@@ -672,11 +697,16 @@ fn kill_tree(child: &mut Child) {
     let _ = child.wait();
 }
 
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Option<std::thread::JoinHandle<Vec<u8>>> {
+/// Reads `pipe` to its end on a thread of its own, and says so on `closed`.
+fn drain<R: Read + Send + 'static>(
+    pipe: Option<R>,
+    closed: std::sync::mpsc::Sender<()>,
+) -> Option<std::thread::JoinHandle<Vec<u8>>> {
     pipe.map(|mut p| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             let _ = p.read_to_end(&mut buf);
+            let _ = closed.send(());
             buf
         })
     })

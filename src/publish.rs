@@ -385,11 +385,16 @@ pub fn apply_job<R>(
     let id = requests.file(job)?;
     // Whatever happens from here, the request's files go with this writer.
     let _filed = Filed(&requests, &id);
-    let lock = match brain.writer_or_stop("write", stop)? {
-        Some(lock) => lock,
+    // A holder that carried the request out recorded its outcome before it
+    // let go of the lock: read at once, without waiting in turn for the
+    // lock behind every other writer it carried out.
+    let done = || matches!(requests.standing(&id), Standing::Done(_));
+    let mut lock = match brain.writer_or_stop("write", &|| stop() || done())? {
+        Some(lock) => Some(lock),
         None if requests.withdraw(&id) => return Ok(None),
+        None if done() => None,
         // A holder took it already: its outcome comes with the lock.
-        None => brain.writer("write")?,
+        None => Some(brain.writer("write")?),
     };
     if let Err(e) = brain.ensure_branch_free() {
         // Withdrawn before the lock goes: no later holder carries it out.
@@ -400,8 +405,14 @@ pub fn apply_job<R>(
         Standing::Done(text) => match serde_json::from_str::<Outcome>(&text) {
             Ok(o) if o.landed != AGAIN => Some(o),
             // Sent back by a holder whose write failed (maybe after its
-            // push), or unreadable: it may have landed all the same.
-            _ => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+            // push), or unreadable: it may have landed all the same. What
+            // follows fetches, and may write: under the lock.
+            _ => {
+                if lock.is_none() {
+                    lock = Some(brain.writer("write")?);
+                }
+                carried_out(brain, settings, remote.as_ref(), opts, &id)?
+            }
         },
         // The holder that took it died at work: it may have landed.
         Standing::Taken => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
@@ -417,6 +428,10 @@ pub fn apply_job<R>(
     }
     // This writer holds the lock: it carries out its own request and
     // every one waiting.
+    let lock = match lock {
+        Some(lock) => lock,
+        None => brain.writer("write")?,
+    };
     requests.take_own(&id);
     let mut jobs = vec![(id.clone(), job.clone())];
     jobs.extend(requests.take_waiting());
@@ -592,6 +607,16 @@ fn carried_out(
         }
     }
     Ok(None)
+}
+
+/// How many times a writer lets the writer whose request came first carry
+/// out its own, before it does.
+const FOLLOWS: u32 = 6;
+
+/// The pause before a writer that lets another carry out its request
+/// fetches again: about what that writer's push takes, spread.
+fn follow_pause() -> Duration {
+    Duration::from_millis(rand::rng().random_range(80..=160))
 }
 
 /// This batch's requests posted on the remote.
@@ -1142,6 +1167,7 @@ impl<'b> Publisher<'b> {
             return self.offline_batch((jobs, own), why);
         }
         let clone = brain.clone_id();
+        let mut follows = 0;
         loop {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, Some(&self.remote))?;
@@ -1160,6 +1186,37 @@ impl<'b> Publisher<'b> {
             }
             all.extend(seen.theirs.iter().cloned());
             all.sort_by(|a, b| a.0.cmp(&b.0));
+            // The writer whose request came first carries out every one it
+            // sees; the others let it, rather than all planning and pushing
+            // the same requests at once, and carry them out themselves if
+            // it has not after a few fetches (it may be gone).
+            if follows < FOLLOWS
+                && all
+                    .first()
+                    .is_some_and(|(first, _)| !jobs.iter().any(|(id, _)| id == first))
+            {
+                follows += 1;
+                let pause = follow_pause();
+                self.say(&format!(
+                    "a writer of another clone came first and carries out the requests it sees; fetching again in {} ms",
+                    pause.as_millis()
+                ));
+                std::thread::sleep(pause.min(self.remaining()));
+                // While this batch's post is still there, nobody decided on
+                // it: asking costs the remote no pack, where a fetch does.
+                let untouched = posted.as_ref().is_some_and(|p| {
+                    self.remote
+                        .posted_at(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
+                        == Some(p.commit.to_string())
+                });
+                if untouched {
+                    continue;
+                }
+                match self.fetch()? {
+                    Ok(()) => continue,
+                    Err(why) => return self.offline_batch((jobs, own), why),
+                }
+            }
             let published = if view.pending {
                 brain.pending_changes(tips)?
             } else {

@@ -229,7 +229,7 @@ fn wait_for_lock(
     let deadline = std::time::Instant::now() + wait;
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left.min(Duration::from_millis(50))) {
+        match rx.recv_timeout(left.min(Duration::from_millis(10))) {
             Ok(Ok(())) => return Ok(true),
             Ok(Err(e)) => return Err(cannot(e)),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => {
