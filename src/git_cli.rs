@@ -255,16 +255,26 @@ impl Remote {
             .collect()
     }
 
-    /// The commit the remote's posted requests of clone `id` are at, as
-    /// `git ls-remote` says: `None` when they are gone, or the remote did
-    /// not answer.
-    pub fn posted_at(&self, repo: &Path, id: &str, timeout: Duration) -> Option<String> {
+    /// Where the remote's registry branch and the posted requests of clone
+    /// `id` are, as `git ls-remote` says (no pack is made): `None` when the
+    /// remote did not answer, else each commit, `None` when it is gone.
+    pub fn peek(&self, repo: &Path, id: &str, timeout: Duration) -> Option<Peek> {
+        let branch = format!("refs/heads/{}", self.branch);
+        let post = format!("{REQUESTS}{id}");
         let mut cmd = git(repo);
-        cmd.args(["ls-remote", "--", &self.name, &format!("{REQUESTS}{id}")]);
+        cmd.args(["ls-remote", "--", &self.name, &branch, &post]);
         let out = run(cmd, timeout).ok().filter(|o| o.success)?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().next()?;
-        line.split_whitespace().next().map(str::to_string)
+        let at = |name: &str| {
+            text.lines().find_map(|l| {
+                let (commit, r) = l.split_once('\t')?;
+                (r.trim() == name).then(|| commit.trim().to_string())
+            })
+        };
+        Some(Peek {
+            branch: at(&branch),
+            post: at(&post),
+        })
     }
 
     /// The local copy of the remote's posted request `id`.
@@ -277,6 +287,16 @@ impl Remote {
 /// (`<id>`), a commit whose tree holds the requests of its last write that
 /// lost a race, and whose parent is the registry they were planned on.
 pub const REQUESTS: &str = "refs/bsi/requests/";
+
+/// Where the registry branch and a clone's post are on the remote
+/// ([`Remote::peek`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peek {
+    /// The registry branch's commit.
+    pub branch: Option<String>,
+    /// The post's commit.
+    pub post: Option<String>,
+}
 
 /// What a push of the registry branch does with posted write requests.
 #[derive(Debug, Clone, Copy)]

@@ -1202,12 +1202,17 @@ impl<'b> Publisher<'b> {
                     pause.as_millis()
                 ));
                 std::thread::sleep(pause.min(self.remaining()));
-                // While this batch's post is still there, nobody decided on
-                // it: asking costs the remote no pack, where a fetch does.
+                // While the branch has not moved and this batch's post is
+                // still there, nothing was decided: asking costs the remote
+                // no pack, where a fetch does. Once the branch moved, the
+                // requests it carried out and those left are fetched.
                 let untouched = posted.as_ref().is_some_and(|p| {
                     self.remote
-                        .posted_at(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
-                        == Some(p.commit.to_string())
+                        .peek(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
+                        .is_some_and(|now| {
+                            now.post == Some(p.commit.to_string())
+                                && now.branch == tips.tracking.map(|t| t.to_string())
+                        })
                 });
                 if untouched {
                     continue;

@@ -295,5 +295,24 @@ mod tests {
         assert!(m.ends_with("BSI-Action: open\nBSI-Request: 1-2-3\n"), "{m}");
         assert!(carries(&m, "1-2-3"));
         assert!(!carries(&m, "1-2"));
+        assert_eq!(carried(&m).collect::<Vec<_>>(), ["1-2-3"]);
+    }
+
+    #[test]
+    fn a_job_says_its_clock() {
+        let now = DateTime::parse_from_rfc3339("2026-03-14T09:30:00+01:00").expect("time");
+        let scopes = [Scope::File("b.md".into())];
+        let c = Claiming {
+            session: "sess-1",
+            agent: "x",
+            scopes: &scopes,
+            ttl: Duration::minutes(90),
+            note: "",
+            now,
+            max_active_per_agent: None,
+            new_id: false,
+        };
+        let job = Job::open(&c, &Snapshot::default(), Queueing::Ignore);
+        assert_eq!(job.time().expect("time"), now);
     }
 }

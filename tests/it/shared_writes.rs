@@ -428,3 +428,46 @@ fn a_carrier_of_other_clones_dead_after_its_push_leaves_every_request_landed_onc
         "carried out twice: {carried:?}"
     );
 }
+
+#[test]
+fn a_writer_refused_after_it_posted_withdraws_its_post() {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let clones: Vec<Brain> = ["x", "y"]
+        .iter()
+        .map(|who| {
+            let b = Brain::clone_of(remote.path(), who);
+            b.bsi(&["status"]).ok();
+            b
+        })
+        .collect();
+    let marks = post_barrier(remote.path(), 2);
+    let mut children = Vec::new();
+    for (i, (b, session)) in clones.iter().zip(["sess-x", "sess-y"]).enumerate() {
+        children.push(open(b, "agents/alice.md", session, &[]));
+        let start = Instant::now();
+        while arrived(marks.path()) < i + 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "push {i} never came"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    // One push landed; the other lost the race with its request posted,
+    // and is refused on the registry it fetched: its post goes with it.
+    let (won, lost) = if runs[0].code == 0 { (0, 1) } else { (1, 0) };
+    runs[won].ok().stdout_has("Claim opened — agents/alice.md");
+    runs[lost].code(3);
+    assert!(
+        runs[lost].stderr.contains("posted 1 request(s)"),
+        "{}",
+        runs[lost].stderr
+    );
+    let (carried, posted) = requests_on(remote.path());
+    assert_eq!(carried.len(), 1, "{carried:?}");
+    // What is left posted is the winner's own request, carried out by its
+    // push; nothing of the refused writer.
+    assert_eq!(posted, carried);
+}
