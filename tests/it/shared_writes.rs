@@ -253,6 +253,41 @@ fn arrived(marks: &Path) -> usize {
     })
 }
 
+/// Clones of `remote`, one per name, each having read the registry.
+fn machines(remote: &Path, names: &[&str]) -> Vec<Brain> {
+    names
+        .iter()
+        .map(|who| {
+            let b = Brain::clone_of(remote, who);
+            b.bsi(&["status"]).ok();
+            b
+        })
+        .collect()
+}
+
+/// Each clone opens its scope, in order, each started once the push of
+/// the one before reached the barrier; every run, to its end.
+fn open_at_barrier(
+    clones: &[Brain],
+    asks: &[(&str, &str)],
+    marks: &Path,
+    env: &[(&str, &str)],
+) -> Vec<Run> {
+    let mut children = Vec::new();
+    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
+        children.push(open(b, scope, session, env));
+        let start = Instant::now();
+        while arrived(marks) < i + 1 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "push {i} never came"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    children.into_iter().map(finish).collect()
+}
+
 /// The requests the registry branch's history carries out (their
 /// `BSI-Request` trailers), and those still posted on the remote.
 fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
@@ -286,14 +321,7 @@ fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
 fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
     let origin = Brain::new();
     let remote = origin.publish_to_bare();
-    let clones: Vec<Brain> = ["w", "x", "y"]
-        .iter()
-        .map(|who| {
-            let b = Brain::clone_of(remote.path(), who);
-            b.bsi(&["status"]).ok();
-            b
-        })
-        .collect();
+    let clones = machines(remote.path(), &["w", "x", "y"]);
     let before: Vec<_> = clones.iter().map(Brain::user_state).collect();
     let marks = post_barrier(remote.path(), 3);
     // x and y ask for the same file: one of them is granted (the first to
@@ -304,19 +332,7 @@ fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
         ("agents/alice.md", "sess-x"),
         ("agents/alice.md", "sess-y"),
     ];
-    let mut children = Vec::new();
-    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
-        children.push(open(b, scope, session, &[]));
-        let start = Instant::now();
-        while arrived(marks.path()) < i + 1 {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "push {i} never came"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    let runs = open_at_barrier(&clones, &asks, marks.path(), &[]);
     let said: Vec<&String> = runs.iter().map(|r| &r.stderr).collect();
     runs[0].ok().stdout_has("Claim opened — README.md");
     assert_eq!(remote_rows(remote.path(), "sess-w"), 1);
@@ -365,14 +381,7 @@ fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
 fn a_carrier_of_other_clones_dead_after_its_push_leaves_every_request_landed_once() {
     let origin = Brain::new();
     let remote = origin.publish_to_bare();
-    let clones: Vec<Brain> = ["w", "x", "y"]
-        .iter()
-        .map(|who| {
-            let b = Brain::clone_of(remote.path(), who);
-            b.bsi(&["status"]).ok();
-            b
-        })
-        .collect();
+    let clones = machines(remote.path(), &["w", "x", "y"]);
     let marks = post_barrier(remote.path(), 3);
     let asks = [
         ("README.md", "sess-w"),
@@ -381,24 +390,12 @@ fn a_carrier_of_other_clones_dead_after_its_push_leaves_every_request_landed_onc
     ];
     // Every writer dies once a push of its own landed: the one that
     // carries the other clones' requests dies before it says anything.
-    let mut children = Vec::new();
-    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
-        children.push(open(
-            b,
-            scope,
-            session,
-            &[("BSI_FAULT_POINT", "after-push")],
-        ));
-        let start = Instant::now();
-        while arrived(marks.path()) < i + 1 {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "push {i} never came"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    let runs = open_at_barrier(
+        &clones,
+        &asks,
+        marks.path(),
+        &[("BSI_FAULT_POINT", "after-push")],
+    );
     // The winner of the first race died after its push, and so did the
     // carrier of the next: the writer it carried out lives to say so.
     assert!(
@@ -433,28 +430,10 @@ fn a_carrier_of_other_clones_dead_after_its_push_leaves_every_request_landed_onc
 fn a_writer_refused_after_it_posted_withdraws_its_post() {
     let origin = Brain::new();
     let remote = origin.publish_to_bare();
-    let clones: Vec<Brain> = ["x", "y"]
-        .iter()
-        .map(|who| {
-            let b = Brain::clone_of(remote.path(), who);
-            b.bsi(&["status"]).ok();
-            b
-        })
-        .collect();
+    let clones = machines(remote.path(), &["x", "y"]);
     let marks = post_barrier(remote.path(), 2);
-    let mut children = Vec::new();
-    for (i, (b, session)) in clones.iter().zip(["sess-x", "sess-y"]).enumerate() {
-        children.push(open(b, "agents/alice.md", session, &[]));
-        let start = Instant::now();
-        while arrived(marks.path()) < i + 1 {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "push {i} never came"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    let asks = [("agents/alice.md", "sess-x"), ("agents/alice.md", "sess-y")];
+    let runs = open_at_barrier(&clones, &asks, marks.path(), &[]);
     // One push landed; the other lost the race with its request posted,
     // and is refused on the registry it fetched: its post goes with it.
     let (won, lost) = if runs[0].code == 0 { (0, 1) } else { (1, 0) };
