@@ -1167,6 +1167,7 @@ impl<'b> Publisher<'b> {
             return self.offline_batch((jobs, own), why);
         }
         let clone = brain.clone_id();
+        let mut no_posts = brain.posts_refused(&self.remote.name);
         let mut follows = 0;
         loop {
             let tips = brain.tips(Some(&self.remote));
@@ -1266,7 +1267,7 @@ impl<'b> Publisher<'b> {
             // lost, a push takes every request posted that it decided on,
             // carried out or not (its writer decides again those not
             // carried out), and the others found carried out already.
-            let first = posted.is_none() && !self.requests;
+            let first = posted.is_none() && !self.requests && !no_posts;
             let request = match (first, tips.tracking) {
                 (true, Some(t)) => Some(self.request_commit(jobs, t)?),
                 _ => None,
@@ -1333,6 +1334,17 @@ impl<'b> Publisher<'b> {
                     if let Some(why) = self.after_lost_race()? {
                         return self.offline_batch((jobs, own), why);
                     }
+                }
+                // A remote whose policy refuses any reference but its
+                // branches refuses the whole push for the post: the write
+                // goes again without it, and this clone posts no more there.
+                Push::Refused(why) if request.is_some() => {
+                    no_posts = true;
+                    brain.refuse_posts(&self.remote.name, &why);
+                    self.say(&format!(
+                        "{} refused the posted requests ({why}); pushing the registry alone, and posting no more there",
+                        self.remote.label()
+                    ));
                 }
                 Push::Refused(why) => {
                     return Err(Error::RemoteRefused {

@@ -692,6 +692,26 @@ impl Brain {
         id
     }
 
+    /// Whether `remote` refused a push for the write requests posted with
+    /// it ([`Brain::refuse_posts`]).
+    pub fn posts_refused(&self, remote: &str) -> bool {
+        self.bsi_dir()
+            .join("posts-refused")
+            .join(remote.replace('/', "%2F"))
+            .exists()
+    }
+
+    /// Records that `remote` refuses the posted write requests (`why`, its
+    /// words): this clone's writes no longer post there.
+    pub fn refuse_posts(&self, remote: &str, why: &str) {
+        let dir = self.bsi_dir().join("posts-refused");
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = lock::replace_file(
+            &dir.join(remote.replace('/', "%2F")),
+            format!("{why}\n").as_bytes(),
+        );
+    }
+
     /// The write requests waiting for this clone's writer lock.
     pub fn requests(&self) -> requests::Requests {
         requests::Requests::new(&self.bsi_dir().join("requests"))

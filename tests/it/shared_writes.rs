@@ -450,3 +450,42 @@ fn a_writer_refused_after_it_posted_withdraws_its_post() {
     // push; nothing of the refused writer.
     assert_eq!(posted, carried);
 }
+
+#[test]
+fn a_remote_that_refuses_the_posted_requests_gets_the_registry_alone() {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    // A server's policy: nothing but branches and tags.
+    let hook = remote.path().join("hooks/pre-receive");
+    fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read -r old new ref; do\n  case \"$ref\" in refs/heads/*|refs/tags/*) ;; *) echo \"only branches and tags here: $ref\"; exit 1 ;; esac\ndone\n",
+    )
+    .expect("write hook");
+    let mut perms = fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&hook, perms).expect("chmod");
+    let b = machines(remote.path(), &["x"]).remove(0);
+    let before = b.user_state();
+    let first = finish(open(&b, "agents/alice.md", "sess-a", &[]));
+    first.ok().stdout_has("Claim opened — agents/alice.md");
+    assert!(
+        first.stderr.contains("refused the posted requests")
+            && first.stderr.contains("only branches and tags here"),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(remote_rows(remote.path(), "sess-a"), 1);
+    // The next write does not try again.
+    let second = finish(open(&b, "agents/bob.md", "sess-b", &[]));
+    second.ok().stdout_has("Claim opened — agents/bob.md");
+    assert!(
+        !second.stderr.contains("refused the posted requests"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(remote_rows(remote.path(), "sess-b"), 1);
+    let (_, posted) = requests_on(remote.path());
+    assert!(posted.is_empty(), "{posted:?}");
+    assert_eq!(b.user_state(), before);
+}
