@@ -180,29 +180,23 @@ impl Remote {
         let target = format!("refs/heads/{}", self.branch);
         let mut cmd = git(repo);
         cmd.args(["push", "--porcelain", "--no-verify"]);
-        if let Posting::Take(taken) = posting
-            && !taken.is_empty()
-        {
-            cmd.arg("--atomic");
-            for (id, seen) in taken {
-                cmd.arg(format!("--force-with-lease={REQUESTS}{id}:{seen}"));
-            }
-        }
-        cmd.args(["--", &self.name, &format!("{commit}:{target}")]);
         let mut post_ref = None;
+        let mut refspecs = vec![format!("{commit}:{target}")];
         match posting {
             Posting::None => {}
             Posting::Post(id, request) => {
                 let to = format!("{REQUESTS}{id}");
-                cmd.arg(format!("+{request}:{to}"));
+                refspecs.push(format!("+{request}:{to}"));
                 post_ref = Some(to);
             }
             Posting::Take(taken) => {
-                for (id, _) in taken {
-                    cmd.arg(format!(":{REQUESTS}{id}"));
+                if !taken.is_empty() {
+                    cmd.arg("--atomic");
                 }
+                refspecs.extend(leased_deletions(&mut cmd, taken));
             }
         }
+        cmd.args(["--", &self.name]).args(refspecs);
         match run(cmd, timeout) {
             Ok(out) => {
                 let stdout = String::from_utf8_lossy(&out.stdout);
@@ -231,26 +225,14 @@ impl Remote {
         }
         let mut cmd = git(repo);
         cmd.args(["push", "--porcelain", "--no-verify"]);
-        for (id, seen) in requests {
-            cmd.arg(format!("--force-with-lease={REQUESTS}{id}:{seen}"));
-        }
-        cmd.args(["--", &self.name]);
-        for (id, _) in requests {
-            cmd.arg(format!(":{REQUESTS}{id}"));
-        }
-        let out = run(cmd, timeout).ok();
-        let stdout = out
-            .as_ref()
+        let deletions = leased_deletions(&mut cmd, requests);
+        cmd.args(["--", &self.name]).args(deletions);
+        let stdout = run(cmd, timeout)
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
         requests
             .iter()
-            .filter(|(id, _)| {
-                let name = format!(":{REQUESTS}{id}\t");
-                !stdout
-                    .lines()
-                    .any(|l| l.starts_with("-\t") && format!("{l}\t").contains(&name))
-            })
+            .filter(|(id, _)| push_outcome(&stdout, "", &format!("{REQUESTS}{id}")) != Push::Pushed)
             .map(|(id, _)| id.clone())
             .collect()
     }
@@ -281,6 +263,19 @@ impl Remote {
     pub fn requests_ref(&self, id: &str) -> String {
         format!("refs/bsi/posted/{}/{id}", self.name)
     }
+}
+
+/// Deletes the posted requests (each clone's id, and the commit it must
+/// still be at) in a push: the leases go on `cmd` as options, the deleting
+/// refspecs are returned, to follow the remote's name.
+fn leased_deletions(cmd: &mut Command, requests: &[(String, String)]) -> Vec<String> {
+    requests
+        .iter()
+        .map(|(id, seen)| {
+            cmd.arg(format!("--force-with-lease={REQUESTS}{id}:{seen}"));
+            format!(":{REQUESTS}{id}")
+        })
+        .collect()
 }
 
 /// Where write requests are posted on a remote: one reference per clone
@@ -332,7 +327,8 @@ pub fn push_outcome(stdout: &str, stderr: &str, target: &str) -> Push {
     let flag = line.as_bytes()[0];
     let summary = line.splitn(3, '\t').nth(2).unwrap_or("").trim();
     match flag {
-        b' ' | b'*' | b'+' | b'=' => Push::Pushed,
+        // `-`: deleted, as the push asked.
+        b' ' | b'*' | b'+' | b'=' | b'-' => Push::Pushed,
         _ => {
             // `[rejected] (fetch first)` / `(non-fast-forward)`: another
             // push landed first. A remote that lost a race on its own ref
@@ -807,6 +803,10 @@ mod tests {
         let remote =
             "To x\n!\tabc:refs/heads/brain-index\t[remote rejected] (atomic transaction failed)\n";
         assert_eq!(push_outcome(remote, "", BRANCH), Push::Lost);
+        // A withdrawal: each post's own line.
+        let post = |id: &str| format!("{REQUESTS}{id}");
+        assert_eq!(push_outcome(ok, "", &post("r1")), Push::Pushed);
+        assert_eq!(push_outcome(taken, "", &post("r1")), Push::Lost);
     }
 
     #[test]

@@ -513,6 +513,19 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// Carried out by `commit` (planned on its `parent`), the branch at
+    /// `after`: `landed` as [`Outcome::landed`] reads it.
+    fn carried_by(landed: &str, (commit, parent): (Oid, Option<Oid>), after: Oid) -> Outcome {
+        Outcome {
+            landed: landed.into(),
+            why: None,
+            commit: Some(commit.to_string()),
+            base_commit: parent.map(|p| p.to_string()),
+            base_text: None,
+            after: Some(after.to_string()),
+        }
+    }
+
     fn again() -> Outcome {
         Outcome {
             landed: AGAIN.into(),
@@ -594,15 +607,10 @@ fn carried_out(
         let landed = if remote.is_none() { "local" } else { landed };
         for c in brain.git.recent(tip, 256)? {
             if job::carries(&c.message, id) {
-                return Ok(Some(Outcome {
-                    landed: landed.into(),
-                    why: (landed == "pending")
-                        .then(|| "the write that carried it out ended before its push".into()),
-                    commit: Some(c.id.to_string()),
-                    base_commit: c.parent.map(|p| p.to_string()),
-                    base_text: None,
-                    after: Some(tip.to_string()),
-                }));
+                let mut o = Outcome::carried_by(landed, (c.id, c.parent), tip);
+                o.why = (landed == "pending")
+                    .then(|| "the write that carried it out ended before its push".into());
+                return Ok(Some(o));
             }
         }
     }
@@ -1267,7 +1275,8 @@ impl<'b> Publisher<'b> {
             // lost, a push takes every request posted that it decided on,
             // carried out or not (its writer decides again those not
             // carried out), and the others found carried out already.
-            let first = posted.is_none() && !self.requests && !no_posts;
+            // (A batch posts once, before its first lost race.)
+            let first = !self.requests && !no_posts;
             let request = match (first, tips.tracking) {
                 (true, Some(t)) => Some(self.request_commit(jobs, t)?),
                 _ => None,
@@ -1286,10 +1295,9 @@ impl<'b> Publisher<'b> {
             match push {
                 Push::Pushed => {
                     self.pushed(tips, last)?;
-                    if request.is_none() {
-                        // What this push took is off the remote.
-                        *posted = None;
-                    }
+                    // What this push took is off the remote (a first push
+                    // posted nothing yet).
+                    *posted = None;
                     move_local(brain, last, tips.local, "bsi: shared write")?;
                     let writes = c
                         .planned
@@ -1361,16 +1369,10 @@ impl<'b> Publisher<'b> {
     /// The commit that posts the batch's requests: each job as JSON under
     /// `requests/`, on the registry they are planned on.
     fn request_commit(&self, jobs: &[(String, Job)], base: Oid) -> Result<Oid> {
-        let mut files = Vec::with_capacity(jobs.len());
-        for (id, job) in jobs {
-            let json = serde_json::to_string(job).map_err(|e| {
-                Error::io(
-                    "cannot write a write request",
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                )
-            })?;
-            files.push((format!("{}/{id}.json", job::REQUEST_DIR), json));
-        }
+        let files = jobs
+            .iter()
+            .map(|(id, job)| Ok((format!("{}/{id}.json", job::REQUEST_DIR), job.json()?)))
+            .collect::<Result<Vec<_>>>()?;
         let files: Vec<(&str, &[u8])> = files
             .iter()
             .map(|(p, j)| (p.as_str(), j.as_bytes()))
@@ -1418,18 +1420,9 @@ impl<'b> Publisher<'b> {
         if let Some(post) = own
             && let Some(done) = carried_since(post.base)?
         {
-            for (id, (commit, parent)) in done {
-                seen.carried.insert(
-                    id,
-                    Outcome {
-                        landed: "published".into(),
-                        why: None,
-                        commit: Some(commit.to_string()),
-                        base_commit: parent.map(|p| p.to_string()),
-                        base_text: None,
-                        after: Some(tip.to_string()),
-                    },
-                );
+            for (id, by) in done {
+                seen.carried
+                    .insert(id, Outcome::carried_by("published", by, tip));
             }
         }
         let oldest = self.opts.now

@@ -234,6 +234,16 @@ pub fn carried(message: &str) -> impl Iterator<Item = &str> {
 }
 
 impl Job {
+    /// The job as JSON, as a request is filed or posted.
+    pub fn json(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| {
+            Error::io(
+                "cannot write a write request",
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            )
+        })
+    }
+
     /// The request's clock.
     pub fn time(&self) -> Result<DateTime<FixedOffset>> {
         match self {

@@ -695,21 +695,25 @@ impl Brain {
     /// Whether `remote` refused a push for the write requests posted with
     /// it ([`Brain::refuse_posts`]).
     pub fn posts_refused(&self, remote: &str) -> bool {
+        self.posts_refused_file(remote).exists()
+    }
+
+    /// Where [`Brain::refuse_posts`] records `remote` (a remote's name may
+    /// hold a `/`).
+    fn posts_refused_file(&self, remote: &str) -> PathBuf {
         self.bsi_dir()
             .join("posts-refused")
             .join(remote.replace('/', "%2F"))
-            .exists()
     }
 
     /// Records that `remote` refuses the posted write requests (`why`, its
     /// words): this clone's writes no longer post there.
     pub fn refuse_posts(&self, remote: &str, why: &str) {
-        let dir = self.bsi_dir().join("posts-refused");
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = lock::replace_file(
-            &dir.join(remote.replace('/', "%2F")),
-            format!("{why}\n").as_bytes(),
-        );
+        let file = self.posts_refused_file(remote);
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = lock::replace_file(&file, format!("{why}\n").as_bytes());
     }
 
     /// The write requests waiting for this clone's writer lock.

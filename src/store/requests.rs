@@ -63,12 +63,7 @@ impl Requests {
             .as_nanos();
         let pid = std::process::id();
         let id = format!("{arrival:020}-{pid}-{:08x}", rand::random::<u32>());
-        let json = serde_json::to_string(job).map_err(|e| {
-            Error::io(
-                "cannot write a write request",
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            )
-        })?;
+        let json = job.json()?;
         let body = format!("{}\n{json}\n", super::lock::this_process());
         let tmp = self.path(&id, "tmp");
         let path = self.path(&id, "req");

@@ -176,6 +176,17 @@ fn opencode_serve_sends_the_agent_back_once_at_the_stop() {
 }
 
 /// `opencode serve`, stopped when dropped.
+/// `session` holds the Risks section of `projets/plan.md`, as OpenCode.
+fn holds_risks(s: &Setup, session: &str) {
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(session)
+            && r.contains("| opencode |")),
+        "{active:?}"
+    );
+}
+
 struct Server(std::process::Child);
 
 impl Drop for Server {
@@ -254,13 +265,7 @@ fn opencode_claim_on_write_tells_the_model() {
     );
     assert_eq!(after.matches("bsi claimed").count(), 1, "told once\n{ctx}");
     assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| opencode |")),
-        "{active:?}"
-    );
+    holds_risks(&s, &session);
 }
 
 /// Without bsi on its PATH the plugin lets the edit through and says so, to
@@ -389,11 +394,5 @@ fn opencode_claims_through_mcp_as_the_hooks_session() {
         turns[3].contains(&format!("Session {session} (agent opencode)")),
         "{ctx}"
     );
-    let active = s.b.active();
-    assert!(
-        active.iter().any(|r| r.contains("projets/plan.md#Risks")
-            && r.contains(&session)
-            && r.contains("| opencode |")),
-        "{active:?}"
-    );
+    holds_risks(&s, &session);
 }
