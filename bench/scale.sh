@@ -41,6 +41,8 @@ done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'scale: %s\n' "$*" >&2; }
+# The time in microseconds, from the shell's own clock (no process started).
+now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
 
 if [[ -z $INNER ]]; then
     say "building the release binary and the delay proxy"
@@ -98,6 +100,9 @@ mkdir -p "$WORK/origin" "$WORK/srv"
         "$BSI" close "sess-old-$i" -q >/dev/null
     done
 )
+# Packed, as a brain that lives on a server is (a clone of a local path
+# would otherwise copy the fixture's loose objects one by one).
+git -C "$WORK/origin" gc -q
 git clone -q --bare "$WORK/origin" "$WORK/srv/brain.git"
 BASE=$(git -C "$WORK/srv/brain.git" rev-parse brain-index)
 
@@ -152,28 +157,29 @@ race() {
         clones "$url" "$prefix" "$n"; reset_all "$prefix" "$n"; fi
     say "$label: $n simultaneous opens"
     local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
-    rm -rf "$out" && mkdir -p "$out"
-    exec 9>"$gate"
-    flock 9
+    rm -rf "$out" "$gate" && mkdir -p "$out" && mkfifo "$gate"
+    # The gate is a named pipe: each writer's shell waits in its open, and
+    # all go at once when the script opens it for writing and closes it.
+    # Nothing but bsi is started from the gate to each writer's end (the
+    # clock is the shell's own), so the latencies are bsi's.
     local pids=()
     for ((i = 0; i < n; i++)); do
         (
             if [[ -n $same ]]; then cd "$WORK/$prefix-0"; else cd "$WORK/$prefix-$i"; fi
-            flock -s "$gate" true
+            read -r _ <"$gate" || true
             set +e
             "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" >/dev/null 2>"$out/$i.err"
             echo $? >"$out/$i.rc"
-            date +%s%N >"$out/$i.end"
+            now_us >"$out/$i.end"
         ) &
         pids+=($!)
     done
     sleep 1
     local t0 t1
-    t0=$(date +%s%N)
-    flock -u 9
+    t0=$(now_us)
+    : >"$gate"
     for p in "${pids[@]}"; do wait "$p" || true; done
-    t1=$(date +%s%N)
-    exec 9>&-
+    t1=$(now_us)
     local ok=0 lost=0 busy=0 pushed=0
     for ((i = 0; i < n; i++)); do
         case $(cat "$out/$i.rc") in
@@ -188,13 +194,13 @@ race() {
     local merges
     merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
     local lat
-    lat=$(for ((i = 0; i < n; i++)); do echo $((($(cat "$out/$i.end") - t0) / 1000000)); done | sort -n |
+    lat=$(for ((i = 0; i < n; i++)); do echo $((($(cat "$out/$i.end") - t0) / 1000)); done | sort -n |
         awk '{ v[NR] = $1 } END { p = int(NR * 0.95 + 0.999); if (p > NR) p = NR; printf "%d %d", v[int((NR + 1) / 2)], v[p] }')
     echo "${lat#* }" >"$WORK/p95-$prefix-$n"
     local per
     per=$(awk -v o="$ok" -v p="$pushed" 'BEGIN { printf "%.1f", p ? o / p : 0 }')
     local wall
-    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
     record "$label" "$n" "$ok/$n ($busy busy), $rows rows on the remote, $merges merges" \
         "$pushed pushes ($lost lost races), $per writes per push; p50 ${lat% *} ms, p95 ${lat#* } ms; ${wall} s"
     if ((ok != n || rows != n || merges != 0)); then
@@ -211,18 +217,19 @@ for n in "${LOCAL_NS[@]}"; do race "clones, local bare remote" "$WORK/srv/brain.
 for n in "${SLOW_NS[@]}"; do race "clones, ${DELAY_MS} ms link" "git://127.0.0.1:$SLOW/brain.git" slow "$n"; done
 
 # The median wall time, in ms, of $RUNS runs of $2 in directory $1, each
-# after the preparation $3.
+# after the preparation $3; timed as a burst's writer is (the shell's clock,
+# the command run from a subshell).
 median_ms() {
     local dir=$1 cmd=$2 prep=$3 i t0 t1 all=()
     for ((i = 0; i < RUNS; i++)); do
         (cd "$dir" && bash -c "$prep") >/dev/null 2>&1
-        t0=$(date +%s%N)
-        (cd "$dir" && bash -c "$cmd") >/dev/null 2>&1 || {
+        t0=$(now_us)
+        (cd "$dir" && eval "$cmd") >/dev/null 2>&1 || {
             echo "scale: this step failed in $dir: $cmd" >&2
             exit 1
         }
-        t1=$(date +%s%N)
-        all+=("$(((t1 - t0) / 1000))")
+        t1=$(now_us)
+        all+=("$((t1 - t0))")
     done
     printf '%s\n' "${all[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] / 1000 }'
 }

@@ -691,7 +691,15 @@ enum Planned {
 }
 
 /// The requests planned in order on one registry, each on what the one
-/// before left, and committed as a chain on `parent`.
+/// before left, and committed on `parent`: the writes that decide on the
+/// registry their group began from what they decide on the registry the
+/// writes before them left (the usual case: distinct sessions on distinct
+/// scopes) share one commit, so a burst of writes costs the remote three
+/// new objects rather than three a write. A write whose decision rests on
+/// one before it in the group (a close that lets an open through, a
+/// session asking twice) begins a commit of its own, on the one before:
+/// every write is carried out by a commit whose parent decides it as it
+/// was decided, and its writer reads its report there.
 struct Chain {
     planned: Vec<Planned>,
     /// The last commit, and the registry it holds.
@@ -699,6 +707,16 @@ struct Chain {
     /// A request was refused or changed nothing: decided on an old fetch,
     /// that may be wrong.
     doubt: bool,
+}
+
+/// The writes planned since the last commit of a chain, not yet committed.
+struct Group {
+    /// Where each is in [`Chain::planned`], its message and its session.
+    writes: Vec<(usize, String, String)>,
+    /// The registry the group begins from (the last commit's).
+    from: Registry,
+    /// What the writes planned so far leave.
+    text: String,
 }
 
 fn chain(
@@ -715,25 +733,69 @@ fn chain(
         last: None,
         doubt: false,
     };
+    let mut group: Option<Group> = None;
+    // Commits the group: the writes it carries out name that commit, and
+    // what follows is planned on the registry it holds.
+    let flush = |c: &mut Chain,
+                 group: &mut Option<Group>,
+                 reg: &mut Registry,
+                 base: &mut Base,
+                 parent: &mut Option<Oid>|
+     -> Result<()> {
+        let Some(g) = group.take() else {
+            return Ok(());
+        };
+        let messages: Vec<&str> = g.writes.iter().map(|(_, m, _)| m.as_str()).collect();
+        let message = job::joined(&messages);
+        let message = if c.last.is_none() {
+            first(message)
+        } else {
+            message
+        };
+        let (commit, committed) = commit_on(brain, *parent, brain.parse(g.text)?, &message, keep)?;
+        for (i, _, _) in &g.writes {
+            c.planned[*i] = Planned::Wrote(commit, base.clone());
+        }
+        *base = Base::Commit(commit);
+        *parent = Some(commit);
+        *reg = brain.judged(committed.clone());
+        c.last = Some((commit, committed));
+        Ok(())
+    };
     for (id, job) in jobs {
-        match job.plan(&reg) {
+        let mut planned = job.plan(&reg);
+        if let (Some(g), Ok(Plan::Write { text, message, .. })) = (&group, &planned)
+            && text != reg.text()
+        {
+            // Decided on the group's first registry as on this one, or
+            // carried out by a commit of its own.
+            let alike = g.writes.iter().all(|(_, _, s)| s != job.session())
+                && matches!(job.plan(&g.from),
+                    Ok(Plan::Write { message: m, .. }) if m == *message);
+            if !alike {
+                flush(&mut c, &mut group, &mut reg, &mut base, &mut parent)?;
+                planned = job.plan(&reg);
+            }
+        }
+        // A request decided on writes not yet committed is read again on
+        // what they leave.
+        let here = match &group {
+            Some(g) => Base::Text(g.text.clone()),
+            None => base.clone(),
+        };
+        match planned {
             Err(e) => {
                 c.doubt |= e.is_refusal();
-                c.planned.push(Planned::Kept(base.clone()));
+                c.planned.push(Planned::Kept(here));
             }
             Ok(Plan::Keep(())) => {
                 c.doubt = true;
-                c.planned.push(Planned::Kept(base.clone()));
+                c.planned.push(Planned::Kept(here));
             }
             Ok(Plan::Write { text, .. }) if text == reg.text() => {
-                c.planned.push(Planned::Kept(base.clone()));
+                c.planned.push(Planned::Kept(here));
             }
             Ok(Plan::Write { text, message, .. }) => {
-                let message = if c.last.is_none() {
-                    first(message)
-                } else {
-                    message
-                };
                 // Another writer's request names itself: found in the
                 // history, it is never carried out twice. The holder's own
                 // needs no name (its writer is here to know).
@@ -742,16 +804,20 @@ fn chain(
                 } else {
                     job::tagged(&message, id)
                 };
-                let (commit, committed) =
-                    commit_on(brain, parent, brain.parse(text)?, &message, keep)?;
-                c.planned.push(Planned::Wrote(commit, base));
-                base = Base::Commit(commit);
-                parent = Some(commit);
-                reg = brain.judged(committed.clone());
-                c.last = Some((commit, committed));
+                let g = group.get_or_insert_with(|| Group {
+                    writes: Vec::new(),
+                    from: reg.clone(),
+                    text: String::new(),
+                });
+                g.writes
+                    .push((c.planned.len(), message, job.session().to_string()));
+                g.text.clone_from(&text);
+                c.planned.push(Planned::Kept(here));
+                reg = brain.judged(brain.parse(text)?);
             }
         }
     }
+    flush(&mut c, &mut group, &mut reg, &mut base, &mut parent)?;
     Ok(c)
 }
 
@@ -1369,17 +1435,12 @@ impl<'b> Publisher<'b> {
     /// The commit that posts the batch's requests: each job as JSON under
     /// `requests/`, on the registry they are planned on.
     fn request_commit(&self, jobs: &[(String, Job)], base: Oid) -> Result<Oid> {
-        let files = jobs
-            .iter()
-            .map(|(id, job)| Ok((format!("{}/{id}.json", job::REQUEST_DIR), job.json()?)))
-            .collect::<Result<Vec<_>>>()?;
-        let files: Vec<(&str, &[u8])> = files
-            .iter()
-            .map(|(p, j)| (p.as_str(), j.as_bytes()))
-            .collect();
-        self.brain
-            .git
-            .commit_new_tree(base, &files, "bsi: write requests")
+        let body = job::posted(jobs)?;
+        self.brain.git.commit_new_tree(
+            base,
+            &[(job::POSTED_FILE, body.as_bytes())],
+            "bsi: write requests",
+        )
     }
 
     /// The requests posted on the remote as the last fetch brought them:
@@ -1442,18 +1503,22 @@ impl<'b> Publisher<'b> {
             let Some(done) = carried_since(base)? else {
                 continue;
             };
+            let mut posted = brain
+                .git
+                .file_at(at, job::POSTED_FILE)?
+                .and_then(|body| job::read_posted(&body))
+                .unwrap_or_default();
             for (file, body) in brain.git.files_under(at, job::REQUEST_DIR)? {
-                let Some(jid) = file.strip_suffix(".json") else {
-                    continue;
-                };
-                if done.contains_key(jid) {
-                    continue;
+                if let (Some(jid), Ok(j)) = (
+                    file.strip_suffix(".json"),
+                    serde_json::from_slice::<Job>(&body),
+                ) {
+                    posted.push((jid.to_string(), j));
                 }
-                match serde_json::from_slice::<Job>(&body) {
-                    Ok(j) if j.time().is_ok_and(|t| t >= oldest) => {
-                        seen.theirs.push((jid.to_string(), j));
-                    }
-                    _ => {}
+            }
+            for (jid, j) in posted {
+                if !done.contains_key(&jid) && j.time().is_ok_and(|t| t >= oldest) {
+                    seen.theirs.push((jid, j));
                 }
             }
         }

@@ -209,14 +209,71 @@ fn unit<R>(p: Plan<R>) -> Plan<()> {
 pub const REQUEST_TRAILER: &str = "BSI-Request";
 
 /// Where the requests a clone posts on the remote are, in the commit that
-/// posts them: one `<id>.json` file per request, the job as JSON.
+/// posts them: one file, a JSON object of the jobs by request id (one blob,
+/// whatever the number of requests: the remote stores three objects a post).
+pub const POSTED_FILE: &str = "requests.json";
+
+/// Where an earlier bsi posted them: one `<id>.json` file per request in
+/// this folder, the job as JSON (still read).
 pub const REQUEST_DIR: &str = "requests";
+
+/// The body of [`POSTED_FILE`] for `jobs`.
+pub fn posted(jobs: &[(String, Job)]) -> Result<String> {
+    let map: std::collections::BTreeMap<&str, &Job> =
+        jobs.iter().map(|(id, j)| (id.as_str(), j)).collect();
+    serde_json::to_string(&map).map_err(|e| {
+        Error::io(
+            "cannot write the posted requests as JSON",
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })
+}
+
+/// The jobs a post holds, by request id, from [`POSTED_FILE`]'s body
+/// (`None` when it cannot be read).
+pub fn read_posted(body: &[u8]) -> Option<Vec<(String, Job)>> {
+    serde_json::from_slice::<std::collections::BTreeMap<String, Job>>(body)
+        .ok()
+        .map(|m| m.into_iter().collect())
+}
 
 /// `message` with the trailer naming request `id` last.
 pub fn tagged(message: &str, id: &str) -> String {
     let mut out = message.trim_end_matches('\n').to_string();
     out.push_str(&format!("\n{REQUEST_TRAILER}: {id}\n"));
     out
+}
+
+/// The message of one commit carrying out several writes: a summary line
+/// counting them, each write's own summary line, and every write's
+/// trailers in order (so `git log --grep` finds each session and request
+/// as it finds a commit of its own). One write keeps its message.
+pub fn joined(messages: &[&str]) -> String {
+    if let [one] = messages {
+        return (*one).to_string();
+    }
+    let split = |m: &str| -> (String, String) {
+        let m = m.trim_end_matches('\n');
+        match m.split_once("\n\n") {
+            Some((summary, rest)) => (
+                summary.to_string(),
+                format!("{}\n", rest.trim_matches('\n')),
+            ),
+            None => (m.to_string(), String::new()),
+        }
+    };
+    let parts: Vec<(String, String)> = messages.iter().map(|m| split(m)).collect();
+    let what: Vec<&str> = parts
+        .iter()
+        .map(|(s, _)| s.strip_prefix("bsi: ").unwrap_or(s))
+        .collect();
+    let mut summary = format!("bsi: {} writes: {}", messages.len(), what.join("; "));
+    if summary.chars().count() > 100 {
+        summary = summary.chars().take(99).collect::<String>() + "…";
+    }
+    let lines: Vec<&str> = parts.iter().map(|(s, _)| s.as_str()).collect();
+    let trailers: String = parts.iter().map(|(_, t)| t.as_str()).collect();
+    format!("{summary}\n\n{}\n\n{trailers}", lines.join("\n"))
 }
 
 /// Whether `message` carries out request `id`.
@@ -234,6 +291,13 @@ pub fn carried(message: &str) -> impl Iterator<Item = &str> {
 }
 
 impl Job {
+    /// The session the job writes for.
+    pub fn session(&self) -> &str {
+        match self {
+            Job::Open { session, .. } | Job::Close { session, .. } => session,
+        }
+    }
+
     /// The job as JSON, as a request is filed or posted.
     pub fn json(&self) -> Result<String> {
         serde_json::to_string(self).map_err(|e| {
@@ -306,6 +370,35 @@ mod tests {
         assert!(carries(&m, "1-2-3"));
         assert!(!carries(&m, "1-2"));
         assert_eq!(carried(&m).collect::<Vec<_>>(), ["1-2-3"]);
+    }
+
+    #[test]
+    fn one_commit_of_several_writes_names_each_write_and_request() {
+        let one = "bsi: open sess-a a/\n\nBSI-Session: sess-a\nBSI-Action: open\n";
+        assert_eq!(joined(&[one]), one);
+        let two = tagged(
+            "bsi: close sess-b b.md\n\nBSI-Session: sess-b\nBSI-Action: close\n",
+            "1-2-3",
+        );
+        let m = joined(&[one, &two]);
+        assert_eq!(
+            m,
+            "bsi: 2 writes: open sess-a a/; close sess-b b.md\n\n\
+             bsi: open sess-a a/\nbsi: close sess-b b.md\n\n\
+             BSI-Session: sess-a\nBSI-Action: open\n\
+             BSI-Session: sess-b\nBSI-Action: close\nBSI-Request: 1-2-3\n"
+        );
+        assert_eq!(carried(&m).collect::<Vec<_>>(), ["1-2-3"]);
+        let many: Vec<String> = (0..20)
+            .map(|i| format!("bsi: open sess-{i:02} d{i:02}/\n\nBSI-Session: sess-{i:02}\n"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let summary = joined(&many).lines().next().unwrap_or_default().to_string();
+        assert!(
+            summary.starts_with("bsi: 20 writes: open sess-00 d00/; "),
+            "{summary}"
+        );
+        assert_eq!(summary.chars().count(), 100, "{summary}");
     }
 
     #[test]

@@ -127,7 +127,8 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
         }
     }
     // One push carried the three writes: one writer said so, none lost a
-    // race, and the remote has one commit per write, in arrival order.
+    // race, and the remote has one commit carrying them, in arrival order,
+    // naming each write and the requests of the other writers.
     let said: Vec<&Run> = runs
         .iter()
         .filter(|r| {
@@ -144,13 +145,29 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
     assert!(runs.iter().all(|r| !r.stderr.contains("published 1 write")));
     let log = std::process::Command::new("git")
         .current_dir(remote.path())
-        .args(["log", "-4", "--format=%s", "brain-index"])
+        .args(["log", "-2", "--format=%s", "brain-index"])
         .output()
         .expect("git log");
     assert_eq!(
         String::from_utf8_lossy(&log.stdout),
-        "bsi: open sess-c README.md\nbsi: open sess-b agents/bob.md\nbsi: open sess-a agents/alice.md\nbsi: open sess-holder projets/\n"
+        "bsi: 3 writes: open sess-a agents/alice.md; open sess-b agents/bob.md; open sess-c README.md\nbsi: open sess-holder projets/\n"
     );
+    let body = std::process::Command::new("git")
+        .current_dir(remote.path())
+        .args(["log", "-1", "--format=%b", "brain-index"])
+        .output()
+        .expect("git log");
+    let body = String::from_utf8_lossy(&body.stdout);
+    for session in ["sess-a", "sess-b", "sess-c"] {
+        assert!(
+            body.contains(&format!("BSI-Session: {session}\n")),
+            "{body}"
+        );
+    }
+    // The holder's own write needs no name; the refused request's holder
+    // names all three.
+    let named = body.matches("BSI-Request: ").count();
+    assert!((2..=3).contains(&named), "{body}");
     // Every request's files are gone; the user's work is untouched.
     assert_eq!(
         fs::read_dir(b.path().join(".git/bsi/requests"))
@@ -158,6 +175,59 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
             .count(),
         0
     );
+    assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn a_write_that_rests_on_one_before_it_in_the_push_gets_its_own_commit() {
+    let (b, remote) = machine();
+    b.bsi(&["open", "projets/", "--session", "sess-holder"])
+        .ok();
+    let before = b.user_state();
+    let lock = hold_lock(&b);
+    // The close comes first: the open of a file inside the closed folder
+    // fits only once it is carried out.
+    let mut close = b.command(&["-v", "close", "sess-holder"]);
+    close.env("BSI_SESSION", "sess-holder");
+    let close = close
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until_waiting(&b, 1);
+    let other = open(&b, "agents/alice.md", "sess-a", &[]);
+    until_waiting(&b, 2);
+    let inside = open(&b, "projets/plan.md", "sess-b", &[]);
+    until_waiting(&b, 3);
+    drop(lock);
+    let close = finish(close);
+    let (other, inside) = (finish(other), finish(inside));
+    close.ok().stdout_has("Claim closed");
+    other.ok().stdout_has("Claim opened — agents/alice.md");
+    inside.ok().stdout_has("Claim opened — projets/plan.md");
+    // One push; the close and the open beside it share a commit, the open
+    // that rests on the close has its own on it.
+    let runs = [&close, &other, &inside];
+    assert_eq!(
+        runs.iter()
+            .filter(|r| r
+                .stderr
+                .contains("published 3 write(s) of 3 request(s) with one push"))
+            .count(),
+        1,
+        "{:#?}",
+        runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
+    );
+    let log = std::process::Command::new("git")
+        .current_dir(remote.path())
+        .args(["log", "-3", "--format=%s", "brain-index"])
+        .output()
+        .expect("git log");
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout),
+        "bsi: open sess-b projets/plan.md\nbsi: 2 writes: close sess-holder projets/; open sess-a agents/alice.md\nbsi: open sess-holder projets/\n"
+    );
+    assert_eq!(remote_rows(remote.path(), "sess-b"), 1);
     assert_eq!(b.user_state(), before);
 }
 
@@ -310,9 +380,10 @@ fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
     .collect();
     let mut posted = Vec::new();
     for r in git(&["for-each-ref", "--format=%(refname)", "refs/bsi/requests/"]).lines() {
-        for f in git(&["ls-tree", "--name-only", &format!("{r}:requests")]).lines() {
-            posted.push(f.trim_end_matches(".json").to_string());
-        }
+        let body = git(&["show", &format!("{r}:requests.json")]);
+        let jobs: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&body).expect("the posted requests, as JSON");
+        posted.extend(jobs.keys().cloned());
     }
     (carried, posted)
 }
