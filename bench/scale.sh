@@ -120,11 +120,14 @@ for _ in $(seq 1 100); do
 done
 git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null
 
-# N clones of the remote at URL, named $2-0 … $2-(N-1).
+# N clones of the remote at URL, named $2-0 … $2-(N-1), each where bsi
+# has run once (as the clone of one write alone is when it is timed).
 clones() {
     local url=$1 prefix=$2 n=$3 i
     for ((i = 0; i < n; i++)); do
-        [[ -d "$WORK/$prefix-$i" ]] || git clone -q "$url" "$WORK/$prefix-$i"
+        [[ -d "$WORK/$prefix-$i" ]] && continue
+        git clone -q "$url" "$WORK/$prefix-$i"
+        (cd "$WORK/$prefix-$i" && "$BSI" status >/dev/null)
     done
 }
 

@@ -435,6 +435,9 @@ pub fn apply_job<R>(
     requests.take_own(&id);
     let mut jobs = vec![(id.clone(), job.clone())];
     jobs.extend(requests.take_waiting());
+    if jobs.len() > 1 {
+        gather(&requests, &mut jobs);
+    }
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let served = match &remote {
         None => local_batch(brain, settings.history_keep, &jobs, &id),
@@ -478,6 +481,31 @@ pub fn apply_job<R>(
         }
     }
     Ok(Some(applied))
+}
+
+/// How long a holder that found other writers' requests waiting waits
+/// for the next to arrive…
+const GATHER: Duration = Duration::from_millis(8);
+/// …and at most in all.
+const GATHER_MOST: Duration = Duration::from_millis(60);
+
+/// Writers of a clone that start together (agents sent off at once) file
+/// their requests a few milliseconds apart: a holder that found another
+/// waiting already takes those that keep coming, each within [`GATHER`] of
+/// the one before and for [`GATHER_MOST`] at most, so one push carries the
+/// burst rather than the late ones waiting for a push of their own. A
+/// writer alone finds none waiting and never waits.
+fn gather(requests: &Requests, jobs: &mut Vec<(String, Job)>) {
+    let start = Instant::now();
+    let mut last = start;
+    while last.elapsed() < GATHER && start.elapsed() < GATHER_MOST {
+        std::thread::sleep(Duration::from_millis(2));
+        let more = requests.take_waiting();
+        if !more.is_empty() {
+            last = Instant::now();
+            jobs.extend(more);
+        }
+    }
 }
 
 /// Removes a request's files once its writer is done with it.
