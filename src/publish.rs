@@ -441,7 +441,17 @@ pub fn apply_job<R>(
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let served = match &remote {
         None => local_batch(brain, settings.history_keep, &jobs, &id),
-        Some(r) => Publisher::new(brain, settings, r.clone(), opts).run_batch(&jobs, &id),
+        Some(r) => {
+            // Those filed while the holder planned go in its push too.
+            let more = || {
+                let mut more = requests.take_waiting();
+                if !more.is_empty() {
+                    gather(&requests, &mut more);
+                }
+                more
+            };
+            Publisher::new(brain, settings, r.clone(), opts).run_batch((&mut jobs, &more), &id)
+        }
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
     let batch = match served {
@@ -482,6 +492,9 @@ pub fn apply_job<R>(
     }
     Ok(Some(applied))
 }
+
+/// Brings the requests filed since a holder took those waiting.
+type More<'a> = &'a dyn Fn() -> Vec<(String, Job)>;
 
 /// How long a holder that found other writers' requests waiting waits
 /// for the next to arrive…
@@ -1247,9 +1260,15 @@ impl<'b> Publisher<'b> {
     /// found by its trailer in the registry's history since the registry it
     /// was posted on, and reported from there; requests still posted when
     /// this write ends are withdrawn.
-    fn run_batch(mut self, jobs: &[(String, Job)], own: &str) -> Result<Batch> {
+    /// Carries out `jobs` (and those `more` brings before the first push,
+    /// added to `jobs`) with one push.
+    fn run_batch(
+        mut self,
+        (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
+        own: &str,
+    ) -> Result<Batch> {
         let mut posted = None;
-        let result = self.batch_loop(jobs, own, &mut posted);
+        let result = self.batch_loop((jobs, more), own, &mut posted);
         match posted {
             None => result,
             Some(post) => self.settle(jobs, own, &post, result),
@@ -1258,10 +1277,11 @@ impl<'b> Publisher<'b> {
 
     fn batch_loop(
         &mut self,
-        jobs: &[(String, Job)],
+        (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
         own: &str,
         posted: &mut Option<Post>,
     ) -> Result<Batch> {
+        let mut looked = false;
         let brain = self.brain;
         if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
             && let Err(why) = self.fetch()?
@@ -1361,6 +1381,17 @@ impl<'b> Publisher<'b> {
                     registry: k.landing.registry,
                 });
             };
+            // Writers of the clone that filed their requests while this one
+            // planned are planned with it, once, before its first push.
+            if !looked && !self.requests {
+                looked = true;
+                let late = more();
+                if !late.is_empty() {
+                    jobs.extend(late);
+                    jobs.sort_by(|a, b| a.0.cmp(&b.0));
+                    continue;
+                }
+            }
             let conn = match self.conn_now() {
                 Ok(conn) => conn,
                 Err(why) => return self.offline_batch((jobs, own), why),
