@@ -435,7 +435,7 @@ pub fn apply_job<R>(
     requests.take_own(&id);
     let mut jobs = vec![(id.clone(), job.clone())];
     jobs.extend(requests.take_waiting());
-    if jobs.len() > 1 {
+    if jobs.len() > 1 || requests.arriving() {
         gather(&requests, &mut jobs);
     }
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -445,7 +445,7 @@ pub fn apply_job<R>(
             // Those filed while the holder planned go in its push too.
             let more = || {
                 let mut more = requests.take_waiting();
-                if !more.is_empty() {
+                if !more.is_empty() || requests.arriving() {
                     gather(&requests, &mut more);
                 }
                 more
@@ -504,14 +504,15 @@ const GATHER_MOST: Duration = Duration::from_millis(60);
 
 /// Writers of a clone that start together (agents sent off at once) file
 /// their requests a few milliseconds apart: a holder that found another
-/// waiting already takes those that keep coming, each within [`GATHER`] of
-/// the one before and for [`GATHER_MOST`] at most, so one push carries the
-/// burst rather than the late ones waiting for a push of their own. A
-/// writer alone finds none waiting and never waits.
+/// waiting already, or another marked arriving ([`Requests::arrive`]),
+/// takes those that keep coming, each within [`GATHER`] of the one before
+/// or while one is arriving, and for [`GATHER_MOST`] at most, so one push
+/// carries the burst rather than the late ones waiting for a push of their
+/// own. A writer alone finds none and never waits.
 fn gather(requests: &Requests, jobs: &mut Vec<(String, Job)>) {
     let start = Instant::now();
     let mut last = start;
-    while last.elapsed() < GATHER && start.elapsed() < GATHER_MOST {
+    while (last.elapsed() < GATHER || requests.arriving()) && start.elapsed() < GATHER_MOST {
         std::thread::sleep(Duration::from_millis(2));
         let more = requests.take_waiting();
         if !more.is_empty() {

@@ -35,6 +35,7 @@ pub fn close(
     scope: Option<&Scope>,
     force: bool,
 ) -> Result<Closed> {
+    let _arriving = site.arriving();
     // The registry as this clone sees it, read once before the lock: the
     // session's audit (alert, never block), and what the plans of the
     // waiters a close may hand over to read of the files (read now, for

@@ -42,6 +42,16 @@ pub struct Site<'a> {
 }
 
 impl Site<'_> {
+    /// Marks this writer as arriving among the writers of the clone, for
+    /// a write that may share a push (not a bounded one, which goes
+    /// alone): a holder gathering a burst waits for its request.
+    pub fn arriving(&self) -> Option<crate::store::requests::Arrival> {
+        self.options
+            .bound
+            .is_none()
+            .then(|| self.brain.requests().arrive())
+    }
+
     /// Publishes what `plan` decides under the writer lock.
     pub fn publish<R>(&self, plan: impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         publish::apply(self.brain, self.settings, self.options, plan)

@@ -86,6 +86,7 @@ pub fn open(
     watch: &mut dyn Watch,
     stop: &Stop,
 ) -> Result<Opening> {
+    let _arriving = site.arriving();
     let mut session = actor.session.clone();
     // A drawn id the registry already knows is drawn again.
     let mut draws: u64 = 0;

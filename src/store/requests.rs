@@ -30,6 +30,17 @@ pub struct Requests {
     dir: PathBuf,
 }
 
+/// A writer's mark as arriving ([`Requests::arrive`]), removed when dropped.
+pub struct Arrival(Option<PathBuf>);
+
+impl Drop for Arrival {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
 /// Where one's own request stands, once the writer lock is held.
 pub enum Standing {
     /// Still waiting: nobody took it.
@@ -70,7 +81,36 @@ impl Requests {
         fs::write(&tmp, body)
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        // Filed: no longer arriving.
+        let _ = fs::remove_file(self.dir.join(format!("{pid}.arriving")));
         Ok(id)
+    }
+
+    /// Marks this process as a writer of the clone at work on a request it
+    /// has not filed yet, until it files one ([`Requests::file`]) or the
+    /// mark is dropped: a holder gathering a burst waits for it
+    /// ([`Requests::arriving`]).
+    pub fn arrive(&self) -> Arrival {
+        let path = self.dir.join(format!("{}.arriving", std::process::id()));
+        let made = fs::create_dir_all(&self.dir)
+            .and_then(|()| fs::write(&path, super::lock::this_process()))
+            .is_ok();
+        Arrival(made.then_some(path))
+    }
+
+    /// Whether another live writer of the clone marked itself arriving.
+    pub fn arriving(&self) -> bool {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return false;
+        };
+        let own = format!("{}.arriving", std::process::id());
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(".arriving")
+                && name != own
+                && fs::read_to_string(e.path()).is_ok_and(|r| !writer_is_dead(&r))
+        })
     }
 
     /// Withdraws a request nobody took: `true` when it was still waiting
@@ -167,5 +207,62 @@ impl Requests {
         for state in ["req", "taken", "done", "tmp"] {
             let _ = fs::remove_file(self.path(id, state));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_writer_arriving_is_seen_by_another_until_it_files_or_goes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let requests = Requests::new(&dir.path().join("requests"));
+        // Its own mark is not another writer arriving.
+        let own = requests.arrive();
+        assert!(!requests.arriving());
+        drop(own);
+        // A live writer of the clone (this test's parent process stands in
+        // for it) is arriving until its mark goes; a dead one never is.
+        let parent = std::os::unix::process::parent_id();
+        let live = requests.dir.join(format!("{parent}.arriving"));
+        let record = super::super::lock::this_process().replace(
+            &format!("pid {}\n", std::process::id()),
+            &format!("pid {parent}\n"),
+        );
+        let start = crate::platform::start_time(parent).unwrap_or_default();
+        let record = record
+            .lines()
+            .map(|l| {
+                if l.starts_with("start ") {
+                    format!("start {start}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        fs::write(&live, format!("{record}\n")).expect("mark");
+        assert!(requests.arriving());
+        fs::remove_file(&live).expect("unmark");
+        fs::write(
+            requests.dir.join("999999999.arriving"),
+            "pid 999999999\nstart 1\n",
+        )
+        .expect("mark");
+        assert!(!requests.arriving());
+        // Filing a request ends one's own mark.
+        let _own = requests.arrive();
+        let mark = requests
+            .dir
+            .join(format!("{}.arriving", std::process::id()));
+        assert!(mark.exists());
+        let job: Job = serde_json::from_str(
+            r#"{"Close":{"session":"s","scope":null,"actor_session":null,"actor_agent":"a","agent_named":false,"force":false,"verified":"Clean","now":"2026-03-14T09:30:00+00:00"}}"#,
+        )
+        .expect("job");
+        requests.file(&job).expect("file");
+        assert!(!mark.exists());
     }
 }
