@@ -63,14 +63,19 @@ fn finish(c: Child) -> Run {
     Run::from_output(c.wait_with_output().expect("wait bsi"))
 }
 
+/// What `git ARGS` prints in `dir`.
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The rows of the remote's registry naming `session`.
 fn remote_rows(remote: &Path, session: &str) -> usize {
-    let out = std::process::Command::new("git")
-        .current_dir(remote)
-        .args(["show", "brain-index:BRAIN-INDEX.md"])
-        .output()
-        .expect("git show");
-    String::from_utf8_lossy(&out.stdout)
+    git_in(remote, &["show", "brain-index:BRAIN-INDEX.md"])
         .lines()
         .filter(|l| l.starts_with(&format!("| {session} ")))
         .count()
@@ -143,21 +148,11 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
         runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
     );
     assert!(runs.iter().all(|r| !r.stderr.contains("published 1 write")));
-    let log = std::process::Command::new("git")
-        .current_dir(remote.path())
-        .args(["log", "-2", "--format=%s", "brain-index"])
-        .output()
-        .expect("git log");
     assert_eq!(
-        String::from_utf8_lossy(&log.stdout),
+        git_in(remote.path(), &["log", "-2", "--format=%s", "brain-index"]),
         "bsi: 3 writes: open sess-a agents/alice.md; open sess-b agents/bob.md; open sess-c README.md\nbsi: open sess-holder projets/\n"
     );
-    let body = std::process::Command::new("git")
-        .current_dir(remote.path())
-        .args(["log", "-1", "--format=%b", "brain-index"])
-        .output()
-        .expect("git log");
-    let body = String::from_utf8_lossy(&body.stdout);
+    let body = git_in(remote.path(), &["log", "-1", "--format=%b", "brain-index"]);
     for session in ["sess-a", "sess-b", "sess-c"] {
         assert!(
             body.contains(&format!("BSI-Session: {session}\n")),
@@ -218,13 +213,8 @@ fn a_write_that_rests_on_one_before_it_in_the_push_gets_its_own_commit() {
         "{:#?}",
         runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
     );
-    let log = std::process::Command::new("git")
-        .current_dir(remote.path())
-        .args(["log", "-3", "--format=%s", "brain-index"])
-        .output()
-        .expect("git log");
     assert_eq!(
-        String::from_utf8_lossy(&log.stdout),
+        git_in(remote.path(), &["log", "-3", "--format=%s", "brain-index"]),
         "bsi: open sess-b projets/plan.md\nbsi: 2 writes: close sess-holder projets/; open sess-a agents/alice.md\nbsi: open sess-holder projets/\n"
     );
     assert_eq!(remote_rows(remote.path(), "sess-b"), 1);
@@ -361,14 +351,7 @@ fn open_at_barrier(
 /// The requests the registry branch's history carries out (their
 /// `BSI-Request` trailers), and those still posted on the remote.
 fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .current_dir(remote)
-            .args(args)
-            .output()
-            .expect("git");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let git = |args: &[&str]| git_in(remote, args);
     let carried: Vec<String> = git(&[
         "log",
         "--format=%(trailers:key=BSI-Request,valueonly)",
