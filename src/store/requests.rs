@@ -11,7 +11,10 @@
 //! lock in turn. A request whose writer is proven dead is dropped unread;
 //! a taken one without an outcome was taken by a holder that died, and its
 //! own writer carries it out (the registry commits name the request they
-//! carry out, so it is never carried out twice).
+//! carry out, so it is never carried out twice). Before it files, a writer
+//! marks itself arriving (`<pid>.arriving`, its pid and start time), so a
+//! holder gathering a burst waits for its request; a mark whose writer was
+//! killed counts for nothing and goes once old.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,7 +25,8 @@ use crate::error::{Error, Result};
 
 use super::lock::writer_is_dead;
 
-/// How long an outcome nobody read is kept (its writer died meanwhile).
+/// How long an outcome nobody read is kept (its writer died meanwhile), and
+/// an arriving mark its writer left when it was killed.
 const UNREAD: Duration = Duration::from_secs(600);
 
 /// The requests directory of a clone.
@@ -151,7 +155,10 @@ impl Requests {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(id) = name.strip_suffix(".req") {
                 ids.push(id.to_string());
-            } else if name.ends_with(".done") || name.ends_with(".tmp") {
+            } else if [".done", ".tmp", ".arriving"]
+                .iter()
+                .any(|s| name.ends_with(s))
+            {
                 let unread = e
                     .metadata()
                     .and_then(|m| m.modified())
