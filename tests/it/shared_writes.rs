@@ -90,13 +90,20 @@ fn machine() -> (Brain, tempfile::TempDir) {
     (b, remote)
 }
 
-#[test]
-fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() {
+/// A machine where `sess-holder` holds `projets/`, its user's branch, index
+/// and files as they are then, and the clone's writer lock held.
+fn holding_projets() -> (Brain, tempfile::TempDir, (String, String, String), File) {
     let (b, remote) = machine();
     b.bsi(&["open", "projets/", "--session", "sess-holder"])
         .ok();
     let before = b.user_state();
     let lock = hold_lock(&b);
+    (b, remote, before, lock)
+}
+
+#[test]
+fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() {
+    let (b, remote, before, lock) = holding_projets();
     let asks = [
         ("agents/alice.md", "sess-a"),
         ("projets/plan.md", "sess-refused"),
@@ -175,11 +182,7 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
 
 #[test]
 fn a_write_that_rests_on_one_before_it_in_the_push_gets_its_own_commit() {
-    let (b, remote) = machine();
-    b.bsi(&["open", "projets/", "--session", "sess-holder"])
-        .ok();
-    let before = b.user_state();
-    let lock = hold_lock(&b);
+    let (b, remote, before, lock) = holding_projets();
     // The close comes first: the open of a file inside the closed folder
     // fits only once it is carried out.
     let mut close = b.command(&["-v", "close", "sess-holder"]);
