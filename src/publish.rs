@@ -434,24 +434,13 @@ pub fn apply_job<R>(
     };
     requests.take_own(&id);
     let mut jobs = vec![(id.clone(), job.clone())];
-    jobs.extend(requests.take_waiting());
-    if jobs.len() > 1 || requests.arriving() {
-        gather(&requests, &mut jobs);
-    }
+    jobs.extend(gathered(&requests));
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let served = match &remote {
         None => local_batch(brain, settings.history_keep, &jobs, &id),
-        Some(r) => {
-            // Those filed while the holder planned go in its push too.
-            let more = || {
-                let mut more = requests.take_waiting();
-                if !more.is_empty() || requests.arriving() {
-                    gather(&requests, &mut more);
-                }
-                more
-            };
-            Publisher::new(brain, settings, r.clone(), opts).run_batch((&mut jobs, &more), &id)
-        }
+        // Those filed while the holder planned go in its push too.
+        Some(r) => Publisher::new(brain, settings, r.clone(), opts)
+            .run_batch((&mut jobs, &|| gathered(&requests)), &id),
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
     let batch = match served {
@@ -502,14 +491,19 @@ const GATHER: Duration = Duration::from_millis(8);
 /// …and at most in all.
 const GATHER_MOST: Duration = Duration::from_millis(60);
 
-/// Writers of a clone that start together (agents sent off at once) file
-/// their requests a few milliseconds apart: a holder that found another
-/// waiting already, or another marked arriving ([`Requests::arrive`]),
-/// takes those that keep coming, each within [`GATHER`] of the one before
-/// or while one is arriving, and for [`GATHER_MOST`] at most, so one push
-/// carries the burst rather than the late ones waiting for a push of their
-/// own. A writer alone finds none and never waits.
-fn gather(requests: &Requests, jobs: &mut Vec<(String, Job)>) {
+/// The requests waiting, taken. Writers of a clone that start together
+/// (agents sent off at once) file their requests a few milliseconds apart:
+/// a holder that finds one waiting, or another writer marked arriving
+/// ([`Requests::arrive`]), takes those that keep coming, each within
+/// [`GATHER`] of the one before or while one is arriving, and for
+/// [`GATHER_MOST`] at most, so one push carries the burst rather than the
+/// late ones waiting for a push of their own. A writer alone finds none
+/// and never waits.
+fn gathered(requests: &Requests) -> Vec<(String, Job)> {
+    let mut jobs = requests.take_waiting();
+    if jobs.is_empty() && !requests.arriving() {
+        return jobs;
+    }
     let start = Instant::now();
     let mut last = start;
     while (last.elapsed() < GATHER || requests.arriving()) && start.elapsed() < GATHER_MOST {
@@ -520,6 +514,7 @@ fn gather(requests: &Requests, jobs: &mut Vec<(String, Job)>) {
             jobs.extend(more);
         }
     }
+    jobs
 }
 
 /// Removes a request's files once its writer is done with it.
@@ -1248,21 +1243,20 @@ impl<'b> Publisher<'b> {
     }
 
     /// [`Publisher::run`] for the requests of a shared write: planned in
-    /// order on the remote's last fetched tip, committed as a chain, the
+    /// order on the remote's last fetched tip, committed ([`chain`]), the
     /// last commit pushed; a lost race plans them all again on the new tip.
     ///
     /// Writers of other clones share pushes too: the first push also posts
     /// the requests on the remote ([`crate::git_cli::REQUESTS`], one
     /// reference per clone), and once a race is lost every fetch brings
     /// those other clones posted. Whichever writer wins the next race
-    /// carries out every request it saw, its own and theirs, each in its
-    /// own commit naming it, and takes them off the remote in the same
-    /// atomic push. A request of this batch another writer carried out is
-    /// found by its trailer in the registry's history since the registry it
-    /// was posted on, and reported from there; requests still posted when
-    /// this write ends are withdrawn.
-    /// Carries out `jobs` (and those `more` brings before the first push,
-    /// added to `jobs`) with one push.
+    /// carries out every request it saw, its own and theirs, in commits
+    /// naming them, and takes them off the remote in the same atomic push.
+    /// A request of this batch another writer carried out is found by its
+    /// trailer in the registry's history since the registry it was posted
+    /// on, and reported from there; requests still posted when this write
+    /// ends are withdrawn. Those `more` brings before the first push join
+    /// `jobs`.
     fn run_batch(
         mut self,
         (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
@@ -1492,8 +1486,8 @@ impl<'b> Publisher<'b> {
         }
     }
 
-    /// The commit that posts the batch's requests: each job as JSON under
-    /// `requests/`, on the registry they are planned on.
+    /// The commit that posts the batch's requests: the jobs in one file
+    /// ([`job::POSTED_FILE`]), on the registry they are planned on.
     fn request_commit(&self, jobs: &[(String, Job)], base: Oid) -> Result<Oid> {
         let body = job::posted(jobs)?;
         self.brain.git.commit_new_tree(

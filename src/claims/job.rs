@@ -221,9 +221,14 @@ pub const REQUEST_DIR: &str = "requests";
 pub fn posted(jobs: &[(String, Job)]) -> Result<String> {
     let map: std::collections::BTreeMap<&str, &Job> =
         jobs.iter().map(|(id, j)| (id.as_str(), j)).collect();
-    serde_json::to_string(&map).map_err(|e| {
+    as_json(&map)
+}
+
+/// `value` as JSON, for a request filed or posted.
+fn as_json(value: &impl Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| {
         Error::io(
-            "cannot write the posted requests as JSON",
+            "cannot write a write request",
             std::io::Error::new(std::io::ErrorKind::InvalidData, e),
         )
     })
@@ -300,12 +305,7 @@ impl Job {
 
     /// The job as JSON, as a request is filed or posted.
     pub fn json(&self) -> Result<String> {
-        serde_json::to_string(self).map_err(|e| {
-            Error::io(
-                "cannot write a write request",
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-            )
-        })
+        as_json(self)
     }
 
     /// The request's clock.

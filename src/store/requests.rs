@@ -86,7 +86,7 @@ impl Requests {
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         // Filed: no longer arriving.
-        let _ = fs::remove_file(self.dir.join(format!("{pid}.arriving")));
+        let _ = fs::remove_file(self.path(&pid.to_string(), "arriving"));
         Ok(id)
     }
 
@@ -95,7 +95,7 @@ impl Requests {
     /// mark is dropped: a holder gathering a burst waits for it
     /// ([`Requests::arriving`]).
     pub fn arrive(&self) -> Arrival {
-        let path = self.dir.join(format!("{}.arriving", std::process::id()));
+        let path = self.path(&std::process::id().to_string(), "arriving");
         let made = fs::create_dir_all(&self.dir)
             .and_then(|()| fs::write(&path, super::lock::this_process()))
             .is_ok();

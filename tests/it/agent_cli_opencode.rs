@@ -175,7 +175,6 @@ fn opencode_serve_sends_the_agent_back_once_at_the_stop() {
     check_run(&s, &model, &run, turns.len(), refused);
 }
 
-/// `opencode serve`, stopped when dropped.
 /// `session` holds the Risks section of `projets/plan.md`, as OpenCode.
 fn holds_risks(s: &Setup, session: &str) {
     let active = s.b.active();
@@ -187,6 +186,7 @@ fn holds_risks(s: &Setup, session: &str) {
     );
 }
 
+/// `opencode serve`, stopped when dropped.
 struct Server(std::process::Child);
 
 impl Drop for Server {
