@@ -9,6 +9,11 @@
 //! extension is read through `git diff --raw` and `git ls-files`, and an
 //! object a partial clone has not fetched yet through `git cat-file`, which
 //! fetches it from the promisor remote within a bounded time.
+//!
+//! A remote that is a repository on this disk is fetched from in process
+//! ([`local_remote`]).
+
+pub mod local_remote;
 
 use std::path::{Path, PathBuf};
 

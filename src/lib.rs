@@ -33,14 +33,14 @@
 //! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
 //! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
-//! | [`git`] | the only user of git2 | IO | [`git_cli`] |
+//! | [`git`] | the only user of git2; a remote that is a repository on this disk read in process ([`git::local_remote`]) | IO | [`git_cli`] |
 //! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | [`words`] |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | [`git`], [`githooks`], [`words`] |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] |
 //! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | [`cli`], [`git`], [`platform`], [`values`], [`words`] |
 //! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
-//! | [`wait`] | watching for `--wait` | IO | [`git_cli`], [`settings`], [`store`], [`ttl`] |
+//! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
 //! | [`platform`] | the process table (every system's), the terminal | IO | — |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`scope`] |
 //! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |

@@ -36,6 +36,7 @@ use rand::RngExt;
 
 use crate::claims::job::{self, Job};
 use crate::error::{Error, Result, exit};
+use crate::git::local_remote::{self, Fetched};
 use crate::git_cli::{FetchError, Posting, Push, Remote};
 use crate::registry::merge::Superseded;
 use crate::registry::{Claim, Registry, archive};
@@ -654,14 +655,18 @@ fn carried_out(
     Ok(None)
 }
 
-/// How many times a writer lets the writer whose request came first carry
-/// out its own, before it does.
+/// How many times, and for how long at least, a writer lets the writer
+/// whose request came first carry out its own, before it does.
 const FOLLOWS: u32 = 6;
+const FOLLOW_FOR: Duration = Duration::from_secs(1);
 
 /// The pause before a writer that lets another carry out its request
-/// fetches again: about what that writer's push takes, spread.
-fn follow_pause() -> Duration {
-    Duration::from_millis(rand::rng().random_range(80..=160))
+/// fetches again: about what that writer's push takes, spread; a few
+/// milliseconds when the remote is read on this disk, where a look costs
+/// no process.
+fn follow_pause(on_disk: bool) -> Duration {
+    let ms = if on_disk { 15..=30 } else { 80..=160 };
+    Duration::from_millis(rand::rng().random_range(ms))
 }
 
 /// This batch's requests posted on the remote.
@@ -1102,6 +1107,10 @@ struct Publisher<'b> {
     attempts: u32,
     /// Fetches bring the write requests posted on the remote.
     requests: bool,
+    /// The last fetch read the remote's repository on this disk, in
+    /// process (fetching again costs no process), with the posts of write
+    /// requests it read there.
+    on_disk: Option<Vec<local_remote::Post>>,
 }
 
 impl<'b> Publisher<'b> {
@@ -1120,6 +1129,7 @@ impl<'b> Publisher<'b> {
             fetched: false,
             attempts: 0,
             requests: false,
+            on_disk: None,
         }
     }
 
@@ -1286,6 +1296,7 @@ impl<'b> Publisher<'b> {
         let clone = brain.clone_id();
         let mut no_posts = brain.posts_refused(&self.remote.name);
         let mut follows = 0;
+        let mut following = None;
         loop {
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, Some(&self.remote))?;
@@ -1308,13 +1319,14 @@ impl<'b> Publisher<'b> {
             // sees; the others let it, rather than all planning and pushing
             // the same requests at once, and carry them out themselves if
             // it has not after a few fetches (it may be gone).
-            if follows < FOLLOWS
+            let following = *following.get_or_insert_with(Instant::now);
+            if (follows < FOLLOWS || following.elapsed() < FOLLOW_FOR)
                 && all
                     .first()
                     .is_some_and(|(first, _)| !jobs.iter().any(|(id, _)| id == first))
             {
                 follows += 1;
-                let pause = follow_pause();
+                let pause = follow_pause(self.on_disk.is_some());
                 self.say(&format!(
                     "a writer of another clone came first and carries out the requests it sees; fetching again in {} ms",
                     pause.as_millis()
@@ -1324,14 +1336,17 @@ impl<'b> Publisher<'b> {
                 // still there, nothing was decided: asking costs the remote
                 // no pack, where a fetch does. Once the branch moved, the
                 // requests it carried out and those left are fetched.
-                let untouched = posted.as_ref().is_some_and(|p| {
-                    self.remote
-                        .peek(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
-                        .is_some_and(|now| {
-                            now.post == Some(p.commit.to_string())
-                                && now.branch == tips.tracking.map(|t| t.to_string())
-                        })
-                });
+                // A remote on this disk is fetched in process: no process
+                // to save.
+                let untouched = self.on_disk.is_none()
+                    && posted.as_ref().is_some_and(|p| {
+                        self.remote
+                            .peek(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
+                            .is_some_and(|now| {
+                                now.post == Some(p.commit.to_string())
+                                    && now.branch == tips.tracking.map(|t| t.to_string())
+                            })
+                    });
                 if untouched {
                     continue;
                 }
@@ -1542,41 +1557,57 @@ impl<'b> Publisher<'b> {
         }
         let oldest = self.opts.now
             - chrono::Duration::from_std(self.budget).unwrap_or(chrono::Duration::MAX);
-        let prefix = self.remote.requests_ref("");
-        for (name, at) in brain.git.refs_under(&prefix) {
-            let id = name[prefix.len()..].to_string();
+        for post in self.posts()? {
+            let (id, at) = (post.clone, post.commit);
             seen.at.push((id.clone(), at));
             if id == clone {
                 continue;
             }
             // A request posted on a registry that is not in the branch's
             // history (the branch was moved back since) is not carried out.
-            let Some(&base) = brain.git.parent_ids(at).first() else {
+            let Some(base) = post.base else {
                 continue;
             };
             let Some(done) = carried_since(base)? else {
                 continue;
             };
-            let mut posted = brain
-                .git
-                .file_at(at, job::POSTED_FILE)?
-                .and_then(|body| job::read_posted(&body))
-                .unwrap_or_default();
-            for (file, body) in brain.git.files_under(at, job::REQUEST_DIR)? {
-                if let (Some(jid), Ok(j)) = (
-                    file.strip_suffix(".json"),
-                    serde_json::from_slice::<Job>(&body),
-                ) {
-                    posted.push((jid.to_string(), j));
-                }
-            }
-            for (jid, j) in posted {
+            for (jid, j) in job::posted_jobs(&post.files) {
                 if !done.contains_key(&jid) && j.time().is_ok_and(|t| t >= oldest) {
                     seen.theirs.push((jid, j));
                 }
             }
         }
         Ok(seen)
+    }
+
+    /// The posts of write requests on the remote, as the last fetch saw
+    /// them: read there, when the remote is on this disk, else from their
+    /// local copies (their files: the one of [`job::POSTED_FILE`] and those
+    /// under [`job::REQUEST_DIR`]).
+    fn posts(&self) -> Result<Vec<local_remote::Post>> {
+        if let Some(posts) = &self.on_disk {
+            return Ok(posts.clone());
+        }
+        let git = &self.brain.git;
+        let prefix = self.remote.requests_ref("");
+        let mut posts = Vec::new();
+        for (name, at) in git.refs_under(&prefix) {
+            let mut files: Vec<(String, Vec<u8>)> = git
+                .file_at(at, job::POSTED_FILE)?
+                .map(|body| (job::POSTED_FILE.to_string(), body))
+                .into_iter()
+                .collect();
+            for (file, body) in git.files_under(at, job::REQUEST_DIR)? {
+                files.push((format!("{}/{file}", job::REQUEST_DIR), body));
+            }
+            posts.push(local_remote::Post {
+                clone: name[prefix.len()..].to_string(),
+                commit: at,
+                base: git.parent_ids(at).first().copied(),
+                files,
+            });
+        }
+        Ok(posts)
     }
 
     /// Every request of the batch was carried out by other writers.
@@ -1896,13 +1927,25 @@ impl<'b> Publisher<'b> {
             Ok(conn) => conn,
             Err(why) => return Ok(Err(why)),
         };
-        let fetched = if self.requests {
-            self.remote.fetch_with_requests(&self.brain.workdir, conn)
-        } else {
-            self.remote.fetch(&self.brain.workdir, conn)
-        };
+        let fetched = local_remote::fetch(&self.brain.workdir, &self.remote, self.requests, conn);
+        match &fetched {
+            Ok(Fetched::Disk(posts)) => {
+                self.say(&format!(
+                    "read {} in its repository on this disk{}",
+                    self.remote.label(),
+                    if self.requests {
+                        format!(", with {} post(s) of write requests", posts.len())
+                    } else {
+                        String::new()
+                    }
+                ));
+                self.on_disk = Some(posts.clone());
+            }
+            Ok(Fetched::Git) => self.on_disk = None,
+            Err(_) => {}
+        }
         match fetched {
-            Ok(()) | Err(FetchError::NoBranch) => {
+            Ok(_) | Err(FetchError::NoBranch) => {
                 self.fetched = true;
                 self.brain.heard_from_remote(self.opts.now);
                 fetch_registry_too(self.brain, &self.remote);

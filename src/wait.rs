@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::git::local_remote;
 use crate::git_cli::Remote;
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::{Brain, Tips};
@@ -110,7 +111,8 @@ impl Waiting {
                 let left = self.deadline.saturating_duration_since(now);
                 if !left.is_zero() {
                     // Unreachable: try again after the next pause.
-                    let _ = r.fetch(&brain.workdir, left.min(FETCH_TIMEOUT));
+                    // (In process when the remote is on this disk.)
+                    let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));
                 }
                 self.attempt = self.attempt.saturating_add(1);
                 let every = if head {

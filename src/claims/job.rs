@@ -242,6 +242,27 @@ pub fn read_posted(body: &[u8]) -> Option<Vec<(String, Job)>> {
         .map(|m| m.into_iter().collect())
 }
 
+/// The jobs of a post, by request id, from its files by path: the body of
+/// [`POSTED_FILE`], and the `<id>.json` files under [`REQUEST_DIR`] that an
+/// earlier bsi posted. A file that cannot be read holds none.
+pub fn posted_jobs(files: &[(String, Vec<u8>)]) -> Vec<(String, Job)> {
+    let mut jobs = Vec::new();
+    for (path, body) in files {
+        if path == POSTED_FILE {
+            jobs.extend(read_posted(body).unwrap_or_default());
+        } else if let Some(id) = path
+            .strip_prefix(REQUEST_DIR)
+            .and_then(|p| p.strip_prefix('/'))
+            .and_then(|f| f.strip_suffix(".json"))
+            .filter(|id| !id.contains('/'))
+            && let Ok(j) = serde_json::from_slice::<Job>(body)
+        {
+            jobs.push((id.to_string(), j));
+        }
+    }
+    jobs
+}
+
 /// `message` with the trailer naming request `id` last.
 pub fn tagged(message: &str, id: &str) -> String {
     let mut out = message.trim_end_matches('\n').to_string();

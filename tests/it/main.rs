@@ -18,6 +18,7 @@ mod common;
 mod config;
 mod core;
 mod demo;
+mod disk_remote;
 mod docs;
 mod doors;
 mod drift;

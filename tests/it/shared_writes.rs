@@ -376,9 +376,32 @@ fn requests_on(remote: &Path) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
+    carried_out_by_the_next_push(Fetch::OnDisk);
+}
+
+/// The same, where git fetches: a remote bsi may not read on this disk
+/// (one with an `uploadpack` of its own, as a server over SSH or HTTP is
+/// read), whose posts come into local copies.
+#[test]
+fn writers_of_other_clones_that_fetch_with_git_are_carried_out_by_the_next_push() {
+    carried_out_by_the_next_push(Fetch::WithGit);
+}
+
+#[derive(PartialEq)]
+enum Fetch {
+    OnDisk,
+    WithGit,
+}
+
+fn carried_out_by_the_next_push(fetch: Fetch) {
     let origin = Brain::new();
     let remote = origin.publish_to_bare();
     let clones = machines(remote.path(), &["w", "x", "y"]);
+    if fetch == Fetch::WithGit {
+        for b in &clones {
+            b.git(&["config", "remote.origin.uploadpack", "git-upload-pack"]);
+        }
+    }
     let before: Vec<_> = clones.iter().map(Brain::user_state).collect();
     let marks = post_barrier(remote.path(), 3);
     // x and y ask for the same file: one of them is granted (the first to
@@ -431,6 +454,25 @@ fn writers_of_other_clones_that_lost_a_race_are_carried_out_by_the_next_push() {
     }
     for (b, state) in clones.iter().zip(before) {
         assert_eq!(b.user_state(), state);
+    }
+    // Read on this disk, the posts were read where they are: no clone has
+    // a local copy of one. Fetched by git, the loser's copies are there
+    // until a fetch finds them gone.
+    let on_disk = said
+        .iter()
+        .filter(|s| s.contains("in its repository on this disk"))
+        .count();
+    let copies: usize = clones
+        .iter()
+        .map(|b| {
+            b.git(&["for-each-ref", "--format=%(refname)", "refs/bsi/posted/"])
+                .lines()
+                .count()
+        })
+        .sum();
+    match fetch {
+        Fetch::OnDisk => assert!(on_disk >= 2 && copies == 0, "{said:#?}"),
+        Fetch::WithGit => assert!(on_disk == 0 && copies >= 1, "{said:#?}"),
     }
 }
 

@@ -1,0 +1,318 @@
+//! A remote on this machine's disk (a path, or a `file://` URL), read in
+//! process. Clones of one machine that share a bare repository are the
+//! commonest multi-clone brain; for them a `git fetch` of the registry
+//! branch starts six processes (`git fetch`, its shell, `upload-pack`,
+//! `pack-objects`, `unpack-objects`, the connectivity check) to move a few
+//! hundred bytes, and twenty writers that lost one race start them all at
+//! once. Here the registry branch is read from the remote's own repository
+//! with libgit2 and the objects the clone lacks are copied into it, each
+//! written only after every object it names; the posted write requests are
+//! read there as data.
+//!
+//! Reading is all this module does: pushes still go through `git push`, so
+//! the remote's hooks and receive policy judge every write as they judge
+//! any push. A fetch git itself would do differently is left to git: a remote named by a URL, one with its own
+//! `uploadpack` or `vcs`, objects checked on fetch (`fetch.fsckObjects`,
+//! `transfer.fsckObjects`), a shallow or partial clone, a remote that
+//! libgit2 will not open (another owner's, say) or that is not a
+//! repository (a bundle).
+//!
+//! A disk can hang as a network does (a remote on a mount that went away):
+//! the reading runs on a thread of its own, and a fetch that has not ended
+//! within its time is reported as an unreachable remote, as a `git fetch`
+//! killed at its time is. A late thread can move no reference: each moves
+//! only from the value it read.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use git2::{ObjectType, Oid, Repository, RepositoryOpenFlags};
+
+use crate::git_cli::{FetchError, REQUESTS, Remote};
+
+/// What the reflogs of the references a fetch moves say.
+const REFLOG: &str = "bsi: fetch from the remote's repository on this disk";
+
+/// A post of write requests, read on the remote (see
+/// [`crate::git_cli::REQUESTS`]): the clone that posted it, its commit, the
+/// registry it was planned on (the commit's parent) and its files by path
+/// (`requests.json`, or the `requests/<id>.json` of an earlier bsi).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Post {
+    /// The clone's name there.
+    pub clone: String,
+    /// The post's commit.
+    pub commit: Oid,
+    /// Its parent.
+    pub base: Option<Oid>,
+    /// Its files, by path.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// How a fetch that succeeded read the remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// In process, from the remote's repository on this disk: the posts of
+    /// write requests there, when they were asked for, read as data and not
+    /// copied.
+    Disk(Vec<Post>),
+    /// With `git fetch`: the posts, when they were asked for, are in their
+    /// local copies ([`Remote::requests_ref`]).
+    Git,
+}
+
+/// Fetches the registry branch of `remote` into its remote-tracking
+/// reference for the clone whose work tree is `repo`, within `timeout`;
+/// with `requests`, the posts of write requests too. A remote that is a
+/// repository on this disk is read in process: the posts as data, read
+/// where they are, with no object of theirs copied (the writer that carries
+/// them out needs their content and the commit each is at, for its lease,
+/// nothing more). Anything else, or a remote that git must fetch itself
+/// (see the module's documentation), or a reading that went wrong along the
+/// way (what was done is what a fetch does), goes to `git fetch`
+/// ([`Remote::fetch`], [`Remote::fetch_with_requests`]).
+pub fn fetch(
+    repo: &Path,
+    remote: &Remote,
+    requests: bool,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    if let Some(done) = on_disk(repo, remote, requests, timeout) {
+        return done.map(Fetched::Disk);
+    }
+    if requests {
+        remote.fetch_with_requests(repo, timeout)
+    } else {
+        remote.fetch(repo, timeout)
+    }
+    .map(|()| Fetched::Git)
+}
+
+/// [`fetch`] on this disk, on a thread of its own; `None` when git must do it.
+fn on_disk(
+    repo: &Path,
+    remote: &Remote,
+    requests: bool,
+    timeout: Duration,
+) -> Option<Result<Vec<Post>, FetchError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (repo, r) = (repo.to_path_buf(), remote.clone());
+    std::thread::Builder::new()
+        .name("bsi-local-fetch".into())
+        .spawn(move || {
+            let _ = tx.send(fetch_here(&repo, &r, requests));
+        })
+        .ok()?;
+    match rx.recv_timeout(timeout) {
+        Ok(done) => done,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            Some(Err(FetchError::Unreachable(format!(
+                "the remote's repository on this disk gave no answer within {} s",
+                timeout.as_secs_f32()
+            ))))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+    }
+}
+
+fn fetch_here(
+    repo: &Path,
+    remote: &Remote,
+    requests: bool,
+) -> Option<Result<Vec<Post>, FetchError>> {
+    let flags = RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::CROSS_FS;
+    let local = Repository::open_ext(repo, flags, std::iter::empty::<&std::ffi::OsStr>()).ok()?;
+    let from = remote_repository(&local, repo, &remote.name)?;
+    let branch = match from.refname_to_id(&format!("refs/heads/{}", remote.branch)) {
+        Ok(id) => id,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Some(Err(FetchError::NoBranch)),
+        Err(_) => return None,
+    };
+    let mut posts = Vec::new();
+    if requests {
+        for r in from.references_glob(&format!("{REQUESTS}*")).ok()? {
+            let r = r.ok()?;
+            let (Ok(name), Some(id)) = (r.name(), r.target()) else {
+                continue;
+            };
+            if let Some(clone) = name.strip_prefix(REQUESTS) {
+                posts.push(read_post(&from, clone, id).ok()?);
+            }
+        }
+    }
+    copy_objects(&from, &local, &[branch]).ok()?;
+    set_ref(&local, &remote.tracking_ref(), branch).ok()?;
+    Some(Ok(posts))
+}
+
+/// The post of clone `clone` at `commit` of `repo`.
+fn read_post(repo: &Repository, clone: &str, commit: Oid) -> Result<Post, git2::Error> {
+    let c = repo.find_commit(commit)?;
+    let mut files = Vec::new();
+    let mut trees = vec![(String::new(), c.tree()?)];
+    while let Some((dir, tree)) = trees.pop() {
+        for e in &tree {
+            let path = format!("{dir}{}", String::from_utf8_lossy(e.name_bytes()));
+            match e.kind() {
+                Some(ObjectType::Blob) => {
+                    files.push((path, repo.find_blob(e.id())?.content().to_vec()));
+                }
+                Some(ObjectType::Tree) => {
+                    trees.push((format!("{path}/"), repo.find_tree(e.id())?));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(Post {
+        clone: clone.to_string(),
+        commit,
+        base: c.parent_ids().next(),
+        files,
+    })
+}
+
+/// The repository of remote `name` of `local` (whose work tree is `workdir`),
+/// when git would fetch from it as from a repository on this disk and
+/// nothing in either calls for git's own fetch.
+fn remote_repository(local: &Repository, workdir: &Path, name: &str) -> Option<Repository> {
+    if local.is_shallow() {
+        return None;
+    }
+    let config = local.config().ok()?.snapshot().ok()?;
+    let set = |key: &str| config.get_entry(key).is_ok();
+    let on = |key: &str| config.get_bool(key).unwrap_or(false);
+    if set(&format!("remote.{name}.uploadpack"))
+        || set(&format!("remote.{name}.vcs"))
+        || set(&format!("remote.{name}.promisor"))
+        || set("extensions.partialclone")
+        || on("fetch.fsckobjects")
+        || on("transfer.fsckobjects")
+    {
+        return None;
+    }
+    // libgit2 applies `url.<base>.insteadOf` as git does.
+    let found = local.find_remote(name).ok()?;
+    let path = disk_path(found.url().ok()?, workdir)?;
+    if !path.is_dir() {
+        return None;
+    }
+    let flags = RepositoryOpenFlags::NO_SEARCH;
+    let repo = Repository::open_ext(&path, flags, std::iter::empty::<&std::ffi::OsStr>()).ok()?;
+    (!repo.is_shallow()).then_some(repo)
+}
+
+/// Where a remote's URL is on this disk, as git reads it: a `file://` URL
+/// (with no host, and nothing percent-encoded), or a path — any URL with
+/// no `://` whose first colon, if any, comes after a slash (`host:path`
+/// is SSH) — relative to the work tree. `None` for anything else. Pure.
+pub fn disk_path(url: &str, workdir: &Path) -> Option<PathBuf> {
+    if let Some(rest) = url.strip_prefix("file://") {
+        return (rest.starts_with('/') && !rest.contains('%')).then(|| PathBuf::from(rest));
+    }
+    if url.is_empty() || url.contains("://") {
+        return None;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) if slash < colon => {}
+        (Some(_), _) => return None,
+        (None, _) => {}
+    }
+    let path = Path::new(url);
+    Some(if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        workdir.join(path)
+    })
+}
+
+/// Copies into `to` every object reachable from `tips` that it lacks, each
+/// after the objects it names: an object `to` has is taken to come with
+/// all it names, as git takes a commit it has.
+fn copy_objects(from: &Repository, to: &Repository, tips: &[Oid]) -> Result<(), git2::Error> {
+    let (src, dst) = (from.odb()?, to.odb()?);
+    let mut seen = HashSet::new();
+    // (object, whether what it names is on the stack above it already)
+    let mut stack: Vec<(Oid, bool)> = tips.iter().map(|t| (*t, false)).collect();
+    while let Some((id, named)) = stack.pop() {
+        if named {
+            let object = src.read(id)?;
+            dst.write(object.kind(), object.data())?;
+            continue;
+        }
+        if !seen.insert(id) || dst.exists(id) {
+            continue;
+        }
+        stack.push((id, true));
+        let object = from.find_object(id, None)?;
+        match object.kind() {
+            Some(ObjectType::Commit) => {
+                let c = object.peel_to_commit()?;
+                stack.push((c.tree_id(), false));
+                stack.extend(c.parent_ids().map(|p| (p, false)));
+            }
+            Some(ObjectType::Tree) => {
+                let t = object.peel_to_tree()?;
+                // A submodule's commit is not in this repository.
+                stack.extend(
+                    t.iter()
+                        .filter(|e| e.kind() != Some(ObjectType::Commit))
+                        .map(|e| (e.id(), false)),
+                );
+            }
+            Some(ObjectType::Tag) => {
+                if let Some(tag) = object.as_tag() {
+                    stack.push((tag.target_id(), false));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Moves reference `name` of `repo` to `to`, from the value it has now: a
+/// reference moved by someone else meanwhile fails it.
+fn set_ref(repo: &Repository, name: &str, to: Oid) -> Result<(), git2::Error> {
+    match repo.refname_to_id(name) {
+        Ok(now) if now == to => Ok(()),
+        Ok(now) => repo
+            .reference_matching(name, to, true, now, REFLOG)
+            .map(drop),
+        Err(_) => repo.reference(name, to, false, REFLOG).map(drop),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_urls_git_reads_as_a_path_on_this_disk() {
+        let wd = Path::new("/w/brain");
+        let p = |u: &str| disk_path(u, wd);
+        assert_eq!(p("/srv/brain.git"), Some(PathBuf::from("/srv/brain.git")));
+        assert_eq!(
+            p("file:///srv/brain.git"),
+            Some(PathBuf::from("/srv/brain.git"))
+        );
+        assert_eq!(
+            p("../brain.git"),
+            Some(PathBuf::from("/w/brain/../brain.git"))
+        );
+        assert_eq!(p("./a:b"), Some(PathBuf::from("/w/brain/./a:b")));
+        for remote in [
+            "git@host:brain.git",
+            "host:srv/brain.git",
+            "ssh://host/srv/brain.git",
+            "https://host/brain.git",
+            "git://127.0.0.1:9418/brain.git",
+            "file://host/srv/brain.git",
+            "file:///srv/my%20brain.git",
+            "",
+        ] {
+            assert_eq!(p(remote), None, "{remote}");
+        }
+    }
+}
