@@ -283,7 +283,6 @@ pub mod judged {
 /// the view last fetched, and one line says so. Asked once per git command:
 /// a cherry-pick of twenty commits fetches once.
 pub mod fresh {
-    use std::path::PathBuf;
     use std::time::Duration;
 
     use chrono::{DateTime, FixedOffset};
@@ -307,16 +306,6 @@ pub mod fresh {
         Fresh,
         /// The remote could not be fetched within the bound: what git said.
         Older(String),
-    }
-
-    /// The path of a remote whose URL names a repository on this machine
-    /// (an absolute path, or `file://`): its registry branch can be read
-    /// directly, without starting a git. `None` for every other URL. Pure.
-    pub fn local_path(url: &str) -> Option<PathBuf> {
-        let url = url.trim();
-        let path = url.strip_prefix("file://").unwrap_or(url);
-        let path = PathBuf::from(path);
-        path.is_absolute().then_some(path)
     }
 
     /// The one line said when the commit was judged on an older view:
@@ -365,8 +354,8 @@ pub mod fresh {
         let fresh = if peek(brain, remote) == Some(tracking) {
             Fresh::Fresh
         } else {
-            match remote.fetch(&brain.workdir, timeout) {
-                Ok(()) => Fresh::Fresh,
+            match crate::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
+                Ok(_) => Fresh::Fresh,
                 // The branch is gone from the remote: the copy is what
                 // there was to see.
                 Err(FetchError::NoBranch) => Fresh::Fresh,
@@ -396,7 +385,7 @@ pub mod fresh {
         if brain.git.config_has(r"^url\..*\.insteadof$") {
             return None;
         }
-        let path = local_path(&url)?;
+        let path = crate::git::local_remote::disk_path(&url, &brain.workdir)?;
         let git_dir = if path.join("HEAD").is_file() {
             path
         } else {
@@ -441,21 +430,6 @@ pub mod fresh {
                 Oid::from_str(&b).ok()
             );
             assert_eq!(packed_target(&packed, "refs/heads/other"), None);
-        }
-
-        #[test]
-        fn only_a_path_on_this_machine_is_read_directly() {
-            assert_eq!(
-                local_path("/srv/brain.git"),
-                Some(PathBuf::from("/srv/brain.git"))
-            );
-            assert_eq!(
-                local_path("file:///srv/brain.git"),
-                Some(PathBuf::from("/srv/brain.git"))
-            );
-            assert_eq!(local_path("git@host:brain.git"), None);
-            assert_eq!(local_path("https://host/brain.git"), None);
-            assert_eq!(local_path("../brain.git"), None);
         }
 
         #[test]

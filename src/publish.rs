@@ -239,8 +239,8 @@ pub struct Raw {
 pub fn raw(brain: &Brain, settings: &Settings, now: DateTime<FixedOffset>) -> Result<Raw> {
     let remote = settings.remote()?;
     if let Some(r) = &remote {
-        match r.fetch(&brain.workdir, settings.connection_timeout) {
-            Ok(()) | Err(FetchError::NoBranch) => {
+        match local_remote::fetch(&brain.workdir, r, false, settings.connection_timeout) {
+            Ok(_) | Err(FetchError::NoBranch) => {
                 brain.heard_from_remote(now);
                 fetch_registry_too(brain, r);
             }
@@ -1646,7 +1646,7 @@ impl<'b> Publisher<'b> {
             .remote
             .withdraw(&brain.workdir, &named, conn)
             .is_empty()
-            || self.remote.fetch(&brain.workdir, conn).is_err()
+            || local_remote::fetch(&brain.workdir, &self.remote, false, conn).is_err()
         {
             return result;
         }

@@ -90,8 +90,13 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
     let Some(note) = brain.fetch_registry_too(&remote)? else {
         return Ok(());
     };
-    let fetched = match remote.fetch(&brain.workdir, settings.connection_timeout) {
-        Ok(()) => format!("fetched {} now", remote.label()),
+    let fetched = match crate::git::local_remote::fetch(
+        &brain.workdir,
+        &remote,
+        false,
+        settings.connection_timeout,
+    ) {
+        Ok(_) => format!("fetched {} now", remote.label()),
         Err(crate::git_cli::FetchError::NoBranch) => {
             format!("{} has no registry branch yet", remote.name)
         }

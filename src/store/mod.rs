@@ -1262,8 +1262,8 @@ impl Brain {
         {
             return FirstFetch::NotNeeded;
         }
-        match remote.fetch(&self.workdir, timeout) {
-            Ok(()) => {
+        match crate::git::local_remote::fetch(&self.workdir, remote, false, timeout) {
+            Ok(_) => {
                 let added = self.fetch_registry_too(remote).ok().flatten();
                 FirstFetch::Fetched(format!(
                     "fetched {} for the first time{}",
