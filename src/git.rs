@@ -474,6 +474,11 @@ impl Git {
         Some((remote, name))
     }
 
+    /// Whether the object `id` is in this repository's object database.
+    pub fn has_object(&self, id: Oid) -> bool {
+        self.repo.odb().is_ok_and(|odb| odb.exists(id))
+    }
+
     /// Whether a remote of that name is configured.
     pub fn has_remote(&self, name: &str) -> bool {
         self.repo.find_remote(name).is_ok()

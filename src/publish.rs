@@ -382,20 +382,23 @@ pub fn apply_job<R>(
         return apply(brain, settings, opts, plan).map(Some);
     }
     let remote = settings.remote()?;
-    let requests = brain.requests();
+    // The writers of the clone meet here, or those of every clone of this
+    // machine that shares a remote on its disk.
+    let meeting = brain.meeting(remote.as_ref());
+    let requests = &meeting.requests;
     let id = requests.file(job)?;
     // Whatever happens from here, the request's files go with this writer.
-    let _filed = Filed(&requests, &id);
+    let _filed = Filed(requests, &id);
     // A holder that carried the request out recorded its outcome before it
     // let go of the lock: read at once, without waiting in turn for the
     // lock behind every other writer it carried out.
     let done = || matches!(requests.standing(&id), Standing::Done(_));
-    let mut lock = match brain.writer_or_stop("write", &|| stop() || done())? {
+    let mut lock = match meeting.queue_or_stop(brain, "write", &|| stop() || done())? {
         Some(lock) => Some(lock),
         None if requests.withdraw(&id) => return Ok(None),
         None if done() => None,
         // A holder took it already: its outcome comes with the lock.
-        None => Some(brain.writer("write")?),
+        None => Some(meeting.queue(brain, "write")?),
     };
     if let Err(e) = brain.ensure_branch_free() {
         // Withdrawn before the lock goes: no later holder carries it out.
@@ -410,7 +413,7 @@ pub fn apply_job<R>(
             // follows fetches, and may write: under the lock.
             _ => {
                 if lock.is_none() {
-                    lock = Some(brain.writer("write")?);
+                    lock = Some(meeting.queue(brain, "write")?);
                 }
                 carried_out(brain, settings, remote.as_ref(), opts, &id)?
             }
@@ -421,6 +424,15 @@ pub fn apply_job<R>(
     };
     if let Some(o) = recorded {
         drop(lock);
+        // Carried out by a holder of another clone: the commits it names
+        // come with a fetch (in process: the remote is on this disk).
+        let missing = [&o.after, &o.base_commit]
+            .into_iter()
+            .flatten()
+            .any(|c| oid(c).is_ok_and(|c| !brain.git.has_object(c)));
+        if missing && let Some(r) = &remote {
+            let _ = local_remote::fetch(&brain.workdir, r, false, settings.connection_timeout);
+        }
         let registry = match o.after.as_deref() {
             Some(after) => brain.judged(brain.registry_at(oid(after)?, None)?),
             None => brain.view(remote.as_ref())?.registry,
@@ -431,17 +443,27 @@ pub fn apply_job<R>(
     // every one waiting.
     let lock = match lock {
         Some(lock) => lock,
-        None => brain.writer("write")?,
+        None => meeting.queue(brain, "write")?,
+    };
+    // Writing from this clone: its own writer lock too (the meeting's
+    // first, always, so no two writers wait for each other).
+    let clone_lock = if meeting.is_shared() {
+        Some(brain.writer("write")?)
+    } else {
+        None
     };
     requests.take_own(&id);
     let mut jobs = vec![(id.clone(), job.clone())];
-    jobs.extend(gathered(&requests));
+    jobs.extend(gathered(requests));
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
     let served = match &remote {
         None => local_batch(brain, settings.history_keep, &jobs, &id),
         // Those filed while the holder planned go in its push too.
-        Some(r) => Publisher::new(brain, settings, r.clone(), opts)
-            .run_batch((&mut jobs, &|| gathered(&requests)), &id),
+        Some(r) => {
+            let mut p = Publisher::new(brain, settings, r.clone(), opts);
+            p.shared = meeting.is_shared();
+            p.run_batch((&mut jobs, &|| gathered(requests)), &id)
+        }
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
     let batch = match served {
@@ -466,6 +488,7 @@ pub fn apply_job<R>(
             );
         }
     }
+    drop(clone_lock);
     drop(lock);
     let own = own.unwrap_or_else(Outcome::again);
     let mut applied = replay(brain, remote.as_ref(), &own, batch.registry, &mut plan)?;
@@ -1111,6 +1134,10 @@ struct Publisher<'b> {
     /// process (fetching again costs no process), with the posts of write
     /// requests it read there.
     on_disk: Option<Vec<local_remote::Post>>,
+    /// The batch holds requests of writers of other clones of this machine
+    /// ([`crate::store::Meeting`]): what cannot be published is not kept
+    /// in this clone for them.
+    shared: bool,
 }
 
 impl<'b> Publisher<'b> {
@@ -1130,6 +1157,7 @@ impl<'b> Publisher<'b> {
             attempts: 0,
             requests: false,
             on_disk: None,
+            shared: false,
         }
     }
 
@@ -1412,8 +1440,21 @@ impl<'b> Publisher<'b> {
             // carried out), and the others found carried out already.
             // (A batch posts once, before its first lost race.)
             let first = !self.requests && !no_posts;
+            // Only the requests this push writes are posted: a post stays
+            // on the remote once its push lands, and a request it refused,
+            // or that changed nothing, is named in no commit, so another
+            // writer would take it for one still to carry out. Those left
+            // out are this writer's to decide again if the push loses.
+            let writing: Vec<(String, Job)> = all
+                .iter()
+                .zip(&c.planned)
+                .filter(|((id, _), p)| {
+                    matches!(p, Planned::Wrote(..)) && jobs.iter().any(|(j, _)| j == id)
+                })
+                .map(|(job, _)| job.clone())
+                .collect();
             let request = match (first, tips.tracking) {
-                (true, Some(t)) => Some(self.request_commit(jobs, t)?),
+                (true, Some(t)) if !writing.is_empty() => Some(self.request_commit(&writing, t)?),
                 _ => None,
             };
             let taken: Vec<(String, String)> = seen
@@ -1468,7 +1509,7 @@ impl<'b> Publisher<'b> {
                         });
                         self.say(&format!(
                             "posted {} request(s) on {} for the next writer to land to carry out{}",
-                            jobs.len(),
+                            writing.len(),
                             self.remote.label(),
                             if post_landed { "" } else { " (not confirmed)" }
                         ));
@@ -1674,7 +1715,18 @@ impl<'b> Publisher<'b> {
 
     /// The remote cannot be reached: the requests' chain goes on the local
     /// branch, pending.
-    fn offline_batch(&self, (jobs, own): (&[(String, Job)], &str), why: String) -> Result<Batch> {
+    ///
+    /// In a batch shared with other clones, only this writer's own request
+    /// is kept here: each other writer is sent back to carry out its own,
+    /// so a write held back for the remote is in its own clone.
+    fn offline_batch(&self, (all, own): (&[(String, Job)], &str), why: String) -> Result<Batch> {
+        let mine: Vec<(String, Job)>;
+        let jobs = if self.shared {
+            mine = all.iter().filter(|(id, _)| id == own).cloned().collect();
+            &mine[..]
+        } else {
+            all
+        };
         let why = self.unreached(why);
         let brain = self.brain;
         let tips = brain.tips(Some(&self.remote));
@@ -1693,6 +1745,14 @@ impl<'b> Publisher<'b> {
         )?;
         let (outcomes, last) =
             c.outcomes(&Landed::Pending(why.clone()), &Landed::AsLastFetched(why));
+        let mut outcomes = outcomes.into_iter();
+        let outcomes = all
+            .iter()
+            .map(|(id, _)| match jobs.iter().any(|(j, _)| j == id) {
+                true => outcomes.next().unwrap_or_else(Outcome::again),
+                false => Outcome::again(),
+            })
+            .collect();
         let registry = match last {
             Some((commit, registry)) => {
                 move_local(brain, commit, tips.local, "bsi: shared write")?;

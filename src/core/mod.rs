@@ -42,14 +42,16 @@ pub struct Site<'a> {
 }
 
 impl Site<'_> {
-    /// Marks this writer as arriving among the writers of the clone, for
-    /// a write that may share a push (not a bounded one, which goes
-    /// alone): a holder gathering a burst waits for its request.
+    /// Marks this writer as arriving among the writers it meets (those of
+    /// the clone, or of every clone of this machine that shares its remote
+    /// on its disk: [`crate::store::Meeting`]), for a write that may share
+    /// a push (not a bounded one, which goes alone): a holder gathering a
+    /// burst waits for its request.
     pub fn arriving(&self) -> Option<crate::store::requests::Arrival> {
-        self.options
-            .bound
-            .is_none()
-            .then(|| self.brain.requests().arrive())
+        self.options.bound.is_none().then(|| {
+            let remote = self.settings.remote().ok().flatten();
+            self.brain.meeting(remote.as_ref()).requests.arrive()
+        })
     }
 
     /// Publishes what `plan` decides under the writer lock.

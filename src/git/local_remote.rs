@@ -177,6 +177,16 @@ fn read_post(repo: &Repository, clone: &str, commit: Oid) -> Result<Post, git2::
 /// when git would fetch from it as from a repository on this disk and
 /// nothing in either calls for git's own fetch.
 fn remote_repository(local: &Repository, workdir: &Path, name: &str) -> Option<Repository> {
+    let path = remote_path(local, workdir, name)?;
+    let flags = RepositoryOpenFlags::NO_SEARCH;
+    let repo = Repository::open_ext(&path, flags, std::iter::empty::<&std::ffi::OsStr>()).ok()?;
+    (!repo.is_shallow()).then_some(repo)
+}
+
+/// Where remote `name` of `local` is on this disk, when git would fetch
+/// from it as from a repository there and nothing in `local` calls for
+/// git's own fetch.
+fn remote_path(local: &Repository, workdir: &Path, name: &str) -> Option<PathBuf> {
     if local.is_shallow() {
         return None;
     }
@@ -195,12 +205,43 @@ fn remote_repository(local: &Repository, workdir: &Path, name: &str) -> Option<R
     // libgit2 applies `url.<base>.insteadOf` as git does.
     let found = local.find_remote(name).ok()?;
     let path = disk_path(found.url().ok()?, workdir)?;
-    if !path.is_dir() {
-        return None;
-    }
-    let flags = RepositoryOpenFlags::NO_SEARCH;
-    let repo = Repository::open_ext(&path, flags, std::iter::empty::<&std::ffi::OsStr>()).ok()?;
-    (!repo.is_shallow()).then_some(repo)
+    path.is_dir().then_some(path)
+}
+
+/// Where the writers of the clones of this machine that share `remote`,
+/// a repository on this disk read in process, meet to write its registry
+/// branch: a directory of that repository's own git directory
+/// (`bsi/writes/<branch>`, the branch's name with every byte but a letter,
+/// digit, `-`, `_` or `.` written as `%XX`), made when missing. `None` when
+/// the remote is not one this module reads, or that directory cannot be
+/// written here: the clone's writers then meet in the clone alone.
+pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
+    let workdir = git.repo.workdir()?;
+    let path = remote_path(&git.repo, workdir, &remote.name)?;
+    let git_dir = [path.clone(), path.join(".git")]
+        .into_iter()
+        .find(|d| d.join("HEAD").is_file() && d.join("objects").is_dir())?;
+    let branch: String = remote
+        .branch
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let dir = git_dir.join("bsi").join("writes").join(branch);
+    std::fs::create_dir_all(&dir).ok()?;
+    // Whoever can open the lock there for writing meets there.
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("lock"))
+        .ok()?;
+    Some(dir)
 }
 
 /// Where a remote's URL is on this disk, as git reads it: a `file://` URL

@@ -397,6 +397,8 @@ pub struct Brain {
     /// What its IO has to say beside the outcome, for the door to say in
     /// its own channel.
     pub notes: Notes,
+    /// Where writers meet ([`Brain::meeting`]), found once a process.
+    meets_in: std::cell::OnceCell<Option<PathBuf>>,
 }
 
 /// A waiter's record of [`Brain::mark_waiting`], removed when dropped.
@@ -509,6 +511,7 @@ impl Brain {
             now: chrono::Local::now().fixed_offset(),
             opened: std::time::Instant::now(),
             notes: Notes::default(),
+            meets_in: std::cell::OnceCell::new(),
         }
     }
 
@@ -719,6 +722,26 @@ impl Brain {
     /// The write requests waiting for this clone's writer lock.
     pub fn requests(&self) -> requests::Requests {
         requests::Requests::new(&self.bsi_dir().join("requests"))
+    }
+
+    /// Where this clone's writers meet the writers they share a push with
+    /// ([`Meeting`]): the other clones of this machine whose remote is the
+    /// same repository on its disk, when `remote` is one bsi reads there
+    /// ([`crate::git::local_remote::meeting_dir`]); else this clone's own.
+    pub fn meeting(&self, remote: Option<&Remote>) -> Meeting {
+        let dir = self.meets_in.get_or_init(|| {
+            remote.and_then(|r| crate::git::local_remote::meeting_dir(&self.git, r))
+        });
+        match dir {
+            Some(dir) => Meeting {
+                requests: requests::Requests::new(&dir.join("requests")),
+                shared: Some(dir.join("lock")),
+            },
+            None => Meeting {
+                requests: self.requests(),
+                shared: None,
+            },
+        }
     }
 
     /// `reg` as a plan reads it: with the queue rows whose lease is
@@ -1446,6 +1469,61 @@ fn line_of_byte(bytes: &[u8], at: usize) -> usize {
         + 1
 }
 
+/// Where writers meet to share a push: the requests they file and the lock
+/// they queue on. Whoever takes the lock carries out every request waiting
+/// there with one push. The writers of one clone meet in its common git
+/// directory; those of the clones of one machine that share a remote on
+/// its disk meet in that remote's repository, and the holder — a writer of
+/// any of them — carries out the others' requests from its own clone (a
+/// request is data: the scopes, the clock and the snapshot its plan reads).
+pub struct Meeting {
+    /// The requests filed there.
+    pub requests: requests::Requests,
+    /// The lock of a meeting of several clones; `None` for the clone's own
+    /// writer lock.
+    shared: Option<PathBuf>,
+}
+
+impl Meeting {
+    /// Whether writers of other clones meet here too: the holder takes its
+    /// own clone's writer lock as well ([`Brain::writer`]), and a writer
+    /// carried out by another clone's holder fetches before it reads its
+    /// outcome.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Takes the meeting's lock for the work `what`, waiting for another
+    /// holder; `None` once `stop` says so while it keeps the lock.
+    pub fn queue_or_stop(
+        &self,
+        brain: &Brain,
+        what: &str,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<WriterLock>> {
+        let Some(path) = &self.shared else {
+            return brain.writer_or_stop(what, stop);
+        };
+        let Some(mut lock) = WriterLock::take_or_stop(path, None, stop)? else {
+            return Ok(None);
+        };
+        lock.record(what)?;
+        Ok(Some(lock))
+    }
+
+    /// [`Meeting::queue_or_stop`], waiting as long as a writer waits for
+    /// a lock.
+    pub fn queue(&self, brain: &Brain, what: &str) -> Result<WriterLock> {
+        match &self.shared {
+            None => brain.writer(what),
+            Some(path) => {
+                let mut lock = WriterLock::take(path, None)?;
+                lock.record(what)?;
+                Ok(lock)
+            }
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::{parse_root, root_of_rel};

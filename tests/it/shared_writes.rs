@@ -1,47 +1,55 @@
-//! Writes that share a push: the writers of one clone waiting for its
-//! writer lock are carried out by whoever holds it, on one tip, with one
-//! push, each with its own outcome; a holder that dies mid-push leaves
-//! every request landed or reported, and none carried out twice.
+//! Writes that share a push: the writers of one clone (or of the clones of
+//! one machine that share a remote on its disk) waiting for their writer
+//! lock are carried out by whoever holds it, on one tip, with one push,
+//! each with its own outcome; a holder that dies mid-push leaves every
+//! request landed or reported, and none carried out twice. Writers of
+//! other machines post their requests on the remote, for the next push
+//! that lands to carry out.
 
 use std::fs::{self, File, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{Brain, Run};
 
-/// Takes the clone's writer lock as another bsi would, until dropped.
-fn hold_lock(b: &Brain) -> File {
-    let dir = b.path().join(".git/bsi");
-    fs::create_dir_all(&dir).expect("mkdir");
+/// Where the writers of the clones of a remote on this disk meet: its
+/// repository's `bsi/writes/<branch>`.
+fn meeting(remote: &Path) -> PathBuf {
+    remote.join("bsi/writes/brain-index")
+}
+
+/// Takes the writers' lock of `meeting` as another bsi would, until dropped.
+fn hold_lock(meeting: &Path) -> File {
+    fs::create_dir_all(meeting).expect("mkdir");
     let f = OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
-        .open(dir.join("lock"))
+        .open(meeting.join("lock"))
         .expect("open the lock");
     f.lock().expect("lock");
     f
 }
 
-/// The waiting requests of the clone.
-fn waiting(b: &Brain) -> usize {
-    fs::read_dir(b.path().join(".git/bsi/requests")).map_or(0, |d| {
+/// The requests waiting in `meeting`.
+fn waiting(meeting: &Path) -> usize {
+    fs::read_dir(meeting.join("requests")).map_or(0, |d| {
         d.flatten()
             .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
             .count()
     })
 }
 
-/// Waits until `n` requests wait for the lock.
-fn until_waiting(b: &Brain, n: usize) {
+/// Waits until `n` requests wait for the lock of `meeting`.
+fn until_waiting(meeting: &Path, n: usize) {
     let start = Instant::now();
-    while waiting(b) < n {
+    while waiting(meeting) < n {
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "{} of {n} requests filed",
-            waiting(b)
+            waiting(meeting)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -91,13 +99,14 @@ fn machine() -> (Brain, tempfile::TempDir) {
 }
 
 /// A machine where `sess-holder` holds `projets/`, its user's branch, index
-/// and files as they are then, and the clone's writer lock held.
+/// and files as they are then, and the writers' lock held (the clone's
+/// writers meet in the remote's repository, on this disk).
 fn holding_projets() -> (Brain, tempfile::TempDir, (String, String, String), File) {
     let (b, remote) = machine();
     b.bsi(&["open", "projets/", "--session", "sess-holder"])
         .ok();
     let before = b.user_state();
-    let lock = hold_lock(&b);
+    let lock = hold_lock(&meeting(remote.path()));
     (b, remote, before, lock)
 }
 
@@ -114,7 +123,7 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
     for (i, (scope, session)) in asks.iter().enumerate() {
         children.push(open(&b, scope, session, &[]));
         // Filed in this order: the arrival order the holder plans in.
-        until_waiting(&b, i + 1);
+        until_waiting(&meeting(remote.path()), i + 1);
     }
     drop(lock);
     let runs: Vec<Run> = children.into_iter().map(finish).collect();
@@ -172,12 +181,99 @@ fn writers_waiting_for_the_lock_share_one_push_and_each_hears_its_own_outcome() 
     assert!((2..=3).contains(&named), "{body}");
     // Every request's files are gone; the user's work is untouched.
     assert_eq!(
-        fs::read_dir(b.path().join(".git/bsi/requests"))
+        fs::read_dir(meeting(remote.path()).join("requests"))
             .expect("requests")
             .count(),
         0
     );
     assert_eq!(b.user_state(), before);
+}
+
+#[test]
+fn writers_of_clones_sharing_a_remote_on_this_disk_meet_there_and_share_one_push() {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let clones: Vec<Brain> = ["w", "x", "y"]
+        .iter()
+        .map(|who| {
+            let b = Brain::clone_of(remote.path(), who);
+            b.bsi(&["status"]).ok();
+            b
+        })
+        .collect();
+    let before: Vec<_> = clones.iter().map(Brain::user_state).collect();
+    let meeting = meeting(remote.path());
+    let lock = hold_lock(&meeting);
+    // x and y ask for one file: the first to arrive is granted, the other
+    // refused naming it; w's request is refused by nobody.
+    let asks = [
+        ("README.md", "sess-w"),
+        ("agents/alice.md", "sess-x"),
+        ("agents/alice.md", "sess-y"),
+    ];
+    let mut children = Vec::new();
+    for (i, (b, (scope, session))) in clones.iter().zip(asks).enumerate() {
+        children.push(open(b, scope, session, &[]));
+        until_waiting(&meeting, i + 1);
+    }
+    drop(lock);
+    let runs: Vec<Run> = children.into_iter().map(finish).collect();
+    runs[0].ok().stdout_has("Claim opened — README.md");
+    runs[1].ok().stdout_has("Claim opened — agents/alice.md");
+    runs[2].code(3);
+    assert!(
+        runs[2].stderr.contains("sess-x") && runs[2].stderr.contains("agents/alice.md"),
+        "the refusal names its blocker: {}",
+        runs[2].stderr
+    );
+    assert_eq!(remote_rows(remote.path(), "sess-w"), 1);
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 1);
+    assert_eq!(remote_rows(remote.path(), "sess-y"), 0);
+    // One push from whichever clone held the lock, no race lost, nothing
+    // posted: the other clones' writers read their outcome there.
+    let said: Vec<&String> = runs.iter().map(|r| &r.stderr).collect();
+    assert_eq!(
+        said.iter()
+            .filter(|s| s.contains("published 2 write(s) of 3 request(s) with one push"))
+            .count(),
+        1,
+        "{said:#?}"
+    );
+    assert!(
+        said.iter()
+            .all(|s| !s.contains("lost a race") && !s.contains("posted")),
+        "{said:#?}"
+    );
+    assert_eq!(
+        git_in(remote.path(), &["log", "-1", "--format=%s", "brain-index"]),
+        "bsi: 2 writes: open sess-w README.md; open sess-x agents/alice.md\n"
+    );
+    // What the push posted beside the branch (a clone's last post stays
+    // until its next write) it carried out: a post holds only what its push
+    // writes, so the refused request is not left there for another
+    // machine's carrier to take for one still to carry out.
+    let (carried, posted) = requests_on(remote.path());
+    assert_eq!(carried.len(), 2, "{carried:?}");
+    for p in &posted {
+        assert!(carried.contains(p), "{p} left posted, never carried out");
+    }
+    // Each clone sees the claims; no request file is left; no clone's own
+    // work moved.
+    for (b, state) in clones.iter().zip(before) {
+        let active = b.active().join("\n");
+        assert!(
+            active.contains("| sess-w |") && active.contains("| sess-x |"),
+            "{active}"
+        );
+        assert_eq!(b.user_state(), state);
+    }
+    assert_eq!(waiting(&meeting), 0);
+    assert_eq!(
+        fs::read_dir(meeting.join("requests"))
+            .expect("requests")
+            .count(),
+        0
+    );
 }
 
 #[test]
@@ -192,11 +288,11 @@ fn a_write_that_rests_on_one_before_it_in_the_push_gets_its_own_commit() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run bsi");
-    until_waiting(&b, 1);
+    until_waiting(&meeting(remote.path()), 1);
     let other = open(&b, "agents/alice.md", "sess-a", &[]);
-    until_waiting(&b, 2);
+    until_waiting(&meeting(remote.path()), 2);
     let inside = open(&b, "projets/plan.md", "sess-b", &[]);
-    until_waiting(&b, 3);
+    until_waiting(&meeting(remote.path()), 3);
     drop(lock);
     let close = finish(close);
     let (other, inside) = (finish(other), finish(inside));
@@ -227,7 +323,7 @@ fn a_write_that_rests_on_one_before_it_in_the_push_gets_its_own_commit() {
 #[test]
 fn a_holder_dead_after_its_push_leaves_every_request_landed_once() {
     let (b, remote) = machine();
-    let lock = hold_lock(&b);
+    let lock = hold_lock(&meeting(remote.path()));
     let asks = [
         ("agents/alice.md", "sess-a"),
         ("agents/bob.md", "sess-b"),
@@ -243,7 +339,7 @@ fn a_holder_dead_after_its_push_leaves_every_request_landed_once() {
             session,
             &[("BSI_FAULT_POINT", "after-push")],
         ));
-        until_waiting(&b, i + 1);
+        until_waiting(&meeting(remote.path()), i + 1);
     }
     drop(lock);
     let runs: Vec<Run> = children.into_iter().map(finish).collect();
@@ -316,8 +412,12 @@ fn arrived(marks: &Path) -> usize {
     })
 }
 
-/// Clones of `remote`, one per name, each having read the registry.
+/// Clones of `remote`, one per name, each having read the registry, as
+/// machines of their own: they cannot meet in the remote's repository
+/// (there, `bsi` is a file), so their writes race and post as those of
+/// separate machines do, while the remote is still read on this disk.
 fn machines(remote: &Path, names: &[&str]) -> Vec<Brain> {
+    fs::write(remote.join("bsi"), "").expect("no meeting there");
     names
         .iter()
         .map(|who| {
