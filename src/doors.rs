@@ -351,7 +351,7 @@ pub mod fresh {
                 return Fresh::AskedAlready;
             }
         }
-        let fresh = if peek(brain, remote) == Some(tracking) {
+        let fresh = if crate::git::local_remote::branch_tip(&brain.git, remote) == Some(tracking) {
             Fresh::Fresh
         } else {
             match crate::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
@@ -371,66 +371,9 @@ pub mod fresh {
         fresh
     }
 
-    /// The commit the registry branch of a remote on this machine points
-    /// to, read from its repository's files: the loose reference, else
-    /// `packed-refs` (git's own order); `None` when the remote is
-    /// elsewhere, cannot be read so simply (a `.git` file, a reftable
-    /// store, a symbolic reference), or has no such branch — git fetches
-    /// it then.
-    fn peek(brain: &Brain, remote: &Remote) -> Option<Oid> {
-        let url = brain
-            .git
-            .config_string(&format!("remote.{}.url", remote.name))?;
-        // A URL rewritten by `url.<base>.insteadOf` is not what it says.
-        if brain.git.config_has(r"^url\..*\.insteadof$") {
-            return None;
-        }
-        let path = crate::git::local_remote::disk_path(&url, &brain.workdir)?;
-        let git_dir = if path.join("HEAD").is_file() {
-            path
-        } else {
-            path.join(".git")
-        };
-        if git_dir.join("reftable").exists() {
-            return None;
-        }
-        let name = format!("refs/heads/{}", remote.branch);
-        match std::fs::read_to_string(git_dir.join(&name)) {
-            Ok(text) => Oid::from_str(text.trim()).ok(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let packed = std::fs::read_to_string(git_dir.join("packed-refs")).ok()?;
-                packed_target(&packed, &name)
-            }
-            Err(_) => None,
-        }
-    }
-
-    /// The commit `name` points to in the text of a `packed-refs` file.
-    /// Pure.
-    pub fn packed_target(packed: &str, name: &str) -> Option<Oid> {
-        packed.lines().find_map(|l| {
-            let (id, refname) = l.split_once(' ')?;
-            (refname == name).then(|| Oid::from_str(id).ok()).flatten()
-        })
-    }
-
     #[cfg(test)]
     mod tests {
         use super::*;
-
-        #[test]
-        fn a_packed_reference_is_found_by_its_whole_name() {
-            let a = "a".repeat(40);
-            let b = "b".repeat(40);
-            let packed = format!(
-                "# pack-refs with: peeled fully-peeled sorted\n{a} refs/heads/brain-index-old\n{b} refs/heads/brain-index\n^{a}\n"
-            );
-            assert_eq!(
-                packed_target(&packed, "refs/heads/brain-index"),
-                Oid::from_str(&b).ok()
-            );
-            assert_eq!(packed_target(&packed, "refs/heads/other"), None);
-        }
 
         #[test]
         fn the_older_view_is_said_in_one_line_with_its_age_and_what_to_run() {

@@ -1229,6 +1229,18 @@ impl<'b> Publisher<'b> {
         }))
     }
 
+    /// Whether the remote-tracking copy is known to be behind before a
+    /// write plans on it: there is none, or the remote is on this disk and
+    /// its branch is elsewhere (read from its files: a clone of this
+    /// machine wrote since), so a fetch costs less than the race the push
+    /// would lose.
+    fn behind(&self) -> bool {
+        let tracking = self.brain.tips(Some(&self.remote)).tracking;
+        tracking.is_none()
+            || local_remote::branch_tip(&self.brain.git, &self.remote)
+                .is_some_and(|tip| Some(tip) != tracking)
+    }
+
     /// After a push of `commit` landed: the remote answered, and the
     /// remote-tracking reference takes it (unless a fetch did already).
     fn pushed(&self, tips: Tips, commit: Oid) -> Result<()> {
@@ -1251,7 +1263,7 @@ impl<'b> Publisher<'b> {
 
     fn run<R>(mut self, plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
         let brain = self.brain;
-        if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
+        if (self.opts.fresh || self.behind())
             && let Err(why) = self.fetch()?
         {
             return self.offline(plan, why);
@@ -1316,7 +1328,7 @@ impl<'b> Publisher<'b> {
     ) -> Result<Batch> {
         let mut looked = false;
         let brain = self.brain;
-        if (self.opts.fresh || brain.tips(Some(&self.remote)).tracking.is_none())
+        if (self.opts.fresh || self.behind())
             && let Err(why) = self.fetch()?
         {
             return self.offline_batch((jobs, own), why);

@@ -233,15 +233,61 @@ pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
         })
         .collect();
     let dir = git_dir.join("bsi").join("writes").join(branch);
-    std::fs::create_dir_all(&dir).ok()?;
-    // Whoever can open the lock there for writing meets there.
+    // Whoever can open the lock there for writing, and write a request
+    // beside it, meets there (a repository shared by several users may
+    // let one and not another).
+    std::fs::create_dir_all(dir.join("requests")).ok()?;
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(dir.join("lock"))
         .ok()?;
+    let probe = dir
+        .join("requests")
+        .join(format!("{}.probe", std::process::id()));
+    std::fs::write(&probe, b"").ok()?;
+    let _ = std::fs::remove_file(&probe);
     Some(dir)
+}
+
+/// Where `remote`'s registry branch is, read from its repository's files
+/// when that repository is on this disk: the loose reference, else
+/// `packed-refs` (git's own order), with no repository opened and no
+/// process started. `None` when the remote is elsewhere, cannot be read so
+/// simply (a URL rewritten by `url.<base>.insteadOf`, a `.git` file, a
+/// reftable store, a symbolic reference), or has no such branch.
+pub fn branch_tip(git: &super::Git, remote: &Remote) -> Option<Oid> {
+    let url = git.config_string(&format!("remote.{}.url", remote.name))?;
+    if git.config_has(r"^url\..*\.insteadof$") {
+        return None;
+    }
+    let path = disk_path(&url, git.repo.workdir()?)?;
+    let git_dir = if path.join("HEAD").is_file() {
+        path
+    } else {
+        path.join(".git")
+    };
+    if git_dir.join("reftable").exists() {
+        return None;
+    }
+    let name = format!("refs/heads/{}", remote.branch);
+    match std::fs::read_to_string(git_dir.join(&name)) {
+        Ok(text) => Oid::from_str(text.trim()).ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let packed = std::fs::read_to_string(git_dir.join("packed-refs")).ok()?;
+            packed_target(&packed, &name)
+        }
+        Err(_) => None,
+    }
+}
+
+/// The commit `name` points to in the text of a `packed-refs` file. Pure.
+pub fn packed_target(packed: &str, name: &str) -> Option<Oid> {
+    packed.lines().find_map(|l| {
+        let (id, refname) = l.split_once(' ')?;
+        (refname == name).then(|| Oid::from_str(id).ok()).flatten()
+    })
 }
 
 /// Where a remote's URL is on this disk, as git reads it: a `file://` URL
@@ -328,6 +374,20 @@ fn set_ref(repo: &Repository, name: &str, to: Oid) -> Result<(), git2::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packed_reference_is_found_by_its_whole_name() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let packed = format!(
+            "# pack-refs with: peeled fully-peeled sorted\n{a} refs/heads/brain-index-old\n{b} refs/heads/brain-index\n^{a}\n"
+        );
+        assert_eq!(
+            packed_target(&packed, "refs/heads/brain-index"),
+            Oid::from_str(&b).ok()
+        );
+        assert_eq!(packed_target(&packed, "refs/heads/other"), None);
+    }
 
     #[test]
     fn the_urls_git_reads_as_a_path_on_this_disk() {

@@ -155,7 +155,7 @@ impl Requests {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(id) = name.strip_suffix(".req") {
                 ids.push(id.to_string());
-            } else if [".done", ".tmp", ".arriving"]
+            } else if [".done", ".tmp", ".arriving", ".probe"]
                 .iter()
                 .any(|s| name.ends_with(s))
             {

@@ -51,6 +51,19 @@ impl Net {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
+    /// Names the remote of `a` through `url.<base>.insteadOf`: bsi still
+    /// reads it on this disk, but cannot tell from its files that its
+    /// branch moved before it pushes (it reads the URL as written), so a
+    /// write of `a` behind the remote loses its race, as one of a machine
+    /// elsewhere does.
+    pub(crate) fn a_behind_unseen(&self) {
+        let bare = self.bare.path().display().to_string();
+        self.a
+            .git(&["config", &format!("url.{bare}.insteadOf"), "brain-remote:"]);
+        self.a
+            .git(&["remote", "set-url", "origin", "brain-remote:"]);
+    }
+
     /// The registry on the remote's registry branch.
     pub(crate) fn registry(&self) -> String {
         self.git(&["show", "brain-index:BRAIN-INDEX.md"])
@@ -661,6 +674,7 @@ fn a_lost_race_under_a_translated_git_is_retried_not_taken_for_offline() {
     ];
     // A's last fetched tip is behind once B has written: A's push loses
     // the race, and must be retried, not taken for "offline".
+    n.a_behind_unseen();
     n.a.bsi_env(&["status"], &fr).ok();
     n.b.bsi(&["open", "projets/", "--session", "sb"]).ok();
     n.a.bsi_env(&["open", "agents/", "--session", "sa", "-v"], &fr)
@@ -881,6 +895,7 @@ fn a_remote_busy_past_the_publish_timeout_exits_8_and_writes_nothing() {
     let mut t = Transcript::new(&n.a);
     // A fetched, then B moved the remote: A's push is sure to lose once,
     // and a timeout of 1 ms leaves no time to try again.
+    n.a_behind_unseen();
     t.bsi(&["status"]).ok();
     t.bsi_at(n.b.path(), &["open", "projets/", "--session", "sb"], &[])
         .ok();
