@@ -298,9 +298,10 @@ pub struct Peek {
 pub enum Posting<'a> {
     /// Nothing.
     None,
-    /// Posts the clone's requests (its id, the request commit) in the same
-    /// push, whether or not the branch moves: if this push loses its
-    /// race, the writer that wins the next one may carry them out.
+    /// Posts the requests the push writes (the clone's id, the request
+    /// commit) in the same push, whether or not the branch moves: if this
+    /// push loses its race, the writer that wins the next one may carry
+    /// them out.
     Post(&'a str, &'a str),
     /// Takes the posted requests (each clone's id, and the commit it was
     /// seen at) off the remote in the same atomic push: the branch moves

@@ -1359,12 +1359,14 @@ impl<'b> Publisher<'b> {
             // sees; the others let it, rather than all planning and pushing
             // the same requests at once, and carry them out themselves if
             // it has not after a few fetches (it may be gone).
-            let following = *following.get_or_insert_with(Instant::now);
-            if (follows < FOLLOWS || following.elapsed() < FOLLOW_FOR)
+            let patient = follows < FOLLOWS
+                || following.is_none_or(|since: Instant| since.elapsed() < FOLLOW_FOR);
+            if patient
                 && all
                     .first()
                     .is_some_and(|(first, _)| !jobs.iter().any(|(id, _)| id == first))
             {
+                following.get_or_insert_with(Instant::now);
                 follows += 1;
                 let pause = follow_pause(self.on_disk.is_some());
                 self.say(&format!(

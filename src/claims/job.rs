@@ -236,7 +236,7 @@ fn as_json(value: &impl Serialize) -> Result<String> {
 
 /// The jobs a post holds, by request id, from [`POSTED_FILE`]'s body
 /// (`None` when it cannot be read).
-pub fn read_posted(body: &[u8]) -> Option<Vec<(String, Job)>> {
+fn read_posted(body: &[u8]) -> Option<Vec<(String, Job)>> {
     serde_json::from_slice::<std::collections::BTreeMap<String, Job>>(body)
         .ok()
         .map(|m| m.into_iter().collect())

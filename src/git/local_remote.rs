@@ -217,10 +217,7 @@ fn remote_path(local: &Repository, workdir: &Path, name: &str) -> Option<PathBuf
 /// written here: the clone's writers then meet in the clone alone.
 pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
     let workdir = git.repo.workdir()?;
-    let path = remote_path(&git.repo, workdir, &remote.name)?;
-    let git_dir = [path.clone(), path.join(".git")]
-        .into_iter()
-        .find(|d| d.join("HEAD").is_file() && d.join("objects").is_dir())?;
+    let git_dir = git_dir_at(&remote_path(&git.repo, workdir, &remote.name)?)?;
     let branch: String = remote
         .branch
         .bytes()
@@ -262,12 +259,7 @@ pub fn branch_tip(git: &super::Git, remote: &Remote) -> Option<Oid> {
     if git.config_has(r"^url\..*\.insteadof$") {
         return None;
     }
-    let path = disk_path(&url, git.repo.workdir()?)?;
-    let git_dir = if path.join("HEAD").is_file() {
-        path
-    } else {
-        path.join(".git")
-    };
+    let git_dir = git_dir_at(&disk_path(&url, git.repo.workdir()?)?)?;
     if git_dir.join("reftable").exists() {
         return None;
     }
@@ -280,6 +272,14 @@ pub fn branch_tip(git: &super::Git, remote: &Remote) -> Option<Oid> {
         }
         Err(_) => None,
     }
+}
+
+/// The git directory of the repository at `path` on this disk: `path`
+/// itself (a bare repository) or its `.git` directory.
+fn git_dir_at(path: &Path) -> Option<PathBuf> {
+    [path.to_path_buf(), path.join(".git")]
+        .into_iter()
+        .find(|d| d.join("HEAD").is_file() && d.join("objects").is_dir())
 }
 
 /// The commit `name` points to in the text of a `packed-refs` file. Pure.
