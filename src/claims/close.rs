@@ -62,9 +62,10 @@ pub struct Handoff {
     pub ttl_seconds: i64,
     /// The per-agent limit of active claims.
     pub max_active_per_agent: Option<usize>,
-    /// The waiting sessions a live process of the closing clone waits for
-    /// (its record proven alive by the process table): only these are
-    /// handed claims. A waiter that died keeps a place that lapses with its
+    /// The waiting sessions a live process meeting the closing writer
+    /// waits for (of its clone, or of a clone of this machine sharing its
+    /// remote on this disk; the record proven alive by the process table):
+    /// only these are handed claims. A waiter that died keeps a place that lapses with its
     /// lease, never a claim nobody will close; one on another machine takes
     /// its grant itself.
     #[serde(default)]

@@ -77,8 +77,10 @@ pub fn close(
 /// What a close of `session`'s claims (those on `scope`) needs to hand
 /// the queue's first waiters their claims in its own write: the brain's
 /// TTL, and the heading trees of the files the closed claims name and of
-/// those the waiters known here wait for, and which of those waiters a
-/// live process of this clone is. Only those are handed their claims (a
+/// those the waiters known here wait for, and the waiters a live process
+/// meeting this writer waits for (one of its clone, or of a clone of this
+/// machine sharing its remote on this disk:
+/// [`crate::store::Meeting::waiting`]). Only those are handed their claims (a
 /// dead waiter's place lapses with its lease, as before); the others take
 /// their grant themselves.
 fn handoff_for(
@@ -88,17 +90,20 @@ fn handoff_for(
     scope: Option<&Scope>,
 ) -> Handoff {
     let mut files: Vec<Scope> = Vec::new();
-    let mut alive = Vec::new();
     if let Some(view) = view {
         let reg = &view.registry;
         let (active, stale) = session_claims(reg, session, scope);
         files.extend(active.iter().map(|&i| reg.active_claims[i].scope.clone()));
         files.extend(stale.iter().map(|&i| reg.stale_claims[i].scope.clone()));
         let waiting = crate::claims::queue::live_requests(reg, site.now);
-        let sessions: Vec<&str> = waiting.iter().map(|r| r.session.as_str()).collect();
-        alive = site.brain.waiting_here(&sessions);
         files.extend(waiting.iter().flat_map(|r| r.scopes.iter().cloned()));
     }
+    // The live waiters it meets, whether or not this clone's registry has
+    // seen their places yet (a waiter of another clone): their records
+    // name what they wait for.
+    let live = site.meeting().waiting();
+    files.extend(live.iter().flat_map(|w| w.scopes.iter().cloned()));
+    let alive = live.into_iter().map(|w| w.session).collect();
     Handoff {
         snapshot: site.brain.outlines(&files),
         ttl_seconds: site.settings.ttl(None).num_seconds(),

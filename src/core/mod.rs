@@ -48,10 +48,16 @@ impl Site<'_> {
     /// a push (not a bounded one, which goes alone): a holder gathering a
     /// burst waits for its request.
     pub fn arriving(&self) -> Option<crate::store::requests::Arrival> {
-        self.options.bound.is_none().then(|| {
-            let remote = self.settings.remote().ok().flatten();
-            self.brain.meeting(remote.as_ref()).requests.arrive()
-        })
+        self.options
+            .bound
+            .is_none()
+            .then(|| self.meeting().requests.arrive())
+    }
+
+    /// Where this brain's writers meet ([`crate::store::Meeting`]).
+    pub fn meeting(&self) -> crate::store::Meeting {
+        let remote = self.settings.remote().ok().flatten();
+        self.brain.meeting(remote.as_ref())
     }
 
     /// Publishes what `plan` decides under the writer lock.

@@ -340,9 +340,10 @@ fn publish_waiting(
         }
         if applied.commit.is_some() {
             lease = Some(at + queue::lease());
-            // Alive and waiting, for a close of this clone to hand over to.
+            // Alive and waiting, for a close by any writer it meets to
+            // hand over to.
             if marked.is_none() {
-                marked = Some(site.brain.mark_waiting(&actor.session));
+                marked = Some(site.meeting().mark_waiting(&actor.session, req.scopes));
             }
         }
         let ahead: Vec<String> = place

@@ -26,6 +26,7 @@ use crate::git::Git;
 use crate::git_cli::Remote;
 use crate::markdown::Outline;
 use crate::registry::{self, REGISTRY_FILE, Registry};
+use crate::scope::Scope;
 use crate::words::shell_word;
 
 pub use lock::{FAULT_POINTS, WriterLock};
@@ -401,7 +402,17 @@ pub struct Brain {
     meets_in: std::cell::OnceCell<Option<PathBuf>>,
 }
 
-/// A waiter's record of [`Brain::mark_waiting`], removed when dropped.
+/// A waiter a live process of this machine waits for
+/// ([`Meeting::waiting`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveWaiter {
+    /// Its session.
+    pub session: String,
+    /// The scopes it waits for.
+    pub scopes: Vec<Scope>,
+}
+
+/// A waiter's record of [`Meeting::mark_waiting`], removed when dropped.
 #[derive(Debug)]
 pub struct WaitingMark(Option<PathBuf>);
 
@@ -612,38 +623,6 @@ impl Brain {
         self.git.common_dir().join("bsi")
     }
 
-    /// Records that this process waits in the queue for `session` (its pid
-    /// and start time, in `bsi/waiting/` of the clone, shared by its work
-    /// trees): what a close of this clone needs to know the waiter is alive
-    /// before it hands it a claim. Best effort: a record not written only
-    /// means the waiter takes its grant itself. Removed when the returned
-    /// mark is dropped.
-    pub fn mark_waiting(&self, session: &str) -> WaitingMark {
-        let path = self.bsi_dir().join("waiting").join(file_name_of(session));
-        let body = format!("session {session}\n{}", lock::this_process());
-        let written = path.parent().is_some_and(|d| fs::create_dir_all(d).is_ok())
-            && lock::replace_file(&path, body.as_bytes()).is_ok();
-        WaitingMark(written.then_some(path))
-    }
-
-    /// The sessions among `sessions` that a live process of this clone
-    /// waits for ([`Brain::mark_waiting`]): alive as the process table
-    /// proves it; a record that cannot be proven alive counts as not.
-    pub fn waiting_here(&self, sessions: &[&str]) -> Vec<String> {
-        let dir = self.bsi_dir().join("waiting");
-        sessions
-            .iter()
-            .filter(|s| {
-                let Ok(record) = fs::read_to_string(dir.join(file_name_of(s))) else {
-                    return false;
-                };
-                lock::field(&record, "session ").as_deref() == Some(**s)
-                    && lock::recorded_alive(&record) == Some(Some(true))
-            })
-            .map(|s| (*s).to_string())
-            .collect()
-    }
-
     fn state(&self) -> State {
         State::new(&self.bsi_dir())
     }
@@ -735,10 +714,12 @@ impl Brain {
         match dir {
             Some(dir) => Meeting {
                 requests: requests::Requests::new(&dir.join("requests")),
+                waiting: dir.join("waiting"),
                 shared: Some(dir.join("lock")),
             },
             None => Meeting {
                 requests: self.requests(),
+                waiting: self.bsi_dir().join("waiting"),
                 shared: None,
             },
         }
@@ -1479,6 +1460,9 @@ fn line_of_byte(bytes: &[u8], at: usize) -> usize {
 pub struct Meeting {
     /// The requests filed there.
     pub requests: requests::Requests,
+    /// Where the waiters of the queue who meet here record that they are
+    /// alive ([`Meeting::mark_waiting`]).
+    waiting: PathBuf,
     /// The lock of a meeting of several clones; `None` for the clone's own
     /// writer lock.
     shared: Option<PathBuf>,
@@ -1491,6 +1475,52 @@ impl Meeting {
     /// outcome.
     pub fn is_shared(&self) -> bool {
         self.shared.is_some()
+    }
+
+    /// Records that this process waits in the queue for `session`, and for
+    /// what (its pid and start time, and the scopes, in the meeting's
+    /// `waiting/`: the clone's, shared by its work trees, or that of the
+    /// clones of this machine sharing a remote on its disk): what a close
+    /// by any writer meeting here needs to know the waiter is alive before
+    /// it hands it a claim, even when its registry has not seen the
+    /// waiter's place yet. Best effort: a record not written only means the
+    /// waiter takes its grant itself. Removed when the returned mark is
+    /// dropped.
+    pub fn mark_waiting(&self, session: &str, scopes: &[Scope]) -> WaitingMark {
+        let path = self.waiting.join(file_name_of(session));
+        let mut body = format!("session {session}\n");
+        for scope in scopes {
+            body.push_str(&format!("scope {scope}\n"));
+        }
+        body.push_str(&lock::this_process());
+        let written = fs::create_dir_all(&self.waiting).is_ok()
+            && lock::replace_file(&path, body.as_bytes()).is_ok();
+        WaitingMark(written.then_some(path))
+    }
+
+    /// The waiters meeting here that a live process waits for
+    /// ([`Meeting::mark_waiting`]), as this machine's process table proves
+    /// it: a record that cannot be proven alive counts as not there.
+    pub fn waiting(&self) -> Vec<LiveWaiter> {
+        let Ok(entries) = fs::read_dir(&self.waiting) else {
+            return Vec::new();
+        };
+        let mut live: Vec<LiveWaiter> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| fs::read_to_string(e.path()).ok())
+            .filter(|record| lock::recorded_alive(record) == Some(Some(true)))
+            .filter_map(|record| {
+                let session = lock::field(&record, "session ")?;
+                let scopes = record
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("scope "))
+                    .filter_map(|s| Scope::parse_stored(s).ok())
+                    .collect();
+                Some(LiveWaiter { session, scopes })
+            })
+            .collect();
+        live.sort_by(|a, b| a.session.cmp(&b.session));
+        live
     }
 
     /// Takes the meeting's lock for the work `what`, waiting for another

@@ -274,6 +274,67 @@ fn a_close_hands_the_scope_to_the_first_waiter_in_the_same_write() {
     assert_eq!(b.git(&["status", "--porcelain"]), "");
 }
 
+/// The handoff across the clones of this machine: a waiter of another
+/// clone whose remote is the same repository on this disk records itself
+/// where the clones' writers meet, so the close proves it alive and grants
+/// it. Clones that cannot meet there (as on two machines) do not: the
+/// waiter takes its grant itself.
+#[test]
+fn a_close_hands_over_to_a_live_waiter_of_another_clone_it_meets_on_this_disk() {
+    for meet in [true, false] {
+        let Machines {
+            origin: _origin,
+            bare,
+            a,
+            b,
+        } = Machines::new();
+        if !meet {
+            std::fs::write(bare.path().join("bsi"), "").expect("no meeting there");
+        }
+        open_as(&a, "projets/plan.md#Goals", "sess-hold", "h").ok();
+        let w = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
+        w.placed();
+        let records = |dir: std::path::PathBuf| {
+            std::fs::read_dir(dir).map_or(0, |d| d.filter_map(|e| e.ok()).count())
+        };
+        let meeting = bare.path().join("bsi/writes/brain-index/waiting");
+        let own = b.dir.path().join(".git/bsi/waiting");
+        assert_eq!(
+            (records(meeting.clone()), records(own.clone())),
+            if meet { (1, 0) } else { (0, 1) },
+            "the waiter's record, where its writers meet"
+        );
+        let close = a.bsi(&["close", "sess-hold", "--agent", "h"]);
+        close.ok();
+        let handed = "Handed over — sess-w1 was waiting for projets/plan.md#Goals: its claim is granted in the same write";
+        assert_eq!(close.stdout.contains(handed), meet, "{}", close.stdout);
+        w.finish()
+            .ok()
+            .stdout_has("Claim opened — projets/plan.md#Goals");
+        b.git(&["fetch", "-q", "origin", "brain-index"]);
+        let log = b.git(&["log", "--format=%s", "origin/brain-index"]);
+        let subject = log.lines().find(|l| l.contains("sess-hold")).expect("the close");
+        if meet {
+            assert_eq!(
+                subject,
+                "bsi: close sess-hold projets/plan.md#Goals; handed to sess-w1: projets/plan.md#Goals"
+            );
+            assert!(!log.contains("bsi: open sess-w1"), "{log}");
+        } else {
+            assert_eq!(subject, "bsi: close sess-hold projets/plan.md#Goals");
+            assert!(log.contains("bsi: open sess-w1"), "{log}");
+        }
+        assert_eq!(granted(&log), ["sess-w1", "sess-hold"]);
+        let st = a.bsi(&["status", "--json"]).json();
+        assert_eq!(st["active"][0]["session"], "sess-w1", "{st}");
+        assert_eq!(st["queue"], serde_json::json!([]), "{st}");
+        // The record went with the wait.
+        assert_eq!((records(meeting), records(own)), (0, 0));
+        assert_eq!(a.git(&["status", "--porcelain"]), "");
+        assert_eq!(b.git(&["status", "--porcelain"]), "");
+    }
+}
+
 #[test]
 fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     let b = Brain::new();
