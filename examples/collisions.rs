@@ -185,6 +185,9 @@ fn append_in_section(text: &str, heading: &str, lines: &[String]) -> String {
 struct Env {
     bsi: PathBuf,
     home: PathBuf,
+    /// `--no-handoff`: no close can prove a waiter alive, so none hands
+    /// its scope over (the same run without the handoff).
+    no_handoff: bool,
 }
 
 impl Env {
@@ -334,6 +337,10 @@ struct Figures {
     overtaken_max: usize,
     pushes_per_task: f64,
     registry_commits_per_task: f64,
+    /// Grants a close made in its own write (the handoff).
+    handed: usize,
+    /// Every task's wait for its claims, in ms.
+    waits: Vec<f64>,
     bsi_share: f64,
     bsi_ms_per_task: f64,
     failures: Vec<String>,
@@ -506,14 +513,37 @@ fn agent(env: &Env, dir: &Path, k: usize, run: &Run, t0: Instant) -> Tally {
     tally
 }
 
+/// Takes the handoff away from a run: a waiter records itself alive in
+/// `waiting/` where its writers meet (the remote's `bsi/writes/<branch>/`,
+/// or its clone's `.git/bsi/`), and a close hands over only to waiters it
+/// finds recorded there. A file in the way of that directory leaves every
+/// waiter unrecorded, so each takes its grant itself, as before the
+/// handoff; nothing else changes.
+fn without_handoff(bare: &Path, dirs: &[PathBuf]) {
+    let mut blocked = vec![bare.join("bsi/writes/brain-index/waiting")];
+    blocked.extend(
+        dirs.iter()
+            .filter(|d| d.join(".git").is_dir())
+            .map(|d| d.join(".git/bsi/waiting")),
+    );
+    for path in blocked {
+        fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        fs::write(&path, "no handoff in this run\n").expect("write");
+    }
+}
+
 fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
     let root = work_root.join(format!("{}-{}", run.strategy.name(), run.n));
     let _ = fs::remove_dir_all(&root);
     fs::create_dir_all(&root).expect("mkdir");
     let (bare, dirs) = setup(env, &root, run.n);
+    if env.no_handoff {
+        without_handoff(&bare, &dirs);
+    }
     let env = Arc::new(Env {
         bsi: env.bsi.clone(),
         home: env.home.clone(),
+        no_handoff: env.no_handoff,
     });
     let t0 = Instant::now();
     let results = Arc::new(Mutex::new(Vec::new()));
@@ -567,6 +597,15 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
             .unwrap_or(1)
             - 1
     };
+    // The handoffs: a close that granted a waiter in its write says so in
+    // its subject (`; handed to <session>: <scopes>`).
+    let handed = {
+        let o = env.git(&fin, &["log", "--format=%s", "origin/brain-index"]);
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| l.matches("; handed to ").count())
+            .sum::<usize>()
+    };
     // Overtakes: a later request for an overlapping scope granted first.
     let all: Vec<&Grant> = tallies.iter().flat_map(|t| t.grants.iter()).collect();
     let overlap = |a: &[(usize, usize)], b: &[(usize, usize)]| {
@@ -609,11 +648,13 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
         lost,
         wait_p50_ms: percentile(&mut waits.clone(), 0.5),
         wait_p95_ms: percentile(&mut waits.clone(), 0.95),
-        wait_max_ms: percentile(&mut waits, 1.0),
+        wait_max_ms: percentile(&mut waits.clone(), 1.0),
+        waits,
         overtaken_max,
         pushes_per_task: tallies.iter().map(|t| t.pushes).sum::<usize>() as f64
             / finished.max(1) as f64,
         registry_commits_per_task: registry_commits as f64 / finished.max(1) as f64,
+        handed,
         bsi_share: bsi.as_secs_f64() / busy.as_secs_f64().max(1e-9),
         // What bsi costs beside the waits: the close of each task.
         bsi_ms_per_task: (bsi.as_secs_f64() * 1000.0 - total_wait) / finished.max(1) as f64,
@@ -625,6 +666,7 @@ fn main() {
     let mut smoke = false;
     let mut long = false;
     let mut hot = false;
+    let mut no_handoff = false;
     let mut bsi = PathBuf::from("target/release/bsi");
     let mut out = PathBuf::from("target/bench-collisions");
     let mut seed: u64 = 25;
@@ -636,6 +678,7 @@ fn main() {
             "--smoke" => smoke = true,
             "--long" => long = true,
             "--hot" => hot = true,
+            "--no-handoff" => no_handoff = true,
             "--bsi" => bsi = PathBuf::from(args.next().expect("--bsi PATH")),
             "--out" => out = PathBuf::from(args.next().expect("--out DIR")),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).expect("--seed N"),
@@ -643,7 +686,7 @@ fn main() {
             "--strategy" => only_strategy.push(args.next().expect("--strategy NAME")),
             _ => {
                 eprintln!(
-                    "usage: collisions [--smoke | --long] [--hot] [--bsi PATH] [--out DIR] [--seed N] [--n N]... [--strategy none|file|section|queue]..."
+                    "usage: collisions [--smoke | --long] [--hot] [--no-handoff] [--bsi PATH] [--out DIR] [--seed N] [--n N]... [--strategy none|file|section|queue]..."
                 );
                 std::process::exit(2);
             }
@@ -655,7 +698,11 @@ fn main() {
     let work = out.join("work");
     let home = out.join("home");
     fs::create_dir_all(&home).expect("home");
-    let env = Env { bsi, home };
+    let env = Env {
+        bsi,
+        home,
+        no_handoff,
+    };
     let (ns, tasks, work_ms): (Vec<usize>, usize, (u64, u64)) = if hot && smoke {
         (vec![2], 1, (1000, 1500))
     } else if hot {
@@ -714,7 +761,7 @@ fn main() {
         let _ = fs::remove_dir_all(&work);
     }
     let mut csv = String::from(
-        "strategy,n,tasks,finished,wall_s,per_min,conflicts,lost,wait_p50_ms,wait_p95_ms,wait_max_ms,overtaken_max,pushes_per_task,registry_commits_per_task,bsi_share,bsi_ms_per_task\n",
+        "strategy,n,tasks,finished,wall_s,per_min,conflicts,lost,wait_p50_ms,wait_p95_ms,wait_max_ms,overtaken_max,pushes_per_task,registry_commits_per_task,bsi_share,bsi_ms_per_task,handed\n",
     );
     let mut md = String::from(
         "| strategy | N | tasks/min | conflicts | edits lost | wait p50 / p95 / max (ms) | most overtaken | pushes/task | registry commits/task | time in bsi | bsi close (ms) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -722,7 +769,7 @@ fn main() {
     for f in &rows {
         let _ = writeln!(
             csv,
-            "{},{},{},{},{:.2},{:.1},{},{},{:.0},{:.0},{:.0},{},{:.2},{:.2},{:.3},{:.0}",
+            "{},{},{},{},{:.2},{:.1},{},{},{:.0},{:.0},{:.0},{},{:.2},{:.2},{:.3},{:.0},{}",
             f.strategy,
             f.n,
             f.tasks,
@@ -738,7 +785,8 @@ fn main() {
             f.pushes_per_task,
             f.registry_commits_per_task,
             f.bsi_share,
-            f.bsi_ms_per_task
+            f.bsi_ms_per_task,
+            f.handed
         );
         let _ = writeln!(
             md,
@@ -759,6 +807,14 @@ fn main() {
         );
     }
     fs::write(out.join("collisions.csv"), &csv).expect("write csv");
+    // Every wait, for figures pooled over several runs.
+    let mut waits = String::from("strategy,n,wait_ms\n");
+    for f in &rows {
+        for w in &f.waits {
+            let _ = writeln!(waits, "{},{},{:.0}", f.strategy, f.n, w);
+        }
+    }
+    fs::write(out.join("waits.csv"), &waits).expect("write waits");
     fs::write(out.join("collisions.md"), &md).expect("write md");
     print!("{md}");
     // The invariants, judged in every mode: every task finished, and no

@@ -112,7 +112,8 @@ pub struct Landing {
 }
 
 impl Landing {
-    fn new(landed: Landed, registry: Registry) -> Landing {
+    /// `registry`, as it stands where a change went (`landed`).
+    pub fn new(landed: Landed, registry: Registry) -> Landing {
         Landing {
             landed,
             published: Vec::new(),
@@ -2151,11 +2152,13 @@ pub fn read(
     let fresh = match &remote {
         None => Freshness::Local,
         Some(_) if offline => Freshness::NotAsked,
-        Some(r) => match r.fetch(
+        Some(r) => match local_remote::fetch(
             &brain.workdir,
+            r,
+            false,
             FETCH_TIMEOUT.min(settings.connection_timeout),
         ) {
-            Ok(()) => {
+            Ok(_) => {
                 brain.heard_from_remote(now);
                 fetch_registry_too(brain, r);
                 Freshness::Fetched

@@ -5,14 +5,16 @@
 //! half second by the queue's head (the one waiter served next), with pauses
 //! growing from half a second to five by everyone else, so the remote sees
 //! at most two fetches a second from each queue's head and a slow trickle
-//! from the rest. Nothing is written while waiting; the caller plans again
-//! once something changed.
+//! from the rest. A remote on this disk is looked at like the local branch
+//! (its branch read from its files, every 50 ms by the head), and fetched
+//! the moment it moves. Nothing is written while waiting; the caller plans
+//! again once something changed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::git::local_remote;
+use crate::git::{Oid, local_remote};
 use crate::git_cli::Remote;
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::{Brain, Tips};
@@ -25,6 +27,12 @@ const LOCAL_POLL: Duration = Duration::from_millis(200);
 /// served next, so it should notice a close within a fraction of a second.
 pub const HEAD_FETCH: Duration = Duration::from_millis(500);
 
+/// How often the queue's head looks at the registry branch of a remote on
+/// this disk: read from the remote's files, it costs as little as the
+/// local branch, and a close by another clone of this machine is noticed
+/// within this.
+const DISK_HEAD_POLL: Duration = Duration::from_millis(50);
+
 /// A wait with a deadline.
 pub struct Waiting {
     deadline: Instant,
@@ -32,6 +40,9 @@ pub struct Waiting {
     attempt: u32,
     /// When the remote is fetched next.
     next_fetch: Instant,
+    /// The remote's branch as last read from its files, when it is on this
+    /// disk: fetched once each time it moves.
+    seen_on_disk: Option<Oid>,
     /// Set when whoever waits is gone (a cancelled call, a closed client).
     stop: Option<Arc<AtomicBool>>,
 }
@@ -45,6 +56,7 @@ impl Waiting {
             remote: settings.remote().ok().flatten(),
             attempt: 0,
             next_fetch: now + pause(0),
+            seen_on_disk: None,
             stop: None,
         }
     }
@@ -85,8 +97,26 @@ impl Waiting {
             if self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
                 return Woke::Stopped;
             }
-            if self.tips(brain) != since {
+            let tips = self.tips(brain);
+            if tips != since {
                 return Woke::Changed;
+            }
+            // A remote on this disk whose branch moved past what was
+            // fetched: fetched now (in process), once for each move.
+            let on_disk = self
+                .remote
+                .as_ref()
+                .and_then(|r| local_remote::branch_tip(&brain.git, r));
+            if let (Some(r), Some(tip)) = (&self.remote, on_disk)
+                && Some(tip) != tips.tracking
+                && Some(tip) != self.seen_on_disk
+            {
+                self.seen_on_disk = Some(tip);
+                let left = self.deadline.saturating_duration_since(Instant::now());
+                if !left.is_zero() {
+                    let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));
+                }
+                continue;
             }
             let now = Instant::now();
             if now >= self.deadline {
@@ -99,7 +129,12 @@ impl Waiting {
                 Some(r) => (self.deadline - now).min(r - now),
                 None => self.deadline - now,
             };
-            let mut nap = LOCAL_POLL.min(left);
+            let poll = if head && on_disk.is_some() {
+                DISK_HEAD_POLL
+            } else {
+                LOCAL_POLL
+            };
+            let mut nap = poll.min(left);
             if self.remote.is_some() {
                 nap = nap.min(self.next_fetch.saturating_duration_since(now));
             }
@@ -109,7 +144,8 @@ impl Waiting {
                 && now >= self.next_fetch
             {
                 let left = self.deadline.saturating_duration_since(now);
-                if !left.is_zero() {
+                // A remote on this disk is fetched when it moves (above).
+                if !left.is_zero() && on_disk.is_none() {
                     // Unreachable: try again after the next pause.
                     // (In process when the remote is on this disk.)
                     let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));

@@ -201,6 +201,39 @@ fn handed_scopes(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Vec<Scope
         .collect()
 }
 
+/// The request's grant, when a close handed `actor`'s session every scope
+/// of `req` while it waited ([`handed_scopes`]), read from the registry as
+/// last fetched (the wait fetched it as it woke): what a plan of the
+/// request would find, held, with nothing to write.
+fn granted_by_close(
+    site: &Site<'_>,
+    actor: &Actor,
+    req: &Request<'_>,
+) -> Option<Applied<Outcome>> {
+    let (view, _) = crate::publish::read(site.brain, site.settings, site.now, true).ok()?;
+    let held = req
+        .scopes
+        .iter()
+        .map(|s| {
+            view.registry
+                .active_claims
+                .iter()
+                .find(|c| {
+                    c.session == actor.session && &c.scope == s && opened_while_waiting(site, c)
+                })
+                .map(|c| (c.clone(), false))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Applied {
+        report: Outcome::Opened {
+            new_claims: Vec::new(),
+            held,
+        },
+        commit: None,
+        landing: crate::publish::Landing::new(crate::publish::Landed::Unchanged, view.registry),
+    })
+}
+
 /// Whether `plan` refuses the request (written or not: a refused request
 /// may take its place in the queue).
 fn refuses(plan: &Plan<Outcome>) -> bool {
@@ -254,6 +287,14 @@ fn publish_waiting(
         if lease.is_some_and(|l| at >= l) {
             // The place lapsed (the machine slept?): the queue's end.
             since = at;
+        }
+        // A close may have granted this request in its own write (the
+        // handoff): the registry the wait just read says so, and taking
+        // the grant needs no write, nor a turn at the writer lock.
+        if lease.is_some()
+            && let Some(applied) = granted_by_close(site, actor, req)
+        {
+            return Ok((handed_over(site, actor, req, applied)?, false));
         }
         // The references before the plan reads them: anything since is news.
         let tips = waiting.as_ref().map(|w| w.tips(site.brain));
