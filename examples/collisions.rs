@@ -631,7 +631,7 @@ fn measure(env: &Env, work_root: &Path, run: &Run) -> Figures {
             .max()
             .unwrap_or(0)
     };
-    let mut waits: Vec<f64> = all.iter().map(|g| g.wait.as_secs_f64() * 1000.0).collect();
+    let waits: Vec<f64> = all.iter().map(|g| g.wait.as_secs_f64() * 1000.0).collect();
     let finished: usize = tallies.iter().map(|t| t.finished).sum();
     let busy: Duration = tallies.iter().map(|t| t.busy).sum();
     let bsi: Duration = tallies.iter().map(|t| t.bsi_time).sum();
