@@ -13,8 +13,11 @@
 #                             timings are not
 #
 # Each burst reports its latencies from the instant all are let go to each
-# writer's end (p50, p95), their p95 against one write alone, and how many
-# writes each push carried. The slow link is a userspace proxy
+# writer's end (p50, p95), and how many writes each push carried. A full
+# run lets each local burst go five times and sets the median of their p95
+# against the median of one write alone, timed after each burst and at the
+# end: the machine's speed wanders within a run, and one burst of 20 is one
+# sample of its slowest writers. The slow link is a userspace proxy
 # (examples/delay_proxy.rs, 30 ms each way) in front of `git daemon`, both on
 # loopback inside a network namespace of the run's own (`unshare --net`) when
 # the system allows it, else on the host's loopback. Nothing leaves the
@@ -57,9 +60,9 @@ fi
 BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
 PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
 if [[ $MODE == smoke ]]; then
-    ONE_NS=(2 8) LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3
+    ONE_NS=(2 8) LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3 BURSTS=1
 else
-    ONE_NS=(5 20 64) LOCAL_NS=(5 20 64) SLOW_NS=(8 20) RUNS=15
+    ONE_NS=(5 20 64) LOCAL_NS=(5 20 64) SLOW_NS=(8 20) RUNS=15 BURSTS=5
 fi
 DELAY_MS=30
 
@@ -149,70 +152,118 @@ RESULTS="$WORK/results"
 FAILED=0
 record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
 
+# One write alone, locally: an open in the clone $WORK/one-0 of the local
+# bare remote, everything reset first; its time in ms is added to
+# $WORK/alone-ms. Timed between the bursts as well as after them, so the
+# bursts' p95 is set against one write alone at the same moment of a machine
+# whose speed wanders.
+ALONE_MS="$WORK/alone-ms"
+: >"$ALONE_MS"
+time_alone() {
+    local t0 t1
+    (
+        cd "$WORK/one-0" &&
+            git -C "$WORK/srv/brain.git" update-ref refs/heads/brain-index "$BASE" &&
+            git update-ref refs/remotes/origin/brain-index "$BASE" &&
+            (git update-ref -d refs/heads/brain-index 2>/dev/null || true)
+    ) >/dev/null 2>&1
+    # What a burst left running (a push's detached maintenance) ends first.
+    sleep 0.2
+    t0=$(now_us)
+    (cd "$WORK/one-0" && "$BSI" open d63/ --session sess-alone -q) >/dev/null 2>&1 || {
+        echo "scale: one open alone failed in $WORK/one-0" >&2
+        exit 1
+    }
+    t1=$(now_us)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1000 }' >>"$ALONE_MS"
+}
+
 # N writers open distinct scopes at the same instant: each waits on a shared
 # lock the script holds, then all are let go together. With SAME=1 they are N
-# sessions of the one clone $prefix-0, else one in each of N clones. Records
-# the p95 latency in $WORK/p95-$prefix-$n (ms).
+# sessions of the one clone $prefix-0, else one in each of N clones. A local
+# race is run $BURSTS times, each burst followed by one write alone
+# (time_alone); one over the slow link once. Records the median of the
+# bursts' p95 latencies in $WORK/p95-$prefix-$n (ms).
 race() {
-    local label=$1 url=$2 prefix=$3 n=$4 i
+    local label=$1 url=$2 prefix=$3 n=$4 i b
     local same=${SAME:-}
-    if [[ -n $same ]]; then clones "$url" "$prefix" 1; reset_all "$prefix" 1; else
-        clones "$url" "$prefix" "$n"; reset_all "$prefix" "$n"; fi
-    say "$label: $n simultaneous opens"
-    local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
-    rm -rf "$out" "$gate" && mkdir -p "$out" && mkfifo "$gate"
-    # The gate is a named pipe: each writer's shell waits in its open, and
-    # all go at once when the script opens it for writing and closes it.
-    # Nothing but bsi is started from the gate to each writer's end (the
-    # clock is the shell's own), so the latencies are bsi's.
-    local pids=()
-    for ((i = 0; i < n; i++)); do
-        (
-            if [[ -n $same ]]; then cd "$WORK/$prefix-0"; else cd "$WORK/$prefix-$i"; fi
-            read -r _ <"$gate" || true
-            set +e
-            "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" >/dev/null 2>"$out/$i.err"
-            echo $? >"$out/$i.rc"
-            now_us >"$out/$i.end"
-        ) &
-        pids+=($!)
-    done
-    sleep 1
-    local t0 t1
-    t0=$(now_us)
-    : >"$gate"
-    for p in "${pids[@]}"; do wait "$p" || true; done
-    t1=$(now_us)
-    local ok=0 lost=0 busy=0 pushed=0
-    for ((i = 0; i < n; i++)); do
-        case $(cat "$out/$i.rc") in
-        0) ok=$((ok + 1)) ;;
-        8) busy=$((busy + 1)) ;;
-        esac
-        lost=$((lost + $(grep -c 'lost a race' "$out/$i.err" || true)))
-        pushed=$((pushed + $(grep -c '^bsi: published ' "$out/$i.err" || true)))
-    done
-    local rows
-    rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
-    local merges
-    merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
-    local lat
-    lat=$(for ((i = 0; i < n; i++)); do echo $((($(cat "$out/$i.end") - t0) / 1000)); done | sort -n |
-        awk '{ v[NR] = $1 } END { p = int(NR * 0.95 + 0.999); if (p > NR) p = NR; printf "%d %d", v[int((NR + 1) / 2)], v[p] }')
-    echo "${lat#* }" >"$WORK/p95-$prefix-$n"
-    local per
-    per=$(awk -v o="$ok" -v p="$pushed" 'BEGIN { printf "%.1f", p ? o / p : 0 }')
-    local wall
-    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
-    record "$label" "$n" "$ok/$n ($busy busy), $rows rows on the remote, $merges merges" \
-        "$pushed pushes ($lost lost races), $per writes per push; p50 ${lat% *} ms, p95 ${lat#* } ms; ${wall} s"
-    if ((ok != n || rows != n || merges != 0)); then
-        say "$label N=$n: $ok of $n landed, $rows rows, $merges merges"
+    local bursts=$BURSTS
+    [[ $prefix == slow ]] && bursts=1
+    if [[ -n $same ]]; then clones "$url" "$prefix" 1; else clones "$url" "$prefix" "$n"; fi
+    say "$label: $n simultaneous opens, $bursts burst(s)"
+    local p50s=() p95s=() pushes=() lost=0 busy=0 ok_all=1 walls=()
+    for ((b = 0; b < bursts; b++)); do
+        if [[ -n $same ]]; then reset_all "$prefix" 1; else reset_all "$prefix" "$n"; fi
+        local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
+        rm -rf "$out" "$gate" && mkdir -p "$out" && mkfifo "$gate"
+        # The gate is a named pipe: each writer's shell waits in its open,
+        # and all go at once when the script opens it for writing and
+        # closes it. Nothing but bsi is started from the gate to each
+        # writer's end (the clock is the shell's own), so the latencies are
+        # bsi's.
+        local pids=()
         for ((i = 0; i < n; i++)); do
-            [[ $(cat "$out/$i.rc") == 0 ]] || sed "s/^/  $i: /" "$out/$i.err" | tail -3 >&2
+            (
+                if [[ -n $same ]]; then cd "$WORK/$prefix-0"; else cd "$WORK/$prefix-$i"; fi
+                read -r _ <"$gate" || true
+                set +e
+                "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" >/dev/null 2>"$out/$i.err"
+                echo $? >"$out/$i.rc"
+                now_us >"$out/$i.end"
+            ) &
+            pids+=($!)
         done
-        FAILED=1
-    fi
+        sleep 1
+        local t0 t1
+        t0=$(now_us)
+        : >"$gate"
+        for p in "${pids[@]}"; do wait "$p" || true; done
+        t1=$(now_us)
+        local ok=0 pushed=0
+        for ((i = 0; i < n; i++)); do
+            case $(cat "$out/$i.rc") in
+            0) ok=$((ok + 1)) ;;
+            8) busy=$((busy + 1)) ;;
+            esac
+            lost=$((lost + $(grep -c 'lost a race' "$out/$i.err" || true)))
+            pushed=$((pushed + $(grep -c '^bsi: published ' "$out/$i.err" || true)))
+        done
+        local rows merges
+        rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
+        merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
+        local lat
+        lat=$(for ((i = 0; i < n; i++)); do echo $((($(cat "$out/$i.end") - t0) / 1000)); done | sort -n |
+            awk '{ v[NR] = $1 } END { p = int(NR * 0.95 + 0.999); if (p > NR) p = NR; printf "%d %d", v[int((NR + 1) / 2)], v[p] }')
+        p50s+=("${lat% *}")
+        p95s+=("${lat#* }")
+        pushes+=("$pushed")
+        walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')")
+        if ((ok != n || rows != n || merges != 0)); then
+            say "$label N=$n: $ok of $n landed, $rows rows, $merges merges"
+            for ((i = 0; i < n; i++)); do
+                [[ $(cat "$out/$i.rc") == 0 ]] || sed "s/^/  $i: /" "$out/$i.err" | tail -3 >&2
+            done
+            ok_all=0
+            FAILED=1
+        fi
+        [[ $prefix == slow ]] || time_alone
+    done
+    median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    local p95 p50 range
+    p95=$(median "${p95s[@]}")
+    p50=$(median "${p50s[@]}")
+    range=$(printf '%s\n' "${p95s[@]}" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%d–%d", lo, hi }')
+    echo "$p95" >"$WORK/p95-$prefix-$n"
+    local total_pushes=0 p
+    for p in "${pushes[@]}"; do total_pushes=$((total_pushes + p)); done
+    local per
+    per=$(awk -v o="$((n * bursts))" -v p="$total_pushes" 'BEGIN { printf "%.1f", p ? o / p : 0 }')
+    local landed="$n/$n in every burst"
+    ((ok_all)) || landed="NOT ALL LANDED"
+    local shape="p50 $p50 ms, p95 $p95 ms"
+    ((bursts > 1)) && shape="median of $bursts bursts: p50 $p50 ms, p95 $p95 ms (p95 $range ms)"
+    record "$label" "$n" "$landed ($busy busy), 0 merges" \
+        "pushes per burst ${pushes[*]} ($lost lost races), $per writes per push; $shape; ${walls[*]} s"
 }
 
 for n in "${ONE_NS[@]}"; do SAME=1 race "sessions of one clone, local bare remote" "$WORK/srv/brain.git" one "$n"; done
@@ -251,12 +302,12 @@ judge() {
     record "$name" "-" "${a} ms / ${b} ms = ${ratio}× (target ≤ ${target})" "$result"
 }
 
-# One write alone, locally: an open in a clone of the local bare remote,
-# everything reset between runs; the bursts' p95 against it.
+# One write alone, locally, RUNS more times after the bursts; the bursts'
+# p95 against the median of every time taken.
 say "one open alone, local bare remote"
-ALONE="$WORK/one-0"
-RESET_ALONE="git -C $WORK/srv/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && (git update-ref -d refs/heads/brain-index 2>/dev/null || true)"
-alone=$(median_ms "$ALONE" "$BSI open d63/ --session sess-alone -q" "$RESET_ALONE")
+for ((i = 0; i < RUNS; i++)); do time_alone; done
+alone=$(sort -n "$ALONE_MS" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] }')
+record "one open alone, local bare remote" 1 "$(wc -l <"$ALONE_MS") runs, between the bursts and after them" "median $alone ms"
 p95_of() { cat "$WORK/p95-$1-$2" 2>/dev/null || echo 0; }
 if [[ $MODE == full ]]; then
     judge "20 sessions of one clone at once, p95 / one open alone" "$(p95_of one 20)" "$alone" 4
