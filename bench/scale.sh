@@ -15,8 +15,8 @@
 # Each burst reports its latencies from the instant all are let go to each
 # writer's end (p50, p95), and how many writes each push carried. A full
 # run lets each local burst go five times and sets the median of their p95
-# against the median of one write alone, timed after each burst and at the
-# end: the machine's speed wanders within a run, and one burst of 20 is one
+# against the median of one write alone timed after each of those bursts:
+# the machine's speed wanders within a run, and one burst of 20 is one
 # sample of its slowest writers. The slow link is a userspace proxy
 # (examples/delay_proxy.rs, 30 ms each way) in front of `git daemon`, both on
 # loopback inside a network namespace of the run's own (`unshare --net`) when
@@ -175,7 +175,7 @@ time_alone() {
         exit 1
     }
     t1=$(now_us)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1000 }' >>"$ALONE_MS"
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1000 }' | tee -a "$ALONE_MS" >>"${1:-/dev/null}"
 }
 
 # N writers open distinct scopes at the same instant: each waits on a shared
@@ -183,7 +183,8 @@ time_alone() {
 # sessions of the one clone $prefix-0, else one in each of N clones. A local
 # race is run $BURSTS times, each burst followed by one write alone
 # (time_alone); one over the slow link once. Records the median of the
-# bursts' p95 latencies in $WORK/p95-$prefix-$n (ms).
+# bursts' p95 latencies in $WORK/p95-$prefix-$n (ms), and the median of the
+# writes alone timed between them in $WORK/alone-$prefix-$n.
 race() {
     local label=$1 url=$2 prefix=$3 n=$4 i b
     local same=${SAME:-}
@@ -192,6 +193,8 @@ race() {
     if [[ -n $same ]]; then clones "$url" "$prefix" 1; else clones "$url" "$prefix" "$n"; fi
     say "$label: $n simultaneous opens, $bursts burst(s)"
     local p50s=() p95s=() pushes=() lost=0 busy=0 ok_all=1 walls=()
+    local alone_here="$WORK/alone-times-$prefix-$n"
+    : >"$alone_here"
     for ((b = 0; b < bursts; b++)); do
         if [[ -n $same ]]; then reset_all "$prefix" 1; else reset_all "$prefix" "$n"; fi
         local gate="$WORK/gate" out="$WORK/race-$prefix-$n"
@@ -246,7 +249,7 @@ race() {
             ok_all=0
             FAILED=1
         fi
-        [[ $prefix == slow ]] || time_alone
+        [[ $prefix == slow ]] || time_alone "$alone_here"
     done
     median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
     local p95 p50 range
@@ -254,6 +257,12 @@ race() {
     p50=$(median "${p50s[@]}")
     range=$(printf '%s\n' "${p95s[@]}" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%d–%d", lo, hi }')
     echo "$p95" >"$WORK/p95-$prefix-$n"
+    local alone_median=""
+    if [[ -s $alone_here ]]; then
+        alone_median=$(sort -n "$alone_here" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] }')
+        echo "$alone_median" >"$WORK/alone-$prefix-$n"
+        alone_median="; one write alone between the bursts $alone_median ms"
+    fi
     local total_pushes=0 p
     for p in "${pushes[@]}"; do total_pushes=$((total_pushes + p)); done
     local per
@@ -263,7 +272,7 @@ race() {
     local shape="p50 $p50 ms, p95 $p95 ms"
     ((bursts > 1)) && shape="median of $bursts bursts: p50 $p50 ms, p95 $p95 ms (p95 $range ms)"
     record "$label" "$n" "$landed ($busy busy), 0 merges" \
-        "pushes per burst ${pushes[*]} ($lost lost races), $per writes per push; $shape; ${walls[*]} s"
+        "pushes per burst ${pushes[*]} ($lost lost races), $per writes per push; $shape; ${walls[*]} s$alone_median"
 }
 
 for n in "${ONE_NS[@]}"; do SAME=1 race "sessions of one clone, local bare remote" "$WORK/srv/brain.git" one "$n"; done
@@ -309,12 +318,15 @@ for ((i = 0; i < RUNS; i++)); do time_alone; done
 alone=$(sort -n "$ALONE_MS" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] }')
 record "one open alone, local bare remote" 1 "$(wc -l <"$ALONE_MS") runs, between the bursts and after them" "median $alone ms"
 p95_of() { cat "$WORK/p95-$1-$2" 2>/dev/null || echo 0; }
+# A burst against the writes alone timed between its own bursts: the same
+# moments of the machine.
+alone_of() { cat "$WORK/alone-$1-$2" 2>/dev/null || echo "$alone"; }
 if [[ $MODE == full ]]; then
-    judge "20 sessions of one clone at once, p95 / one open alone" "$(p95_of one 20)" "$alone" 4
-    judge "20 clones at once, p95 / one open alone" "$(p95_of local 20)" "$alone" 15
+    judge "20 sessions of one clone at once, p95 / one open alone" "$(p95_of one 20)" "$(alone_of one 20)" 4
+    judge "20 clones at once, p95 / one open alone" "$(p95_of local 20)" "$(alone_of local 20)" 15
 else
-    judge "8 sessions of one clone at once, p95 / one open alone" "$(p95_of one 8)" "$alone" 4
-    judge "8 clones at once, p95 / one open alone" "$(p95_of local 8)" "$alone" 15
+    judge "8 sessions of one clone at once, p95 / one open alone" "$(p95_of one 8)" "$(alone_of one 8)" 4
+    judge "8 clones at once, p95 / one open alone" "$(p95_of local 8)" "$(alone_of local 8)" 15
 fi
 
 # One uncontended open over the slow link, against what people write by hand.
