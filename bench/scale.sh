@@ -126,12 +126,16 @@ git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null
 # N clones of the remote at URL, named $2-0 … $2-(N-1), each where bsi
 # has run once (as the clone of one write alone is when it is timed).
 clones() {
-    local url=$1 prefix=$2 n=$3 i
+    local url=$1 prefix=$2 n=$3 i made=
     for ((i = 0; i < n; i++)); do
         [[ -d "$WORK/$prefix-$i" ]] && continue
         git clone -q "$url" "$WORK/$prefix-$i"
         (cd "$WORK/$prefix-$i" && "$BSI" status >/dev/null)
+        made=1
     done
+    # What the clones wrote reaches the disk before anything is timed, so
+    # the bursts do not share it with the writeback of the fixtures.
+    [[ -z $made ]] || sync
 }
 
 # Every clone and the remote back at the base registry.
