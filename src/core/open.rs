@@ -185,43 +185,47 @@ fn opened_while_waiting(site: &Site<'_>, c: &crate::registry::Claim) -> bool {
     c.opened >= crate::ttl::to_minute(site.now)
 }
 
+/// The claims of `reg` that a close handed to `actor`'s session while it
+/// waited for `req`: its active claims on the request's scopes opened since
+/// the request began.
+fn handed<'r>(
+    reg: &'r crate::registry::Registry,
+    site: &Site<'_>,
+    actor: &Actor,
+    req: &Request<'_>,
+) -> impl Iterator<Item = &'r crate::registry::Claim> {
+    reg.active_claims.iter().filter(move |c| {
+        c.session == actor.session && opened_while_waiting(site, c) && req.scopes.contains(&c.scope)
+    })
+}
+
 /// The scopes of `req` that a close handed to `actor`'s session while it
-/// waited: its active claims on them opened since the request began, as
-/// the remote has them now (fetched, bounded; else as last fetched).
+/// waited ([`handed`]), as the remote has them now (fetched, bounded; else
+/// as last fetched).
 fn handed_scopes(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Vec<Scope> {
     let Ok((view, _)) = crate::publish::read(site.brain, site.settings, site.now, false) else {
         return Vec::new();
     };
-    view.registry
-        .active_claims
-        .iter()
-        .filter(|c| c.session == actor.session && opened_while_waiting(site, c))
-        .filter(|c| req.scopes.contains(&c.scope))
+    handed(&view.registry, site, actor, req)
         .map(|c| c.scope.clone())
         .collect()
 }
 
 /// The request's grant, when a close handed `actor`'s session every scope
-/// of `req` while it waited ([`handed_scopes`]), read from the registry as
-/// last fetched (the wait fetched it as it woke): what a plan of the
-/// request would find, held, with nothing to write.
-fn granted_by_close(
-    site: &Site<'_>,
-    actor: &Actor,
-    req: &Request<'_>,
-) -> Option<Applied<Outcome>> {
+/// of `req` while it waited ([`handed`]), read from the registry as last
+/// fetched (the wait fetched it as it woke): what a plan of the request
+/// would find, held, with nothing to write.
+fn granted_by_close(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Option<Applied<Outcome>> {
     let (view, _) = crate::publish::read(site.brain, site.settings, site.now, true).ok()?;
+    let claims: Vec<&crate::registry::Claim> = handed(&view.registry, site, actor, req).collect();
     let held = req
         .scopes
         .iter()
         .map(|s| {
-            view.registry
-                .active_claims
+            claims
                 .iter()
-                .find(|c| {
-                    c.session == actor.session && &c.scope == s && opened_while_waiting(site, c)
-                })
-                .map(|c| (c.clone(), false))
+                .find(|c| &c.scope == s)
+                .map(|c| ((*c).clone(), false))
         })
         .collect::<Option<Vec<_>>>()?;
     Some(Applied {

@@ -1506,7 +1506,7 @@ impl Meeting {
             return Vec::new();
         };
         let mut live: Vec<LiveWaiter> = entries
-            .filter_map(|e| e.ok())
+            .filter_map(Result::ok)
             .filter_map(|e| fs::read_to_string(e.path()).ok())
             .filter(|record| lock::recorded_alive(record) == Some(Some(true)))
             .filter_map(|record| {

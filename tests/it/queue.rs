@@ -295,7 +295,7 @@ fn a_close_hands_over_to_a_live_waiter_of_another_clone_it_meets_on_this_disk() 
         let w = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
         w.placed();
         let records = |dir: std::path::PathBuf| {
-            std::fs::read_dir(dir).map_or(0, |d| d.filter_map(|e| e.ok()).count())
+            std::fs::read_dir(dir).map_or(0, |d| d.filter_map(Result::ok).count())
         };
         let meeting = bare.path().join("bsi/writes/brain-index/waiting");
         let own = b.dir.path().join(".git/bsi/waiting");
@@ -313,7 +313,10 @@ fn a_close_hands_over_to_a_live_waiter_of_another_clone_it_meets_on_this_disk() 
             .stdout_has("Claim opened — projets/plan.md#Goals");
         b.git(&["fetch", "-q", "origin", "brain-index"]);
         let log = b.git(&["log", "--format=%s", "origin/brain-index"]);
-        let subject = log.lines().find(|l| l.contains("sess-hold")).expect("the close");
+        let subject = log
+            .lines()
+            .find(|l| l.contains("sess-hold"))
+            .expect("the close");
         if meet {
             assert_eq!(
                 subject,
