@@ -144,8 +144,9 @@ impl Waiting {
                 && now >= self.next_fetch
             {
                 let left = self.deadline.saturating_duration_since(now);
-                // A remote on this disk is fetched when it moves (above).
-                if !left.is_zero() && on_disk.is_none() {
+                // A remote on this disk is fetched when it moves (above),
+                // and on this schedule while a fetch left it unfetched.
+                if !left.is_zero() && (on_disk.is_none() || on_disk != tips.tracking) {
                     // Unreachable: try again after the next pause.
                     // (In process when the remote is on this disk.)
                     let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));
