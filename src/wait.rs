@@ -112,10 +112,7 @@ impl Waiting {
                 && Some(tip) != self.seen_on_disk
             {
                 self.seen_on_disk = Some(tip);
-                let left = self.deadline.saturating_duration_since(Instant::now());
-                if !left.is_zero() {
-                    let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));
-                }
+                self.fetch(brain, r);
                 continue;
             }
             let now = Instant::now();
@@ -143,13 +140,11 @@ impl Waiting {
             if let Some(r) = &self.remote
                 && now >= self.next_fetch
             {
-                let left = self.deadline.saturating_duration_since(now);
                 // A remote on this disk is fetched when it moves (above),
                 // and on this schedule while a fetch left it unfetched.
-                if !left.is_zero() && (on_disk.is_none() || on_disk != tips.tracking) {
-                    // Unreachable: try again after the next pause.
-                    // (In process when the remote is on this disk.)
-                    let _ = local_remote::fetch(&brain.workdir, r, false, left.min(FETCH_TIMEOUT));
+                // Unreachable: tried again after the next pause.
+                if on_disk.is_none() || on_disk != tips.tracking {
+                    self.fetch(brain, r);
                 }
                 self.attempt = self.attempt.saturating_add(1);
                 let every = if head {
@@ -159,6 +154,18 @@ impl Waiting {
                 };
                 self.next_fetch = Instant::now() + every;
             }
+        }
+    }
+}
+
+impl Waiting {
+    /// Fetches the remote's registry branch, within what is left of the
+    /// wait (in process when the remote is on this disk); an unreachable
+    /// remote is tried again later.
+    fn fetch(&self, brain: &Brain, remote: &Remote) {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if !left.is_zero() {
+            let _ = local_remote::fetch(&brain.workdir, remote, false, left.min(FETCH_TIMEOUT));
         }
     }
 }

@@ -65,9 +65,9 @@ pub struct Handoff {
     /// The waiting sessions a live process meeting the closing writer
     /// waits for (of its clone, or of a clone of this machine sharing its
     /// remote on this disk; the record proven alive by the process table):
-    /// only these are handed claims. A waiter that died keeps a place that lapses with its
-    /// lease, never a claim nobody will close; one on another machine takes
-    /// its grant itself.
+    /// only these are handed claims. A waiter that died keeps a place that
+    /// lapses with its lease, never a claim nobody will close; one on
+    /// another machine takes its grant itself.
     #[serde(default)]
     pub alive: Vec<String>,
 }
