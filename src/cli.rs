@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::values::{AgentName, SessionId, Ttl};
+use bsi_core::values::{AgentName, SessionId, Ttl};
 
 /// Brain Session Index: claims on the parts of a git-tracked markdown brain,
 /// so parallel sessions (agents and people) do not edit the same thing.

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::git::Oid;
+use bsi_core::git::Oid;
 
 /// The updates of a reference transaction, as git writes them on the
 /// hook's stdin.
@@ -152,7 +152,7 @@ pub mod judged {
     /// cannot be read. None when the table shows no git above: a hook run
     /// by hand judges every time.
     pub(crate) fn git_process() -> Option<String> {
-        let ancestors = crate::platform::ancestors(12);
+        let ancestors = bsi_core::platform::ancestors(12);
         if !ancestors.is_empty() {
             return nearest_git(&ancestors).map(str::to_string);
         }
@@ -288,8 +288,8 @@ pub mod fresh {
     use chrono::{DateTime, FixedOffset};
 
     use super::*;
-    use crate::git_cli::{FetchError, Remote};
-    use crate::store::Brain;
+    use bsi_core::git_cli::{FetchError, Remote};
+    use bsi_core::store::Brain;
 
     const FILE: &str = "bsi-fresh";
 
@@ -315,14 +315,14 @@ pub mod fresh {
         let when = match age {
             Some(a) => format!(
                 "as fetched {} ago",
-                crate::ttl::format_duration(a.max(chrono::Duration::zero()))
+                bsi_core::ttl::format_duration(a.max(chrono::Duration::zero()))
             ),
             None => "as this clone last fetched them".to_string(),
         };
         format!(
             "bsi: warning: {} could not be fetched now ({why}): judged against the claims {when}, so a claim opened elsewhere since then is not seen. Next: `{}` shows the claims once {} answers.",
             remote.label(),
-            crate::words::command_line(["bsi", "status"]),
+            bsi_core::words::command_line(["bsi", "status"]),
             remote.name
         )
     }
@@ -351,10 +351,11 @@ pub mod fresh {
                 return Fresh::AskedAlready;
             }
         }
-        let fresh = if crate::git::local_remote::branch_tip(&brain.git, remote) == Some(tracking) {
+        let fresh = if bsi_core::git::local_remote::branch_tip(&brain.git, remote) == Some(tracking)
+        {
             Fresh::Fresh
         } else {
-            match crate::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
+            match bsi_core::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
                 Ok(_) => Fresh::Fresh,
                 // The branch is gone from the remote: the copy is what
                 // there was to see.

@@ -8,8 +8,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::words::shell_word;
+use bsi_core::error::{Error, Result};
+use bsi_core::words::shell_word;
 
 /// The hooks bsi installs.
 pub const HOOKS: &[&str] = &[

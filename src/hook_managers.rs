@@ -24,10 +24,10 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::git::Git;
 use crate::githooks;
-use crate::words::command_line;
+use bsi_core::error::{Error, Result};
+use bsi_core::git::Git;
+use bsi_core::words::command_line;
 
 /// The hooks husky 9 writes a stub for in `.husky/_`.
 pub const HUSKY_HOOKS: &[&str] = &[
@@ -652,7 +652,7 @@ pub fn health(l: &Layout, name: &str, path_var: Option<&OsStr>) -> Health {
 /// The program bsi's script calls (its `bsi=` line), when it names a path.
 fn script_program(text: &str) -> Option<String> {
     let word = text.lines().find_map(|l| l.strip_prefix("bsi="))?;
-    let program = crate::words::read_shell_word(word)?;
+    let program = bsi_core::words::read_shell_word(word)?;
     program.contains('/').then_some(program)
 }
 

@@ -54,40 +54,16 @@
 //! why), and only [`words`] quotes shell words: that test checks them all.
 
 pub mod agents;
-pub mod audit;
-pub mod changes;
-pub mod claims;
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod conflict;
-pub mod core;
 pub mod doors;
-pub mod drift;
-pub mod error;
-pub mod git;
-pub mod git_cli;
 pub mod githooks;
-pub mod guard;
 pub mod hook_managers;
-pub mod markdown;
 pub mod output;
-pub mod platform;
-pub mod publish;
-pub mod registry;
-pub mod resolve;
-pub mod scope;
-pub mod session;
-pub mod settings;
-pub mod store;
-pub mod trailer;
+pub mod terminal;
 pub mod tree;
-pub mod ttl;
-pub mod values;
-pub mod wait;
-pub mod words;
 
-pub use error::{Error, Result, exit};
+pub use bsi_core::{Error, Result, exit};
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -108,7 +84,7 @@ where
     // Help is wrapped at the width of the screen it is written to, by the
     // rule of every view (`COLUMNS`, the terminal, else 80).
     let columns = std::env::var("COLUMNS").ok();
-    let width = platform::screen_width(output::columns(columns.as_deref()));
+    let width = crate::terminal::screen_width(output::columns(columns.as_deref()));
     let parsed = wrapped(cli::command(), width)
         .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));
@@ -184,7 +160,7 @@ fn report(e: &Error, json: bool, verbose: bool) -> u8 {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {e}");
     if verbose {
-        let _ = err.write_all(error::caused_by(e).as_bytes());
+        let _ = err.write_all(bsi_core::error::caused_by(e).as_bytes());
     }
     let _ = writeln!(err, "hint: {}", e.hint());
     e.code()
@@ -216,11 +192,11 @@ fn refused_value(e: &clap::Error) -> Option<Error> {
         return None;
     }
     let source = std::error::Error::source(e)?;
-    if let Some(bad) = source.downcast_ref::<values::BadValue>() {
+    if let Some(bad) = source.downcast_ref::<bsi_core::values::BadValue>() {
         return Some(bad.clone().into());
     }
     source
-        .downcast_ref::<ttl::TtlError>()
+        .downcast_ref::<bsi_core::ttl::TtlError>()
         .map(|t| Error::Ttl(t.clone()))
 }
 

@@ -6,10 +6,9 @@ use std::io::Write;
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use serde::Serialize;
 
-use crate::registry::Claim;
-use crate::scope::Level;
-use crate::ttl;
-use crate::words::command_line;
+use bsi_core::registry::Claim;
+use bsi_core::scope::Level;
+use bsi_core::ttl;
 
 /// A claim as shown by `status --json`, in refusals and in confirmations.
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +91,7 @@ pub struct WaiterJson {
 
 impl WaiterJson {
     /// The live requests, in order.
-    pub fn list(requests: &[crate::registry::Request]) -> Vec<WaiterJson> {
+    pub fn list(requests: &[bsi_core::registry::Request]) -> Vec<WaiterJson> {
         requests
             .iter()
             .enumerate()
@@ -101,8 +100,8 @@ impl WaiterJson {
                 session: r.session.clone(),
                 agent: r.agent.clone(),
                 scopes: r.scopes.iter().map(ToString::to_string).collect(),
-                since: crate::registry::render::format_queue_ts(r.since),
-                lease: crate::registry::render::format_queue_ts(r.lease),
+                since: bsi_core::registry::render::format_queue_ts(r.since),
+                lease: bsi_core::registry::render::format_queue_ts(r.lease),
             })
             .collect()
     }
@@ -122,7 +121,7 @@ pub struct PlaceJson {
 
 impl PlaceJson {
     /// From a plan's place.
-    pub fn new(place: usize, queued: bool, ahead: &[crate::registry::Request]) -> PlaceJson {
+    pub fn new(place: usize, queued: bool, ahead: &[bsi_core::registry::Request]) -> PlaceJson {
         PlaceJson {
             place,
             queued,
@@ -255,11 +254,11 @@ impl ErrorJson {
 }
 
 /// Prints one JSON document on stdout.
-pub fn print_json<T: Serialize>(value: &T) -> crate::error::Result<()> {
+pub fn print_json<T: Serialize>(value: &T) -> bsi_core::error::Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)
-        .map_err(|e| crate::error::Error::output(e.into()))?;
-    writeln!(out).map_err(crate::error::Error::output)
+        .map_err(|e| bsi_core::error::Error::output(e.into()))?;
+    writeln!(out).map_err(bsi_core::error::Error::output)
 }
 
 /// Pads `s` with spaces to `width` characters.
@@ -301,7 +300,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-pub use crate::ttl::{local_ts, local_zone_ts};
+pub use bsi_core::ttl::{local_ts, local_zone_ts};
 
 /// `09:30` when the day is today, `03-10 09:30` in this year, else
 /// `2025-12-31 09:30`.
@@ -853,48 +852,6 @@ pub fn collisions_json<'a>(
         .into_iter()
         .map(|(a, b)| [ClaimJson::new(a, false, now), ClaimJson::new(b, false, now)])
         .collect()
-}
-
-/// One overlapping pair, for people.
-pub fn collision_line(a: &Claim, b: &Claim) -> String {
-    format!(
-        "COLLISION: {} {} overlaps {} {}",
-        a.session, a.scope, b.session, b.scope
-    )
-}
-
-/// What a write that published changes recorded offline says when claims
-/// now collide: the collisions and what to do, one text for the CLI's
-/// stderr and for an agent hook's answer.
-pub fn published_collisions(published: usize, collisions: &[(Claim, Claim)]) -> String {
-    let mut text = format!(
-        "warning: this also published {published} change(s) recorded offline, and claims now collide:\n"
-    );
-    for (a, b) in collisions {
-        text.push_str(&format!("  {}\n", collision_line(a, b)));
-    }
-    let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
-    text.push_str(&collision_next(&pairs));
-    text
-}
-
-/// What to do about collisions, the same words wherever they are found
-/// (status, watchdog, sync, a write that published them): name the two
-/// commands when there is one collision.
-pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
-    let close = |c: &Claim| {
-        format!(
-            "`{}`",
-            command_line(["bsi", "close", &c.session, "--scope", &c.scope.to_string()])
-        )
-    };
-    let ways = match pairs {
-        [(a, b)] => format!("{} or {}", close(a), close(b)),
-        _ => "`bsi close SESSION --scope SCOPE` for one side of each collision".to_string(),
-    };
-    format!(
-        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs\n      {ways};\n      a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
-    )
 }
 
 #[cfg(test)]

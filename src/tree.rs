@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::output::{Paint, paint};
-use crate::scope::Scope;
+use bsi_core::scope::Scope;
 
 /// A claim to draw: where, what to write beside it, and its colour.
 #[derive(Debug, Clone)]

@@ -2,9 +2,9 @@
 //! parse/render round trip, and shell words read back by real shells.
 //! `PROPTEST_CASES=100000 cargo test --test props` is the long mode.
 
-use bsi::markdown;
-use bsi::registry::{self, Claim, HistoryEntry, TableKind, render::empty_registry};
-use bsi::scope::{FlatSections, Scope, Sections, covers, overlaps};
+use bsi_core::markdown;
+use bsi_core::registry::{self, Claim, HistoryEntry, TableKind, render::empty_registry};
+use bsi_core::scope::{FlatSections, Scope, Sections, covers, overlaps};
 use chrono::{DateTime, Duration, FixedOffset, TimeZone};
 use proptest::prelude::*;
 
@@ -366,7 +366,7 @@ fn edit() -> impl Strategy<Value = Edit> {
 
 /// For each line (0-based), the keys of the headings holding it, computed
 /// with a stack walk over the heading list: independent of how
-/// `bsi::changes` finds sections. `None`: before the first heading.
+/// `bsi_core::changes` finds sections. `None`: before the first heading.
 fn chains(text: &str, n: usize) -> Vec<Option<Vec<String>>> {
     let o = markdown::outline(text);
     let mut stack: Vec<(u8, String)> = Vec::new();
@@ -443,13 +443,13 @@ proptest! {
                 (Some(c), None) | (None, Some(c)) => { preamble = true; expected.extend(c.iter().cloned()); }
             }
         }
-        let change = bsi::changes::text_change(&old_text, &new_text);
+        let change = bsi_core::changes::text_change(&old_text, &new_text);
         let got: std::collections::BTreeSet<String> = change.keys().into_iter().collect();
         prop_assert_eq!(&got, &expected, "old:\n{}\nnew:\n{}", old_text, new_text);
         prop_assert_eq!(change.touches_preamble(), preamble, "old:\n{}\nnew:\n{}", old_text, new_text);
         // Every touched run lies inside its version.
         for t in &change.touched {
-            let n = match t.side { bsi::changes::Side::Old => old_lines.len(), bsi::changes::Side::New => new_lines.len() };
+            let n = match t.side { bsi_core::changes::Side::Old => old_lines.len(), bsi_core::changes::Side::New => new_lines.len() };
             prop_assert!(1 <= t.start && t.start <= t.end && t.end <= n, "{:?}", t);
         }
     }
@@ -460,9 +460,9 @@ proptest! {
     /// change means nothing touched.
     #[test]
     fn text_change_takes_any_text(a in "([#=~ -]{0,3}[a-z\r]{0,4}\n?){0,20}", b in "([#=~ -]{0,3}[a-z\r]{0,4}\n?){0,20}") {
-        let c = bsi::changes::text_change(&a, &b);
+        let c = bsi_core::changes::text_change(&a, &b);
         prop_assert_eq!(c.touched.is_empty(), a == b);
-        prop_assert!(bsi::changes::text_change(&a, &a).touched.is_empty());
+        prop_assert!(bsi_core::changes::text_change(&a, &a).touched.is_empty());
     }
 }
 
@@ -473,10 +473,10 @@ proptest! {
     fn written_timestamps_read_back(t in ts(), off in -14i32 * 60..=14 * 60) {
         let o = FixedOffset::east_opt(off * 60).expect("offset");
         let t = t.with_timezone(&o);
-        let written = bsi::ttl::format_ts(t);
-        prop_assert_eq!(bsi::ttl::parse_ts(&written, &chrono::Utc), Some(t));
+        let written = bsi_core::ttl::format_ts(t);
+        prop_assert_eq!(bsi_core::ttl::parse_ts(&written, &chrono::Utc), Some(t));
         prop_assert_eq!(
-            bsi::ttl::parse_ts(&written, &chrono::Utc),
+            bsi_core::ttl::parse_ts(&written, &chrono::Utc),
             DateTime::parse_from_str(&written, "%Y-%m-%d %H:%M %:z").ok()
         );
     }
@@ -603,7 +603,7 @@ proptest! {
     /// runs nothing (the shell works in an empty directory that stays so).
     #[test]
     fn a_shell_word_reaches_the_command_as_it_was(scopes in prop::collection::vec(any_scope_text(), 1..5)) {
-        let script = bsi::words::command_line(
+        let script = bsi_core::words::command_line(
             ["printf", "%s\\0"].into_iter().chain(scopes.iter().map(String::as_str)),
         );
         let dir = tempfile::tempdir().expect("tempdir");
@@ -635,11 +635,11 @@ proptest! {
 mod machines {
     use std::collections::{HashMap, HashSet};
 
-    use bsi::registry::merge::{Merged, merge3};
-    use bsi::registry::{
+    use bsi_core::registry::merge::{Merged, merge3};
+    use bsi_core::registry::{
         self, Claim, HistoryEntry, Registry, Status, TableKind, render::empty_registry,
     };
-    use bsi::scope::Scope;
+    use bsi_core::scope::Scope;
     use chrono::{DateTime, Duration, FixedOffset};
     use proptest::prelude::*;
 
@@ -691,7 +691,7 @@ mod machines {
         let ending = |c: &Claim, status| HistoryEntry::closing(c, now, status, "");
         match *act {
             Act::Open(f, h) => {
-                let opened = bsi::ttl::to_minute(now);
+                let opened = bsi_core::ttl::to_minute(now);
                 e.add_claim(
                     TableKind::Active,
                     &Claim {
@@ -699,7 +699,7 @@ mod machines {
                         scope: Scope::File(format!("f{f}.md")),
                         agent: "a".into(),
                         opened,
-                        expires: bsi::ttl::expiry(opened, Duration::hours(h)),
+                        expires: bsi_core::ttl::expiry(opened, Duration::hours(h)),
                         note: String::new(),
                         reason: None,
                         extra: Vec::new(),
@@ -709,10 +709,10 @@ mod machines {
             Act::Renew(i, h) if !reg.active_claims.is_empty() => {
                 let i = i % reg.active_claims.len();
                 let c = &reg.active_claims[i];
-                if bsi::ttl::stale_reason(c.opened, c.expires, now).is_some() {
+                if bsi_core::ttl::stale_reason(c.opened, c.expires, now).is_some() {
                     return None; // overdue: refused
                 }
-                let expires = bsi::ttl::renewed_expiry(c.opened, now, Duration::hours(h));
+                let expires = bsi_core::ttl::renewed_expiry(c.opened, now, Duration::hours(h));
                 if expires <= c.expires {
                     return None;
                 }
@@ -739,7 +739,7 @@ mod machines {
             Act::Watchdog => {
                 let mut moved = false;
                 for (i, c) in reg.active_claims.iter().enumerate() {
-                    if let Some(reason) = bsi::ttl::stale_reason(c.opened, c.expires, now) {
+                    if let Some(reason) = bsi_core::ttl::stale_reason(c.opened, c.expires, now) {
                         let mut s = c.clone();
                         s.reason = Some(reason.to_string());
                         e.remove_claim(TableKind::Active, i);
@@ -778,7 +778,7 @@ mod machines {
                 (
                     c.session.clone(),
                     c.scope.to_string(),
-                    bsi::ttl::format_ts(c.opened),
+                    bsi_core::ttl::format_ts(c.opened),
                 )
             })
             .collect();
@@ -808,7 +808,7 @@ mod machines {
                 let id = (
                     c.session.clone(),
                     c.scope.to_string(),
-                    bsi::ttl::format_ts(c.opened),
+                    bsi_core::ttl::format_ts(c.opened),
                 );
                 (id, (c.expires, stale))
             })
@@ -834,7 +834,7 @@ mod machines {
             if *stale {
                 let opened = DateTime::parse_from_str(&id.2, "%Y-%m-%d %H:%M %:z").expect("time");
                 prop_assert!(
-                    bsi::ttl::stale_reason(opened, *expires, now).is_some(),
+                    bsi_core::ttl::stale_reason(opened, *expires, now).is_some(),
                     "{id:?} is stale before its expiry:\n{}",
                     m.text
                 );
@@ -1008,7 +1008,7 @@ proptest! {
             Just(Pick::Base), Just(Pick::Ours), Just(Pick::Theirs), Just(Pick::Fresh)
         ]),
     ) {
-        use bsi::guard::merge::{Other, changes_file, text_change_of_merge};
+        use bsi_core::guard::merge::{Other, changes_file, text_change_of_merge};
         let base = [0u8; 3];
         let mut ours = base;
         let mut theirs = base;
@@ -1099,8 +1099,8 @@ fn edit_registry(claims: &[(Claim, bool)]) -> registry::Registry {
     reg
 }
 
-fn hook_mode() -> impl Strategy<Value = bsi::config::HookMode> {
-    use bsi::config::HookMode;
+fn hook_mode() -> impl Strategy<Value = bsi_core::config::HookMode> {
+    use bsi_core::config::HookMode;
     prop::sample::select(vec![
         HookMode::Off,
         HookMode::Warn,
@@ -1112,8 +1112,8 @@ fn hook_mode() -> impl Strategy<Value = bsi::config::HookMode> {
 const EDIT_DOC: &str = "# T\n\n## A\n\na\n\n## B\n\nb\n";
 
 /// A target: judged whole, or one section's line changed.
-fn edit_target() -> impl Strategy<Value = bsi::guard::edit::Target> {
-    use bsi::guard::edit::Target;
+fn edit_target() -> impl Strategy<Value = bsi_core::guard::edit::Target> {
+    use bsi_core::guard::edit::Target;
     (prop::sample::select(&EDITED[..]), 0u8..3).prop_map(|(rel, how)| match how {
         0 => Target::whole(rel),
         n => Target {
@@ -1134,8 +1134,8 @@ proptest! {
         mode in hook_mode(),
         claim_on_write in any::<bool>(),
     ) {
-        use bsi::config::HookMode;
-        use bsi::guard::edit::{EditDecision, Rules, decide};
+        use bsi_core::config::HookMode;
+        use bsi_core::guard::edit::{EditDecision, Rules, decide};
         let reg = edit_registry(&claims);
         let rules = Rules {
             mode,
@@ -1200,20 +1200,20 @@ proptest! {
 /// A commit of the content branch: its author session (one of the claims'
 /// sessions, another, or none), its time around the claims', and the
 /// claims it touched (indexes, some past the end).
-fn landed(claims: usize) -> impl Strategy<Value = bsi::drift::Landed> {
+fn landed(claims: usize) -> impl Strategy<Value = bsi_core::drift::Landed> {
     (
         prop::option::of(prop::sample::select(vec!["s0", "s1", "s2", "x"])),
         -600i64..600_000 * 60,
         prop::collection::vec(0..claims + 2, 0..4),
     )
-        .prop_map(|(session, dt, touched)| bsi::drift::Landed {
+        .prop_map(|(session, dt, touched)| bsi_core::drift::Landed {
             id: format!("{:040x}", dt.unsigned_abs()),
             author: "a <a@b>".into(),
             session: session.map(String::from),
             time: 1_773_000_000 + dt,
             touched: touched
                 .into_iter()
-                .map(|claim| bsi::drift::Touch {
+                .map(|claim| bsi_core::drift::Touch {
                     claim,
                     path: "f.md".into(),
                     region: None,
@@ -1243,13 +1243,13 @@ proptest! {
     ) {
         let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
         let now = 1_773_000_000 + now_dt;
-        let found = bsi::drift::drift(&held, &commits, now);
+        let found = bsi_core::drift::drift(&held, &commits, now);
         let mut expected = Vec::new();
         for k in &commits {
             for t in &k.touched {
                 let Some(c) = claims.get(t.claim) else { continue };
                 if k.time >= c.opened.timestamp()
-                    && k.time <= now + bsi::drift::LEEWAY_SECS
+                    && k.time <= now + bsi_core::drift::LEEWAY_SECS
                     && k.session.as_deref() != Some(c.session.as_str())
                 {
                     expected.push((k.id.clone(), c.clone()));
@@ -1273,12 +1273,12 @@ proptest! {
     ) {
         let now = 1_773_000_000 + now_dt;
         let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
-        if !bsi::drift::may_drift(&held, &commit, now) {
-            prop_assert!(bsi::drift::drift(&held, std::slice::from_ref(&commit), now).is_empty());
+        if !bsi_core::drift::may_drift(&held, &commit, now) {
+            prop_assert!(bsi_core::drift::drift(&held, std::slice::from_ref(&commit), now).is_empty());
         }
         let own: Vec<(&Claim, bool, i64)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false, c.opened.timestamp())).collect();
         commit.session = Some("s0".into());
-        prop_assert!(bsi::drift::drift(&own, std::slice::from_ref(&commit), now).is_empty());
-        prop_assert!(!bsi::drift::may_drift(&own, &commit, now));
+        prop_assert!(bsi_core::drift::drift(&own, std::slice::from_ref(&commit), now).is_empty());
+        prop_assert!(!bsi_core::drift::may_drift(&own, &commit, now));
     }
 }

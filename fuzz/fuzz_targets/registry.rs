@@ -3,7 +3,7 @@
 //! and survives an edit of every table.
 #![no_main]
 
-use bsi::registry::{self, HistoryEntry, Status, TableKind};
+use bsi_core::registry::{self, HistoryEntry, Status, TableKind};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

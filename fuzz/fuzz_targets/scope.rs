@@ -3,7 +3,7 @@
 //! overlaps everything, and covering implies overlapping.
 #![no_main]
 
-use bsi::scope::{FlatSections, Scope, covers, overlaps};
+use bsi_core::scope::{FlatSections, Scope, covers, overlaps};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: (&str, &str)| {

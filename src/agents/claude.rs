@@ -179,10 +179,10 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// `CLAUDE_ENV_FILE`, so Claude's later shell commands have `BSI_SESSION`.
 /// `None` when the id is not a plain session id (nothing is quoted).
 pub fn env_file_line(session: &str) -> Option<String> {
-    let id = crate::values::SessionId::parse(session).ok()?;
+    let id = bsi_core::values::SessionId::parse(session).ok()?;
     Some(format!(
         "export {}\n",
-        crate::words::assignment("BSI_SESSION", &id)
+        bsi_core::words::assignment("BSI_SESSION", &id)
     ))
 }
 

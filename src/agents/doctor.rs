@@ -237,12 +237,12 @@ fn cline_mcp_item(places: &Places) -> Item {
 }
 
 /// The program a hook's command line runs: its first word, as
-/// [`crate::words::shell_word`] wrote it (`'/opt/my tools/bsi' hook edit
+/// [`bsi_core::words::shell_word`] wrote it (`'/opt/my tools/bsi' hook edit
 /// …`), read back; else the first word as it stands.
 fn hook_program(command: &str) -> Option<String> {
     command
         .split_once(" hook ")
-        .and_then(|(p, _)| crate::words::read_shell_word(p.trim()))
+        .and_then(|(p, _)| bsi_core::words::read_shell_word(p.trim()))
         .or_else(|| command.split_whitespace().next().map(str::to_string))
 }
 
@@ -385,7 +385,7 @@ fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
     };
     let user = install::user_settings_file(tool, places)?;
     let install_user =
-        crate::words::command_line(["bsi", "agent", "install", "--user", tool.name()]);
+        bsi_core::words::command_line(["bsi", "agent", "install", "--user", tool.name()]);
     Some(if install::user_installed(tool, places) {
         Item {
             what: "bypass",

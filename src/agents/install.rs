@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 
 use super::doctor::Places;
 use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini, opencode};
-use crate::error::{Error, Result};
-use crate::words::shell_word;
+use bsi_core::error::{Error, Result};
+use bsi_core::words::shell_word;
 
 /// The settings file of `tool`, relative to the work tree root.
 pub fn settings_file(tool: Tool) -> &'static str {
@@ -253,7 +253,7 @@ pub fn is_bsi_hook(command: &str, tool: Tool) -> bool {
         .any(|k| is_ours(command, tool, k))
 }
 
-pub use crate::error::SettingsError;
+pub use bsi_core::error::SettingsError;
 
 /// `existing` (the file's text, `None` if absent) with bsi's hooks for
 /// `tool` added; `None` when they are all there already. A hook of bsi's

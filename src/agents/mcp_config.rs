@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::Tool;
 use super::install::write_atomic;
-use crate::error::{Error, Result, SettingsError};
+use bsi_core::error::{Error, Result, SettingsError};
 
 /// The server's name in every tool's settings.
 pub const NAME: &str = "bsi";

@@ -4,7 +4,7 @@
 //!
 //! The edit hook turns the tool's event into (file, old text, new text),
 //! each file named as the brain file it reaches (`commands::edits`), asks
-//! [`crate::guard::edit::decide`] — the decision MCP's `check` asks too —
+//! [`bsi_core::guard::edit::decide`] — the decision MCP's `check` asks too —
 //! and answers in the tool's protocol. It reads the local registry branch
 //! and its remote-tracking copy. It goes to the network once per clone at
 //! most: a single-branch or shallow clone that has never fetched the
@@ -31,25 +31,25 @@ use super::edits::{self, brain_rel, resolved};
 use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
-use crate::claims::open::{self, Claiming, Outcome};
-use crate::claims::scopes_summary;
-use crate::claims::session_claims;
-use crate::config::HookMode;
-use crate::error::{Error, Result};
-use crate::guard::Finding;
-use crate::guard::edit::{self, EditDecision, Rules, Target};
-use crate::guard::verdict::{self, Judged};
-use crate::guard::ways::{self, Holder, Standing};
 use crate::output;
-use crate::publish::{self, Freshness, Landed};
-use crate::registry::{Claim, Registry};
-use crate::scope::Scope;
-use crate::session::new_session_id;
-use crate::settings::Settings;
-use crate::store::{Brain, FirstFetch};
-use crate::ttl;
-use crate::words::open_command;
-use crate::words::{assignment, command_line, shell_word};
+use bsi_core::claims::open::{self, Claiming, Outcome};
+use bsi_core::claims::scopes_summary;
+use bsi_core::claims::session_claims;
+use bsi_core::config::HookMode;
+use bsi_core::error::{Error, Result};
+use bsi_core::guard::Finding;
+use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
+use bsi_core::guard::verdict::{self, Judged};
+use bsi_core::guard::ways::{self, Holder, Standing};
+use bsi_core::publish::{self, Freshness, Landed};
+use bsi_core::registry::{Claim, Registry};
+use bsi_core::scope::Scope;
+use bsi_core::session::new_session_id;
+use bsi_core::settings::Settings;
+use bsi_core::store::{Brain, FirstFetch};
+use bsi_core::ttl;
+use bsi_core::words::open_command;
+use bsi_core::words::{assignment, command_line, shell_word};
 
 /// How long a hook may wait, whatever the settings say for the command
 /// line: the writer lock held by another bsi at most 2 s (a claim on the
@@ -181,7 +181,7 @@ pub(crate) fn fail_open(tool: Tool, kind: HookKind, why: &str) -> Answer {
 /// Cheap: the repository opened in this process, a file read and a look at
 /// two references.
 fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
-    let Ok(git) = crate::git::Git::discover(dir) else {
+    let Ok(git) = bsi_core::git::Git::discover(dir) else {
         return false;
     };
     if let Ok(root) = git.workdir()
@@ -222,7 +222,7 @@ fn first_run(ctx: &Ctx, tool: Tool, kind: HookKind, input: &str) -> bool {
     if !guarded(ctx, tool, &dir) {
         return true;
     }
-    let Ok(git) = crate::git::Git::discover(&dir) else {
+    let Ok(git) = bsi_core::git::Git::discover(&dir) else {
         return true;
     };
     let seen = sessions::dir_in(&git.common_dir()).join("seen");
@@ -420,7 +420,7 @@ fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)> {
     // A work tree's root and its clone's common git directory.
     let tree_of = |dir: &Path| {
-        let git = crate::git::Git::discover(dir).ok()?;
+        let git = bsi_core::git::Git::discover(dir).ok()?;
         let top = git.workdir().ok()?;
         let common = git.common_dir();
         Some((
@@ -874,7 +874,8 @@ impl ClaimOnWrite<'_> {
                 "\nTell the user: two sessions hold overlapping claims until one gives way.\nbsi: ",
             );
             message.push_str(
-                output::published_collisions(landing.published.len(), collisions).trim_end(),
+                bsi_core::words::published_collisions(landing.published.len(), collisions)
+                    .trim_end(),
             );
             return message;
         }
@@ -1111,7 +1112,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     let (ctx, brain, settings) = open_at(ctx, cwd)?;
     let map = sessions::in_repo(&brain.workdir)?;
     // For `bsi agent doctor`: the tool runs bsi's hooks here.
-    if let Err(e) = map.mark_reached(tool, &crate::ttl::format_ts(ctx.now)) {
+    if let Err(e) = map.mark_reached(tool, &bsi_core::ttl::format_ts(ctx.now)) {
         eprintln!("bsi: warning: {e}");
     }
     let session = match ctx.env_session()? {
@@ -1170,14 +1171,18 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
     // What others' commits changed under this session's claims since it
     // opened them (a clone without bsi's hooks, a forced escape).
-    let drift =
-        match crate::audit::drift_of(&brain, &view.registry, Some(&session), ctx.now.timestamp()) {
-            Ok(drift) => drift_briefing(&drift),
-            Err(e) => {
-                eprintln!("bsi: warning: the claims' drift could not be read: {e}");
-                String::new()
-            }
-        };
+    let drift = match bsi_core::audit::drift_of(
+        &brain,
+        &view.registry,
+        Some(&session),
+        ctx.now.timestamp(),
+    ) {
+        Ok(drift) => drift_briefing(&drift),
+        Err(e) => {
+            eprintln!("bsi: warning: the claims' drift could not be read: {e}");
+            String::new()
+        }
+    };
     let context = briefing(&view.registry, &session, &env_note, (&fresh, &drift), &ctx);
     Ok((context, session))
 }
@@ -1186,7 +1191,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
 /// shell (tools run a hook through `sh -c`).
 fn tool_process() -> Option<String> {
     const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "fish"];
-    crate::platform::ancestors(8)
+    bsi_core::platform::ancestors(8)
         .into_iter()
         .find(|(_, name)| !SHELLS.contains(&name.as_str()))
         .map(|(p, _)| p)
@@ -1263,7 +1268,7 @@ fn briefing(
 
 /// The briefing's paragraph on the drift of the session's claims: nothing
 /// when none changed under it.
-fn drift_briefing(drift: &[crate::drift::Drift]) -> String {
+fn drift_briefing(drift: &[bsi_core::drift::Drift]) -> String {
     if drift.is_empty() {
         return String::new();
     }
@@ -1272,7 +1277,7 @@ fn drift_briefing(drift: &[crate::drift::Drift]) -> String {
     );
     for d in drift {
         t.push_str("\n- ");
-        t.push_str(&crate::audit::drift_line(d));
+        t.push_str(&bsi_core::audit::drift_line(d));
     }
     t
 }

@@ -9,8 +9,8 @@ use crate::agents::Tool;
 use crate::agents::doctor::{self, Item, Places};
 use crate::agents::install::{self, Installed, PROGRAM, Uninstalled};
 use crate::cli::AgentAction;
-use crate::error::{Result, exit};
-use crate::git::Git;
+use bsi_core::error::{Result, exit};
+use bsi_core::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     match action {
@@ -82,7 +82,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                     } else {
                         "do the missing steps above".to_string()
                     },
-                    crate::words::command_line(["bsi", "agent", "uninstall", tool.name()])
+                    bsi_core::words::command_line(["bsi", "agent", "uninstall", tool.name()])
                 ),
             )?;
             Ok(exit::OK)
@@ -142,7 +142,7 @@ fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
             ),
             format!(
                 "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or let the agent claim with bsi's MCP tool `claim` (registered below: the MCP server runs outside the sandbox, as the agent's session), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
-                crate::words::shell_word(
+                bsi_core::words::shell_word(
                     &common.components().collect::<PathBuf>().display().to_string()
                 )
             ),
@@ -278,7 +278,7 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
             Installed::Already => format!("bsi's hooks are already in {shown}"),
         };
         let uninstall =
-            crate::words::command_line(["bsi", "agent", "uninstall", "--user", tool.name()]);
+            bsi_core::words::command_line(["bsi", "agent", "uninstall", "--user", tool.name()]);
         let undo = match did {
             Installed::Created => format!("`{uninstall}` removes the file again"),
             Installed::Merged => format!(

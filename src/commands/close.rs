@@ -5,16 +5,16 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
-use crate::audit::VerifyOutcome;
-use crate::claims::close::{Closing, Ended, Handed};
-use crate::claims::scopes_summary;
 use crate::cli::CloseArgs;
-use crate::core;
-use crate::error::{Error, Result, exit};
-use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::registry::{Claim, Status};
-use crate::words::command_line;
+use bsi_core::api;
+use bsi_core::audit::VerifyOutcome;
+use bsi_core::claims::close::{Closing, Ended, Handed};
+use bsi_core::claims::scopes_summary;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::registry::{Claim, Status};
+use bsi_core::words::command_line;
 
 /// A close's document, with the drift of the claims it closed.
 #[derive(Serialize)]
@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
     let scope = opt_scope(&w.brain, ctx, scope)?;
     let acting = Acting::of(ctx, agent, &w.settings.config)?;
     let actor = acting.on(session);
-    let closed = core::close::close(&w.site(), &actor, &acting.owner(), scope.as_ref(), force)?;
+    let closed = api::close::close(&w.site(), &actor, &acting.owner(), scope.as_ref(), force)?;
     if let Some(why) = &closed.unverified {
         let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
     }
@@ -108,10 +108,10 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
     let commits = w
         .brain
         .git
-        .journal(tip, crate::store::BRANCH_FILE, Some(500))
+        .journal(tip, bsi_core::store::BRANCH_FILE, Some(500))
         .ok()?;
     commits.iter().find_map(|c| {
-        let t = crate::trailer::Registry::parse(&c.message);
+        let t = bsi_core::trailer::Registry::parse(&c.message);
         let ends = t
             .action
             .as_deref()
@@ -185,7 +185,7 @@ fn report(
     ctx: &Ctx,
     session: &str,
     (targets, verified, forced_by): (&[(Claim, bool)], &VerifyOutcome, Option<&str>),
-    (drift, handed): (&[crate::drift::Drift], &[Handed]),
+    (drift, handed): (&[bsi_core::drift::Drift], &[Handed]),
     commit: Option<Oid>,
     json: bool,
 ) -> Result<Ending> {
@@ -248,7 +248,7 @@ fn report(
         // chance to hear of it.
         super::views::print_drift(&mut out, drift, None)?;
         if !drift.is_empty() {
-            writeln!(out, "{}", crate::audit::drift_summary(drift, session))
+            writeln!(out, "{}", bsi_core::audit::drift_summary(drift, session))
                 .map_err(Error::output)?;
         }
         super::note_commit(ctx, &mut out, commit)?;

@@ -5,11 +5,11 @@
 use std::io::Write;
 
 use super::Ctx;
-use crate::config::HookMode;
-use crate::error::{Error, Result, exit};
-use crate::git::Git;
 use crate::githooks;
 use crate::hook_managers::{self, Health, Layout};
+use bsi_core::config::HookMode;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Git;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;

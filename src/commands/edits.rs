@@ -1,16 +1,16 @@
 //! What the doors that judge an edit before it happens share — the agent
 //! tools' edit hooks and MCP's `check`: a path named by an agent resolved
 //! to the brain file it reaches (links followed), and the one decision of
-//! [`crate::guard::edit`] under this clone's settings.
+//! [`bsi_core::guard::edit`] under this clone's settings.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::agents;
-use crate::guard::edit::{self, EditDecision, Rules, Target};
-use crate::registry::Registry;
-use crate::settings::Settings;
-use crate::store::Brain;
+use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
+use bsi_core::registry::Registry;
+use bsi_core::settings::Settings;
+use bsi_core::store::Brain;
 
 /// `path` with every symbolic link resolved: the deepest part of it that
 /// exists, canonicalized, and the rest as given. `None` when no part of it

@@ -6,19 +6,19 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use super::Ctx;
-use crate::audit;
 use crate::cli::GitHook;
-use crate::config::HookMode;
 use crate::doors::{fresh, judged, transaction};
-use crate::error::{Error, Result, exit};
-use crate::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
 use crate::githooks;
-use crate::guard::{ClaimIndex, merge, verdict};
 use crate::hook_managers;
-use crate::registry::Registry;
-use crate::settings::Settings;
-use crate::store::{Brain, FirstFetch};
-use crate::trailer;
+use bsi_core::audit;
+use bsi_core::config::HookMode;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
+use bsi_core::guard::{ClaimIndex, merge, verdict};
+use bsi_core::registry::Registry;
+use bsi_core::settings::Settings;
+use bsi_core::store::{Brain, FirstFetch};
+use bsi_core::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
     match action {
@@ -90,20 +90,20 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
     let Some(note) = brain.fetch_registry_too(&remote)? else {
         return Ok(());
     };
-    let fetched = match crate::git::local_remote::fetch(
+    let fetched = match bsi_core::git::local_remote::fetch(
         &brain.workdir,
         &remote,
         false,
         settings.connection_timeout,
     ) {
         Ok(_) => format!("fetched {} now", remote.label()),
-        Err(crate::git_cli::FetchError::NoBranch) => {
+        Err(bsi_core::git_cli::FetchError::NoBranch) => {
             format!("{} has no registry branch yet", remote.name)
         }
         Err(e) => format!(
             "{} could not be fetched now ({e}); `{}` brings it once {} is reachable",
             remote.label(),
-            crate::words::command_line(["git", "fetch", &remote.name]),
+            bsi_core::words::command_line(["git", "fetch", &remote.name]),
             remote.name
         ),
     };
@@ -267,7 +267,7 @@ fn fresh_view(
 fn report(
     err: &mut impl Write,
     brain: &Brain,
-    findings: &[crate::guard::Finding<'_>],
+    findings: &[bsi_core::guard::Finding<'_>],
     registry_staged: bool,
     session: Option<&str>,
     (mode, change): (HookMode, &str),
@@ -279,7 +279,7 @@ fn report(
     let mut refused = false;
     let mut lines: Vec<String> = Vec::new();
     if registry_staged {
-        let refuse_copy = crate::guard::edit::copy_refused(mode);
+        let refuse_copy = bsi_core::guard::edit::copy_refused(mode);
         refused |= refuse_copy;
         lines.extend(verdict::registry_staged(
             &brain.copy_path,
@@ -311,7 +311,7 @@ fn merged_by_git_merge(brain: &Brain, action: &str) -> Vec<Oid> {
 }
 
 /// The reference-transaction hook: in the `prepared` state, judges the
-/// commits each branch update lands ([`crate::git::Git::landing_commits`])
+/// commits each branch update lands ([`bsi_core::git::Git::landing_commits`])
 /// as pre-commit judges a commit, and refuses the transaction when one is
 /// refused. Fails open: an error of its own is said and lets the update go.
 fn reference_transaction(ctx: &Ctx, state: &str) -> Result<u8> {
@@ -454,7 +454,7 @@ impl Judging<'_> {
             let mut findings =
                 audit::check_commit(brain, &self.index, judge_as, c.id, c.merge, &brain.markdown)?;
             if self.session.is_none() {
-                findings.retain(|f| !matches!(f, crate::guard::Finding::Outside { .. }));
+                findings.retain(|f| !matches!(f, bsi_core::guard::Finding::Outside { .. }));
             }
             if findings.is_empty() {
                 continue;
@@ -506,7 +506,7 @@ impl Judging<'_> {
             let mut findings =
                 audit::check_commit(brain, &self.index, None, c.id, c.merge, &brain.markdown)?;
             findings.retain(
-                |f| matches!(f, crate::guard::Finding::Claimed { claim, .. } if claim.session == holder),
+                |f| matches!(f, bsi_core::guard::Finding::Claimed { claim, .. } if claim.session == holder),
             );
             if findings.is_empty() {
                 continue;

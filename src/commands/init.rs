@@ -4,11 +4,11 @@
 use std::io::Write;
 
 use super::Ctx;
-use crate::claims::commit_message_by;
-use crate::error::{Error, Result, exit};
-use crate::publish::{self, Created, Landed};
-use crate::registry::render::empty_registry_in;
-use crate::store::BRANCH_FILE;
+use bsi_core::claims::commit_message_by;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::publish::{self, Created, Landed};
+use bsi_core::registry::render::empty_registry_in;
+use bsi_core::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
@@ -70,8 +70,8 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         writeln!(
             out,
             "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set yours (your name and address in place of these): `{}` and `{}`.",
-            crate::words::command_line(["git", "config", "user.name", "Your Name"]),
-            crate::words::command_line(["git", "config", "user.email", "you@example.com"])
+            bsi_core::words::command_line(["git", "config", "user.name", "Your Name"]),
+            bsi_core::words::command_line(["git", "config", "user.email", "you@example.com"])
         ).map_err(Error::output)?;
     }
     writeln!(

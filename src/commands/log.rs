@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::LogArgs;
-use crate::error::{Result, exit};
-use crate::{output, trailer};
+use crate::output;
+use bsi_core::error::{Result, exit};
+use bsi_core::trailer;
 
 #[derive(Serialize)]
 struct Entry {
@@ -50,7 +51,9 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
     let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
     let tip = view.tip().ok_or_else(|| brain.missing())?;
-    let commits = brain.git.journal(tip, crate::store::BRANCH_FILE, limit)?;
+    let commits = brain
+        .git
+        .journal(tip, bsi_core::store::BRANCH_FILE, limit)?;
     let entries: Vec<Entry> = commits
         .iter()
         .map(|c| {

@@ -3,7 +3,7 @@
 //!
 //! A door over the core, as the command line is: each tool resolves who
 //! acts (the server's session, the agent name its claims carry), hands
-//! [`crate::core`] a typed request in process, and renders the typed
+//! [`bsi_core::api`] a typed request in process, and renders the typed
 //! outcome as structured content (the documented JSON shapes of the
 //! matching commands) with a text for the model. Scopes are data: they are
 //! resolved as paths and sections, never read as options. Calls that act
@@ -12,7 +12,7 @@
 //! `claim` that waits does its waiting outside that line, and stops, giving
 //! up its place in the queue and granting nothing more, once its call is
 //! cancelled or the client goes. `check` asks the one edit decision in
-//! process ([`crate::guard::edit::decide`]), the one the edit hook asks, a
+//! process ([`bsi_core::guard::edit::decide`]), the one the edit hook asks, a
 //! link judged as the brain file it reaches, and writes nothing.
 //!
 //! Every revision of the protocol up to 2026-07-28 is served by the SDK's
@@ -47,20 +47,20 @@ use super::edits;
 use super::views::{StatusJson, WhoAmIJson, sync_state};
 use super::{Clock, Ctx, check_note, resolve_lenient};
 use crate::agents::{self, Tool};
-use crate::claims::open::Outcome;
-use crate::claims::scopes_summary;
-use crate::core::{self, Actor, Stop};
-use crate::error::{Error, Result, exit};
-use crate::guard::edit::{EditDecision, Target};
-use crate::guard::ways::{self, Standing};
-use crate::guard::{Finding, verdict};
 use crate::output::{self, ClaimJson};
-use crate::publish::Landing;
-use crate::registry::Status;
-use crate::scope::Scope;
-use crate::settings::Settings;
-use crate::store::Brain;
-use crate::values::{SessionId, Ttl};
+use bsi_core::api::{self, Actor, Stop};
+use bsi_core::claims::open::Outcome;
+use bsi_core::claims::scopes_summary;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::guard::edit::{EditDecision, Target};
+use bsi_core::guard::ways::{self, Standing};
+use bsi_core::guard::{Finding, verdict};
+use bsi_core::publish::Landing;
+use bsi_core::registry::Status;
+use bsi_core::scope::Scope;
+use bsi_core::settings::Settings;
+use bsi_core::store::Brain;
+use bsi_core::values::{SessionId, Ttl};
 
 mod start;
 
@@ -165,7 +165,7 @@ struct Call {
 }
 
 impl Call {
-    fn site(&self) -> core::Site<'_> {
+    fn site(&self) -> api::Site<'_> {
         self.ctx.site(&self.brain, &self.settings)
     }
 }
@@ -212,7 +212,7 @@ impl Inner {
     fn call(&self) -> Result<Call> {
         let mut ctx = self.ctx.clone();
         // This call's notes are its own, said in its result.
-        ctx.notes = crate::store::Notes::default();
+        ctx.notes = bsi_core::store::Notes::default();
         if ctx.clock == Clock::System {
             ctx.now = chrono::Local::now().fixed_offset();
         }
@@ -241,7 +241,7 @@ impl Inner {
                 drawn: false,
             }),
             None if draw => Some(Actor {
-                session: crate::session::new_session_id(ctx.now, ctx.random_seed),
+                session: bsi_core::session::new_session_id(ctx.now, ctx.random_seed),
                 agent,
                 drawn: true,
             }),
@@ -296,16 +296,16 @@ fn list(items: &[String]) -> String {
     }
 }
 
-fn scopes_of<'a>(claims: impl IntoIterator<Item = &'a crate::registry::Claim>) -> Vec<String> {
+fn scopes_of<'a>(claims: impl IntoIterator<Item = &'a bsi_core::registry::Claim>) -> Vec<String> {
     claims.into_iter().map(|c| c.scope.to_string()).collect()
 }
 
 /// What the model is told beside a write's outcome: what the registry's
 /// IO had to say during the call, then where the write landed, in the
-/// words every door uses ([`crate::publish::LandingWords`]).
+/// words every door uses ([`bsi_core::publish::LandingWords`]).
 fn landing_notes(call: &Call, landing: &Landing) -> Vec<String> {
     let mut notes = call.ctx.notes.take();
-    notes.extend(landing.words(crate::error::exit::OK).lines);
+    notes.extend(landing.words(bsi_core::error::exit::OK).lines);
     notes
 }
 
@@ -469,7 +469,7 @@ enum Claimed {
 
 /// The parts of a claim request the core takes, resolved in `call`.
 fn claim_request(call: &Call, a: &ClaimArgs) -> Result<(Vec<Scope>, chrono::Duration, String)> {
-    let scopes = core::open::scopes(&call.brain, &call.ctx.cwd, &a.scopes)?;
+    let scopes = api::open::scopes(&call.brain, &call.ctx.cwd, &a.scopes)?;
     let ttl = a.ttl.as_deref().map(Ttl::parse).transpose()?;
     let note = a.note.clone().unwrap_or_default();
     check_note(&note)?;
@@ -485,18 +485,18 @@ fn claim_now(inner: &Inner, a: &ClaimArgs, wait: Option<u64>) -> Result<Claimed>
         return Err(Error::NoSession);
     };
     let (scopes, ttl, note) = claim_request(&call, a)?;
-    let req = core::open::Request {
+    let req = api::open::Request {
         scopes: &scopes,
         ttl,
         note: &note,
         wait: None,
         queue: true,
     };
-    let opening = core::open::open(
+    let opening = api::open::open(
         &call.site(),
         &actor,
         &req,
-        &mut core::open::Silent,
+        &mut api::open::Silent,
         &Stop::new(),
     )?;
     inner.adopt(&opening.session);
@@ -521,14 +521,14 @@ fn claim_waiting(
 ) -> Result<Option<CallToolResult>> {
     let call = inner.call()?;
     let (scopes, ttl, note) = claim_request(&call, a)?;
-    let req = core::open::Request {
+    let req = api::open::Request {
         scopes: &scopes,
         ttl,
         note: &note,
         wait: Some(Duration::from_secs(wait)),
         queue: true,
     };
-    let opening = core::open::open(&call.site(), actor, &req, &mut core::open::Silent, stop)?;
+    let opening = api::open::open(&call.site(), actor, &req, &mut api::open::Silent, stop)?;
     if opening.stopped {
         return Ok(None);
     }
@@ -539,7 +539,7 @@ fn claim_waiting(
 fn claim_answer(
     call: &Call,
     asked: &[String],
-    opening: core::open::Opening,
+    opening: api::open::Opening,
     waited: Option<u64>,
 ) -> CallToolResult {
     let now = call.ctx.now;
@@ -608,8 +608,8 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
     };
     let site = call.site();
     let each = if raw.is_empty() {
-        core::close::Each {
-            closed: vec![core::close::close(
+        api::close::Each {
+            closed: vec![api::close::close(
                 &site,
                 &actor,
                 &actor.owner(),
@@ -627,7 +627,7 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
                 Err(e) => unknown.push((r.clone(), e)),
             }
         }
-        let mut each = core::close::close_each(&site, &actor, &actor.owner(), &scopes, false);
+        let mut each = api::close::close_each(&site, &actor, &actor.owner(), &scopes, false);
         let mut kept: Vec<(String, Error)> = unknown;
         kept.extend(each.kept.drain(..).map(|(s, e)| (s.to_string(), e)));
         if each.closed.is_empty() && !kept.is_empty() {
@@ -643,10 +643,10 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
 fn closed_answer(
     call: &Call,
     actor: &Actor,
-    each: &core::close::Each,
+    each: &api::close::Each,
     kept: &[(String, Error)],
 ) -> CallToolResult {
-    let closed: Vec<&(crate::registry::Claim, bool)> = each.claims().collect();
+    let closed: Vec<&(bsi_core::registry::Claim, bool)> = each.claims().collect();
     let last = each.closed.last();
     let verify = last
         .and_then(|c| c.applied.report.verified())
@@ -725,7 +725,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
     let (mut renewed, mut unchanged) = (Vec::new(), Vec::new());
     let (mut commit, mut notes) = (None, Vec::new());
     for s in &scopes {
-        let applied = core::renew::renew(&site, &actor, &actor.owner(), s.as_ref(), ttl, false)?;
+        let applied = api::renew::renew(&site, &actor, &actor.owner(), s.as_ref(), ttl, false)?;
         notes.extend(landing_notes(&call, &applied.landing));
         commit = applied.commit.or(commit);
         let (r, u) = applied.report;
@@ -750,7 +750,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
 /// Every session's claims, as `status --json` gives them.
 fn status_doc(inner: &Inner, offline: bool) -> Result<(Value, Vec<String>)> {
     let call = inner.call()?;
-    let seen = core::views::status(&call.site(), offline)?;
+    let seen = api::views::status(&call.site(), offline)?;
     let sync = sync_state(
         &call.ctx,
         &call.brain,
@@ -774,7 +774,7 @@ fn whoami_now(inner: &Inner) -> Result<CallToolResult> {
             false,
         ));
     };
-    let seen = core::views::whoami(&call.site(), &actor, false)?;
+    let seen = api::views::whoami(&call.site(), &actor, false)?;
     let text = format!(
         "Session {} (agent {}): active {}; stale {}.",
         seen.session,
@@ -1107,7 +1107,7 @@ fn status_text(doc: &Value) -> String {
 /// The edit hook's decision on an edit of `path` (its lines `lines`, else
 /// the whole file), for `session`: read only. The path is resolved as the
 /// hook resolves it (a symbolic link is the brain file it reaches), and the
-/// decision is the hook's own ([`crate::guard::edit`]).
+/// decision is the hook's own ([`bsi_core::guard::edit`]).
 fn judge_edit(
     ctx: &Ctx,
     session: Option<&str>,
@@ -1407,7 +1407,7 @@ mod tests {
         let claim = ClaimJson {
             session: "s2".into(),
             scope: "a.md".into(),
-            level: crate::scope::Level::File,
+            level: bsi_core::scope::Level::File,
             agent: "bob".into(),
             opened: "t".into(),
             expires: "t".into(),

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::cli;
-use crate::error::{Error, Result, exit};
+use bsi_core::error::{Error, Result, exit};
 
 /// Prints the completion script of `shell` on stdout.
 pub(crate) fn completions(shell: clap_complete::Shell) -> Result<u8> {

@@ -6,10 +6,10 @@
 use std::io::Write;
 
 use super::Ctx;
-use crate::claims::commit_message;
-use crate::error::{Error, Result, exit};
-use crate::publish::{self, Created, Landed};
-use crate::store::BRANCH_FILE;
+use bsi_core::claims::commit_message;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::publish::{self, Created, Landed};
+use bsi_core::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
@@ -82,7 +82,9 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 
 /// The registry as the current branch committed it: what moves. An edit of
 /// it nobody committed would be lost, so it is refused.
-fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::registry::Registry)> {
+fn committed_registry(
+    brain: &bsi_core::store::Brain,
+) -> Result<(String, bsi_core::registry::Registry)> {
     let head = brain.git.head_state(&brain.copy_path)?;
     let Some(blob) = head.blob else {
         return Err(Error::NothingToMigrate {
@@ -100,12 +102,12 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
     }
     let text = String::from_utf8(committed).map_err(|_| Error::Registry {
         path: brain.registry.clone(),
-        source: crate::registry::ParseError {
+        source: bsi_core::registry::ParseError {
             line: 0,
             reason: "the file is not valid UTF-8".into(),
         },
     })?;
-    let registry = crate::registry::parse(text.clone()).map_err(|source| Error::Registry {
+    let registry = bsi_core::registry::parse(text.clone()).map_err(|source| Error::Registry {
         path: brain.registry.clone(),
         source,
     })?;
@@ -115,11 +117,11 @@ fn committed_registry(brain: &crate::store::Brain) -> Result<(String, crate::reg
 /// The brain was migrated from another clone (or another branch): the rows
 /// of this branch's file must all be on the registry branch already.
 fn check_rows_present(
-    brain: &crate::store::Brain,
-    view: &crate::store::View,
-    registry: &crate::registry::Registry,
+    brain: &bsi_core::store::Brain,
+    view: &bsi_core::store::View,
+    registry: &bsi_core::registry::Registry,
 ) -> Result<()> {
-    let merged = crate::registry::merge::merge3(None, &view.registry, registry, brain.now)
+    let merged = bsi_core::registry::merge::merge3(None, &view.registry, registry, brain.now)
         .map_err(|source| Error::MigrationUnmergeable { source })?;
     if !brain.parse(merged.text)?.same_rows(&view.registry) {
         return Err(Error::RowsMissing {

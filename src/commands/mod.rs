@@ -33,16 +33,16 @@ use std::path::PathBuf;
 use chrono::{DateTime, FixedOffset, Local};
 
 use crate::cli::{Cli, Command, HookAction};
-use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::git::Oid;
 use crate::output;
-use crate::publish::{self, Applied};
-use crate::resolve;
-use crate::scope::Scope;
-use crate::settings::{Given, Settings};
-use crate::store::Brain;
-use crate::values::{AgentName, SessionId};
+use bsi_core::config::Config;
+use bsi_core::error::{Error, Result};
+use bsi_core::git::Oid;
+use bsi_core::publish::{self, Applied};
+use bsi_core::resolve;
+use bsi_core::scope::Scope;
+use bsi_core::settings::{Given, Settings};
+use bsi_core::store::Brain;
+use bsi_core::values::{AgentName, SessionId};
 
 /// How much a run says on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub struct Ctx {
     /// What the registry's IO had to say during this run (every brain it
     /// opens shares this handle): said on stderr by [`Ctx::say_notes`], or
     /// in its tool's result by `bsi mcp`.
-    pub notes: crate::store::Notes,
+    pub notes: bsi_core::store::Notes,
 }
 
 impl Ctx {
@@ -197,7 +197,7 @@ impl Ctx {
             tool_sessions: Vec::new(),
             git_reflog_action: String::new(),
             places: crate::agents::doctor::Places::default(),
-            notes: crate::store::Notes::default(),
+            notes: bsi_core::store::Notes::default(),
         }
     }
 
@@ -260,7 +260,7 @@ impl Ctx {
                 colour,
                 width: output::view_width(
                     output::columns(var("COLUMNS").as_deref()),
-                    crate::platform::terminal_width(),
+                    crate::terminal::terminal_width(),
                 ),
             },
             remote,
@@ -286,13 +286,13 @@ impl Ctx {
                 claude_config: env_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
                 state_home: env_os("XDG_STATE_HOME").map(PathBuf::from),
             },
-            notes: crate::store::Notes::default(),
+            notes: bsi_core::store::Notes::default(),
         })
     }
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        self.open_with(crate::settings::load_config, &self.given())
+        self.open_with(bsi_core::settings::load_config, &self.given())
     }
 
     /// [`Ctx::open`] for a hook, which must run whatever value it meets: a
@@ -301,7 +301,7 @@ impl Ctx {
     /// [`Settings::warnings`].
     pub fn open_for_hook(&self) -> Result<(Brain, Settings)> {
         let unread = std::cell::RefCell::new(None);
-        let config = |root: &std::path::Path| match crate::settings::load_config(root) {
+        let config = |root: &std::path::Path| match bsi_core::settings::load_config(root) {
             Err(e @ Error::Config { .. }) => {
                 *unread.borrow_mut() =
                     Some(format!("{e}; the hook runs with the default settings"));
@@ -322,7 +322,7 @@ impl Ctx {
 
     /// The brain and its settings, with the configuration `config` reads
     /// from the brain root. The root is the one the registry branch records
-    /// ([`crate::store::ROOT_FILE`]) when nothing names a registry; a named
+    /// ([`bsi_core::store::ROOT_FILE`]) when nothing names a registry; a named
     /// one must agree with it.
     fn open_with(
         &self,
@@ -354,7 +354,7 @@ impl Ctx {
                 let copy = site
                     .workdir
                     .join(&root)
-                    .join(crate::registry::REGISTRY_FILE);
+                    .join(bsi_core::registry::REGISTRY_FILE);
                 let site = self.locate(Some(&copy))?;
                 let config = config(&site.root)?;
                 let settings = Settings::resolve(&site.git, config, given)?;
@@ -376,13 +376,13 @@ impl Ctx {
     /// must say again comes with it: `Some(root)`, `None` inside for no
     /// file (the work tree root).
     ///
-    /// [`ROOT_FILE`]: crate::store::ROOT_FILE
+    /// [`ROOT_FILE`]: bsi_core::store::ROOT_FILE
     pub(crate) fn open_mending_root(&self) -> Result<(Brain, Settings, Option<Option<String>>)> {
         let registry = self.registry_path()?;
         let site = self.locate(registry.as_deref())?;
         let settings = Settings::resolve(
             &site.git,
-            crate::settings::load_config(&site.root)?,
+            bsi_core::settings::load_config(&site.root)?,
             &self.given(),
         )?;
         let remote = settings.remote().ok().flatten();
@@ -403,15 +403,15 @@ impl Ctx {
         let copy = site
             .workdir
             .join(&root)
-            .join(crate::registry::REGISTRY_FILE);
+            .join(bsi_core::registry::REGISTRY_FILE);
         let site = self.locate(Some(&copy))?;
-        let config = crate::settings::load_config(&site.root)?;
+        let config = bsi_core::settings::load_config(&site.root)?;
         let settings = Settings::resolve(&site.git, config, &self.given())?;
         Ok((self.brain_at(site, &settings), settings, fix))
     }
 
     /// The brain at `site`, with its settings and this run's time.
-    fn brain_at(&self, site: crate::store::Site, settings: &Settings) -> Brain {
+    fn brain_at(&self, site: bsi_core::store::Site, settings: &Settings) -> Brain {
         let mut brain = Brain::new(site, settings);
         brain.now = self.now;
         brain.notes = self.notes.clone();
@@ -445,7 +445,7 @@ impl Ctx {
 
     /// Finds the brain from the current directory or `registry`, with this
     /// run's clock.
-    fn locate(&self, registry: Option<&std::path::Path>) -> Result<crate::store::Site> {
+    fn locate(&self, registry: Option<&std::path::Path>) -> Result<bsi_core::store::Site> {
         let mut site = Brain::locate(&self.cwd, registry)?;
         if self.clock == Clock::Pinned {
             site.git.pin_clock(
@@ -476,7 +476,7 @@ impl Ctx {
         let p = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            crate::git::Git::discover(&self.cwd)?.workdir()?.join(p)
+            bsi_core::git::Git::discover(&self.cwd)?.workdir()?.join(p)
         };
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
@@ -495,8 +495,8 @@ impl Ctx {
         &'a self,
         brain: &'a Brain,
         settings: &'a Settings,
-    ) -> crate::core::Site<'a> {
-        crate::core::Site {
+    ) -> bsi_core::api::Site<'a> {
+        bsi_core::api::Site {
             brain,
             settings,
             cwd: &self.cwd,
@@ -580,16 +580,17 @@ impl Ctx {
         let fallback = match &self.tool_agent {
             Some(tool) => tool.clone(),
             None => self.tool_of_env_session().unwrap_or_else(|| {
-                crate::settings::default_agent(self.user.as_deref(), self.host.as_deref())
+                bsi_core::settings::default_agent(self.user.as_deref(), self.host.as_deref())
             }),
         };
-        let name = crate::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
+        let name =
+            bsi_core::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
     }
 
     /// Whether the run's agent name was given (`--agent`, `BSI_AGENT`,
     /// `default_agent`) rather than defaulted: see
-    /// [`crate::claims::Actor::owns`].
+    /// [`bsi_core::claims::Actor::owns`].
     pub fn agent_named(&self, flag: Option<&AgentName>, config: &Config) -> bool {
         flag.is_some() || self.env_agent.is_some() || config.default_agent.is_some()
     }
@@ -669,8 +670,8 @@ impl Acting {
     }
 
     /// As the ownership rule reads it.
-    pub(crate) fn owner(&self) -> crate::claims::Actor<'_> {
-        crate::claims::Actor {
+    pub(crate) fn owner(&self) -> bsi_core::claims::Actor<'_> {
+        bsi_core::claims::Actor {
             session: self.session.as_ref().map(SessionId::as_str),
             agent: self.agent.as_str(),
             agent_named: self.named,
@@ -678,8 +679,8 @@ impl Acting {
     }
 
     /// The core's actor on `session`'s claims, under this agent name.
-    pub(crate) fn on(&self, session: String) -> crate::core::Actor {
-        crate::core::Actor {
+    pub(crate) fn on(&self, session: String) -> bsi_core::api::Actor {
+        bsi_core::api::Actor {
             agent: self.agent.to_string(),
             session,
             drawn: false,
@@ -709,7 +710,7 @@ impl<'c> WriteCommand<'c> {
     }
 
     /// Where the core serves this command's request.
-    pub(crate) fn site(&self) -> crate::core::Site<'_> {
+    pub(crate) fn site(&self) -> bsi_core::api::Site<'_> {
         self.ctx.site(&self.brain, &self.settings)
     }
 
@@ -752,7 +753,7 @@ pub(crate) fn no_registry_note(ctx: &Ctx) -> Option<String> {
 pub(crate) fn note_commit(
     ctx: &Ctx,
     out: &mut dyn Write,
-    commit: Option<crate::git::Oid>,
+    commit: Option<bsi_core::git::Oid>,
 ) -> Result<()> {
     if let (true, Some(c)) = (ctx.verbosity.is_verbose(), commit) {
         writeln!(out, "Commit: {c}").map_err(Error::output)?;
@@ -762,7 +763,10 @@ pub(crate) fn note_commit(
 
 /// A note that lands in a registry cell: one line, no control characters.
 pub fn check_note(s: &str) -> Result<()> {
-    Ok(crate::values::check_line(crate::values::Field::Note, s)?)
+    Ok(bsi_core::values::check_line(
+        bsi_core::values::Field::Note,
+        s,
+    )?)
 }
 
 /// Resolves an optional `--scope` flag.
@@ -779,9 +783,9 @@ pub(crate) fn resolve_lenient(brain: &Brain, ctx: &Ctx, raw: &str) -> Result<Sco
     }
 }
 
-/// Reads `--wait DUR`, held to its range ([`crate::values::Span::Wait`]).
+/// Reads `--wait DUR`, held to its range ([`bsi_core::values::Span::Wait`]).
 pub(super) fn parse_wait(raw: &str) -> Result<std::time::Duration> {
-    crate::values::Span::Wait.parse(raw).map_err(|e| {
+    bsi_core::values::Span::Wait.parse(raw).map_err(|e| {
         Error::Usage(if e.too_long {
             format!("--wait {}", e.reason())
         } else {
@@ -837,7 +841,7 @@ pub fn run(cli: Cli) -> Result<u8> {
 /// clone's guard was installed and has its own hooks folder without them,
 /// and says so on stderr; never fails the command.
 fn guard_later_work_tree(ctx: &Ctx) {
-    let Ok(git) = crate::git::Git::discover(&ctx.cwd) else {
+    let Ok(git) = bsi_core::git::Git::discover(&ctx.cwd) else {
         return;
     };
     let exe = std::env::current_exe().ok();

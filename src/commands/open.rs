@@ -5,20 +5,20 @@ use std::io::Write;
 use chrono::Duration;
 
 use super::{Ctx, Ending, Form, WriteCommand, check_note};
-use crate::claims::open::{Outcome, Owned, Place};
-use crate::claims::queue;
-use crate::claims::scopes_summary;
 use crate::cli::OpenArgs;
-use crate::core;
-use crate::error::{Error, Result, exit};
-use crate::git::Oid;
-use crate::guard::ways::{self, Standing};
 use crate::output::{self, ClaimJson};
-use crate::resolve;
-use crate::scope::Scope;
-use crate::values::{AgentName, Ttl};
-use crate::words::open_command;
-use crate::words::{assignment, command_line};
+use bsi_core::api;
+use bsi_core::claims::open::{Outcome, Owned, Place};
+use bsi_core::claims::queue;
+use bsi_core::claims::scopes_summary;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::guard::ways::{self, Standing};
+use bsi_core::resolve;
+use bsi_core::scope::Scope;
+use bsi_core::values::{AgentName, Ttl};
+use bsi_core::words::open_command;
+use bsi_core::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -32,7 +32,7 @@ pub(crate) struct Request {
     pub(crate) queue: bool,
 }
 
-pub(crate) use crate::session::new_session_id;
+pub(crate) use bsi_core::session::new_session_id;
 
 /// Runs `bsi open`. (With `--shell`, the caller prints `(exit N)` when it
 /// does not exit 0.)
@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
     };
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
-    let scopes = core::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;
+    let scopes = api::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;
     let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
@@ -59,10 +59,10 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             actor.agent = recorded;
         }
     }
-    let opening = core::open::open(
+    let opening = api::open::open(
         &w.site(),
         &actor,
-        &core::open::Request {
+        &api::open::Request {
             scopes: &scopes,
             ttl: w.settings.ttl(req.ttl),
             note: &note,
@@ -70,7 +70,7 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             queue: req.queue,
         },
         &mut Announcer(ctx),
-        &core::Stop::new(),
+        &api::Stop::new(),
     )?;
     let session = opening.session;
     let generated = actor.drawn;
@@ -125,14 +125,14 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
 
 /// Who opens, as `agent`: the session asked for (`--session` or
 /// `BSI_SESSION`), else a new one drawn here.
-fn actor_of(ctx: &Ctx, agent: String) -> Result<core::Actor> {
+fn actor_of(ctx: &Ctx, agent: String) -> Result<api::Actor> {
     Ok(match ctx.env_session()? {
-        Some(s) => core::Actor {
+        Some(s) => api::Actor {
             session: s.into_string(),
             agent,
             drawn: false,
         },
-        None => core::Actor {
+        None => api::Actor {
             session: new_session_id(ctx.now, ctx.random_seed),
             agent,
             drawn: true,
@@ -219,7 +219,7 @@ fn session_agent(w: &WriteCommand<'_>, session: &str) -> Option<String> {
     if let Some((c, _)) = reg.all_claims().find(|(c, _)| c.session == session) {
         return Some(c.agent.clone()).filter(|a| !a.is_empty());
     }
-    crate::claims::close::ended(reg, session, None)
+    bsi_core::claims::close::ended(reg, session, None)
         .pop()
         .map(|e| e.agent)
         .filter(|a| !a.is_empty())
@@ -371,7 +371,7 @@ fn ahead_words(ahead: &[queue::Request]) -> String {
 /// ([`Ctx::progress`]).
 struct Announcer<'c>(&'c Ctx);
 
-impl core::open::Watch for Announcer<'_> {
+impl api::open::Watch for Announcer<'_> {
     fn waiting(&mut self, blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration) {
         let mut progress = self.0.progress();
         announce(&mut progress, blockers, place, wait);
@@ -419,7 +419,7 @@ fn announce(
             holders.push(line);
         }
     }
-    let wait = crate::wait::describe(wait);
+    let wait = bsi_core::wait::describe(wait);
     match place {
         Some(p) if p.queued => {
             let holders = if holders.is_empty() {

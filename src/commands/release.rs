@@ -5,15 +5,15 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
-use crate::claims::release::How;
 use crate::cli::ReleaseArgs;
-use crate::core;
-use crate::error::{Error, Result, exit};
-use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::registry::{Claim, Status};
-use crate::scope::Scope;
-use crate::values::SessionId;
+use bsi_core::api;
+use bsi_core::claims::release::How;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::registry::{Claim, Status};
+use bsi_core::scope::Scope;
+use bsi_core::values::SessionId;
 
 #[derive(Serialize)]
 struct Released {
@@ -41,7 +41,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
         confirm: args.confirm,
         force: args.force,
     };
-    let applied = core::release::release(&w.site(), (session, &rule), scope.as_ref(), how, &by)?;
+    let applied = api::release::release(&w.site(), (session, &rule), scope.as_ref(), how, &by)?;
     w.report(applied, |targets, commit| {
         report(ctx, session, scope.as_ref(), how, targets, commit, json)
     })
@@ -70,7 +70,7 @@ fn report(
         if force {
             words.push("--force");
         }
-        let again = crate::words::command_line(words);
+        let again = bsi_core::words::command_line(words);
         if json {
             output::print_json(&Released {
                 session: session.to_string(),

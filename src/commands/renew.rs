@@ -3,15 +3,15 @@
 use std::io::Write;
 
 use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
-use crate::claims::renew::{Renewing, Why};
 use crate::cli::RenewArgs;
-use crate::core;
-use crate::error::{Error, Result, exit};
-use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::ttl;
-use crate::values::Ttl;
-use crate::words::command_line;
+use bsi_core::api;
+use bsi_core::claims::renew::{Renewing, Why};
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::ttl;
+use bsi_core::values::Ttl;
+use bsi_core::words::command_line;
 use chrono::Duration;
 
 pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
@@ -37,7 +37,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
     let acting = Acting::of(ctx, agent, &w.settings.config)?;
     let actor = acting.on(session);
     let ttl = w.settings.ttl(ttl_arg);
-    let applied = core::renew::renew(
+    let applied = api::renew::renew(
         &w.site(),
         &actor,
         &acting.owner(),

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::Ctx;
-use crate::claims::commit_message_by;
-use crate::error::{Error, Result, exit};
-use crate::publish::{self, Landed};
-use crate::registry::ParseError;
-use crate::store::{BRANCH_FILE, Brain, ROOT_FILE};
+use bsi_core::claims::commit_message_by;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::publish::{self, Landed};
+use bsi_core::registry::ParseError;
+use bsi_core::store::{BRANCH_FILE, Brain, ROOT_FILE};
 
 pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     // A brain root recorded badly is mended here, in the same commit.
@@ -24,7 +24,7 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     // left to put back.
     let root_fix = root_fix.filter(|fix| {
         let at = brain.git.file_at(read.tip, ROOT_FILE).ok().flatten();
-        let at = at.map(|b| crate::store::parse_root(&String::from_utf8_lossy(&b)));
+        let at = at.map(|b| bsi_core::store::parse_root(&String::from_utf8_lossy(&b)));
         let done = match &at {
             None => fix.is_none(),
             Some(Ok(r)) => *r == fix.clone().unwrap_or_default(),
@@ -36,13 +36,13 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
         Some(path) => (read_text(path)?, path.to_path_buf()),
         None => edit(ctx, &brain, &read.text)?,
     };
-    let registry = crate::registry::parse(edited).map_err(|source| {
+    let registry = bsi_core::registry::parse(edited).map_err(|source| {
         if from.is_none() {
             let _ = writeln!(
                 ctx.err(),
                 "note: your edit is kept in {}: fix it there, then `{}`",
                 file.display(),
-                crate::words::command_line(["bsi", "repair", "--from", &file.to_string_lossy()])
+                bsi_core::words::command_line(["bsi", "repair", "--from", &file.to_string_lossy()])
             );
         }
         Error::Registry {

@@ -8,19 +8,19 @@ use super::views::{
     next_steps, print_drift, print_sync, state, sync_state,
 };
 use crate::cli::StatusArgs;
-use crate::core;
-use crate::error::{Result, exit};
 use crate::output::{self, Paint};
-use crate::registry::{Claim, Registry};
-use crate::resolve;
-use crate::store::Brain;
 use crate::tree;
+use bsi_core::api;
+use bsi_core::error::{Result, exit};
+use bsi_core::registry::{Claim, Registry};
+use bsi_core::resolve;
+use bsi_core::store::Brain;
 
 pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let (tree, offline) = (args.tree, args.offline);
     let json = ctx.json();
     let (brain, settings) = ctx.open()?;
-    let seen = core::views::status(&ctx.site(&brain, &settings), offline)?;
+    let seen = api::views::status(&ctx.site(&brain, &settings), offline)?;
     let sync = sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     let reg = &seen.view.registry;
     let sections = brain.sections();
@@ -53,11 +53,15 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
         writeln!(
             out,
             "{}",
-            output::paint(ctx.screen.colour, Paint::Red, &output::collision_line(a, b))
+            output::paint(
+                ctx.screen.colour,
+                Paint::Red,
+                &bsi_core::words::collision_line(a, b)
+            )
         )
         .map_err(crate::Error::output)?;
     }
-    for line in crate::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+    for line in bsi_core::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
         writeln!(out, "{line}").map_err(crate::Error::output)?;
     }
     print_drift(&mut out, &seen.drift, seen.drift_unread.as_deref())?;
@@ -66,7 +70,8 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
         write!(out, "{}", view.next).map_err(crate::Error::output)?;
     }
     if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-        write!(out, "{}", output::collision_next(&collisions)).map_err(crate::Error::output)?;
+        write!(out, "{}", bsi_core::words::collision_next(&collisions))
+            .map_err(crate::Error::output)?;
     }
     if let Some(s) = &sync {
         print_sync(&mut out, s)?;
@@ -101,8 +106,8 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
 /// The queue of `bsi open --wait`, a line per waiter: its place, what it
 /// waits for and who is ahead of it. Nothing when nobody waits.
 fn queue_lines(
-    waiting: &[crate::claims::queue::Request],
-    sections: &dyn crate::scope::Sections,
+    waiting: &[bsi_core::claims::queue::Request],
+    sections: &dyn bsi_core::scope::Sections,
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> String {
     if waiting.is_empty() {
@@ -121,7 +126,7 @@ fn queue_lines(
                 a.scopes.iter().any(|x| {
                     r.scopes
                         .iter()
-                        .any(|y| crate::scope::overlaps(x, y, sections))
+                        .any(|y| bsi_core::scope::overlaps(x, y, sections))
                 })
             })
             .map(|a| a.session.as_str())
@@ -135,7 +140,7 @@ fn queue_lines(
             "  {}. {}{agent} waits for {} since {}, {behind}\n",
             i + 1,
             r.session,
-            crate::claims::scopes_summary(&r.scopes),
+            bsi_core::claims::scopes_summary(&r.scopes),
             r.since.with_timezone(now.offset()).format("%H:%M:%S"),
         ));
         if let Some(d) = r.clock_ahead {
@@ -148,7 +153,7 @@ fn queue_lines(
             let by = if d.num_seconds() < 90 {
                 format!("{}s", d.num_seconds())
             } else {
-                crate::ttl::format_duration(d + chrono::Duration::seconds(30))
+                bsi_core::ttl::format_duration(d + chrono::Duration::seconds(30))
             };
             s.push_str(&format!(
                 "     the clock of {whose} is ahead by ~{by}: its place is counted as lapsing at {}\n",

@@ -7,10 +7,10 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::conflict;
-use crate::error::{Error, Result, exit};
 use crate::output::{self, ClaimJson};
-use crate::publish::{self, Landed, Plan};
+use bsi_core::conflict;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::publish::{self, Landed, Plan};
 
 #[derive(Serialize)]
 struct Synced {
@@ -19,7 +19,7 @@ struct Synced {
     pushed: bool,
     collisions: Vec<[ClaimJson; 2]>,
     /// Endings recorded offline not kept: the claim had ended elsewhere first.
-    superseded: Vec<crate::registry::merge::Superseded>,
+    superseded: Vec<bsi_core::registry::merge::Superseded>,
 }
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
@@ -29,7 +29,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
         Ok(Plan::Write {
             text: reg.text().to_string(),
-            message: crate::claims::commit_message(
+            message: bsi_core::claims::commit_message(
                 "sync",
                 &[],
                 &format!("with {}", remote.label()),
@@ -76,10 +76,11 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         )
         .map_err(Error::output)?;
         for (a, b) in &collisions {
-            writeln!(out, "{}", output::collision_line(a, b)).map_err(Error::output)?;
+            writeln!(out, "{}", bsi_core::words::collision_line(a, b)).map_err(Error::output)?;
         }
         if !collisions.is_empty() {
-            write!(out, "{}", output::collision_next(&collisions)).map_err(Error::output)?;
+            write!(out, "{}", bsi_core::words::collision_next(&collisions))
+                .map_err(Error::output)?;
         }
     }
     Ok(if collisions.is_empty() {

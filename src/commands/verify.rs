@@ -5,13 +5,13 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::audit::{self, VerifyOutcome, describe};
-use crate::changes::Side;
 use crate::cli::VerifyArgs;
-use crate::error::{Error, Result, exit};
-use crate::git::Oid;
-use crate::guard::Region;
 use crate::output;
+use bsi_core::audit::{self, VerifyOutcome, describe};
+use bsi_core::changes::Side;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::guard::Region;
 
 #[derive(Serialize)]
 struct OverflowJson {

@@ -8,12 +8,12 @@ use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 
 use super::Ctx;
-use crate::error::Result;
 use crate::output::{self, Paint};
-use crate::publish::Freshness;
-use crate::registry::Claim;
-use crate::store::Brain;
-use crate::ttl;
+use bsi_core::error::Result;
+use bsi_core::publish::Freshness;
+use bsi_core::registry::Claim;
+use bsi_core::store::Brain;
+use bsi_core::ttl;
 
 #[derive(Serialize)]
 pub(crate) struct SyncJson {
@@ -56,7 +56,7 @@ impl StatusJson {
     pub(crate) fn new(
         ctx: &Ctx,
         brain: &Brain,
-        seen: &crate::core::views::Status,
+        seen: &bsi_core::api::views::Status,
         sync: Option<SyncJson>,
     ) -> StatusJson {
         let reg = &seen.view.registry;
@@ -102,7 +102,7 @@ pub(crate) struct DriftJson {
 }
 
 impl DriftJson {
-    pub(crate) fn list(drift: &[crate::drift::Drift]) -> Vec<DriftJson> {
+    pub(crate) fn list(drift: &[bsi_core::drift::Drift]) -> Vec<DriftJson> {
         drift
             .iter()
             .map(|d| DriftJson {
@@ -115,8 +115,8 @@ impl DriftJson {
                 start: d.region.as_ref().map(|r| r.start),
                 end: d.region.as_ref().map(|r| r.end),
                 version: d.region.as_ref().map(|r| match r.side {
-                    crate::changes::Side::Old => "old",
-                    crate::changes::Side::New => "new",
+                    bsi_core::changes::Side::Old => "old",
+                    bsi_core::changes::Side::New => "new",
                 }),
                 heading: d.region.as_ref().and_then(|r| r.heading.clone()),
             })
@@ -128,11 +128,11 @@ impl DriftJson {
 /// could not.
 pub(crate) fn print_drift(
     out: &mut dyn Write,
-    drift: &[crate::drift::Drift],
+    drift: &[bsi_core::drift::Drift],
     unread: Option<&str>,
 ) -> Result<()> {
     for d in drift {
-        writeln!(out, "{}", crate::audit::drift_line(d)).map_err(crate::Error::output)?;
+        writeln!(out, "{}", bsi_core::audit::drift_line(d)).map_err(crate::Error::output)?;
     }
     if let Some(why) = unread {
         let _ = writeln!(
@@ -164,7 +164,10 @@ pub(crate) struct EndedByOtherJson {
 
 impl WhoAmIJson {
     /// The document of what `whoami` saw.
-    pub(crate) fn new(seen: &crate::core::views::WhoAmI, now: DateTime<FixedOffset>) -> WhoAmIJson {
+    pub(crate) fn new(
+        seen: &bsi_core::api::views::WhoAmI,
+        now: DateTime<FixedOffset>,
+    ) -> WhoAmIJson {
         WhoAmIJson {
             session: seen.session.clone(),
             agent: seen.agent.clone(),
@@ -187,8 +190,8 @@ impl WhoAmIJson {
 pub(crate) fn sync_state(
     ctx: &Ctx,
     brain: &Brain,
-    settings: &crate::settings::Settings,
-    view: &crate::store::View,
+    settings: &bsi_core::settings::Settings,
+    view: &bsi_core::store::View,
     fresh: &Freshness,
 ) -> Option<SyncJson> {
     let remote = settings.remote().ok().flatten()?;
@@ -247,7 +250,7 @@ pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
         if let Some(hint) = s
             .unreachable
             .as_deref()
-            .and_then(crate::error::address_hint)
+            .and_then(bsi_core::error::address_hint)
         {
             writeln!(out, "{hint}").map_err(crate::Error::output)?;
         }
@@ -452,7 +455,7 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
         [] => {}
         [one] => s.push_str(&format!(
             "Next: stale claims still block. A person checks that the session is gone,\n      then runs `{}`.\n",
-            crate::words::command_line(["bsi", "release", one, "--confirm"])
+            bsi_core::words::command_line(["bsi", "release", one, "--confirm"])
         )),
         _ => s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n"),
     }

@@ -15,12 +15,11 @@ use chrono::{DateTime, FixedOffset};
 use super::Ctx;
 use super::views::{counts, table};
 use crate::cli::StatusArgs;
-use crate::conflict;
-use crate::error::{Error, Result, exit};
 use crate::output::{self, Paint};
-use crate::platform;
-use crate::publish::{self, Freshness};
-use crate::registry::Registry;
+use bsi_core::conflict;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::publish::{self, Freshness};
+use bsi_core::registry::Registry;
 
 /// How often the remote is asked.
 const FETCH_EVERY: Duration = Duration::from_secs(3);
@@ -36,8 +35,8 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let offline = args.offline;
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;
-    let _keys_mode = platform::KeysMode::enter();
-    let keys = platform::keys();
+    let _keys_mode = crate::terminal::KeysMode::enter();
+    let keys = crate::terminal::keys();
     let start = Instant::now();
     let now = || {
         ctx.now
@@ -54,10 +53,10 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let mut keys_open = true;
     // The terminal's size, looked at every tick: a resize (SIGWINCH) is
     // redrawn at the new width within a tick, with no signal handler.
-    let mut terminal = platform::terminal_width();
+    let mut terminal = crate::terminal::terminal_width();
     let mut width = ctx.screen.width;
     loop {
-        let resized = platform::terminal_width();
+        let resized = crate::terminal::terminal_width();
         let redraw = resized != terminal;
         if let Some(w) = resized.filter(|_| redraw) {
             width = w;
@@ -155,12 +154,12 @@ fn describe_changes(before: &BTreeSet<Key>, after: &BTreeSet<Key>) -> Vec<String
 fn frame(
     ctx: &Ctx,
     reg: &Registry,
-    brain: &crate::store::Brain,
+    brain: &bsi_core::store::Brain,
     fresh: &Freshness,
     fetched: Option<DateTime<FixedOffset>>,
     changes: &[String],
     changed_at: Option<DateTime<FixedOffset>>,
-    remote: Option<&crate::git_cli::Remote>,
+    remote: Option<&bsi_core::git_cli::Remote>,
 ) -> String {
     let colour = ctx.screen.colour;
     let now = ctx.now;
@@ -207,7 +206,7 @@ fn frame(
         s.push_str(&output::paint(
             colour,
             Paint::Red,
-            &output::collision_line(a, b),
+            &bsi_core::words::collision_line(a, b),
         ));
         s.push('\n');
     }

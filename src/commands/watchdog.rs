@@ -6,15 +6,15 @@ use serde::Serialize;
 
 use super::views as status;
 use super::{Ctx, Ending, WriteCommand};
-use crate::audit;
-use crate::claims::watchdog::Seen;
-use crate::core;
-use crate::drift::Drift;
-use crate::error::{Result, exit};
-use crate::git::Oid;
 use crate::output::{self, ClaimJson};
-use crate::registry::Claim;
-use crate::store::Brain;
+use bsi_core::api;
+use bsi_core::audit;
+use bsi_core::claims::watchdog::Seen;
+use bsi_core::drift::Drift;
+use bsi_core::error::{Result, exit};
+use bsi_core::git::Oid;
+use bsi_core::registry::Claim;
+use bsi_core::store::Brain;
 
 #[derive(Serialize)]
 struct Report {
@@ -33,11 +33,11 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let by = ctx.agent(None, &w.settings.config)?;
-    let core::watchdog::Watched {
+    let api::watchdog::Watched {
         applied,
         collisions,
         drift,
-    } = core::watchdog::watchdog(&w.site(), &by)?;
+    } = api::watchdog::watchdog(&w.site(), &by)?;
     w.report(applied, |seen, commit| {
         report(ctx, &w.brain, (seen, collisions, drift), commit, json)
     })
@@ -81,7 +81,7 @@ fn report(
                 "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
-                crate::ttl::claim_time(c.opened, c.expires, ctx.now)
+                bsi_core::ttl::claim_time(c.opened, c.expires, ctx.now)
             )
             .map_err(crate::Error::output)?;
         }
@@ -91,7 +91,8 @@ fn report(
                 .map_err(crate::Error::output)?;
         }
         for (a, b) in &collisions {
-            writeln!(out, "{}", output::collision_line(a, b)).map_err(crate::Error::output)?;
+            writeln!(out, "{}", bsi_core::words::collision_line(a, b))
+                .map_err(crate::Error::output)?;
         }
         for line in audit::missing_lines(brain, sections_held.iter()) {
             writeln!(out, "{line}").map_err(crate::Error::output)?;
@@ -110,7 +111,8 @@ fn report(
         }
         if !collisions.is_empty() {
             let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
-            write!(out, "{}", output::collision_next(&pairs)).map_err(crate::Error::output)?;
+            write!(out, "{}", bsi_core::words::collision_next(&pairs))
+                .map_err(crate::Error::output)?;
         }
     }
     Ok(Ending::Landed(if stale > 0 {

@@ -6,10 +6,10 @@ use std::io::Write;
 use super::Ctx;
 use super::views as status;
 use crate::cli::WhoamiArgs;
-use crate::core;
-use crate::error::{Error, Result, exit};
 use crate::output;
-use crate::words::command_line;
+use bsi_core::api;
+use bsi_core::error::{Error, Result, exit};
+use bsi_core::words::command_line;
 
 pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
     let offline = args.offline;
@@ -18,18 +18,18 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
         return Err(Error::NoCurrentSession);
     };
     let (brain, settings) = ctx.open()?;
-    let actor = core::Actor {
+    let actor = api::Actor {
         session: session.into_string(),
         agent: ctx.agent(None, &settings.config)?.into_string(),
         drawn: false,
     };
-    let seen = core::views::whoami(&ctx.site(&brain, &settings), &actor, offline)?;
+    let seen = api::views::whoami(&ctx.site(&brain, &settings), &actor, offline)?;
     let sync = status::sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     if json {
         output::print_json(&status::WhoAmIJson::new(&seen, ctx.now))?;
         return Ok(exit::OK);
     }
-    let core::views::WhoAmI {
+    let api::views::WhoAmI {
         session,
         agent,
         by_default,
@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
         write!(out, "{}", status::render_claims(&active, &stale, ctx)).map_err(Error::output)?;
         let overdue = active
             .iter()
-            .any(|c| crate::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
+            .any(|c| bsi_core::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
         if ctx.verbosity.is_quiet() {
             // The claims only.
         } else if overdue {

@@ -316,7 +316,7 @@ fn install_twice_changes_nothing_and_uninstall_leaves_what_was_there() {
         "{script}"
     );
     let exe = bin().to_string_lossy().into_owned();
-    let word = bsi::words::shell_word(&exe);
+    let word = bsi_core::words::shell_word(&exe);
     assert!(script.contains(&format!("\nbsi={word}\n")), "{script}");
     assert!(!hooks_dir(&b).join("pre-commit").exists());
 

@@ -793,7 +793,7 @@ fn doctor_says_what_is_off_and_how_to_mend_it() {
 
     // bsi's script calls a binary that is gone, and no bsi is on PATH.
     let text = fs::read_to_string(&hook).expect("hook");
-    let word = bsi::words::shell_word(&bin().to_string_lossy()).into_owned();
+    let word = bsi_core::words::shell_word(&bin().to_string_lossy()).into_owned();
     fs::write(&hook, text.replace(&word, "/nowhere/bsi")).expect("write");
     // (doctor runs no program: an empty PATH is enough for it.)
     b.bsi_env(&["doctor"], &[("PATH", "/nonexistent")])

@@ -17,7 +17,7 @@ use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ErrorData, ServerJsonRpcMessa
 use rmcp::service::ServerInitializeError;
 use rmcp::transport::Transport;
 
-use crate::error::exit;
+use bsi_core::error::exit;
 
 /// What the server heard and said on a transport.
 #[derive(Default)]

@@ -44,7 +44,7 @@ use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::requests::{Requests, Standing};
 use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
-use crate::{conflict, output};
+use crate::{conflict, words};
 
 pub use crate::claims::Plan;
 
@@ -2307,7 +2307,7 @@ impl Landing {
         }
         if !self.collisions.is_empty() {
             lines.push(
-                output::published_collisions(self.published.len(), &self.collisions)
+                words::published_collisions(self.published.len(), &self.collisions)
                     .trim_end()
                     .to_string(),
             );

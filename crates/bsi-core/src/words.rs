@@ -8,6 +8,7 @@
 //! program. Anything else goes in POSIX single quotes, inside which no
 //! character is special, with each `'` written `'\''`.
 
+use crate::registry::Claim;
 use std::borrow::Cow;
 
 /// Whether `c` means nothing to sh, bash or zsh anywhere in a word. `=` is
@@ -75,6 +76,48 @@ pub fn open_command<'a>(
             .into_iter()
             .chain(scopes.iter().map(String::as_str))
             .chain(more.iter().copied()),
+    )
+}
+
+/// One overlapping pair, for people.
+pub fn collision_line(a: &Claim, b: &Claim) -> String {
+    format!(
+        "COLLISION: {} {} overlaps {} {}",
+        a.session, a.scope, b.session, b.scope
+    )
+}
+
+/// What a write that published changes recorded offline says when claims
+/// now collide: the collisions and what to do, one text for the CLI's
+/// stderr and for an agent hook's answer.
+pub fn published_collisions(published: usize, collisions: &[(Claim, Claim)]) -> String {
+    let mut text = format!(
+        "warning: this also published {published} change(s) recorded offline, and claims now collide:\n"
+    );
+    for (a, b) in collisions {
+        text.push_str(&format!("  {}\n", collision_line(a, b)));
+    }
+    let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
+    text.push_str(&collision_next(&pairs));
+    text
+}
+
+/// What to do about collisions, the same words wherever they are found
+/// (status, watchdog, sync, a write that published them): name the two
+/// commands when there is one collision.
+pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
+    let close = |c: &Claim| {
+        format!(
+            "`{}`",
+            command_line(["bsi", "close", &c.session, "--scope", &c.scope.to_string()])
+        )
+    };
+    let ways = match pairs {
+        [(a, b)] => format!("{} or {}", close(a), close(b)),
+        _ => "`bsi close SESSION --scope SCOPE` for one side of each collision".to_string(),
+    };
+    format!(
+        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs\n      {ways};\n      a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
     )
 }
 

@@ -5,7 +5,7 @@
 
 use crate::changes::Kind;
 use crate::config::HookMode;
-use crate::output;
+
 use crate::registry::Claim;
 use crate::scope::Scope;
 use crate::words::{command_line, open_command};
@@ -147,7 +147,7 @@ fn claimed_line(
         claim.session,
         claim.scope,
         if stale { "expired" } else { "expires" },
-        output::local_zone_ts(claim.expires),
+        crate::ttl::local_zone_ts(claim.expires),
     )
 }
 
