@@ -1,57 +1,35 @@
 //! bsi, the Brain Session Index: claims on the parts of a git-tracked markdown
 //! repository (a "brain"), so parallel work sessions do not collide.
 //!
+//! This crate holds the doors: the command line, git's hooks, the agent
+//! tools' hooks, the MCP server, and what renders their answers. Every rule
+//! lives in the `bsi_core` crate, which they call in process.
+//!
 //! # The rooms, and what each may call
 //!
-//! Each room's last column is every other room its code names: no more, no
-//! less (`tests/it/house.rs` reads the `crate::` paths of each room's files
-//! and checks this table against them). Every room may name [`error`]'s
-//! types; the column lists the rest.
+//! Each room's last column is every other room its code names, of this
+//! crate (`crate::`) or of the core (`bsi_core::`): no more, no less
+//! (`tests/it/house.rs` reads the paths of each room's files and checks
+//! this table against them). Every room may name the core's `error` types;
+//! the column lists the rest.
 //!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
-//! | `main.rs`, [`run`] | the entry: the agent events' fast path, clap, the error edge | — | [`commands`] |
-//! | [`cli`] | clap definitions only | yes | [`values`] |
+//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`output`], [`terminal`], `ttl`, `values` |
+//! | [`cli`] | clap definitions only | yes | `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
-//! | [`values`] | session ids, agent names, TTLs as typed values | yes | [`ttl`] |
-//! | [`scope`] | the spec's rules: scopes and their overlap | yes | — |
-//! | [`ttl`] | expiry, times and durations | yes | — |
-//! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
-//! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`core`] | what every door asks, in process: who acts ([`core::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`core::Stop`]), close, renew, release, the watchdog and the reads of `status` and `whoami`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`ttl`], [`values`], [`wait`] |
-//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
-//! | [`drift`] | a claimed part changed on the content branch by a commit that is not its holder's | yes | [`guard`], [`registry`] |
-//! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`output`], [`registry`], [`scope`], [`words`] |
-//! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
-//! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | [`scope`] |
-//! | [`trailer`] | commit trailers | yes | — |
-//! | [`tree`] | the tree view | yes | [`output`], [`scope`] |
-//! | [`output`] | human and JSON shapes | yes | [`registry`], [`scope`], [`ttl`], [`words`] |
-//! | [`session`] | new session ids | yes | — |
-//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`output`], [`registry`], [`settings`], [`store`] |
-//! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
-//! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
-//! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
-//! | [`git`] | the only user of git2; a remote that is a repository on this disk read in process ([`git::local_remote`]) | IO | [`git_cli`] |
-//! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |
-//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | [`words`] |
-//! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | [`git`], [`githooks`], [`words`] |
-//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | [`git`] |
-//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | [`cli`], [`git`], [`platform`], [`values`], [`words`] |
-//! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
-//! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
-//! | [`platform`] | the process table (every system's), the terminal | IO | — |
-//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`scope`] |
-//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |
+//! | [`tree`] | the tree view | yes | [`output`], `scope` |
+//! | [`output`] | human and JSON shapes | IO: `print_json` writes to stdout | `registry`, `scope`, `ttl` |
+//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
+//! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
+//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
+//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | [`cli`], `git`, `platform`, `values`, `words` |
+//! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |
 //!
-//! A plan never does IO: what it needs is in its snapshot, so a retried plan
-//! is cheap and decides the same. Nothing outside [`git`] names a git2
-//! type; nothing outside [`git_cli`] spawns git. The rooms import each
-//! other without a circle, no command file calls another, nothing outside
-//! [`commands`] reaches into a command file, the environment is read in
-//! `commands::Ctx` (and the few places `tests/it/house.rs` names, with
-//! why), and only [`words`] quotes shell words: that test checks them all.
+//! No command file calls another, nothing outside [`commands`] reaches into
+//! a command file, and the environment is read in `commands::Ctx` (and the
+//! few places `tests/it/house.rs` names, with why): that test checks them
+//! all.
 
 pub mod agents;
 pub mod cli;

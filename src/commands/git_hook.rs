@@ -45,8 +45,7 @@ fn install_report(out: &mut dyn Write, r: &hook_managers::Report) -> Result<()> 
 }
 
 fn install(ctx: &Ctx) -> Result<u8> {
-    let exe = std::env::current_exe().ok();
-    let program = exe.as_deref().and_then(Path::to_str);
+    let program = ctx.exe.as_deref().and_then(Path::to_str);
     let mut out = ctx.out();
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
@@ -60,7 +59,7 @@ fn install(ctx: &Ctx) -> Result<u8> {
     // The registry's merge driver, so `git pull` merges claims by rows.
     if let Ok((brain, settings)) = ctx.open() {
         fetch_registry(&brain, &settings, &mut out)?;
-        match brain.register_merge_driver() {
+        match brain.register_merge_driver(program) {
             Ok(true) => {
                 writeln!(out, "merge driver: registered for {}", brain.copy_path)
                     .map_err(Error::output)?;
@@ -713,8 +712,7 @@ fn post_checkout(ctx: &Ctx, previous: &str) -> Result<u8> {
     if previous.is_empty() || previous.bytes().any(|b| b != b'0') {
         return Ok(exit::OK);
     }
-    let exe = std::env::current_exe().ok();
-    let program = exe.as_deref().and_then(Path::to_str);
+    let program = ctx.exe.as_deref().and_then(Path::to_str);
     let done = Git::discover(&ctx.cwd)
         .and_then(|git| hook_managers::guard_later_work_tree(&git, githooks::HOOKS, program));
     if let Err(e) = done {

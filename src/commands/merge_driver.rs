@@ -65,7 +65,7 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
                 err,
                 "bsi: the registry cannot be merged by rows ({why}); falling back to git's line merge"
             );
-            if git_cli::merge_file(ours, base, theirs)? {
+            if git_cli::merge_file(&ctx.cwd, ours, base, theirs)? {
                 Ok(exit::OK)
             } else {
                 Ok(exit::ERROR)

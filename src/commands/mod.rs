@@ -113,6 +113,9 @@ impl Screen {
 pub struct Ctx {
     /// The current directory.
     pub cwd: PathBuf,
+    /// This program's path (`None` when the system does not say): what
+    /// bsi writes into the hooks and the merge driver it installs.
+    pub exe: Option<PathBuf>,
     /// The time of this run, in the local zone.
     pub now: DateTime<FixedOffset>,
     /// Where [`Ctx::now`] came from.
@@ -173,6 +176,7 @@ impl Ctx {
     pub fn at(cwd: &std::path::Path, now: DateTime<FixedOffset>) -> Ctx {
         Ctx {
             cwd: cwd.to_path_buf(),
+            exe: None,
             now,
             clock: Clock::Pinned,
             registry: None,
@@ -249,6 +253,7 @@ impl Ctx {
         );
         Ok(Ctx {
             cwd,
+            exe: std::env::current_exe().ok(),
             now,
             registry,
             env_session: var("BSI_SESSION"),
@@ -844,8 +849,7 @@ fn guard_later_work_tree(ctx: &Ctx) {
     let Ok(git) = bsi_core::git::Git::discover(&ctx.cwd) else {
         return;
     };
-    let exe = std::env::current_exe().ok();
-    let program = exe.as_deref().and_then(std::path::Path::to_str);
+    let program = ctx.exe.as_deref().and_then(std::path::Path::to_str);
     let mut err = std::io::stderr().lock();
     match crate::hook_managers::guard_later_work_tree(&git, crate::githooks::HOOKS, program) {
         Ok(None) => {}

@@ -1,8 +1,10 @@
-//! The shape of the code, kept by tests: the rooms of `src/` import each
-//! other without a circle and as the room table of `src/lib.rs` says, a
-//! command file never calls another command file, nothing outside
-//! `commands/` reaches into a command file, the environment is read in
-//! `Ctx` (and the few places named here), and one room writes shell words.
+//! The shape of the code, kept by tests: the rooms of the two crates (the
+//! core, `crates/bsi-core/src/`, and the doors, `src/`) import each other
+//! without a circle and as the room tables of their `lib.rs` say, a command
+//! file never calls another command file, nothing outside `commands/`
+//! reaches into a command file, the environment, the current directory and
+//! this program's path are read in `Ctx` (and the few places named here),
+//! and one room writes shell words.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -29,38 +31,74 @@ fn code(path: &Path) -> String {
         .join("\n")
 }
 
+/// The doors' crate's sources.
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// The top-level room of a file: `claims` for `src/claims/open.rs`.
+/// The core crate's sources.
+fn core_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/bsi-core/src")
+}
+
+/// Every source file of both crates.
+fn all_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    sources(&src(), &mut files);
+    sources(&core_src(), &mut files);
+    files
+}
+
+/// The top-level room of a file: `claims` for
+/// `crates/bsi-core/src/claims/open.rs`; `run` for the doors' `lib.rs` and
+/// `main.rs`, `lib` for the core's.
 fn room(path: &Path) -> String {
-    let rel = path.strip_prefix(src()).expect("under src");
+    let (rel, doors) = match path.strip_prefix(src()) {
+        Ok(rel) => (rel, true),
+        Err(_) => (path.strip_prefix(core_src()).expect("under a src"), false),
+    };
     let first = rel.components().next().expect("a component");
-    first
+    let name = first
         .as_os_str()
         .to_string_lossy()
         .trim_end_matches(".rs")
-        .to_string()
+        .to_string();
+    if doors && (name == "lib" || name == "main") {
+        "run".to_string()
+    } else {
+        name
+    }
+}
+
+/// The rooms a file names: its `crate::` and `bsi_core::` paths, and for
+/// the doors' crate root (`run`), the rooms it names as its own modules.
+fn named_by(path: &Path) -> BTreeSet<String> {
+    let text = code(path);
+    let mut named = rooms_named(&text);
+    if room(path) == "run" {
+        for (room, _) in room_table() {
+            let bare = format!("{room}::");
+            let found = text.match_indices(&bare).any(|(i, _)| {
+                !text[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if found {
+                named.insert(room);
+            }
+        }
+    }
+    named
 }
 
 #[test]
 fn the_rooms_import_each_other_without_a_circle() {
-    let mut files = Vec::new();
-    sources(&src(), &mut files);
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
+    for f in &all_sources() {
         let from = room(f);
-        if from == "lib" || from == "main" {
+        if from == "lib" || from == "run" {
             continue;
         }
-        let text = code(f);
-        for (i, _) in text.match_indices("crate::") {
-            let to: String = text[i + 7..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !to.is_empty() && to != from {
+        for to in named_by(f) {
+            if to != from {
                 deps.entry(from.clone()).or_default().insert(to);
             }
         }
@@ -137,9 +175,7 @@ fn no_command_file_calls_another() {
 
 #[test]
 fn one_room_writes_shell_words() {
-    let mut files = Vec::new();
-    sources(&src(), &mut files);
-    for f in &files {
+    for f in &all_sources() {
         if f.ends_with("words.rs") {
             continue;
         }
@@ -155,8 +191,9 @@ fn one_room_writes_shell_words() {
 }
 
 /// The rooms named at the head of each path of `text` that starts with
-/// `crate::` — `crate::git::Git`, each of `crate::{git, store::Brain}` —
-/// with the crate root's re-exports (`crate::Error`) as their room.
+/// `crate::` or `bsi_core::` — `crate::git::Git`, each of
+/// `crate::{git, store::Brain}` — with the crate roots' re-exports
+/// (`crate::Error`) as their room.
 fn rooms_named(text: &str) -> BTreeSet<String> {
     let ident = |s: &str| -> String {
         s.trim_start()
@@ -165,8 +202,13 @@ fn rooms_named(text: &str) -> BTreeSet<String> {
             .collect()
     };
     let mut out = BTreeSet::new();
-    for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + 7..];
+    let paths = text
+        .match_indices("crate::")
+        .filter(|(i, _)| !text[..*i].ends_with("bsi_"))
+        .map(|(i, p)| i + p.len())
+        .chain(text.match_indices("bsi_core::").map(|(i, p)| i + p.len()));
+    for at in paths {
+        let rest = &text[at..];
         let names: Vec<String> = if let Some(group) = rest.strip_prefix('{') {
             // The top-level items of the group, up to its closing brace.
             let mut depth = 0;
@@ -198,10 +240,11 @@ fn rooms_named(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// The room table of `src/lib.rs`: each room and the rooms it may call,
-/// `None` for "every room".
+/// The room tables of both crates' `lib.rs`: each room and the rooms it
+/// may call, `None` for "every room".
 fn room_table() -> BTreeMap<String, Option<BTreeSet<String>>> {
-    let lib = fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
+    let lib = fs::read_to_string(src().join("lib.rs")).expect("lib.rs")
+        + &fs::read_to_string(core_src().join("lib.rs")).expect("the core's lib.rs");
     let names = |cell: &str| -> BTreeSet<String> {
         cell.split('`')
             .skip(1)
@@ -215,7 +258,7 @@ fn room_table() -> BTreeMap<String, Option<BTreeSet<String>>> {
             continue;
         };
         let cells: Vec<&str> = row.split(" | ").collect();
-        if cells.len() < 4 || cells[0].starts_with("room") || cells[0].contains("main.rs") {
+        if cells.len() < 4 || cells[0].starts_with("room") {
             continue;
         }
         let calls = cells[3].trim_end_matches(" |");
@@ -234,15 +277,13 @@ fn room_table() -> BTreeMap<String, Option<BTreeSet<String>>> {
 #[test]
 fn the_room_table_says_what_each_room_calls() {
     let table = room_table();
-    let mut files = Vec::new();
-    sources(&src(), &mut files);
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
+    for f in &all_sources() {
         let from = room(f);
-        if from == "lib" || from == "main" {
+        if from == "lib" {
             continue;
         }
-        let named = rooms_named(&code(f));
+        let named = named_by(f);
         let entry = calls.entry(from.clone()).or_default();
         entry.extend(named.into_iter().filter(|r| *r != from && r != "error"));
     }
@@ -264,11 +305,11 @@ fn the_room_table_says_what_each_room_calls() {
         }
     }
     for room in table.keys().filter(|r| !calls.contains_key(*r)) {
-        wrong.push(format!("{room}: in the table, not in src/"));
+        wrong.push(format!("{room}: in the table, not in the sources"));
     }
     assert!(
         wrong.is_empty(),
-        "the room table of src/lib.rs is not true:\n{}",
+        "the room tables of src/lib.rs and crates/bsi-core/src/lib.rs are not true:\n{}",
         wrong.join("\n")
     );
 }
@@ -288,42 +329,43 @@ fn the_room_table_is_read_as_written() {
             .is_empty()
     );
     let named = rooms_named(
-        "use crate::{git::{Git, Oid}, store::Brain, Error};\nlet x = crate::ttl::now();",
+        "use crate::{git::{Git, Oid}, store::Brain, Error};\nlet x = crate::ttl::now();\nuse bsi_core::{api, words::shell_word};",
     );
     assert_eq!(
         named.into_iter().collect::<Vec<_>>(),
-        ["error", "git", "store", "ttl"]
+        ["api", "error", "git", "store", "ttl", "words"]
     );
+    let run = table.get("run").cloned().flatten().expect("run's row");
+    assert!(run.contains("commands") && run.contains("cli"), "{run:?}");
 }
 
 /// The environment variables read outside `Ctx`, each with why it stays
-/// where it is: (file under `src/`, variable).
+/// where it is: (file, from the repository's root, variable).
 const READ_OUTSIDE_CTX: &[(&str, &str)] = &[
     // Test seams, beside the code they steer: a writer killed at a point,
     // a short wait for the writer lock, a process table to show bsi.
-    ("store/lock.rs", "BSI_FAULT_POINT"),
-    ("store/lock.rs", "BSI_LOCK_WAIT_MS"),
-    ("platform.rs", "BSI_PROC"),
+    ("crates/bsi-core/src/store/lock.rs", "BSI_FAULT_POINT"),
+    ("crates/bsi-core/src/store/lock.rs", "BSI_LOCK_WAIT_MS"),
+    ("crates/bsi-core/src/platform.rs", "BSI_PROC"),
     // Git's own variables, read where bsi does what git would do with
     // them for the git process whose hook it runs.
-    ("git.rs", "GIT_OBJECT_DIRECTORY"),
-    ("git.rs", "GIT_CONFIG_PARAMETERS"),
+    ("crates/bsi-core/src/git.rs", "GIT_OBJECT_DIRECTORY"),
+    ("crates/bsi-core/src/git.rs", "GIT_CONFIG_PARAMETERS"),
     // clap's help is wrapped before there is a context.
-    ("lib.rs", "COLUMNS"),
+    ("src/lib.rs", "COLUMNS"),
 ];
 
 #[test]
 fn the_environment_is_read_in_ctx() {
-    let mut files = Vec::new();
-    sources(&src(), &mut files);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut wrong = Vec::new();
-    for f in &files {
+    for f in &all_sources() {
         let rel = f
-            .strip_prefix(src())
-            .expect("under src")
+            .strip_prefix(root)
+            .expect("under the repository")
             .to_string_lossy()
             .replace('\\', "/");
-        if rel == "commands/mod.rs" {
+        if rel == "src/commands/mod.rs" {
             continue;
         }
         let text = code(f);
@@ -346,6 +388,12 @@ fn the_environment_is_read_in_ctx() {
                 }
             }
         }
+        // Where bsi runs and what it is: read once, with the rest.
+        for read in ["env::current_dir(", "env::current_exe("] {
+            if text.contains(read) {
+                wrong.push(format!("{rel} reads {read})"));
+            }
+        }
     }
     assert!(
         wrong.is_empty(),
@@ -363,9 +411,7 @@ fn nothing_outside_commands_reaches_into_a_command_file() {
         .map(|f| f.file_stem().expect("stem").to_string_lossy().into_owned())
         .filter(|n| n != "mod")
         .collect();
-    let mut files = Vec::new();
-    sources(&src(), &mut files);
-    for f in files.iter().filter(|f| room(f) != "commands") {
+    for f in all_sources().iter().filter(|f| room(f) != "commands") {
         let text = code(f);
         for stem in &stems {
             let path = format!("commands::{stem}::");
@@ -375,5 +421,40 @@ fn nothing_outside_commands_reaches_into_a_command_file() {
                 f.display()
             );
         }
+    }
+}
+
+#[test]
+fn nothing_outside_git_names_a_git2_type() {
+    let git = core_src().join("git");
+    for f in all_sources() {
+        if f == core_src().join("git.rs") || f.starts_with(&git) {
+            continue;
+        }
+        assert!(
+            !code(&f).contains("git2::"),
+            "{} names a git2 type: only crate::git does",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn the_core_depends_on_no_door_crate() {
+    let manifest =
+        fs::read_to_string(core_src().join("../Cargo.toml")).expect("the core's manifest");
+    let deps: String = manifest
+        .split("[dev-dependencies]")
+        .next()
+        .expect("the dependencies")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for door in ["clap", "rmcp", "tokio", "termios", "crossterm", "termcolor"] {
+        assert!(
+            !deps.contains(door),
+            "bsi-core depends on {door}: the doors' crates belong to bsi"
+        );
     }
 }

@@ -57,6 +57,29 @@ pub mod exit {
     pub const GUARD_OFF: u8 = 9;
 }
 
+/// What libgit2 said when it failed, as [`crate::git`] read it: its words,
+/// and the part of the repository it concerns (which decides whether the
+/// `git` command is asked instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LibError {
+    /// libgit2's words.
+    pub message: String,
+    /// The part of the repository.
+    pub part: LibPart,
+}
+
+/// The part of a repository a libgit2 failure concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibPart {
+    /// The object database (an object a partial clone has not fetched).
+    Objects,
+    /// The index (an extension libgit2 does not read).
+    Index,
+    /// Anything else.
+    Other,
+}
+
 /// Everything that can go wrong in bsi.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -594,7 +617,7 @@ pub enum Error {
     },
     /// libgit2 failed.
     #[error("git: {0}")]
-    Git(#[from] git2::Error),
+    Git(LibError),
     /// Writing what was asked for to stdout failed (a full disk, a closed
     /// pipe: the latter ends the run quietly, see [`crate::run`]).
     #[error("cannot write the output: {0}")]

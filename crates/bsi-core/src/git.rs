@@ -26,7 +26,24 @@ use git2::{
 pub use git2::Oid;
 
 use crate::error::{Error, Result};
+use crate::error::{LibError, LibPart};
 use crate::git_cli;
+
+impl From<git2::Error> for Error {
+    fn from(e: git2::Error) -> Error {
+        let part = if e.class() == ErrorClass::Odb {
+            LibPart::Objects
+        } else if unreadable_index(&e) {
+            LibPart::Index
+        } else {
+            LibPart::Other
+        };
+        Error::Git(LibError {
+            message: e.to_string(),
+            part,
+        })
+    }
+}
 
 /// The repository that holds a brain.
 pub struct Git {
@@ -602,7 +619,7 @@ impl Git {
     /// above it) are read through git.
     pub fn file_at(&self, commit: Oid, rel: &str) -> Result<Option<Vec<u8>>> {
         match self.file_at_here(commit, rel) {
-            Err(Error::Git(e)) if e.class() == ErrorClass::Odb && self.is_partial() => {
+            Err(Error::Git(e)) if e.part == LibPart::Objects && self.is_partial() => {
                 git_cli::cat_blob(self.cli_dir(), &format!("{commit}:{rel}"))
             }
             other => other,
@@ -933,7 +950,9 @@ impl Git {
             return self.changes_by_git(of);
         }
         match self.changes_here(of) {
-            Err(Error::Git(e)) if unreadable_index(&e) && !matches!(of, ChangesOf::Commit(_)) => {
+            Err(Error::Git(e))
+                if e.part == LibPart::Index && !matches!(of, ChangesOf::Commit(_)) =>
+            {
                 self.changes_by_git(of)
             }
             other => other,
@@ -1492,6 +1511,7 @@ impl Git {
 /// Whether libgit2 failed on an index it cannot read: one with a mandatory
 /// extension it does not know (git's split index `link`, sparse index
 /// `sdir`), which git reads.
+/// Whether libgit2 failed on an index it does not read.
 fn unreadable_index(e: &git2::Error) -> bool {
     e.class() == ErrorClass::Index
 }

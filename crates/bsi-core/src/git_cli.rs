@@ -407,11 +407,10 @@ pub fn denial(stderr: &str) -> Option<String> {
 }
 
 /// git's own three-way line merge of three files, written into `ours` with
-/// conflict markers where the sides disagree. Returns whether it was clean.
-pub fn merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<bool> {
-    let dir =
-        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
-    let mut cmd = git(&dir);
+/// conflict markers where the sides disagree, run in `dir`. Returns whether
+/// it was clean.
+pub fn merge_file(dir: &Path, ours: &Path, base: &Path, theirs: &Path) -> Result<bool> {
+    let mut cmd = git(dir);
     cmd.args([
         "merge-file",
         "-L",

@@ -2,7 +2,49 @@
 //! store, the write protocol and git, for the doors of the `bsi` crate (the
 //! command line, git's hooks, the agent tools' hooks, MCP) to call in
 //! process. It prints nothing and depends on no clap, rmcp, tokio or
-//! terminal crate.
+//! terminal crate; [`api`] is what the doors ask.
+//!
+//! # The rooms, and what each may call
+//!
+//! Each room's last column is every other room of this crate its code
+//! names: no more, no less (`tests/it/house.rs` reads the `crate::` paths
+//! of each room's files and checks this table against them, as it checks
+//! the doors' table in the `bsi` crate). Every room may name [`error`]'s
+//! types; the column lists the rest.
+//!
+//! | room | holds | pure? | may call |
+//! |---|---|---|---|
+//! | [`values`] | session ids, agent names, TTLs as typed values | yes | [`ttl`] |
+//! | [`scope`] | the spec's rules: scopes and their overlap | yes | — |
+//! | [`ttl`] | expiry, times and durations | yes | — |
+//! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
+//! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog and the reads of `status` and `whoami`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`ttl`], [`values`], [`wait`] |
+//! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
+//! | [`drift`] | a claimed part changed on the content branch by a commit that is not its holder's | yes | [`guard`], [`registry`] |
+//! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`registry`], [`scope`], [`ttl`], [`words`] |
+//! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
+//! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | [`scope`] |
+//! | [`trailer`] | commit trailers | yes | — |
+//! | [`session`] | new session ids | yes | — |
+//! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`registry`], [`settings`], [`store`], [`words`] |
+//! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
+//! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
+//! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
+//! | [`git`] | the only user of git2; a remote that is a repository on this disk read in process ([`git::local_remote`]) | IO | [`git_cli`] |
+//! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |
+//! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
+//! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
+//! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead | IO | — |
+//! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
+//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |
+//!
+//! A plan never does IO: what it needs is in its snapshot, so a retried plan
+//! is cheap and decides the same. Nothing outside [`git`] names a git2
+//! type; nothing outside [`git_cli`] spawns git. The rooms import each
+//! other without a circle, and only [`words`] quotes shell words: that
+//! test checks them all.
 
 pub mod api;
 pub mod audit;

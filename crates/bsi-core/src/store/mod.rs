@@ -1166,14 +1166,12 @@ impl Brain {
     /// (until `bsi migrate` has reached them): the attribute in
     /// `info/attributes` and `merge.bsi.*` in the clone's config, with the
     /// absolute path of this binary so `git pull` works where bsi is not on
-    /// PATH. Returns whether anything changed.
-    pub fn register_merge_driver(&self) -> Result<bool> {
+    /// PATH (`program`; `bsi` when it is not known). Returns whether
+    /// anything changed.
+    pub fn register_merge_driver(&self, program: Option<&str>) -> Result<bool> {
         let mut added = false;
         // git runs the driver with the shell.
-        let program = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.to_str().map(|p| shell_word(p).into_owned()))
-            .unwrap_or_else(|| "bsi".into());
+        let program = program.map_or_else(|| "bsi".into(), |p| shell_word(p).into_owned());
         let driver = format!("{program} merge-driver %O %A %B");
         let current = self.git.config_string("merge.bsi.driver");
         let ours = current
