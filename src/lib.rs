@@ -38,6 +38,7 @@ pub mod doors;
 pub mod githooks;
 pub mod hook_managers;
 pub mod output;
+pub mod steps;
 pub mod terminal;
 pub mod tree;
 

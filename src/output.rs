@@ -173,6 +173,9 @@ pub struct RefusedJson {
     pub message: String,
     /// The ways out, in the words of the door that answers.
     pub hint: String,
+    /// The ways out as data: each step, its arguments and who may take it
+    /// (the same at every door).
+    pub next: serde_json::Value,
     /// The exit code of `open`.
     pub exit: u8,
     /// The session that asked.

@@ -32,6 +32,7 @@ use crate::agents::{
     self, Answer, Briefing, EditOp, FileEdit, HookKind, PreEdit, Tool, Verdict, sessions,
 };
 use crate::output;
+use bsi_core::api;
 use bsi_core::claims::open::{self, Claiming, Outcome};
 use bsi_core::claims::scopes_summary;
 use bsi_core::claims::session_claims;
@@ -40,7 +41,6 @@ use bsi_core::error::{Error, Result};
 use bsi_core::guard::Finding;
 use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
 use bsi_core::guard::verdict::{self, Judged};
-use bsi_core::guard::ways::{self, Holder, Standing};
 use bsi_core::publish::{self, Freshness, Landed};
 use bsi_core::registry::{Claim, Registry};
 use bsi_core::scope::Scope;
@@ -990,68 +990,10 @@ fn refusal(
             text.push_str(": the added lines belong to its last section.");
         }
     }
-    // What to wait for: the part of the file the edit needs.
-    let mut waits: Vec<Scope> = Vec::new();
-    for f in findings {
-        if let Finding::Claimed { path, claim, .. } = f {
-            let s = match &claim.scope {
-                Scope::Section { .. } | Scope::File(_) => claim.scope.clone(),
-                _ => Scope::File(path.clone()),
-            };
-            if !waits.contains(&s) {
-                waits.push(s);
-            }
-        }
-    }
-    let free = if waits.is_empty() {
-        Vec::new()
-    } else {
-        open::alternatives(reg, session, &waits, &waits, &brain.snapshot(&waits))
-    };
-    if !free.is_empty() {
-        text.push_str(&format!("\nFree nearby: {}", scopes_summary(&free)));
-    }
+    let steps = api::edit::steps(brain, reg, session, findings, wanted, now);
     text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
-    if let Some(first) = free.first() {
-        text.push_str(&format!(
-            "\n- work on something free instead: `{}`, then edit there",
-            open_command([first], &["--session", session])
-        ));
-    }
-    for s in wanted {
-        text.push_str(&format!(
-            "\n- claim it first: `{}`, then edit again",
-            open_command([s], &["--session", session])
-        ));
-    }
-    // Only a holder at work is worth waiting for: an overdue or stale
-    // claim is freed by a person, said below.
-    let active: Vec<&Scope> = waits
-        .iter()
-        .filter(|s| {
-            findings.iter().any(|f| {
-                matches!(f, Finding::Claimed { claim, stale, path, .. }
-                    if (&claim.scope == *s || Scope::File(path.clone()) == **s)
-                        && Holder::of(claim, *stale).standing(now) == Standing::Active)
-            })
-        })
-        .collect();
-    if !active.is_empty() {
-        text.push_str(&format!(
-            "\n- wait for it: `{}` (exit 0 once it is yours, exit 3 if it is still held), then edit again",
-            open_command(active, &["--session", session, "--wait", "10m"])
-        ));
-    }
-    for h in &judged.holders {
-        match h.standing(now) {
-            Standing::Active => {}
-            Standing::Overdue => {
-                text.push_str(&format!("\n- {}; tell the user", ways::overdue(h.session)));
-            }
-            Standing::Stale => {
-                text.push_str(&format!("\n- {}; tell the user", ways::stale(h.session)));
-            }
-        }
+    for line in crate::steps::lines(&steps, &["--session", session]) {
+        text.push_str(&format!("\n- {line}"));
     }
     text.push_str("\n- or stop and tell the user who holds it.");
     text

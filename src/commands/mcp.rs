@@ -53,8 +53,8 @@ use bsi_core::claims::open::Outcome;
 use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Error, Result, exit};
 use bsi_core::guard::edit::{EditDecision, Target};
-use bsi_core::guard::ways::{self, Standing};
 use bsi_core::guard::{Finding, verdict};
+use bsi_core::next::{Conflict, NextStep};
 use bsi_core::publish::Landing;
 use bsi_core::registry::Status;
 use bsi_core::scope::Scope;
@@ -507,7 +507,7 @@ fn claim_now(inner: &Inner, a: &ClaimArgs, wait: Option<u64>) -> Result<Claimed>
             ..actor
         }));
     }
-    Ok(Claimed::Done(claim_answer(&call, &a.scopes, opening, None)))
+    Ok(Claimed::Done(claim_answer(&call, &scopes, opening, None)))
 }
 
 /// A refused claim kept waiting up to `wait` seconds, in the queue, until
@@ -532,13 +532,13 @@ fn claim_waiting(
     if opening.stopped {
         return Ok(None);
     }
-    Ok(Some(claim_answer(&call, &a.scopes, opening, Some(wait))))
+    Ok(Some(claim_answer(&call, &scopes, opening, Some(wait))))
 }
 
 /// A claim's outcome as the tool's result.
 fn claim_answer(
     call: &Call,
-    asked: &[String],
+    asked: &[Scope],
     opening: api::open::Opening,
     waited: Option<u64>,
 ) -> CallToolResult {
@@ -562,10 +562,20 @@ fn claim_answer(
             free,
             queue,
         } => {
+            let steps = Conflict {
+                held: blockers.iter().map(|b| (&b.claim, b.stale)).collect(),
+                nearby: &alternatives,
+                free: &free,
+                wanted: asked,
+                waited: waited.is_some(),
+                ..Conflict::default()
+            }
+            .steps(now);
             let doc = output::RefusedJson {
                 error: "conflict",
                 message: "claim refused — nothing was written".into(),
                 hint: String::new(),
+                next: crate::steps::json(&steps),
                 exit: exit::CONFLICT,
                 session,
                 conflicts: blockers
@@ -579,17 +589,7 @@ fn claim_answer(
                 free_in_request: free.iter().map(ToString::to_string).collect(),
                 queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
             };
-            // Holders not at work: waiting does not free them, a person does.
-            let holders = ways::holders(blockers.iter().map(|b| (&b.claim, b.stale)));
-            let mut person = Vec::new();
-            for s in ways::sessions(&holders, Standing::Overdue, now) {
-                person.push(ways::overdue(s));
-            }
-            for s in ways::sessions(&holders, Standing::Stale, now) {
-                person.push(ways::stale(s));
-            }
-            let active = !ways::sessions(&holders, Standing::Active, now).is_empty();
-            refusal(doc, asked, (waited, active), &person)
+            refusal(doc, waited, &steps)
         }
         // Drawn again by the core until free; a session the server already
         // has is never refused for this.
@@ -999,28 +999,10 @@ fn tips(ctx: &Ctx) -> Option<String> {
 
 /// A refused claim as a result the model acts on: the refusal document of
 /// `bsi open --json`, its hint the calls that can follow (also listed as
-/// `next_calls`).
-/// `waited`: how long the call waited, if it did; `active`: whether a
-/// holder at work is in the way (only then is waiting offered); `person`:
-/// what a person does about the holders that are not at work.
-fn refusal(
-    doc: output::RefusedJson,
-    asked: &[String],
-    (waited, active): (Option<u64>, bool),
-    person: &[String],
-) -> CallToolResult {
-    let mut next: Vec<Value> = Vec::new();
-    if let Some(alt) = doc.alternatives.first() {
-        next.push(
-            json!({"tool": "claim", "arguments": {"scopes": [alt]}, "why": "a free scope nearby"}),
-        );
-    }
-    if !doc.free_in_request.is_empty() {
-        next.push(json!({"tool": "claim", "arguments": {"scopes": doc.free_in_request}, "why": "the free part of the request alone"}));
-    }
-    if waited.is_none() && active {
-        next.push(json!({"tool": "claim", "arguments": {"scopes": asked, "wait": 600}, "why": "wait up to 10 minutes for the holder to close"}));
-    }
+/// `next_calls`) and the steps that are not calls (a person's, told to the
+/// user). `waited`: how long the call waited, if it did.
+fn refusal(doc: output::RefusedJson, waited: Option<u64>, steps: &[NextStep]) -> CallToolResult {
+    let (next, person) = crate::steps::calls(steps);
     let mut text = String::from("Claim refused — nothing was written.");
     for c in &doc.conflicts {
         text.push_str(&format!(
@@ -1040,30 +1022,20 @@ fn refusal(
     if let Some(w) = waited {
         text.push_str(&format!("\nStill held after waiting {w}s."));
     }
-    let calls: Vec<String> = next
-        .iter()
-        .map(|n| {
-            format!(
-                "`{}` {} ({})",
-                n["tool"].as_str().unwrap_or("claim"),
-                n["arguments"],
-                n["why"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let calls: Vec<String> = next.iter().map(crate::steps::call_line).collect();
     for c in &calls {
         text.push_str(&format!("\nNext: {c}"));
     }
-    for p in person {
-        text.push_str(&format!("\nTell the user: {p}"));
+    for p in &person {
+        text.push_str(&format!("\n{p}"));
     }
     let mut hint = if calls.is_empty() {
         "call `status` to see who holds what".to_string()
     } else {
         format!("call {}", calls.join("; or "))
     };
-    for p in person {
-        hint.push_str(&format!("; tell the user: {p}"));
+    for p in &person {
+        hint.push_str(&format!("; {p}"));
     }
     let doc = output::RefusedJson { hint, ..doc };
     let mut doc = doc_of(doc);
@@ -1198,14 +1170,29 @@ fn judge_edit(
         .collect();
     let claim_first: Vec<String> = claim_first.iter().map(ToString::to_string).collect();
     let mut reason = words.join("\n");
-    if let EditDecision::Deny {
-        copy: None, judged, ..
-    } = &decision
-    {
-        for w in verdict::ways_out(judged, session, ctx.now) {
-            reason.push('\n');
-            reason.push_str(&w);
-        }
+    let steps = match &decision {
+        EditDecision::Deny {
+            copy: None,
+            findings,
+            claim,
+            ..
+        } => api::edit::steps(
+            &brain,
+            &reg,
+            session.unwrap_or_default(),
+            findings,
+            claim,
+            ctx.now,
+        ),
+        _ => Vec::new(),
+    };
+    let (next_calls, others) = crate::steps::calls(&steps);
+    for c in &next_calls {
+        reason.push_str(&format!("\nNext: {}", crate::steps::call_line(c)));
+    }
+    for w in &others {
+        reason.push('\n');
+        reason.push_str(w);
     }
     Ok(json!({
         "path": rel,
@@ -1217,6 +1204,8 @@ fn judge_edit(
         "holders": holders,
         "findings": words,
         "claim_first": claim_first,
+        "next": crate::steps::json(&steps),
+        "next_calls": next_calls,
         "reason": if reason.is_empty() { Value::Null } else { Value::String(reason) },
     }))
 }
@@ -1416,10 +1405,28 @@ mod tests {
             reason: None,
             minutes_left: 5,
         };
+        let steps = vec![
+            NextStep {
+                step: bsi_core::next::Step::Claim {
+                    scopes: vec![Scope::File("b.md".into())],
+                    why: bsi_core::next::Why::Nearby,
+                },
+                who: bsi_core::next::Who::ThisSession,
+            },
+            NextStep {
+                step: bsi_core::next::Step::Wait {
+                    scopes: vec![Scope::File("a.md".into())],
+                    holders: vec!["s2".into()],
+                    seconds: 600,
+                },
+                who: bsi_core::next::Who::ThisSession,
+            },
+        ];
         let doc = output::RefusedJson {
             error: "conflict",
             message: "claim refused — nothing was written".into(),
             hint: String::new(),
+            next: crate::steps::json(&steps),
             exit: exit::CONFLICT,
             session: "s1".into(),
             conflicts: vec![output::ConflictJson {
@@ -1430,7 +1437,7 @@ mod tests {
             free_in_request: Vec::new(),
             queue: None,
         };
-        let r = refusal(doc, &["a.md".into()], (None, true), &[]);
+        let r = refusal(doc, None, &steps);
         assert_eq!(r.is_error, Some(true));
         let doc = r.structured_content.expect("doc");
         let next = &doc["next_calls"];

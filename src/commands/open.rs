@@ -13,11 +13,10 @@ use bsi_core::claims::queue;
 use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Error, Result, exit};
 use bsi_core::git::Oid;
-use bsi_core::guard::ways::{self, Standing};
+use bsi_core::next::Conflict;
 use bsi_core::resolve;
 use bsi_core::scope::Scope;
 use bsi_core::values::{AgentName, Ttl};
-use bsi_core::words::open_command;
 use bsi_core::words::{assignment, command_line};
 
 /// What `bsi open` was asked.
@@ -250,7 +249,7 @@ fn report(
                 hopeless: joined && blockers.iter().any(|b| b.stale),
                 requested,
             };
-            report_refusal(ctx, (session, generated, named_agent), &refusal, json)?;
+            report_refusal(ctx, (session, named_agent), &refusal, json)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -465,7 +464,7 @@ struct Refusal<'a> {
 
 fn report_refusal(
     ctx: &Ctx,
-    (session, generated, named_agent): (&str, bool, Option<&str>),
+    (session, named_agent): (&str, Option<&str>),
     r: &Refusal<'_>,
     json: bool,
 ) -> Result<()> {
@@ -477,39 +476,27 @@ fn report_refusal(
         ..
     } = *r;
     // The next commands carry what this run was given, so they act for the
-    // same session and agent wherever they are run.
-    let mut same: Vec<&str> = Vec::new();
-    if !generated {
-        same.extend(["--session", session]);
-    }
+    // same session and agent wherever they are run (a drawn id included:
+    // nothing holds it yet, and the wait keeps its place under it).
+    let mut same: Vec<&str> = vec!["--session", session];
     if let Some(a) = named_agent {
         same.extend(["--agent", a]);
     }
-    let mut ways = next_ways(blockers, (alternatives, free), &same, ctx.now);
-    if queue.is_some_and(|p| !p.queued) {
-        let whose = if generated {
-            format!(" (as session {session}, the new id this request drew; nothing holds it yet)")
-        } else {
-            format!(" (as your session {session})")
-        };
-        let mut wait = same.clone();
-        if generated {
-            wait.extend(["--session", session]);
-        }
-        wait.extend(["--wait", "10m"]);
-        ways.insert(
-            usize::from(!alternatives.is_empty() || !free.is_empty()),
-            format!(
-                "take your turn in the queue{whose}: `{}`",
-                open_command(r.requested, &wait)
-            ),
-        );
+    let steps = Conflict {
+        held: blockers.iter().map(|b| (&b.claim, b.stale)).collect(),
+        nearby: alternatives,
+        free,
+        wanted: r.requested,
+        ..Conflict::default()
     }
+    .steps(ctx.now);
+    let ways = crate::steps::lines(&steps, &same);
     if json {
         output::print_json(&output::RefusedJson {
             error: "conflict",
             message: "claim refused — nothing was written".into(),
             hint: format!("{}.", ways.join("; or ")),
+            next: crate::steps::json(&steps),
             exit: exit::CONFLICT,
             session: session.to_string(),
             conflicts: blockers
@@ -564,45 +551,4 @@ fn report_refusal(
     }
     let _ = writeln!(err, "Next: {}.", ways.join("; or "));
     Ok(())
-}
-
-/// The ways out of a refusal, most direct first; the open commands carry
-/// `same` (the session and agent flags of the request). A claim past its
-/// expiry that the watchdog has not marked yet is said to be overdue.
-fn next_ways(
-    blockers: &[Owned],
-    (alternatives, free): (&[Scope], &[Scope]),
-    same: &[&str],
-    now: chrono::DateTime<chrono::FixedOffset>,
-) -> Vec<String> {
-    let holders = ways::holders(blockers.iter().map(|b| (&b.claim, b.stale)));
-    let active = ways::sessions(&holders, Standing::Active, now);
-    let mut ways: Vec<String> = Vec::new();
-    if let Some(first) = alternatives.first() {
-        ways.push(format!(
-            "open a free scope instead (`{}`)",
-            open_command([first], same)
-        ));
-    } else if !free.is_empty() {
-        ways.push(format!(
-            "open the free part alone (`{}`)",
-            open_command(free, same)
-        ));
-    }
-    if !active.is_empty() {
-        ways.push(format!(
-            "wait for {} to close (`bsi status` shows until when), or ask the holder",
-            active.join(", ")
-        ));
-    }
-    for s in ways::sessions(&holders, Standing::Overdue, now) {
-        ways.push(ways::overdue(s));
-    }
-    for s in ways::sessions(&holders, Standing::Stale, now) {
-        ways.push(format!(
-            "have a person who knows {s} is gone free its stale claim: `{}`",
-            ways::release(s)
-        ));
-    }
-    ways
 }

@@ -37,6 +37,7 @@
 //! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
 //! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
 //! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead | IO | — |
+//! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
 //! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |
 //!
@@ -58,6 +59,7 @@ pub mod git;
 pub mod git_cli;
 pub mod guard;
 pub mod markdown;
+pub mod next;
 pub mod platform;
 pub mod publish;
 pub mod registry;
