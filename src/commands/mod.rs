@@ -974,11 +974,6 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
             merge_driver::run(ctx, &base, &ours, &theirs)
         }
         Command::Agent { action } => agent_setup::run(ctx, action),
-        Command::Mcp { tool } => mcp::run(
-            ctx,
-            mcp::Request {
-                tool: tool.map(Into::into),
-            },
-        ),
+        Command::Mcp { tool } => mcp::run(ctx, mcp::Request { tool }),
     }
 }
