@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::agents::Tool;
+use crate::agents::{HookKind, Tool};
 use bsi_core::values::{AgentName, SessionId, Ttl};
 
 /// Brain Session Index: claims on the parts of a git-tracked markdown brain,
@@ -534,6 +534,18 @@ pub enum AgentEvent {
         #[arg(long, value_enum)]
         tool: Tool,
     },
+}
+
+impl AgentEvent {
+    /// The tool and the hook of a `bsi hook edit|session-start|stop`
+    /// command.
+    pub fn tool_and_kind(self) -> (Tool, HookKind) {
+        match self {
+            AgentEvent::Edit { tool } => (tool, HookKind::Edit),
+            AgentEvent::SessionStart { tool } => (tool, HookKind::SessionStart),
+            AgentEvent::Stop { tool } => (tool, HookKind::Stop),
+        }
+    }
 }
 
 /// `bsi agent` actions.

@@ -1,15 +1,34 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode): their hook
-//! events turned into tool-neutral requests, and bsi's answers written back
-//! in each tool's own protocol.
+//! Copilot CLI, Cline CLI, OpenCode): their hook events turned into
+//! tool-neutral requests, bsi's answers written back in each tool's own
+//! protocol, and bsi's hooks and MCP server installed in their settings.
 //!
-//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`],
-//! [`copilot`], [`cline`], [`opencode`]) parses
-//! that tool's events and renders its answers; both are pure. [`patch`] reads
-//! Codex's `apply_patch` text. [`new_text`] computes what a file holds after
-//! an edit, so the guard can compare old and new text. [`sessions`] maps a
-//! tool's session id to a bsi session (IO), and [`install`] merges bsi's hook
-//! entries into a tool's project settings and takes them out again (IO).
+//! Everything bsi knows of one tool is one implementation of [`AgentTool`]
+//! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`]. Each parses that
+//! tool's events and renders its answers (both pure), and gives its facts:
+//! its name and title, the variable that names its session in the agent's
+//! shell, its hook entries and settings file, its MCP settings, its trust,
+//! what a person must know after install. [`Tool::ALL`] lists the tools
+//! once; the command line takes a tool by its name from that list. The
+//! rest of bsi holds a [`Tool`] and asks the trait; it never tests which
+//! tool it holds.
+//!
+//! Adding a tool: a file implementing [`AgentTool`], its `mod` line here,
+//! and its constant in [`Tool::ALL`] (and, when it keeps user settings
+//! under a directory an environment variable moves, that directory in
+//! [`Places`]).
+//!
+//! The shared machinery the tools' implementations use: [`install`] merges
+//! hook entries into a JSON settings file (laid out as the tool's
+//! [`install::HookLayout`] says) and takes them out again, keeping what
+//! undoes it (IO); [`mcp_config`] does the same for bsi's MCP server
+//! ([`mcp_config::McpSettings`]); [`doctor`] checks what is installed and
+//! asks each tool for its trust. [`patch`] reads Codex's `apply_patch`
+//! text, [`shell_writes`] the files a shell command writes. [`new_text`]
+//! computes what a file holds after an edit, so the guard can compare old
+//! and new text. [`sessions`] maps a tool's session id to a bsi session
+//! (IO).
 //!
 //! What this module does not do: decide. The caller asks the guard which
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
@@ -27,7 +46,7 @@ pub mod opencode;
 pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
-mod tool;
+pub mod tool;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -63,16 +82,6 @@ impl Tool {
         Tool::CLINE,
         Tool::OPENCODE,
     ];
-}
-
-/// The tool and the hook of a `bsi hook edit|session-start|stop` command.
-pub fn event_of(ev: crate::cli::AgentEvent) -> (Tool, HookKind) {
-    use crate::cli::AgentEvent;
-    match ev {
-        AgentEvent::Edit { tool } => (tool, HookKind::Edit),
-        AgentEvent::SessionStart { tool } => (tool, HookKind::SessionStart),
-        AgentEvent::Stop { tool } => (tool, HookKind::Stop),
-    }
 }
 
 /// The hooks bsi installs in every tool.

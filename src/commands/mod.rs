@@ -923,7 +923,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 action: HookAction::Agent(ev),
             },
         ) => {
-            let (tool, kind) = crate::agents::event_of(*ev);
+            let (tool, kind) = ev.tool_and_kind();
             return Ok(agent_event::run(Err(e), tool, kind));
         }
         (Err(e), _) => return Err(e),
@@ -955,7 +955,7 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
         Command::Hook {
             action: HookAction::Agent(ev),
         } => {
-            let (tool, kind) = crate::agents::event_of(ev);
+            let (tool, kind) = ev.tool_and_kind();
             Ok(agent_event::run(Ok(ctx.clone()), tool, kind))
         }
         Command::Verify(args) => verify::run(ctx, &args),
