@@ -46,7 +46,7 @@ pub fn of_ancestors(dir: &Path) -> Option<Entry> {
 
 /// The entry of the agent tool session the calling process acts for: the
 /// tool session named by the tool's own variable in this process's
-/// environment (`tool_sessions`: [`Tool::shell_session_var`] and its
+/// environment (`tool_sessions`: [`AgentTool::shell_session_var`](super::AgentTool::shell_session_var) and its
 /// value; exact, and the only way where the tool's process is hidden, as in
 /// Codex's sandbox), else the nearest recorded ancestor ([`of_ancestors`]).
 /// None when neither names a recorded session.
@@ -73,7 +73,7 @@ pub struct SessionMap {
 /// One entry of the map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
-    /// The tool ([`Tool::name`]).
+    /// The tool ([`AgentTool::name`](super::AgentTool::name)).
     pub tool: String,
     /// The tool's session id.
     pub tool_session: String,

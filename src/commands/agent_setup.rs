@@ -110,7 +110,10 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             if tools.is_empty() {
                 w(
                     &mut out,
-                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor, copilot, cline or opencode).".into(),
+                    format!(
+                        "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` ({}).",
+                        tool_names()
+                    ),
                 )?;
                 return Ok(exit::ERROR);
             }
@@ -124,6 +127,15 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             }
             Ok(code)
         }
+    }
+}
+
+/// The names of every tool, for a sentence: `claude, codex, … or opencode`.
+fn tool_names() -> String {
+    let names: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -263,4 +275,15 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
     };
     writeln!(out, "{line}").map_err(crate::Error::output)?;
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tools_are_named_in_a_sentence() {
+        assert_eq!(
+            super::tool_names(),
+            "claude, codex, gemini, cursor, copilot, cline or opencode"
+        );
+    }
 }

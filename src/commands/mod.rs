@@ -152,7 +152,7 @@ pub struct Ctx {
     /// ancestors: its name is the agent name when nothing else names one.
     pub tool_agent: Option<String>,
     /// The tool session ids agent tools set in their shells' environment
-    /// ([`crate::agents::Tool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
+    /// ([`crate::agents::AgentTool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
     pub tool_sessions: Vec<(crate::agents::Tool, String)>,
     /// `GIT_REFLOG_ACTION`: what git says it is doing when it runs a hook
     /// (`merge topic`, `pull`); empty when it says nothing.
