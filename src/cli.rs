@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::agents::{HookKind, Tool};
 use bsi_core::values::{AgentName, SessionId, Ttl};
 
 /// Brain Session Index: claims on the parts of a git-tracked markdown brain,
@@ -253,7 +254,7 @@ pub enum Command {
     Mcp {
         /// The agent tool that starts the server.
         #[arg(long, value_enum)]
-        tool: Option<AgentTool>,
+        tool: Option<Tool>,
     },
 
     /// Hooks inside the agent tools: install or uninstall them.
@@ -516,7 +517,7 @@ pub enum AgentEvent {
     Edit {
         /// The agent tool that sends the event.
         #[arg(long, value_enum)]
-        tool: AgentTool,
+        tool: Tool,
     },
     /// Answer an agent tool's session-start event: the claims of others, the
     /// agent's own and stale ones go into its context, and its bsi session
@@ -524,15 +525,27 @@ pub enum AgentEvent {
     SessionStart {
         /// The agent tool that sends the event.
         #[arg(long, value_enum)]
-        tool: AgentTool,
+        tool: Tool,
     },
     /// Answer an agent tool's stop event: while the agent's session holds
     /// claims, send it back once to commit its paths and `bsi close`.
     Stop {
         /// The agent tool that sends the event.
         #[arg(long, value_enum)]
-        tool: AgentTool,
+        tool: Tool,
     },
+}
+
+impl AgentEvent {
+    /// The tool and the hook of a `bsi hook edit|session-start|stop`
+    /// command.
+    pub fn tool_and_kind(self) -> (Tool, HookKind) {
+        match self {
+            AgentEvent::Edit { tool } => (tool, HookKind::Edit),
+            AgentEvent::SessionStart { tool } => (tool, HookKind::SessionStart),
+            AgentEvent::Stop { tool } => (tool, HookKind::Stop),
+        }
+    }
 }
 
 /// `bsi agent` actions.
@@ -557,7 +570,7 @@ pub enum AgentAction {
     Install {
         /// The agent tool.
         #[arg(value_enum)]
-        tool: AgentTool,
+        tool: Tool,
         /// Install into the user's settings instead of the project's.
         #[arg(long)]
         user: bool,
@@ -576,7 +589,7 @@ pub enum AgentAction {
     Doctor {
         /// The agent tool (default: every tool whose settings file exists).
         #[arg(value_enum)]
-        tool: Option<AgentTool>,
+        tool: Option<Tool>,
     },
     /// Remove what `bsi agent install` added, and only that.
     ///
@@ -585,30 +598,23 @@ pub enum AgentAction {
     Uninstall {
         /// The agent tool.
         #[arg(value_enum)]
-        tool: AgentTool,
+        tool: Tool,
         /// Take them out of the user's settings instead of the project's.
         #[arg(long)]
         user: bool,
     },
 }
 
-/// The agent tools bsi has hooks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentTool {
-    /// Claude Code.
-    Claude,
-    /// Codex CLI.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Cursor.
-    Cursor,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// Cline CLI.
-    Cline,
-    /// OpenCode.
-    Opencode,
+/// The agent tools bsi has hooks for, by name: the list of
+/// [`Tool::ALL`], each with its product's name as help.
+impl clap::ValueEnum for Tool {
+    fn value_variants<'a>() -> &'a [Tool] {
+        &Tool::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.title()))
+    }
 }
 
 /// Subcommands whose help and completions do without the global flags:

@@ -20,6 +20,14 @@ use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, FileEdit, HookKind, PreEdit, Verdict,
     check_event, event_cwd, file_edit, object, opt_str, replacement, req_obj, req_str,
 };
+use std::path::PathBuf;
+
+use super::doctor::Item;
+use super::install::{HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{
+    AgentTool, Places, SessionStart, Stop, Tool, session_start_event, stop_event, stop_hook_active,
+};
 
 /// The tools whose calls change files, and `Bash`, Claude Code's shell:
 /// the files its commands write are judged too ([`super::shell_writes`]).
@@ -33,13 +41,13 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let cwd = event_cwd(&o, cwd)?;
     let tool_name = req_str(&o, "tool_name")?;
     if tool_name == "Bash" {
-        return shell(super::Tool::Claude, session_id, cwd, tool_name, &o, None);
+        return shell(super::Tool::CLAUDE, session_id, cwd, tool_name, &o, None);
     }
     let Some(edits) = edits_of(&tool_name, &o, &cwd)? else {
         return Ok(PreEdit::Other { tool_name });
     };
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Claude,
+        tool: super::Tool::CLAUDE,
         session_id,
         cwd,
         tool_name,
@@ -222,11 +230,177 @@ pub const SETTINGS: &str = ".claude/settings.json";
 
 /// The hook entries bsi adds to `.claude/settings.json`: event name, matcher
 /// and hook kind.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("PreToolUse", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
     ("Stop", None, HookKind::Stop),
 ];
+
+/// What a hook of Claude Code or Codex says when bsi did not run: on a
+/// pre-edit or session-start event, `additionalContext` too, which both
+/// pass to the model (Codex shows the person no `systemMessage` in `codex
+/// exec`): the agent learns it too, and can tell the person.
+pub(super) fn missing_answer(kind: HookKind, text: &str) -> Value {
+    let event = match kind {
+        HookKind::Edit => Some("PreToolUse"),
+        HookKind::SessionStart => Some("SessionStart"),
+        HookKind::Stop => None,
+    };
+    match event {
+        Some(event) => json!({
+            "systemMessage": text,
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
+        }),
+        None => json!({ "systemMessage": text }),
+    }
+}
+
+/// Whether Claude Code trusts the workspace: `hasTrustDialogAccepted` of
+/// the folder or a parent in `~/.claude.json`.
+fn trust(root: &Path, places: &Places) -> Item {
+    let state: Option<Value> = places
+        .home
+        .as_ref()
+        .and_then(|h| std::fs::read_to_string(h.join(".claude.json")).ok())
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let accepted = state.as_ref().is_some_and(|s| {
+        super::doctor::ancestors(root)
+            .iter()
+            .any(|a| s["projects"][a]["hasTrustDialogAccepted"] == Value::Bool(true))
+    });
+    if accepted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the workspace is trusted in Claude Code".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: None,
+            detail: "no trust of this workspace recorded in ~/.claude.json (`claude -p` runs project hooks without it)".into(),
+            next: Some(format!(
+                "start `claude` in {} and trust the folder when asked",
+                root.display()
+            )),
+        }
+    }
+}
+
+/// Claude Code.
+pub struct Claude;
+
+impl AgentTool for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        session_start_event(Tool::CLAUDE, input, cwd, "SessionStart", &["session_id"])
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        stop_event(Tool::CLAUDE, input, cwd, &["session_id"], &|o| {
+            stop_hook_active(o, "Stop")
+        })
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    fn missing_answer(&self, kind: HookKind, text: &str) -> Value {
+        missing_answer(kind, text)
+    }
+
+    /// `BSI_SESSION` reaches the agent's shell through `CLAUDE_ENV_FILE`;
+    /// without it, through the Claude Code process, else the agent is told
+    /// to export it.
+    fn session_note(&self, session: &str, by_process: bool, env_file: Option<&Path>) -> String {
+        let export = || {
+            format!(
+                "pass it to bsi: `export {}`",
+                bsi_core::words::assignment("BSI_SESSION", session)
+            )
+        };
+        match env_file {
+            Some(f) => match append_env_file(f, session) {
+                Ok(()) => "BSI_SESSION is set to it in your shell".to_string(),
+                Err(e) => {
+                    eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
+                    export()
+                }
+            },
+            None if by_process => format!(
+                "the bsi commands you run in your shell act for it: bsi finds it from the Claude Code process they run under; `--session {session}` names it too"
+            ),
+            None => export(),
+        }
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Grouped { named: false }
+    }
+
+    fn user_settings_file(&self, places: &Places) -> Option<PathBuf> {
+        Some(
+            places
+                .claude_config
+                .clone()
+                .or_else(|| places.home.as_ref().map(|h| h.join(".claude")))?
+                .join("settings.json"),
+        )
+    }
+
+    fn install_notes(&self, _: &Path, _: &Path) -> Vec<String> {
+        vec![
+            "Claude Code runs project hooks once the folder is trusted; `--bare` runs none.".into(),
+        ]
+    }
+
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::Json {
+            file: ".mcp.json",
+            key: "mcpServers",
+            stdio: true,
+        }
+    }
+
+    fn trust(&self, root: &Path, _: &Path, places: &Places) -> Item {
+        trust(root, places)
+    }
+
+    fn project_shortcuts(&self) -> Option<&'static str> {
+        Some(
+            "`claude --setting-sources user` loads no project settings (bsi's project hooks do not run); `claude --bare` and `disableAllHooks` run no hook at all, the user's included",
+        )
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -238,7 +412,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn edit_request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Claude, name)
+        super::super::tests_support::edit_request(Tool::CLAUDE, name)
     }
 
     #[test]
@@ -295,7 +469,7 @@ mod tests {
     #[test]
     fn a_shell_command_is_read_for_the_files_it_writes() {
         let Ok(PreEdit::Shell(cmd)) = parse(
-            Tool::Claude,
+            Tool::CLAUDE,
             &fixture("claude-pretooluse-bash.json"),
             Path::new("/"),
         ) else {
@@ -306,7 +480,7 @@ mod tests {
         assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         let writes = fixture("claude-pretooluse-bash.json")
             .replace("\"bsi status\"", "\"sed -i s/a/b/ projets/plan.md\"");
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Claude, &writes, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::CLAUDE, &writes, Path::new("/")) else {
             panic!("not a shell command");
         };
         let r = cmd
@@ -324,7 +498,7 @@ mod tests {
             }
         );
         let read = parse(
-            Tool::Claude,
+            Tool::CLAUDE,
             &fixture("claude-pretooluse-bash.json").replace("\"Bash\"", "\"Grep\""),
             Path::new("/"),
         );
@@ -340,12 +514,12 @@ mod tests {
     fn an_edit_without_its_strings_is_an_error() {
         let bad = r#"{"session_id":"s","cwd":"/b","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/b/a.md"}}"#;
         assert_eq!(
-            parse(Tool::Claude, bad, Path::new("/")),
+            parse(Tool::CLAUDE, bad, Path::new("/")),
             Err(EventError::Missing("old_string"))
         );
         let wrong = r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{}}"#;
         assert!(matches!(
-            parse(Tool::Claude, wrong, Path::new("/")),
+            parse(Tool::CLAUDE, wrong, Path::new("/")),
             Err(EventError::WrongEvent { .. })
         ));
     }
@@ -353,7 +527,7 @@ mod tests {
     #[test]
     fn session_start_and_stop_events() {
         let s = parse_session_start(
-            Tool::Claude,
+            Tool::CLAUDE,
             &fixture("claude-sessionstart.json"),
             Path::new("/"),
         )
@@ -361,11 +535,11 @@ mod tests {
         assert_eq!(s.session_id, "abc123");
         assert_eq!(s.source.as_deref(), Some("startup"));
         let st =
-            parse_stop(Tool::Claude, &fixture("claude-stop.json"), Path::new("/")).expect("parses");
+            parse_stop(Tool::CLAUDE, &fixture("claude-stop.json"), Path::new("/")).expect("parses");
         assert!(!st.continued);
         let again = fixture("claude-stop.json").replace("false", "true");
         assert!(
-            parse_stop(Tool::Claude, &again, Path::new("/"))
+            parse_stop(Tool::CLAUDE, &again, Path::new("/"))
                 .expect("parses")
                 .continued
         );

@@ -26,10 +26,15 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::doctor::Item;
+use super::install::{self, HookEntry, HookLayout, Installed, Uninstalled};
+use super::mcp_config::{self, McpSettings, Registration};
+use super::{AgentTool, HookKind, Places, SessionStart};
 use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, PreEdit, Replacement, ShellCommand, Stop,
     Tool, Verdict, clean, file_edit, object, opt_str, req_obj, req_str,
 };
+use bsi_core::error::Result;
 
 /// The project's hook directory, relative to the work tree root.
 pub const HOOKS_DIR: &str = ".clinerules/hooks";
@@ -171,7 +176,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                 }
             };
             return Ok(PreEdit::Shell(ShellCommand {
-                tool: Tool::Cline,
+                tool: Tool::CLINE,
                 session_id,
                 dir: cwd.clone(),
                 cwd,
@@ -182,7 +187,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         _ => return Ok(PreEdit::Other { tool_name }),
     };
     Ok(PreEdit::Edit(EditRequest {
-        tool: Tool::Cline,
+        tool: Tool::CLINE,
         session_id,
         cwd,
         tool_name,
@@ -235,7 +240,7 @@ pub fn parse_session_start(input: &str, cwd: &Path) -> Result<super::SessionStar
     )?;
     let source = opt_str(&o, "hookName")?;
     Ok(super::SessionStart {
-        tool: Tool::Cline,
+        tool: Tool::CLINE,
         session_id: session_of(&o)?,
         cwd: cwd_of(&o, cwd),
         source,
@@ -254,7 +259,7 @@ pub fn parse_stop(input: &str, cwd: &Path) -> Result<Stop, EventError> {
     let o = object(input)?;
     check_hook(&o, &["agent_end", "TaskComplete"], "agent_end")?;
     Ok(Stop {
-        tool: Tool::Cline,
+        tool: Tool::CLINE,
         session_id: session_of(&o)?,
         cwd: cwd_of(&o, cwd),
         continued: false,
@@ -309,6 +314,287 @@ pub fn commands_in(text: &str) -> Vec<String> {
         .collect()
 }
 
+// --- bsi's hook file and MCP server ------------------------------------------
+
+/// The file that holds bsi's hook in the work tree at `root`: the hook
+/// file of bsi's among those it may take ([`FILE_NAMES`]), else the first
+/// it would take.
+fn hook_path(root: &Path) -> PathBuf {
+    let dir = root.join(HOOKS_DIR);
+    let files = FILE_NAMES.map(|n| dir.join(n));
+    let text = |p: &Path| std::fs::read_to_string(p).ok();
+    files
+        .iter()
+        .find(|p| text(p).is_some_and(|t| is_ours(&t)))
+        .or_else(|| files.iter().find(|p| p.symlink_metadata().is_err()))
+        .cloned()
+        .unwrap_or_else(|| files[0].clone())
+}
+
+/// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`,
+/// written under the first of its names that no other hook has; a
+/// person's own hooks are never touched.
+fn install_hook(root: &Path, program: &str) -> Result<(PathBuf, Installed)> {
+    let path = hook_path(root);
+    let want = hook_file(&install::hook_command(program, Tool::CLINE, HookKind::Edit));
+    let before = install::read_opt(&path)?;
+    if let Some(b) = &before {
+        if *b == want.as_bytes() {
+            return Ok((path, Installed::Already));
+        }
+        if !is_ours(&String::from_utf8_lossy(b)) {
+            return Err(bsi_core::error::Error::Usage(format!(
+                "{} already holds hooks of its own under every name bsi may give its hook ({}); nothing was written. Next: rename one of them (Cline runs any `PreToolUse.EXT` it knows), then `bsi agent install cline` again",
+                path.parent().unwrap_or(root).display(),
+                FILE_NAMES.join(", ")
+            )));
+        }
+    }
+    install::write_atomic(&path, want.as_bytes())?;
+    install::make_executable(&path)?;
+    Ok((
+        path,
+        if before.is_some() {
+            Installed::Merged
+        } else {
+            Installed::Created
+        },
+    ))
+}
+
+/// Takes out every hook file of bsi's in `.clinerules/hooks` (and the
+/// directories, when bsi's file was all they held).
+fn uninstall_hook(root: &Path) -> Result<(PathBuf, Uninstalled)> {
+    let dir = root.join(HOOKS_DIR);
+    let mut removed = None;
+    for name in FILE_NAMES {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).is_ok_and(|t| is_ours(&t)) {
+            install::remove_opt(&path)?;
+            removed.get_or_insert(path);
+        }
+    }
+    let Some(path) = removed else {
+        return Ok((hook_path(root), Uninstalled::NotInstalled));
+    };
+    // Only when empty: `.clinerules/hooks`, then `.clinerules`.
+    if std::fs::remove_dir(&dir).is_ok()
+        && let Some(parent) = dir.parent()
+    {
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok((path, Uninstalled::Restored))
+}
+
+/// Cline CLI's MCP settings file, in the user's Cline data directory.
+pub const MCP_SETTINGS: &str = "cline_mcp_settings.json";
+
+/// The command that registers bsi's server in Cline CLI's settings.
+pub const MCP_ADD: &str = "cline mcp add bsi --yes -- bsi mcp --tool cline";
+
+/// Cline CLI's MCP settings, relative to the user's home: its default data
+/// directory (`--data-dir` moves it).
+pub const MCP_SETTINGS_IN_HOME: &str = ".cline/data/settings/cline_mcp_settings.json";
+
+/// What Cline CLI's MCP settings `text` register under bsi's name:
+/// [`MCP_ADD`] writes `{"mcpServers": {"bsi": {"transport": {"type":
+/// "stdio", "command": "bsi", "args": ["mcp", "--tool", "cline"]}}}}`
+/// (a `command` beside `transport` is read the same way).
+pub fn mcp_registration(text: &str) -> Registration {
+    let Ok(Value::Object(v)) = serde_json::from_str::<Value>(text) else {
+        return Registration::Unreadable;
+    };
+    let Some(entry) = v.get("mcpServers").and_then(|s| s.get(mcp_config::NAME)) else {
+        return Registration::Missing;
+    };
+    let run = entry.get("transport").unwrap_or(entry);
+    let command = run.get("command").and_then(Value::as_str).unwrap_or("");
+    let args: Vec<&str> = run
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let ours = Path::new(command)
+        .file_name()
+        .is_some_and(|n| n == install::PROGRAM);
+    match args.as_slice() {
+        ["mcp", "--tool", "cline"] if ours => Registration::Registered,
+        ["mcp", ..] if ours => Registration::Differs,
+        _ => Registration::Foreign,
+    }
+}
+
+/// Whether bsi's MCP server is in Cline CLI's settings, which live in the
+/// user's home (its default data directory), never the work tree: bsi reads
+/// them and writes nothing there; the command that registers it is said.
+fn mcp_item(places: &Places) -> Item {
+    let shown = format!("~/{MCP_SETTINGS_IN_HOME}");
+    let add = format!("`{MCP_ADD}`");
+    let text = places
+        .home
+        .as_ref()
+        .and_then(|h| std::fs::read_to_string(h.join(MCP_SETTINGS_IN_HOME)).ok());
+    let fix = format!("edit the `bsi` entry of {shown} to run `bsi mcp --tool cline`");
+    let (ok, detail, next) = match text.as_deref().map(mcp_registration) {
+        Some(Registration::Registered) => (
+            Some(true),
+            format!("bsi's MCP server (`bsi mcp`) is registered in {shown}"),
+            None,
+        ),
+        Some(Registration::Differs) => (
+            Some(false),
+            format!("{shown} runs `bsi mcp`, but not as {add} registers it"),
+            Some(fix),
+        ),
+        Some(Registration::Foreign) => (
+            None,
+            format!("{shown} has a server named bsi that does not run `bsi mcp`"),
+            Some(fix),
+        ),
+        Some(Registration::Unreadable) => (
+            None,
+            format!("{shown} cannot be read as Cline CLI's MCP settings"),
+            Some(format!("fix {shown}, then {add}")),
+        ),
+        Some(Registration::Missing) | None => (
+            None,
+            format!(
+                "Cline CLI reads MCP servers from the user's settings only: bsi's is not in {shown} (Cline's default data directory; `--data-dir` moves it)"
+            ),
+            Some(format!("to give the agent bsi's MCP tools: {add}")),
+        ),
+    };
+    Item {
+        what: "mcp",
+        ok,
+        detail,
+        next,
+    }
+}
+
+/// Cline CLI.
+pub struct Cline;
+
+impl AgentTool for Cline {
+    fn name(&self) -> &'static str {
+        "cline"
+    }
+
+    fn title(&self) -> &'static str {
+        "Cline CLI"
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        parse_session_start(input, cwd)
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        parse_stop(input, cwd)
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    /// Cline gives the model a hook's `context`.
+    fn missing_answer(&self, _: HookKind, text: &str) -> Value {
+        json!({ "context": text })
+    }
+
+    fn session_note(&self, session: &str, by_process: bool, _: Option<&Path>) -> String {
+        session_note(session, by_process)
+    }
+
+    /// Cline waits for no hook when a session starts: the first tool call
+    /// of a session carries the briefing.
+    fn first_call_session(&self, input: &str, cwd: &Path) -> Option<(String, PathBuf)> {
+        session_and_cwd(input, cwd)
+    }
+
+    fn with_briefing(&self, answer: Answer, briefing: &str) -> Answer {
+        with_briefing(answer, briefing)
+    }
+
+    /// The hook file under its usual name (bsi takes another when a
+    /// person's own hook has it: [`AgentTool::settings_path`]).
+    fn settings_file(&self) -> &'static str {
+        ".clinerules/hooks/PreToolUse"
+    }
+
+    fn settings_path(&self, root: &Path) -> PathBuf {
+        hook_path(root)
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        &[(HOOK, None, HookKind::Edit)]
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Own
+    }
+
+    fn our_commands(&self, text: &str) -> Vec<String> {
+        commands_in(text)
+            .into_iter()
+            .filter(|c| install::is_hook(c, self, HookKind::Edit))
+            .collect()
+    }
+
+    fn install(&self, root: &Path, _: &Path, program: &str) -> Result<(PathBuf, Installed)> {
+        install_hook(root, program)
+    }
+
+    fn uninstall(&self, root: &Path, _: &Path) -> Result<(PathBuf, Uninstalled)> {
+        uninstall_hook(root)
+    }
+
+    fn install_notes(&self, _: &Path, _: &Path) -> Vec<String> {
+        vec![
+            "Cline CLI runs the hooks in .clinerules/hooks without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.".into(),
+        ]
+    }
+
+    // Cline CLI reads MCP servers from the user's settings only
+    // (`~/.cline/data/settings/cline_mcp_settings.json`), never the work
+    // tree's: `bsi agent install cline` names the command that registers
+    // bsi there and writes no file.
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::UserOnly {
+            file: MCP_SETTINGS,
+            add: MCP_ADD,
+        }
+    }
+
+    fn trust(&self, _: &Path, _: &Path, _: &Places) -> Item {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
+            next: None,
+        }
+    }
+
+    fn reached_by(&self) -> &'static str {
+        "first tool call"
+    }
+
+    fn user_mcp_item(&self, places: &Places) -> Option<Item> {
+        Some(mcp_item(places))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests_support::fixture;
@@ -316,7 +602,7 @@ mod tests {
     use super::*;
 
     fn request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Cline, name)
+        super::super::tests_support::edit_request(Tool::CLINE, name)
     }
 
     #[test]
@@ -341,7 +627,7 @@ mod tests {
     #[test]
     fn shell_commands_are_read_for_the_files_they_write() {
         let Ok(PreEdit::Shell(cmd)) = parse(
-            Tool::Cline,
+            Tool::CLINE,
             &fixture("cline-pretooluse-run-commands.json"),
             Path::new("/"),
         ) else {
@@ -351,7 +637,7 @@ mod tests {
         let r = cmd.edits(&NoDisk).expect("writes");
         assert_eq!(r.edits[0].path, PathBuf::from("/tmp/brain/notes/log.md"));
         let reads = r#"{"hookName":"tool_call","taskId":"t","workspaceRoots":["/b"],"tool_call":{"id":"c","name":"run_commands","input":{"commands":["ls","git status"]}}}"#;
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Cline, reads, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::CLINE, reads, Path::new("/")) else {
             panic!("{reads}");
         };
         assert_eq!(cmd.session_id, "t");
@@ -361,12 +647,12 @@ mod tests {
     #[test]
     fn patches_other_tools_and_other_events() {
         let patch = r#"{"hookName":"tool_call","taskId":"t","workspaceRoots":["/b"],"tool_call":{"id":"c","name":"apply_patch","input":{"input":"*** Begin Patch\n*** Add File: n.md\n+x\n*** End Patch"}}}"#;
-        let Ok(PreEdit::Edit(r)) = parse(Tool::Cline, patch, Path::new("/")) else {
+        let Ok(PreEdit::Edit(r)) = parse(Tool::CLINE, patch, Path::new("/")) else {
             panic!("{patch}");
         };
         assert_eq!(r.edits[0].path, PathBuf::from("/b/n.md"));
         let Ok(PreEdit::Other { tool_name }) = parse(
-            Tool::Cline,
+            Tool::CLINE,
             &fixture("cline-pretooluse-read-files.json"),
             Path::new("/"),
         ) else {
@@ -375,14 +661,14 @@ mod tests {
         assert_eq!(tool_name, "read_files");
         assert!(matches!(
             parse(
-                Tool::Cline,
+                Tool::CLINE,
                 &fixture("cline-taskstart.json"),
                 Path::new("/")
             ),
             Err(EventError::WrongEvent { .. })
         ));
         let s = super::super::parse_session_start(
-            Tool::Cline,
+            Tool::CLINE,
             &fixture("cline-taskstart.json"),
             Path::new("/"),
         )
@@ -393,7 +679,7 @@ mod tests {
             Some(("1796185252112_6oobd".into(), PathBuf::from("/tmp/brain")))
         );
         let st = super::super::parse_stop(
-            Tool::Cline,
+            Tool::CLINE,
             &fixture("cline-taskcomplete.json"),
             Path::new("/"),
         )
@@ -424,13 +710,13 @@ mod tests {
                    "tool_call": {"id": "c", "name": name, "input": over}})
             .to_string()
         };
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Cline, &as_event("run_commands"), Path::new("/"))
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::CLINE, &as_event("run_commands"), Path::new("/"))
         else {
             panic!("shell");
         };
         assert_eq!(cmd.edits(&NoDisk), None);
         assert!(matches!(
-            parse(Tool::Cline, &as_event("apply_patch"), Path::new("/")),
+            parse(Tool::CLINE, &as_event("apply_patch"), Path::new("/")),
             Err(EventError::Patch(_))
         ));
         assert_eq!(answer(&Verdict::Allow).stdout, "{}\n");
@@ -472,5 +758,54 @@ mod tests {
         );
         assert!(!is_ours("#!/bin/sh\necho mine\n"));
         assert!(commands_in("#!/bin/sh\nbsi hook edit --tool cline\n").is_empty());
+    }
+
+    #[test]
+    fn cline_hook_files_round_trip() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = root.path();
+        let hooks = root.join(HOOKS_DIR);
+        // A person's own PreToolUse hook: kept, bsi's takes the next name.
+        std::fs::create_dir_all(&hooks).expect("mkdir");
+        std::fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho '{}'\n").expect("write");
+        let (path, did) = install_hook(root, "bsi").expect("install");
+        assert_eq!(did, Installed::Created);
+        assert_eq!(path, hooks.join("PreToolUse.sh"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(
+            install::our_commands(Tool::CLINE, &text),
+            vec![install::hook_command("bsi", Tool::CLINE, HookKind::Edit)]
+        );
+        assert_eq!(hook_path(root), path);
+        assert_eq!(
+            install_hook(root, "bsi").expect("again").1,
+            Installed::Already
+        );
+        // A moved binary: the file is rewritten in place.
+        assert_eq!(
+            install_hook(root, "/opt/bsi/bin/bsi").expect("moved").1,
+            Installed::Merged
+        );
+        let (_, did) = uninstall_hook(root).expect("uninstall");
+        assert_eq!(did, Uninstalled::Restored);
+        assert!(!path.exists());
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("PreToolUse")).expect("kept"),
+            "#!/bin/sh\necho '{}'\n"
+        );
+        assert_eq!(
+            uninstall_hook(root).expect("again").1,
+            Uninstalled::NotInstalled
+        );
+        // Every name taken by another hook: nothing written.
+        for name in FILE_NAMES {
+            std::fs::write(hooks.join(name), "#!/bin/sh\n").expect("write");
+        }
+        assert!(install_hook(root, "bsi").is_err());
+        // Nothing else in the directories: they go with bsi's file.
+        let fresh = tempfile::tempdir().expect("tempdir");
+        install_hook(fresh.path(), "bsi").expect("install");
+        uninstall_hook(fresh.path()).expect("uninstall");
+        assert!(!fresh.path().join(".clinerules").exists());
     }
 }

@@ -9,6 +9,14 @@ use std::path::Path;
 use serde_json::json;
 
 use super::patch::{self, PatchOp};
+use std::path::PathBuf;
+
+use super::doctor::Item;
+use super::install::{self, HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{
+    AgentTool, Places, SessionStart, Stop, Tool, session_start_event, stop_event, stop_hook_active,
+};
 use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, FileEdit, HookKind, PreEdit, Verdict,
     check_event, claude, event_cwd, file_edit, object, opt_str, req_obj, req_str,
@@ -55,7 +63,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         // Any other shell command: the files it writes.
         ("Bash", Some(command)) => {
             return Ok(PreEdit::Shell(super::ShellCommand {
-                tool: super::Tool::Codex,
+                tool: super::Tool::CODEX,
                 session_id,
                 cwd,
                 dir: base,
@@ -69,7 +77,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         },
     };
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Codex,
+        tool: super::Tool::CODEX,
         session_id,
         cwd,
         tool_name,
@@ -139,11 +147,344 @@ pub fn session_note(session: &str) -> String {
 pub const SETTINGS: &str = ".codex/hooks.json";
 
 /// The hook entries bsi adds to `.codex/hooks.json`.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("PreToolUse", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
     ("Stop", None, HookKind::Stop),
 ];
+
+// --- the doctor: Codex's trust ---------------------------------------------
+
+/// How long the doctor waits for `codex app-server` to list its hooks.
+const CODEX_LIST_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// One hook as Codex lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedHook {
+    /// The file it comes from.
+    pub source_path: PathBuf,
+    /// Its command line.
+    pub command: String,
+    /// `trusted`, `untrusted`, `modified` or `managed`.
+    pub trust: String,
+}
+
+/// Codex's own word on the hooks it would run in `root`: `codex app-server`
+/// asked `hooks/list` over stdio (JSON-RPC, one message a line), within
+/// [`CODEX_LIST_BOUND`]. `None` when codex is not on PATH or gives no list
+/// in time.
+pub fn hooks_list(root: &Path, places: &Places) -> Option<Vec<ListedHook>> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let exe = install::on_path("codex", places.path.as_deref())?;
+    let mut child = Command::new(exe)
+        .arg("app-server")
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let requests = [
+        serde_json::json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bsi", "version": env!("CARGO_PKG_VERSION")}}}),
+        serde_json::json!({"method": "initialized"}),
+        serde_json::json!({"id": 2, "method": "hooks/list", "params": {"cwds": [root.display().to_string()]}}),
+    ];
+    let mut stdin = child.stdin.take()?;
+    let stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                && v["id"] == 2
+            {
+                let _ = tx.send(v);
+                break;
+            }
+        }
+    });
+    for r in &requests {
+        if writeln!(stdin, "{r}").is_err() {
+            break;
+        }
+    }
+    let answer = rx.recv_timeout(CODEX_LIST_BOUND).ok();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let data = answer?.get("result")?.get("data")?.as_array()?.clone();
+    Some(
+        data.iter()
+            .flat_map(|e| e["hooks"].as_array().cloned().unwrap_or_default())
+            .filter_map(|h| {
+                Some(ListedHook {
+                    source_path: PathBuf::from(h["sourcePath"].as_str()?),
+                    command: h["command"].as_str()?.to_string(),
+                    trust: h["trustStatus"].as_str()?.to_string(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The trust item from Codex's own list of bsi's hooks in `settings`.
+fn listed_trust(root: &Path, settings: &Path, project: bool, listed: &[ListedHook]) -> Item {
+    let ours: Vec<&ListedHook> = listed
+        .iter()
+        .filter(|h| h.source_path == settings && install::is_bsi_hook(&h.command, &Codex))
+        .collect();
+    let all = ENTRIES.len();
+    let of = |status: &str| ours.iter().filter(|h| h.trust == status).count();
+    let trusted = of("trusted") + of("managed");
+    let modified = of("modified");
+    if project && ours.len() >= all && trusted == ours.len() {
+        return Item {
+            what: "trust",
+            ok: Some(true),
+            detail: format!(
+                "the project is trusted, and Codex reports bsi's {trusted} hooks of .codex/hooks.json trusted (`codex app-server`)"
+            ),
+            next: None,
+        };
+    }
+    let detail = if modified > 0 {
+        format!(
+            "Codex reports {modified} of bsi's hooks of .codex/hooks.json modified since they were trusted (`codex app-server`): it skips them without a word until they are trusted again"
+        )
+    } else if !project {
+        "the project is not trusted: Codex loads no .codex/ folder, bsi's hooks with it".to_string()
+    } else {
+        format!(
+            "the project is trusted; Codex reports {trusted} of bsi's {all} hooks of .codex/hooks.json trusted (`codex app-server`)"
+        )
+    };
+    Item {
+        what: "trust",
+        ok: Some(false),
+        detail,
+        next: Some(steps(root)),
+    }
+}
+
+fn trust(root: &Path, settings: &Path, places: &Places) -> Item {
+    let home = places
+        .codex_home
+        .clone()
+        .or_else(|| places.home.as_ref().map(|h| h.join(".codex")));
+    let config = home.as_ref().map(|h| h.join("config.toml"));
+    let parsed: Option<toml::Table> = config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(c).ok())
+        .and_then(|t| t.parse().ok());
+    let shown = config
+        .as_ref()
+        .map_or("the Codex config.toml".to_string(), |c| {
+            c.display().to_string()
+        });
+    let Some(cfg) = parsed else {
+        return Item {
+            what: "trust",
+            ok: Some(false),
+            detail: format!("{shown} trusts neither this project nor bsi's hooks"),
+            next: Some(steps(root)),
+        };
+    };
+    let project = cfg
+        .get("projects")
+        .and_then(|p| p.as_table())
+        .is_some_and(|p| {
+            super::doctor::ancestors(root).iter().any(|a| {
+                p.get(a)
+                    .and_then(|e| e.get("trust_level"))
+                    .and_then(|t| t.as_str())
+                    == Some("trusted")
+            })
+        });
+    if let Some(listed) = hooks_list(root, places) {
+        return listed_trust(root, settings, project, &listed);
+    }
+    let prefix = format!("{}:", settings.display());
+    let hooks = cfg
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(|s| s.as_table())
+        .map_or(0, |s| {
+            s.iter()
+                .filter(|(k, v)| k.starts_with(&prefix) && v.get("trusted_hash").is_some())
+                .count()
+        });
+    let all = ENTRIES.len();
+    match (project, hooks >= all) {
+        (true, true) => Item {
+            what: "trust",
+            ok: Some(true),
+            detail: format!(
+                "the project is trusted, and {hooks} hooks of .codex/hooks.json were trusted (bsi cannot tell whether they changed since: Codex then skips them until trusted again)"
+            ),
+            next: None,
+        },
+        (p, _) => Item {
+            what: "trust",
+            ok: Some(false),
+            detail: format!(
+                "{}; {hooks} of .codex/hooks.json's hooks trusted in {shown}",
+                if p {
+                    "the project is trusted"
+                } else {
+                    "the project is not trusted"
+                }
+            ),
+            next: Some(steps(root)),
+        },
+    }
+}
+
+/// What a person does so Codex runs bsi's hooks.
+pub fn steps(root: &Path) -> String {
+    let root: PathBuf = root.components().collect();
+    format!(
+        "in `codex` started in {}: trust the project when asked, then open `/hooks` and trust bsi's hooks (Codex runs a project's hooks only when both are trusted)",
+        root.display()
+    )
+}
+
+/// Codex CLI.
+pub struct Codex;
+
+impl AgentTool for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex CLI"
+    }
+
+    fn shell_session_var(&self) -> Option<&'static str> {
+        Some("CODEX_THREAD_ID")
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        session_start_event(Tool::CODEX, input, cwd, "SessionStart", &["session_id"])
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        stop_event(Tool::CODEX, input, cwd, &["session_id"], &|o| {
+            stop_hook_active(o, "Stop")
+        })
+    }
+
+    /// Claude Code's answer.
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        claude::answer_stop(reason)
+    }
+
+    fn missing_answer(&self, kind: HookKind, text: &str) -> serde_json::Value {
+        claude::missing_answer(kind, text)
+    }
+
+    // Codex's sandbox runs the agent's shell where the Codex process is not
+    // seen among its ancestors, but every shell command carries the tool
+    // session's id (`CODEX_THREAD_ID`), mapped by the session-start hook.
+    fn session_note(&self, session: &str, _: bool, _: Option<&Path>) -> String {
+        session_note(session)
+    }
+
+    /// Codex runs an entry found in both the user's and the project's hooks
+    /// files twice: the second run of a session start must not brief the
+    /// agent again (two runs of an edit give the same verdict, and the stop
+    /// reminder is sent once by the session map).
+    fn repeats_event(&self, kind: HookKind) -> bool {
+        kind == HookKind::SessionStart
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Grouped { named: false }
+    }
+
+    fn user_settings_file(&self, places: &Places) -> Option<PathBuf> {
+        Some(
+            places
+                .codex_home
+                .clone()
+                .or_else(|| places.home.as_ref().map(|h| h.join(".codex")))?
+                .join("hooks.json"),
+        )
+    }
+
+    fn install_notes(&self, root: &Path, common: &Path) -> Vec<String> {
+        vec![
+            format!(
+                "Codex CLI runs project hooks only once a person trusts them, in two steps, and checks no edit until then: {}. Codex keeps each hook's trust by the hash of its entry: after a change of .codex/hooks.json, trust them again.",
+                steps(root)
+            ),
+            format!(
+                "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or let the agent claim with bsi's MCP tool `claim` (registered below: the MCP server runs outside the sandbox, as the agent's session), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
+                bsi_core::words::shell_word(
+                    &common
+                        .components()
+                        .collect::<PathBuf>()
+                        .display()
+                        .to_string()
+                )
+            ),
+        ]
+    }
+
+    fn changed_hooks_note(&self, changed: usize, file: &str, root: &Path) -> Option<String> {
+        Some(format!(
+            "Codex CLI: this install changed {changed} of bsi's hooks already in {file} (an earlier install ran another program path or matched other tools). Codex keeps a hook's trust by the hash of its entry: it now marks them modified and skips them without a word until a person trusts them again. Next: {}.",
+            steps(root)
+        ))
+    }
+
+    fn user_install_note(&self, shown: &str) -> Option<String> {
+        Some(format!(
+            "\nCodex CLI runs user hooks too only once a person trusts them: in `codex`, open `/hooks` and trust bsi's hooks from {shown}."
+        ))
+    }
+
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::Toml {
+            file: ".codex/config.toml",
+        }
+    }
+
+    fn trust(&self, root: &Path, settings: &Path, places: &Places) -> Item {
+        trust(root, settings, places)
+    }
+
+    fn project_shortcuts(&self) -> Option<&'static str> {
+        Some(
+            "Codex CLI in a project it does not trust loads no .codex/ folder, and skips a hook not trusted in `/hooks` or changed since (`modified`), without a word",
+        )
+    }
+
+    fn user_hooks_note(&self) -> &'static str {
+        " (once trusted in `/hooks` themselves)"
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -154,9 +495,9 @@ mod tests {
     use std::path::PathBuf;
 
     fn edits(name: &str) -> Vec<FileEdit> {
-        match parse(Tool::Codex, &fixture(name), Path::new("/elsewhere")) {
+        match parse(Tool::CODEX, &fixture(name), Path::new("/elsewhere")) {
             Ok(PreEdit::Edit(r)) => {
-                assert_eq!(r.tool, Tool::Codex);
+                assert_eq!(r.tool, Tool::CODEX);
                 assert_eq!(r.session_id, "019a-codex-session");
                 r.edits
             }
@@ -216,7 +557,7 @@ mod tests {
             "\"tool_input\": {",
             "\"tool_input\": {\"workdir\": \"sub\", ",
         );
-        let Ok(PreEdit::Edit(r)) = parse(Tool::Codex, &input, Path::new("/")) else {
+        let Ok(PreEdit::Edit(r)) = parse(Tool::CODEX, &input, Path::new("/")) else {
             panic!("{input}");
         };
         assert_eq!(
@@ -228,7 +569,7 @@ mod tests {
     #[test]
     fn other_shell_commands_are_not_edits() {
         let got = parse(
-            Tool::Codex,
+            Tool::CODEX,
             &fixture("codex-pretooluse-bash.json"),
             Path::new("/"),
         );
@@ -244,7 +585,7 @@ mod tests {
                 "\"tool_input\": {",
                 "\"tool_input\": {\"workdir\": \"sub\", ",
             );
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Codex, &input, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::CODEX, &input, Path::new("/")) else {
             panic!("{input}");
         };
         let r = cmd
@@ -258,7 +599,7 @@ mod tests {
     fn a_broken_patch_is_an_error() {
         let bad = fixture("codex-pretooluse-apply-patch.json").replace("*** End Patch", "");
         assert!(matches!(
-            parse(Tool::Codex, &bad, Path::new("/")),
+            parse(Tool::CODEX, &bad, Path::new("/")),
             Err(EventError::Patch(_))
         ));
     }
@@ -266,7 +607,7 @@ mod tests {
     #[test]
     fn session_start_and_stop() {
         let s = parse_session_start(
-            Tool::Codex,
+            Tool::CODEX,
             &fixture("codex-sessionstart.json"),
             Path::new("/"),
         )
@@ -274,7 +615,7 @@ mod tests {
         assert_eq!(s.session_id, "019a-codex-session");
         assert_eq!(s.source.as_deref(), Some("startup"));
         let st =
-            parse_stop(Tool::Codex, &fixture("codex-stop.json"), Path::new("/")).expect("parses");
+            parse_stop(Tool::CODEX, &fixture("codex-stop.json"), Path::new("/")).expect("parses");
         assert!(st.continued);
         let a = answer_session_start(&Briefing {
             context: "ctx".into(),

@@ -20,6 +20,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::doctor::Item;
+use super::install::{HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{AgentTool, Places, SessionStart, Stop, Tool, session_start_event, stop_event};
 use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, HookKind, PreEdit, Replacement, Verdict,
     event_cwd, file_edit, first_str, object, opt_str, req_obj, req_str,
@@ -49,7 +53,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
             }
         };
         return Ok(PreEdit::Edit(EditRequest {
-            tool: super::Tool::Copilot,
+            tool: super::Tool::COPILOT,
             session_id,
             edits: super::codex::patch_edits(&text, &cwd)?,
             cwd,
@@ -63,7 +67,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                 return Ok(PreEdit::Other { tool_name });
             };
             return Ok(PreEdit::Shell(super::ShellCommand {
-                tool: super::Tool::Copilot,
+                tool: super::Tool::COPILOT,
                 session_id,
                 dir: cwd.clone(),
                 cwd,
@@ -86,7 +90,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     };
     let path = req_str(req_obj(&o, "toolArgs")?, "path")?;
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Copilot,
+        tool: super::Tool::COPILOT,
         session_id,
         edits: vec![file_edit(&cwd, path, op)],
         cwd,
@@ -151,11 +155,172 @@ pub(super) fn stop_continued(o: &Map<String, Value>) -> Result<bool, EventError>
 pub const SETTINGS: &str = ".github/hooks/bsi.json";
 
 /// The hook entries bsi writes in `.github/hooks/bsi.json`.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("preToolUse", Some(EDIT_TOOLS), HookKind::Edit),
     ("sessionStart", None, HookKind::SessionStart),
     ("agentStop", None, HookKind::Stop),
 ];
+
+/// Copilot CLI runs a folder's hooks only when the folder is trusted: a
+/// person's answer kept in `trustedFolders` of its `config.json` (JSON
+/// after `//` comment lines), or for one run `--trust-folder` or
+/// `COPILOT_ALLOW_ALL=true`. Without it the hooks are skipped without a
+/// word.
+fn trust(root: &Path, places: &Places) -> Item {
+    let config = places
+        .copilot_home
+        .clone()
+        .or_else(|| places.home.as_ref().map(|h| h.join(".copilot")))
+        .map(|h| h.join("config.json"));
+    let trusted = config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(c).ok())
+        .and_then(|t| {
+            let json: String = t
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            serde_json::from_str::<Value>(&json).ok()
+        })
+        .is_some_and(|v| {
+            v["trustedFolders"].as_array().is_some_and(|f| {
+                f.iter()
+                    .filter_map(Value::as_str)
+                    .any(|p| root.starts_with(Path::new(p)))
+            })
+        });
+    if trusted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the folder is trusted: Copilot CLI runs its hooks".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: Some(false),
+            detail: "the folder is not trusted: Copilot CLI runs no hook of .github/hooks here, and says nothing of it".into(),
+            next: Some(format!(
+                "start `copilot` in {} and trust the folder when asked (for one headless run: `copilot --trust-folder -p …`)",
+                root.display()
+            )),
+        }
+    }
+}
+
+/// GitHub Copilot CLI.
+pub struct Copilot;
+
+impl AgentTool for Copilot {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn title(&self) -> &'static str {
+        "GitHub Copilot CLI"
+    }
+
+    fn shell_session_var(&self) -> Option<&'static str> {
+        Some("COPILOT_AGENT_SESSION_ID")
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        session_start_event(Tool::COPILOT, input, cwd, "sessionStart", &["sessionId"])
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        stop_event(Tool::COPILOT, input, cwd, &["sessionId"], &stop_continued)
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    /// Copilot shows the person no hook's stderr: the model is told its
+    /// session starts without bsi's briefing.
+    fn fail_open_quietly(&self, kind: HookKind, warning: &str) -> Answer {
+        if kind == HookKind::SessionStart {
+            Answer::json(&json!({ "additionalContext": format!("bsi: {}", warning.trim_end()) }))
+                .with_stderr(warning)
+        } else {
+            Answer::default().with_stderr(warning)
+        }
+    }
+
+    fn missing_answer(&self, kind: HookKind, text: &str) -> Value {
+        match kind {
+            // Copilot shows the person no hook output; the model gets
+            // `additionalContext` (also in Copilot's cloud agent on GitHub,
+            // which reads the same hooks where bsi is not installed).
+            HookKind::Edit | HookKind::SessionStart => json!({ "additionalContext": text }),
+            // `agentStop` reads only `decision` and `reason`: "allow" lets
+            // the agent stop; the reason stays in Copilot's hook log.
+            HookKind::Stop => json!({ "decision": "allow", "reason": text }),
+        }
+    }
+
+    // Copilot sets the session's id in every shell command and MCP server
+    // it starts (`COPILOT_AGENT_SESSION_ID`), mapped by the session-start
+    // hook.
+    fn session_note(&self, session: &str, _: bool, _: Option<&Path>) -> String {
+        session_note(session)
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    /// Flat entries whose command is `bash` (with `powershell` beside it
+    /// for Windows), each with `"type": "command"`.
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Flat {
+            command_key: "bash",
+            typed: true,
+            mend_matcher: true,
+        }
+    }
+
+    fn install_notes(&self, root: &Path, _: &Path) -> Vec<String> {
+        vec![
+            format!(
+                "GitHub Copilot CLI runs a folder's hooks only once the folder is trusted, and skips them without a word until then: start `copilot` in {} and trust it when asked (`--trust-folder` or `COPILOT_ALLOW_ALL=true` trust it for one run).",
+                root.display()
+            ),
+            "Copilot's cloud agent on GitHub reads the same .github/hooks/bsi.json from the default branch, where bsi is not installed: each hook then lets the call through and tells the agent bsi did not run; nothing of bsi guards its edits there: bsi sees its work once it is committed or merged in a clone where bsi's git hooks are installed.".into(),
+        ]
+    }
+
+    /// The `.mcp.json` Claude Code reads too: one server serves both.
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::Json {
+            file: ".mcp.json",
+            key: "mcpServers",
+            stdio: true,
+        }
+    }
+
+    fn trust(&self, root: &Path, _: &Path, places: &Places) -> Item {
+        trust(root, places)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -165,7 +330,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Copilot, name)
+        super::super::tests_support::edit_request(Tool::COPILOT, name)
     }
 
     #[test]
@@ -211,7 +376,7 @@ mod tests {
     #[test]
     fn bash_is_read_for_the_files_it_writes() {
         let got = parse(
-            Tool::Copilot,
+            Tool::COPILOT,
             &fixture("copilot-pretooluse-bash.json"),
             Path::new("/"),
         );
@@ -229,7 +394,7 @@ mod tests {
         // A read tool is let through untouched.
         let view = fixture("copilot-pretooluse-edit.json").replace("\"edit\"", "\"view\"");
         assert!(matches!(
-            parse(Tool::Copilot, &view, Path::new("/")),
+            parse(Tool::COPILOT, &view, Path::new("/")),
             Ok(PreEdit::Other { .. })
         ));
     }
@@ -237,7 +402,7 @@ mod tests {
     #[test]
     fn session_start_and_stop() {
         let s = parse_session_start(
-            Tool::Copilot,
+            Tool::COPILOT,
             &fixture("copilot-sessionstart.json"),
             Path::new("/"),
         )
@@ -245,7 +410,7 @@ mod tests {
         assert_eq!(s.session_id, "0c6e8f64-4d1e-4b8e-9d55-3a1f0e2b7c11");
         assert_eq!(s.source.as_deref(), Some("new"));
         let st = parse_stop(
-            Tool::Copilot,
+            Tool::COPILOT,
             &fixture("copilot-agentstop.json"),
             Path::new("/"),
         )
@@ -254,7 +419,7 @@ mod tests {
         let again = fixture("copilot-agentstop.json")
             .replace("\"stop_hook_active\":false", "\"stop_hook_active\":true");
         assert!(
-            parse_stop(Tool::Copilot, &again, Path::new("/"))
+            parse_stop(Tool::COPILOT, &again, Path::new("/"))
                 .expect("parses")
                 .continued
         );

@@ -8,6 +8,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::doctor::Item;
+use super::install::{HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{AgentTool, Places, SessionStart, Stop, Tool, session_start_event, stop_event};
 use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, HookKind, PreEdit, Verdict, check_event,
     event_cwd, file_edit, first_line, first_str, object, opt_str, replacement, req_obj,
@@ -22,7 +26,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let tool_name = first_str(&o, &["tool_name"])?;
     if tool_name == "Shell" {
         return super::claude::shell(
-            super::Tool::Cursor,
+            super::Tool::CURSOR,
             session_id,
             cwd,
             tool_name,
@@ -67,7 +71,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     };
     let path = path_of(req_obj(&o, "tool_input")?)?;
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Cursor,
+        tool: super::Tool::CURSOR,
         session_id,
         edits: vec![file_edit(&cwd, path, op)],
         cwd,
@@ -137,11 +141,116 @@ pub const SETTINGS: &str = ".cursor/hooks.json";
 /// The hook entries bsi adds to `.cursor/hooks.json`. The edit hook has no
 /// matcher: every tool call reaches it, and those that edit no file are let
 /// through at once.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("preToolUse", None, HookKind::Edit),
     ("sessionStart", None, HookKind::SessionStart),
     ("stop", None, HookKind::Stop),
 ];
+
+/// Whether the agent already went on once because of a stop hook: a
+/// `loop_count` above 0.
+fn loop_count(o: &Map<String, Value>) -> Result<bool, EventError> {
+    check_event(o, "stop")?;
+    match o.get("loop_count") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Number(n)) => Ok(n.as_u64().is_none_or(|n| n > 0)),
+        Some(_) => Err(EventError::BadField {
+            field: "loop_count",
+            want: "a number",
+        }),
+    }
+}
+
+/// Cursor.
+pub struct Cursor;
+
+impl AgentTool for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn title(&self) -> &'static str {
+        "Cursor"
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        session_start_event(
+            Tool::CURSOR,
+            input,
+            cwd,
+            "sessionStart",
+            &["session_id", "conversation_id"],
+        )
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        stop_event(
+            Tool::CURSOR,
+            input,
+            cwd,
+            &["session_id", "conversation_id"],
+            &loop_count,
+        )
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    fn missing_answer(&self, _: HookKind, text: &str) -> Value {
+        json!({ "user_message": text })
+    }
+
+    /// The session-start answer sets `BSI_SESSION` (`env`).
+    fn session_note(&self, _: &str, _: bool, _: Option<&Path>) -> String {
+        "BSI_SESSION is set to it in your shell".to_string()
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Flat {
+            command_key: "command",
+            typed: false,
+            mend_matcher: false,
+        }
+    }
+
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::Json {
+            file: ".cursor/mcp.json",
+            key: "mcpServers",
+            stdio: false,
+        }
+    }
+
+    fn trust(&self, _: &Path, _: &Path, _: &Places) -> Item {
+        Item {
+            what: "trust",
+            ok: None,
+            detail: "Cursor runs project hooks without a trust step bsi can see".into(),
+            next: None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -151,7 +260,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Cursor, name)
+        super::super::tests_support::edit_request(Tool::CURSOR, name)
     }
 
     #[test]
@@ -178,7 +287,7 @@ mod tests {
     #[test]
     fn shell_is_read_for_the_files_it_writes() {
         let got = parse(
-            Tool::Cursor,
+            Tool::CURSOR,
             &fixture("cursor-pretooluse-shell.json"),
             Path::new("/"),
         );
@@ -189,7 +298,7 @@ mod tests {
         assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
         let writes = fixture("cursor-pretooluse-shell.json")
             .replace("\"bsi status\"", "\"echo x >> agents/alice.md\"");
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Cursor, &writes, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::CURSOR, &writes, Path::new("/")) else {
             panic!("{writes}");
         };
         let r = cmd
@@ -204,18 +313,18 @@ mod tests {
     #[test]
     fn session_start_and_stop() {
         let s = parse_session_start(
-            Tool::Cursor,
+            Tool::CURSOR,
             &fixture("cursor-sessionstart.json"),
             Path::new("/"),
         )
         .expect("parses");
         assert_eq!(s.session_id, "cursor-conv-42");
         let st =
-            parse_stop(Tool::Cursor, &fixture("cursor-stop.json"), Path::new("/")).expect("parses");
+            parse_stop(Tool::CURSOR, &fixture("cursor-stop.json"), Path::new("/")).expect("parses");
         assert!(!st.continued);
         let looped = fixture("cursor-stop.json").replace("\"loop_count\": 0", "\"loop_count\": 1");
         assert!(
-            parse_stop(Tool::Cursor, &looped, Path::new("/"))
+            parse_stop(Tool::CURSOR, &looped, Path::new("/"))
                 .expect("parses")
                 .continued
         );

@@ -10,8 +10,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::install::{self, PROGRAM};
 use super::mcp_config::{self, Registration};
 use super::{Tool, sessions};
@@ -30,22 +28,7 @@ pub struct Item {
     pub next: Option<String>,
 }
 
-/// Where the doctor looks, outside the work tree.
-#[derive(Debug, Clone, Default)]
-pub struct Places {
-    /// `PATH`.
-    pub path: Option<std::ffi::OsString>,
-    /// The user's home.
-    pub home: Option<PathBuf>,
-    /// `CODEX_HOME` (else `~/.codex`).
-    pub codex_home: Option<PathBuf>,
-    /// `COPILOT_HOME` (else `~/.copilot`).
-    pub copilot_home: Option<PathBuf>,
-    /// `CLAUDE_CONFIG_DIR` (else `~/.claude`).
-    pub claude_config: Option<PathBuf>,
-    /// `XDG_STATE_HOME` (else `~/.local/state`).
-    pub state_home: Option<PathBuf>,
-}
+pub use super::Places;
 
 /// Every finding for `tool` in the work tree at `root` (`common`: the
 /// common git directory).
@@ -53,11 +36,11 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
     // Without the trailing `/` git gives a work tree: as the tools key it.
     let root: PathBuf = root.components().collect();
     let root = root.as_path();
-    let settings = install::settings_path(tool, root);
+    let settings = tool.settings_path(root);
     let text = fs::read_to_string(&settings).ok();
     let commands = text
         .as_deref()
-        .map(|t| install::our_commands(tool, t))
+        .map(|t| tool.our_commands(t))
         .unwrap_or_default();
     let rel = settings
         .strip_prefix(root)
@@ -66,7 +49,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
         .to_string();
     let rel = rel.as_str();
     let mut out = Vec::new();
-    let all = install::entries(tool).len();
+    let all = tool.entries().len();
     let stale = text
         .as_deref()
         .map(|t| install::stale_matchers(tool, t))
@@ -103,7 +86,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
         return out;
     }
     out.push(program_item(tool, &commands, places));
-    out.push(trust_item(tool, root, &settings, places));
+    out.push(tool.trust(root, &settings, places));
     out.extend(bypass_item(tool, places));
     out.push(mcp_item(tool, root, places));
     let reached = sessions::SessionMap::new(&sessions::dir_in(common)).reached(tool);
@@ -127,11 +110,7 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
             next: Some(format!(
                 "start a {} session here: its {} records it",
                 tool.title(),
-                if tool == Tool::Cline {
-                    "first tool call"
-                } else {
-                    "session-start hook"
-                }
+                tool.reached_by()
             )),
         },
     });
@@ -140,8 +119,8 @@ pub fn check(tool: Tool, root: &Path, common: &Path, places: &Places) -> Vec<Ite
 
 /// Whether bsi's MCP server is registered in the tool's MCP settings.
 fn mcp_item(tool: Tool, root: &Path, places: &Places) -> Item {
-    if tool == Tool::Cline {
-        return cline_mcp_item(places);
+    if let Some(item) = tool.user_mcp_item(places) {
+        return item;
     }
     let rel = mcp_config::settings_file(tool);
     let text = fs::read_to_string(root.join(rel)).ok();
@@ -178,54 +157,6 @@ fn mcp_item(tool: Tool, root: &Path, places: &Places) -> Item {
             Some(false),
             format!("{rel} cannot be read as {}'s MCP settings", tool.title()),
             Some(format!("fix {rel}, then {install} again")),
-        ),
-    };
-    Item {
-        what: "mcp",
-        ok,
-        detail,
-        next,
-    }
-}
-
-/// Whether bsi's MCP server is in Cline CLI's settings, which live in the
-/// user's home (its default data directory), never the work tree: bsi reads
-/// them and writes nothing there; the command that registers it is said.
-fn cline_mcp_item(places: &Places) -> Item {
-    let shown = format!("~/{}", mcp_config::CLINE_SETTINGS_IN_HOME);
-    let add = format!("`{}`", mcp_config::CLINE_ADD);
-    let text = places
-        .home
-        .as_ref()
-        .and_then(|h| fs::read_to_string(h.join(mcp_config::CLINE_SETTINGS_IN_HOME)).ok());
-    let fix = format!("edit the `bsi` entry of {shown} to run `bsi mcp --tool cline`");
-    let (ok, detail, next) = match text.as_deref().map(mcp_config::cline_registration) {
-        Some(Registration::Registered) => (
-            Some(true),
-            format!("bsi's MCP server (`bsi mcp`) is registered in {shown}"),
-            None,
-        ),
-        Some(Registration::Differs) => (
-            Some(false),
-            format!("{shown} runs `bsi mcp`, but not as {add} registers it"),
-            Some(fix),
-        ),
-        Some(Registration::Foreign) => (
-            None,
-            format!("{shown} has a server named bsi that does not run `bsi mcp`"),
-            Some(fix),
-        ),
-        Some(Registration::Unreadable) => (
-            None,
-            format!("{shown} cannot be read as Cline CLI's MCP settings"),
-            Some(format!("fix {shown}, then {add}")),
-        ),
-        Some(Registration::Missing) | None => (
-            None,
-            format!(
-                "Cline CLI reads MCP servers from the user's settings only: bsi's is not in {shown} (Cline's default data directory; `--data-dir` moves it)"
-            ),
-            Some(format!("to give the agent bsi's MCP tools: {add}")),
         ),
     };
     Item {
@@ -287,103 +218,16 @@ fn program_item(tool: Tool, commands: &[String], places: &Places) -> Item {
     }
 }
 
-fn trust_item(tool: Tool, root: &Path, settings: &Path, places: &Places) -> Item {
-    match tool {
-        Tool::Codex => codex_trust(root, settings, places),
-        Tool::Gemini => gemini_trust(root, places),
-        Tool::Claude => claude_trust(root, places),
-        Tool::Cursor => Item {
-            what: "trust",
-            ok: None,
-            detail: "Cursor runs project hooks without a trust step bsi can see".into(),
-            next: None,
-        },
-        Tool::Copilot => copilot_trust(root, places),
-        Tool::Cline => Item {
-            what: "trust",
-            ok: Some(true),
-            detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
-            next: None,
-        },
-        Tool::Opencode => Item {
-            what: "trust",
-            ok: None,
-            detail: "OpenCode loads the project's plugins without a trust step; `--pure` (OPENCODE_PURE) loads none, bsi's with them".into(),
-            next: None,
-        },
-    }
-}
-
-/// Copilot CLI runs a folder's hooks only when the folder is trusted: a
-/// person's answer kept in `trustedFolders` of its `config.json` (JSON
-/// after `//` comment lines), or for one run `--trust-folder` or
-/// `COPILOT_ALLOW_ALL=true`. Without it the hooks are skipped without a
-/// word.
-fn copilot_trust(root: &Path, places: &Places) -> Item {
-    let config = places
-        .copilot_home
-        .clone()
-        .or_else(|| places.home.as_ref().map(|h| h.join(".copilot")))
-        .map(|h| h.join("config.json"));
-    let trusted = config
-        .as_ref()
-        .and_then(|c| fs::read_to_string(c).ok())
-        .and_then(|t| {
-            let json: String = t
-                .lines()
-                .filter(|l| !l.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            serde_json::from_str::<Value>(&json).ok()
-        })
-        .is_some_and(|v| {
-            v["trustedFolders"].as_array().is_some_and(|f| {
-                f.iter()
-                    .filter_map(Value::as_str)
-                    .any(|p| root.starts_with(Path::new(p)))
-            })
-        });
-    if trusted {
-        Item {
-            what: "trust",
-            ok: Some(true),
-            detail: "the folder is trusted: Copilot CLI runs its hooks".into(),
-            next: None,
-        }
-    } else {
-        Item {
-            what: "trust",
-            ok: Some(false),
-            detail: "the folder is not trusted: Copilot CLI runs no hook of .github/hooks here, and says nothing of it".into(),
-            next: Some(format!(
-                "start `copilot` in {} and trust the folder when asked (for one headless run: `copilot --trust-folder -p …`)",
-                root.display()
-            )),
-        }
-    }
-}
-
 /// `root` and its parents, as the tools key their trust.
-fn ancestors(root: &Path) -> Vec<String> {
+pub(super) fn ancestors(root: &Path) -> Vec<String> {
     root.ancestors().map(|p| p.display().to_string()).collect()
 }
 
 /// The shortcuts that start `tool` without the project's hooks, and
 /// whether bsi's user-level install (which none of them skips) is there.
 fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
-    let shortcuts = match tool {
-        Tool::Gemini => {
-            "`gemini --skip-trust`, and any start in a folder Gemini CLI does not trust, load no project settings: bsi's project hooks do not run"
-        }
-        Tool::Codex => {
-            "Codex CLI in a project it does not trust loads no .codex/ folder, and skips a hook not trusted in `/hooks` or changed since (`modified`), without a word"
-        }
-        Tool::Claude => {
-            "`claude --setting-sources user` loads no project settings (bsi's project hooks do not run); `claude --bare` and `disableAllHooks` run no hook at all, the user's included"
-        }
-        Tool::Cursor | Tool::Copilot | Tool::Cline | Tool::Opencode => return None,
-    };
-    let user = install::user_settings_file(tool, places)?;
+    let shortcuts = tool.project_shortcuts()?;
+    let user = tool.user_settings_file(places)?;
     let install_user =
         bsi_core::words::command_line(["bsi", "agent", "install", "--user", tool.name()]);
     Some(if install::user_installed(tool, places) {
@@ -393,11 +237,7 @@ fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
             detail: format!(
                 "{shortcuts}; bsi's hooks in {} run there too{}",
                 user.display(),
-                if tool == Tool::Codex {
-                    " (once trusted in `/hooks` themselves)"
-                } else {
-                    ""
-                }
+                tool.user_hooks_note()
             ),
             next: None,
         }
@@ -411,284 +251,6 @@ fn bypass_item(tool: Tool, places: &Places) -> Option<Item> {
             )),
         }
     })
-}
-
-/// How long the doctor waits for `codex app-server` to list its hooks.
-const CODEX_LIST_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// One hook as Codex lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedHook {
-    /// The file it comes from.
-    pub source_path: PathBuf,
-    /// Its command line.
-    pub command: String,
-    /// `trusted`, `untrusted`, `modified` or `managed`.
-    pub trust: String,
-}
-
-/// Codex's own word on the hooks it would run in `root`: `codex app-server`
-/// asked `hooks/list` over stdio (JSON-RPC, one message a line), within
-/// [`CODEX_LIST_BOUND`]. `None` when codex is not on PATH or gives no list
-/// in time.
-pub fn codex_hooks_list(root: &Path, places: &Places) -> Option<Vec<ListedHook>> {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-    let exe = install::on_path("codex", places.path.as_deref())?;
-    let mut child = Command::new(exe)
-        .arg("app-server")
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let requests = [
-        serde_json::json!({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bsi", "version": env!("CARGO_PKG_VERSION")}}}),
-        serde_json::json!({"method": "initialized"}),
-        serde_json::json!({"id": 2, "method": "hooks/list", "params": {"cwds": [root.display().to_string()]}}),
-    ];
-    let mut stdin = child.stdin.take()?;
-    let stdout = child.stdout.take()?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && v["id"] == 2
-            {
-                let _ = tx.send(v);
-                break;
-            }
-        }
-    });
-    for r in &requests {
-        if writeln!(stdin, "{r}").is_err() {
-            break;
-        }
-    }
-    let answer = rx.recv_timeout(CODEX_LIST_BOUND).ok();
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
-    let data = answer?.get("result")?.get("data")?.as_array()?.clone();
-    Some(
-        data.iter()
-            .flat_map(|e| e["hooks"].as_array().cloned().unwrap_or_default())
-            .filter_map(|h| {
-                Some(ListedHook {
-                    source_path: PathBuf::from(h["sourcePath"].as_str()?),
-                    command: h["command"].as_str()?.to_string(),
-                    trust: h["trustStatus"].as_str()?.to_string(),
-                })
-            })
-            .collect(),
-    )
-}
-
-/// The trust item from Codex's own list of bsi's hooks in `settings`.
-fn codex_listed_trust(root: &Path, settings: &Path, project: bool, listed: &[ListedHook]) -> Item {
-    let ours: Vec<&ListedHook> = listed
-        .iter()
-        .filter(|h| h.source_path == settings && install::is_bsi_hook(&h.command, Tool::Codex))
-        .collect();
-    let all = install::entries(Tool::Codex).len();
-    let of = |status: &str| ours.iter().filter(|h| h.trust == status).count();
-    let trusted = of("trusted") + of("managed");
-    let modified = of("modified");
-    if project && ours.len() >= all && trusted == ours.len() {
-        return Item {
-            what: "trust",
-            ok: Some(true),
-            detail: format!(
-                "the project is trusted, and Codex reports bsi's {trusted} hooks of .codex/hooks.json trusted (`codex app-server`)"
-            ),
-            next: None,
-        };
-    }
-    let detail = if modified > 0 {
-        format!(
-            "Codex reports {modified} of bsi's hooks of .codex/hooks.json modified since they were trusted (`codex app-server`): it skips them without a word until they are trusted again"
-        )
-    } else if !project {
-        "the project is not trusted: Codex loads no .codex/ folder, bsi's hooks with it".to_string()
-    } else {
-        format!(
-            "the project is trusted; Codex reports {trusted} of bsi's {all} hooks of .codex/hooks.json trusted (`codex app-server`)"
-        )
-    };
-    Item {
-        what: "trust",
-        ok: Some(false),
-        detail,
-        next: Some(codex_steps(root)),
-    }
-}
-
-fn codex_trust(root: &Path, settings: &Path, places: &Places) -> Item {
-    let home = places
-        .codex_home
-        .clone()
-        .or_else(|| places.home.as_ref().map(|h| h.join(".codex")));
-    let config = home.as_ref().map(|h| h.join("config.toml"));
-    let parsed: Option<toml::Table> = config
-        .as_ref()
-        .and_then(|c| fs::read_to_string(c).ok())
-        .and_then(|t| t.parse().ok());
-    let shown = config
-        .as_ref()
-        .map_or("the Codex config.toml".to_string(), |c| {
-            c.display().to_string()
-        });
-    let Some(cfg) = parsed else {
-        return Item {
-            what: "trust",
-            ok: Some(false),
-            detail: format!("{shown} trusts neither this project nor bsi's hooks"),
-            next: Some(codex_steps(root)),
-        };
-    };
-    let project = cfg
-        .get("projects")
-        .and_then(|p| p.as_table())
-        .is_some_and(|p| {
-            ancestors(root).iter().any(|a| {
-                p.get(a)
-                    .and_then(|e| e.get("trust_level"))
-                    .and_then(|t| t.as_str())
-                    == Some("trusted")
-            })
-        });
-    if let Some(listed) = codex_hooks_list(root, places) {
-        return codex_listed_trust(root, settings, project, &listed);
-    }
-    let prefix = format!("{}:", settings.display());
-    let hooks = cfg
-        .get("hooks")
-        .and_then(|h| h.get("state"))
-        .and_then(|s| s.as_table())
-        .map_or(0, |s| {
-            s.iter()
-                .filter(|(k, v)| k.starts_with(&prefix) && v.get("trusted_hash").is_some())
-                .count()
-        });
-    let all = install::entries(Tool::Codex).len();
-    match (project, hooks >= all) {
-        (true, true) => Item {
-            what: "trust",
-            ok: Some(true),
-            detail: format!(
-                "the project is trusted, and {hooks} hooks of .codex/hooks.json were trusted (bsi cannot tell whether they changed since: Codex then skips them until trusted again)"
-            ),
-            next: None,
-        },
-        (p, _) => Item {
-            what: "trust",
-            ok: Some(false),
-            detail: format!(
-                "{}; {hooks} of .codex/hooks.json's hooks trusted in {shown}",
-                if p {
-                    "the project is trusted"
-                } else {
-                    "the project is not trusted"
-                }
-            ),
-            next: Some(codex_steps(root)),
-        },
-    }
-}
-
-/// What a person does so Codex runs bsi's hooks.
-pub fn codex_steps(root: &Path) -> String {
-    let root: PathBuf = root.components().collect();
-    format!(
-        "in `codex` started in {}: trust the project when asked, then open `/hooks` and trust bsi's hooks (Codex runs a project's hooks only when both are trusted)",
-        root.display()
-    )
-}
-
-fn gemini_trust(root: &Path, places: &Places) -> Item {
-    let dir = places.home.as_ref().map(|h| h.join(".gemini"));
-    let read = |name: &str| -> Option<Value> {
-        let text = fs::read_to_string(dir.as_ref()?.join(name)).ok()?;
-        serde_json::from_str(&text).ok()
-    };
-    let trust_off = read("settings.json")
-        .is_some_and(|s| s["security"]["folderTrust"]["enabled"] == Value::Bool(false));
-    if trust_off {
-        return Item {
-            what: "trust",
-            ok: Some(true),
-            detail: "folder trust is off in the user's Gemini settings: project settings load"
-                .into(),
-            next: None,
-        };
-    }
-    let folders = read("trustedFolders.json");
-    // TRUST_FOLDER trusts a folder and what is under it; TRUST_PARENT the
-    // folder's parent and what is under that.
-    let trusted = folders
-        .as_ref()
-        .and_then(Value::as_object)
-        .is_some_and(|f| {
-            f.iter().any(|(path, level)| {
-                let base = match level.as_str() {
-                    Some("TRUST_FOLDER") => Some(Path::new(path)),
-                    Some("TRUST_PARENT") => Path::new(path).parent(),
-                    _ => None,
-                };
-                base.is_some_and(|b| root.starts_with(b))
-            })
-        });
-    if trusted {
-        Item {
-            what: "trust",
-            ok: Some(true),
-            detail: "the folder is trusted: Gemini CLI loads its project settings".into(),
-            next: None,
-        }
-    } else {
-        Item {
-            what: "trust",
-            ok: Some(false),
-            detail: "the folder is not trusted: Gemini CLI loads no project settings here, so no bsi hook runs".into(),
-            next: Some(format!(
-                "start `gemini` in {} and trust the folder when asked (`--skip-trust` loads no project settings either)",
-                root.display()
-            )),
-        }
-    }
-}
-
-fn claude_trust(root: &Path, places: &Places) -> Item {
-    let state: Option<Value> = places
-        .home
-        .as_ref()
-        .and_then(|h| fs::read_to_string(h.join(".claude.json")).ok())
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let accepted = state.as_ref().is_some_and(|s| {
-        ancestors(root)
-            .iter()
-            .any(|a| s["projects"][a]["hasTrustDialogAccepted"] == Value::Bool(true))
-    });
-    if accepted {
-        Item {
-            what: "trust",
-            ok: Some(true),
-            detail: "the workspace is trusted in Claude Code".into(),
-            next: None,
-        }
-    } else {
-        Item {
-            what: "trust",
-            ok: None,
-            detail: "no trust of this workspace recorded in ~/.claude.json (`claude -p` runs project hooks without it)".into(),
-            next: Some(format!(
-                "start `claude` in {} and trust the folder when asked",
-                root.display()
-            )),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -710,6 +272,7 @@ mod tests {
     }
 
     use super::*;
+    use serde_json::Value;
 
     /// A work tree with bsi's hooks for `tool`, and a home.
     fn setup(tool: Tool) -> (tempfile::TempDir, PathBuf, PathBuf, Places) {
@@ -730,8 +293,8 @@ mod tests {
 
     #[test]
     fn copilot_trust_is_read_from_its_config_json() {
-        let (_d, root, common, places) = setup(Tool::Copilot);
-        let trust = item(&check(Tool::Copilot, &root, &common, &places), "trust");
+        let (_d, root, common, places) = setup(Tool::COPILOT);
+        let trust = item(&check(Tool::COPILOT, &root, &common, &places), "trust");
         assert_eq!(trust.ok, Some(false), "{trust:?}");
         assert!(
             trust
@@ -751,7 +314,7 @@ mod tests {
             ),
         )
         .expect("write");
-        let trust = item(&check(Tool::Copilot, &root, &common, &places), "trust");
+        let trust = item(&check(Tool::COPILOT, &root, &common, &places), "trust");
         assert_eq!(trust.ok, Some(true), "{trust:?}");
     }
 
@@ -766,7 +329,7 @@ mod tests {
     #[test]
     fn no_hooks_is_the_first_missing_step() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let items = check(Tool::Claude, dir.path(), dir.path(), &Places::default());
+        let items = check(Tool::CLAUDE, dir.path(), dir.path(), &Places::default());
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].ok, Some(false));
         assert_eq!(items[0].next.as_deref(), Some("`bsi agent install claude`"));
@@ -775,7 +338,7 @@ mod tests {
     #[test]
     fn the_mcp_server_registered_missing_or_foreign() {
         // Cline reads MCP servers from the user's settings only: its own test.
-        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::Cline) {
+        for tool in Tool::ALL.into_iter().filter(|t| *t != Tool::CLINE) {
             let (_d, root, common, places) = setup(tool);
             mcp_config::install(tool, &root).expect("register");
             let mcp = item(&check(tool, &root, &common, &places), "mcp");
@@ -788,8 +351,8 @@ mod tests {
         }
         // Cline: in the user's settings only; until the command that
         // registers it has run, that command is said.
-        let (_d, root, common, places) = setup(Tool::Cline);
-        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        let (_d, root, common, places) = setup(Tool::CLINE);
+        let mcp = item(&check(Tool::CLINE, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, None, "{mcp:?}");
         assert!(
             mcp.next
@@ -802,16 +365,16 @@ mod tests {
             .home
             .as_ref()
             .expect("home")
-            .join(mcp_config::CLINE_SETTINGS_IN_HOME);
+            .join(super::super::cline::MCP_SETTINGS_IN_HOME);
         fs::create_dir_all(cline.parent().expect("dir")).expect("mkdir");
         let written = r#"{"mcpServers":{"bsi":{"transport":{"type":"stdio","command":"bsi","args":["mcp","--tool","cline"]}}}}"#;
         fs::write(&cline, written).expect("write");
-        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        let mcp = item(&check(Tool::CLINE, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, Some(true), "{mcp:?}");
         assert_eq!(mcp.next, None, "{mcp:?}");
         // Another tool's `--tool`: not as the command registers it.
         fs::write(&cline, written.replace("\"cline\"]", "\"claude\"]")).expect("write");
-        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        let mcp = item(&check(Tool::CLINE, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, Some(false), "{mcp:?}");
         // Another program under bsi's name: said, left alone.
         fs::write(
@@ -819,17 +382,17 @@ mod tests {
             r#"{"mcpServers":{"bsi":{"command":"other","args":[]}}}"#,
         )
         .expect("write");
-        let mcp = item(&check(Tool::Cline, &root, &common, &places), "mcp");
+        let mcp = item(&check(Tool::CLINE, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, None, "{mcp:?}");
         assert!(mcp.detail.contains("does not run `bsi mcp`"), "{mcp:?}");
         // A server of another program named bsi: left alone, and said.
-        let (_d, root, common, places) = setup(Tool::Gemini);
+        let (_d, root, common, places) = setup(Tool::GEMINI);
         let settings = root.join(".gemini/settings.json");
         let mut v: Value =
             serde_json::from_str(&fs::read_to_string(&settings).expect("read")).expect("json");
         v["mcpServers"] = serde_json::json!({"bsi": {"command": "other-tool", "args": ["serve"]}});
         fs::write(&settings, v.to_string()).expect("write");
-        let mcp = item(&check(Tool::Gemini, &root, &common, &places), "mcp");
+        let mcp = item(&check(Tool::GEMINI, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, None, "{mcp:?}");
         assert!(
             mcp.detail
@@ -839,15 +402,15 @@ mod tests {
         // `bsi mcp` without the tool's arguments: install again.
         v["mcpServers"] = serde_json::json!({"bsi": {"command": "bsi", "args": ["mcp"]}});
         fs::write(&settings, v.to_string()).expect("write");
-        let mcp = item(&check(Tool::Gemini, &root, &common, &places), "mcp");
+        let mcp = item(&check(Tool::GEMINI, &root, &common, &places), "mcp");
         assert_eq!(mcp.ok, Some(false), "{mcp:?}");
         assert!(mcp.detail.contains("not as install writes it"), "{mcp:?}");
     }
 
     #[test]
     fn gemini_folder_trust_and_codex_project_trust() {
-        let (_d, root, common, places) = setup(Tool::Gemini);
-        let items = check(Tool::Gemini, &root, &common, &places);
+        let (_d, root, common, places) = setup(Tool::GEMINI);
+        let items = check(Tool::GEMINI, &root, &common, &places);
         assert_eq!(item(&items, "hooks").ok, Some(true));
         assert_eq!(item(&items, "program").ok, Some(false), "bsi not on PATH");
         assert_eq!(item(&items, "trust").ok, Some(false));
@@ -860,10 +423,10 @@ mod tests {
             serde_json::json!({ sibling.display().to_string(): "TRUST_PARENT" }).to_string(),
         )
         .expect("write");
-        let items = check(Tool::Gemini, &root, &common, &places);
+        let items = check(Tool::GEMINI, &root, &common, &places);
         assert_eq!(item(&items, "trust").ok, Some(true));
 
-        let (_d, root, common, places) = setup(Tool::Codex);
+        let (_d, root, common, places) = setup(Tool::CODEX);
         let codex = places.home.as_ref().expect("home").join(".codex");
         fs::create_dir_all(&codex).expect("mkdir");
         let hooks = root.join(".codex/hooks.json").display().to_string();
@@ -872,7 +435,7 @@ mod tests {
             root.display().to_string()
         );
         fs::write(codex.join("config.toml"), &config).expect("write");
-        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        let trust = item(&check(Tool::CODEX, &root, &common, &places), "trust");
         assert_eq!(trust.ok, Some(false), "{trust:?}");
         assert!(
             trust.detail.contains("the project is trusted; 0 of"),
@@ -885,7 +448,7 @@ mod tests {
             ));
         }
         fs::write(codex.join("config.toml"), &config).expect("write");
-        let trust = item(&check(Tool::Codex, &root, &common, &places), "trust");
+        let trust = item(&check(Tool::CODEX, &root, &common, &places), "trust");
         assert_eq!(trust.ok, Some(true), "{trust:?}");
     }
 }

@@ -13,6 +13,14 @@ use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, HookKind, PreEdit, Replacement, Verdict,
     check_event, event_cwd, file_edit, first_line, object, opt_bool, req_obj, req_str,
 };
+use std::path::PathBuf;
+
+use super::doctor::Item;
+use super::install::{HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{
+    AgentTool, Places, SessionStart, Stop, Tool, session_start_event, stop_event, stop_hook_active,
+};
 
 /// The tools whose calls change files, and `run_shell_command`, Gemini's
 /// shell: the files its commands write are judged too
@@ -31,7 +39,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let tool_name = req_str(&o, "tool_name")?;
     if tool_name == SHELL_TOOL {
         return super::claude::shell(
-            super::Tool::Gemini,
+            super::Tool::GEMINI,
             session_id,
             cwd,
             tool_name,
@@ -70,7 +78,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let input = req_obj(&o, "tool_input")?;
     let path = req_str(input, "file_path")?;
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Gemini,
+        tool: super::Tool::GEMINI,
         session_id,
         edits: vec![file_edit(&cwd, path, op)],
         cwd,
@@ -170,13 +178,181 @@ pub fn session_note(session: &str, by_process: bool) -> String {
 pub const SETTINGS: &str = ".gemini/settings.json";
 
 /// The hook entries bsi adds to `.gemini/settings.json`.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("BeforeTool", Some(EDIT_TOOLS), HookKind::Edit),
     // The same command after the edit: tells the model what was claimed.
     ("AfterTool", Some(EDIT_TOOLS), HookKind::Edit),
     ("SessionStart", None, HookKind::SessionStart),
     ("AfterAgent", None, HookKind::Stop),
 ];
+
+/// Whether Gemini CLI loads the project's settings: folder trust off in
+/// the user's settings, or the folder trusted in `trustedFolders.json`.
+fn trust(root: &Path, places: &Places) -> Item {
+    let dir = places.home.as_ref().map(|h| h.join(".gemini"));
+    let read = |name: &str| -> Option<Value> {
+        let text = std::fs::read_to_string(dir.as_ref()?.join(name)).ok()?;
+        serde_json::from_str(&text).ok()
+    };
+    let trust_off = read("settings.json")
+        .is_some_and(|s| s["security"]["folderTrust"]["enabled"] == Value::Bool(false));
+    if trust_off {
+        return Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "folder trust is off in the user's Gemini settings: project settings load"
+                .into(),
+            next: None,
+        };
+    }
+    let folders = read("trustedFolders.json");
+    // TRUST_FOLDER trusts a folder and what is under it; TRUST_PARENT the
+    // folder's parent and what is under that.
+    let trusted = folders
+        .as_ref()
+        .and_then(Value::as_object)
+        .is_some_and(|f| {
+            f.iter().any(|(path, level)| {
+                let base = match level.as_str() {
+                    Some("TRUST_FOLDER") => Some(Path::new(path)),
+                    Some("TRUST_PARENT") => Path::new(path).parent(),
+                    _ => None,
+                };
+                base.is_some_and(|b| root.starts_with(b))
+            })
+        });
+    if trusted {
+        Item {
+            what: "trust",
+            ok: Some(true),
+            detail: "the folder is trusted: Gemini CLI loads its project settings".into(),
+            next: None,
+        }
+    } else {
+        Item {
+            what: "trust",
+            ok: Some(false),
+            detail: "the folder is not trusted: Gemini CLI loads no project settings here, so no bsi hook runs".into(),
+            next: Some(format!(
+                "start `gemini` in {} and trust the folder when asked (`--skip-trust` loads no project settings either)",
+                root.display()
+            )),
+        }
+    }
+}
+
+/// Gemini CLI.
+pub struct Gemini;
+
+impl AgentTool for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        session_start_event(Tool::GEMINI, input, cwd, "SessionStart", &["session_id"])
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    /// `AfterAgent`, the end of a turn.
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        stop_event(Tool::GEMINI, input, cwd, &["session_id"], &|o| {
+            stop_hook_active(o, "AfterAgent")
+        })
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    /// Gemini CLI reads stdout as JSON whenever the hook exits 0: `{}`.
+    fn fail_open_quietly(&self, _: HookKind, warning: &str) -> Answer {
+        Answer {
+            exit_code: 0,
+            stdout: "{}\n".into(),
+            stderr: String::new(),
+            refuses: false,
+        }
+        .with_stderr(warning)
+    }
+
+    fn missing_answer(&self, _: HookKind, text: &str) -> Value {
+        json!({ "systemMessage": text })
+    }
+
+    fn session_note(&self, session: &str, by_process: bool, _: Option<&Path>) -> String {
+        session_note(session, by_process)
+    }
+
+    /// `BeforeTool` cannot add to the agent's context: `AfterTool` gives the
+    /// model what bsi said when it let the edit through.
+    fn tells_model_after_edit(&self) -> bool {
+        true
+    }
+
+    fn after_edit_session(&self, input: &str) -> Option<(String, bool)> {
+        after_tool_session(input)
+    }
+
+    fn answer_after_edit(&self, message: Option<&str>) -> Answer {
+        answer_after_tool(message)
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Grouped { named: true }
+    }
+
+    fn user_settings_file(&self, places: &Places) -> Option<PathBuf> {
+        Some(places.home.as_ref()?.join(".gemini").join("settings.json"))
+    }
+
+    fn install_notes(&self, _: &Path, _: &Path) -> Vec<String> {
+        vec![
+            "Gemini CLI loads project settings, bsi's hooks with them, only in a trusted folder; `--skip-trust` loads none.".into(),
+        ]
+    }
+
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::Json {
+            file: ".gemini/settings.json",
+            key: "mcpServers",
+            stdio: false,
+        }
+    }
+
+    fn trust(&self, root: &Path, _: &Path, places: &Places) -> Item {
+        trust(root, places)
+    }
+
+    fn project_shortcuts(&self) -> Option<&'static str> {
+        Some(
+            "`gemini --skip-trust`, and any start in a folder Gemini CLI does not trust, load no project settings: bsi's project hooks do not run",
+        )
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -186,7 +362,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Gemini, name)
+        super::super::tests_support::edit_request(Tool::GEMINI, name)
     }
 
     #[test]
@@ -214,7 +390,7 @@ mod tests {
     #[test]
     fn other_tools_and_events() {
         let shell = r#"{"session_id":"g","cwd":"/b","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#;
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Gemini, shell, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::GEMINI, shell, Path::new("/")) else {
             panic!("{shell}");
         };
         assert_eq!(cmd.edits(&super::super::shell_writes::NoDisk), None);
@@ -222,7 +398,7 @@ mod tests {
             "\"ls\"",
             "\"truncate -s 0 plan.md\", \"dir_path\": \"projets\"",
         );
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Gemini, &writes, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::GEMINI, &writes, Path::new("/")) else {
             panic!("{writes}");
         };
         let r = cmd
@@ -236,21 +412,21 @@ mod tests {
         let after = writes.replace("BeforeTool", "AfterTool");
         assert_eq!(after_tool_session(&after), Some(("g".into(), true)));
         let Ok(PreEdit::Other { .. }) = parse(
-            Tool::Gemini,
+            Tool::GEMINI,
             &shell.replace("run_shell_command", "read_file"),
             Path::new("/"),
         ) else {
             panic!("a read is no edit");
         };
         let s = parse_session_start(
-            Tool::Gemini,
+            Tool::GEMINI,
             &fixture("gemini-sessionstart.json"),
             Path::new("/"),
         )
         .expect("parses");
         assert_eq!(s.session_id, "gemini-session-7");
         let st = parse_stop(
-            Tool::Gemini,
+            Tool::GEMINI,
             &fixture("gemini-afteragent.json"),
             Path::new("/"),
         )
@@ -258,7 +434,7 @@ mod tests {
         assert!(!st.continued);
         assert!(matches!(
             parse_stop(
-                Tool::Gemini,
+                Tool::GEMINI,
                 &fixture("gemini-sessionstart.json"),
                 Path::new("/")
             ),

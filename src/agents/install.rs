@@ -13,70 +13,43 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::doctor::Places;
-use super::{HookKind, Tool, claude, cline, codex, copilot, cursor, gemini, opencode};
+use super::{AgentTool, HookKind, Places, Tool};
 use bsi_core::error::{Error, Result};
 use bsi_core::words::shell_word;
 
 /// The settings file of `tool`, relative to the work tree root.
 pub fn settings_file(tool: Tool) -> &'static str {
-    match tool {
-        Tool::Claude => claude::SETTINGS,
-        Tool::Codex => codex::SETTINGS,
-        Tool::Gemini => gemini::SETTINGS,
-        Tool::Cursor => cursor::SETTINGS,
-        Tool::Copilot => copilot::SETTINGS,
-        Tool::Cline => CLINE_HOOK,
-        Tool::Opencode => opencode::SETTINGS,
-    }
+    tool.settings_file()
 }
 
-/// Cline CLI's hook file under its usual name (bsi takes another when a
-/// person's own hook has it: [`settings_path`]).
-const CLINE_HOOK: &str = ".clinerules/hooks/PreToolUse";
+/// One hook entry bsi installs: the tool's event name, the matcher (the
+/// tool calls it runs for), and bsi's hook.
+pub type HookEntry = (&'static str, Option<&'static str>, HookKind);
 
-/// The file that holds bsi's hooks for `tool` in the work tree at `root`:
-/// the settings file, or for Cline CLI the hook file of bsi's among those
-/// it may take ([`cline::FILE_NAMES`]), else the first it would take.
-pub fn settings_path(tool: Tool, root: &Path) -> PathBuf {
-    if tool != Tool::Cline {
-        return root.join(settings_file(tool));
-    }
-    let dir = root.join(cline::HOOKS_DIR);
-    let files = cline::FILE_NAMES.map(|n| dir.join(n));
-    let text = |p: &Path| fs::read_to_string(p).ok();
-    files
-        .iter()
-        .find(|p| text(p).is_some_and(|t| cline::is_ours(&t)))
-        .or_else(|| files.iter().find(|p| p.symlink_metadata().is_err()))
-        .cloned()
-        .unwrap_or_else(|| files[0].clone())
-}
-
-/// The user's settings file of `tool`, which a user-level install
-/// (`bsi agent install --user`) edits: loaded by the tool wherever it runs,
-/// whatever the project's trust. `None` for a tool bsi has no user-level
-/// install for, or when the home is unknown.
-pub fn user_settings_file(tool: Tool, places: &Places) -> Option<PathBuf> {
-    let home = places.home.as_ref();
-    match tool {
-        Tool::Claude => Some(
-            places
-                .claude_config
-                .clone()
-                .or_else(|| home.map(|h| h.join(".claude")))?
-                .join("settings.json"),
-        ),
-        Tool::Codex => Some(
-            places
-                .codex_home
-                .clone()
-                .or_else(|| home.map(|h| h.join(".codex")))?
-                .join("hooks.json"),
-        ),
-        Tool::Gemini => Some(home?.join(".gemini").join("settings.json")),
-        Tool::Cursor | Tool::Copilot | Tool::Cline | Tool::Opencode => None,
-    }
+/// How bsi's hook entries sit in a tool's settings file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookLayout {
+    /// JSON: `hooks.EVENT` is a list of groups, each a `matcher` and its
+    /// `hooks`, each hook a `type` and a `command`; `named`: bsi's hooks
+    /// have a `name` too (`bsi-edit`…).
+    Grouped {
+        /// Each hook of bsi's has a `name`.
+        named: bool,
+    },
+    /// JSON with a `version`: `hooks.EVENT` is a list of flat entries, each
+    /// its command and `matcher`.
+    Flat {
+        /// The key of the entry's command.
+        command_key: &'static str,
+        /// Each entry has `"type": "command"` first.
+        typed: bool,
+        /// A matcher an earlier install wrote on bsi's entry is mended.
+        mend_matcher: bool,
+    },
+    /// A file that is bsi's alone, written whole: the tool's own
+    /// [`AgentTool::merge`], [`AgentTool::unmerge`] and
+    /// [`AgentTool::our_commands`] read and write it.
+    Own,
 }
 
 /// Where a user-level install keeps the bytes it replaced: in no
@@ -92,22 +65,15 @@ pub fn user_records(places: &Places) -> Option<PathBuf> {
 
 /// Whether the user-level settings of `tool` hold all of bsi's hooks.
 pub fn user_installed(tool: Tool, places: &Places) -> bool {
-    user_settings_file(tool, places)
+    tool.user_settings_file(places)
         .and_then(|p| fs::read_to_string(p).ok())
-        .is_some_and(|t| our_commands(tool, &t).len() == entries(tool).len())
+        .is_some_and(|t| tool.our_commands(&t).len() == tool.entries().len())
 }
 
-/// The hook entries bsi installs for `tool`: event name, matcher, hook.
-pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, HookKind)] {
-    match tool {
-        Tool::Claude => claude::ENTRIES,
-        Tool::Codex => codex::ENTRIES,
-        Tool::Gemini => gemini::ENTRIES,
-        Tool::Cursor => cursor::ENTRIES,
-        Tool::Copilot => copilot::ENTRIES,
-        Tool::Cline => &[(cline::HOOK, None, HookKind::Edit)],
-        Tool::Opencode => opencode::ENTRIES,
-    }
+/// Where install keeps, under the common git directory `common`, what it
+/// needs to undo itself.
+pub fn records_in(common: &Path) -> PathBuf {
+    super::sessions::dir_in(common).join("installed")
 }
 
 /// The command a hook runs: `PROGRAM hook edit --tool claude || echo
@@ -121,6 +87,11 @@ pub fn entries(tool: Tool) -> &'static [(&'static str, Option<&'static str>, Hoo
 /// "block", and a failure of bsi must fail open like every other error.
 /// bsi's own refusals are JSON on exit 0, which `||` leaves alone.
 pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
+    command_line(program, &*tool, kind)
+}
+
+/// [`hook_command`], for any tool.
+fn command_line(program: &str, tool: &dyn AgentTool, kind: HookKind) -> String {
     format!(
         "{} hook {} --tool {} || echo {}",
         shell_word(program),
@@ -131,7 +102,7 @@ pub fn hook_command(program: &str, tool: Tool, kind: HookKind) -> String {
 }
 
 /// What a hook says when bsi did not answer, in words.
-pub fn missing_text(tool: Tool, kind: HookKind) -> String {
+pub fn missing_text(tool: &dyn AgentTool, kind: HookKind) -> String {
     let then = match kind {
         HookKind::Edit => "this edit goes through unchecked",
         HookKind::SessionStart => "the session starts without its briefing",
@@ -145,59 +116,20 @@ pub fn missing_text(tool: Tool, kind: HookKind) -> String {
 }
 
 /// What a hook says when bsi did not answer: JSON in `tool`'s protocol.
-pub fn missing_answer(tool: Tool, kind: HookKind) -> String {
-    let text = missing_text(tool, kind);
-    // Claude Code and Codex pass a pre-edit or session-start hook's
-    // `additionalContext` to the model (Codex shows the person no
-    // `systemMessage` in `codex exec`): the agent learns it too, and can
-    // tell the person.
-    let event = match kind {
-        HookKind::Edit => Some("PreToolUse"),
-        HookKind::SessionStart => Some("SessionStart"),
-        HookKind::Stop => None,
-    };
-    match (tool, event) {
-        (Tool::Cursor, _) => json!({ "user_message": text }),
-        // Copilot shows the person no hook output; the model gets
-        // `additionalContext` (also in Copilot's cloud agent on GitHub, which
-        // reads the same hooks where bsi is not installed).
-        (Tool::Copilot, Some(_)) => json!({ "additionalContext": text }),
-        // `agentStop` reads only `decision` and `reason`: "allow" lets the
-        // agent stop; the reason stays in Copilot's hook log.
-        (Tool::Copilot, None) => json!({ "decision": "allow", "reason": text }),
-        // Cline gives the model a hook's `context`.
-        (Tool::Cline, _) => json!({ "context": text }),
-        (Tool::Claude | Tool::Codex, Some(event)) => json!({
-            "systemMessage": text,
-            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text },
-        }),
-        (Tool::Claude | Tool::Codex | Tool::Gemini, _) => json!({ "systemMessage": text }),
-        // The plugin's own protocol; the plugin carries these words.
-        (Tool::Opencode, _) => json!({ "context": text }),
-    }
-    .to_string()
+pub fn missing_answer(tool: &dyn AgentTool, kind: HookKind) -> String {
+    tool.missing_answer(kind, &missing_text(tool, kind))
+        .to_string()
 }
 
 /// The commands of bsi's hooks for `tool` in a settings file's text, one
 /// per hook kind installed (nothing when the text is not JSON).
 pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
-    if tool == Tool::Cline {
-        return cline::commands_in(text)
-            .into_iter()
-            .filter(|c| is_ours(c, tool, HookKind::Edit))
-            .collect();
-    }
-    if tool == Tool::Opencode {
-        // The plugin's hooks, each running its program.
-        let Some(program) = opencode::program_of(text).filter(|_| opencode::is_ours(text)) else {
-            return Vec::new();
-        };
-        return entries(tool)
-            .iter()
-            .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
-            .map(|(_, _, kind)| hook_command(&program, tool, *kind))
-            .collect();
-    }
+    tool.our_commands(text)
+}
+
+/// [`our_commands`] in a JSON settings file ([`HookLayout::Grouped`],
+/// [`HookLayout::Flat`]).
+pub(super) fn json_commands(tool: &dyn AgentTool, text: &str) -> Vec<String> {
     let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -205,7 +137,7 @@ pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (event, _, kind) in entries(tool) {
+    for (event, _, kind) in tool.entries() {
         if let Some(Value::Array(list)) = hooks.get_mut(*event)
             && let Some(c) = find_ours(tool, list, *kind).and_then(|c| c.as_str())
         {
@@ -237,7 +169,7 @@ pub fn on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
 /// Whether `command` runs bsi's hook `kind` for `tool`, whatever the
 /// program's path and whatever follows `||` (this version's answer, or the
 /// `|| true` of earlier ones).
-fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
+pub(super) fn is_hook(command: &str, tool: &dyn AgentTool, kind: HookKind) -> bool {
     let command = command.split(" || ").next().unwrap_or(command).trim_end();
     command.ends_with(&format!(
         " hook {} --tool {}",
@@ -247,10 +179,10 @@ fn is_ours(command: &str, tool: Tool, kind: HookKind) -> bool {
 }
 
 /// Whether `command` runs one of bsi's hooks for `tool`, of any kind.
-pub fn is_bsi_hook(command: &str, tool: Tool) -> bool {
+pub fn is_bsi_hook(command: &str, tool: &dyn AgentTool) -> bool {
     [HookKind::Edit, HookKind::SessionStart, HookKind::Stop]
         .into_iter()
-        .any(|k| is_ours(command, tool, k))
+        .any(|k| is_hook(command, tool, k))
 }
 
 pub use bsi_core::error::SettingsError;
@@ -263,10 +195,16 @@ pub fn merge(
     existing: Option<&str>,
     program: &str,
 ) -> Result<Option<String>, SettingsError> {
+    tool.merge(existing, program)
+}
+
+/// [`merge`] into a JSON settings file.
+pub(super) fn json_merge(
+    tool: &dyn AgentTool,
+    existing: Option<&str>,
+    program: &str,
+) -> Result<Option<String>, SettingsError> {
     let text = existing.unwrap_or("");
-    if tool == Tool::Opencode {
-        return merge_plugin(existing, program);
-    }
     let mut root = parse(text)?;
     if flat(tool) && !root.contains_key("version") {
         let mut with_version = Map::new();
@@ -281,15 +219,18 @@ pub fn merge(
         return Err(SettingsError::Shape("hooks".into()));
     };
     let mut changed = false;
-    for (event, matcher, kind) in entries(tool) {
+    for (event, matcher, kind) in tool.entries() {
         let Value::Array(list) = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
         else {
             return Err(SettingsError::Shape(format!("hooks.{event}")));
         };
-        let command = hook_command(program, tool, *kind);
-        if tool == Tool::Copilot {
+        let command = command_line(program, tool, *kind);
+        if let HookLayout::Flat {
+            mend_matcher: true, ..
+        } = tool.hook_layout()
+        {
             changed |= mend_flat_matcher(tool, list, *matcher, *kind);
         }
         match find_ours(tool, list, *kind) {
@@ -311,33 +252,31 @@ pub fn merge(
     Ok(Some(render(&root, text)))
 }
 
-/// Tools whose hook entries are flat (no groups under a matcher), in a
-/// file with a `version`: Cursor, GitHub Copilot CLI.
-fn flat(tool: Tool) -> bool {
-    matches!(tool, Tool::Cursor | Tool::Copilot)
+/// Whether `tool`'s hook entries are flat (no groups under a matcher), in a
+/// file with a `version` ([`HookLayout::Flat`]).
+fn flat(tool: &dyn AgentTool) -> bool {
+    matches!(tool.hook_layout(), HookLayout::Flat { .. })
 }
 
-/// The key of a hook entry's command: Copilot's is `bash` (with
-/// `powershell` beside it for Windows).
-fn command_key(tool: Tool) -> &'static str {
-    if tool == Tool::Copilot {
-        "bash"
-    } else {
-        "command"
+/// The key of a hook entry's command.
+fn command_key(tool: &dyn AgentTool) -> &'static str {
+    match tool.hook_layout() {
+        HookLayout::Flat { command_key, .. } => command_key,
+        HookLayout::Grouped { .. } | HookLayout::Own => "command",
     }
 }
 
 /// Points bsi's flat entry `kind` at `matcher` when an earlier install
 /// wrote another. Returns whether the list changed.
 fn mend_flat_matcher(
-    tool: Tool,
+    tool: &dyn AgentTool,
     list: &mut [Value],
     matcher: Option<&str>,
     kind: HookKind,
 ) -> bool {
     let Some(Value::Object(e)) = list
         .iter_mut()
-        .find(|e| command_of(e).is_some_and(|c| is_ours(c, tool, kind)))
+        .find(|e| command_of(e).is_some_and(|c| is_hook(c, tool, kind)))
     else {
         return false;
     };
@@ -351,27 +290,11 @@ fn mend_flat_matcher(
     true
 }
 
-/// The plugin bsi writes for OpenCode, running `program`.
-pub fn opencode_plugin(program: &str) -> String {
-    opencode::plugin(program, &|kind| missing_text(Tool::Opencode, kind))
-}
-
-/// OpenCode: the plugin file is bsi's alone, written whole. A file of that
-/// name that bsi did not write is left alone.
-fn merge_plugin(existing: Option<&str>, program: &str) -> Result<Option<String>, SettingsError> {
-    let want = opencode_plugin(program);
-    match existing {
-        Some(t) if t == want => Ok(None),
-        Some(t) if !t.trim().is_empty() && !opencode::is_ours(t) => Err(SettingsError::NotOurs),
-        _ => Ok(Some(want)),
-    }
-}
-
 /// The matcher of the group that holds bsi's hook `kind` (Claude Code,
 /// Codex and Gemini group hooks under a matcher; Cursor's entries are
 /// flat): `Some(None)` for a group without one, `None` when bsi's hook is
 /// not there.
-fn our_matcher(tool: Tool, list: &[Value], kind: HookKind) -> Option<Option<String>> {
+fn our_matcher(tool: &dyn AgentTool, list: &[Value], kind: HookKind) -> Option<Option<String>> {
     if flat(tool) {
         return None;
     }
@@ -381,7 +304,7 @@ fn our_matcher(tool: Tool, list: &[Value], kind: HookKind) -> Option<Option<Stri
         };
         inner
             .iter()
-            .any(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
+            .any(|h| command_of(h).is_some_and(|c| is_hook(c, tool, kind)))
             .then(|| g.get("matcher").and_then(Value::as_str).map(str::to_string))
     })
 }
@@ -392,7 +315,7 @@ fn our_matcher(tool: Tool, list: &[Value], kind: HookKind) -> Option<Option<Stri
 /// matcher: bsi's hook moves to a group of its own. Returns whether the
 /// list changed.
 fn mend_matcher(
-    tool: Tool,
+    tool: &dyn AgentTool,
     list: &mut Vec<Value>,
     matcher: Option<&str>,
     command: &str,
@@ -406,7 +329,7 @@ fn mend_matcher(
     }
     let Some(at) = list.iter().position(|g| {
         matches!(g.get("hooks"), Some(Value::Array(inner))
-            if inner.iter().any(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind))))
+            if inner.iter().any(|h| command_of(h).is_some_and(|c| is_hook(c, tool, kind))))
     }) else {
         return false;
     };
@@ -423,7 +346,7 @@ fn mend_matcher(
         return true;
     }
     if let Some(Value::Array(inner)) = list[at].get_mut("hooks") {
-        inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, kind)));
+        inner.retain(|h| !command_of(h).is_some_and(|c| is_hook(c, tool, kind)));
     }
     list.push(entry(tool, matcher, command, kind));
     true
@@ -439,11 +362,11 @@ pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'st
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (event, matcher, kind) in entries(tool) {
+    for (event, matcher, kind) in tool.entries() {
         let Some(Value::Array(list)) = hooks.get(*event) else {
             continue;
         };
-        if let Some(found) = our_matcher(tool, list, *kind)
+        if let Some(found) = our_matcher(&*tool, list, *kind)
             && found.as_deref() != *matcher
         {
             out.push((*event, found.unwrap_or_default(), matcher.unwrap_or("")));
@@ -455,27 +378,31 @@ pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'st
 /// `existing` without bsi's hooks for `tool` (and without the lists and
 /// groups that held only them); `None` when it has none.
 pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsError> {
-    if tool == Tool::Opencode {
-        // Nothing is left of bsi's plugin.
-        return Ok(opencode::is_ours(existing).then(String::new));
-    }
+    tool.unmerge(existing)
+}
+
+/// [`unmerge`] of a JSON settings file.
+pub(super) fn json_unmerge(
+    tool: &dyn AgentTool,
+    existing: &str,
+) -> Result<Option<String>, SettingsError> {
     let mut root = parse(existing)?;
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
         return Ok(None);
     };
     let mut changed = false;
-    for (event, _, kind) in entries(tool) {
+    for (event, _, kind) in tool.entries() {
         let Some(Value::Array(list)) = hooks.get_mut(*event) else {
             continue;
         };
         let before = list.len();
         if flat(tool) {
-            list.retain(|e| !command_of(e).is_some_and(|c| is_ours(c, tool, *kind)));
+            list.retain(|e| !command_of(e).is_some_and(|c| is_hook(c, tool, *kind)));
         } else {
             for group in list.iter_mut() {
                 if let Some(Value::Array(inner)) = group.get_mut("hooks") {
                     let n = inner.len();
-                    inner.retain(|h| !command_of(h).is_some_and(|c| is_ours(c, tool, *kind)));
+                    inner.retain(|h| !command_of(h).is_some_and(|c| is_hook(c, tool, *kind)));
                     changed |= inner.len() != n;
                 }
             }
@@ -513,10 +440,14 @@ fn command_of(v: &Value) -> Option<&str> {
 }
 
 /// The `command` value of bsi's hook `kind` in an event's list.
-fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Value> {
+fn find_ours<'a>(
+    tool: &dyn AgentTool,
+    list: &'a mut [Value],
+    kind: HookKind,
+) -> Option<&'a mut Value> {
     for e in list.iter_mut() {
         if flat(tool) {
-            if command_of(e).is_some_and(|c| is_ours(c, tool, kind)) {
+            if command_of(e).is_some_and(|c| is_hook(c, tool, kind)) {
                 return e.get_mut(command_key(tool));
             }
         } else {
@@ -525,7 +456,7 @@ fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Valu
             };
             if let Some(h) = inner
                 .iter_mut()
-                .find(|h| command_of(h).is_some_and(|c| is_ours(c, tool, kind)))
+                .find(|h| command_of(h).is_some_and(|c| is_hook(c, tool, kind)))
             {
                 return h.get_mut("command");
             }
@@ -534,30 +465,33 @@ fn find_ours(tool: Tool, list: &mut [Value], kind: HookKind) -> Option<&mut Valu
     None
 }
 
-fn entry(tool: Tool, matcher: Option<&str>, command: &str, kind: HookKind) -> Value {
+fn entry(tool: &dyn AgentTool, matcher: Option<&str>, command: &str, kind: HookKind) -> Value {
     let mut e = Map::new();
-    if tool == Tool::Copilot {
-        e.insert("type".into(), json!("command"));
-        e.insert("bash".into(), json!(command));
-        if let Some(m) = matcher {
-            e.insert("matcher".into(), json!(m));
+    match tool.hook_layout() {
+        HookLayout::Flat {
+            command_key, typed, ..
+        } => {
+            if typed {
+                e.insert("type".into(), json!("command"));
+            }
+            e.insert(command_key.into(), json!(command));
+            if let Some(m) = matcher {
+                e.insert("matcher".into(), json!(m));
+            }
         }
-    } else if tool == Tool::Cursor {
-        e.insert("command".into(), json!(command));
-        if let Some(m) = matcher {
-            e.insert("matcher".into(), json!(m));
+        HookLayout::Grouped { named } => {
+            if let Some(m) = matcher {
+                e.insert("matcher".into(), json!(m));
+            }
+            let mut h = Map::new();
+            if named {
+                h.insert("name".into(), json!(format!("bsi-{}", kind.subcommand())));
+            }
+            h.insert("type".into(), json!("command"));
+            h.insert("command".into(), json!(command));
+            e.insert("hooks".into(), Value::Array(vec![Value::Object(h)]));
         }
-    } else {
-        if let Some(m) = matcher {
-            e.insert("matcher".into(), json!(m));
-        }
-        let mut h = Map::new();
-        if tool == Tool::Gemini {
-            h.insert("name".into(), json!(format!("bsi-{}", kind.subcommand())));
-        }
-        h.insert("type".into(), json!("command"));
-        h.insert("command".into(), json!(command));
-        e.insert("hooks".into(), Value::Array(vec![Value::Object(h)]));
+        HookLayout::Own => {}
     }
     Value::Object(e)
 }
@@ -617,7 +551,7 @@ struct Record {
     wrote: PathBuf,
 }
 
-fn record(dir: &Path, tool: Tool, settings: &Path) -> Record {
+fn record(dir: &Path, tool: &dyn AgentTool, settings: &Path) -> Record {
     use sha1::{Digest, Sha1};
     let hash = Sha1::digest(settings.to_string_lossy().as_bytes());
     let key: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
@@ -629,7 +563,7 @@ fn record(dir: &Path, tool: Tool, settings: &Path) -> Record {
     }
 }
 
-fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
+pub(super) fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -655,7 +589,7 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         })
 }
 
-fn remove_opt(path: &Path) -> Result<()> {
+pub(super) fn remove_opt(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -678,30 +612,33 @@ pub fn install(
     common: &Path,
     program: &str,
 ) -> Result<(PathBuf, Installed)> {
-    if tool == Tool::Cline {
-        return install_cline(root, program);
-    }
-    let path = root.join(settings_file(tool));
-    let records = super::sessions::dir_in(common).join("installed");
-    install_file(tool, &path, &records, program).map(|did| (path, did))
+    tool.install(root, common, program)
 }
 
 /// Installs bsi's hooks for `tool` in the settings file `path`, keeping
 /// what undoes it in `records`.
-pub fn install_file(tool: Tool, path: &Path, records: &Path, program: &str) -> Result<Installed> {
+pub fn install_file(
+    tool: &dyn AgentTool,
+    path: &Path,
+    records: &Path,
+    program: &str,
+) -> Result<Installed> {
     let path = path.to_path_buf();
     let before = read_opt(&path)?;
     let text = before
         .as_deref()
         .map(|b| String::from_utf8_lossy(b).into_owned());
-    let Some(new) = merge(tool, text.as_deref(), program).map_err(|e| unusable(&path, e))? else {
+    let Some(new) = tool
+        .merge(text.as_deref(), program)
+        .map_err(|e| unusable(&path, e))?
+    else {
         return Ok(Installed::Already);
     };
     let rec = record(records, tool, &path);
     let wrote = read_opt(&rec.wrote)?;
     let had_ours = text
         .as_deref()
-        .is_some_and(|t| unmerge(tool, t).ok().flatten().is_some());
+        .is_some_and(|t| tool.unmerge(t).ok().flatten().is_some());
     let keep_record = if wrote.is_some() && wrote == before {
         // The file is as bsi last wrote it (a moved binary): what it held
         // before the first install is still the original.
@@ -770,17 +707,12 @@ fn created_levels(marker: &[u8]) -> usize {
 
 /// Removes what [`install`] added for `tool` in the work tree at `root`.
 pub fn uninstall(tool: Tool, root: &Path, common: &Path) -> Result<(PathBuf, Uninstalled)> {
-    if tool == Tool::Cline {
-        return uninstall_cline(root);
-    }
-    let path = root.join(settings_file(tool));
-    let records = super::sessions::dir_in(common).join("installed");
-    uninstall_file(tool, &path, &records).map(|did| (path, did))
+    tool.uninstall(root, common)
 }
 
 /// Removes what [`install_file`] added for `tool` to the settings file
 /// `path`, with what it kept in `records`.
-pub fn uninstall_file(tool: Tool, path: &Path, records: &Path) -> Result<Uninstalled> {
+pub fn uninstall_file(tool: &dyn AgentTool, path: &Path, records: &Path) -> Result<Uninstalled> {
     let path = path.to_path_buf();
     let rec = record(records, tool, &path);
     let forget = |rec: &Record| -> Result<()> {
@@ -819,13 +751,13 @@ pub fn uninstall_file(tool: Tool, path: &Path, records: &Path) -> Result<Uninsta
         return Ok(Uninstalled::Restored);
     }
     let text = String::from_utf8_lossy(&now).into_owned();
-    let Some(new) = unmerge(tool, &text).map_err(|e| unusable(&path, e))? else {
+    let Some(new) = tool.unmerge(&text).map_err(|e| unusable(&path, e))? else {
         forget(&rec)?;
         return Ok(Uninstalled::NotInstalled);
     };
     let empty = parse(&new)
         .is_ok_and(|m| m.is_empty() || (flat(tool) && m.len() == 1 && m.contains_key("version")));
-    if tool == Tool::Opencode || (empty && absent.is_some()) {
+    if tool.hook_layout() == HookLayout::Own || (empty && absent.is_some()) {
         remove_opt(&path)?;
     } else {
         write_atomic(&path, new.as_bytes())?;
@@ -834,114 +766,60 @@ pub fn uninstall_file(tool: Tool, path: &Path, records: &Path) -> Result<Uninsta
     Ok(Uninstalled::Removed)
 }
 
-/// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`,
-/// written under the first of its names that no other hook has; a
-/// person's own hooks are never touched.
-fn install_cline(root: &Path, program: &str) -> Result<(PathBuf, Installed)> {
-    let path = settings_path(Tool::Cline, root);
-    let want = cline::hook_file(&hook_command(program, Tool::Cline, HookKind::Edit));
-    let before = read_opt(&path)?;
-    if let Some(b) = &before {
-        if *b == want.as_bytes() {
-            return Ok((path, Installed::Already));
-        }
-        if !cline::is_ours(&String::from_utf8_lossy(b)) {
-            return Err(Error::Usage(format!(
-                "{} already holds hooks of its own under every name bsi may give its hook ({}); nothing was written. Next: rename one of them (Cline runs any `PreToolUse.EXT` it knows), then `bsi agent install cline` again",
-                path.parent().unwrap_or(root).display(),
-                cline::FILE_NAMES.join(", ")
-            )));
-        }
-    }
-    write_atomic(&path, want.as_bytes())?;
-    make_executable(&path)?;
-    Ok((
-        path,
-        if before.is_some() {
-            Installed::Merged
-        } else {
-            Installed::Created
-        },
-    ))
-}
-
-/// Takes out every hook file of bsi's in `.clinerules/hooks` (and the
-/// directories, when bsi's file was all they held).
-fn uninstall_cline(root: &Path) -> Result<(PathBuf, Uninstalled)> {
-    let dir = root.join(cline::HOOKS_DIR);
-    let mut removed = None;
-    for name in cline::FILE_NAMES {
-        let path = dir.join(name);
-        if fs::read_to_string(&path).is_ok_and(|t| cline::is_ours(&t)) {
-            remove_opt(&path)?;
-            removed.get_or_insert(path);
-        }
-    }
-    let Some(path) = removed else {
-        return Ok((settings_path(Tool::Cline, root), Uninstalled::NotInstalled));
-    };
-    // Only when empty: `.clinerules/hooks`, then `.clinerules`.
-    if fs::remove_dir(&dir).is_ok()
-        && let Some(parent) = dir.parent()
-    {
-        let _ = fs::remove_dir(parent);
-    }
-    Ok((path, Uninstalled::Restored))
-}
-
 #[cfg(unix)]
-fn make_executable(path: &Path) -> Result<()> {
+pub(super) fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io(format!("cannot make {} executable", path.display()), e))
 }
 
 #[cfg(not(unix))]
-fn make_executable(_: &Path) -> Result<()> {
+pub(super) fn make_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{claude, copilot, opencode};
     use super::*;
 
     const BSI: &str = "/opt/bsi/bin/bsi";
 
     #[test]
     fn commands_are_quoted_only_when_needed() {
-        let edit = hook_command("bsi", Tool::Claude, HookKind::Edit);
+        let edit = hook_command("bsi", Tool::CLAUDE, HookKind::Edit);
         assert!(
             edit.starts_with("bsi hook edit --tool claude || echo '{\"systemMessage\":"),
             "{edit}"
         );
         assert!(
-            hook_command("/My Apps/it's/bsi", Tool::Codex, HookKind::Stop)
+            hook_command("/My Apps/it's/bsi", Tool::CODEX, HookKind::Stop)
                 .starts_with(r"'/My Apps/it'\''s/bsi' hook stop --tool codex || echo ")
         );
         // Every fallback answer is JSON of the tool's protocol, and never
         // blocks.
         for tool in Tool::ALL {
             for kind in [HookKind::Edit, HookKind::SessionStart, HookKind::Stop] {
-                let v: Value = serde_json::from_str(&missing_answer(tool, kind)).expect("json");
+                let v: Value = serde_json::from_str(&missing_answer(&*tool, kind)).expect("json");
                 let text = v.to_string();
                 assert!(!text.contains("deny") && !text.contains("block"), "{text}");
-                assert!(is_ours(&hook_command("bsi", tool, kind), tool, kind));
+                assert!(is_hook(&hook_command("bsi", tool, kind), &*tool, kind));
             }
         }
         // Earlier installs, by absolute path and with `|| true`, are ours.
-        assert!(is_ours(
+        assert!(is_hook(
             "/opt/bsi/bin/bsi hook edit --tool claude || true",
-            Tool::Claude,
+            &*Tool::CLAUDE,
             HookKind::Edit
         ));
-        assert!(is_ours(
+        assert!(is_hook(
             "bsi hook stop --tool codex",
-            Tool::Codex,
+            &*Tool::CODEX,
             HookKind::Stop
         ));
-        assert!(!is_ours(
+        assert!(!is_hook(
             "bsi hook stop --tool claude",
-            Tool::Codex,
+            &*Tool::CODEX,
             HookKind::Stop
         ));
     }
@@ -953,20 +831,20 @@ mod tests {
         // `the_opencode_plugin_…`.
         for tool in Tool::ALL
             .into_iter()
-            .filter(|t| !matches!(t, Tool::Cline | Tool::Opencode))
+            .filter(|t| t.hook_layout() != HookLayout::Own)
         {
             let first = merge(tool, None, BSI).expect("merge").expect("changed");
             assert!(first.ends_with("}\n"), "{first}");
             assert_eq!(merge(tool, Some(&first), BSI), Ok(None), "{tool}");
             let v: Value = serde_json::from_str(&first).expect("json");
-            for (event, _, kind) in entries(tool) {
+            for (event, _, kind) in tool.entries() {
                 let list = v["hooks"][event].as_array().expect("list");
                 assert_eq!(list.len(), 1, "{tool} {event}");
                 assert!(our_commands(tool, &first).contains(&hook_command(BSI, tool, *kind)));
             }
             // Taking it out leaves an empty object (Cursor: its version).
             let out = unmerge(tool, &first).expect("unmerge").expect("changed");
-            let want = if flat(tool) {
+            let want = if flat(&*tool) {
                 "{\n  \"version\": 1\n}\n"
             } else {
                 "{}\n"
@@ -977,62 +855,13 @@ mod tests {
     }
 
     #[test]
-    fn cline_hook_files_round_trip() {
-        let root = tempfile::tempdir().expect("tempdir");
-        let root = root.path();
-        let hooks = root.join(cline::HOOKS_DIR);
-        // A person's own PreToolUse hook: kept, bsi's takes the next name.
-        fs::create_dir_all(&hooks).expect("mkdir");
-        fs::write(hooks.join("PreToolUse"), "#!/bin/sh\necho '{}'\n").expect("write");
-        let (path, did) = install_cline(root, "bsi").expect("install");
-        assert_eq!(did, Installed::Created);
-        assert_eq!(path, hooks.join("PreToolUse.sh"));
-        let text = fs::read_to_string(&path).expect("read");
-        assert_eq!(
-            our_commands(Tool::Cline, &text),
-            vec![hook_command("bsi", Tool::Cline, HookKind::Edit)]
-        );
-        assert_eq!(settings_path(Tool::Cline, root), path);
-        assert_eq!(
-            install_cline(root, "bsi").expect("again").1,
-            Installed::Already
-        );
-        // A moved binary: the file is rewritten in place.
-        assert_eq!(
-            install_cline(root, BSI).expect("moved").1,
-            Installed::Merged
-        );
-        let (_, did) = uninstall_cline(root).expect("uninstall");
-        assert_eq!(did, Uninstalled::Restored);
-        assert!(!path.exists());
-        assert_eq!(
-            fs::read_to_string(hooks.join("PreToolUse")).expect("kept"),
-            "#!/bin/sh\necho '{}'\n"
-        );
-        assert_eq!(
-            uninstall_cline(root).expect("again").1,
-            Uninstalled::NotInstalled
-        );
-        // Every name taken by another hook: nothing written.
-        for name in cline::FILE_NAMES {
-            fs::write(hooks.join(name), "#!/bin/sh\n").expect("write");
-        }
-        assert!(install_cline(root, "bsi").is_err());
-        // Nothing else in the directories: they go with bsi's file.
-        let fresh = tempfile::tempdir().expect("tempdir");
-        install_cline(fresh.path(), "bsi").expect("install");
-        uninstall_cline(fresh.path()).expect("uninstall");
-        assert!(!fresh.path().join(".clinerules").exists());
-    }
-
-    #[test]
     fn the_opencode_plugin_is_written_whole_and_taken_out_whole() {
-        let tool = Tool::Opencode;
+        let tool = Tool::OPENCODE;
         let first = merge(tool, None, BSI).expect("merge").expect("changed");
-        assert!(super::opencode::is_ours(&first));
+        assert!(opencode::is_ours(&first));
         assert_eq!(merge(tool, Some(&first), BSI), Ok(None));
         let commands = our_commands(tool, &first);
-        for (_, _, kind) in entries(tool) {
+        for (_, _, kind) in tool.entries() {
             assert!(
                 commands.contains(&hook_command(BSI, tool, *kind)),
                 "{commands:?}"
@@ -1042,7 +871,7 @@ mod tests {
         let moved = merge(tool, Some(&first), "bsi")
             .expect("merge")
             .expect("changed");
-        assert_eq!(moved, opencode_plugin("bsi"));
+        assert_eq!(moved, opencode::plugin_for("bsi"));
         assert_eq!(unmerge(tool, &first), Ok(Some(String::new())));
         // A plugin of the same name that bsi did not write is left alone.
         let mine = "export const Mine = async () => ({})\n";
@@ -1059,17 +888,17 @@ mod tests {
         // A project with plugins of its own.
         fs::create_dir_all(root.join(".opencode/plugins")).expect("mkdir");
         fs::write(root.join(".opencode/plugins/mine.js"), "// mine\n").expect("write");
-        let (path, did) = install(Tool::Opencode, &root, &common, "bsi").expect("install");
+        let (path, did) = install(Tool::OPENCODE, &root, &common, "bsi").expect("install");
         assert_eq!(did, Installed::Created);
         assert_eq!(path, root.join(".opencode/plugins/bsi.js"));
         assert_eq!(
-            install(Tool::Opencode, &root, &common, "bsi")
+            install(Tool::OPENCODE, &root, &common, "bsi")
                 .expect("again")
                 .1,
             Installed::Already
         );
         assert_eq!(
-            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            uninstall(Tool::OPENCODE, &root, &common).expect("un").1,
             Uninstalled::Restored
         );
         assert!(!path.exists());
@@ -1080,10 +909,10 @@ mod tests {
         // No plugins directory before: none after. The plugin edited since
         // install is still bsi's, and goes.
         fs::remove_dir_all(root.join(".opencode")).expect("rm");
-        install(Tool::Opencode, &root, &common, "bsi").expect("install");
-        fs::write(&path, format!("{}// more\n", opencode_plugin("bsi"))).expect("edit");
+        install(Tool::OPENCODE, &root, &common, "bsi").expect("install");
+        fs::write(&path, format!("{}// more\n", opencode::plugin_for("bsi"))).expect("edit");
         assert_eq!(
-            uninstall(Tool::Opencode, &root, &common).expect("un").1,
+            uninstall(Tool::OPENCODE, &root, &common).expect("un").1,
             Uninstalled::Removed
         );
         assert!(!path.exists());
@@ -1092,7 +921,7 @@ mod tests {
     #[test]
     fn other_settings_and_hooks_are_kept_in_order() {
         let existing = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"./check.sh\"\n                    }\n                ]\n            }\n        ]\n    },\n    \"env\": {\n        \"A\": \"1\"\n    }\n}\n";
-        let merged = merge(Tool::Claude, Some(existing), BSI)
+        let merged = merge(Tool::CLAUDE, Some(existing), BSI)
             .expect("merge")
             .expect("changed");
         assert!(merged.starts_with("{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\","), "{merged}");
@@ -1103,7 +932,7 @@ mod tests {
                 .ends_with("\"env\": {\n        \"A\": \"1\"\n    }\n}"),
             "{merged}"
         );
-        let back = unmerge(Tool::Claude, &merged)
+        let back = unmerge(Tool::CLAUDE, &merged)
             .expect("unmerge")
             .expect("changed");
         assert_eq!(back, existing);
@@ -1111,7 +940,7 @@ mod tests {
 
     #[test]
     fn copilot_entries_are_flat_with_bash_and_their_matcher_is_mended() {
-        let first = merge(Tool::Copilot, None, BSI)
+        let first = merge(Tool::COPILOT, None, BSI)
             .expect("merge")
             .expect("changed");
         let v: Value = serde_json::from_str(&first).expect("json");
@@ -1121,12 +950,12 @@ mod tests {
         assert_eq!(edit["matcher"], copilot::EDIT_TOOLS);
         assert_eq!(
             edit["bash"].as_str(),
-            Some(hook_command(BSI, Tool::Copilot, HookKind::Edit).as_str())
+            Some(hook_command(BSI, Tool::COPILOT, HookKind::Edit).as_str())
         );
         assert!(edit.get("command").is_none(), "{edit}");
         // An earlier matcher is set to this version's, in place.
         let old = first.replace(copilot::EDIT_TOOLS, "edit|create");
-        let mended = merge(Tool::Copilot, Some(&old), BSI)
+        let mended = merge(Tool::COPILOT, Some(&old), BSI)
             .expect("merge")
             .expect("changed");
         assert_eq!(mended, first);
@@ -1134,10 +963,10 @@ mod tests {
 
     #[test]
     fn a_moved_binary_is_repointed_not_duplicated() {
-        let first = merge(Tool::Gemini, None, "/old/bsi")
+        let first = merge(Tool::GEMINI, None, "/old/bsi")
             .expect("merge")
             .expect("changed");
-        let second = merge(Tool::Gemini, Some(&first), BSI)
+        let second = merge(Tool::GEMINI, Some(&first), BSI)
             .expect("merge")
             .expect("changed");
         assert!(!second.contains("/old/bsi"));
@@ -1148,7 +977,7 @@ mod tests {
     #[test]
     fn an_older_matcher_is_mended_on_reinstall() {
         // The edit hook as installed before shell commands were judged.
-        let old = merge(Tool::Claude, None, "bsi")
+        let old = merge(Tool::CLAUDE, None, "bsi")
             .expect("merge")
             .expect("changed")
             .replace(
@@ -1156,38 +985,38 @@ mod tests {
                 "Edit|MultiEdit|Write|NotebookEdit",
             );
         assert_eq!(
-            stale_matchers(Tool::Claude, &old),
+            stale_matchers(Tool::CLAUDE, &old),
             [(
                 "PreToolUse",
                 "Edit|MultiEdit|Write|NotebookEdit".to_string(),
                 claude::EDIT_TOOLS
             )]
         );
-        let mended = merge(Tool::Claude, Some(&old), "bsi")
+        let mended = merge(Tool::CLAUDE, Some(&old), "bsi")
             .expect("merge")
             .expect("changed");
         let v: Value = serde_json::from_str(&mended).expect("json");
         assert_eq!(v["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(1));
         assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], claude::EDIT_TOOLS);
-        assert!(stale_matchers(Tool::Claude, &mended).is_empty());
-        assert_eq!(merge(Tool::Claude, Some(&mended), "bsi"), Ok(None));
+        assert!(stale_matchers(Tool::CLAUDE, &mended).is_empty());
+        assert_eq!(merge(Tool::CLAUDE, Some(&mended), "bsi"), Ok(None));
         // Gemini, both hooks of the edit command.
-        let old = merge(Tool::Gemini, None, "bsi")
+        let old = merge(Tool::GEMINI, None, "bsi")
             .expect("merge")
             .expect("changed")
             .replace("write_file|replace|run_shell_command", "write_file|replace");
-        assert_eq!(stale_matchers(Tool::Gemini, &old).len(), 2);
-        let mended = merge(Tool::Gemini, Some(&old), "bsi")
+        assert_eq!(stale_matchers(Tool::GEMINI, &old).len(), 2);
+        let mended = merge(Tool::GEMINI, Some(&old), "bsi")
             .expect("merge")
             .expect("changed");
-        assert!(stale_matchers(Tool::Gemini, &mended).is_empty());
+        assert!(stale_matchers(Tool::GEMINI, &mended).is_empty());
         assert_eq!(mended.matches("run_shell_command").count(), 2);
         // A group that holds another hook too keeps its matcher for it; bsi's
         // hook moves to a group of its own.
         let shared = r#"{"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [
             {"type": "command", "command": "./lint.sh"},
             {"type": "command", "command": "bsi hook edit --tool claude || true"}]}]}}"#;
-        let mended = merge(Tool::Claude, Some(shared), "bsi")
+        let mended = merge(Tool::CLAUDE, Some(shared), "bsi")
             .expect("merge")
             .expect("changed");
         let v: Value = serde_json::from_str(&mended).expect("json");
@@ -1197,25 +1026,25 @@ mod tests {
         assert_eq!(list[0]["hooks"].as_array().map(Vec::len), Some(1));
         assert_eq!(list[0]["hooks"][0]["command"], "./lint.sh");
         assert_eq!(list[1]["matcher"], claude::EDIT_TOOLS);
-        assert!(stale_matchers(Tool::Claude, &mended).is_empty());
+        assert!(stale_matchers(Tool::CLAUDE, &mended).is_empty());
     }
 
     #[test]
     fn files_bsi_cannot_edit_are_errors() {
         assert!(matches!(
-            merge(Tool::Claude, Some("{"), BSI),
+            merge(Tool::CLAUDE, Some("{"), BSI),
             Err(SettingsError::NotJson(_))
         ));
         assert!(matches!(
-            merge(Tool::Claude, Some("[]"), BSI),
+            merge(Tool::CLAUDE, Some("[]"), BSI),
             Err(SettingsError::Shape(_))
         ));
         assert!(matches!(
-            merge(Tool::Claude, Some(r#"{"hooks": []}"#), BSI),
+            merge(Tool::CLAUDE, Some(r#"{"hooks": []}"#), BSI),
             Err(SettingsError::Shape(_))
         ));
         assert!(matches!(
-            merge(Tool::Cursor, Some(r#"{"hooks": {"stop": {}}}"#), BSI),
+            merge(Tool::CURSOR, Some(r#"{"hooks": {"stop": {}}}"#), BSI),
             Err(SettingsError::Shape(_))
         ));
     }
@@ -1228,20 +1057,20 @@ mod tests {
         fs::create_dir_all(root.join(".cursor")).expect("mkdir");
         let original = "{\"version\":1,\"hooks\":{\"stop\":[{\"command\":\"./x\"}]}}";
         fs::write(root.join(".cursor/hooks.json"), original).expect("write");
-        let (path, did) = install(Tool::Cursor, &root, &common, BSI).expect("install");
+        let (path, did) = install(Tool::CURSOR, &root, &common, BSI).expect("install");
         assert_eq!(did, Installed::Merged);
         assert_eq!(
-            install(Tool::Cursor, &root, &common, BSI).expect("again").1,
+            install(Tool::CURSOR, &root, &common, BSI).expect("again").1,
             Installed::Already
         );
         assert_ne!(fs::read_to_string(&path).expect("read"), original);
         assert_eq!(
-            uninstall(Tool::Cursor, &root, &common).expect("un").1,
+            uninstall(Tool::CURSOR, &root, &common).expect("un").1,
             Uninstalled::Restored
         );
         assert_eq!(fs::read_to_string(&path).expect("read"), original);
         assert_eq!(
-            uninstall(Tool::Cursor, &root, &common).expect("un").1,
+            uninstall(Tool::CURSOR, &root, &common).expect("un").1,
             Uninstalled::NotInstalled
         );
     }
@@ -1254,28 +1083,28 @@ mod tests {
         let settings = root.join(".claude/settings.json");
         fs::create_dir_all(root.join(".claude")).expect("mkdir");
         fs::write(&settings, "{\"model\": \"opus\"}").expect("write");
-        install(Tool::Claude, &root, &common, "/old/bsi").expect("install");
-        install(Tool::Claude, &root, &common, BSI).expect("re-point");
+        install(Tool::CLAUDE, &root, &common, "/old/bsi").expect("install");
+        install(Tool::CLAUDE, &root, &common, BSI).expect("re-point");
         assert!(
             !fs::read_to_string(&settings)
                 .expect("read")
                 .contains("/old/bsi")
         );
-        uninstall(Tool::Claude, &root, &common).expect("uninstall");
+        uninstall(Tool::CLAUDE, &root, &common).expect("uninstall");
         assert_eq!(
             fs::read_to_string(&settings).expect("read"),
             "{\"model\": \"opus\"}"
         );
         // Installed, then the file deleted by hand: the next install records
         // that there was no file.
-        install(Tool::Claude, &root, &common, BSI).expect("install");
+        install(Tool::CLAUDE, &root, &common, BSI).expect("install");
         fs::remove_file(&settings).expect("rm");
         assert_eq!(
-            install(Tool::Claude, &root, &common, BSI).expect("again").1,
+            install(Tool::CLAUDE, &root, &common, BSI).expect("again").1,
             Installed::Created
         );
         assert_eq!(
-            uninstall(Tool::Claude, &root, &common).expect("un").1,
+            uninstall(Tool::CLAUDE, &root, &common).expect("un").1,
             Uninstalled::Restored
         );
         assert!(!settings.exists());

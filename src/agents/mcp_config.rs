@@ -31,56 +31,51 @@ pub const NAME: &str = "bsi";
 /// The program the settings run: found on `PATH` on every machine.
 const PROGRAM: &str = "bsi";
 
-/// The MCP settings file of `tool`, relative to the work tree root.
-pub fn settings_file(tool: Tool) -> &'static str {
-    match tool {
-        Tool::Claude => ".mcp.json",
-        Tool::Codex => ".codex/config.toml",
-        Tool::Gemini => ".gemini/settings.json",
-        Tool::Cursor => ".cursor/mcp.json",
-        Tool::Copilot => ".mcp.json",
-        // Cline CLI reads MCP servers from the user's settings only
-        // (`~/.cline/data/settings/cline_mcp_settings.json`), never the
-        // work tree's: `bsi agent install cline` names the command that
-        // registers bsi there and writes no file of this name.
-        Tool::Cline => CLINE_SETTINGS,
-        Tool::Opencode => "opencode.json",
-    }
+/// Where and how a tool's MCP settings hold bsi's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpSettings {
+    /// A JSON file in the work tree, the server under `key`:
+    /// `{"command": "bsi", "args": [...]}`.
+    Json {
+        /// The file, relative to the work tree root.
+        file: &'static str,
+        /// The key of the servers' table (`mcpServers`).
+        key: &'static str,
+        /// `"type": "stdio"` comes first in the entry.
+        stdio: bool,
+    },
+    /// A JSON file in the work tree whose server is a `local` one with one
+    /// `command` list: `{"type": "local", "command": ["bsi", ...]}`.
+    JsonLocal {
+        /// The file, relative to the work tree root.
+        file: &'static str,
+        /// The key of the servers' table.
+        key: &'static str,
+    },
+    /// A TOML file in the work tree: the table `[mcp_servers.bsi]`, edited
+    /// as text so comments and order stay.
+    Toml {
+        /// The file, relative to the work tree root.
+        file: &'static str,
+    },
+    /// The user's settings only, never the work tree's: bsi writes nothing
+    /// there, and names the command that registers its server.
+    UserOnly {
+        /// The settings file's name.
+        file: &'static str,
+        /// The command a person runs to register bsi's server.
+        add: &'static str,
+    },
 }
 
-/// Cline CLI's MCP settings file, in the user's Cline data directory.
-pub const CLINE_SETTINGS: &str = "cline_mcp_settings.json";
-
-/// The command that registers bsi's server in Cline CLI's settings.
-pub const CLINE_ADD: &str = "cline mcp add bsi --yes -- bsi mcp --tool cline";
-
-/// Cline CLI's MCP settings, relative to the user's home: its default data
-/// directory (`--data-dir` moves it).
-pub const CLINE_SETTINGS_IN_HOME: &str = ".cline/data/settings/cline_mcp_settings.json";
-
-/// What Cline CLI's MCP settings `text` register under bsi's name:
-/// [`CLINE_ADD`] writes `{"mcpServers": {"bsi": {"transport": {"type":
-/// "stdio", "command": "bsi", "args": ["mcp", "--tool", "cline"]}}}}`
-/// (a `command` beside `transport` is read the same way).
-pub fn cline_registration(text: &str) -> Registration {
-    let Ok(Value::Object(v)) = serde_json::from_str::<Value>(text) else {
-        return Registration::Unreadable;
-    };
-    let Some(entry) = v.get("mcpServers").and_then(|s| s.get(NAME)) else {
-        return Registration::Missing;
-    };
-    let run = entry.get("transport").unwrap_or(entry);
-    let command = run.get("command").and_then(Value::as_str).unwrap_or("");
-    let args: Vec<&str> = run
-        .get("args")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let ours = Path::new(command).file_name().is_some_and(|n| n == PROGRAM);
-    match args.as_slice() {
-        ["mcp", "--tool", "cline"] if ours => Registration::Registered,
-        ["mcp", ..] if ours => Registration::Differs,
-        _ => Registration::Foreign,
+/// The MCP settings file of `tool`, relative to the work tree root (for a
+/// tool whose settings are the user's only, the file's name).
+pub fn settings_file(tool: Tool) -> &'static str {
+    match tool.mcp_settings() {
+        McpSettings::Json { file, .. }
+        | McpSettings::JsonLocal { file, .. }
+        | McpSettings::Toml { file }
+        | McpSettings::UserOnly { file, .. } => file,
     }
 }
 
@@ -126,8 +121,8 @@ fn is_ours(command: Option<&str>, args: Option<&[Value]>) -> bool {
 
 /// `existing` (the file's text; `None`: no file) with bsi's server.
 pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, SettingsError> {
-    if tool == Tool::Codex {
-        return merge_toml(existing.unwrap_or(""));
+    if let McpSettings::Toml { .. } = tool.mcp_settings() {
+        return merge_toml(tool, existing.unwrap_or(""));
     }
     let text = existing.unwrap_or("");
     let mut root = parse(text)?;
@@ -160,7 +155,7 @@ pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, 
 /// only that); `None` when bsi's server is not there. An empty text means
 /// the file holds nothing else.
 pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>, SettingsError> {
-    if tool == Tool::Codex {
+    if let McpSettings::Toml { .. } = tool.mcp_settings() {
         return unmerge_toml(existing);
     }
     let mut root = parse(existing)?;
@@ -187,9 +182,9 @@ pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>
 
 /// The key of the servers' table in a JSON settings file.
 fn servers_key(tool: Tool) -> &'static str {
-    match tool {
-        Tool::Opencode => "mcp",
-        _ => "mcpServers",
+    match tool.mcp_settings() {
+        McpSettings::Json { key, .. } | McpSettings::JsonLocal { key, .. } => key,
+        McpSettings::Toml { .. } | McpSettings::UserOnly { .. } => "mcpServers",
     }
 }
 
@@ -206,13 +201,14 @@ fn entry_is_ours(v: &Value) -> bool {
 }
 
 fn server_json(tool: Tool) -> Value {
-    if tool == Tool::Opencode {
+    let settings = tool.mcp_settings();
+    if let McpSettings::JsonLocal { .. } = settings {
         let mut command = vec![PROGRAM];
         command.extend(args(tool));
         return json!({ "type": "local", "command": command });
     }
     let mut s = Map::new();
-    if matches!(tool, Tool::Claude | Tool::Copilot) {
+    if let McpSettings::Json { stdio: true, .. } = settings {
         s.insert("type".into(), json!("stdio"));
     }
     s.insert("command".into(), json!(PROGRAM));
@@ -300,9 +296,9 @@ fn toml_span(text: &str) -> Option<(usize, usize)> {
     start.map(|s| (s, end))
 }
 
-fn merge_toml(text: &str) -> std::result::Result<Merged, SettingsError> {
+fn merge_toml(tool: Tool, text: &str) -> std::result::Result<Merged, SettingsError> {
     let table = toml_table(text)?;
-    let want: Vec<Value> = args(Tool::Codex).iter().map(|a| json!(a)).collect();
+    let want: Vec<Value> = args(tool).iter().map(|a| json!(a)).collect();
     let mut out = text.to_string();
     match toml_server(&table) {
         Some((command, args)) if command.as_deref() == Some(PROGRAM) && args == want => {
@@ -316,7 +312,7 @@ fn merge_toml(text: &str) -> std::result::Result<Merged, SettingsError> {
             let Some((a, b)) = toml_span(text) else {
                 return Ok(Merged::Foreign);
             };
-            out.replace_range(a..b, &toml_block(Tool::Codex));
+            out.replace_range(a..b, &toml_block(tool));
         }
         None => {
             if !out.is_empty() && !out.ends_with('\n') {
@@ -325,7 +321,7 @@ fn merge_toml(text: &str) -> std::result::Result<Merged, SettingsError> {
             if !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&toml_block(Tool::Codex));
+            out.push_str(&toml_block(tool));
         }
     }
     // An `mcp_servers` written inline cannot take a table after it.
@@ -458,7 +454,7 @@ mod tests {
     #[test]
     fn json_settings_keep_every_other_server_and_key() {
         let before = "{\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"keep\": 1\n}\n";
-        for tool in [Tool::Claude, Tool::Gemini, Tool::Cursor, Tool::Copilot] {
+        for tool in [Tool::CLAUDE, Tool::GEMINI, Tool::CURSOR, Tool::COPILOT] {
             let Merged::Changed(after) = merge(tool, Some(before)).expect("merge") else {
                 panic!("not changed");
             };
@@ -482,52 +478,52 @@ mod tests {
 
     #[test]
     fn a_file_of_bsi_alone_is_empty_once_unmerged() {
-        let Merged::Changed(after) = merge(Tool::Claude, None).expect("merge") else {
+        let Merged::Changed(after) = merge(Tool::CLAUDE, None).expect("merge") else {
             panic!("not changed");
         };
         assert_eq!(
-            unmerge(Tool::Claude, &after).expect("unmerge"),
+            unmerge(Tool::CLAUDE, &after).expect("unmerge"),
             Some(String::new())
         );
     }
 
     #[test]
     fn claude_code_and_copilot_share_one_server_in_mcp_json() {
-        assert_eq!(settings_file(Tool::Copilot), settings_file(Tool::Claude));
-        let Merged::Changed(claude) = merge(Tool::Claude, None).expect("merge") else {
+        assert_eq!(settings_file(Tool::COPILOT), settings_file(Tool::CLAUDE));
+        let Merged::Changed(claude) = merge(Tool::CLAUDE, None).expect("merge") else {
             panic!("not changed");
         };
         // Copilot finds Claude Code's server there and keeps it.
         assert_eq!(
-            merge(Tool::Copilot, Some(&claude)).expect("merge"),
+            merge(Tool::COPILOT, Some(&claude)).expect("merge"),
             Merged::Already
         );
         assert_eq!(
-            registration(Tool::Copilot, Some(&claude)),
+            registration(Tool::COPILOT, Some(&claude)),
             Registration::Registered
         );
         // Uninstalling Copilot leaves the server Claude Code registered.
-        assert_eq!(unmerge(Tool::Copilot, &claude).expect("unmerge"), None);
+        assert_eq!(unmerge(Tool::COPILOT, &claude).expect("unmerge"), None);
         assert_eq!(
-            unmerge(Tool::Claude, &claude).expect("unmerge"),
+            unmerge(Tool::CLAUDE, &claude).expect("unmerge"),
             Some(String::new())
         );
         // And the other way round.
-        let Merged::Changed(copilot) = merge(Tool::Copilot, None).expect("merge") else {
+        let Merged::Changed(copilot) = merge(Tool::COPILOT, None).expect("merge") else {
             panic!("not changed");
         };
         assert!(copilot.contains("\"copilot\""), "{copilot}");
         assert_eq!(
-            merge(Tool::Claude, Some(&copilot)).expect("merge"),
+            merge(Tool::CLAUDE, Some(&copilot)).expect("merge"),
             Merged::Already
         );
-        assert_eq!(unmerge(Tool::Claude, &copilot).expect("unmerge"), None);
+        assert_eq!(unmerge(Tool::CLAUDE, &copilot).expect("unmerge"), None);
         // Gemini's settings are its own: a server naming Claude Code there is
         // bsi's, from another install, and is rewritten.
         let odd =
             r#"{"mcpServers": {"bsi": {"command": "bsi", "args": ["mcp", "--tool", "claude"]}}}"#;
         assert!(matches!(
-            merge(Tool::Gemini, Some(odd)).expect("merge"),
+            merge(Tool::GEMINI, Some(odd)).expect("merge"),
             Merged::Changed(_)
         ));
     }
@@ -536,22 +532,22 @@ mod tests {
     fn another_server_named_bsi_is_left_alone() {
         let text = r#"{"mcpServers": {"bsi": {"command": "node", "args": ["x.js"]}}}"#;
         assert_eq!(
-            merge(Tool::Cursor, Some(text)).expect("merge"),
+            merge(Tool::CURSOR, Some(text)).expect("merge"),
             Merged::Foreign
         );
-        assert_eq!(unmerge(Tool::Cursor, text).expect("unmerge"), None);
+        assert_eq!(unmerge(Tool::CURSOR, text).expect("unmerge"), None);
         let toml = "[mcp_servers.bsi]\ncommand = \"node\"\n";
         assert_eq!(
-            merge(Tool::Codex, Some(toml)).expect("merge"),
+            merge(Tool::CODEX, Some(toml)).expect("merge"),
             Merged::Foreign
         );
-        assert_eq!(unmerge(Tool::Codex, toml).expect("unmerge"), None);
+        assert_eq!(unmerge(Tool::CODEX, toml).expect("unmerge"), None);
     }
 
     #[test]
     fn codex_toml_keeps_comments_and_other_tables() {
         let before = "# mine\nmodel = \"o\"\n\n[mcp_servers.other]\ncommand = \"x\" # note\n";
-        let Merged::Changed(after) = merge(Tool::Codex, Some(before)).expect("merge") else {
+        let Merged::Changed(after) = merge(Tool::CODEX, Some(before)).expect("merge") else {
             panic!("not changed");
         };
         assert!(after.starts_with(before), "{after}");
@@ -562,17 +558,17 @@ mod tests {
             "{after}"
         );
         assert_eq!(
-            merge(Tool::Codex, Some(&after)).expect("again"),
+            merge(Tool::CODEX, Some(&after)).expect("again"),
             Merged::Already
         );
         assert_eq!(
-            unmerge(Tool::Codex, &after).expect("unmerge").as_deref(),
+            unmerge(Tool::CODEX, &after).expect("unmerge").as_deref(),
             Some(before)
         );
         // Between two tables, and from an older bsi.
         let middle =
             "[mcp_servers.bsi]\ncommand = \"/opt/bsi\"\nargs = [\"mcp\"]\n\n[after]\nx = 1\n";
-        let Merged::Changed(m) = merge(Tool::Codex, Some(middle)).expect("merge") else {
+        let Merged::Changed(m) = merge(Tool::CODEX, Some(middle)).expect("merge") else {
             panic!("not changed");
         };
         assert!(
@@ -580,7 +576,7 @@ mod tests {
             "{m}"
         );
         assert_eq!(
-            unmerge(Tool::Codex, &m).expect("unmerge").as_deref(),
+            unmerge(Tool::CODEX, &m).expect("unmerge").as_deref(),
             Some("\n[after]\nx = 1\n")
         );
     }
@@ -588,6 +584,6 @@ mod tests {
     #[test]
     fn an_inline_mcp_servers_is_refused_not_broken() {
         let text = "mcp_servers = { other = { command = \"x\" } }\n";
-        assert!(merge(Tool::Codex, Some(text)).is_err());
+        assert!(merge(Tool::CODEX, Some(text)).is_err());
     }
 }

@@ -1,15 +1,34 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode): their hook
-//! events turned into tool-neutral requests, and bsi's answers written back
-//! in each tool's own protocol.
+//! Copilot CLI, Cline CLI, OpenCode): their hook events turned into
+//! tool-neutral requests, bsi's answers written back in each tool's own
+//! protocol, and bsi's hooks and MCP server installed in their settings.
 //!
-//! One file per tool ([`claude`], [`codex`], [`gemini`], [`cursor`],
-//! [`copilot`], [`cline`], [`opencode`]) parses
-//! that tool's events and renders its answers; both are pure. [`patch`] reads
-//! Codex's `apply_patch` text. [`new_text`] computes what a file holds after
-//! an edit, so the guard can compare old and new text. [`sessions`] maps a
-//! tool's session id to a bsi session (IO), and [`install`] merges bsi's hook
-//! entries into a tool's project settings and takes them out again (IO).
+//! Everything bsi knows of one tool is one implementation of [`AgentTool`]
+//! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`]. Each parses that
+//! tool's events and renders its answers (both pure), and gives its facts:
+//! its name and title, the variable that names its session in the agent's
+//! shell, its hook entries and settings file, its MCP settings, its trust,
+//! what a person must know after install. [`Tool::ALL`] lists the tools
+//! once; the command line takes a tool by its name from that list. The
+//! rest of bsi holds a [`Tool`] and asks the trait; it never tests which
+//! tool it holds.
+//!
+//! Adding a tool: a file implementing [`AgentTool`], its `mod` line here,
+//! and its constant in [`Tool::ALL`] (and, when it keeps user settings
+//! under a directory an environment variable moves, that directory in
+//! [`Places`]).
+//!
+//! The shared machinery the tools' implementations use: [`install`] merges
+//! hook entries into a JSON settings file (laid out as the tool's
+//! [`install::HookLayout`] says) and takes them out again, keeping what
+//! undoes it (IO); [`mcp_config`] does the same for bsi's MCP server
+//! ([`mcp_config::McpSettings`]); [`doctor`] checks what is installed and
+//! asks each tool for its trust. [`patch`] reads Codex's `apply_patch`
+//! text, [`shell_writes`] the files a shell command writes. [`new_text`]
+//! computes what a file holds after an edit, so the guard can compare old
+//! and new text. [`sessions`] maps a tool's session id to a bsi session
+//! (IO).
 //!
 //! What this module does not do: decide. The caller asks the guard which
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
@@ -27,122 +46,42 @@ pub mod opencode;
 pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
+pub mod tool;
 
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 pub use patch::{Hunk, HunkLine};
-
-/// An agent tool bsi answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tool {
-    /// Anthropic's Claude Code.
-    Claude,
-    /// OpenAI's Codex CLI.
-    Codex,
-    /// Google's Gemini CLI.
-    Gemini,
-    /// Cursor's agent.
-    Cursor,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// Cline CLI.
-    Cline,
-    /// OpenCode (sst/anomalyco), through a plugin.
-    Opencode,
-}
+pub use tool::{AgentTool, AsAgentTool, Places, Tool};
 
 impl Tool {
-    /// Every tool, in the order the documentation lists them.
+    /// Claude Code.
+    pub const CLAUDE: Tool = Tool(&claude::Claude);
+    /// Codex CLI.
+    pub const CODEX: Tool = Tool(&codex::Codex);
+    /// Gemini CLI.
+    pub const GEMINI: Tool = Tool(&gemini::Gemini);
+    /// Cursor.
+    pub const CURSOR: Tool = Tool(&cursor::Cursor);
+    /// GitHub Copilot CLI.
+    pub const COPILOT: Tool = Tool(&copilot::Copilot);
+    /// Cline CLI.
+    pub const CLINE: Tool = Tool(&cline::Cline);
+    /// OpenCode.
+    pub const OPENCODE: Tool = Tool(&opencode::Opencode);
+
+    /// Every tool, in the order the documentation lists them: the one list
+    /// of the tools bsi knows (the command line takes its names).
     pub const ALL: [Tool; 7] = [
-        Tool::Claude,
-        Tool::Codex,
-        Tool::Gemini,
-        Tool::Cursor,
-        Tool::Copilot,
-        Tool::Cline,
-        Tool::Opencode,
+        Tool::CLAUDE,
+        Tool::CODEX,
+        Tool::GEMINI,
+        Tool::CURSOR,
+        Tool::COPILOT,
+        Tool::CLINE,
+        Tool::OPENCODE,
     ];
-
-    /// The name used on the command line (`--tool claude`) and in the
-    /// session map.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tool::Claude => "claude",
-            Tool::Codex => "codex",
-            Tool::Gemini => "gemini",
-            Tool::Cursor => "cursor",
-            Tool::Copilot => "copilot",
-            Tool::Cline => "cline",
-            Tool::Opencode => "opencode",
-        }
-    }
-
-    /// The tool named `name` (as [`Tool::name`] spells it).
-    pub fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// The environment variable the tool (or bsi's plugin in it) sets, in
-    /// every shell command its agent runs, to the session id its hooks are
-    /// given: where the tool's process is not among the shell's ancestors
-    /// (Codex runs the shell in a sandbox with a process namespace of its
-    /// own), or one process runs many sessions (OpenCode), bsi finds the
-    /// session by it.
-    pub fn shell_session_var(self) -> Option<&'static str> {
-        match self {
-            Tool::Codex => Some("CODEX_THREAD_ID"),
-            Tool::Copilot => Some("COPILOT_AGENT_SESSION_ID"),
-            Tool::Opencode => Some(opencode::SESSION_VAR),
-            Tool::Claude | Tool::Gemini | Tool::Cursor | Tool::Cline => None,
-        }
-    }
-
-    /// The product's name, for messages.
-    pub fn title(self) -> &'static str {
-        match self {
-            Tool::Claude => "Claude Code",
-            Tool::Codex => "Codex CLI",
-            Tool::Gemini => "Gemini CLI",
-            Tool::Cursor => "Cursor",
-            Tool::Copilot => "GitHub Copilot CLI",
-            Tool::Cline => "Cline CLI",
-            Tool::Opencode => "OpenCode",
-        }
-    }
-}
-
-impl fmt::Display for Tool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl From<crate::cli::AgentTool> for Tool {
-    fn from(t: crate::cli::AgentTool) -> Tool {
-        use crate::cli::AgentTool;
-        match t {
-            AgentTool::Claude => Tool::Claude,
-            AgentTool::Codex => Tool::Codex,
-            AgentTool::Gemini => Tool::Gemini,
-            AgentTool::Cursor => Tool::Cursor,
-            AgentTool::Copilot => Tool::Copilot,
-            AgentTool::Cline => Tool::Cline,
-            AgentTool::Opencode => Tool::Opencode,
-        }
-    }
-}
-
-/// The tool and the hook of a `bsi hook edit|session-start|stop` command.
-pub fn event_of(ev: crate::cli::AgentEvent) -> (Tool, HookKind) {
-    use crate::cli::AgentEvent;
-    match ev {
-        AgentEvent::Edit { tool } => (tool.into(), HookKind::Edit),
-        AgentEvent::SessionStart { tool } => (tool.into(), HookKind::SessionStart),
-        AgentEvent::Stop { tool } => (tool.into(), HookKind::Stop),
-    }
 }
 
 /// The hooks bsi installs in every tool.
@@ -526,28 +465,12 @@ impl Answer {
 /// Reads a pre-edit event from `tool`. `cwd` stands in when the event names
 /// no directory. Never panics: a malformed event is an [`EventError`].
 pub fn parse_edit(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
-    match tool {
-        Tool::Claude => claude::parse_edit(input, cwd),
-        Tool::Codex => codex::parse_edit(input, cwd),
-        Tool::Gemini => gemini::parse_edit(input, cwd),
-        Tool::Cursor => cursor::parse_edit(input, cwd),
-        Tool::Copilot => copilot::parse_edit(input, cwd),
-        Tool::Cline => cline::parse_edit(input, cwd),
-        Tool::Opencode => opencode::parse_edit(input, cwd),
-    }
+    tool.parse_edit(input, cwd)
 }
 
 /// The answer to a pre-edit event, in `tool`'s protocol.
 pub fn answer(tool: Tool, verdict: &Verdict) -> Answer {
-    let mut a = match tool {
-        Tool::Claude => claude::answer(verdict),
-        Tool::Codex => codex::answer(verdict),
-        Tool::Gemini => gemini::answer(verdict),
-        Tool::Cursor => cursor::answer(verdict),
-        Tool::Copilot => copilot::answer(verdict),
-        Tool::Cline => cline::answer(verdict),
-        Tool::Opencode => opencode::answer(verdict),
-    };
+    let mut a = tool.answer(verdict);
     a.refuses = matches!(verdict, Verdict::Deny { .. });
     a
 }
@@ -583,13 +506,19 @@ pub fn parse_session_start(
     input: &str,
     cwd: &Path,
 ) -> Result<SessionStart, EventError> {
-    let (want, id_keys): (&'static str, &[&'static str]) = match tool {
-        Tool::Claude | Tool::Codex | Tool::Gemini => ("SessionStart", &["session_id"]),
-        Tool::Cursor => ("sessionStart", &["session_id", "conversation_id"]),
-        Tool::Copilot => ("sessionStart", &["sessionId"]),
-        Tool::Cline => return cline::parse_session_start(input, cwd),
-        Tool::Opencode => return opencode::parse_session_start(input, cwd),
-    };
+    tool.parse_session_start(input, cwd)
+}
+
+/// A session-start event of the hooks' common shape: `hook_event_name`
+/// `want` (when given), the session id in the first of `id_keys`, the
+/// reason in `source` or `trigger`.
+fn session_start_event(
+    tool: Tool,
+    input: &str,
+    cwd: &Path,
+    want: &'static str,
+    id_keys: &[&'static str],
+) -> Result<SessionStart, EventError> {
     let o = object(input)?;
     check_event(&o, want)?;
     Ok(SessionStart {
@@ -602,15 +531,7 @@ pub fn parse_session_start(
 
 /// The answer to a session-start event.
 pub fn answer_session_start(tool: Tool, briefing: &Briefing) -> Answer {
-    match tool {
-        Tool::Claude => claude::answer_session_start(briefing),
-        Tool::Codex => codex::answer_session_start(briefing),
-        Tool::Gemini => gemini::answer_session_start(briefing),
-        Tool::Cursor => cursor::answer_session_start(briefing),
-        Tool::Copilot => copilot::answer_session_start(briefing),
-        Tool::Cline => cline::answer_session_start(briefing),
-        Tool::Opencode => opencode::answer_session_start(briefing),
-    }
+    tool.answer_session_start(briefing)
 }
 
 /// A stop event: the agent is about to end its turn.
@@ -630,53 +551,37 @@ pub struct Stop {
 
 /// Reads a stop event (Gemini CLI: `AfterAgent`, the end of a turn).
 pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
-    if tool == Tool::Cline {
-        return cline::parse_stop(input, cwd);
-    }
-    if tool == Tool::Opencode {
-        return opencode::parse_stop(input, cwd);
-    }
+    tool.parse_stop(input, cwd)
+}
+
+/// A stop event of the hooks' common shape: whether the agent already went
+/// on once read by `continued` (which checks the event's name), the session
+/// id in the first of `id_keys`.
+fn stop_event(
+    tool: Tool,
+    input: &str,
+    cwd: &Path,
+    id_keys: &[&'static str],
+    continued: &Continued,
+) -> Result<Stop, EventError> {
     let o = object(input)?;
-    let continued = match tool {
-        Tool::Claude | Tool::Codex | Tool::Gemini => {
-            check_event(
-                &o,
-                if tool == Tool::Gemini {
-                    "AfterAgent"
-                } else {
-                    "Stop"
-                },
-            )?;
-            opt_bool(&o, "stop_hook_active")?.unwrap_or(false)
-        }
-        Tool::Cursor | Tool::Cline => {
-            check_event(&o, "stop")?;
-            match o.get("loop_count") {
-                None | Some(Value::Null) => false,
-                Some(Value::Number(n)) => n.as_u64().is_none_or(|n| n > 0),
-                Some(_) => {
-                    return Err(EventError::BadField {
-                        field: "loop_count",
-                        want: "a number",
-                    });
-                }
-            }
-        }
-        Tool::Copilot => copilot::stop_continued(&o)?,
-        // Read above.
-        Tool::Opencode => false,
-    };
-    let keys: &[&'static str] = match tool {
-        Tool::Cursor => &["session_id", "conversation_id"],
-        Tool::Copilot => &["sessionId"],
-        _ => &["session_id"],
-    };
+    let continued = continued(&o)?;
     Ok(Stop {
         tool,
-        session_id: first_str(&o, keys)?,
+        session_id: first_str(&o, id_keys)?,
         cwd: event_cwd(&o, cwd)?,
         continued,
     })
+}
+
+/// Reads from a stop event whether the agent already went on once.
+type Continued = dyn Fn(&Map<String, Value>) -> Result<bool, EventError>;
+
+/// `stop_hook_active` of a stop event named `want` (Claude Code, Codex,
+/// Gemini CLI).
+fn stop_hook_active(o: &Map<String, Value>, want: &'static str) -> Result<bool, EventError> {
+    check_event(o, want)?;
+    Ok(opt_bool(o, "stop_hook_active")?.unwrap_or(false))
 }
 
 /// The answer to a stop event: with a reason (the session still holds
@@ -685,14 +590,7 @@ pub fn parse_stop(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventErro
 /// stops.
 pub fn answer_stop(tool: Tool, stop: &Stop, reason: Option<&str>) -> Answer {
     let reason = reason.filter(|r| !r.trim().is_empty() && !stop.continued);
-    match tool {
-        Tool::Claude | Tool::Codex => claude::answer_stop(reason),
-        Tool::Cursor => cursor::answer_stop(reason),
-        Tool::Copilot => copilot::answer_stop(reason),
-        Tool::Gemini => gemini::answer_stop(reason),
-        Tool::Cline => cline::answer_stop(reason),
-        Tool::Opencode => opencode::answer_stop(reason),
-    }
+    tool.answer_stop(reason)
 }
 
 /// The answer when a hook fails on its own error (a broken event, no
@@ -706,22 +604,7 @@ pub fn fail_open(tool: Tool, kind: HookKind, warning: &str) -> Answer {
                 warning: warning.to_string(),
             },
         ),
-        HookKind::SessionStart | HookKind::Stop => match tool {
-            Tool::Gemini => Answer {
-                exit_code: 0,
-                stdout: "{}\n".into(),
-                stderr: String::new(),
-                refuses: false,
-            }
-            .with_stderr(warning),
-            // Copilot shows the person no hook's stderr: the model is told
-            // its session starts without bsi's briefing.
-            Tool::Copilot if kind == HookKind::SessionStart => Answer::json(
-                &serde_json::json!({ "additionalContext": format!("bsi: {}", warning.trim_end()) }),
-            )
-            .with_stderr(warning),
-            _ => Answer::default().with_stderr(warning),
-        },
+        HookKind::SessionStart | HookKind::Stop => tool.fail_open_quietly(kind, warning),
     }
 }
 
@@ -986,12 +869,12 @@ mod tests {
     #[test]
     fn a_stop_goes_back_only_once() {
         let stop = |continued| Stop {
-            tool: Tool::Claude,
+            tool: Tool::CLAUDE,
             session_id: "s".into(),
             cwd: PathBuf::from("/"),
             continued,
         };
-        for tool in [Tool::Claude, Tool::Codex, Tool::Cursor] {
+        for tool in [Tool::CLAUDE, Tool::CODEX, Tool::CURSOR] {
             let first = answer_stop(tool, &stop(false), Some("close your claims"));
             assert!(
                 first.stdout.contains("close your claims"),

@@ -29,10 +29,15 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use super::doctor::Item;
+use super::install::{self, HookEntry, HookLayout};
+use super::mcp_config::McpSettings;
+use super::{AgentTool, Places, Tool};
 use super::{
     Answer, Briefing, EditOp, EditRequest, EventError, HookKind, PreEdit, Replacement,
     SessionStart, Stop, Verdict, object, opt_bool, opt_str, req_obj, req_str,
 };
+use bsi_core::error::{Result, SettingsError};
 
 /// The tools whose calls may change files: `edit`, `write`, `apply_patch`
 /// (offered to some models instead of the first two) and `bash`, the shell.
@@ -47,7 +52,7 @@ pub const SETTINGS: &str = ".opencode/plugins/bsi.js";
 pub const SESSION_VAR: &str = "BSI_OPENCODE_SESSION";
 
 /// The plugin hooks that run bsi: OpenCode's hook name, and bsi's hook.
-pub(super) const ENTRIES: &[(&str, Option<&str>, HookKind)] = &[
+pub(super) const ENTRIES: &[HookEntry] = &[
     ("tool.execute.before", None, HookKind::Edit),
     (
         "experimental.chat.system.transform",
@@ -96,7 +101,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                 None => cwd.clone(),
             };
             return Ok(PreEdit::Shell(super::ShellCommand {
-                tool: super::Tool::Opencode,
+                tool: super::Tool::OPENCODE,
                 session_id,
                 cwd,
                 dir,
@@ -124,7 +129,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         _ => super::codex::patch_edits(&req_str(args, "patchText")?, &cwd)?,
     };
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::Opencode,
+        tool: super::Tool::OPENCODE,
         session_id,
         cwd,
         tool_name,
@@ -138,7 +143,7 @@ pub fn parse_session_start(input: &str, cwd: &Path) -> Result<SessionStart, Even
     let o = object(input)?;
     let (cwd, input) = parts(&o, "experimental.chat.system.transform", cwd)?;
     Ok(SessionStart {
-        tool: super::Tool::Opencode,
+        tool: super::Tool::OPENCODE,
         session_id: req_str(input, "sessionID")?,
         cwd,
         source: None,
@@ -151,7 +156,7 @@ pub fn parse_stop(input: &str, cwd: &Path) -> Result<Stop, EventError> {
     let o = object(input)?;
     let (cwd, input) = parts(&o, "session.idle", cwd)?;
     Ok(Stop {
-        tool: super::Tool::Opencode,
+        tool: super::Tool::OPENCODE,
         session_id: req_str(input, "sessionID")?,
         cwd,
         continued: false,
@@ -319,6 +324,135 @@ export const BsiGuard = async ({{ directory, client }}) => {{
     )
 }
 
+/// The plugin bsi writes, running `program`, its words for when bsi does
+/// not answer taken from [`install::missing_text`].
+pub fn plugin_for(program: &str) -> String {
+    plugin(program, &|kind| install::missing_text(&Opencode, kind))
+}
+
+/// The plugin file is bsi's alone, written whole. A file of that name that
+/// bsi did not write is left alone.
+fn merge_plugin(existing: Option<&str>, program: &str) -> Result<Option<String>, SettingsError> {
+    let want = plugin_for(program);
+    match existing {
+        Some(t) if t == want => Ok(None),
+        Some(t) if !t.trim().is_empty() && !is_ours(t) => Err(SettingsError::NotOurs),
+        _ => Ok(Some(want)),
+    }
+}
+
+/// OpenCode (sst/anomalyco), through a plugin.
+pub struct Opencode;
+
+impl AgentTool for Opencode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn title(&self) -> &'static str {
+        "OpenCode"
+    }
+
+    /// One process runs many sessions: the plugin sets the session's id in
+    /// each of its shell commands.
+    fn shell_session_var(&self) -> Option<&'static str> {
+        Some(SESSION_VAR)
+    }
+
+    fn parse_edit(&self, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+        parse_edit(input, cwd)
+    }
+
+    fn answer(&self, verdict: &Verdict) -> Answer {
+        answer(verdict)
+    }
+
+    fn parse_session_start(&self, input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+        parse_session_start(input, cwd)
+    }
+
+    fn answer_session_start(&self, briefing: &Briefing) -> Answer {
+        answer_session_start(briefing)
+    }
+
+    fn parse_stop(&self, input: &str, cwd: &Path) -> Result<Stop, EventError> {
+        parse_stop(input, cwd)
+    }
+
+    fn answer_stop(&self, reason: Option<&str>) -> Answer {
+        answer_stop(reason)
+    }
+
+    /// The plugin's own protocol; the plugin carries these words.
+    fn missing_answer(&self, _: HookKind, text: &str) -> Value {
+        json!({ "context": text })
+    }
+
+    fn session_note(&self, _: &str, _: bool, _: Option<&Path>) -> String {
+        session_note()
+    }
+
+    fn settings_file(&self) -> &'static str {
+        SETTINGS
+    }
+
+    fn entries(&self) -> &'static [HookEntry] {
+        ENTRIES
+    }
+
+    fn hook_layout(&self) -> HookLayout {
+        HookLayout::Own
+    }
+
+    /// The plugin's hooks, each running its program.
+    fn our_commands(&self, text: &str) -> Vec<String> {
+        let Some(program) = program_of(text).filter(|_| is_ours(text)) else {
+            return Vec::new();
+        };
+        ENTRIES
+            .iter()
+            .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
+            .map(|(_, _, kind)| install::hook_command(&program, Tool::OPENCODE, *kind))
+            .collect()
+    }
+
+    fn merge(
+        &self,
+        existing: Option<&str>,
+        program: &str,
+    ) -> Result<Option<String>, SettingsError> {
+        merge_plugin(existing, program)
+    }
+
+    /// Nothing is left of bsi's plugin.
+    fn unmerge(&self, existing: &str) -> Result<Option<String>, SettingsError> {
+        Ok(is_ours(existing).then(String::new))
+    }
+
+    fn install_notes(&self, _: &Path, _: &Path) -> Vec<String> {
+        vec![
+            "OpenCode loads project plugins, bsi's with them, without a trust step; `opencode --pure` (or OPENCODE_PURE=1) loads none, and then no edit is checked.".into(),
+        ]
+    }
+
+    /// `mcp.bsi`, a `local` server whose `command` is one list.
+    fn mcp_settings(&self) -> McpSettings {
+        McpSettings::JsonLocal {
+            file: "opencode.json",
+            key: "mcp",
+        }
+    }
+
+    fn trust(&self, _: &Path, _: &Path, _: &Places) -> Item {
+        Item {
+            what: "trust",
+            ok: None,
+            detail: "OpenCode loads the project's plugins without a trust step; `--pure` (OPENCODE_PURE) loads none, bsi's with them".into(),
+            next: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests_support::fixture;
@@ -327,7 +461,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn request(name: &str) -> EditRequest {
-        super::super::tests_support::edit_request(Tool::Opencode, name)
+        super::super::tests_support::edit_request(Tool::OPENCODE, name)
     }
 
     #[test]
@@ -357,7 +491,7 @@ mod tests {
             "output": {"args": {"patchText": "*** Begin Patch\n*** Update File: a.md\n@@\n-x\n+y\n*** End Patch"}},
         })
         .to_string();
-        let Ok(PreEdit::Edit(r)) = parse(Tool::Opencode, &text, Path::new("/")) else {
+        let Ok(PreEdit::Edit(r)) = parse(Tool::OPENCODE, &text, Path::new("/")) else {
             panic!("{text}");
         };
         assert_eq!(r.edits[0].path, PathBuf::from("/brain/a.md"));
@@ -367,7 +501,7 @@ mod tests {
     #[test]
     fn bash_is_read_for_the_files_it_writes() {
         let event = fixture("opencode-tool-execute-before-bash.json");
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Opencode, &event, Path::new("/")) else {
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::OPENCODE, &event, Path::new("/")) else {
             panic!("{event}");
         };
         assert_eq!(cmd.tool_name, "bash");
@@ -375,7 +509,7 @@ mod tests {
         let mut writes = v.clone();
         writes["output"]["args"]["command"] = json!("echo x >> agents/alice.md");
         writes["output"]["args"]["workdir"] = json!("sub");
-        let Ok(PreEdit::Shell(cmd)) = parse(Tool::Opencode, &writes.to_string(), Path::new("/"))
+        let Ok(PreEdit::Shell(cmd)) = parse(Tool::OPENCODE, &writes.to_string(), Path::new("/"))
         else {
             panic!("{writes}");
         };
@@ -395,7 +529,7 @@ mod tests {
         })
         .to_string();
         assert_eq!(
-            parse(Tool::Opencode, &text, Path::new("/")),
+            parse(Tool::OPENCODE, &text, Path::new("/")),
             Ok(PreEdit::Other {
                 tool_name: "read".into()
             })
@@ -405,7 +539,7 @@ mod tests {
     #[test]
     fn session_start_and_stop_events() {
         let ev = super::super::parse_session_start(
-            Tool::Opencode,
+            Tool::OPENCODE,
             &fixture("opencode-sessionstart.json"),
             Path::new("/elsewhere"),
         )
@@ -413,7 +547,7 @@ mod tests {
         assert!(ev.session_id.starts_with("ses_"), "{ev:?}");
         assert_ne!(ev.cwd, PathBuf::from("/elsewhere"));
         let stop = super::super::parse_stop(
-            Tool::Opencode,
+            Tool::OPENCODE,
             &fixture("opencode-stop.json"),
             Path::new("/"),
         )

@@ -46,7 +46,7 @@ pub fn of_ancestors(dir: &Path) -> Option<Entry> {
 
 /// The entry of the agent tool session the calling process acts for: the
 /// tool session named by the tool's own variable in this process's
-/// environment (`tool_sessions`: [`Tool::shell_session_var`] and its
+/// environment (`tool_sessions`: [`AgentTool::shell_session_var`](super::AgentTool::shell_session_var) and its
 /// value; exact, and the only way where the tool's process is hidden, as in
 /// Codex's sandbox), else the nearest recorded ancestor ([`of_ancestors`]).
 /// None when neither names a recorded session.
@@ -73,7 +73,7 @@ pub struct SessionMap {
 /// One entry of the map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
-    /// The tool ([`Tool::name`]).
+    /// The tool ([`AgentTool::name`](super::AgentTool::name)).
     pub tool: String,
     /// The tool's session id.
     pub tool_session: String,
@@ -382,27 +382,27 @@ mod tests {
     fn a_tool_session_gets_one_bsi_session() {
         let dir = tempfile::tempdir().expect("tempdir");
         let map = SessionMap::new(&dir.path().join("bsi-agents"));
-        assert_eq!(map.get(Tool::Claude, "abc").expect("get"), None);
+        assert_eq!(map.get(Tool::CLAUDE, "abc").expect("get"), None);
         let (s, new) = map
-            .get_or_insert_with(Tool::Claude, "abc", || "sess-1".into())
+            .get_or_insert_with(Tool::CLAUDE, "abc", || "sess-1".into())
             .expect("insert");
         assert_eq!((s.as_str(), new), ("sess-1", true));
         let (s, new) = map
-            .get_or_insert_with(Tool::Claude, "abc", || "sess-2".into())
+            .get_or_insert_with(Tool::CLAUDE, "abc", || "sess-2".into())
             .expect("again");
         assert_eq!((s.as_str(), new), ("sess-1", false));
         // The same id from another tool is another session.
-        assert_eq!(map.get(Tool::Codex, "abc").expect("get"), None);
+        assert_eq!(map.get(Tool::CODEX, "abc").expect("get"), None);
         assert_eq!(
-            map.set(Tool::Claude, "abc", "sess-3").expect("set"),
+            map.set(Tool::CLAUDE, "abc", "sess-3").expect("set"),
             Some("sess-1".into())
         );
         assert_eq!(
-            map.get(Tool::Claude, "abc").expect("get"),
+            map.get(Tool::CLAUDE, "abc").expect("get"),
             Some("sess-3".into())
         );
         assert_eq!(
-            map.remove(Tool::Claude, "abc").expect("rm"),
+            map.remove(Tool::CLAUDE, "abc").expect("rm"),
             Some("sess-3".into())
         );
         assert_eq!(map.entries().expect("entries"), vec![]);
@@ -413,10 +413,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let map = SessionMap::new(dir.path());
         for (id, s) in [("g1", "sess-1"), ("g2", "sess-2")] {
-            map.get_or_insert_with(Tool::Gemini, id, || s.into())
+            map.get_or_insert_with(Tool::GEMINI, id, || s.into())
                 .expect("insert");
         }
-        map.set_process(Tool::Gemini, "g1", "42@100").expect("set");
+        map.set_process(Tool::GEMINI, "g1", "42@100").expect("set");
         let found = |p: &[&str]| {
             let p: Vec<String> = p.iter().map(ToString::to_string).collect();
             map.by_process(&p).expect("read").map(|e| e.session)
@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(found(&["7@1", "42@100"]), Some("sess-1".into()));
         assert_eq!(found(&["42@101"]), None, "another process with that pid");
         // The same process starts a new session: that one is its now.
-        map.set_process(Tool::Gemini, "g2", "42@100").expect("set");
+        map.set_process(Tool::GEMINI, "g2", "42@100").expect("set");
         assert_eq!(found(&["42@100"]), Some("sess-2".into()));
     }
 
@@ -432,21 +432,21 @@ mod tests {
     fn a_stop_sends_back_once_for_the_same_claims() {
         let dir = tempfile::tempdir().expect("tempdir");
         let map = SessionMap::new(dir.path());
-        map.get_or_insert_with(Tool::Gemini, "g", || "sess-1".into())
+        map.get_or_insert_with(Tool::GEMINI, "g", || "sess-1".into())
             .expect("insert");
-        assert!(map.send_back_once(Tool::Gemini, "g", "a.md").expect("1"));
-        assert!(!map.send_back_once(Tool::Gemini, "g", "a.md").expect("2"));
+        assert!(map.send_back_once(Tool::GEMINI, "g", "a.md").expect("1"));
+        assert!(!map.send_back_once(Tool::GEMINI, "g", "a.md").expect("2"));
         // New claims since: sent back again, once.
         assert!(
-            map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+            map.send_back_once(Tool::GEMINI, "g", "a.md, b.md")
                 .expect("3")
         );
         assert!(
-            !map.send_back_once(Tool::Gemini, "g", "a.md, b.md")
+            !map.send_back_once(Tool::GEMINI, "g", "a.md, b.md")
                 .expect("4")
         );
         assert_eq!(
-            map.get(Tool::Gemini, "g").expect("get"),
+            map.get(Tool::GEMINI, "g").expect("get"),
             Some("sess-1".into())
         );
     }
@@ -461,7 +461,7 @@ mod tests {
                 std::thread::spawn(move || {
                     let map = SessionMap::new(&d);
                     for j in 0..5 {
-                        map.get_or_insert_with(Tool::Cursor, &format!("c{i}-{j}"), || {
+                        map.get_or_insert_with(Tool::CURSOR, &format!("c{i}-{j}"), || {
                             format!("sess-{i}-{j}")
                         })
                         .expect("insert");
@@ -479,6 +479,6 @@ mod tests {
     fn a_corrupt_map_is_an_error() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(FILE), "{not json").expect("write");
-        assert!(SessionMap::new(dir.path()).get(Tool::Claude, "x").is_err());
+        assert!(SessionMap::new(dir.path()).get(Tool::CLAUDE, "x").is_err());
     }
 }

@@ -49,7 +49,7 @@ use bsi_core::settings::Settings;
 use bsi_core::store::{Brain, FirstFetch};
 use bsi_core::ttl;
 use bsi_core::words::open_command;
-use bsi_core::words::{assignment, command_line, shell_word};
+use bsi_core::words::{command_line, shell_word};
 
 /// How long a hook may wait, whatever the settings say for the command
 /// line: the writer lock held by another bsi at most 2 s (a claim on the
@@ -215,7 +215,7 @@ const SEEN_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 /// brain ([`guarded`]), and forgotten after [`SEEN_FOR`].
 fn first_run(ctx: &Ctx, tool: Tool, kind: HookKind, input: &str) -> bool {
     use sha1::{Digest, Sha1};
-    if tool != Tool::Codex || kind != HookKind::SessionStart {
+    if !tool.repeats_event(kind) {
         return true;
     }
     let dir = event_dir(ctx, input);
@@ -350,13 +350,13 @@ impl agents::shell_writes::Disk for RealDisk {
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
-    if tool == Tool::Cline {
+    if let Some((id, cwd)) = tool.first_call_session(input, &ctx.cwd) {
         // First the session (and its process, which the agent's shell
         // finds it by), then the call.
-        let briefing = first_call_briefing(ctx, input);
+        let briefing = first_call_briefing(ctx, tool, &id, &cwd);
         let answer = judge(ctx, tool, input)?;
         return Ok(match briefing {
-            Some(b) => agents::cline::with_briefing(answer, &b),
+            Some(b) => tool.with_briefing(answer, &b),
             None => answer,
         });
     }
@@ -365,11 +365,9 @@ fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 
 /// The answer to a pre-edit event.
 fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
-    if tool == Tool::Gemini
-        && let Some((id, may_have_claimed)) = agents::gemini::after_tool_session(input)
-    {
+    if let Some((id, may_have_claimed)) = tool.after_edit_session(input) {
         if !may_have_claimed {
-            return Ok(agents::gemini::answer_after_tool(None));
+            return Ok(tool.answer_after_edit(None));
         }
         return after_edit(ctx, tool, &id, input);
     }
@@ -616,10 +614,10 @@ fn after_edit(ctx: &Ctx, tool: Tool, tool_session: &str, input: &str) -> Result<
         .filter(|c| c.is_dir())
         .unwrap_or_else(|| ctx.cwd.clone());
     let Ok(map) = sessions::in_repo(&cwd) else {
-        return Ok(agents::gemini::answer_after_tool(None));
+        return Ok(tool.answer_after_edit(None));
     };
     let message = map.take_pending(tool, tool_session)?;
-    Ok(agents::gemini::answer_after_tool(message.as_deref()))
+    Ok(tool.answer_after_edit(message.as_deref()))
 }
 
 /// The answer to a claim on write; Gemini CLI takes the message to the
@@ -633,7 +631,7 @@ fn claimed(brain: &Brain, tool: Tool, session: &str, message: String) -> Answer 
 /// only the person when it lets the edit through (Gemini CLI): its
 /// `AfterTool` hook gives it to the model after the edit.
 fn keep_for_after(brain: &Brain, tool: Tool, session: &str, message: &str) {
-    if tool == Tool::Gemini {
+    if tool.tells_model_after_edit() {
         let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
         if let Err(e) = map.set_pending(tool, session, message) {
             eprintln!("bsi: warning: {e}");
@@ -1026,18 +1024,17 @@ fn session_start(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 /// of a session in each Cline process (a resumed session runs in a new one)
 /// carries the briefing. `None` for every later call, and where there is
 /// no brain to brief on.
-fn first_call_briefing(ctx: &Ctx, input: &str) -> Option<String> {
-    let (id, cwd) = agents::cline::session_and_cwd(input, &ctx.cwd)?;
-    let map = sessions::in_repo(&cwd).ok()?;
+fn first_call_briefing(ctx: &Ctx, tool: Tool, id: &str, cwd: &Path) -> Option<String> {
+    let map = sessions::in_repo(cwd).ok()?;
     let process = tool_process();
     let seen = map
-        .entry(Tool::Cline, &id)
+        .entry(tool, id)
         .ok()?
         .is_some_and(|e| process.is_none() || e.process == process);
     if seen {
         return None;
     }
-    match start(ctx, Tool::Cline, &id, &cwd) {
+    match start(ctx, tool, id, cwd) {
         Ok((context, _)) => Some(context),
         Err(Error::NoRegistry { .. } | Error::NotARepo(_)) => None,
         Err(e) => {
@@ -1073,43 +1070,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     // starts descend from it, and find this session by it.
     let by_process =
         tool_process().is_some_and(|process| map.set_process(tool, tool_session, &process).is_ok());
-    let mut env_note = match tool {
-        Tool::Claude | Tool::Cursor => "BSI_SESSION is set to it in your shell".to_string(),
-        // Codex's sandbox runs the agent's shell where the Codex process
-        // is not seen among its ancestors, but every shell command carries
-        // the tool session's id (`CODEX_THREAD_ID`), mapped here.
-        Tool::Codex => agents::codex::session_note(&session),
-        Tool::Gemini => agents::gemini::session_note(&session, by_process),
-        // Copilot sets the session's id in every shell command and MCP server
-        // it starts (`COPILOT_AGENT_SESSION_ID`), mapped here.
-        Tool::Copilot => agents::copilot::session_note(&session),
-        Tool::Cline => agents::cline::session_note(&session, by_process),
-        Tool::Opencode => agents::opencode::session_note(),
-    };
-    if tool == Tool::Claude {
-        match &ctx.claude_env_file {
-            Some(f) => {
-                if let Err(e) = agents::claude::append_env_file(f, &session) {
-                    eprintln!("bsi: warning: cannot write CLAUDE_ENV_FILE: {e}");
-                    env_note = format!(
-                        "pass it to bsi: `export {}`",
-                        assignment("BSI_SESSION", &session)
-                    );
-                }
-            }
-            None if by_process => {
-                env_note = format!(
-                    "the bsi commands you run in your shell act for it: bsi finds it from the Claude Code process they run under; `--session {session}` names it too"
-                );
-            }
-            None => {
-                env_note = format!(
-                    "pass it to bsi: `export {}`",
-                    assignment("BSI_SESSION", &session)
-                );
-            }
-        }
-    }
+    let env_note = tool.session_note(&session, by_process, ctx.claude_env_file.as_deref());
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
     // What others' commits changed under this session's claims since it
     // opened them (a clone without bsi's hooks, a forced escape).
@@ -1337,11 +1298,11 @@ mod tests {
         );
         assert_eq!(
             tool_in_args(&args("bsi hook stop --tool codex --x")),
-            Some(Tool::Codex)
+            Some(Tool::CODEX)
         );
         assert_eq!(
             tool_in_args(&args("bsi hook stop --tool=cursor")),
-            Some(Tool::Cursor)
+            Some(Tool::CURSOR)
         );
         assert_eq!(tool_in_args(&args("bsi hook stop --tool vim")), None);
         assert_eq!(tool_in_args(&args("bsi hook stop --tool")), None);

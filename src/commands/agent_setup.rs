@@ -2,20 +2,21 @@
 //! tool's project settings, and whether the tool will run them.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Ctx;
-use crate::agents::Tool;
-use crate::agents::doctor::{self, Item, Places};
+use crate::agents::doctor::{self, Item};
 use crate::agents::install::{self, Installed, PROGRAM, Uninstalled};
+use crate::agents::mcp_config::McpSettings;
+use crate::agents::{Places, Tool};
 use crate::cli::AgentAction;
 use bsi_core::error::{Result, exit};
 use bsi_core::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     match action {
-        AgentAction::Install { tool, user: true } => return user_level(ctx, tool.into(), true),
-        AgentAction::Uninstall { tool, user: true } => return user_level(ctx, tool.into(), false),
+        AgentAction::Install { tool, user: true } => return user_level(ctx, tool, true),
+        AgentAction::Uninstall { tool, user: true } => return user_level(ctx, tool, false),
         _ => {}
     }
     let git = Git::discover(&ctx.cwd)?;
@@ -27,14 +28,13 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     };
     match action {
         AgentAction::Install { tool, .. } => {
-            let tool = Tool::from(tool);
-            let settings = root.join(install::settings_file(tool));
+            let settings = root.join(tool.settings_file());
             let ours_before = std::fs::read_to_string(&settings)
-                .map(|t| install::our_commands(tool, &t))
+                .map(|t| tool.our_commands(&t))
                 .unwrap_or_default();
-            let (path, did) = install::install(tool, &root, &common, PROGRAM)?;
+            let (path, did) = tool.install(&root, &common, PROGRAM)?;
             let file = rel(&root, &path);
-            let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
+            let events: Vec<&str> = tool.entries().iter().map(|e| e.0).collect();
             let what = match did {
                 Installed::Created => format!("created {file} with bsi's hooks"),
                 Installed::Merged => format!("added bsi's hooks to {file}"),
@@ -48,22 +48,18 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 &mut out,
                 "The hooks run `bsi` from the PATH the tool runs them with (the file is meant to be shared: no path of this machine is in it).".into(),
             )?;
-            if tool == Tool::Codex && did == Installed::Merged && !ours_before.is_empty() {
+            if did == Installed::Merged && !ours_before.is_empty() {
                 let after = std::fs::read_to_string(&settings)
-                    .map(|t| install::our_commands(tool, &t))
+                    .map(|t| tool.our_commands(&t))
                     .unwrap_or_default();
                 let changed = ours_before.iter().filter(|c| !after.contains(c)).count();
-                if changed > 0 {
-                    w(
-                        &mut out,
-                        format!(
-                            "Codex CLI: this install changed {changed} of bsi's hooks already in {file} (an earlier install ran another program path or matched other tools). Codex keeps a hook's trust by the hash of its entry: it now marks them modified and skips them without a word until a person trusts them again. Next: {}.",
-                            doctor::codex_steps(&root)
-                        ),
-                    )?;
+                if changed > 0
+                    && let Some(note) = tool.changed_hooks_note(changed, &file, &root)
+                {
+                    w(&mut out, note)?;
                 }
             }
-            for line in tool_notes(tool, &root, &common) {
+            for line in tool.install_notes(&root, &common) {
                 w(&mut out, line)?;
             }
             mcp_server(&mut out, tool, &root, true)?;
@@ -88,11 +84,10 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             Ok(exit::OK)
         }
         AgentAction::Uninstall { tool, .. } => {
-            let tool = Tool::from(tool);
             // First: the hooks' file of Gemini CLI holds the server too, and
             // gets its bytes back only once it holds what install wrote.
             mcp_server(&mut out, tool, &root, false)?;
-            let (path, did) = install::uninstall(tool, &root, &common)?;
+            let (path, did) = tool.uninstall(&root, &common)?;
             let file = rel(&root, &path);
             let what = match did {
                 Uninstalled::Restored => {
@@ -106,16 +101,19 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         }
         AgentAction::Doctor { tool } => {
             let tools: Vec<Tool> = match tool {
-                Some(t) => vec![t.into()],
+                Some(t) => vec![t],
                 None => Tool::ALL
                     .into_iter()
-                    .filter(|t| install::settings_path(*t, &root).exists())
+                    .filter(|t| t.settings_path(&root).exists())
                     .collect(),
             };
             if tools.is_empty() {
                 w(
                     &mut out,
-                    "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` (claude, codex, gemini, cursor, copilot, cline or opencode).".into(),
+                    format!(
+                        "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` ({}).",
+                        tool_names()
+                    ),
                 )?;
                 return Ok(exit::ERROR);
             }
@@ -132,41 +130,12 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     }
 }
 
-/// What a person must know about `tool` after install: trust, sandbox.
-fn tool_notes(tool: Tool, root: &Path, common: &Path) -> Vec<String> {
-    match tool {
-        Tool::Codex => vec![
-            format!(
-                "Codex CLI runs project hooks only once a person trusts them, in two steps, and checks no edit until then: {}. Codex keeps each hook's trust by the hash of its entry: after a change of .codex/hooks.json, trust them again.",
-                doctor::codex_steps(root)
-            ),
-            format!(
-                "In Codex's sandbox (workspace-write, read-only) the agent's shell cannot write the git directory, so its `bsi open` fails: start codex with `--add-dir {}` (or add that path to `sandbox_workspace_write.writable_roots` in your own ~/.codex/config.toml), or let the agent claim with bsi's MCP tool `claim` (registered below: the MCP server runs outside the sandbox, as the agent's session), or set `claim_on_write = true` in .bsi.toml so the edit hook, which runs outside the sandbox, claims for it.",
-                bsi_core::words::shell_word(
-                    &common.components().collect::<PathBuf>().display().to_string()
-                )
-            ),
-        ],
-        Tool::Gemini => vec![
-            "Gemini CLI loads project settings, bsi's hooks with them, only in a trusted folder; `--skip-trust` loads none.".into(),
-        ],
-        Tool::Claude => vec![
-            "Claude Code runs project hooks once the folder is trusted; `--bare` runs none.".into(),
-        ],
-        Tool::Cursor => Vec::new(),
-        Tool::Copilot => vec![
-            format!(
-                "GitHub Copilot CLI runs a folder's hooks only once the folder is trusted, and skips them without a word until then: start `copilot` in {} and trust it when asked (`--trust-folder` or `COPILOT_ALLOW_ALL=true` trust it for one run).",
-                root.display()
-            ),
-            "Copilot's cloud agent on GitHub reads the same .github/hooks/bsi.json from the default branch, where bsi is not installed: each hook then lets the call through and tells the agent bsi did not run; nothing of bsi guards its edits there: bsi sees its work once it is committed or merged in a clone where bsi's git hooks are installed.".into(),
-        ],
-        Tool::Cline => vec![
-            "Cline CLI runs the hooks in .clinerules/hooks without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.".into(),
-        ],
-        Tool::Opencode => vec![
-            "OpenCode loads project plugins, bsi's with them, without a trust step; `opencode --pure` (or OPENCODE_PURE=1) loads none, and then no edit is checked.".into(),
-        ],
+/// The names of every tool, for a sentence: `claude, codex, … or opencode`.
+fn tool_names() -> String {
+    let names: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -212,13 +181,12 @@ fn rel(root: &Path, path: &Path) -> String {
 /// says so.
 fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Result<()> {
     use crate::agents::mcp_config::{self, Registered};
-    if tool == Tool::Cline {
+    if let McpSettings::UserOnly { add, .. } = tool.mcp_settings() {
         if install {
             writeln!(
                 out,
-                "{}: reads MCP servers from the user's settings only, not the work tree's: bsi registered none. Next, to give the agent bsi's MCP tools: `{}`.",
+                "{}: reads MCP servers from the user's settings only, not the work tree's: bsi registered none. Next, to give the agent bsi's MCP tools: `{add}`.",
                 tool.title(),
-                mcp_config::CLINE_ADD
             )
             .map_err(crate::Error::output)?;
         }
@@ -253,25 +221,23 @@ fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Re
 fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
     let places = &ctx.places;
     let (Some(path), Some(records)) = (
-        install::user_settings_file(tool, places),
+        tool.user_settings_file(places),
         install::user_records(places),
     ) else {
-        return Err(crate::Error::Usage(
-            match install::user_settings_file(tool, places) {
-                None if places.home.is_some() => format!(
-                    "{} has no user-level install: its project hooks have no trust step to skip; `bsi agent install {}` installs them",
-                    tool.title(),
-                    tool.name()
-                ),
-                _ => "HOME is not set: bsi cannot find the user's settings".to_string(),
-            },
-        ));
+        return Err(crate::Error::Usage(match tool.user_settings_file(places) {
+            None if places.home.is_some() => format!(
+                "{} has no user-level install: its project hooks have no trust step to skip; `bsi agent install {}` installs them",
+                tool.title(),
+                tool.name()
+            ),
+            _ => "HOME is not set: bsi cannot find the user's settings".to_string(),
+        }));
     };
     let mut out = ctx.out();
     let shown = path.display().to_string();
     let line = if install {
-        let did = install::install_file(tool, &path, &records, PROGRAM)?;
-        let events: Vec<&str> = install::entries(tool).iter().map(|e| e.0).collect();
+        let did = install::install_file(&*tool, &path, &records, PROGRAM)?;
+        let events: Vec<&str> = tool.entries().iter().map(|e| e.0).collect();
         let what = match did {
             Installed::Created => format!("created {shown} with bsi's hooks"),
             Installed::Merged => format!("added bsi's hooks to {shown}"),
@@ -293,14 +259,12 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
             events.join(", "),
             tool.title(),
         );
-        if tool == Tool::Codex {
-            text.push_str(&format!(
-                "\nCodex CLI runs user hooks too only once a person trusts them: in `codex`, open `/hooks` and trust bsi's hooks from {shown}."
-            ));
+        if let Some(note) = tool.user_install_note(&shown) {
+            text.push_str(&note);
         }
         text
     } else {
-        let what = match install::uninstall_file(tool, &path, &records)? {
+        let what = match install::uninstall_file(&*tool, &path, &records)? {
             Uninstalled::Restored => {
                 format!("{shown} is back as it was before `bsi agent install --user`")
             }
@@ -311,4 +275,15 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
     };
     writeln!(out, "{line}").map_err(crate::Error::output)?;
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tools_are_named_in_a_sentence() {
+        assert_eq!(
+            super::tool_names(),
+            "claude, codex, gemini, cursor, copilot, cline or opencode"
+        );
+    }
 }

@@ -155,7 +155,7 @@ pub struct Ctx {
     /// ancestors: its name is the agent name when nothing else names one.
     pub tool_agent: Option<String>,
     /// The tool session ids agent tools set in their shells' environment
-    /// ([`crate::agents::Tool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
+    /// ([`crate::agents::AgentTool::shell_session_var`], e.g. `CODEX_THREAD_ID`).
     pub tool_sessions: Vec<(crate::agents::Tool, String)>,
     /// `GIT_REFLOG_ACTION`: what git says it is doing when it runs a hook
     /// (`merge topic`, `pull`); empty when it says nothing.
@@ -927,7 +927,7 @@ fn run_in(ctx: Result<Ctx>, cli: Cli) -> Result<u8> {
                 action: HookAction::Agent(ev),
             },
         ) => {
-            let (tool, kind) = crate::agents::event_of(*ev);
+            let (tool, kind) = ev.tool_and_kind();
             return Ok(agent_event::run(Err(e), tool, kind));
         }
         (Err(e), _) => return Err(e),
@@ -959,7 +959,7 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
         Command::Hook {
             action: HookAction::Agent(ev),
         } => {
-            let (tool, kind) = crate::agents::event_of(ev);
+            let (tool, kind) = ev.tool_and_kind();
             Ok(agent_event::run(Ok(ctx.clone()), tool, kind))
         }
         Command::Verify(args) => verify::run(ctx, &args),
@@ -978,11 +978,6 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
             merge_driver::run(ctx, &base, &ours, &theirs)
         }
         Command::Agent { action } => agent_setup::run(ctx, action),
-        Command::Mcp { tool } => mcp::run(
-            ctx,
-            mcp::Request {
-                tool: tool.map(Into::into),
-            },
-        ),
+        Command::Mcp { tool } => mcp::run(ctx, mcp::Request { tool }),
     }
 }

@@ -266,13 +266,13 @@ fn agent_state_is_shared_by_every_worktree() {
     let common = b.git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]);
     assert!(here.path().starts_with(common.trim()), "{:?}", here.path());
     let (id, new) = there
-        .get_or_insert_with(bsi::agents::Tool::Claude, "abc123", || {
+        .get_or_insert_with(bsi::agents::Tool::CLAUDE, "abc123", || {
             "sess-20260314-0930-ab12".into()
         })
         .expect("insert");
     assert!(new);
     assert_eq!(
-        here.get(bsi::agents::Tool::Claude, "abc123").expect("get"),
+        here.get(bsi::agents::Tool::CLAUDE, "abc123").expect("get"),
         Some(id)
     );
     // Install in the second worktree: its own settings file, undone there.
