@@ -16,14 +16,15 @@
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
 //! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`output`], [`terminal`], `ttl`, `values` |
-//! | [`cli`] | clap definitions only | yes | `values` |
+//! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
 //! | [`output`] | human and JSON shapes | IO: `print_json` writes to stdout | `registry`, `scope`, `ttl` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
-//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | [`cli`], `git`, `platform`, `values`, `words` |
+//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `platform`, `values`, `words` |
+//! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |
 //!
 //! No command file calls another, nothing outside [`commands`] reaches into
