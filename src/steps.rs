@@ -23,6 +23,18 @@ pub fn lines(steps: &[NextStep], same: &[&str]) -> Vec<String> {
     steps.iter().map(|s| line(s, same)).collect()
 }
 
+/// Every step as lines for an agent whose edit was refused: its own steps
+/// end with the edit tried again.
+pub fn edit_lines(steps: &[NextStep], same: &[&str]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| match s.who {
+            Who::ThisSession => format!("{}, then edit again", line(s, same)),
+            Who::AnySession | Who::Person => line(s, same),
+        })
+        .collect()
+}
+
 /// The steps as MCP reads them: the calls of bsi's own tools an agent may
 /// make (`next_calls`), and the words of every other step: a shell command
 /// of its own to run, or a person's step to tell the user about.
@@ -86,6 +98,7 @@ mod tests {
                 step: Step::Wait {
                     scopes: vec![Scope::File("a.md".into())],
                     holders: vec!["s1".into()],
+                    ahead: Vec::new(),
                     seconds: 600,
                 },
                 who: Who::ThisSession,

@@ -990,7 +990,7 @@ fn refusal(
     }
     let steps = api::edit::steps(brain, reg, session, findings, wanted, now);
     text.push_str(&format!("\nYour bsi session: {session}. Next, one of:"));
-    for line in crate::steps::lines(&steps, &["--session", session]) {
+    for line in crate::steps::edit_lines(&steps, &["--session", session]) {
         text.push_str(&format!("\n- {line}"));
     }
     text.push_str("\n- or stop and tell the user who holds it.");

@@ -567,6 +567,11 @@ fn claim_answer(
                 nearby: &alternatives,
                 free: &free,
                 wanted: asked,
+                ahead: queue
+                    .as_ref()
+                    .filter(|p| !p.queued)
+                    .map(|p| p.ahead.iter().map(|a| a.session.clone()).collect())
+                    .unwrap_or_default(),
                 waited: waited.is_some(),
                 ..Conflict::default()
             }
@@ -1417,6 +1422,7 @@ mod tests {
                 step: bsi_core::next::Step::Wait {
                     scopes: vec![Scope::File("a.md".into())],
                     holders: vec!["s2".into()],
+                    ahead: Vec::new(),
                     seconds: 600,
                 },
                 who: bsi_core::next::Who::ThisSession,

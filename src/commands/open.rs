@@ -249,7 +249,7 @@ fn report(
                 hopeless: joined && blockers.iter().any(|b| b.stale),
                 requested,
             };
-            report_refusal(ctx, (session, named_agent), &refusal, json)?;
+            report_refusal(ctx, (session, generated, named_agent), &refusal, json)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -464,7 +464,7 @@ struct Refusal<'a> {
 
 fn report_refusal(
     ctx: &Ctx,
-    (session, named_agent): (&str, Option<&str>),
+    (session, generated, named_agent): (&str, bool, Option<&str>),
     r: &Refusal<'_>,
     json: bool,
 ) -> Result<()> {
@@ -476,9 +476,12 @@ fn report_refusal(
         ..
     } = *r;
     // The next commands carry what this run was given, so they act for the
-    // same session and agent wherever they are run (a drawn id included:
-    // nothing holds it yet, and the wait keeps its place under it).
-    let mut same: Vec<&str> = vec!["--session", session];
+    // same session and agent wherever they are run (an id drawn for this
+    // run holds nothing: the next command draws its own).
+    let mut same: Vec<&str> = Vec::new();
+    if !generated {
+        same.extend(["--session", session]);
+    }
     if let Some(a) = named_agent {
         same.extend(["--agent", a]);
     }
@@ -487,6 +490,10 @@ fn report_refusal(
         nearby: alternatives,
         free,
         wanted: r.requested,
+        ahead: queue
+            .filter(|p| !p.queued)
+            .map(|p| p.ahead.iter().map(|a| a.session.clone()).collect())
+            .unwrap_or_default(),
         ..Conflict::default()
     }
     .steps(ctx.now);

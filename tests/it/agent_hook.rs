@@ -213,8 +213,15 @@ fn a_heading_with_shell_syntax_is_one_argument_in_every_command_bsi_suggests() {
     r.code(3);
     let cli = commands(&r.stderr);
     assert!(!cli.is_empty(), "{}", r.stderr);
+    // Each opens the free section, but the wait in the queue, which asks
+    // again for what was refused.
     for c in &cli {
-        assert_eq!(scopes_opened(c), [QUESTIONS], "{c}");
+        let asked: &[&str] = if c.contains("--wait") {
+            &["projets/risky.md"]
+        } else {
+            &[QUESTIONS]
+        };
+        assert_eq!(scopes_opened(c), asked, "{c}");
     }
     // The same command in the JSON hint.
     let r = b.bsi(&["open", "projets/risky.md", "--session", "mine", "--json"]);
@@ -241,7 +248,12 @@ fn a_heading_with_shell_syntax_is_one_argument_in_every_command_bsi_suggests() {
     let cli = commands(&r.stderr);
     assert!(!cli.is_empty(), "{}", r.stderr);
     for c in cli {
-        assert_eq!(scopes_opened(c), [RISKS], "{c}");
+        let asked: &[&str] = if c.contains("--wait") {
+            &["projets/risky.md"]
+        } else {
+            &[RISKS]
+        };
+        assert_eq!(scopes_opened(c), asked, "{c}");
     }
     assert!(!b.path().join("X").exists());
 }
@@ -410,7 +422,9 @@ fn agent_hook_lets_a_whole_file_write_change_only_the_agents_own_section() {
     let r = with_stdin(&b, &["hook", "edit", "--tool", "claude"], &outside, &env);
     let reason = denial("claude", &r).expect("strict refuses");
     assert!(
-        reason.contains("claim it first: `bsi open projets/plan.md --session sess-me`"),
+        reason.contains(
+            "claim what the change touches first: `bsi open projets/plan.md --session sess-me`"
+        ),
         "{reason}"
     );
     // warn: reported, not refused.

@@ -227,7 +227,7 @@ fn an_overdue_claim_is_said_overdue_with_the_watchdog_and_who_may_release_it() {
     let r = b.bsi(&["open", "agents/alice.md"]);
     r.code(3)
         .stderr_has("the claim of gone is overdue")
-        .stderr_has("`bsi watchdog` marks it stale");
+        .stderr_has("so mark it stale: `bsi watchdog`");
     assert!(!r.stderr.contains("wait for gone to close"), "{}", r.stderr);
     assert_eq!(printed(&r.stderr, "bsi watchdog"), "bsi watchdog");
     // The watchdog's documented exit 4: stale claims need a person.

@@ -360,7 +360,7 @@ fn a_later_request_waits_its_turn_and_a_plain_open_does_not_overtake() {
     r.code(3).stderr_has("Claim refused — nothing was written.");
     r.stderr_has("Waiting first in the queue: sess-w1 (bob, for projets/plan.md, since ");
     r.stderr_has("which would be place 2");
-    r.stderr_has("take your turn in the queue (as your session sess-late): `bsi open 'projets/plan.md#Risks' --session sess-late --agent eve --wait 10m`");
+    r.stderr_has("wait in the queue up to 10m, behind sess-w1 (exit 0 once it is yours, exit 3 if it is still held): `bsi open 'projets/plan.md#Risks' --session sess-late --agent eve --wait 10m`");
     assert_eq!(
         (b.commits(), b.registry()),
         before,

@@ -927,8 +927,14 @@ fn the_next_lines_of_a_refused_open_and_of_a_close_fit_60_columns() {
             .skip_while(|l| !l.starts_with("Next:"))
             .collect();
         assert!(!next.is_empty(), "a Next: line:\n{text}");
+        // A command is kept whole: alone on its line, it may be wider.
         for l in next {
-            assert!(l.chars().count() <= 60, "wider than 60: {l:?}\n{text}");
+            let whole_command =
+                l.trim_start().starts_with('`') && l.trim().matches('`').count() == 2;
+            assert!(
+                l.chars().count() <= 60 || whole_command,
+                "wider than 60: {l:?}\n{text}"
+            );
         }
     }
     assert!(refused.contains("Claim refused"), "{refused}");

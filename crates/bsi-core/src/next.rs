@@ -60,6 +60,8 @@ pub enum Step {
         scopes: Vec<Scope>,
         /// The sessions at work that hold them.
         holders: Vec<String>,
+        /// The sessions that wait for them ahead in the queue.
+        ahead: Vec<String>,
         /// How long to wait, in seconds.
         seconds: u64,
     },
@@ -126,14 +128,22 @@ impl NextStep {
                 why: Why::Outside, ..
             } => "claim what the change touches first".into(),
             Step::Wait {
-                holders, seconds, ..
-            } => format!(
-                "wait in the queue up to {} for {} to close (exit 0 once it is yours, exit 3 if it is still held)",
-                duration_word(*seconds),
-                holders.join(" and ")
-            ),
+                holders,
+                ahead,
+                seconds,
+                ..
+            } => {
+                let mut text = format!("wait in the queue up to {}", duration_word(*seconds));
+                if !holders.is_empty() {
+                    text.push_str(&format!(" for {} to close", holders.join(" and ")));
+                }
+                if !ahead.is_empty() {
+                    text.push_str(&format!(", behind {}", ahead.join(" and ")));
+                }
+                text + " (exit 0 once it is yours, exit 3 if it is still held)"
+            }
             Step::MarkStale { session } => format!(
-                "mark the overdue claim of {session} stale (its time ran out; the watchdog has not run)"
+                "the claim of {session} is overdue (its time ran out; the watchdog has not run), so mark it stale"
             ),
             Step::Release { session } => {
                 format!("free the stale claims of {session}, once sure it is gone")
@@ -164,6 +174,8 @@ pub struct Conflict<'a> {
     pub outside: &'a [Scope],
     /// What the session asked for, or what its change needs.
     pub wanted: &'a [Scope],
+    /// The sessions waiting ahead in the queue for what was asked.
+    pub ahead: Vec<String>,
     /// Whether the session waited already.
     pub waited: bool,
 }
@@ -190,11 +202,13 @@ impl Conflict<'_> {
             claim(vec![s.clone()], Why::Outside);
         }
         let active = ways::sessions(&holders, Standing::Active, now);
-        if !active.is_empty() && !self.waited && !self.wanted.is_empty() {
+        if (!active.is_empty() || !self.ahead.is_empty()) && !self.waited && !self.wanted.is_empty()
+        {
             steps.push(NextStep {
                 step: Step::Wait {
                     scopes: self.wanted.to_vec(),
                     holders: active.iter().map(ToString::to_string).collect(),
+                    ahead: self.ahead.clone(),
                     seconds: WAIT_SECONDS,
                 },
                 who: Who::ThisSession,
