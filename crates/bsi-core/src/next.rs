@@ -154,7 +154,7 @@ impl NextStep {
 
 /// `600` as `10m`, `90` as `90s`.
 fn duration_word(seconds: u64) -> String {
-    if seconds >= 60 && seconds % 60 == 0 {
+    if seconds >= 60 && seconds.is_multiple_of(60) {
         format!("{}m", seconds / 60)
     } else {
         format!("{seconds}s")
