@@ -60,6 +60,7 @@ use bsi_core::registry::Status;
 use bsi_core::scope::Scope;
 use bsi_core::settings::Settings;
 use bsi_core::store::Brain;
+use bsi_core::values::Span;
 use bsi_core::values::{SessionId, Ttl};
 
 mod start;
@@ -399,7 +400,7 @@ fn tools() -> Vec<McpTool> {
                     "scopes": scopes,
                     "ttl": ttl,
                     "note": {"type": "string", "description": "A short note shown beside the claim."},
-                    "wait": {"type": "integer", "minimum": 0, "maximum": 3600, "description": "When refused, wait up to this many seconds for the scopes to be free."}
+                    "wait": {"type": "integer", "minimum": 0, "maximum": Span::Wait.max().as_secs(), "description": "When refused, wait up to this many seconds for the scopes to be free (at most 24 hours, as `bsi open --wait`)."}
                 },
                 "required": ["scopes"]
             })),
@@ -824,7 +825,16 @@ impl Server {
                 None,
             ));
         }
-        let wait = a.wait.filter(|w| *w > 0).map(|w| w.min(3600));
+        // `wait` is held to `bsi open --wait`'s range, in the same words.
+        let wait = match a.wait.filter(|w| *w > 0) {
+            Some(w) => Some(
+                Span::Wait
+                    .of_secs(w)
+                    .map_err(|e| McpError::invalid_params(format!("`wait` {}", e.reason()), None))?
+                    .as_secs(),
+            ),
+            None => None,
+        };
         let a = Arc::new(a);
         let first = a.clone();
         let actor = match self.run(move |i| claim_now(i, &first, wait)).await? {

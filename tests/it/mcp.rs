@@ -1074,3 +1074,48 @@ fn an_initialize_asking_for_the_stateless_revision_is_answered_with_the_newest_h
     assert!(status.success(), "{status:?}: {err}");
     assert_eq!(err, "");
 }
+
+/// `claim`'s `wait` has `bsi open --wait`'s range, in the same words: the
+/// schema says 24 hours, a longer wait is refused (not cut short without a
+/// word), and the CLI refuses the same value.
+#[test]
+fn the_wait_of_a_claim_has_the_command_lines_bound() {
+    let b = Brain::new();
+    crate::agent_hook::other_holds(&b, "projets/plan.md#Goals");
+    let cli = b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-mine",
+        "--wait",
+        "86401s",
+    ]);
+    cli.code(2).stderr_has("longer than 24h");
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-mine")], Client::default()).await;
+        let tools = c.list_all_tools().await.expect("tools/list");
+        let claim = tools
+            .iter()
+            .find(|t| t.name == "claim")
+            .expect("the claim tool");
+        assert_eq!(
+            claim.input_schema["properties"]["wait"]["maximum"],
+            json!(86_400)
+        );
+        let e = c
+            .call_tool(
+                CallToolRequestParams::new("claim".to_string()).with_arguments(object(json!({
+                    "scopes": ["projets/plan.md#Goals"],
+                    "wait": 86_401
+                }))),
+            )
+            .await
+            .expect_err("a wait past 24h is refused");
+        let said = e.to_string();
+        assert!(said.contains("longer than 24h"), "{said}");
+        c.cancel().await.expect("close the client");
+    });
+    // Refused before anything was asked: no place in the queue.
+    assert!(b.registry().contains("| sess-other |"), "{}", b.registry());
+    assert!(!b.registry().contains("sess-mine"), "{}", b.registry());
+}

@@ -289,6 +289,20 @@ impl Span {
         }
     }
 
+    /// A duration given in whole seconds (MCP's `wait`), held to the same
+    /// range as the written one: more than zero, at most [`Span::max`].
+    pub fn of_secs(self, secs: u64) -> Result<std::time::Duration, BadSpan> {
+        let d = std::time::Duration::from_secs(secs);
+        if secs == 0 || d > self.max() {
+            return Err(BadSpan {
+                span: self,
+                given: format!("{secs}s"),
+                too_long: secs > 0,
+            });
+        }
+        Ok(d)
+    }
+
     /// Reads `500ms`, `30s`, `2m` or `1h` (one number, one unit), held to
     /// the span's range: more than zero, at most [`Span::max`].
     pub fn parse(self, raw: &str) -> Result<std::time::Duration, BadSpan> {
@@ -406,6 +420,10 @@ mod tests {
         assert_eq!(Span::Publish.parse("2m"), Ok(Std::from_secs(120)));
         assert_eq!(Span::Publish.parse("1h"), Ok(Std::from_secs(3600)));
         assert_eq!(Span::Wait.parse("24h"), Ok(Std::from_secs(24 * 3600)));
+        // The same range in whole seconds, as MCP gives it.
+        assert_eq!(Span::Wait.of_secs(86_400), Ok(Std::from_secs(86_400)));
+        assert!(Span::Wait.of_secs(86_401).expect_err("25h").too_long);
+        assert_eq!(Span::Wait.of_secs(3_601), Span::Wait.parse("3601s"));
         for (span, raw) in [
             (Span::Publish, "61m"),
             (Span::Connection, "3601s"),
