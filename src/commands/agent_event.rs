@@ -135,8 +135,12 @@ pub(crate) fn emit(a: &Answer) -> u8 {
 /// Runs one hook: reads the event on stdin, answers on stdout. Never fails:
 /// every error (even a panic) becomes the tool's fail-open answer.
 pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
+    // What the registry's IO had to say on the way (a file of the user's
+    // moved aside, a remote out of reach): said with the answer, on the
+    // stream the tools show the user, as the CLI says it on stderr.
+    let notes = ctx.as_ref().ok().map(|c| c.notes.clone());
     let mut input = String::new();
-    let answer = if let Err(e) = std::io::stdin().read_to_string(&mut input) {
+    let mut answer = if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         fail_open(tool, kind, &format!("cannot read the hook event: {e}"))
     } else {
         let handled = catch_unwind(AssertUnwindSafe(|| {
@@ -156,6 +160,9 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
             Err(_) => fail_open(tool, kind, "internal error (bsi panicked)"),
         }
     };
+    for line in notes.map(|n| n.take()).unwrap_or_default() {
+        answer.stderr.push_str(&format!("bsi: {line}\n"));
+    }
     emit(&answer)
 }
 

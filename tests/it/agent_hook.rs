@@ -1190,3 +1190,27 @@ fn cline_refusal_and_first_call_briefing() {
     assert_eq!(r.json(), serde_json::json!({}), "{r:?}");
     assert_eq!(b.read("projets/plan.md"), PLAN);
 }
+
+/// What the registry's IO says on the hooks' path reaches the user as it
+/// does through the CLI: a file of the user's at the registry's copy path,
+/// moved aside by a session-start hook, is said where it went.
+#[test]
+fn the_hooks_say_the_notes_of_the_registrys_io() {
+    let b = Brain::new();
+    let mine = "# My own index\n\nnotes I keep here\n";
+    b.write("BRAIN-INDEX.md", mine);
+    let r = hook(
+        &b,
+        "session-start",
+        "claude",
+        &event(&b, "claude-sessionstart.json"),
+    );
+    r.ok();
+    assert!(
+        r.stderr.contains("was not a copy bsi wrote") && r.stderr.contains("BRAIN-INDEX.md.orig"),
+        "{r:?}"
+    );
+    assert_eq!(b.read("BRAIN-INDEX.md.orig"), mine);
+    // The answer itself is still the tool's JSON, whole.
+    assert!(r.json()["hookSpecificOutput"].is_object(), "{r:?}");
+}
