@@ -32,6 +32,7 @@ mod json;
 mod layouts;
 mod managers;
 mod mcp;
+mod next_steps;
 mod ownership;
 mod queue;
 mod queue_promises;
