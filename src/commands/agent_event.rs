@@ -33,7 +33,6 @@ use crate::agents::{
 };
 use crate::output;
 use bsi_core::api;
-use bsi_core::claims::open::{self, Claiming, Outcome};
 use bsi_core::claims::scopes_summary;
 use bsi_core::claims::session_claims;
 use bsi_core::config::HookMode;
@@ -795,47 +794,41 @@ impl ClaimOnWrite<'_> {
         as_tool.tool_agent = Some(tool.name().to_string());
         let agent = as_tool.agent(None, &settings.config)?;
         let note = format!("claimed on the first edit ({})", tool.title());
-        let mut last_registry: Option<Registry> = None;
-        for scopes in tries {
-            let claiming = Claiming {
-                session,
-                agent: &agent,
-                scopes,
-                ttl,
-                note: &note,
-                now: ctx.now,
-                max_active_per_agent: settings.config.max_active_per_agent,
-                new_id: false,
-            };
-            let snap = brain.snapshot(scopes);
-            let opts = publish::Options {
+        let site = api::Site {
+            brain,
+            settings,
+            cwd: &ctx.cwd,
+            now: ctx.now,
+            options: publish::Options {
                 bound: Some(HOOK_BOUND),
                 ..ctx.write_options(false)
-            };
-            let applied = match publish::apply(brain, settings, opts, |reg| {
-                open::plan(reg, &claiming, &snap)
-            }) {
-                Ok(applied) => applied,
-                // Another bsi is writing the registry: it may be claiming
-                // this very part. Nothing is recorded, so the edit waits.
-                Err(Error::Locked { path, .. }) => {
-                    let reason = locked(session, scopes, &path);
-                    return Ok(agents::answer(tool, &Verdict::Deny { reason }));
-                }
-                Err(e) => return Err(e),
-            };
-            match applied.report {
-                Outcome::Opened { new_claims, held } => {
-                    let message = self.opened(&new_claims, &held, &applied.landing);
-                    return Ok(claimed(brain, tool, session, message));
-                }
-                Outcome::Refused { .. } | Outcome::IdTaken => {
-                    last_registry = Some(applied.landing.registry);
-                }
+            },
+            random_seed: ctx.random_seed,
+        };
+        let actor = api::Actor {
+            session: session.to_string(),
+            agent: agent.to_string(),
+            drawn: false,
+        };
+        let reg = match api::open::on_write(&site, &actor, tries, ttl, &note) {
+            Ok(Some(api::open::OnWrite::Opened {
+                new_claims,
+                held,
+                landing,
+            })) => {
+                let message = self.opened(&new_claims, &held, &landing);
+                return Ok(claimed(brain, tool, session, message));
             }
-        }
-        let Some(reg) = last_registry else {
-            return Ok(agents::answer(tool, &Verdict::Allow));
+            Ok(Some(api::open::OnWrite::Refused(reg))) => reg,
+            Ok(None) => return Ok(agents::answer(tool, &Verdict::Allow)),
+            // Another bsi is writing the registry: it may be claiming this
+            // very part. Nothing is recorded, so the edit waits.
+            Err(Error::Locked { path, .. }) => {
+                let scopes = tries.first().map_or(&[][..], Vec::as_slice);
+                let reason = locked(session, scopes, &path);
+                return Ok(agents::answer(tool, &Verdict::Deny { reason }));
+            }
+            Err(e) => return Err(e),
         };
         self.refused(
             &reg,

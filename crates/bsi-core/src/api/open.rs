@@ -116,6 +116,60 @@ pub fn open(
     }
 }
 
+/// What a claim made for an agent's edit outside its claims
+/// (`claim_on_write`) came to.
+pub enum OnWrite {
+    /// The first of the tries that was free is the session's now.
+    Opened {
+        /// The claims opened.
+        new_claims: Vec<crate::registry::Claim>,
+        /// The claims of the try the session held already.
+        held: Vec<(crate::registry::Claim, bool)>,
+        /// Where the write landed.
+        landing: crate::publish::Landing,
+    },
+    /// None was free: the registry the last refusal saw, for the edit to
+    /// be judged again on it.
+    Refused(crate::registry::Registry),
+}
+
+/// Claims for `actor`, before an edit outside its claims, the first of
+/// `tries` that is free (each all or none) as `bsi open` claims, without a
+/// wait or a place in the queue (and so behind the waiters of the queue).
+/// `None` when there is nothing to try.
+pub fn on_write(
+    site: &Site<'_>,
+    actor: &Actor,
+    tries: &[Vec<Scope>],
+    ttl: Duration,
+    note: &str,
+) -> Result<Option<OnWrite>> {
+    let mut refused = None;
+    for scopes in tries {
+        let req = Request {
+            scopes,
+            ttl,
+            note,
+            wait: None,
+            queue: false,
+        };
+        let applied = open(site, actor, &req, &mut Silent, &Stop::new())?.applied;
+        match applied.report {
+            Outcome::Opened { new_claims, held } => {
+                return Ok(Some(OnWrite::Opened {
+                    new_claims,
+                    held,
+                    landing: applied.landing,
+                }));
+            }
+            Outcome::Refused { .. } | Outcome::IdTaken => {
+                refused = Some(OnWrite::Refused(applied.landing.registry));
+            }
+        }
+    }
+    Ok(refused)
+}
+
 /// Whether the claims just opened are the only ones of a session that had
 /// closed before (its rows are in the history, none active or stale).
 fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
