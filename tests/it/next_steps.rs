@@ -139,7 +139,13 @@ fn one_conflict_has_the_same_next_steps_at_every_door() {
 
     // MCP: `claim` and `check` carry the same steps as data.
     runtime().block_on(async {
-        let c = connect(&b, &[], &[("BSI_SESSION", "sess-b")], Default::default()).await;
+        let c = connect(
+            &b,
+            &[],
+            &[("BSI_SESSION", "sess-b")],
+            crate::mcp::Client::default(),
+        )
+        .await;
         let r = call(&c, "claim", json!({"scopes": [GOALS]})).await;
         assert_eq!(r.is_error, Some(true), "{}", text(&r));
         assert_eq!(doc(&r)["next"], steps, "claim: {}", text(&r));
@@ -202,7 +208,13 @@ fn a_stale_holders_release_is_a_persons_step_at_every_door() {
         assert!(!said.contains("--force"), "{tool}: {said}");
     }
     runtime().block_on(async {
-        let c = connect(&b, &[], &[("BSI_SESSION", "sess-b")], Default::default()).await;
+        let c = connect(
+            &b,
+            &[],
+            &[("BSI_SESSION", "sess-b")],
+            crate::mcp::Client::default(),
+        )
+        .await;
         let r = call(&c, "claim", json!({"scopes": [GOALS]})).await;
         assert_eq!(doc(&r)["next"], steps, "{}", text(&r));
         let calls = doc(&r)["next_calls"].as_array().expect("calls");
