@@ -401,23 +401,6 @@ pub fn paint(on: bool, p: Paint, s: &str) -> String {
     format!("\x1b[{code}m{s}\x1b[0m")
 }
 
-/// [`table`], with whole lines painted: `styles[i]` for row `i`.
-pub fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -> String {
-    let plain = table(rows);
-    if !on {
-        return plain;
-    }
-    let mut out = String::with_capacity(plain.len() + rows.len() * 9);
-    for (i, line) in plain.lines().enumerate() {
-        match styles.get(i).copied().flatten() {
-            Some(p) => out.push_str(&paint(true, p, line)),
-            None => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// One cell of a [`Table`]: its text and its colour on a terminal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cell {
@@ -860,6 +843,23 @@ pub fn collisions_json<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`table`], with whole lines painted: `styles[i]` for row `i`.
+    fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -> String {
+        let plain = table(rows);
+        if !on {
+            return plain;
+        }
+        let mut out = String::with_capacity(plain.len() + rows.len() * 9);
+        for (i, line) in plain.lines().enumerate() {
+            match styles.get(i).copied().flatten() {
+                Some(p) => out.push_str(&paint(true, p, line)),
+                None => out.push_str(line),
+            }
+            out.push('\n');
+        }
+        out
+    }
 
     #[test]
     fn colours_only_on_a_terminal_without_no_color() {

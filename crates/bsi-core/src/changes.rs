@@ -100,12 +100,14 @@ pub struct TextChange {
 
 impl TextChange {
     /// True when some touched run lies in the preamble of either version.
-    pub fn touches_preamble(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn touches_preamble(&self) -> bool {
         self.touched.iter().any(Touched::in_preamble)
     }
 
     /// True when the change touches a section with key `key`.
-    pub fn touches_key(&self, key: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn touches_key(&self, key: &str) -> bool {
         self.touched.iter().any(|t| t.keys.iter().any(|k| k == key))
     }
 

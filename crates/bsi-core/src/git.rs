@@ -876,19 +876,6 @@ impl Git {
         Ok(out)
     }
 
-    /// The directory git runs hooks from: `core.hooksPath` (relative to the
-    /// work tree root, `~` expanded), else `hooks/` in the common git
-    /// directory, shared by all work trees.
-    pub fn hooks_dir(&self) -> Result<PathBuf> {
-        let cfg = self.repo.config()?.snapshot()?;
-        match cfg.get_path("core.hooksPath") {
-            Ok(p) if p.is_absolute() => Ok(p),
-            Ok(p) => Ok(self.workdir()?.join(p)),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(self.repo.commondir().join("hooks")),
-            Err(e) => Err(e.into()),
-        }
-    }
-
     /// `core.hooksPath` as set (`~` expanded, a relative path as written),
     /// `None` when it is not.
     pub fn hooks_path_setting(&self) -> Result<Option<PathBuf>> {

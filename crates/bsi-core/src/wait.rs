@@ -72,15 +72,9 @@ impl Waiting {
         brain.tips(self.remote.as_ref())
     }
 
-    /// Returns `true` as soon as the registry's references differ from
-    /// `since` (fetching the remote's between pauses), `false` once the
-    /// time is up.
-    pub fn until_changed(&mut self, brain: &Brain, since: Tips) -> bool {
-        self.until(brain, since, None, false) == Woke::Changed
-    }
-
-    /// Like [`Waiting::until_changed`], and also wakes at `renew` (a
-    /// waiter's lease to renew). `head`: this waiter is served next, and
+    /// Wakes as soon as the registry's references differ from `since`
+    /// (fetching the remote's between pauses), once the time is up, when
+    /// stopped, or at `renew` (a waiter's lease to renew). `head`: this waiter is served next, and
     /// fetches the remote every [`HEAD_FETCH`] instead of backing off.
     pub fn until(
         &mut self,

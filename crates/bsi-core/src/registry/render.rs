@@ -275,7 +275,10 @@ impl Registry {
     }
 }
 
-/// The registry `bsi init` writes.
+/// An empty registry with the default language's headings: what
+/// `empty_registry_in(Language::French)` gives, kept as the base of the
+/// unit, property and fuzz tests' registries (`bsi init` writes
+/// [`empty_registry_in`] in the brain's language).
 pub fn empty_registry() -> String {
     empty_registry_in(Language::French)
 }
