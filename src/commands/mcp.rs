@@ -235,12 +235,17 @@ impl Inner {
             None => ctx.find_tool_session(),
         }
         let agent = ctx.agent(None, &call.settings.config)?.into_string();
+        let named = ctx.agent_named(None, &call.settings.config);
         Ok(match ctx.env_session.clone() {
-            Some(session) => Some(Actor {
-                session,
-                agent,
-                drawn: false,
-            }),
+            // A named session takes its recorded agent, as the CLI's.
+            Some(session) => Some(
+                Actor {
+                    session,
+                    agent,
+                    drawn: false,
+                }
+                .adopting(&call.site(), named),
+            ),
             None if draw => Some(Actor {
                 session: bsi_core::session::new_session_id(ctx.now, ctx.random_seed),
                 agent,

@@ -50,14 +50,10 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
     let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
-    let mut actor = actor_of(ctx, agent)?;
-    if !actor.drawn && !ctx.agent_named(req.agent.as_ref(), config) {
-        // A session named with no agent name given: its claims join it as
-        // the agent it was opened by, as `close` acts as it.
-        if let Some(recorded) = session_agent(&w, &actor.session) {
-            actor.agent = recorded;
-        }
-    }
+    // A session named with no agent name given: its claims join it as the
+    // agent it was opened by, as `close` acts as it.
+    let actor =
+        actor_of(ctx, agent)?.adopting(&w.site(), ctx.agent_named(req.agent.as_ref(), config));
     let opening = api::open::open(
         &w.site(),
         &actor,
@@ -207,21 +203,6 @@ fn absent_words(a: &resolve::Absent, session: &str) -> String {
         None => {}
     }
     text
-}
-
-/// The agent a session's claims were recorded by: its active or stale
-/// claims', else its newest history row's.
-fn session_agent(w: &WriteCommand<'_>, session: &str) -> Option<String> {
-    let remote = w.settings.remote().ok().flatten();
-    let view = w.brain.view(remote.as_ref()).ok()?;
-    let reg = &view.registry;
-    if let Some((c, _)) = reg.all_claims().find(|(c, _)| c.session == session) {
-        return Some(c.agent.clone()).filter(|a| !a.is_empty());
-    }
-    bsi_core::claims::close::ended(reg, session, None)
-        .pop()
-        .map(|e| e.agent)
-        .filter(|a| !a.is_empty())
 }
 
 fn report(

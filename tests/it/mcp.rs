@@ -1119,3 +1119,37 @@ fn the_wait_of_a_claim_has_the_command_lines_bound() {
     assert!(b.registry().contains("| sess-other |"), "{}", b.registry());
     assert!(!b.registry().contains("sess-mine"), "{}", b.registry());
 }
+
+/// A session named to the server with no agent name takes the agent its
+/// claims were recorded by, as `bsi open` does: one session's claims stay
+/// one agent's whatever the door.
+#[test]
+fn a_named_session_keeps_its_recorded_agent_through_mcp_as_through_the_cli() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/",
+        "--session",
+        "sess-s1",
+        "--agent",
+        "claude",
+    ])
+    .ok();
+    // The CLI, with no agent name: the recorded one.
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "sess-s1"])
+        .ok();
+    runtime().block_on(async {
+        let c = connect(&b, &[], &[("BSI_SESSION", "sess-s1")], Client::default()).await;
+        let r = call(&c, "claim", json!({"scopes": ["projets/plan.md#Risks"]})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        c.cancel().await.expect("close the client");
+    });
+    let rows = b.active();
+    for scope in ["agents/", "projets/plan.md#Goals", "projets/plan.md#Risks"] {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!("| {scope} |")))
+            .unwrap_or_else(|| panic!("no row for {scope}: {rows:?}"));
+        assert!(row.contains("| claude |"), "{row}");
+    }
+}

@@ -101,6 +101,31 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// A named session acting with no agent name given takes the agent its
+    /// claims were recorded by (its active or stale claims', else its
+    /// newest history row's), so a session's claims stay one agent's at
+    /// every door. `named`: whether an agent name was given.
+    pub fn adopting(mut self, site: &Site<'_>, named: bool) -> Actor {
+        if self.drawn || named {
+            return self;
+        }
+        let remote = site.settings.remote().ok().flatten();
+        let Ok(view) = site.brain.view(remote.as_ref()) else {
+            return self;
+        };
+        let reg = &view.registry;
+        let recorded = match reg.all_claims().find(|(c, _)| c.session == self.session) {
+            Some((c, _)) => Some(c.agent.clone()),
+            None => crate::claims::close::ended(reg, &self.session, None)
+                .pop()
+                .map(|e| e.agent),
+        };
+        if let Some(agent) = recorded.filter(|a| !a.is_empty()) {
+            self.agent = agent;
+        }
+        self
+    }
+
     /// The actor as the ownership rule reads it: its own session, by its
     /// agent name (a door that acts for one session, as `bsi mcp` does).
     pub fn owner(&self) -> crate::claims::Actor<'_> {
