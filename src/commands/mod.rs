@@ -1,7 +1,8 @@
 //! One file per subcommand, and what they share: the context of a run (clock,
-//! current directory, session and agent from the environment), the shape of
-//! a write command (`WriteCommand`) and the helpers that find a session's
-//! claims and write commit messages.
+//! current directory, session and agent from the environment), the output
+//! channel every command writes through (`Out`, in `output_channel`), the
+//! shape of a write command (`WriteCommand`) and the helpers that find a
+//! session's claims and write commit messages.
 
 pub mod agent_event;
 mod agent_setup;

@@ -2,8 +2,8 @@
 //! leave the process. A command says what it has to say once — the JSON
 //! document, the view it was asked for, the sentences for people, the lines
 //! an `eval` needs, a refusal, a note — and the channel alone knows the
-//! form of the run (people's, `--json`, `--shell`, `--quiet`), the screen
-//! (its width and colours) and which stream each part goes to. Every write
+//! form of the run (people's, `--json`, `--shell`, `--quiet`), the width
+//! its sentences are wrapped to, and which stream each part goes to. Every write
 //! that fails is [`Error::Output`]; a reader that closed the pipe
 //! (`bsi log | head`) ends the run quietly with success
 //! ([`closed_pipe_ends_quietly`]).
@@ -201,5 +201,68 @@ pub(super) fn closed_pipe_ends_quietly(result: Result<u8>) -> Result<u8> {
     match result {
         Err(Error::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(exit::OK),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(form: Form, verbosity: Verbosity) -> Out {
+        Out::new(
+            form,
+            verbosity,
+            Screen {
+                colour: false,
+                width: usize::MAX,
+            },
+        )
+    }
+
+    #[test]
+    fn each_part_is_said_only_in_its_form() {
+        let people = out(Form::Human, Verbosity::Quiet);
+        people
+            .json(|| -> u8 { panic!("no document for people") })
+            .expect("nothing written");
+        people
+            .shell(std::iter::from_fn(|| -> Option<&str> {
+                panic!("no eval lines for people")
+            }))
+            .expect("nothing written");
+    }
+
+    #[test]
+    fn a_json_run_says_nothing_for_people() {
+        let json = out(Form::Json, Verbosity::Normal);
+        json.say(|_| panic!("no sentences under --json"))
+            .expect("nothing written");
+        json.show(|_| panic!("no view under --json"))
+            .expect("nothing written");
+        json.refusal(|_| panic!("no refusal in words under --json"));
+    }
+
+    #[test]
+    fn quiet_sentences_are_written_nowhere() {
+        let mut ran = false;
+        out(Form::Human, Verbosity::Quiet)
+            .say(|w| {
+                ran = true;
+                writeln!(w, "Claim opened")
+            })
+            .expect("a sink takes every line");
+        assert!(ran, "the sentences are made, as their side notes are said");
+    }
+
+    #[test]
+    fn only_a_closed_pipe_ends_quietly() {
+        let closed = Err(Error::output(io::Error::from(io::ErrorKind::BrokenPipe)));
+        assert!(matches!(closed_pipe_ends_quietly(closed), Ok(exit::OK)));
+        let full = Err(Error::output(io::Error::from(io::ErrorKind::StorageFull)));
+        assert!(matches!(
+            closed_pipe_ends_quietly(full),
+            Err(Error::Output(_))
+        ));
+        assert!(matches!(closed_pipe_ends_quietly(Ok(3)), Ok(3)));
     }
 }
