@@ -90,8 +90,8 @@ where
                 if json {
                     // The document every failed --json run prints; clap's
                     // own words, with its tips, still go to stderr.
-                    let _ =
-                        output::print_json(&output::ErrorJson::of(&Error::Usage(clap_message(&e))));
+                    let doc = output::ErrorJson::of(&Error::Usage(clap_message(&e)));
+                    let _ = output::write_json(&mut std::io::stdout().lock(), &doc);
                 }
                 let _ = e.print();
                 exit::USAGE
@@ -107,9 +107,6 @@ where
     let verbose = cli.verbose;
     let code = match commands::run(cli) {
         Ok(code) => code,
-        // A reader that closed the pipe (`bsi log | head`) wanted no more:
-        // a quiet end, as for any well-behaved filter.
-        Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return exit::OK,
         Err(e) => report(&e, json, verbose),
     };
     if shell && code != exit::OK {
@@ -135,7 +132,7 @@ fn wrapped(cmd: clap::Command, width: usize) -> clap::Command {
 /// between). Returns its exit code.
 fn report(e: &Error, json: bool, verbose: bool) -> u8 {
     if json && !matches!(e, Error::Output(_)) {
-        let _ = output::print_json(&output::ErrorJson::of(e));
+        let _ = output::write_json(&mut std::io::stdout().lock(), &output::ErrorJson::of(e));
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {e}");

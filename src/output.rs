@@ -256,12 +256,12 @@ impl ErrorJson {
     }
 }
 
-/// Prints one JSON document on stdout.
-pub fn print_json<T: Serialize>(value: &T) -> bsi_core::error::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)
-        .map_err(|e| bsi_core::error::Error::output(e.into()))?;
-    writeln!(out).map_err(bsi_core::error::Error::output)
+/// Writes one JSON document to `out` as every `--json` run prints it:
+/// indented, with a newline after it. Where it goes is the caller's
+/// choice (the command line's output channel: stdout).
+pub fn write_json<T: Serialize>(out: &mut dyn Write, value: &T) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
 }
 
 /// Pads `s` with spaces to `width` characters.

@@ -1,10 +1,9 @@
 //! `bsi agent install|uninstall|doctor [TOOL]`: bsi's hooks in an agent
 //! tool's project settings, and whether the tool will run them.
 
-use std::io::Write;
 use std::path::Path;
 
-use super::Ctx;
+use super::{Ctx, Lines};
 use crate::agents::doctor::{self, Item};
 use crate::agents::install::{self, Installed, PROGRAM, Uninstalled};
 use crate::agents::mcp_config::McpSettings;
@@ -22,10 +21,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let root = git.workdir()?;
     let common = git.common_dir();
-    let mut out = ctx.out();
-    let w = |out: &mut Box<dyn Write>, line: String| -> Result<()> {
-        writeln!(out, "{line}").map_err(crate::Error::output)
-    };
+    let mut out = ctx.out().sentences();
     match action {
         AgentAction::Install { tool, .. } => {
             let settings = root.join(tool.settings_file());
@@ -40,13 +36,8 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 Installed::Merged => format!("added bsi's hooks to {file}"),
                 Installed::Already => format!("bsi's hooks are already in {file}"),
             };
-            w(
-                &mut out,
-                format!("{}: {what} ({}).", tool.title(), events.join(", ")),
-            )?;
-            w(
-                &mut out,
-                "The hooks run `bsi` from the PATH the tool runs them with (the file is meant to be shared: no path of this machine is in it).".into(),
+            out.line(format!("{}: {what} ({}).", tool.title(), events.join(", ")))?;
+            out.line("The hooks run `bsi` from the PATH the tool runs them with (the file is meant to be shared: no path of this machine is in it).",
             )?;
             if did == Installed::Merged && !ours_before.is_empty() {
                 let after = std::fs::read_to_string(&settings)
@@ -56,31 +47,28 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 if changed > 0
                     && let Some(note) = tool.changed_hooks_note(changed, &file, &root)
                 {
-                    w(&mut out, note)?;
+                    out.line(note)?;
                 }
             }
             for line in tool.install_notes(&root, &common) {
-                w(&mut out, line)?;
+                out.line(line)?;
             }
             mcp_server(&mut out, tool, &root, true)?;
             let (code, report) = doctor_report(tool, &root, &common, &ctx.places);
-            w(&mut out, report.trim_end().to_string())?;
+            out.line(report.trim_end())?;
             if let Some(note) = super::no_registry_note(ctx) {
-                w(&mut out, note)?;
+                out.line(note)?;
                 return Ok(exit::OK);
             }
-            w(
-                &mut out,
-                format!(
-                    "Next: {}; `{}` takes the hooks out.",
-                    if code == exit::OK {
-                        format!("start a {} session in this brain", tool.title())
-                    } else {
-                        "do the missing steps above".to_string()
-                    },
-                    bsi_core::words::command_line(["bsi", "agent", "uninstall", tool.name()])
-                ),
-            )?;
+            out.line(format!(
+                "Next: {}; `{}` takes the hooks out.",
+                if code == exit::OK {
+                    format!("start a {} session in this brain", tool.title())
+                } else {
+                    "do the missing steps above".to_string()
+                },
+                bsi_core::words::command_line(["bsi", "agent", "uninstall", tool.name()])
+            ))?;
             Ok(exit::OK)
         }
         AgentAction::Uninstall { tool, .. } => {
@@ -96,7 +84,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 Uninstalled::Removed => format!("removed bsi's hooks from {file}, kept the rest"),
                 Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
             };
-            w(&mut out, format!("{}: {what}.", tool.title()))?;
+            out.line(format!("{}: {what}.", tool.title()))?;
             Ok(exit::OK)
         }
         AgentAction::Doctor { tool } => {
@@ -108,9 +96,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                     .collect(),
             };
             if tools.is_empty() {
-                w(
-                    &mut out,
-                    format!(
+                out.line(format!(
                         "No agent tool has bsi's hooks in this work tree.\nNext: `bsi agent install TOOL` ({}).",
                         tool_names()
                     ),
@@ -123,7 +109,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 if c != exit::OK {
                     code = c;
                 }
-                w(&mut out, report.trim_end().to_string())?;
+                out.line(report.trim_end())?;
             }
             Ok(code)
         }
@@ -179,16 +165,14 @@ fn rel(root: &Path, path: &Path) -> String {
 
 /// Registers `bsi mcp` in the tool's MCP settings, or takes it out, and
 /// says so.
-fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Result<()> {
+fn mcp_server(out: &mut Lines, tool: Tool, root: &Path, install: bool) -> Result<()> {
     use crate::agents::mcp_config::{self, Registered};
     if let McpSettings::UserOnly { add, .. } = tool.mcp_settings() {
         if install {
-            writeln!(
-                out,
+            out.line(format_args!(
                 "{}: reads MCP servers from the user's settings only, not the work tree's: bsi registered none. Next, to give the agent bsi's MCP tools: `{add}`.",
                 tool.title(),
-            )
-            .map_err(crate::Error::output)?;
+            ))?;
         }
         return Ok(());
     }
@@ -212,7 +196,7 @@ fn mcp_server(out: &mut dyn Write, tool: Tool, root: &Path, install: bool) -> Re
             format!("no `bsi mcp` server in {file}; nothing changed")
         }
     };
-    writeln!(out, "{}: {said}.", tool.title()).map_err(crate::Error::output)
+    out.line(format_args!("{}: {said}.", tool.title()))
 }
 
 /// `bsi agent install|uninstall --user TOOL`: bsi's hooks in the user's
@@ -233,7 +217,6 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
             _ => "HOME is not set: bsi cannot find the user's settings".to_string(),
         }));
     };
-    let mut out = ctx.out();
     let shown = path.display().to_string();
     let line = if install {
         let did = install::install_file(&*tool, &path, &records, PROGRAM)?;
@@ -273,7 +256,7 @@ fn user_level(ctx: &Ctx, tool: Tool, install: bool) -> Result<u8> {
         };
         format!("{}: {what}.", tool.title())
     };
-    writeln!(out, "{line}").map_err(crate::Error::output)?;
+    ctx.out().say(|w| writeln!(w, "{line}"))?;
     Ok(exit::OK)
 }
 

@@ -11,7 +11,7 @@ use bsi_core::api;
 use bsi_core::audit::VerifyOutcome;
 use bsi_core::claims::close::{Closing, Ended, Handed};
 use bsi_core::claims::scopes_summary;
-use bsi_core::error::{Error, Result, exit};
+use bsi_core::error::{Result, exit};
 use bsi_core::git::Oid;
 use bsi_core::registry::{Claim, Status};
 use bsi_core::words::command_line;
@@ -66,7 +66,6 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
     } = args;
     let (session, scope, force, agent) =
         (session.as_ref(), scope.as_deref(), *force, agent.as_ref());
-    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
@@ -74,7 +73,7 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
     let actor = acting.on(session);
     let closed = api::close::close(&w.site(), &actor, &acting.owner(), scope.as_ref(), force)?;
     if let Some(why) = &closed.unverified {
-        let _ = writeln!(std::io::stderr(), "bsi: warning: {why}");
+        let _ = writeln!(ctx.out().plain_err(), "bsi: warning: {why}");
     }
     let session = &actor.session;
     let drift = closed.drift;
@@ -90,11 +89,10 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
             (&claims, &verified, forced_by.as_deref()),
             (&drift, &handed),
             commit,
-            json,
         ),
         Closing::AlreadyClosed(ended) => {
             let by = closed_by(&w, session);
-            report_again(ctx, session, &ended, by.as_deref(), json)
+            report_again(ctx, session, &ended, by.as_deref())
         }
     })
 }
@@ -125,59 +123,50 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
 }
 
 /// A close repeated: done before, said with when and by whom; exit 0.
-fn report_again(
-    ctx: &Ctx,
-    session: &str,
-    ended: &[Ended],
-    by: Option<&str>,
-    json: bool,
-) -> Result<Ending> {
-    if json {
-        output::print_json(&AlreadyClosed {
-            session: session.to_string(),
-            closed: Vec::new(),
-            status: "already-closed",
-            already_closed: ended
-                .iter()
-                .map(|e| EndedJson {
-                    scope: e.scope.clone(),
-                    agent: e.agent.clone(),
-                    closed: e.closed.clone(),
-                    status: e.status.clone(),
-                    note: e.note.clone(),
-                })
-                .collect(),
-            by: by.map(String::from),
-            commit: None,
-        })?;
-        return Ok(Ending::Kept(exit::OK));
-    }
-    let mut out = ctx.out();
-    writeln!(
-        out,
-        "Already closed — {session} holds no claim any more; nothing to do."
-    )
-    .map_err(Error::output)?;
-    for e in ended {
-        let how = match e.status.as_str() {
-            "completed" => "closed".to_string(),
-            other => other.to_string(),
-        };
-        let note = if e.note.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", e.note)
-        };
-        writeln!(out, "  {} — {how} {}{note}", e.scope, e.closed).map_err(Error::output)?;
-    }
-    if let Some(by) = by {
-        writeln!(out, "Last closed by {by}.").map_err(Error::output)?;
-    }
-    writeln!(
-        out,
-        "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
-    )
-    .map_err(Error::output)?;
+fn report_again(ctx: &Ctx, session: &str, ended: &[Ended], by: Option<&str>) -> Result<Ending> {
+    let out = ctx.out();
+    out.json(|| AlreadyClosed {
+        session: session.to_string(),
+        closed: Vec::new(),
+        status: "already-closed",
+        already_closed: ended
+            .iter()
+            .map(|e| EndedJson {
+                scope: e.scope.clone(),
+                agent: e.agent.clone(),
+                closed: e.closed.clone(),
+                status: e.status.clone(),
+                note: e.note.clone(),
+            })
+            .collect(),
+        by: by.map(String::from),
+        commit: None,
+    })?;
+    out.say(|w| {
+        writeln!(
+            w,
+            "Already closed — {session} holds no claim any more; nothing to do."
+        )?;
+        for e in ended {
+            let how = match e.status.as_str() {
+                "completed" => "closed".to_string(),
+                other => other.to_string(),
+            };
+            let note = if e.note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", e.note)
+            };
+            writeln!(w, "  {} — {how} {}{note}", e.scope, e.closed)?;
+        }
+        if let Some(by) = by {
+            writeln!(w, "Last closed by {by}.")?;
+        }
+        writeln!(
+            w,
+            "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
+        )
+    })?;
     Ok(Ending::Kept(exit::OK))
 }
 
@@ -187,75 +176,68 @@ fn report(
     (targets, verified, forced_by): (&[(Claim, bool)], &VerifyOutcome, Option<&str>),
     (drift, handed): (&[bsi_core::drift::Drift], &[Handed]),
     commit: Option<Oid>,
-    json: bool,
 ) -> Result<Ending> {
-    if json {
-        output::print_json(&WithDrift {
-            drift: super::views::DriftJson::list(drift),
-            handed: handed
+    let out = ctx.out();
+    out.json(|| WithDrift {
+        drift: super::views::DriftJson::list(drift),
+        handed: handed
+            .iter()
+            .map(|h| HandedJson {
+                session: h.session.clone(),
+                claims: ClaimJson::list(h.claims.iter(), false, ctx.now),
+            })
+            .collect(),
+        closed: output::ClosedJson {
+            session: session.to_string(),
+            closed: targets
                 .iter()
-                .map(|h| HandedJson {
-                    session: h.session.clone(),
-                    claims: ClaimJson::list(h.claims.iter(), false, ctx.now),
-                })
+                .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
                 .collect(),
-            closed: output::ClosedJson {
-                session: session.to_string(),
-                closed: targets
-                    .iter()
-                    .map(|(c, st)| ClaimJson::new(c, *st, ctx.now))
-                    .collect(),
-                status: Status::Completed.as_str(),
-                verify: verified.to_string(),
-                forced_by: forced_by.map(String::from),
-                commit: commit.map(|c| c.to_string()),
-            },
-        })?;
-    } else {
-        let mut out = ctx.out();
+            status: Status::Completed.as_str(),
+            verify: verified.to_string(),
+            forced_by: forced_by.map(String::from),
+            commit: commit.map(|c| c.to_string()),
+        },
+    })?;
+    out.say(|w| {
         writeln!(
-            out,
+            w,
             "Claim closed — {session} ({})",
             scopes_summary(targets.iter().map(|(c, _)| &c.scope))
-        )
-        .map_err(Error::output)?;
+        )?;
         if let Some(by) = forced_by {
             writeln!(
-                out,
+                w,
                 "Forced: these were another session's claims; the history records them as closed by {by}."
-            )
-            .map_err(Error::output)?;
+            )?;
         }
         // The waiters the close let through, granted in its write.
         for h in handed {
             writeln!(
-                out,
+                w,
                 "Handed over — {} was waiting for {}: its claim is granted in the same write",
                 h.session,
                 scopes_summary(h.claims.iter().map(|c| &c.scope))
-            )
-            .map_err(Error::output)?;
+            )?;
         }
         if let VerifyOutcome::Overflow { .. } = verified {
             writeln!(
-                out,
+                w,
                 "{verified} outside its claims — `{}` lists them",
                 command_line(["bsi", "verify", session])
-            )
-            .map_err(Error::output)?;
+            )?;
         }
         // What others changed under the claims closed: the holder's last
         // chance to hear of it.
-        super::views::print_drift(&mut out, drift, None)?;
+        super::views::print_drift(w, &out, drift, None)?;
         if !drift.is_empty() {
-            writeln!(out, "{}", bsi_core::audit::drift_summary(drift, session))
-                .map_err(Error::output)?;
+            writeln!(w, "{}", bsi_core::audit::drift_summary(drift, session))?;
         }
-        super::note_commit(ctx, &mut out, commit)?;
+        super::note_commit(ctx, w, commit)?;
         writeln!(
-            out,
+            w,
             "Next: `bsi status` shows what the other sessions still hold; `bsi open SCOPE` starts new work."
-        ).map_err(Error::output)?;
-    }
+        )
+    })?;
     Ok(Ending::Landed(exit::OK))
 }

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use super::Ctx;
+use super::{Ctx, Lines};
 use crate::cli::GitHook;
 use crate::doors::{fresh, judged, transaction};
 use crate::githooks;
@@ -34,19 +34,24 @@ pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
 
 /// Says what install or uninstall did, one line per hook and file, then
 /// what is left for the user to do.
-fn install_report(out: &mut dyn Write, r: &hook_managers::Report) -> Result<()> {
+fn install_report(out: &mut Lines, r: &hook_managers::Report) -> Result<()> {
     for d in &r.done {
-        writeln!(out, "{}: {} ({})", d.name, d.what, d.path.display()).map_err(Error::output)?;
+        out.line(format_args!(
+            "{}: {} ({})",
+            d.name,
+            d.what,
+            d.path.display()
+        ))?;
     }
     for n in &r.notes {
-        writeln!(out, "{n}").map_err(Error::output)?;
+        out.line(n)?;
     }
     Ok(())
 }
 
 fn install(ctx: &Ctx) -> Result<u8> {
     let program = ctx.exe.as_deref().and_then(Path::to_str);
-    let mut out = ctx.out();
+    let mut out = ctx.out().sentences();
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
     let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
@@ -61,28 +66,28 @@ fn install(ctx: &Ctx) -> Result<u8> {
         fetch_registry(&brain, &settings, &mut out)?;
         match brain.register_merge_driver(program) {
             Ok(true) => {
-                writeln!(out, "merge driver: registered for {}", brain.copy_path)
-                    .map_err(Error::output)?;
+                out.line(format_args!(
+                    "merge driver: registered for {}",
+                    brain.copy_path
+                ))?;
             }
             Ok(false) => {}
             Err(e) => {
-                writeln!(
-                    out,
+                out.line(format_args!(
                     "merge driver: not registered ({e}); run `bsi hook install` again once that is mended"
-                )
-                .map_err(Error::output)?;
+                ))?;
             }
         }
     }
     if let Some(note) = super::no_registry_note(ctx) {
-        writeln!(out, "{note}").map_err(Error::output)?;
+        out.line(note)?;
     }
     Ok(exit::OK)
 }
 
 /// A clone that leaves the registry branch out of what its remote fetches
 /// (single-branch, shallow): the branch is added, and fetched now.
-fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Result<()> {
+fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut Lines) -> Result<()> {
     let Ok(Some(remote)) = settings.remote() else {
         return Ok(());
     };
@@ -106,14 +111,17 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut dyn Write) -> Re
             remote.name
         ),
     };
-    writeln!(out, "registry fetch: {note}; {fetched}").map_err(Error::output)
+    out.line(format_args!("registry fetch: {note}; {fetched}"))
 }
 
 fn uninstall(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;
     let layout = hook_managers::Layout::read(&git)?;
     let hooks = hook_managers::hooks_of(&layout, githooks::HOOKS);
-    install_report(&mut ctx.out(), &hook_managers::uninstall(&layout, &hooks)?)?;
+    install_report(
+        &mut ctx.out().sentences(),
+        &hook_managers::uninstall(&layout, &hooks)?,
+    )?;
     git.unset_config(hook_managers::INSTALLED_KEY)?;
     Ok(exit::OK)
 }
@@ -128,7 +136,7 @@ enum Door {
 }
 
 fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
-    let mut err = std::io::stderr().lock();
+    let mut err = ctx.out().plain_err();
     let (mut brain, mut settings) = open_for_hook(ctx, &mut err)?;
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
@@ -323,7 +331,7 @@ fn reference_transaction(ctx: &Ctx, state: &str) -> Result<u8> {
     if !updates.iter().any(transaction::Update::lands_on_branch) {
         return Ok(exit::OK);
     }
-    let mut err = std::io::stderr().lock();
+    let mut err = ctx.out().plain_err();
     match judge_transaction(ctx, &updates, &mut err) {
         Ok(code) => Ok(code),
         Err(e) => {
@@ -717,7 +725,7 @@ fn post_checkout(ctx: &Ctx, previous: &str) -> Result<u8> {
         .and_then(|git| hook_managers::guard_later_work_tree(&git, githooks::HOOKS, program));
     if let Err(e) = done {
         let _ = writeln!(
-            std::io::stderr(),
+            ctx.out().plain_err(),
             "bsi: warning: this new work tree is not guarded ({e}). Next: run `bsi hook install` in it."
         );
     }

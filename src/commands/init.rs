@@ -1,8 +1,6 @@
 //! `bsi init`: the registry branch, with an empty registry, committed and
 //! published.
 
-use std::io::Write;
-
 use super::Ctx;
 use bsi_core::claims::commit_message_by;
 use bsi_core::error::{Error, Result, exit};
@@ -58,26 +56,26 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         Landed::Published => "committed and published",
         _ => "committed",
     };
-    let mut out = ctx.out();
-    writeln!(
-        out,
-        "Registry created — {BRANCH_FILE} on branch {} ({landed}, commit {}); a copy to read is at {}",
-        brain.branch,
-        &commit.to_string()[..8],
-        brain.registry.display()
-    ).map_err(Error::output)?;
-    if !brain.git.has_identity() {
+    ctx.out().say(|w| {
         writeln!(
-            out,
-            "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set yours (your name and address in place of these): `{}` and `{}`.",
-            bsi_core::words::command_line(["git", "config", "user.name", "Your Name"]),
-            bsi_core::words::command_line(["git", "config", "user.email", "you@example.com"])
-        ).map_err(Error::output)?;
-    }
-    writeln!(
-        out,
-        "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
-    )
-    .map_err(Error::output)?;
+            w,
+            "Registry created — {BRANCH_FILE} on branch {} ({landed}, commit {}); a copy to read is at {}",
+            brain.branch,
+            &commit.to_string()[..8],
+            brain.registry.display()
+        )?;
+        if !brain.git.has_identity() {
+            writeln!(
+                w,
+                "Note: this repository has no git identity; bsi commits as `bsi <bsi@localhost>`. Set yours (your name and address in place of these): `{}` and `{}`.",
+                bsi_core::words::command_line(["git", "config", "user.name", "Your Name"]),
+                bsi_core::words::command_line(["git", "config", "user.email", "you@example.com"])
+            )?;
+        }
+        writeln!(
+            w,
+            "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
+        )
+    })?;
     Ok(ctx.say_landing(&applied.landing, exit::OK))
 }

@@ -1,7 +1,5 @@
 //! `bsi log`: the journal of sessions, read from the registry's git history.
 
-use std::io::Write;
-
 use chrono::{DateTime, FixedOffset, TimeZone};
 use serde::Serialize;
 
@@ -46,7 +44,7 @@ fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
     let limit = args.limit;
-    let json = ctx.json();
+    let out = ctx.out();
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
@@ -83,17 +81,15 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
             }
         })
         .collect();
-    if json {
-        output::print_json(&entries)?;
-        return Ok(exit::OK);
-    }
+    out.json(|| &entries)?;
     // The log is what was asked for: printed with --quiet too.
-    let mut out = ctx.asked();
-    if entries.is_empty() {
-        writeln!(out, "No commit has touched the registry yet.").map_err(crate::Error::output)?;
-        return Ok(exit::OK);
-    }
-    write!(out, "{}", render(&entries, ctx)).map_err(crate::Error::output)?;
+    out.show(|w| {
+        if entries.is_empty() {
+            writeln!(w, "No commit has touched the registry yet.")
+        } else {
+            write!(w, "{}", render(&entries, ctx))
+        }
+    })?;
     Ok(exit::OK)
 }
 

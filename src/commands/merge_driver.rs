@@ -23,7 +23,7 @@ fn read(path: &Path) -> Result<String> {
 pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<u8> {
     let parse = |p: &Path| -> Result<Option<Registry>> { Ok(registry::parse(read(p)?).ok()) };
     let (b, o, t) = (parse(base)?, parse(ours)?, parse(theirs)?);
-    let mut err = std::io::stderr().lock();
+    let mut err = ctx.out().plain_err();
     let merged = match (&o, &t) {
         (Some(o), Some(t)) => merge::merge3(b.as_ref(), o, t, ctx.now)
             .map_err(|e| e.0)

@@ -3,8 +3,6 @@
 //! of the registry kept, then untracked in one commit that changes nothing
 //! else. A person runs it once per brain.
 
-use std::io::Write;
-
 use super::Ctx;
 use bsi_core::claims::commit_message;
 use bsi_core::error::{Error, Result, exit};
@@ -55,28 +53,26 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let removal = brain.git.commit_removal(&brain.copy_path, &untrack)?;
     // The file stays in the work tree, now the excluded copy.
     brain.refresh_copy(&registry);
-    let mut out = ctx.out();
-    writeln!(
-        out,
-        "Migrated — {} now lives on branch {}{}; {} rows kept byte for byte.",
-        BRANCH_FILE,
-        brain.branch,
-        if published { " (published)" } else { "" },
-        registry.active_claims.len() + registry.stale_claims.len() + registry.history_len()
-    )
-    .map_err(Error::output)?;
-    writeln!(
-        out,
-        "This branch has one new commit that untracks {} and changes nothing else ({}).",
-        brain.copy_path,
-        &removal.to_string()[..8]
-    )
-    .map_err(Error::output)?;
-    writeln!(
-        out,
-        "Next: push it with your content (`git push`); other clones take it with `git pull`."
-    )
-    .map_err(Error::output)?;
+    ctx.out().say(|w| {
+        writeln!(
+            w,
+            "Migrated — {} now lives on branch {}{}; {} rows kept byte for byte.",
+            BRANCH_FILE,
+            brain.branch,
+            if published { " (published)" } else { "" },
+            registry.active_claims.len() + registry.stale_claims.len() + registry.history_len()
+        )?;
+        writeln!(
+            w,
+            "This branch has one new commit that untracks {} and changes nothing else ({}).",
+            brain.copy_path,
+            &removal.to_string()[..8]
+        )?;
+        writeln!(
+            w,
+            "Next: push it with your content (`git push`); other clones take it with `git pull`."
+        )
+    })?;
     Ok(exit::OK)
 }
 

@@ -1,7 +1,8 @@
 //! One file per subcommand, and what they share: the context of a run (clock,
-//! current directory, session and agent from the environment), the shape of
-//! a write command (`WriteCommand`) and the helpers that find a session's
-//! claims and write commit messages.
+//! current directory, session and agent from the environment), the output
+//! channel every command writes through (`Out`, in `output_channel`), the
+//! shape of a write command (`WriteCommand`) and the helpers that find a
+//! session's claims and write commit messages.
 
 pub mod agent_event;
 mod agent_setup;
@@ -16,6 +17,7 @@ mod merge_driver;
 mod meta;
 mod migrate;
 mod open;
+mod output_channel;
 mod release;
 mod renew;
 mod repair;
@@ -43,6 +45,8 @@ use bsi_core::scope::Scope;
 use bsi_core::settings::{Given, Settings};
 use bsi_core::store::Brain;
 use bsi_core::values::{AgentName, SessionId};
+
+pub use output_channel::{Lines, Out};
 
 /// How much a run says on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -427,12 +431,8 @@ impl Ctx {
     /// ([`Ctx::notes`]), each line once.
     pub(crate) fn say_notes(&self) {
         let lines = self.notes.take();
-        if lines.is_empty() {
-            return;
-        }
-        let mut err = self.err();
-        for line in lines {
-            let _ = writeln!(err, "{line}");
+        if !lines.is_empty() {
+            self.out().err_lines(lines);
         }
     }
 
@@ -441,10 +441,7 @@ impl Ctx {
     pub(crate) fn say_landing(&self, landing: &publish::Landing, code: u8) -> u8 {
         self.say_notes();
         let words = landing.words(code);
-        let mut err = self.err();
-        for line in &words.lines {
-            let _ = writeln!(err, "{line}");
-        }
+        self.out().err_lines(&words.lines);
         words.code
     }
 
@@ -521,56 +518,16 @@ impl Ctx {
         }
     }
 
-    /// Where the sentences for a person go (what happened, what to do
-    /// next): stdout; stderr under `--shell` (stdout is for the `eval`);
-    /// nowhere with `--quiet` or `--json`.
-    pub fn out(&self) -> Box<dyn Write> {
-        match (self.form, self.verbosity) {
-            (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(std::io::sink()),
-            (Form::Shell, _) => Box::new(std::io::stderr().lock()),
-            (Form::Human, _) => self.fitted(std::io::stdout().lock()),
-        }
+    /// The output channel of this run: what its form, verbosity and
+    /// screen make of what a command says ([`Out`]).
+    pub fn out(&self) -> Out {
+        Out::new(self.form, self.verbosity, self.screen)
     }
 
     /// Where a refusal is said: stderr, its `Next:` lines wrapped to the
-    /// screen as [`Ctx::out`]'s are.
+    /// screen ([`Out::err`]).
     pub(crate) fn err(&self) -> Box<dyn Write> {
-        self.fitted(std::io::stderr().lock())
-    }
-
-    /// `out`, its `Next:` lines wrapped to the screen (a pipe: as written).
-    fn fitted(&self, out: impl Write + 'static) -> Box<dyn Write> {
-        if output::is_bounded(self.screen.width) {
-            Box::new(output::Fitted::new(out, self.screen.width))
-        } else {
-            Box::new(out)
-        }
-    }
-
-    /// Where a command that waits says what it waits for, as it goes:
-    /// stdout for people, so that those lines stay before the answer that
-    /// ends the wait (a tool that reads stdout and stderr apart shows them
-    /// in order); stderr under `--shell`, `--json` or `--quiet`, whose
-    /// stdout is the `eval`'s, the document's or what was asked for.
-    pub fn progress(&self) -> Box<dyn Write> {
-        match (self.form, self.verbosity) {
-            (Form::Human, Verbosity::Normal | Verbosity::Verbose) => {
-                self.fitted(std::io::stdout().lock())
-            }
-            _ => Box::new(std::io::stderr().lock()),
-        }
-    }
-
-    /// Where what the command was asked for goes (a table, a log, a
-    /// listing): stdout, `--quiet` or not — `-q` means "only what was asked
-    /// for" in every command.
-    pub fn asked(&self) -> Box<dyn Write> {
-        self.fitted(std::io::stdout().lock())
-    }
-
-    /// Whether the run prints one JSON document.
-    pub fn json(&self) -> bool {
-        self.form == Form::Json
+        self.out().err()
     }
 
     /// The agent name: the flag (checked by clap), `BSI_AGENT`,
@@ -759,9 +716,9 @@ pub(crate) fn note_commit(
     ctx: &Ctx,
     out: &mut dyn Write,
     commit: Option<bsi_core::git::Oid>,
-) -> Result<()> {
+) -> std::io::Result<()> {
     if let (true, Some(c)) = (ctx.verbosity.is_verbose(), commit) {
-        writeln!(out, "Commit: {c}").map_err(Error::output)?;
+        writeln!(out, "Commit: {c}")?;
     }
     Ok(())
 }
@@ -836,10 +793,11 @@ pub fn agent_event_unreadable(args: &[std::ffi::OsString], why: &str) -> Option<
     Some(agent_event::emit(&answer))
 }
 
-/// Runs a parsed command line. Returns the exit code.
+/// Runs a parsed command line. Returns the exit code; a reader that closed
+/// the pipe (`bsi log | head`) ends the run quietly with success.
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
-    run_in(ctx, cli)
+    output_channel::closed_pipe_ends_quietly(run_in(ctx, cli))
 }
 
 /// Installs bsi's hooks in this work tree when it was added after the
@@ -850,7 +808,7 @@ fn guard_later_work_tree(ctx: &Ctx) {
         return;
     };
     let program = ctx.exe.as_deref().and_then(std::path::Path::to_str);
-    let mut err = std::io::stderr().lock();
+    let mut err = ctx.out().plain_err();
     match crate::hook_managers::guard_later_work_tree(&git, crate::githooks::HOOKS, program) {
         Ok(None) => {}
         Ok(Some(done)) => {
@@ -963,10 +921,11 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
             Ok(agent_event::run(Ok(ctx.clone()), tool, kind))
         }
         Command::Verify(args) => verify::run(ctx, &args),
-        Command::Completions { shell } => meta::completions(shell),
-        Command::Man => meta::man(),
+        Command::Completions { shell } => meta::completions(&ctx.out(), shell),
+        Command::Man => meta::man(&ctx.out()),
         // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).
         Command::Help { command } => meta::help(
+            &ctx.out(),
             &command,
             Some(ctx.screen.width())
                 .filter(|w| output::is_bounded(*w))

@@ -87,33 +87,28 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
         // again): the claims join that ended session, which is right for
         // its commits (they carry the id the shell still exports) but is
         // said, with the way to a new session.
-        let _ = writeln!(
-            ctx.err(),
+        ctx.out().err_line(format_args!(
             "note: session {session} was closed before; these claims reopen it under the same id, named by BSI_SESSION or --session. For a new session instead: `{}`, `unset BSI_SESSION`, then `bsi open` again.",
             command_line(["bsi", "close", &session]),
-        );
+        ));
     }
     if code == exit::OK || code == exit::UNPUBLISHED {
-        let mut err = ctx.err();
         // A section claimed before its heading is written reserves it.
-        for n in scopes
+        let new_headings = scopes
             .iter()
             .filter_map(|s| resolve::new_heading(&w.brain.root, s))
             .filter(|n| !(n.nearest.is_none() && ctx.verbosity.is_quiet()))
-        {
-            let _ = writeln!(err, "{}", new_heading_words(&n, &session));
-        }
+            .map(|n| new_heading_words(&n, &session));
         // A claim on a path that is not there protects nothing until it
         // is made: said once it is granted, with the path it may have meant.
         // A note (a new path in a folder that exists) is a sentence `-q`
         // leaves out; a warning (its folder is missing too) is always said.
-        for a in scopes
+        let absent = scopes
             .iter()
             .filter_map(|s| resolve::absent(&w.brain.root, s, &w.brain.copy_name()))
             .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
-        {
-            let _ = writeln!(err, "{}", absent_words(&a, &session));
-        }
+            .map(|a| absent_words(&a, &session));
+        ctx.out().err_lines(new_headings.chain(absent));
     }
     Ok(code)
 }
@@ -213,7 +208,7 @@ fn report(
     outcome: Outcome,
     commit: Option<Oid>,
 ) -> Result<Ending> {
-    let json = ctx.json();
+    let out = ctx.out();
     let shell = ctx.form == Form::Shell;
     let (new_claims, held) = match outcome {
         Outcome::Refused {
@@ -230,7 +225,7 @@ fn report(
                 hopeless: joined && blockers.iter().any(|b| b.stale),
                 requested,
             };
-            report_refusal(ctx, (session, generated, named_agent), &refusal, json)?;
+            report_refusal(ctx, (session, generated, named_agent), &refusal)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -243,72 +238,68 @@ fn report(
         }
     };
 
-    if json {
-        output::print_json(&output::OpenedJson::new(
+    out.json(|| {
+        output::OpenedJson::new(
             session,
             &new_claims,
             &held,
             commit.map(|c| c.to_string()),
             ctx.now,
-        ))?;
-        return Ok(Ending::Landed(exit::OK));
-    }
-    if shell {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "export {}", assignment("BSI_SESSION", session)).map_err(Error::output)?;
-        // An agent named on the command line is kept too, so that the
-        // shell's later renew and close act as the holder.
-        if let Some(agent) = named_agent {
-            writeln!(stdout, "export {}", assignment("BSI_AGENT", agent)).map_err(Error::output)?;
-        }
-    }
-    // Under --shell, the sentences go to stderr: stdout is the eval's.
-    let mut out = ctx.out();
-    for c in &new_claims {
-        writeln!(
-            out,
-            "Claim opened — {}, expires {}",
-            c.scope,
-            output::local_ts(c.expires, ctx.now)
         )
-        .map_err(Error::output)?;
-    }
-    for (c, stale) in &held {
-        if *stale {
+    })?;
+    // The shell keeps the session; an agent named on the command line is
+    // kept too, so that the shell's later renew and close act as the
+    // holder.
+    out.shell(
+        std::iter::once(("BSI_SESSION", session))
+            .chain(named_agent.map(|a| ("BSI_AGENT", a)))
+            .map(|(name, value)| format!("export {}", assignment(name, value))),
+    )?;
+    // Under --shell, the sentences go to stderr: stdout is the eval's.
+    out.say(|w| {
+        for c in &new_claims {
             writeln!(
-                out,
-                "Already held — {} (STALE: renew cannot revive it; a person must `{}`)",
-                c.scope,
-                command_line(["bsi", "release", &c.session])
-            )
-            .map_err(Error::output)?;
-        } else {
-            writeln!(
-                out,
-                "Already held — {}, expires {}",
+                w,
+                "Claim opened — {}, expires {}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            )
-            .map_err(Error::output)?;
+            )?;
         }
-    }
-    writeln!(out, "Session: {session}").map_err(Error::output)?;
-    super::note_commit(ctx, &mut out, commit)?;
-    if generated && !shell {
-        writeln!(
-            out,
-            "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",
-            assignment("BSI_SESSION", session)
-        ).map_err(Error::output)?;
-    } else if !new_claims.is_empty() || !held.is_empty() {
-        writeln!(
-            out,
-            "Next: edit only inside your claims, commit with {}, then `{}`.",
-            assignment("BSI_SESSION", session),
-            command_line(["bsi", "close", session])
-        )
-        .map_err(Error::output)?;
-    }
+        for (c, stale) in &held {
+            if *stale {
+                writeln!(
+                    w,
+                    "Already held — {} (STALE: renew cannot revive it; a person must `{}`)",
+                    c.scope,
+                    command_line(["bsi", "release", &c.session])
+                )?;
+            } else {
+                writeln!(
+                    w,
+                    "Already held — {}, expires {}",
+                    c.scope,
+                    output::local_ts(c.expires, ctx.now)
+                )?;
+            }
+        }
+        writeln!(w, "Session: {session}")?;
+        super::note_commit(ctx, w, commit)?;
+        if generated && !shell {
+            writeln!(
+                w,
+                "Next: keep this id for the session's commands and commits: export {} (or open with --shell and eval it)",
+                assignment("BSI_SESSION", session)
+            )?;
+        } else if !new_claims.is_empty() || !held.is_empty() {
+            writeln!(
+                w,
+                "Next: edit only inside your claims, commit with {}, then `{}`.",
+                assignment("BSI_SESSION", session),
+                command_line(["bsi", "close", session])
+            )?;
+        }
+        Ok(())
+    })?;
     Ok(Ending::Landed(exit::OK))
 }
 
@@ -348,18 +339,18 @@ fn ahead_words(ahead: &[queue::Request]) -> String {
 
 /// What `--wait` says while it waits: said as it happens, and flushed,
 /// before the answer that ends the wait, on the same stream for people
-/// ([`Ctx::progress`]).
+/// ([`super::Out::progress`]).
 struct Announcer<'c>(&'c Ctx);
 
 impl api::open::Watch for Announcer<'_> {
     fn waiting(&mut self, blockers: &[Owned], place: Option<&Place>, wait: std::time::Duration) {
-        let mut progress = self.0.progress();
+        let mut progress = self.0.out().progress();
         announce(&mut progress, blockers, place, wait);
         let _ = progress.flush();
     }
 
     fn moved(&mut self, place: &Place) {
-        let mut progress = self.0.progress();
+        let mut progress = self.0.out().progress();
         let _ = writeln!(progress, "{}", place_line(place));
         let _ = progress.flush();
     }
@@ -447,7 +438,6 @@ fn report_refusal(
     ctx: &Ctx,
     (session, generated, named_agent): (&str, bool, Option<&str>),
     r: &Refusal<'_>,
-    json: bool,
 ) -> Result<()> {
     let Refusal {
         blockers,
@@ -479,64 +469,63 @@ fn report_refusal(
     }
     .steps(ctx.now);
     let ways = crate::steps::lines(&steps, &same);
-    if json {
-        output::print_json(&output::RefusedJson {
-            error: "conflict",
-            message: "claim refused — nothing was written".into(),
-            hint: format!("{}.", ways.join("; or ")),
-            next: crate::steps::json(&steps),
-            exit: exit::CONFLICT,
-            session: session.to_string(),
-            conflicts: blockers
-                .iter()
-                .map(|b| output::ConflictJson {
-                    requested: b.requested.to_string(),
-                    claim: ClaimJson::new(&b.claim, b.stale, ctx.now),
-                })
-                .collect(),
-            alternatives: alternatives.iter().map(ToString::to_string).collect(),
-            free_in_request: free.iter().map(ToString::to_string).collect(),
-            queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
-        })?;
-        return Ok(());
-    }
-    let mut err = ctx.err();
-    let _ = writeln!(err, "Claim refused — nothing was written.");
-    for b in blockers {
-        let _ = writeln!(
-            err,
-            "  {} conflicts: {}{}",
-            b.requested,
-            output::describe(&b.claim, b.stale, ctx.now),
-            b.elsewhere.as_ref().map_or_else(String::new, |w| format!(
-                "; {w}, though not in this work tree"
-            ))
-        );
-    }
-    if let Some(p) = queue.filter(|p| !p.ahead.is_empty()) {
-        let _ = writeln!(
-            err,
-            "  Waiting first in the queue: {} (they arrived before this request, which would be place {}).",
-            ahead_words(&p.ahead),
-            p.place
-        );
-    }
-    if r.hopeless {
-        let _ = writeln!(
-            err,
-            "Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it."
-        );
-    }
-    if !free.is_empty() {
-        let _ = writeln!(
-            err,
-            "Free in this request: {} (a request is granted all or none: open these alone if they are enough)",
-            scopes_summary(free)
-        );
-    }
-    if !alternatives.is_empty() {
-        let _ = writeln!(err, "Free nearby: {}", scopes_summary(alternatives));
-    }
-    let _ = writeln!(err, "Next: {}.", ways.join("; or "));
+    let out = ctx.out();
+    out.json(|| output::RefusedJson {
+        error: "conflict",
+        message: "claim refused — nothing was written".into(),
+        hint: format!("{}.", ways.join("; or ")),
+        next: crate::steps::json(&steps),
+        exit: exit::CONFLICT,
+        session: session.to_string(),
+        conflicts: blockers
+            .iter()
+            .map(|b| output::ConflictJson {
+                requested: b.requested.to_string(),
+                claim: ClaimJson::new(&b.claim, b.stale, ctx.now),
+            })
+            .collect(),
+        alternatives: alternatives.iter().map(ToString::to_string).collect(),
+        free_in_request: free.iter().map(ToString::to_string).collect(),
+        queue: queue.map(|p| output::PlaceJson::new(p.place, p.queued, &p.ahead)),
+    })?;
+    out.refusal(|w| {
+        writeln!(w, "Claim refused — nothing was written.")?;
+        for b in blockers {
+            writeln!(
+                w,
+                "  {} conflicts: {}{}",
+                b.requested,
+                output::describe(&b.claim, b.stale, ctx.now),
+                b.elsewhere.as_ref().map_or_else(String::new, |there| format!(
+                    "; {there}, though not in this work tree"
+                ))
+            )?;
+        }
+        if let Some(p) = queue.filter(|p| !p.ahead.is_empty()) {
+            writeln!(
+                w,
+                "  Waiting first in the queue: {} (they arrived before this request, which would be place {}).",
+                ahead_words(&p.ahead),
+                p.place
+            )?;
+        }
+        if r.hopeless {
+            writeln!(
+                w,
+                "Not queued: waiting cannot help, a STALE claim is in the way and only a person frees it."
+            )?;
+        }
+        if !free.is_empty() {
+            writeln!(
+                w,
+                "Free in this request: {} (a request is granted all or none: open these alone if they are enough)",
+                scopes_summary(free)
+            )?;
+        }
+        if !alternatives.is_empty() {
+            writeln!(w, "Free nearby: {}", scopes_summary(alternatives))?;
+        }
+        writeln!(w, "Next: {}.", ways.join("; or "))
+    });
     Ok(())
 }

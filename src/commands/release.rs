@@ -1,7 +1,5 @@
 //! `bsi release`: a person frees a stale claim (or, forced, an active one).
 
-use std::io::Write;
-
 use serde::Serialize;
 
 use super::{Ctx, Ending, WriteCommand, opt_scope};
@@ -9,7 +7,7 @@ use crate::cli::ReleaseArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
 use bsi_core::claims::release::How;
-use bsi_core::error::{Error, Result, exit};
+use bsi_core::error::{Result, exit};
 use bsi_core::git::Oid;
 use bsi_core::registry::{Claim, Status};
 use bsi_core::scope::Scope;
@@ -25,7 +23,6 @@ struct Released {
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
-    let json = ctx.json();
     let session = args.session.as_str();
     // An id bsi would not hand out can still be in the registry (edited by
     // hand, like `s1 x`): such rows are released by their id as written;
@@ -43,7 +40,7 @@ pub(crate) fn run(ctx: &Ctx, args: &ReleaseArgs) -> Result<u8> {
     };
     let applied = api::release::release(&w.site(), (session, &rule), scope.as_ref(), how, &by)?;
     w.report(applied, |targets, commit| {
-        report(ctx, session, scope.as_ref(), how, targets, commit, json)
+        report(ctx, session, scope.as_ref(), how, targets, commit)
     })
 }
 
@@ -54,12 +51,14 @@ fn report(
     How { confirm, force }: How,
     targets: Vec<(Claim, Status)>,
     commit: Option<Oid>,
-    json: bool,
 ) -> Result<Ending> {
-    let released: Vec<ClaimJson> = targets
-        .iter()
-        .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
-        .collect();
+    let out = ctx.out();
+    let released = || -> Vec<ClaimJson> {
+        targets
+            .iter()
+            .map(|(c, s)| ClaimJson::new(c, *s == Status::Released, ctx.now))
+            .collect()
+    };
     if !confirm {
         // A preview: nothing written, nothing wrong.
         let scope = scope.map(ToString::to_string);
@@ -71,62 +70,54 @@ fn report(
             words.push("--force");
         }
         let again = bsi_core::words::command_line(words);
-        if json {
-            output::print_json(&Released {
-                session: session.to_string(),
-                released,
-                dry_run: true,
-                commit: None,
-            })?;
-        } else {
-            let mut out = ctx.out();
+        out.json(|| Released {
+            session: session.to_string(),
+            released: released(),
+            dry_run: true,
+            commit: None,
+        })?;
+        out.say(|w| {
             writeln!(
-                out,
+                w,
                 "Nothing released yet (a preview: a release needs --confirm). It would free:"
-            )
-            .map_err(Error::output)?;
+            )?;
             for (c, s) in &targets {
                 writeln!(
-                    out,
+                    w,
                     "  {} → history as {}",
                     output::describe(c, *s == Status::Released, ctx.now),
                     s.as_str()
-                )
-                .map_err(Error::output)?;
+                )?;
             }
             writeln!(
-                out,
+                w,
                 "Next: check that the session is really gone, then run `{again}`."
             )
-            .map_err(Error::output)?;
-        }
+        })?;
         return Ok(Ending::Kept(exit::OK));
     }
 
-    if json {
-        output::print_json(&Released {
-            session: session.to_string(),
-            released,
-            dry_run: false,
-            commit: commit.map(|c| c.to_string()),
-        })?;
-    } else {
-        let mut out = ctx.out();
+    out.json(|| Released {
+        session: session.to_string(),
+        released: released(),
+        dry_run: false,
+        commit: commit.map(|c| c.to_string()),
+    })?;
+    out.say(|w| {
         for (c, s) in &targets {
             writeln!(
-                out,
+                w,
                 "Claim released — {} {} → history as {}",
                 c.session,
                 c.scope,
                 s.as_str()
-            )
-            .map_err(Error::output)?;
+            )?;
         }
-        super::note_commit(ctx, &mut out, commit)?;
+        super::note_commit(ctx, w, commit)?;
         writeln!(
-            out,
+            w,
             "Next: the scope is free: `bsi open SCOPE` to claim it, `bsi status` for what is still held."
-        ).map_err(Error::output)?;
-    }
+        )
+    })?;
     Ok(Ending::Landed(exit::OK))
 }

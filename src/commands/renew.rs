@@ -1,13 +1,11 @@
 //! `bsi renew`: extend a session's active claims, up to 8h after opening.
 
-use std::io::Write;
-
 use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
 use crate::cli::RenewArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
 use bsi_core::claims::renew::{Renewing, Why};
-use bsi_core::error::{Error, Result, exit};
+use bsi_core::error::{Result, exit};
 use bsi_core::git::Oid;
 use bsi_core::ttl;
 use bsi_core::values::Ttl;
@@ -30,7 +28,6 @@ pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
         *force,
         agent.as_ref(),
     );
-    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
@@ -46,7 +43,7 @@ pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
         force,
     )?;
     w.report(applied, |renewing, commit| {
-        report(ctx, actor.session.clone(), renewing, ttl, commit, json)
+        report(ctx, actor.session.clone(), renewing, ttl, commit)
     })
 }
 
@@ -56,17 +53,15 @@ fn report(
     (renewed, unchanged): Renewing,
     ttl: Duration,
     commit: Option<Oid>,
-    json: bool,
 ) -> Result<Ending> {
-    if json {
-        output::print_json(&output::RenewedJson {
-            session,
-            renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
-            unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),
-            commit: commit.map(|c| c.to_string()),
-        })?;
-    } else {
-        let mut out = ctx.out();
+    let out = ctx.out();
+    out.json(|| output::RenewedJson {
+        session: session.clone(),
+        renewed: ClaimJson::list(renewed.iter(), false, ctx.now),
+        unchanged: ClaimJson::list(unchanged.iter().map(|(c, _)| c), false, ctx.now),
+        commit: commit.map(|c| c.to_string()),
+    })?;
+    out.say(|w| {
         for c in &renewed {
             let capped = if c.expires == c.opened + ttl::MAX_AGE {
                 " (8h maximum)"
@@ -74,12 +69,11 @@ fn report(
                 ""
             };
             writeln!(
-                out,
+                w,
                 "Claim renewed — {}, expires {}{capped}",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            )
-            .map_err(Error::output)?;
+            )?;
         }
         for (c, why) in &unchanged {
             let because = match why {
@@ -95,29 +89,26 @@ fn report(
                 ),
             };
             writeln!(
-                out,
+                w,
                 "Unchanged — {}, expires {} ({because})",
                 c.scope,
                 output::local_ts(c.expires, ctx.now)
-            )
-            .map_err(Error::output)?;
+            )?;
         }
-        super::note_commit(ctx, &mut out, commit)?;
+        super::note_commit(ctx, w, commit)?;
         if renewed.is_empty() {
             writeln!(
-                out,
+                w,
                 "Next: renew nearer the expiry, or ask for more now: `{}`.",
                 command_line(["bsi", "renew", &session, "--ttl", "4h"])
             )
-            .map_err(Error::output)?;
         } else {
             writeln!(
-                out,
+                w,
                 "Next: `{}` when the work is committed.",
                 command_line(["bsi", "close", &session])
             )
-            .map_err(Error::output)?;
         }
-    }
+    })?;
     Ok(Ending::Landed(exit::OK))
 }

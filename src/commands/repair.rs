@@ -5,7 +5,6 @@
 //! it was read, so no claim written meanwhile is undone. No work tree ever
 //! checks the registry branch out.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -38,12 +37,11 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     };
     let registry = bsi_core::registry::parse(edited).map_err(|source| {
         if from.is_none() {
-            let _ = writeln!(
-                ctx.err(),
+            ctx.out().err_line(format_args!(
                 "note: your edit is kept in {}: fix it there, then `{}`",
                 file.display(),
                 bsi_core::words::command_line(["bsi", "repair", "--from", &file.to_string_lossy()])
-            );
+            ));
         }
         Error::Registry {
             path: file.clone(),
@@ -51,8 +49,8 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
         }
     })?;
     if registry.text() == read.text && root_fix.is_none() {
-        writeln!(ctx.out(), "Nothing changed — the registry is as it was.")
-            .map_err(Error::output)?;
+        ctx.out()
+            .say(|w| writeln!(w, "Nothing changed — the registry is as it was."))?;
         if from.is_none() {
             let _ = std::fs::remove_file(&file);
         }
@@ -79,27 +77,27 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     if from.is_none() {
         let _ = std::fs::remove_file(&file);
     }
-    if let Some(root) = &root_fix {
-        writeln!(
-            ctx.out(),
-            "{ROOT_FILE} says {} again, as the registry branch first recorded it.",
-            root.as_deref()
-                .map_or_else(|| "the work tree root".to_string(), |r| format!("`{r}`"))
-        )
-        .map_err(Error::output)?;
-    }
     let commit = applied.commit.map(|c| c.to_string()[..8].to_string());
-    writeln!(
-        ctx.out(),
-        "Repaired — {BRANCH_FILE} on branch {} ({}, commit {}).",
-        brain.branch,
-        match applied.landing.landed {
-            Landed::Published => "committed and published",
-            _ => "committed",
-        },
-        commit.unwrap_or_default()
-    )
-    .map_err(Error::output)?;
+    ctx.out().say(|w| {
+        if let Some(root) = &root_fix {
+            writeln!(
+                w,
+                "{ROOT_FILE} says {} again, as the registry branch first recorded it.",
+                root.as_deref()
+                    .map_or_else(|| "the work tree root".to_string(), |r| format!("`{r}`"))
+            )?;
+        }
+        writeln!(
+            w,
+            "Repaired — {BRANCH_FILE} on branch {} ({}, commit {}).",
+            brain.branch,
+            match applied.landing.landed {
+                Landed::Published => "committed and published",
+                _ => "committed",
+            },
+            commit.unwrap_or_default()
+        )
+    })?;
     Ok(exit::OK)
 }
 

@@ -1,7 +1,5 @@
 //! `bsi status`: read only. Active and stale claims with their time left.
 
-use std::io::Write;
-
 use super::Ctx;
 use super::views::{
     FREE, GENERIC_NEXT, Shown, StatusJson, claims_view, counts, free_but_queued, is_overdue,
@@ -18,7 +16,7 @@ use bsi_core::store::Brain;
 
 pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let (tree, offline) = (args.tree, args.offline);
-    let json = ctx.json();
+    let out = ctx.out();
     let (brain, settings) = ctx.open()?;
     let seen = api::views::status(&ctx.site(&brain, &settings), offline)?;
     let sync = sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
@@ -26,74 +24,64 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let sections = brain.sections();
     let collisions: Vec<(&Claim, &Claim)> = seen.collisions.iter().map(|(a, b)| (a, b)).collect();
     let waiting = &seen.waiting;
-    if json {
-        output::print_json(&StatusJson::new(ctx, &brain, &seen, sync))?;
-        return Ok(if collisions.is_empty() {
-            exit::OK
-        } else {
-            exit::CONFLICT
-        });
-    }
+    out.json(|| StatusJson::new(ctx, &brain, &seen, sync.clone()))?;
     // The view is what `status` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = ctx.asked();
-    let mut view = if tree {
-        render_tree(&brain, reg, ctx)
-    } else {
-        render(&reg.active_claims, &reg.stale_claims, ctx)
-    };
-    if !waiting.is_empty() && view.body == FREE {
-        view.body = free_but_queued(waiting.len());
-    }
-    // What is wrong (collisions, claims whose heading is gone) comes before
-    // what to do next, which closes the output.
-    write!(out, "{}", view.body).map_err(crate::Error::output)?;
-    write!(out, "{}", queue_lines(waiting, &sections, ctx.now)).map_err(crate::Error::output)?;
-    for (a, b) in &collisions {
-        writeln!(
-            out,
-            "{}",
-            output::paint(
-                ctx.screen.colour,
-                Paint::Red,
-                &bsi_core::words::collision_line(a, b)
+    out.show(|w| {
+        let mut view = if tree {
+            render_tree(&brain, reg, ctx)
+        } else {
+            render(&reg.active_claims, &reg.stale_claims, ctx)
+        };
+        if !waiting.is_empty() && view.body == FREE {
+            view.body = free_but_queued(waiting.len());
+        }
+        // What is wrong (collisions, claims whose heading is gone) comes
+        // before what to do next, which closes the output.
+        write!(w, "{}", view.body)?;
+        write!(w, "{}", queue_lines(waiting, &sections, ctx.now))?;
+        for (a, b) in &collisions {
+            writeln!(
+                w,
+                "{}",
+                output::paint(
+                    ctx.screen.colour,
+                    Paint::Red,
+                    &bsi_core::words::collision_line(a, b)
+                )
+            )?;
+        }
+        for line in bsi_core::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+            writeln!(w, "{line}")?;
+        }
+        print_drift(w, &out, &seen.drift, seen.drift_unread.as_deref())?;
+        // With a collision standing, its own next step replaces the
+        // generic one.
+        if collisions.is_empty() || view.next != GENERIC_NEXT {
+            write!(w, "{}", view.next)?;
+        }
+        if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
+            write!(w, "{}", bsi_core::words::collision_next(&collisions))?;
+        }
+        if let Some(s) = &sync {
+            print_sync(w, s)?;
+        }
+        // The guard this clone installed, when a hook of it is not reached
+        // here.
+        let guard = if ctx.verbosity.is_quiet() {
+            None
+        } else {
+            crate::hook_managers::status_line(
+                &brain.git,
+                crate::githooks::HOOKS,
+                ctx.places.path.as_deref(),
             )
-        )
-        .map_err(crate::Error::output)?;
-    }
-    for line in bsi_core::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
-        writeln!(out, "{line}").map_err(crate::Error::output)?;
-    }
-    print_drift(&mut out, &seen.drift, seen.drift_unread.as_deref())?;
-    // With a collision standing, its own next step replaces the generic one.
-    if collisions.is_empty() || view.next != GENERIC_NEXT {
-        write!(out, "{}", view.next).map_err(crate::Error::output)?;
-    }
-    if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-        write!(out, "{}", bsi_core::words::collision_next(&collisions))
-            .map_err(crate::Error::output)?;
-    }
-    if let Some(s) = &sync {
-        print_sync(&mut out, s)?;
-    }
-    // The guard this clone installed, when a hook of it is not reached here.
-    let guard = if ctx.verbosity.is_quiet() {
-        None
-    } else {
-        crate::hook_managers::status_line(
-            &brain.git,
-            crate::githooks::HOOKS,
-            ctx.places.path.as_deref(),
-        )
-    };
-    if let Some(line) = guard {
-        writeln!(
-            out,
-            "{}",
-            output::paint(ctx.screen.colour, Paint::Red, &line)
-        )
-        .map_err(crate::Error::output)?;
-    }
+        };
+        if let Some(line) = guard {
+            writeln!(w, "{}", output::paint(ctx.screen.colour, Paint::Red, &line))?;
+        }
+        Ok(())
+    })?;
     // A collision stands until one of its sessions closes: say it in the
     // exit code too, for scripts and agents.
     Ok(if collisions.is_empty() {

@@ -2,8 +2,6 @@
 //! agreement. Pending local changes are published, the remote's changes come
 //! in, and claims of two machines that overlap are both kept and reported.
 
-use std::io::Write;
-
 use serde::Serialize;
 
 use super::Ctx;
@@ -23,7 +21,7 @@ struct Synced {
 }
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
-    let json = ctx.json();
+    let out = ctx.out();
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?.ok_or(Error::NoRemote)?;
     let applied = publish::apply(&brain, &settings, ctx.write_options(true), |reg| {
@@ -39,10 +37,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     })?;
     let landing = &applied.landing;
     ctx.say_notes();
-    let mut err = ctx.err();
-    for line in landing.superseded_words() {
-        let _ = writeln!(err, "{line}");
-    }
+    out.err_lines(landing.superseded_words());
     if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),
@@ -53,18 +48,16 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let pushed = applied.commit.is_some();
     let sections = brain.sections();
     let collisions = conflict::collisions(reg, &sections);
-    if json {
-        output::print_json(&Synced {
-            remote: remote.label(),
-            published: landing.published.len(),
-            pushed,
-            collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
-            superseded: landing.superseded.clone(),
-        })?;
-    } else {
-        let mut out = ctx.out();
+    out.json(|| Synced {
+        remote: remote.label(),
+        published: landing.published.len(),
+        pushed,
+        collisions: output::collisions_json(collisions.iter().copied(), ctx.now),
+        superseded: landing.superseded.clone(),
+    })?;
+    out.say(|w| {
         writeln!(
-            out,
+            w,
             "Synced with {} — {} active, {} stale{}",
             remote.label(),
             reg.active_claims.len(),
@@ -73,16 +66,15 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
                 0 => String::new(),
                 n => format!(", {n} pending change(s) published"),
             }
-        )
-        .map_err(Error::output)?;
+        )?;
         for (a, b) in &collisions {
-            writeln!(out, "{}", bsi_core::words::collision_line(a, b)).map_err(Error::output)?;
+            writeln!(w, "{}", bsi_core::words::collision_line(a, b))?;
         }
         if !collisions.is_empty() {
-            write!(out, "{}", bsi_core::words::collision_next(&collisions))
-                .map_err(Error::output)?;
+            write!(w, "{}", bsi_core::words::collision_next(&collisions))?;
         }
-    }
+        Ok(())
+    })?;
     Ok(if collisions.is_empty() {
         exit::OK
     } else {

@@ -1,12 +1,9 @@
 //! `bsi verify`: what a session changed that its claims do not cover.
 
-use std::io::Write;
-
 use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::VerifyArgs;
-use crate::output;
 use bsi_core::audit::{self, VerifyOutcome, describe};
 use bsi_core::changes::Side;
 use bsi_core::error::{Error, Result, exit};
@@ -48,7 +45,7 @@ struct VerifyJson {
 
 pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
     let (session, worktree) = (args.session.as_ref(), args.worktree);
-    let json = ctx.json();
+    let out = ctx.out();
     let (brain, settings) = ctx.open()?;
     let session = ctx.session(session)?.into_string();
     let remote = settings.remote()?;
@@ -91,44 +88,42 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
     } else {
         (Vec::new(), None)
     };
-    if json {
-        output::print_json(&VerifyJson {
-            session: session.clone(),
-            closed: !holds,
-            commits: report.commits.iter().map(Oid::to_string).collect(),
-            worktree,
-            clean,
-            files: report.files,
-            sections: report.sections,
-            overflow: report
-                .overflow
-                .iter()
-                .map(|o| OverflowJson {
-                    commit: o.commit.map(|c| c.to_string()),
-                    path: o.path.clone(),
-                    kind: if o.region.is_some() {
-                        "section"
-                    } else {
-                        "file"
-                    },
-                    start: o.region.as_ref().map(|r| r.start),
-                    end: o.region.as_ref().map(|r| r.end),
-                    removal: o.region.as_ref().is_some_and(Region::removal),
-                    version: o.region.as_ref().map(|r| match r.side {
-                        Side::Old => "old",
-                        Side::New => "new",
-                    }),
-                    heading: o.region.as_ref().and_then(|r| r.heading.clone()),
-                })
-                .collect(),
-            missing_sections: report.missing.clone(),
-            drift: super::views::DriftJson::list(&drift),
-        })?;
-    } else {
-        let mut out = ctx.asked();
+    out.json(|| VerifyJson {
+        session: session.clone(),
+        closed: !holds,
+        commits: report.commits.iter().map(Oid::to_string).collect(),
+        worktree,
+        clean,
+        files: report.files,
+        sections: report.sections,
+        overflow: report
+            .overflow
+            .iter()
+            .map(|o| OverflowJson {
+                commit: o.commit.map(|c| c.to_string()),
+                path: o.path.clone(),
+                kind: if o.region.is_some() {
+                    "section"
+                } else {
+                    "file"
+                },
+                start: o.region.as_ref().map(|r| r.start),
+                end: o.region.as_ref().map(|r| r.end),
+                removal: o.region.as_ref().is_some_and(Region::removal),
+                version: o.region.as_ref().map(|r| match r.side {
+                    Side::Old => "old",
+                    Side::New => "new",
+                }),
+                heading: o.region.as_ref().and_then(|r| r.heading.clone()),
+            })
+            .collect(),
+        missing_sections: report.missing.clone(),
+        drift: super::views::DriftJson::list(&drift),
+    })?;
+    out.show(|w| {
         let n = report.commits.len();
         writeln!(
-            out,
+            w,
             "Verified {session}: {n} commit{}{}{}",
             if n == 1 { "" } else { "s" },
             if worktree { " and the work tree" } else { "" },
@@ -137,25 +132,24 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
             } else {
                 " (closed: against the scopes its history rows name)"
             }
-        )
-        .map_err(Error::output)?;
+        )?;
         for o in &report.overflow {
-            writeln!(out, "overflow: {}", describe(o, &session)).map_err(Error::output)?;
+            writeln!(w, "overflow: {}", describe(o, &session))?;
         }
         for m in &report.missing {
-            writeln!(out, "{}", audit::missing_line(m, &session)).map_err(Error::output)?;
+            writeln!(w, "{}", audit::missing_line(m, &session))?;
         }
-        super::views::print_drift(&mut out, &drift, unread.as_deref())?;
+        super::views::print_drift(w, &out, &drift, unread.as_deref())?;
         match report.outcome() {
             VerifyOutcome::Clean => {
-                writeln!(out, "clean: nothing outside the claims of {session}")
-                    .map_err(Error::output)?;
+                writeln!(w, "clean: nothing outside the claims of {session}")?;
             }
-            found => writeln!(out, "{found}").map_err(Error::output)?,
+            found => writeln!(w, "{found}")?,
         }
         if !drift.is_empty() {
-            writeln!(out, "{}", audit::drift_summary(&drift, &session)).map_err(Error::output)?;
+            writeln!(w, "{}", audit::drift_summary(&drift, &session))?;
         }
-    }
+        Ok(())
+    })?;
     Ok(if clean { exit::OK } else { exit::OVERFLOW })
 }

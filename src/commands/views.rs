@@ -9,13 +9,12 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::output::{self, Paint};
-use bsi_core::error::Result;
 use bsi_core::publish::Freshness;
 use bsi_core::registry::Claim;
 use bsi_core::store::Brain;
 use bsi_core::ttl;
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 pub(crate) struct SyncJson {
     remote: String,
     /// Whether the registry branch was fetched by this command.
@@ -124,19 +123,20 @@ impl DriftJson {
     }
 }
 
-/// Writes a line per drift, and why the drift could not be read when it
-/// could not.
+/// Writes a line per drift to `w`, and says on `out`'s stderr why the
+/// drift could not be read when it could not.
 pub(crate) fn print_drift(
-    out: &mut dyn Write,
+    w: &mut dyn Write,
+    out: &super::Out,
     drift: &[bsi_core::drift::Drift],
     unread: Option<&str>,
-) -> Result<()> {
+) -> std::io::Result<()> {
     for d in drift {
-        writeln!(out, "{}", bsi_core::audit::drift_line(d)).map_err(crate::Error::output)?;
+        writeln!(w, "{}", bsi_core::audit::drift_line(d))?;
     }
     if let Some(why) = unread {
         let _ = writeln!(
-            std::io::stderr(),
+            out.plain_err(),
             "bsi: warning: the claims' drift could not be read: {why}"
         );
     }
@@ -244,35 +244,33 @@ pub(crate) fn age_line(s: &SyncJson) -> Option<String> {
 }
 
 /// The remote's lines of a read command.
-pub(crate) fn print_sync(out: &mut dyn Write, s: &SyncJson) -> Result<()> {
+pub(crate) fn print_sync(w: &mut dyn Write, s: &SyncJson) -> std::io::Result<()> {
     if let Some(line) = age_line(s) {
-        writeln!(out, "{line}").map_err(crate::Error::output)?;
+        writeln!(w, "{line}")?;
         if let Some(hint) = s
             .unreachable
             .as_deref()
             .and_then(bsi_core::error::address_hint)
         {
-            writeln!(out, "{hint}").map_err(crate::Error::output)?;
+            writeln!(w, "{hint}")?;
         }
     }
     if let Some(n) = s.first_published {
         writeln!(
-            out,
+            w,
             "Published the registry to {} ({n} change(s)): the remote had none, as this clone made the registry before the remote was added. Other clones get it with their next bsi command.",
             s.remote
-        )
-        .map_err(crate::Error::output)?;
+        )?;
     }
     if !s.unpublished.is_empty() {
         writeln!(
-            out,
+            w,
             "NOT PUBLISHED: {} change(s) not yet on {}; run `bsi sync`:",
             s.unpublished.len(),
             s.remote
-        )
-        .map_err(crate::Error::output)?;
+        )?;
         for p in &s.unpublished {
-            writeln!(out, "  {p}").map_err(crate::Error::output)?;
+            writeln!(w, "  {p}")?;
         }
     }
     Ok(())

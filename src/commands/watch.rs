@@ -6,7 +6,6 @@
 //! width. `q` or Ctrl-C ends it.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -17,7 +16,7 @@ use super::views::{counts, table};
 use crate::cli::StatusArgs;
 use crate::output::{self, Paint};
 use bsi_core::conflict;
-use bsi_core::error::{Error, Result, exit};
+use bsi_core::error::{Result, exit};
 use bsi_core::publish::{self, Freshness};
 use bsi_core::registry::Registry;
 
@@ -98,9 +97,7 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
                 changed_at,
                 remote.as_ref(),
             );
-            let mut out = std::io::stdout().lock();
-            write!(out, "\x1b[H\x1b[2J{frame}").map_err(Error::output)?;
-            out.flush().map_err(Error::output)?;
+            ctx.out().raw(format!("\x1b[H\x1b[2J{frame}").as_bytes())?;
             drawn_at = Some(Instant::now());
         }
         last_tips = Some(tips);
@@ -116,8 +113,7 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
             std::thread::sleep(TICK);
         }
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out).map_err(Error::output)?;
+    ctx.out().raw(b"\n")?;
     Ok(exit::OK)
 }
 

@@ -1,7 +1,5 @@
 //! `bsi watchdog`: expired claims move to the stale table; a person decides.
 
-use std::io::Write;
-
 use serde::Serialize;
 
 use super::views as status;
@@ -30,7 +28,6 @@ struct Report {
 }
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
-    let json = ctx.json();
     let w = WriteCommand::open(ctx)?;
     let by = ctx.agent(None, &w.settings.config)?;
     let api::watchdog::Watched {
@@ -39,7 +36,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         drift,
     } = api::watchdog::watchdog(&w.site(), &by)?;
     w.report(applied, |seen, commit| {
-        report(ctx, &w.brain, (seen, collisions, drift), commit, json)
+        report(ctx, &w.brain, (seen, collisions, drift), commit)
     })
 }
 
@@ -48,7 +45,6 @@ fn report(
     brain: &Brain,
     (seen, collisions, drift): (Seen, Vec<(Claim, Claim)>, Result<Vec<Drift>>),
     commit: Option<Oid>,
-    json: bool,
 ) -> Result<Ending> {
     let Seen {
         active,
@@ -61,60 +57,53 @@ fn report(
         Ok(d) => (d, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
-
-    if json {
-        output::print_json(&Report {
-            active,
-            stale,
-            moved: ClaimJson::list(moved.iter(), true, ctx.now),
-            stale_claims: ClaimJson::list(stale_claims.iter(), true, ctx.now),
-            collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
-            drift: status::DriftJson::list(&drift),
-            commit: commit.as_ref().map(ToString::to_string),
-        })?;
-    } else {
-        let mut out = ctx.out();
-        write!(out, "{}", status::counts(active, stale)).map_err(crate::Error::output)?;
+    let out = ctx.out();
+    out.json(|| Report {
+        active,
+        stale,
+        moved: ClaimJson::list(moved.iter(), true, ctx.now),
+        stale_claims: ClaimJson::list(stale_claims.iter(), true, ctx.now),
+        collisions: output::collisions_json(collisions.iter().map(|(a, b)| (a, b)), ctx.now),
+        drift: status::DriftJson::list(&drift),
+        commit: commit.as_ref().map(ToString::to_string),
+    })?;
+    out.say(|w| {
+        write!(w, "{}", status::counts(active, stale))?;
         for c in &moved {
             writeln!(
-                out,
+                w,
                 "Now stale: {} {} ({})",
                 c.session,
                 c.scope,
                 bsi_core::ttl::claim_time(c.opened, c.expires, ctx.now)
-            )
-            .map_err(crate::Error::output)?;
+            )?;
         }
         // Every stale claim, on every run, as status shows it.
         if stale > 0 {
-            write!(out, "{}", status::table(&[], &stale_claims, ctx))
-                .map_err(crate::Error::output)?;
+            write!(w, "{}", status::table(&[], &stale_claims, ctx))?;
         }
         for (a, b) in &collisions {
-            writeln!(out, "{}", bsi_core::words::collision_line(a, b))
-                .map_err(crate::Error::output)?;
+            writeln!(w, "{}", bsi_core::words::collision_line(a, b))?;
         }
         for line in audit::missing_lines(brain, sections_held.iter()) {
-            writeln!(out, "{line}").map_err(crate::Error::output)?;
+            writeln!(w, "{line}")?;
         }
-        status::print_drift(&mut out, &drift, unread.as_deref())?;
-        super::note_commit(ctx, &mut out, commit)?;
+        status::print_drift(w, &out, &drift, unread.as_deref())?;
+        super::note_commit(ctx, w, commit)?;
         if stale > 0 {
-            write!(out, "{}", status::next_steps(&stale_claims, 0))
-                .map_err(crate::Error::output)?;
+            write!(w, "{}", status::next_steps(&stale_claims, 0))?;
         } else if collisions.is_empty() {
             writeln!(
-                out,
+                w,
                 "Next: `bsi status` shows who holds what; `bsi open SCOPE` before editing."
-            )
-            .map_err(crate::Error::output)?;
+            )?;
         }
         if !collisions.is_empty() {
             let pairs: Vec<(&Claim, &Claim)> = collisions.iter().map(|(a, b)| (a, b)).collect();
-            write!(out, "{}", bsi_core::words::collision_next(&pairs))
-                .map_err(crate::Error::output)?;
+            write!(w, "{}", bsi_core::words::collision_next(&pairs))?;
         }
-    }
+        Ok(())
+    })?;
     Ok(Ending::Landed(if stale > 0 {
         exit::STALE
     } else if !collisions.is_empty() {

@@ -1,19 +1,16 @@
 //! `bsi whoami`: the current session (`BSI_SESSION`), the agent, and the
 //! session's claims. Read only.
 
-use std::io::Write;
-
 use super::Ctx;
 use super::views as status;
 use crate::cli::WhoamiArgs;
-use crate::output;
 use bsi_core::api;
 use bsi_core::error::{Error, Result, exit};
 use bsi_core::words::command_line;
 
 pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
     let offline = args.offline;
-    let json = ctx.json();
+    let out = ctx.out();
     let Some(session) = ctx.env_session()? else {
         return Err(Error::NoCurrentSession);
     };
@@ -25,75 +22,67 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
     };
     let seen = api::views::whoami(&ctx.site(&brain, &settings), &actor, offline)?;
     let sync = status::sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
-    if json {
-        output::print_json(&status::WhoAmIJson::new(&seen, ctx.now))?;
-        return Ok(exit::OK);
-    }
-    let api::views::WhoAmI {
-        session,
-        agent,
-        by_default,
-        active,
-        stale,
-        ended_by_others,
-        ..
-    } = seen;
+    out.json(|| status::WhoAmIJson::new(&seen, ctx.now))?;
     // The view is what `whoami` is asked for: it prints even with -q,
     // without the lines that say what to do next.
-    let mut out = ctx.asked();
-    writeln!(out, "Session: {session}").map_err(Error::output)?;
-    if by_default {
-        writeln!(
-            out,
-            "Agent: {agent} (no claim yet: the name a new claim gets)"
-        )
-        .map_err(Error::output)?;
-    } else {
-        writeln!(out, "Agent: {agent}").map_err(Error::output)?;
-    }
-    for e in &ended_by_others {
-        writeln!(
-            out,
-            "Ended by another: {} ({}, {}): no longer this session's; `{}` claims it again.",
-            e.scope,
-            e.by_another().unwrap_or_default(),
-            e.closed,
-            command_line(["bsi", "open", &e.scope, "--session", &session])
-        )
-        .map_err(Error::output)?;
-    }
-    if active.is_empty() && stale.is_empty() {
-        writeln!(out, "This session holds no claim.").map_err(Error::output)?;
-        if !ctx.verbosity.is_quiet() {
-            writeln!(
-                out,
-                "Next: `{}` before editing.",
-                command_line(["bsi", "open", "SCOPE", "--session", &session])
-            )
-            .map_err(Error::output)?;
+    out.show(|w| {
+        let api::views::WhoAmI {
+            session,
+            agent,
+            by_default,
+            active,
+            stale,
+            ended_by_others,
+            ..
+        } = &seen;
+        writeln!(w, "Session: {session}")?;
+        if *by_default {
+            writeln!(w, "Agent: {agent} (no claim yet: the name a new claim gets)")?;
+        } else {
+            writeln!(w, "Agent: {agent}")?;
         }
-    } else {
-        write!(out, "{}", status::render_claims(&active, &stale, ctx)).map_err(Error::output)?;
-        let overdue = active
-            .iter()
-            .any(|c| bsi_core::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
-        if ctx.verbosity.is_quiet() {
-            // The claims only.
-        } else if overdue {
+        for e in ended_by_others {
             writeln!(
-                out,
-                "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
-            ).map_err(Error::output)?;
-        } else if !active.is_empty() {
-            writeln!(
-                out,
-                "Next: `bsi close` when the work is committed, `bsi renew` if it needs longer."
-            )
-            .map_err(Error::output)?;
+                w,
+                "Ended by another: {} ({}, {}): no longer this session's; `{}` claims it again.",
+                e.scope,
+                e.by_another().unwrap_or_default(),
+                e.closed,
+                command_line(["bsi", "open", &e.scope, "--session", session])
+            )?;
         }
-    }
-    if let Some(s) = &sync {
-        status::print_sync(&mut out, s)?;
-    }
+        if active.is_empty() && stale.is_empty() {
+            writeln!(w, "This session holds no claim.")?;
+            if !ctx.verbosity.is_quiet() {
+                writeln!(
+                    w,
+                    "Next: `{}` before editing.",
+                    command_line(["bsi", "open", "SCOPE", "--session", session])
+                )?;
+            }
+        } else {
+            write!(w, "{}", status::render_claims(active, stale, ctx))?;
+            let overdue = active
+                .iter()
+                .any(|c| bsi_core::ttl::stale_reason(c.opened, c.expires, ctx.now).is_some());
+            if ctx.verbosity.is_quiet() {
+                // The claims only.
+            } else if overdue {
+                writeln!(
+                    w,
+                    "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
+                )?;
+            } else if !active.is_empty() {
+                writeln!(
+                    w,
+                    "Next: `bsi close` when the work is committed, `bsi renew` if it needs longer."
+                )?;
+            }
+        }
+        if let Some(s) = &sync {
+            status::print_sync(w, s)?;
+        }
+        Ok(())
+    })?;
     Ok(exit::OK)
 }
