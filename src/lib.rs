@@ -19,7 +19,7 @@
 //! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
-//! | [`output`] | human and JSON shapes | IO: `print_json` writes to stdout | `registry`, `scope`, `ttl` |
+//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`) | yes | `registry`, `scope`, `ttl` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
