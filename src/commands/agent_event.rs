@@ -475,14 +475,14 @@ fn registry_for_edit(
     let remote = settings.remote().ok().flatten();
     match brain.first_fetch(remote.as_ref(), settings.connection_timeout) {
         FirstFetch::Fetched(note) => {
-            eprintln!("bsi: note: {note}");
+            ctx.notes.push(format!("note: {note}"));
             (ctx, brain, settings) = open_at(&ctx, dir)?;
         }
         FirstFetch::Unreached(why) => return Ok(Err(fail_open(tool, HookKind::Edit, &why))),
         FirstFetch::NotNeeded | FirstFetch::NoneThere => {}
     }
     for w in &settings.warnings {
-        eprintln!("bsi: warning: {w}");
+        ctx.notes.push(format!("warning: {w}"));
     }
     let mode = settings.hook_mode;
     if mode == HookMode::Off {
@@ -528,7 +528,7 @@ fn edit_in(
     let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
     let rules = edits::rules(&brain, &settings);
     let mut session = known_session(&ctx, &map, tool, session_id).unwrap_or_else(|e| {
-        eprintln!("bsi: warning: {e}; the agent's session is unknown, so every claim counts as another session's");
+        ctx.notes.push(format!("warning: {e}; the agent's session is unknown, so every claim counts as another session's"));
         None
     });
     // Claiming needs a session: then one is named now if the agent has none.
@@ -640,7 +640,7 @@ fn keep_for_after(brain: &Brain, tool: Tool, session: &str, message: &str) {
     if tool.tells_model_after_edit() {
         let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
         if let Err(e) = map.set_pending(tool, session, message) {
-            eprintln!("bsi: warning: {e}");
+            brain.notes.push(format!("warning: {e}"));
         }
     }
 }
@@ -1038,7 +1038,9 @@ fn first_call_briefing(ctx: &Ctx, tool: Tool, id: &str, cwd: &Path) -> Option<St
         Ok((context, _)) => Some(context),
         Err(Error::NoRegistry { .. } | Error::NotARepo(_)) => None,
         Err(e) => {
-            eprintln!("bsi: warning: {e}; the agent goes on without bsi's briefing");
+            ctx.notes.push(format!(
+                "warning: {e}; the agent goes on without bsi's briefing"
+            ));
             None
         }
     }
@@ -1052,7 +1054,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     let map = sessions::in_repo(&brain.workdir)?;
     // For `bsi agent doctor`: the tool runs bsi's hooks here.
     if let Err(e) = map.mark_reached(tool, &bsi_core::ttl::format_ts(ctx.now)) {
-        eprintln!("bsi: warning: {e}");
+        ctx.notes.push(format!("warning: {e}"));
     }
     let session = match ctx.env_session()? {
         Some(s) => {
@@ -1082,7 +1084,8 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     ) {
         Ok(drift) => drift_briefing(&drift),
         Err(e) => {
-            eprintln!("bsi: warning: the claims' drift could not be read: {e}");
+            ctx.notes
+                .push(format!("warning: the claims' drift could not be read: {e}"));
             String::new()
         }
     };
