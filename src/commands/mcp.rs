@@ -1025,13 +1025,16 @@ fn refusal(doc: output::RefusedJson, waited: Option<u64>, steps: &[NextStep]) ->
     let (next, person) = crate::steps::calls(steps);
     let mut text = String::from("Claim refused — nothing was written.");
     for c in &doc.conflicts {
+        // In words, a time reads as the hooks' and the CLI's words give it;
+        // the document keeps RFC 3339.
+        let until = chrono::DateTime::parse_from_rfc3339(&c.claim.expires)
+            .map_or_else(|_| c.claim.expires.clone(), bsi_core::ttl::local_zone_ts);
         text.push_str(&format!(
-            "\n  {} is held by session {} (agent {}, {}, until {}){}",
+            "\n  {} is held by session {} (agent {}, {}, until {until}){}",
             c.requested,
             c.claim.session,
             c.claim.agent,
             c.claim.scope,
-            c.claim.expires,
             if c.claim.stale {
                 " STALE: only a person frees it"
             } else {

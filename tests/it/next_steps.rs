@@ -149,6 +149,12 @@ fn one_conflict_has_the_same_next_steps_at_every_door() {
         let r = call(&c, "claim", json!({"scopes": [GOALS]})).await;
         assert_eq!(r.is_error, Some(true), "{}", text(&r));
         assert_eq!(doc(&r)["next"], steps, "claim: {}", text(&r));
+        // Its words give the time as every other door's words do.
+        assert!(
+            text(&r).contains("until 2026-03-14 11:30 +00:00") && !text(&r).contains("T11:30"),
+            "{}",
+            text(&r)
+        );
         let calls = doc(&r)["next_calls"].as_array().expect("calls").clone();
         assert_eq!(calls.len(), 2, "{calls:?}");
         assert_eq!(calls[0]["arguments"]["scopes"], steps[0]["scopes"]);
