@@ -120,3 +120,50 @@ fn the_file_sits_next_to_the_registry() {
     let reg = b.read("brain/BRAIN-INDEX.md");
     assert!(reg.contains("| notes.md | file | team-bot |"), "{reg}");
 }
+
+/// The registry's branch is held to git's own rule for a branch name
+/// (`git check-ref-format --branch`): every name bsi takes, git takes too,
+/// and `HEAD` is refused before `bsi init` makes `refs/heads/HEAD`.
+#[test]
+fn registry_branch_names_follow_gits_rule() {
+    let b = Brain::bare_repo();
+    let names = [
+        "brain-index",
+        "claims",
+        "team/claims",
+        "HEAD",
+        "@",
+        "-x",
+        "x.lock",
+        "a.lock/b",
+        "a/.hidden",
+        ".hidden",
+        "a..b",
+        "a//b",
+        "a/",
+        "a.",
+        "a@{1}",
+        "v1.2/claims_x",
+    ];
+    for name in names {
+        let git = std::process::Command::new("git")
+            .args(["check-ref-format", "--branch", name])
+            .current_dir(b.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .expect("git check-ref-format");
+        if bsi_core::config::valid_branch_name(name) {
+            assert!(git.status.success(), "bsi takes {name:?}, git refuses it");
+        }
+    }
+    for name in ["HEAD", "a.lock/b", "a/.hidden", "@"] {
+        assert!(!bsi_core::config::valid_branch_name(name), "{name}");
+    }
+    b.write(".bsi.toml", "registry_branch = \"HEAD\"\n");
+    b.bsi(&["init"]).code(2).stderr_has("registry_branch");
+    assert!(
+        !b.path().join(".git/refs/heads/HEAD").exists(),
+        "a branch named HEAD was made"
+    );
+}

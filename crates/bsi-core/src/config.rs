@@ -305,19 +305,25 @@ fn registry_language(l: String) -> Result<crate::registry::Language, ConfigError
 }
 
 /// Whether `name` is a branch name bsi accepts for the registry: what
-/// `git check-ref-format --branch` accepts, less the rare forms.
+/// `git check-ref-format --branch` accepts, less the rare forms (only
+/// ASCII letters, digits and `-_./`). Like git, it refuses `HEAD` (a branch
+/// of that name makes every later `HEAD` ambiguous), a component that
+/// starts with `.` or ends with `.lock`, and `@` alone.
 pub fn valid_branch_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 200
-        && !name.starts_with(['-', '/', '.'])
-        && !name.ends_with(['/', '.'])
-        && !name.ends_with(".lock")
+        && name != "HEAD"
+        && name != "@"
+        && !name.starts_with('-')
+        && !name.ends_with('.')
         && !name.contains("..")
-        && !name.contains("//")
         && !name.contains("@{")
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        && name
+            .split('/')
+            .all(|c| !c.is_empty() && !c.starts_with('.') && !c.ends_with(".lock"))
 }
 
 fn syntax(text: &str, e: &toml::de::Error) -> ConfigError {
