@@ -309,23 +309,35 @@ impl Ctx {
     /// duration out of its range its default, each said in
     /// [`Settings::warnings`].
     pub fn open_for_hook(&self) -> Result<(Brain, Settings)> {
-        let unread = std::cell::RefCell::new(None);
-        let config = |root: &std::path::Path| match bsi_core::settings::load_config(root) {
-            Err(e @ Error::Config { .. }) => {
-                *unread.borrow_mut() =
-                    Some(format!("{e}; the hook runs with the default settings"));
-                Ok(Config::default())
+        let unread = std::cell::RefCell::new(Vec::new());
+        let config = |root: &std::path::Path| {
+            let (config, problems) = bsi_core::settings::load_config_lenient(root)?;
+            // A key that decides what is judged is never replaced by its
+            // default: the hook stops on it, unless the file says `warn`.
+            let guarding = problems
+                .iter()
+                .find(|e| matches!(e, Error::Config { source, .. } if source.guards()));
+            if let Some(Error::Config { path, source }) = guarding
+                && config.hook_mode != bsi_core::config::HookMode::Warn
+            {
+                return Err(Error::Config {
+                    path: path.clone(),
+                    source: source.clone(),
+                });
             }
-            other => other,
+            *unread.borrow_mut() = problems
+                .iter()
+                .map(|e| format!("{e}; the hook runs with its default"))
+                .collect();
+            Ok(config)
         };
         let given = Given {
             lenient: true,
             ..self.given()
         };
         let (brain, mut settings) = self.open_with(config, &given)?;
-        if let Some(w) = unread.into_inner() {
-            settings.warnings.insert(0, w);
-        }
+        let unread = unread.into_inner();
+        settings.warnings.splice(0..0, unread);
         Ok((brain, settings))
     }
 

@@ -63,9 +63,7 @@ fn a_huge_default_ttl_is_a_configuration_error_and_commits_still_land() {
     b.git(&["add", "agents/alice.md"]);
     let commit = b.git_run(&["commit", "-q", "-m", "notes"]);
     no_panic("git commit", &commit);
-    commit
-        .code(0)
-        .stderr_has("the hook runs with the default settings");
+    commit.code(0).stderr_has("the hook runs with its default");
     // A branch update the reference-transaction hook judges: a cherry-pick.
     b.git(&["checkout", "-q", "-b", "side", "HEAD~1"]);
     let pick = b.git_run(&["cherry-pick", "main"]);
@@ -248,8 +246,9 @@ fn hook_run(b: &Brain, args: &[&str], env: &[(&str, String)], input: &str) -> Ru
 /// points never panic, and those documented to fail open do: the
 /// reference-transaction hook lets an update that lands no claimed change
 /// go (exit 0), the agent tools' edit hook lets the edit through (exit 0),
-/// post-checkout never fails, and a broken `.bsi.toml` never blocks a
-/// commit (pre-commit exit 0). Generated cases on one brain (a brain per
+/// post-checkout never fails, and a broken `.bsi.toml` blocks a commit
+/// only where the keys that decide what is judged cannot be read
+/// (pre-commit exit 2 with the file's words, else exit 0). Generated cases on one brain (a brain per
 /// case would cost a repository each).
 #[test]
 fn the_hooks_never_panic_and_fail_open_whatever_the_configuration() {
@@ -293,7 +292,17 @@ fn the_hooks_never_panic_and_fail_open_whatever_the_configuration() {
         let r = hook_run(&b, &["hook", "pre-commit"], &env, "");
         b.git(&["reset", "-q"]);
         no_panic("pre-commit", &r);
-        if env.is_empty() {
+        // A file whose keys that decide what is judged cannot be read (no
+        // TOML, a hook mode that is none) stops the commit with its words,
+        // unless it says `warn`; any other bad line is said and skipped.
+        let text = b.read(".bsi.toml");
+        let (config, problems) = bsi_core::config::parse_lenient(&text);
+        let guarding = problems.iter().any(bsi_core::config::ConfigError::guards)
+            && config.hook_mode != bsi_core::config::HookMode::Warn;
+        if guarding {
+            prop_assert_eq!(r.code, 2, "pre-commit: {}", r.stderr);
+            prop_assert!(r.stderr.contains(".bsi.toml"), "pre-commit: {}", r.stderr);
+        } else if env.is_empty() {
             prop_assert_eq!(r.code, 0, "pre-commit: {}", r.stderr);
         } else {
             // A bad variable is the committer's own to fix: said, with its

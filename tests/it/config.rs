@@ -167,3 +167,69 @@ fn registry_branch_names_follow_gits_rule() {
         "a branch named HEAD was made"
     );
 }
+
+/// A brain whose registry lives on `claims`, with bsi's hooks, and
+/// `agents/alice.md` held by s1.
+fn on_claims_branch() -> Brain {
+    let b = Brain::bare_repo();
+    b.write("agents/alice.md", "# Alice\n\nnotes\n");
+    b.write(".bsi.toml", "registry_branch = \"claims\"\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-q", "-m", "base"]);
+    b.bsi(&["init"]).ok();
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&[
+        "open",
+        "agents/alice.md",
+        "--session",
+        "s1",
+        "--agent",
+        "ada",
+    ])
+    .ok();
+    b
+}
+
+/// One line a hook cannot use (a value out of range, a newer bsi's key)
+/// is said and left at its default alone: the registry's branch still
+/// counts, and a commit into a held file is refused.
+#[test]
+fn a_bad_line_of_the_config_leaves_the_guard_on_its_registry() {
+    let b = on_claims_branch();
+    b.write(
+        ".bsi.toml",
+        "registry_branch = \"claims\"\nhistory_keep = 0\nfuture_setting = \"x\"\n",
+    );
+    b.write("agents/alice.md", "# Alice\n\nnotes\nmore\n");
+    b.git(&["add", "agents/alice.md"]);
+    let c = b.git_at(b.path(), Some("s2"), &["commit", "-q", "-m", "alice"]);
+    assert_ne!(c.code, 0, "the commit landed: {c:?}");
+    assert!(c.stderr.contains("s1"), "{}", c.stderr);
+    assert!(c.stderr.contains("history_keep"), "{}", c.stderr);
+    assert!(c.stderr.contains("future_setting"), "{}", c.stderr);
+    assert_eq!(b.git(&["log", "-1", "--format=%s"]).trim(), "base");
+}
+
+/// A key that decides what is judged, unreadable, stops the hook with the
+/// file's words, unless the file says `hook_mode = "warn"`.
+#[test]
+fn an_unreadable_guarding_key_stops_the_hook_unless_the_mode_is_warn() {
+    let b = on_claims_branch();
+    b.write(".bsi.toml", "registry_branch = \"HEAD\"\n");
+    b.write("README.md", "# Brain\n");
+    b.git(&["add", "README.md"]);
+    let c = b.git_at(b.path(), Some("s2"), &["commit", "-q", "-m", "readme"]);
+    assert_ne!(c.code, 0, "the commit landed: {c:?}");
+    assert!(
+        c.stderr.contains("registry_branch") && c.stderr.contains(".bsi.toml"),
+        "{}",
+        c.stderr
+    );
+    b.write(
+        ".bsi.toml",
+        "registry_branch = \"HEAD\"\nhook_mode = \"warn\"\n",
+    );
+    let c = b.git_at(b.path(), Some("s2"), &["commit", "-q", "-m", "readme"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(c.stderr.contains("registry_branch"), "{}", c.stderr);
+}

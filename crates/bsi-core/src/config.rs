@@ -205,6 +205,60 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
     })
 }
 
+/// The keys that decide what a hook judges: where the registry is, how the
+/// hooks treat a change. A hook never runs on a default in their place.
+pub const GUARDING: [&str; 3] = ["registry_branch", "remote", "hook_mode"];
+
+impl ConfigError {
+    /// The key this error is about, when it is about one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Syntax { .. } => None,
+            ConfigError::UnknownKey { key, .. } => Some(key),
+            ConfigError::Value { key, .. } => Some(key),
+        }
+    }
+
+    /// Whether a hook that meets it cannot know what to judge: the file is
+    /// no TOML at all, or a guarding key ([`GUARDING`]) has a value it
+    /// cannot use. An unknown key (a newer bsi's setting) never is.
+    pub fn guards(&self) -> bool {
+        match self {
+            ConfigError::Syntax { .. } => true,
+            ConfigError::UnknownKey { .. } => false,
+            ConfigError::Value { key, .. } => GUARDING.contains(key),
+        }
+    }
+}
+
+/// Parses a `.bsi.toml` for a hook, which must run whatever it meets:
+/// every key it can read is kept, and each it cannot (a value out of its
+/// range, a key it does not know) is left at its default and returned, so
+/// one bad line never turns the others into their defaults. A file that
+/// is no TOML gives the defaults and its syntax error. Pure.
+pub fn parse_lenient(text: &str) -> (Config, Vec<ConfigError>) {
+    let mut table: toml::Table = match toml::from_str(text) {
+        Ok(t) => t,
+        Err(e) => return (Config::default(), vec![syntax(text, &e)]),
+    };
+    let mut problems = Vec::new();
+    loop {
+        let rest = toml::to_string(&table).unwrap_or_default();
+        match parse(&rest) {
+            Ok(config) => return (config, problems),
+            Err(e) => {
+                let key = e.key().map(str::to_string);
+                problems.push(e);
+                match key {
+                    Some(k) if table.remove(&k).is_some() => {}
+                    // Nothing left to take out: the defaults.
+                    _ => return (Config::default(), problems),
+                }
+            }
+        }
+    }
+}
+
 fn refuse_unknown_keys(table: &toml::Table) -> Result<(), ConfigError> {
     for key in table.keys() {
         if !KEYS.contains(&key.as_str()) {
@@ -389,6 +443,24 @@ mod tests {
             assert_eq!(c.hook_mode, want);
             assert_eq!(c.hook_mode.as_str(), m);
         }
+    }
+
+    #[test]
+    fn a_lenient_read_keeps_every_key_it_can_read() {
+        let (c, problems) = parse_lenient(
+            "registry_branch = \"claims\"\nhistory_keep = 0\nfuture_setting = \"x\"\nhook_mode = \"strict\"\n",
+        );
+        assert_eq!(c.registry_branch.as_deref(), Some("claims"));
+        assert_eq!(c.hook_mode, HookMode::Strict);
+        assert_eq!(c.history_keep, None);
+        let keys: Vec<Option<&str>> = problems.iter().map(ConfigError::key).collect();
+        assert_eq!(keys, [Some("future_setting"), Some("history_keep")]);
+        assert!(problems.iter().all(|p| !p.guards()));
+        let (c, problems) = parse_lenient("registry_branch = \"HEAD\"\n");
+        assert_eq!(c.registry_branch, None);
+        assert!(problems[0].guards());
+        let (_, problems) = parse_lenient("not toml = = 1\n");
+        assert!(problems[0].guards());
     }
 
     #[test]

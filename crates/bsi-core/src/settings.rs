@@ -118,6 +118,28 @@ pub fn load_config(root: &Path) -> Result<Config> {
     config::parse(&text).map_err(|source| Error::Config { path, source })
 }
 
+/// Reads `.bsi.toml` in `root` for a hook ([`config::parse_lenient`]): the
+/// configuration with every key it could read, and what it could not.
+pub fn load_config_lenient(root: &Path) -> Result<(Config, Vec<Error>)> {
+    let path = root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Config::default(), Vec::new()));
+        }
+        Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
+    };
+    let (config, problems) = config::parse_lenient(&text);
+    let problems = problems
+        .into_iter()
+        .map(|source| Error::Config {
+            path: path.clone(),
+            source,
+        })
+        .collect();
+    Ok((config, problems))
+}
+
 /// The agent name from a flag, the environment and a `.bsi.toml`, else
 /// `fallback` (the run's `user@host`).
 pub fn agent_name(
