@@ -387,6 +387,16 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_actor_of_no_session_has_none_of_its_own_and_is_said_by_its_name() {
+        let shell = by(None, "me@box", false);
+        assert!(matches!(shell.own_session(), Err(Error::NoSession)));
+        assert_eq!(shell.describe(), "me@box");
+        let agent = by(Some("sess-a"), "claude", true);
+        assert_eq!(agent.own_session().expect("its own"), "sess-a");
+        assert_eq!(agent.describe(), "claude (session sess-a)");
+    }
+
+    #[test]
     fn session_claims_finds_active_and_stale_rows_of_one_scope() {
         let a = claim("s1", "x", Scope::File("a.md".into()));
         let b = claim("s1", "x", Scope::File("b.md".into()));
