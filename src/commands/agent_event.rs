@@ -806,8 +806,9 @@ impl ClaimOnWrite<'_> {
             random_seed: ctx.random_seed,
         };
         let actor = api::Actor {
-            session: session.to_string(),
+            session: Some(session.to_string()),
             agent: agent.to_string(),
+            agent_named: as_tool.agent_named(None, &settings.config),
             drawn: false,
         };
         let reg = match api::open::on_write(&site, &actor, tries, ttl, &note) {

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
+use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::cli::CloseArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
@@ -69,13 +69,12 @@ pub(crate) fn run(ctx: &Ctx, args: &CloseArgs) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
-    let acting = Acting::of(ctx, agent, &w.settings.config)?;
-    let actor = acting.on(session);
-    let closed = api::close::close(&w.site(), &actor, &acting.owner(), scope.as_ref(), force)?;
+    let actor = ctx.actor(agent, &w.settings.config)?;
+    let closed = api::close::close(&w.site(), &actor, &session, scope.as_ref(), force)?;
     if let Some(why) = &closed.unverified {
         let _ = writeln!(ctx.out().plain_err(), "bsi: warning: {why}");
     }
-    let session = &actor.session;
+    let session = session.as_str();
     let drift = closed.drift;
     w.report(closed.applied, |closing, commit| match closing {
         Closing::Closed {

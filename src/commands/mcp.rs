@@ -240,15 +240,17 @@ impl Inner {
             // A named session takes its recorded agent, as the CLI's.
             Some(session) => Some(
                 Actor {
-                    session,
+                    session: Some(session),
                     agent,
+                    agent_named: named,
                     drawn: false,
                 }
-                .adopting(&call.site(), named),
+                .adopting(&call.site()),
             ),
             None if draw => Some(Actor {
-                session: bsi_core::session::new_session_id(ctx.now, ctx.random_seed),
+                session: Some(bsi_core::session::new_session_id(ctx.now, ctx.random_seed)),
                 agent,
+                agent_named: named,
                 drawn: true,
             }),
             None => None,
@@ -508,7 +510,7 @@ fn claim_now(inner: &Inner, a: &ClaimArgs, wait: Option<u64>) -> Result<Claimed>
     inner.adopt(&opening.session);
     if wait.is_some() && matches!(opening.applied.report, Outcome::Refused { .. }) {
         return Ok(Claimed::Wait(Actor {
-            session: opening.session,
+            session: Some(opening.session),
             drawn: false,
             ..actor
         }));
@@ -617,16 +619,11 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
     let Some(actor) = inner.actor(&mut call, false)? else {
         return Err(Error::NoSession);
     };
+    let session = actor.own_session()?;
     let site = call.site();
     let each = if raw.is_empty() {
         api::close::Each {
-            closed: vec![api::close::close(
-                &site,
-                &actor,
-                &actor.owner(),
-                None,
-                false,
-            )?],
+            closed: vec![api::close::close(&site, &actor, session, None, false)?],
             kept: Vec::new(),
         }
     } else {
@@ -638,22 +635,22 @@ fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
                 Err(e) => unknown.push((r.clone(), e)),
             }
         }
-        let mut each = api::close::close_each(&site, &actor, &actor.owner(), &scopes, false);
+        let mut each = api::close::close_each(&site, &actor, session, &scopes, false);
         let mut kept: Vec<(String, Error)> = unknown;
         kept.extend(each.kept.drain(..).map(|(s, e)| (s.to_string(), e)));
         if each.closed.is_empty() && !kept.is_empty() {
             // Nothing closed: the first reason is the answer.
             return Err(kept.remove(0).1);
         }
-        return Ok(closed_answer(&call, &actor, &each, &kept));
+        return Ok(closed_answer(&call, session, &each, &kept));
     };
-    Ok(closed_answer(&call, &actor, &each, &[]))
+    Ok(closed_answer(&call, session, &each, &[]))
 }
 
 /// What a `close` closed, and each scope it did not with why.
 fn closed_answer(
     call: &Call,
-    actor: &Actor,
+    session: &str,
     each: &api::close::Each,
     kept: &[(String, Error)],
 ) -> CallToolResult {
@@ -663,7 +660,7 @@ fn closed_answer(
         .and_then(|c| c.applied.report.verified())
         .map_or_else(|| "clean".to_string(), ToString::to_string);
     let doc = output::ClosedJson {
-        session: actor.session.clone(),
+        session: session.to_string(),
         closed: closed
             .iter()
             .map(|(c, st)| ClaimJson::new(c, *st, call.ctx.now))
@@ -690,7 +687,7 @@ fn closed_answer(
     let mut text = format!(
         "Closed {} of session {} (verify: {verify}).",
         list(&scopes_of(closed.iter().map(|(c, _)| c))),
-        actor.session
+        session
     );
     for h in each.closed.iter().flat_map(|c| c.applied.report.handed()) {
         text.push_str(&format!(
@@ -722,6 +719,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
     let Some(actor) = inner.actor(&mut call, false)? else {
         return Err(Error::NoSession);
     };
+    let session = actor.own_session()?;
     let ttl = call
         .settings
         .ttl(ttl.map(Ttl::parse).transpose()?.map(Ttl::duration));
@@ -736,7 +734,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
     let (mut renewed, mut unchanged) = (Vec::new(), Vec::new());
     let (mut commit, mut notes) = (None, Vec::new());
     for s in &scopes {
-        let applied = api::renew::renew(&site, &actor, &actor.owner(), s.as_ref(), ttl, false)?;
+        let applied = api::renew::renew(&site, &actor, session, s.as_ref(), ttl, false)?;
         notes.extend(landing_notes(&call, &applied.landing));
         commit = applied.commit.or(commit);
         let (r, u) = applied.report;
@@ -750,7 +748,7 @@ fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToo
         list(&scopes_of(&unchanged))
     );
     let doc = output::RenewedJson {
-        session: actor.session.clone(),
+        session: session.to_string(),
         renewed: ClaimJson::list(renewed.iter(), false, now),
         unchanged: ClaimJson::list(unchanged.iter(), false, now),
         commit: commit.map(|c| c.to_string()),

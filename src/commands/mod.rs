@@ -569,6 +569,19 @@ impl Ctx {
         flag.is_some() || self.env_agent.is_some() || config.default_agent.is_some()
     }
 
+    /// Who acts in this run, resolved once: the session it acts for
+    /// (`BSI_SESSION`, `--session`, or the agent tool's session; none in a
+    /// shell of no session), the agent name (`flag` first) and whether it
+    /// was given. No id is drawn here (`open` draws one).
+    pub fn actor(&self, flag: Option<&AgentName>, config: &Config) -> Result<bsi_core::api::Actor> {
+        Ok(bsi_core::api::Actor {
+            session: self.env_session()?.map(SessionId::into_string),
+            agent: self.agent(flag, config)?.into_string(),
+            agent_named: self.agent_named(flag, config),
+            drawn: false,
+        })
+    }
+
     /// Sets the session and agent of the agent tool session this run acts
     /// for — the tool process it descends from, or the tool session its
     /// environment names — when the session map of the repository here
@@ -620,46 +633,6 @@ pub(crate) struct WriteCommand<'c> {
     pub(crate) ctx: &'c Ctx,
     pub(crate) brain: Brain,
     pub(crate) settings: Settings,
-}
-
-/// Who acts in a write on a session's claims (`close`, `renew`): the
-/// session this run acts for, if any, and its agent name; read once from
-/// the run, then asked as the ownership rule ([`Acting::owner`]) and as the
-/// core's actor on the session named ([`Acting::on`]).
-pub(crate) struct Acting {
-    session: Option<SessionId>,
-    agent: AgentName,
-    named: bool,
-}
-
-impl Acting {
-    /// Who acts in this run: `--session`/`BSI_SESSION`/the tool's session,
-    /// and the agent name (`flag` first).
-    pub(crate) fn of(ctx: &Ctx, flag: Option<&AgentName>, config: &Config) -> Result<Acting> {
-        Ok(Acting {
-            session: ctx.env_session()?,
-            agent: ctx.agent(flag, config)?,
-            named: ctx.agent_named(flag, config),
-        })
-    }
-
-    /// As the ownership rule reads it.
-    pub(crate) fn owner(&self) -> bsi_core::claims::Actor<'_> {
-        bsi_core::claims::Actor {
-            session: self.session.as_ref().map(SessionId::as_str),
-            agent: self.agent.as_str(),
-            agent_named: self.named,
-        }
-    }
-
-    /// The core's actor on `session`'s claims, under this agent name.
-    pub(crate) fn on(&self, session: String) -> bsi_core::api::Actor {
-        bsi_core::api::Actor {
-            agent: self.agent.to_string(),
-            session,
-            drawn: false,
-        }
-    }
 }
 
 /// How a write command ends once it has reported.

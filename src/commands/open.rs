@@ -47,13 +47,12 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let config = &w.settings.config;
     let scopes = api::open::scopes(&w.brain, &ctx.cwd, &req.scopes)?;
-    let agent = ctx.agent(req.agent.as_ref(), config)?.into_string();
+    let actor = ctx.actor(req.agent.as_ref(), config)?;
     let note = req.note.unwrap_or_default();
     check_note(&note)?;
     // A session named with no agent name given: its claims join it as the
     // agent it was opened by, as `close` acts as it.
-    let actor =
-        actor_of(ctx, agent)?.adopting(&w.site(), ctx.agent_named(req.agent.as_ref(), config));
+    let actor = drawn_if_none(ctx, actor).adopting(&w.site());
     let opening = api::open::open(
         &w.site(),
         &actor,
@@ -113,21 +112,17 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
     Ok(code)
 }
 
-/// Who opens, as `agent`: the session asked for (`--session` or
-/// `BSI_SESSION`), else a new one drawn here.
-fn actor_of(ctx: &Ctx, agent: String) -> Result<api::Actor> {
-    Ok(match ctx.env_session()? {
-        Some(s) => api::Actor {
-            session: s.into_string(),
-            agent,
-            drawn: false,
-        },
+/// Who opens: `actor` in the session asked for (`--session` or
+/// `BSI_SESSION`), else in a new one drawn here.
+fn drawn_if_none(ctx: &Ctx, actor: api::Actor) -> api::Actor {
+    match actor.session {
+        Some(_) => actor,
         None => api::Actor {
-            session: new_session_id(ctx.now, ctx.random_seed),
-            agent,
+            session: Some(new_session_id(ctx.now, ctx.random_seed)),
             drawn: true,
+            ..actor
         },
-    })
+    }
 }
 
 /// What `open` says of a granted claim on a heading its file does not have

@@ -1,6 +1,6 @@
 //! `bsi renew`: extend a session's active claims, up to 8h after opening.
 
-use super::{Acting, Ctx, Ending, WriteCommand, opt_scope};
+use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::cli::RenewArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
@@ -31,19 +31,11 @@ pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
     let w = WriteCommand::open(ctx)?;
     let session = ctx.session(session)?.into_string();
     let scope = opt_scope(&w.brain, ctx, scope)?;
-    let acting = Acting::of(ctx, agent, &w.settings.config)?;
-    let actor = acting.on(session);
+    let actor = ctx.actor(agent, &w.settings.config)?;
     let ttl = w.settings.ttl(ttl_arg);
-    let applied = api::renew::renew(
-        &w.site(),
-        &actor,
-        &acting.owner(),
-        scope.as_ref(),
-        ttl,
-        force,
-    )?;
+    let applied = api::renew::renew(&w.site(), &actor, &session, scope.as_ref(), ttl, force)?;
     w.report(applied, |renewing, commit| {
-        report(ctx, actor.session.clone(), renewing, ttl, commit)
+        report(ctx, session.clone(), renewing, ttl, commit)
     })
 }
 

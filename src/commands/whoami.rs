@@ -11,15 +11,11 @@ use bsi_core::words::command_line;
 pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
     let offline = args.offline;
     let out = ctx.out();
-    let Some(session) = ctx.env_session()? else {
+    if ctx.env_session()?.is_none() {
         return Err(Error::NoCurrentSession);
-    };
+    }
     let (brain, settings) = ctx.open()?;
-    let actor = api::Actor {
-        session: session.into_string(),
-        agent: ctx.agent(None, &settings.config)?.into_string(),
-        drawn: false,
-    };
+    let actor = ctx.actor(None, &settings.config)?;
     let seen = api::views::whoami(&ctx.site(&brain, &settings), &actor, offline)?;
     let sync = status::sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     out.json(|| status::WhoAmIJson::new(&seen, ctx.now))?;

@@ -25,13 +25,12 @@ pub struct Closed {
     pub drift: Vec<Drift>,
 }
 
-/// Closes `actor`'s claims (those on `scope`); `owner` is who acts
-/// ([`crate::claims::Actor::owns`]); `force` closes claims of another
-/// session.
+/// Closes `session`'s claims (those on `scope`) as `actor` acts
+/// ([`Actor::owns`]); `force` closes claims of another session.
 pub fn close(
     site: &Site<'_>,
     actor: &Actor,
-    owner: &crate::claims::Actor<'_>,
+    session: &str,
     scope: Option<&Scope>,
     force: bool,
 ) -> Result<Closed> {
@@ -44,21 +43,21 @@ pub fn close(
     // the lock).
     let remote = site.settings.remote().ok().flatten();
     let view = site.brain.view(remote.as_ref());
-    let (verified, unverified, drift) = audit_session(site, view.as_ref(), &actor.session, scope);
-    let handoff = handoff_for(site, view.as_ref().ok(), &actor.session, scope);
+    let (verified, unverified, drift) = audit_session(site, view.as_ref(), session, scope);
+    let handoff = handoff_for(site, view.as_ref().ok(), session, scope);
     let job = Job::close(
-        &actor.session,
+        session,
         scope,
-        (owner, force),
+        (actor, force),
         (verified, site.now),
         Some(&handoff),
     );
     let planned = |reg: &crate::registry::Registry| {
         plan(
             reg,
-            &actor.session,
+            session,
             scope,
-            (owner, force),
+            (actor, force),
             (verified, site.now),
             Some(&handoff),
         )
@@ -130,12 +129,13 @@ impl Each {
     }
 }
 
-/// Closes each of `scopes` of `actor`'s session on its own: a scope the
-/// session does not hold is said, and does not keep the others open.
+/// Closes each of `scopes` of `session` on its own, as `actor` acts: a
+/// scope the session does not hold is said, and does not keep the others
+/// open.
 pub fn close_each(
     site: &Site<'_>,
     actor: &Actor,
-    owner: &crate::claims::Actor<'_>,
+    session: &str,
     scopes: &[Scope],
     force: bool,
 ) -> Each {
@@ -144,7 +144,7 @@ pub fn close_each(
         kept: Vec::new(),
     };
     for s in scopes {
-        match close(site, actor, owner, Some(s), force) {
+        match close(site, actor, session, Some(s), force) {
             Ok(c) => each.closed.push(c),
             Err(e) => each.kept.push((s.clone(), e)),
         }

@@ -87,36 +87,31 @@ impl Site<'_> {
     }
 }
 
-/// Who acts: a session and the agent name its claims carry, resolved once
-/// by the door.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor {
-    /// The session.
-    pub session: String,
-    /// The agent name.
-    pub agent: String,
-    /// The session id was drawn for this request: one the registry already
-    /// knows is drawn again.
-    pub drawn: bool,
-}
+/// Who acts, resolved once by the door: the one type every door and
+/// every plan reads ([`crate::claims::Actor`]).
+pub use crate::claims::Actor;
 
 impl Actor {
     /// A named session acting with no agent name given takes the agent its
     /// claims were recorded by (its active or stale claims', else its
     /// newest history row's), so a session's claims stay one agent's at
-    /// every door. `named`: whether an agent name was given.
-    pub fn adopting(mut self, site: &Site<'_>, named: bool) -> Actor {
-        if self.drawn || named {
+    /// every door. A drawn session, and an actor of no session, stay as
+    /// they are.
+    pub fn adopting(mut self, site: &Site<'_>) -> Actor {
+        if self.drawn || self.agent_named {
             return self;
         }
+        let Some(session) = self.session.as_deref() else {
+            return self;
+        };
         let remote = site.settings.remote().ok().flatten();
         let Ok(view) = site.brain.view(remote.as_ref()) else {
             return self;
         };
         let reg = &view.registry;
-        let recorded = match reg.all_claims().find(|(c, _)| c.session == self.session) {
+        let recorded = match reg.all_claims().find(|(c, _)| c.session == session) {
             Some((c, _)) => Some(c.agent.clone()),
-            None => crate::claims::close::ended(reg, &self.session, None)
+            None => crate::claims::close::ended(reg, session, None)
                 .pop()
                 .map(|e| e.agent),
         };
@@ -124,16 +119,6 @@ impl Actor {
             self.agent = agent;
         }
         self
-    }
-
-    /// The actor as the ownership rule reads it: its own session, by its
-    /// agent name (a door that acts for one session, as `bsi mcp` does).
-    pub fn owner(&self) -> crate::claims::Actor<'_> {
-        crate::claims::Actor {
-            session: Some(&self.session),
-            agent: &self.agent,
-            agent_named: true,
-        }
     }
 }
 

@@ -75,8 +75,9 @@ pub fn scopes(brain: &Brain, cwd: &std::path::Path, raw: &[String]) -> Result<Ve
     Ok(scopes)
 }
 
-/// Claims `req.scopes` for `actor`: planned and published under the
-/// writer lock; with a wait, a refused request is planned again whenever
+/// Claims `req.scopes` for `actor`'s own session (a request with none is
+/// refused, [`Error::NoSession`]): planned and published under the writer
+/// lock; with a wait, a refused request is planned again whenever
 /// the registry changes, until it is granted, the time is up or `stop` is
 /// set (after which nothing is granted).
 pub fn open(
@@ -87,15 +88,15 @@ pub fn open(
     stop: &Stop,
 ) -> Result<Opening> {
     let _arriving = site.arriving();
-    let mut session = actor.session.clone();
+    let mut session = actor.own_session()?.to_string();
     // A drawn id the registry already knows is drawn again.
     let mut draws: u64 = 0;
     loop {
         let who = Actor {
-            session: session.clone(),
+            session: Some(session.clone()),
             ..actor.clone()
         };
-        let (applied, stopped) = publish_waiting(site, &who, req, watch, stop)?;
+        let (applied, stopped) = publish_waiting(site, (&who, &session), req, watch, stop)?;
         if !matches!(applied.report, Outcome::IdTaken) {
             let reopened = !actor.drawn && reopens_closed(&applied, &session);
             return Ok(Opening {
@@ -202,7 +203,7 @@ fn reopens_closed(applied: &Applied<Outcome>, session: &str) -> bool {
 /// renewed to the one it asked for when that differs.
 fn handed_over(
     site: &Site<'_>,
-    actor: &Actor,
+    (actor, session): (&Actor, &str),
     req: &Request<'_>,
     mut applied: Applied<Outcome>,
 ) -> Result<Applied<Outcome>> {
@@ -221,8 +222,7 @@ fn handed_over(
         if c.expires == crate::ttl::expiry(c.opened, req.ttl) {
             continue;
         }
-        let renewed =
-            super::renew::renew(site, actor, &actor.owner(), Some(&c.scope), req.ttl, false)?;
+        let renewed = super::renew::renew(site, actor, session, Some(&c.scope), req.ttl, false)?;
         if let Some(r) = renewed.report.0.into_iter().find(|r| r.scope == c.scope) {
             *c = r;
         }
@@ -239,39 +239,39 @@ fn opened_while_waiting(site: &Site<'_>, c: &crate::registry::Claim) -> bool {
     c.opened >= crate::ttl::to_minute(site.now)
 }
 
-/// The claims of `reg` that a close handed to `actor`'s session while it
-/// waited for `req`: its active claims on the request's scopes opened since
-/// the request began.
+/// The claims of `reg` that a close handed to `session` while it waited
+/// for `req`: its active claims on the request's scopes opened since the
+/// request began.
 fn handed<'r>(
     reg: &'r crate::registry::Registry,
     site: &Site<'_>,
-    actor: &Actor,
+    session: &str,
     req: &Request<'_>,
 ) -> impl Iterator<Item = &'r crate::registry::Claim> {
     reg.active_claims.iter().filter(move |c| {
-        c.session == actor.session && opened_while_waiting(site, c) && req.scopes.contains(&c.scope)
+        c.session == session && opened_while_waiting(site, c) && req.scopes.contains(&c.scope)
     })
 }
 
-/// The scopes of `req` that a close handed to `actor`'s session while it
-/// waited ([`handed`]), as the remote has them now (fetched, bounded; else
-/// as last fetched).
-fn handed_scopes(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Vec<Scope> {
+/// The scopes of `req` that a close handed to `session` while it waited
+/// ([`handed`]), as the remote has them now (fetched, bounded; else as
+/// last fetched).
+fn handed_scopes(site: &Site<'_>, session: &str, req: &Request<'_>) -> Vec<Scope> {
     let Ok((view, _)) = crate::publish::read(site.brain, site.settings, site.now, false) else {
         return Vec::new();
     };
-    handed(&view.registry, site, actor, req)
+    handed(&view.registry, site, session, req)
         .map(|c| c.scope.clone())
         .collect()
 }
 
-/// The request's grant, when a close handed `actor`'s session every scope
+/// The request's grant, when a close handed `session` every scope
 /// of `req` while it waited ([`handed`]), read from the registry as last
 /// fetched (the wait fetched it as it woke): what a plan of the request
 /// would find, held, with nothing to write.
-fn granted_by_close(site: &Site<'_>, actor: &Actor, req: &Request<'_>) -> Option<Applied<Outcome>> {
+fn granted_by_close(site: &Site<'_>, session: &str, req: &Request<'_>) -> Option<Applied<Outcome>> {
     let (view, _) = crate::publish::read(site.brain, site.settings, site.now, true).ok()?;
-    let claims: Vec<&crate::registry::Claim> = handed(&view.registry, site, actor, req).collect();
+    let claims: Vec<&crate::registry::Claim> = handed(&view.registry, site, session, req).collect();
     let held = req
         .scopes
         .iter()
@@ -312,10 +312,11 @@ fn nothing() -> Outcome {
 /// Publishes the claim; with a wait, a refused one takes its place in the
 /// queue (unless `req.queue` is false) and is planned again whenever the
 /// registry changes or its lease needs renewing, until the wait is over
-/// or `stop` is set. Also returns whether it stopped.
+/// or `stop` is set. Also returns whether it stopped. `session` is
+/// `actor`'s own.
 fn publish_waiting(
     site: &Site<'_>,
-    actor: &Actor,
+    (actor, session): (&Actor, &str),
     req: &Request<'_>,
     watch: &mut dyn Watch,
     stop: &Stop,
@@ -337,7 +338,7 @@ fn publish_waiting(
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
-            let _ = site.publish(|reg| Ok(leave(reg, &actor.session, &actor.agent)));
+            let _ = site.publish(|reg| Ok(leave(reg, session, &actor.agent)));
         }
     };
     loop {
@@ -350,9 +351,9 @@ fn publish_waiting(
         // handoff): the registry the wait just read says so, and taking
         // the grant needs no write, nor a turn at the writer lock.
         if lease.is_some()
-            && let Some(applied) = granted_by_close(site, actor, req)
+            && let Some(applied) = granted_by_close(site, session, req)
         {
-            return Ok((handed_over(site, actor, req, applied)?, false));
+            return Ok((handed_over(site, (actor, session), req, applied)?, false));
         }
         // The references before the plan reads them: anything since is news.
         let tips = waiting.as_ref().map(|w| w.tips(site.brain));
@@ -362,7 +363,7 @@ fn publish_waiting(
         let mut snap = site.brain.outlines(req.scopes);
         let mut listed = false;
         let c = Claiming {
-            session: &actor.session,
+            session,
             agent: &actor.agent,
             scopes: req.scopes,
             ttl: req.ttl,
@@ -417,7 +418,7 @@ fn publish_waiting(
             return Ok((applied, true));
         }
         let applied = if lease.is_some() {
-            handed_over(site, actor, req, applied)?
+            handed_over(site, (actor, session), req, applied)?
         } else {
             applied
         };
@@ -442,7 +443,7 @@ fn publish_waiting(
             // Alive and waiting, for a close by any writer it meets to
             // hand over to.
             if marked.is_none() {
-                marked = Some(site.meeting().mark_waiting(&actor.session, req.scopes));
+                marked = Some(site.meeting().mark_waiting(session, req.scopes));
             }
         }
         let ahead: Vec<String> = place
@@ -473,7 +474,7 @@ fn publish_waiting(
             // A close may have handed this request its claims just as the
             // wait ended: granted before the time was up, it is answered
             // as granted (the next plan finds them held).
-            Woke::TimeUp if lease.is_some() && !handed_scopes(site, actor, req).is_empty() => {}
+            Woke::TimeUp if lease.is_some() && !handed_scopes(site, session, req).is_empty() => {}
             Woke::TimeUp => {
                 give_up(lease);
                 return Ok((applied, false));
@@ -482,9 +483,8 @@ fn publish_waiting(
                 // Nothing is granted once whoever asked is gone: claims a
                 // close handed over meanwhile are closed again.
                 if lease.is_some() {
-                    for scope in handed_scopes(site, actor, req) {
-                        let _ =
-                            super::close::close(site, actor, &actor.owner(), Some(&scope), false);
+                    for scope in handed_scopes(site, session, req) {
+                        let _ = super::close::close(site, actor, session, Some(&scope), false);
                     }
                 }
                 give_up(lease);

@@ -9,16 +9,16 @@ use crate::error::Result;
 use crate::publish::Applied;
 use crate::scope::Scope;
 
-/// Extends `actor`'s active claims (those on `scope`) to `ttl` from now;
-/// `owner` is who acts ([`crate::claims::Actor::owns`]); `force` renews
-/// claims of another session.
+/// Extends `session`'s active claims (those on `scope`) to `ttl` from now,
+/// as `actor` acts ([`Actor::owns`]); `force` renews claims of another
+/// session.
 pub fn renew(
     site: &Site<'_>,
     actor: &Actor,
-    owner: &crate::claims::Actor<'_>,
+    session: &str,
     scope: Option<&Scope>,
     ttl: Duration,
     force: bool,
 ) -> Result<Applied<Renewing>> {
-    site.publish(|reg| plan(site.now, reg, &actor.session, scope, ttl, (force, owner)))
+    site.publish(|reg| plan(site.now, reg, session, scope, ttl, (force, actor)))
 }

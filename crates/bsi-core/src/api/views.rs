@@ -76,15 +76,16 @@ pub struct WhoAmI {
     pub fresh: Freshness,
 }
 
-/// Reads `actor`'s session and its claims (fetched first unless
-/// `offline`).
+/// Reads `actor`'s own session and its claims (fetched first unless
+/// `offline`); [`crate::error::Error::NoSession`] when it has none.
 pub fn whoami(site: &Site<'_>, actor: &Actor, offline: bool) -> Result<WhoAmI> {
+    let session = actor.own_session()?;
     let (view, fresh) = publish::read(site.brain, site.settings, site.now, offline)?;
     let reg = &view.registry;
     let mine = |claims: &[Claim]| -> Vec<Claim> {
         claims
             .iter()
-            .filter(|c| c.session == actor.session)
+            .filter(|c| c.session == session)
             .cloned()
             .collect()
     };
@@ -109,12 +110,12 @@ pub fn whoami(site: &Site<'_>, actor: &Actor, offline: bool) -> Result<WhoAmI> {
             .chain(&stale)
             .any(|c| c.scope.to_string() == scope)
     };
-    let ended_by_others = crate::claims::close::ended(reg, &actor.session, None)
+    let ended_by_others = crate::claims::close::ended(reg, session, None)
         .into_iter()
         .filter(|e| e.by_another().is_some() && !held(&e.scope))
         .collect();
     Ok(WhoAmI {
-        session: actor.session.clone(),
+        session: session.to_string(),
         agent,
         by_default,
         active,

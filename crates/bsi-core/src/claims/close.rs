@@ -261,7 +261,7 @@ pub fn plan(
     reg: &Registry,
     session: &str,
     scope: Option<&Scope>,
-    (actor, force): (&Actor<'_>, bool),
+    (actor, force): (&Actor, bool),
     (verified, now): (VerifyOutcome, DateTime<FixedOffset>),
     queue: Option<&Handoff>,
 ) -> Result<Plan<Closing>> {
@@ -340,7 +340,7 @@ pub fn plan(
         if forced { "force-close" } else { "close" },
         &sessions,
         &what,
-        Some(actor.agent),
+        Some(&actor.agent),
     );
     Ok(Plan::Write {
         text: edited.render(),
@@ -356,7 +356,7 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{claim, registry, t0, written};
+    use super::super::tests::{by, claim, registry, t0, written};
     use super::*;
 
     #[test]
@@ -369,11 +369,7 @@ mod tests {
             files: 1,
             sections: 0,
         };
-        let me = Actor {
-            session: Some("s1"),
-            agent: "a",
-            agent_named: false,
-        };
+        let me = by(Some("s1"), "a", false);
         let p = plan(&reg, "s1", None, (&me, false), (audit, t0()), None).expect("a plan");
         let after = written(&p).expect("written");
         assert_eq!(after.active_claims.len(), 1);
@@ -424,11 +420,7 @@ mod tests {
     fn another_sessions_claims_close_only_forced_and_the_history_says_who() {
         let theirs = claim("sess-b", "claude", Scope::File("a.md".into()));
         let reg = registry(&[theirs], &[]);
-        let a = Actor {
-            session: Some("sess-a"),
-            agent: "claude",
-            agent_named: false,
-        };
+        let a = by(Some("sess-a"), "claude", false);
         let clean = (VerifyOutcome::Clean, t0());
         assert!(matches!(
             plan(&reg, "sess-b", None, (&a, false), clean, None),
@@ -477,12 +469,8 @@ mod tests {
         }
     }
 
-    fn me() -> Actor<'static> {
-        Actor {
-            session: Some("s1"),
-            agent: "a",
-            agent_named: false,
-        }
+    fn me() -> Actor {
+        by(Some("s1"), "a", false)
     }
 
     #[test]

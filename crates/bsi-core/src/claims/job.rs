@@ -108,15 +108,15 @@ impl Job {
     pub fn close(
         session: &str,
         scope: Option<&Scope>,
-        (actor, force): (&Actor<'_>, bool),
+        (actor, force): (&Actor, bool),
         (verified, now): (VerifyOutcome, DateTime<FixedOffset>),
         handoff: Option<&Handoff>,
     ) -> Job {
         Job::Close {
             session: session.to_string(),
             scope: scope.cloned(),
-            actor_session: actor.session.map(str::to_string),
-            actor_agent: actor.agent.to_string(),
+            actor_session: actor.session.clone(),
+            actor_agent: actor.agent.clone(),
             agent_named: actor.agent_named,
             force,
             verified,
@@ -173,9 +173,10 @@ impl Job {
                 handoff,
             } => {
                 let actor = Actor {
-                    session: actor_session.as_deref(),
-                    agent: actor_agent,
+                    session: actor_session.clone(),
+                    agent: actor_agent.clone(),
                     agent_named: *agent_named,
+                    drawn: false,
                 };
                 super::close::plan(
                     reg,

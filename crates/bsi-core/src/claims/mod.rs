@@ -191,36 +191,50 @@ pub fn scopes_summary<'a>(scopes: impl IntoIterator<Item = &'a Scope>) -> String
         .join(", ")
 }
 
-/// Who acts on a session's claims: the session this run acts for, when it
-/// has one (`--session`, `BSI_SESSION`, or the agent tool's session), and
-/// the agent name people read.
-#[derive(Debug, Clone, Copy)]
-pub struct Actor<'a> {
-    /// The acting session; `None` in a shell that has no session of its own.
-    pub session: Option<&'a str>,
+/// Who acts, resolved once by the door: the session this run acts for,
+/// when it has one (`--session`, `BSI_SESSION`, the agent tool's session,
+/// or an id drawn for this request), and the agent name people read. A
+/// request names the session it acts on apart from it where that may be
+/// another's (`bsi close OTHER --force`). The one ownership rule is asked
+/// of it ([`Actor::owns`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// The acting session; `None` for a person in a shell that has no
+    /// session of its own.
+    pub session: Option<String>,
     /// The agent name of the run.
-    pub agent: &'a str,
+    pub agent: String,
     /// Whether that name was given (`--agent`, `BSI_AGENT`, `default_agent`)
-    /// rather than the default `user@host`.
+    /// rather than the default (`user@host`, or the agent tool's name).
     pub agent_named: bool,
+    /// The session id was drawn for this request: one the registry already
+    /// knows is drawn again.
+    pub drawn: bool,
 }
 
-impl Actor<'_> {
+impl Actor {
     /// Whether `claim` is this actor's own: its session's. With no session
     /// of its own, naming a session is acting as it, unless the name given
     /// says the actor is another agent than the one holding it.
     pub fn owns(&self, claim: &Claim) -> bool {
-        match self.session {
-            Some(s) => s == claim.session,
-            None => !self.agent_named || owned_by(claim, self.agent),
+        match &self.session {
+            Some(s) => *s == claim.session,
+            None => !self.agent_named || owned_by(claim, &self.agent),
         }
+    }
+
+    /// The session it acts for, for a request that acts on its own
+    /// (`open`, a door that acts for one session); [`Error::NoSession`]
+    /// when it has none.
+    pub fn own_session(&self) -> Result<&str> {
+        self.session.as_deref().ok_or(Error::NoSession)
     }
 
     /// Who acted, for a history note: `claude (session sess-…)`.
     pub fn describe(&self) -> String {
-        match self.session {
+        match &self.session {
             Some(s) => format!("{} (session {s})", self.agent),
-            None => self.agent.to_string(),
+            None => self.agent.clone(),
         }
     }
 }
@@ -230,7 +244,7 @@ impl Actor<'_> {
 /// when every claim is the actor's own.
 pub fn check_owner(
     claims: &[&Claim],
-    actor: &Actor<'_>,
+    actor: &Actor,
     force: bool,
     verb: &'static str,
 ) -> Result<bool> {
@@ -240,15 +254,15 @@ pub fn check_owner(
     if force {
         return Ok(true);
     }
-    Err(match actor.session {
+    Err(match &actor.session {
         Some(s) => Error::NotYourSession {
             claim: Box::new((*c).clone()),
-            acting: s.to_string(),
+            acting: s.clone(),
             verb,
         },
         None => Error::NotTheHolder {
             claim: Box::new((*c).clone()),
-            caller: actor.agent.to_string(),
+            caller: actor.agent.clone(),
             verb,
         },
     })
@@ -318,11 +332,14 @@ pub(crate) mod tests {
         assert!(owned_by(&claim("s1", "", Scope::Global), "anyone"));
     }
 
-    fn by(session: Option<&'static str>, agent: &'static str, named: bool) -> Actor<'static> {
+    /// Who acts: `session` (none: a shell of no session), as `agent`,
+    /// that name given or not.
+    pub(crate) fn by(session: Option<&str>, agent: &str, named: bool) -> Actor {
         Actor {
-            session,
-            agent,
+            session: session.map(String::from),
+            agent: agent.into(),
             agent_named: named,
+            drawn: false,
         }
     }
 
@@ -367,6 +384,16 @@ pub(crate) mod tests {
         // Its own session, whatever agent name the run gives.
         let own = by(Some("sess-b"), "codex", true);
         assert!(!check_owner(&[&b], &own, false, "renew").expect("own"));
+    }
+
+    #[test]
+    fn an_actor_of_no_session_has_none_of_its_own_and_is_said_by_its_name() {
+        let shell = by(None, "me@box", false);
+        assert!(matches!(shell.own_session(), Err(Error::NoSession)));
+        assert_eq!(shell.describe(), "me@box");
+        let agent = by(Some("sess-a"), "claude", true);
+        assert_eq!(agent.own_session().expect("its own"), "sess-a");
+        assert_eq!(agent.describe(), "claude (session sess-a)");
     }
 
     #[test]

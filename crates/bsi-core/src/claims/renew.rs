@@ -23,7 +23,7 @@ pub fn plan(
     session: &str,
     scope: Option<&Scope>,
     ttl: Duration,
-    (force, actor): (bool, &Actor<'_>),
+    (force, actor): (bool, &Actor),
 ) -> Result<Plan<Renewing>> {
     let (active, stale) = session_claims(reg, session, scope);
     if active.is_empty() {
@@ -105,7 +105,7 @@ pub fn plan(
         if forced { "force-renew" } else { "renew" },
         &[session],
         &scopes_summary(renewed.iter().map(|c| &c.scope)),
-        Some(actor.agent),
+        Some(&actor.agent),
     );
     Ok(Plan::Write {
         text: edited.render(),
@@ -127,7 +127,7 @@ pub enum Why {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{claim, registry, t0, written};
+    use super::super::tests::{by, claim, registry, t0, written};
     use super::*;
 
     #[test]
@@ -135,18 +135,7 @@ mod tests {
         let mine = claim("s1", "a", Scope::File("a.md".into()));
         let reg = registry(std::slice::from_ref(&mine), &[]);
         let now = t0() + Duration::hours(1);
-        let (a, b) = (
-            Actor {
-                session: None,
-                agent: "a",
-                agent_named: true,
-            },
-            Actor {
-                session: None,
-                agent: "b",
-                agent_named: true,
-            },
-        );
+        let (a, b) = (by(None, "a", true), by(None, "b", true));
         let p = plan(now, &reg, "s1", None, Duration::hours(4), (false, &a)).expect("a plan");
         let after = written(&p).expect("written");
         assert_eq!(after.active_claims[0].expires, t0() + Duration::hours(5));
