@@ -15,15 +15,16 @@
 //!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
-//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`output`], [`terminal`], `ttl`, `values` |
+//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`hints`], [`output`], [`terminal`], `ttl`, `values` |
 //! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
-//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`) | yes | `registry`, `scope`, `ttl` |
+//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`) | yes | [`hints`], `registry`, `scope`, `ttl` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
 //! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `platform`, `values`, `words` |
+//! | [`hints`] | what to do next about an error, with the commands to run, attached where the error is reported | yes | `error`, `registry`, `scope`, `values`, `words` |
 //! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |
 //!
@@ -37,6 +38,7 @@ pub mod cli;
 pub mod commands;
 pub mod doors;
 pub mod githooks;
+pub mod hints;
 pub mod hook_managers;
 pub mod output;
 pub mod steps;
@@ -139,7 +141,7 @@ fn report(e: &Error, json: bool, verbose: bool) -> u8 {
     if verbose {
         let _ = err.write_all(bsi_core::error::caused_by(e).as_bytes());
     }
-    let _ = writeln!(err, "hint: {}", e.hint());
+    let _ = writeln!(err, "hint: {}", hints::hint(e));
     e.code()
 }
 

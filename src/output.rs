@@ -250,7 +250,7 @@ impl ErrorJson {
         ErrorJson {
             error: e.kind(),
             message: e.to_string(),
-            hint: Some(e.hint()),
+            hint: Some(crate::hints::hint(e)),
             exit: e.code(),
         }
     }

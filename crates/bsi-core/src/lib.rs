@@ -39,7 +39,7 @@
 //! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead | IO | — |
 //! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
-//! | [`error`] | every error as a named kind (what happened, with its values), its exit code and its hint; `-v` prints its causes | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`], [`words`] |
+//! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2

@@ -48,25 +48,6 @@ pub enum BadValue {
     },
 }
 
-impl BadValue {
-    /// The next command to run.
-    pub fn hint(&self) -> String {
-        match self {
-            BadValue::SessionId { .. } => "run `bsi status` for the sessions' ids, or leave the id out of `bsi open` to get a new one".into(),
-            BadValue::AgentSeparator { .. } => {
-                "run the same command with a name without `|`, like `--agent claude`".into()
-            }
-            BadValue::NotOneLine { field } => format!(
-                "run the same command with a one-line {} (join the lines with `; `)",
-                field.flag()
-            ),
-            BadValue::TooLong { field, .. } => {
-                format!("run the same command with a shorter {}", field.flag())
-            }
-        }
-    }
-}
-
 /// The free-text cells a command line fills: the agent and the note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -375,7 +356,6 @@ mod tests {
                 "{e:?}"
             );
             assert!(e.to_string().contains("is not a session id"), "{e}");
-            assert!(e.hint().contains("bsi status"), "{}", e.hint());
         }
     }
 
@@ -387,7 +367,6 @@ mod tests {
         );
         let bar = AgentName::parse("a|b").expect_err("|");
         assert_eq!(bar, BadValue::AgentSeparator { name: "a|b".into() });
-        assert!(bar.hint().contains("--agent claude"));
         let two = AgentName::parse("a\nb").expect_err("newline");
         assert_eq!(
             two,
@@ -396,7 +375,6 @@ mod tests {
             }
         );
         assert!(two.to_string().contains("control character"));
-        assert!(two.hint().contains("a one-line --agent"), "{}", two.hint());
         assert_eq!(
             AgentName::parse(&"x".repeat(201)),
             Err(BadValue::TooLong {
