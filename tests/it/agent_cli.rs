@@ -772,7 +772,7 @@ fn claude_code_claims_through_mcp() {
     assert!(
         refused.contains("Claim refused")
             && refused.contains("is held by session sess-other (agent bob")
-            && refused.contains("until 2026-03-14T11:30:00Z")
+            && refused.contains("until 2026-03-14 11:30 +00:00")
             && refused.contains(r#"{\"scopes\":[\"agents/bob.md\"]}"#)
             && refused.contains(r#"\"wait\":600"#),
         "the refusal reaches the model: {refused}\n{ctx}"
