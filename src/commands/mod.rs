@@ -301,7 +301,14 @@ impl Ctx {
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        self.open_with(bsi_core::settings::load_config, &self.given())
+        let (brain, settings) = self.open_with(bsi_core::settings::load_config, &self.given())?;
+        // A key this bsi does not know is ignored, and said.
+        let file = brain.root.join(bsi_core::config::CONFIG_FILE);
+        for e in &settings.config.unknown {
+            self.notes
+                .push(format!("warning: {}: {e} (ignored)", file.display()));
+        }
+        Ok((brain, settings))
     }
 
     /// [`Ctx::open`] for a hook, which must run whatever value it meets: a

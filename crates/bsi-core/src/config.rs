@@ -102,6 +102,9 @@ pub struct Config {
     pub history_keep: Option<usize>,
     /// The words of the headings and stale reasons `bsi init` writes.
     pub registry_language: crate::registry::Language,
+    /// The keys this bsi does not know (a typo, or a newer bsi's setting):
+    /// ignored, and said as warnings by every command.
+    pub unknown: Vec<ConfigError>,
 }
 
 /// What is wrong with a `.bsi.toml`.
@@ -157,7 +160,7 @@ struct Raw {
 /// Parses the text of a `.bsi.toml`. Pure.
 pub fn parse(text: &str) -> Result<Config, ConfigError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| syntax(text, &e))?;
-    refuse_unknown_keys(&table)?;
+    let unknown = unknown_keys(&table);
     let raw: Raw = toml::from_str(text).map_err(|e| syntax(text, &e))?;
     // Checked in the order of [`KEYS`]: the first bad value is reported.
     Ok(Config {
@@ -202,6 +205,7 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             .map(registry_language)
             .transpose()?
             .unwrap_or_default(),
+        unknown,
     })
 }
 
@@ -245,7 +249,10 @@ pub fn parse_lenient(text: &str) -> (Config, Vec<ConfigError>) {
     loop {
         let rest = toml::to_string(&table).unwrap_or_default();
         match parse(&rest) {
-            Ok(config) => return (config, problems),
+            Ok(config) => {
+                problems.extend(config.unknown.iter().cloned());
+                return (config, problems);
+            }
             Err(e) => {
                 let key = e.key().map(str::to_string);
                 problems.push(e);
@@ -259,16 +266,15 @@ pub fn parse_lenient(text: &str) -> (Config, Vec<ConfigError>) {
     }
 }
 
-fn refuse_unknown_keys(table: &toml::Table) -> Result<(), ConfigError> {
-    for key in table.keys() {
-        if !KEYS.contains(&key.as_str()) {
-            return Err(ConfigError::UnknownKey {
-                key: key.clone(),
-                suggestion: nearest(key),
-            });
-        }
-    }
-    Ok(())
+fn unknown_keys(table: &toml::Table) -> Vec<ConfigError> {
+    table
+        .keys()
+        .filter(|k| !KEYS.contains(&k.as_str()))
+        .map(|key| ConfigError::UnknownKey {
+            key: key.clone(),
+            suggestion: nearest(key),
+        })
+        .collect()
 }
 
 fn default_ttl(s: String) -> Result<Duration, ConfigError> {
@@ -454,7 +460,7 @@ mod tests {
         assert_eq!(c.hook_mode, HookMode::Strict);
         assert_eq!(c.history_keep, None);
         let keys: Vec<Option<&str>> = problems.iter().map(ConfigError::key).collect();
-        assert_eq!(keys, [Some("future_setting"), Some("history_keep")]);
+        assert_eq!(keys, [Some("history_keep"), Some("future_setting")]);
         assert!(problems.iter().all(|p| !p.guards()));
         let (c, problems) = parse_lenient("registry_branch = \"HEAD\"\n");
         assert_eq!(c.registry_branch, None);
@@ -465,17 +471,24 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_nearest() {
-        let e = parse("defualt_ttl = \"2h\"").expect_err("typo");
+        // Said, never refused: an older bsi meets a newer one's settings.
+        let unknown = |text: &str| -> String {
+            let c = parse(text).expect("an unknown key is no error");
+            c.unknown.iter().map(ToString::to_string).collect()
+        };
         assert_eq!(
-            e.to_string(),
+            unknown("defualt_ttl = \"2h\""),
             "unknown key `defualt_ttl`: did you mean `default_ttl`?"
         );
-        let e = parse("max-active-per-agent = 2").expect_err("dashes");
-        assert!(e.to_string().contains("`max_active_per_agent`"), "{e}");
-        let e = parse("hookmode = \"off\"").expect_err("typo");
-        assert!(e.to_string().contains("`hook_mode`"), "{e}");
-        let e = parse("colour = true").expect_err("unrelated");
-        assert_eq!(e.to_string(), "unknown key `colour`");
+        assert!(unknown("max-active-per-agent = 2").contains("`max_active_per_agent`"));
+        assert!(unknown("hookmode = \"off\"").contains("`hook_mode`"));
+        assert_eq!(unknown("colour = true"), "unknown key `colour`");
+        assert_eq!(
+            parse("colour = true\nhook_mode = \"strict\"")
+                .expect("read")
+                .hook_mode,
+            HookMode::Strict
+        );
         let e = parse("[remote]\nname = \"origin\"").expect_err("a table");
         assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
     }
@@ -519,8 +532,11 @@ mod tests {
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
         let e = parse("claim_on_write = \"yes\"").expect_err("not a boolean");
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e:?}");
-        let e = parse("claim_on_writes = true").expect_err("typo");
-        assert!(e.to_string().contains("`claim_on_write`"), "{e}");
+        let c = parse("claim_on_writes = true").expect("a typo is said, not refused");
+        assert!(
+            c.unknown[0].to_string().contains("`claim_on_write`"),
+            "{c:?}"
+        );
     }
 
     #[test]
