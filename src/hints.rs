@@ -164,7 +164,7 @@ pub fn hint(e: &Error) -> String {
             Error::Scope(_) => {
                 "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
-            Error::Ttl(_) => "for example `bsi open SCOPE --ttl 4h` (8h at most; short is 2h, deep 4h, long 8h)".into(),
+            Error::Ttl(_) => "run the same command with a TTL from 1m to 8h, like `--ttl 4h` (short is 2h, deep 4h, long 8h)".into(),
             Error::NoSuchSection { file, available, .. } if available.is_empty() => format!(
                 "the file has no headings: claim the whole file instead (`{}`)",
                 command_line(["bsi", "open", &Scope::File(file.clone()).to_string()])
