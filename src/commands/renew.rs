@@ -35,13 +35,13 @@ pub(crate) fn run(ctx: &Ctx, args: &RenewArgs) -> Result<u8> {
     let ttl = w.settings.ttl(ttl_arg);
     let applied = api::renew::renew(&w.site(), &actor, &session, scope.as_ref(), ttl, force)?;
     w.report(applied, |renewing, commit| {
-        report(ctx, session.clone(), renewing, ttl, commit)
+        report(ctx, (session.clone(), force), renewing, ttl, commit)
     })
 }
 
 fn report(
     ctx: &Ctx,
-    session: String,
+    (session, force): (String, bool),
     (renewed, unchanged): Renewing,
     ttl: Duration,
     commit: Option<Oid>,
@@ -88,17 +88,22 @@ fn report(
             )?;
         }
         super::note_commit(ctx, w, commit)?;
+        // A renew forced on another's claim: the next commands need the
+        // same force to run as printed.
+        let forced: &[&str] = if force { &["--force"] } else { &[] };
         if renewed.is_empty() {
+            let renew = ["bsi", "renew", session.as_str(), "--ttl", "4h"];
             writeln!(
                 w,
                 "Next: renew nearer the expiry, or ask for more now: `{}`.",
-                command_line(["bsi", "renew", &session, "--ttl", "4h"])
+                command_line(renew.iter().chain(forced))
             )
         } else {
+            let close = ["bsi", "close", session.as_str()];
             writeln!(
                 w,
                 "Next: `{}` when the work is committed.",
-                command_line(["bsi", "close", &session])
+                command_line(close.iter().chain(forced))
             )
         }
     })?;

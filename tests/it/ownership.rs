@@ -423,3 +423,28 @@ fn did_you_mean_commands_run_as_printed_and_move_the_claim() {
     );
     assert!(!rows.iter().any(|r| r.contains("#Riskss")), "{rows:?}");
 }
+
+/// After `bsi renew OTHER --force` (the way its refusal prints), the next
+/// commands it prints keep the force they need, and run as printed in the
+/// same shell.
+#[test]
+fn a_forced_renews_next_commands_keep_the_force_and_run_as_printed() {
+    let b = Brain::new();
+    b.bsi_env(&["open", "agents/bob.md"], &B).ok();
+    let refused = b.bsi_env(&["renew", "sess-b", "--ttl", "3h"], &A);
+    refused.code(1);
+    let forced = printed(&refused.stderr, "bsi renew sess-b");
+    assert!(forced.ends_with("--force"), "{forced}");
+    // Renewed at open to 2h: the forced renew asks for no more, and says
+    // how to ask for more.
+    let r = sh(&b, &forced, &A);
+    r.ok().stdout_has("Unchanged");
+    let more = printed(&r.stdout, "bsi renew sess-b");
+    assert_eq!(more, "bsi renew sess-b --ttl 4h --force", "{}", r.stdout);
+    let r = sh(&b, &more, &A);
+    r.ok().stdout_has("Claim renewed");
+    let close = printed(&r.stdout, "bsi close sess-b");
+    assert_eq!(close, "bsi close sess-b --force", "{}", r.stdout);
+    sh(&b, &close, &A).ok();
+    assert!(b.active().is_empty(), "{:?}", b.active());
+}
