@@ -54,7 +54,7 @@ use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Error, Result, exit};
 use bsi_core::guard::edit::{EditDecision, Target};
 use bsi_core::guard::{Finding, verdict};
-use bsi_core::next::{Conflict, NextStep};
+use bsi_core::next::NextStep;
 use bsi_core::publish::Landing;
 use bsi_core::registry::Status;
 use bsi_core::scope::Scope;
@@ -570,20 +570,13 @@ fn claim_answer(
             free,
             queue,
         } => {
-            let steps = Conflict {
-                held: blockers.iter().map(|b| (&b.claim, b.stale)).collect(),
-                nearby: &alternatives,
-                free: &free,
-                wanted: asked,
-                ahead: queue
-                    .as_ref()
-                    .filter(|p| !p.queued)
-                    .map(|p| p.ahead.iter().map(|a| a.session.clone()).collect())
-                    .unwrap_or_default(),
-                waited: waited.is_some(),
-                ..Conflict::default()
-            }
-            .steps(now);
+            let steps = api::open::refusal_steps(
+                (&blockers, &alternatives, &free),
+                queue.as_ref(),
+                asked,
+                waited.is_some(),
+                now,
+            );
             let doc = output::RefusedJson {
                 error: "conflict",
                 message: "claim refused — nothing was written".into(),

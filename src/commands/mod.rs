@@ -312,30 +312,15 @@ impl Ctx {
     }
 
     /// [`Ctx::open`] for a hook, which must run whatever value it meets: a
-    /// `.bsi.toml` that cannot be read gives the default configuration, a
-    /// duration out of its range its default, each said in
-    /// [`Settings::warnings`].
+    /// line of `.bsi.toml` it cannot use, or a duration out of its range,
+    /// gives its default alone, said in [`Settings::warnings`]; the keys
+    /// that decide what is judged fail closed
+    /// ([`bsi_core::settings::load_config_for_hook`]).
     pub fn open_for_hook(&self) -> Result<(Brain, Settings)> {
         let unread = std::cell::RefCell::new(Vec::new());
         let config = |root: &std::path::Path| {
-            let (config, problems) = bsi_core::settings::load_config_lenient(root)?;
-            // A key that decides what is judged is never replaced by its
-            // default: the hook stops on it, unless the file says `warn`.
-            let guarding = problems
-                .iter()
-                .find(|e| matches!(e, Error::Config { source, .. } if source.guards()));
-            if let Some(Error::Config { path, source }) = guarding
-                && config.hook_mode != bsi_core::config::HookMode::Warn
-            {
-                return Err(Error::Config {
-                    path: path.clone(),
-                    source: source.clone(),
-                });
-            }
-            *unread.borrow_mut() = problems
-                .iter()
-                .map(|e| format!("{e}; the hook runs with its default"))
-                .collect();
+            let (config, warnings) = bsi_core::settings::load_config_for_hook(root)?;
+            *unread.borrow_mut() = warnings;
             Ok(config)
         };
         let given = Given {

@@ -13,7 +13,6 @@ use bsi_core::claims::queue;
 use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Error, Result, exit};
 use bsi_core::git::Oid;
-use bsi_core::next::Conflict;
 use bsi_core::resolve;
 use bsi_core::scope::Scope;
 use bsi_core::values::{AgentName, Ttl};
@@ -451,18 +450,13 @@ fn report_refusal(
     if let Some(a) = named_agent {
         same.extend(["--agent", a]);
     }
-    let steps = Conflict {
-        held: blockers.iter().map(|b| (&b.claim, b.stale)).collect(),
-        nearby: alternatives,
-        free,
-        wanted: r.requested,
-        ahead: queue
-            .filter(|p| !p.queued)
-            .map(|p| p.ahead.iter().map(|a| a.session.clone()).collect())
-            .unwrap_or_default(),
-        ..Conflict::default()
-    }
-    .steps(ctx.now);
+    let steps = api::open::refusal_steps(
+        (blockers, alternatives, free),
+        queue,
+        r.requested,
+        false,
+        ctx.now,
+    );
     let ways = crate::steps::lines(&steps, &same);
     let out = ctx.out();
     out.json(|| output::RefusedJson {

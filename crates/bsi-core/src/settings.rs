@@ -118,9 +118,13 @@ pub fn load_config(root: &Path) -> Result<Config> {
     config::parse(&text).map_err(|source| Error::Config { path, source })
 }
 
-/// Reads `.bsi.toml` in `root` for a hook ([`config::parse_lenient`]): the
-/// configuration with every key it could read, and what it could not.
-pub fn load_config_lenient(root: &Path) -> Result<(Config, Vec<Error>)> {
+/// Reads `.bsi.toml` in `root` for a hook, which must run whatever it
+/// meets ([`config::parse_lenient`]): the configuration with every key it
+/// could read, and a warning for each it could not, left at its default.
+/// A key that decides what is judged ([`config::GUARDING`]), or a file that
+/// is no TOML, is never replaced by a default: its error, unless the file
+/// says `hook_mode = "warn"`.
+pub fn load_config_for_hook(root: &Path) -> Result<(Config, Vec<String>)> {
     let path = root.join(CONFIG_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -130,14 +134,19 @@ pub fn load_config_lenient(root: &Path) -> Result<(Config, Vec<Error>)> {
         Err(e) => return Err(Error::io(format!("cannot read {}", path.display()), e)),
     };
     let (config, problems) = config::parse_lenient(&text);
-    let problems = problems
-        .into_iter()
-        .map(|source| Error::Config {
-            path: path.clone(),
-            source,
-        })
+    if config.hook_mode != HookMode::Warn
+        && let Some(source) = problems.iter().find(|p| p.guards())
+    {
+        return Err(Error::Config {
+            path,
+            source: source.clone(),
+        });
+    }
+    let warnings = problems
+        .iter()
+        .map(|p| format!("{}: {p}; the hook runs with its default", path.display()))
         .collect();
-    Ok((config, problems))
+    Ok((config, warnings))
 }
 
 /// The agent name from a flag, the environment and a `.bsi.toml`, else

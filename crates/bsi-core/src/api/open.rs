@@ -117,6 +117,32 @@ pub fn open(
     }
 }
 
+/// The next steps of a refused claim request, the same for every door:
+/// the claims in the way (`blockers`), the free scopes nearby and in the
+/// request, the waiters ahead in the queue (when the request holds no place
+/// of its own), what was asked, and whether the request waited already.
+pub fn refusal_steps(
+    (blockers, alternatives, free): (&[Owned], &[Scope], &[Scope]),
+    queue: Option<&Place>,
+    wanted: &[Scope],
+    waited: bool,
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Vec<crate::next::NextStep> {
+    crate::next::Conflict {
+        held: blockers.iter().map(|b| (&b.claim, b.stale)).collect(),
+        nearby: alternatives,
+        free,
+        wanted,
+        ahead: queue
+            .filter(|p| !p.queued)
+            .map(|p| p.ahead.iter().map(|a| a.session.clone()).collect())
+            .unwrap_or_default(),
+        waited,
+        ..crate::next::Conflict::default()
+    }
+    .steps(now)
+}
+
 /// What a claim made for an agent's edit outside its claims
 /// (`claim_on_write`) came to.
 pub enum OnWrite {
