@@ -182,6 +182,22 @@ fn one_conflict_has_the_same_next_steps_at_every_door() {
         assert!(!reason.contains("bsi release"), "{reason}");
         c.cancel().await.expect("close the client");
     });
+
+    // The commands the words print run as printed: the free claim, then,
+    // once the holder closed, the wait (granted at once).
+    let claim = crate::ownership::printed(&words.stderr, &command(&steps[0], "sess-b"));
+    crate::ownership::sh(&b, &claim, &[]).ok();
+    b.bsi(&["close", "sess-other", "--session", "sess-other"])
+        .ok();
+    let wait = crate::ownership::printed(&words.stderr, &command(&steps[1], "sess-b"));
+    crate::ownership::sh(&b, &wait, &[]).ok();
+    let mine: Vec<String> = b
+        .active()
+        .into_iter()
+        .filter(|r| r.contains("| sess-b |"))
+        .collect();
+    assert_eq!(mine.len(), 2, "{:?}", b.active());
+    assert!(mine.iter().any(|r| r.contains(GOALS)), "{mine:?}");
 }
 
 /// A holder whose claim went stale: every door names its release as a

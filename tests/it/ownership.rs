@@ -16,7 +16,7 @@ const B: [(&str, &str); 2] = [("BSI_SESSION", "sess-b"), ("BSI_AGENT", "claude")
 
 /// The commands between backticks in `text` that start with `bsi `, in
 /// order.
-fn commands(text: &str) -> Vec<String> {
+pub(crate) fn commands(text: &str) -> Vec<String> {
     text.split('`')
         .skip(1)
         .step_by(2)
@@ -27,7 +27,7 @@ fn commands(text: &str) -> Vec<String> {
 
 /// The one printed command that starts with `prefix`.
 #[track_caller]
-fn printed(text: &str, prefix: &str) -> String {
+pub(crate) fn printed(text: &str, prefix: &str) -> String {
     let found: Vec<String> = commands(text)
         .into_iter()
         .filter(|c| c.starts_with(prefix))
@@ -38,7 +38,7 @@ fn printed(text: &str, prefix: &str) -> String {
 
 /// Runs `line` exactly as printed through `sh -c`, in the brain, with the
 /// binary under test first on PATH and `env` added.
-fn sh(b: &Brain, line: &str, env: &[(&str, &str)]) -> Run {
+pub(crate) fn sh(b: &Brain, line: &str, env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new("sh");
     clean_env(&mut cmd, b.path());
     let dir = bin().parent().expect("bin dir").to_path_buf();
