@@ -241,6 +241,11 @@ impl ConfigError {
 /// one bad line never turns the others into their defaults. A file that
 /// is no TOML gives the defaults and its syntax error. Pure.
 pub fn parse_lenient(text: &str) -> (Config, Vec<ConfigError>) {
+    // The usual file reads in one pass: the hooks run on every commit.
+    if let Ok(config) = parse(text) {
+        let unknown = config.unknown.clone();
+        return (config, unknown);
+    }
     let mut table: toml::Table = match toml::from_str(text) {
         Ok(t) => t,
         Err(e) => return (Config::default(), vec![syntax(text, &e)]),
