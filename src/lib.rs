@@ -23,7 +23,7 @@
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
-//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `platform`, `values`, `words` |
+//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `guard`, `platform`, `values`, `words` |
 //! | [`hints`] | what to do next about an error, with the commands to run, attached where the error is reported | yes | `error`, `registry`, `scope`, `values`, `words` |
 //! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |

@@ -52,6 +52,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use bsi_core::guard::discard::Discard;
+
 pub use patch::{Hunk, HunkLine};
 pub use tool::{AgentTool, AsAgentTool, Places, Tool};
 
@@ -244,6 +246,11 @@ pub enum EditOp {
     },
     /// Delete the file.
     Delete,
+    /// A git move that takes uncommitted work out of the work tree (`git
+    /// stash`, `git reset --hard`, `git clean`, a forced checkout): the
+    /// edit's path is the directory it runs in, its paths are absolute
+    /// until the door makes them the work tree's.
+    Discard(Discard),
     /// A change bsi cannot compute (Claude `NotebookEdit`): judged at file
     /// level.
     WholeFile,
@@ -348,6 +355,8 @@ pub fn new_text(edit: &FileEdit, current: Option<&str>) -> Result<Option<String>
         EditOp::Delete => Ok(None),
         EditOp::WholeFile => Err(FileLevel::Opaque),
         EditOp::Rewrite { by } => Err(FileLevel::Unknown(by.clone())),
+        // What it leaves is read from git by the door, file by file.
+        EditOp::Discard(d) => Err(FileLevel::Unknown(d.said())),
         EditOp::Append { content } => Ok(Some(format!(
             "{}{}",
             current.unwrap_or(""),
@@ -705,7 +714,7 @@ fn file_edit(cwd: &Path, given: String, op: EditOp) -> FileEdit {
 }
 
 /// `.` and `..` removed without reading the file system.
-fn clean(p: &Path) -> PathBuf {
+pub fn clean(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -33,12 +33,20 @@
 //! that needs the shell to expand it (`$VAR`, `*.md`, `~`, `{a,b}`), paths
 //! relative to a `cd` whose directory is not a plain word, programs that
 //! write files their own way (`python -c`, `node -e`, a script, `awk`,
-//! `sed … w FILE`, `find -delete`, `xargs`, `patch`, `git reset`, `git
-//! stash`, `git switch`, a branch checkout), and anything a `/dev/` path
-//! names. Such a command goes through unjudged, as before; the pre-commit
+//! `sed … w FILE`, `find -delete`, `patch`, `git apply`), and anything a
+//! `/dev/` path names. Such a command goes through unjudged; the pre-commit
 //! hook still judges what it changed when it is committed.
+//!
+//! The git moves that take uncommitted work out of the work tree — `git
+//! stash` (push and save, with `-u`, `-a`, `-k`, pathspecs), `git reset
+//! --hard|--merge`, `git clean` (but `-n`), `git checkout -f BRANCH`, `git
+//! switch -f|--discard-changes` — are read as an [`EditOp::Discard`] of
+//! the directory they run in (also after `xargs`): what they would take is
+//! read from git by the door.
 
 use std::path::{Path, PathBuf};
+
+use bsi_core::guard::discard::Discard;
 
 use super::{EditOp, FileEdit, clean};
 
@@ -97,6 +105,16 @@ struct Collected {
 }
 
 impl Collected {
+    /// A move that discards uncommitted work, run in `here`: never merged
+    /// with the edits of a file.
+    fn discard(&mut self, given: String, here: PathBuf, d: Discard) {
+        self.edits.push(FileEdit {
+            given,
+            path: here,
+            op: EditOp::Discard(d),
+        });
+    }
+
     fn push(&mut self, given: String, path: PathBuf, op: EditOp) {
         if let Some(e) = self.at.get(&path).and_then(|&i| self.edits.get_mut(i)) {
             // Written twice: what it holds after both is not known.
@@ -797,6 +815,12 @@ fn command(
                 skip_options(rest, &[])
             }
             "nohup" | "builtin" | "exec" => skip_options(rest, &["-a"]),
+            // The command it runs gets more words from its input: a move
+            // that discards work is judged on the words it is given.
+            "xargs" => skip_options(
+                rest,
+                &["-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "-i", "-l"],
+            ),
             "time" => skip_options(rest, &["-f", "-o"]),
             "nice" => skip_options(rest, &["-n"]),
             "stdbuf" => skip_options(rest, &["-i", "-o", "-e"]),
@@ -934,7 +958,16 @@ fn command(
                 move_op(&mut file, &src, &dest, at);
             }
         }
-        "git" => git(args, at, disk, &mut file),
+        "git" => {
+            if let Some((here, d)) = git(args, at, disk, &mut file) {
+                let given = words
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                out.discard(given, here, d);
+            }
+        }
         "sh" | "bash" | "dash" | "zsh" | "ksh" => {
             if let Some(script) = shell_script(args) {
                 read_list(&script.text, here.clone(), disk, depth + 1, out);
@@ -1223,13 +1256,16 @@ fn perl_files(args: &[Word]) -> Vec<Word> {
     ops
 }
 
-/// `git checkout|restore|rm|mv`: the paths they write in the work tree.
+/// `git checkout|restore|rm|mv`: the paths they write in the work tree;
+/// `git stash|reset|clean`, a forced `checkout` or `switch`: the move that
+/// discards uncommitted work, with the directory it runs in (its paths
+/// absolute: the door makes them relative to the work tree).
 fn git(
     args: &[Word],
     base: Option<&Path>,
     disk: &dyn Disk,
     file: &mut dyn FnMut(&Word, Option<&Path>, EditOp),
-) {
+) -> Option<(PathBuf, Discard)> {
     let mut at = 0;
     let mut here: Option<PathBuf> = base.map(Path::to_path_buf);
     while let Some(w) = args.get(at) {
@@ -1239,33 +1275,45 @@ fn git(
                 at += 2;
             }
             "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => at += 2,
-            t if t.starts_with("--git-dir=") || t.starts_with("--work-tree=") => return,
+            t if t.starts_with("--git-dir=") || t.starts_with("--work-tree=") => return None,
             t if t.starts_with('-') => at += 1,
             _ => break,
         }
     }
-    let Some(sub) = args.get(at) else { return };
+    let sub = args.get(at)?;
     let rest = &args[at + 1..];
     let at = here.as_deref();
     // Pathspec magic (`:(top)`, `:/`) is not read.
     let plain = |w: &&Word| !w.text.starts_with(':');
     let by = format!("`git {}`", sub.text);
+    // The absolute paths of pathspecs (`None`: one that cannot be read,
+    // which makes the move the whole work tree's).
+    let specs = |words: &[Word]| -> Option<Vec<String>> {
+        words
+            .iter()
+            .map(|w| {
+                if w.text.starts_with(':') {
+                    return None;
+                }
+                path_of(w, at).map(|p| p.to_string_lossy().into_owned())
+            })
+            .collect()
+    };
+    let here = || at.map(Path::to_path_buf);
     match sub.text.as_str() {
         "checkout" => {
             let dashdash = rest.iter().position(|w| w.text == "--");
             let before = &rest[..dashdash.unwrap_or(rest.len())];
             let (opts, words) = operands(before, &["-b", "-B"], &["--orphan", "--conflict"]);
-            let switching = opts.iter().any(|o| {
-                matches!(
-                    o.0.as_str(),
-                    "-b" | "-B" | "--orphan" | "--detach" | "--pathspec-from-file"
-                )
-            });
-            if switching {
-                return;
+            let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
+            let switching = has(&["-b", "-B", "--orphan", "--detach"]);
+            if has(&["--pathspec-from-file"]) {
+                return None;
             }
             let paths: Vec<Word> = if let Some(d) = dashdash {
                 rest[d + 1..].to_vec()
+            } else if switching {
+                Vec::new()
             } else {
                 // Without `--`: the first word is a revision unless it
                 // names something on disk.
@@ -1274,20 +1322,125 @@ fn git(
                     .and_then(|w| path_of(w, at))
                     .is_some_and(|p| disk.exists(&p));
                 if first_is_path {
-                    words
+                    words.clone()
                 } else {
-                    words.into_iter().skip(1).collect()
+                    words.iter().skip(1).cloned().collect()
                 }
             };
+            if paths.is_empty() {
+                // A branch checkout: forced, it throws the work tree's
+                // changes away.
+                if !has(&["-f", "--force"]) {
+                    return None;
+                }
+                let target = opts
+                    .iter()
+                    .find(|o| matches!(o.0.as_str(), "-b" | "-B" | "--orphan"))
+                    .and_then(|o| o.1.as_ref())
+                    .or(words.first())
+                    .map(|w| w.text.clone());
+                let target = target.filter(|_| !switching);
+                return Some((
+                    here()?,
+                    Discard::Switch {
+                        program: "checkout".into(),
+                        target,
+                    },
+                ));
+            }
             for w in paths.iter().filter(plain) {
                 file(w, at, rewrite(&by));
             }
+        }
+        "switch" => {
+            let (opts, words) = operands(
+                rest,
+                &["-c", "-C"],
+                &["--create", "--force-create", "--orphan", "--conflict"],
+            );
+            let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
+            if !has(&["-f", "--force", "--discard-changes"]) {
+                return None;
+            }
+            let creates = has(&["-c", "-C", "--create", "--force-create", "--orphan"]);
+            let target = (!creates)
+                .then(|| words.first().map(|w| w.text.clone()))
+                .flatten();
+            return Some((
+                here()?,
+                Discard::Switch {
+                    program: "switch".into(),
+                    target,
+                },
+            ));
+        }
+        "stash" => {
+            let (verb, rest) = match rest.first().map(|w| w.text.as_str()) {
+                None => ("push", rest),
+                Some(v) if v.starts_with('-') => ("push", rest),
+                Some(v) => (v, &rest[1..]),
+            };
+            if !matches!(verb, "push" | "save") {
+                // list, show, apply, pop, drop, clear, branch, create,
+                // store: none takes changes out of the work tree.
+                return None;
+            }
+            let (opts, words) = operands(rest, &["-m"], &["--message", "--pathspec-from-file"]);
+            let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
+            // `save`'s words are its message; a pathspec file is not read.
+            let paths = if verb == "save" || has(&["--pathspec-from-file"]) {
+                Vec::new()
+            } else {
+                specs(&words).unwrap_or_default()
+            };
+            return Some((
+                here()?,
+                Discard::Stash {
+                    untracked: has(&["-u", "--include-untracked", "-a", "--all"]),
+                    keep_index: has(&["-k", "--keep-index"]) && !has(&["--no-keep-index"]),
+                    paths,
+                },
+            ));
+        }
+        "reset" => {
+            let (opts, words) = operands(rest, &[], &["--pathspec-from-file"]);
+            let mode = opts
+                .iter()
+                .map(|o| o.0.as_str())
+                .find(|o| matches!(*o, "--hard" | "--merge"))?;
+            return Some((
+                here()?,
+                Discard::Reset {
+                    mode: mode.to_string(),
+                    rev: words.first().map(|w| w.text.clone()),
+                },
+            ));
+        }
+        "clean" => {
+            let (opts, words) = operands(rest, &["-e"], &["--exclude"]);
+            let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
+            if has(&["-n", "--dry-run"]) {
+                return None;
+            }
+            // Without a path, git cleans the directory it runs in.
+            let paths = if words.is_empty() {
+                vec![here()?.to_string_lossy().into_owned()]
+            } else {
+                specs(&words).unwrap_or_default()
+            };
+            return Some((
+                here()?,
+                Discard::Clean {
+                    dirs: has(&["-d"]),
+                    paths,
+                },
+            ));
         }
         "restore" => {
             let (opts, words) = operands(rest, &["-s"], &["--source", "--pathspec-from-file"]);
             let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
             if has(&["-S", "--staged"]) && !has(&["-W", "--worktree"]) {
-                return;
+                return None;
             }
             for w in words.iter().filter(plain) {
                 file(w, at, rewrite(&by));
@@ -1299,7 +1452,7 @@ fn git(
                 .iter()
                 .any(|o| matches!(o.0.as_str(), "--cached" | "-n" | "--dry-run"))
             {
-                return;
+                return None;
             }
             for w in words.iter().filter(plain) {
                 file(w, at, EditOp::Delete);
@@ -1311,7 +1464,7 @@ fn git(
                 .iter()
                 .any(|o| matches!(o.0.as_str(), "-n" | "--dry-run"))
             {
-                return;
+                return None;
             }
             for (src, dest) in destinations(&[], &words, at, disk, false) {
                 move_op(file, &src, &dest, at);
@@ -1319,6 +1472,7 @@ fn git(
         }
         _ => {}
     }
+    None
 }
 
 /// The script of `sh -c SCRIPT`.
@@ -1765,11 +1919,93 @@ mod tests {
             "./script.sh",
             "xargs rm < list",
             "find . -name '*.md' -delete",
-            "git reset --hard",
             "\"$EDITOR\" a.md",
         ] {
             assert_eq!(run(cmd), vec![], "{cmd}");
         }
+    }
+
+    #[test]
+    fn moves_that_discard_uncommitted_work() {
+        let moves = |cmd: &str| -> Vec<(String, Discard)> {
+            edits(cmd, Path::new("/b"), &disk())
+                .into_iter()
+                .filter_map(|e| match e.op {
+                    EditOp::Discard(d) => Some((e.path.display().to_string(), d)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let stash = |untracked, keep_index, paths: &[&str]| Discard::Stash {
+            untracked,
+            keep_index,
+            paths: paths.iter().map(ToString::to_string).collect(),
+        };
+        for (cmd, want) in [
+            ("git stash", stash(false, false, &[])),
+            ("git stash -u", stash(true, false, &[])),
+            (
+                "git stash push -a -k -- notes",
+                stash(true, true, &["/b/notes"]),
+            ),
+            (
+                "git stash push -m 'a b' notes x.md",
+                stash(false, false, &["/b/notes", "/b/x.md"]),
+            ),
+            ("git stash save 'my message'", stash(false, false, &[])),
+            ("sh -c 'git stash'", stash(false, false, &[])),
+            ("ls | xargs -n1 git stash", stash(false, false, &[])),
+            ("env -C /b git -C notes stash", stash(false, false, &[])),
+            (
+                "git reset --hard HEAD~1",
+                Discard::Reset {
+                    mode: "--hard".into(),
+                    rev: Some("HEAD~1".into()),
+                },
+            ),
+            (
+                "git clean -fdx",
+                Discard::Clean {
+                    dirs: true,
+                    paths: vec!["/b".into()],
+                },
+            ),
+            (
+                "git checkout -f main",
+                Discard::Switch {
+                    program: "checkout".into(),
+                    target: Some("main".into()),
+                },
+            ),
+            (
+                "git switch --discard-changes dev",
+                Discard::Switch {
+                    program: "switch".into(),
+                    target: Some("dev".into()),
+                },
+            ),
+        ] {
+            let got = moves(cmd);
+            assert_eq!(got.len(), 1, "{cmd}: {got:?}");
+            assert_eq!(got[0].1, want, "{cmd}");
+        }
+        // Moves that keep the work tree's changes.
+        for cmd in [
+            "git stash list",
+            "git stash pop",
+            "git stash apply stash@{0}",
+            "git stash drop",
+            "git reset --soft HEAD~1",
+            "git reset HEAD a.md",
+            "git reset --keep HEAD~1",
+            "git clean -n",
+            "git checkout main",
+            "git switch dev",
+        ] {
+            assert_eq!(moves(cmd), vec![], "{cmd}");
+        }
+        // Two moves in one command are two.
+        assert_eq!(moves("git stash && git reset --hard").len(), 2);
     }
 
     #[test]

@@ -38,6 +38,7 @@ use bsi_core::claims::session_claims;
 use bsi_core::config::HookMode;
 use bsi_core::error::{Error, Result};
 use bsi_core::guard::Finding;
+use bsi_core::guard::discard::Discard;
 use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
 use bsi_core::guard::verdict::{self, Judged};
 use bsi_core::publish::{self, Freshness, Landed};
@@ -400,7 +401,7 @@ fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     // Cursor window whose first workspace root is not the brain.
     let mut answers = Vec::new();
     for (dir, edits) in by_work_tree(&req.cwd, &req.edits) {
-        let a = edit_in(ctx, tool, &dir, &req.session_id, &edits)?;
+        let a = edit_in(ctx, tool, (&dir, &req.cwd), &req.session_id, &edits)?;
         if a.refuses {
             return Ok(a);
         }
@@ -504,11 +505,13 @@ fn registry_for_edit(
     Ok(Ok((ctx, brain, settings, reg)))
 }
 
-/// The edit hook for the edits of one work tree, its brain found from `dir`.
+/// The edit hook for the edits of one work tree, its brain found from
+/// `dir`; `shell`: the directory the agent's shell runs in, which the
+/// commands of a refusal are written for.
 fn edit_in(
     ctx: &Ctx,
     tool: Tool,
-    dir: &Path,
+    (dir, shell): (&Path, &Path),
     session_id: &str,
     edits: &[FileEdit],
 ) -> Result<Answer> {
@@ -519,7 +522,24 @@ fn edit_in(
         Ok(found) => found,
         Err(answer) => return Ok(answer),
     };
-    let mut targets = targets(&brain, edits);
+    let (moves, edits): (Vec<FileEdit>, Vec<FileEdit>) = edits
+        .iter()
+        .cloned()
+        .partition(|e| matches!(e.op, EditOp::Discard(_)));
+    // A move that takes uncommitted work out of the work tree is judged
+    // first, on what it would take.
+    for m in &moves {
+        if let Some(a) = discard_in(
+            &ctx,
+            tool,
+            (&brain, &settings, &reg),
+            m,
+            (session_id, shell),
+        )? {
+            return Ok(a);
+        }
+    }
+    let mut targets = targets(&brain, &edits);
     if targets.is_empty() {
         return Ok(agents::answer(tool, &Verdict::Allow));
     }
@@ -601,6 +621,147 @@ fn edit_in(
             write.claim(&tries, &targets, &rules)
         }
     }
+}
+
+/// A git move that takes uncommitted work out of the work tree, judged as
+/// the edits it makes there: each change it takes, from the file as it is
+/// to what the move leaves. Only other sessions' claims speak against it —
+/// a change of one's own, or in no one's claim, may go — and nothing is
+/// claimed for it. `None`: nothing speaks against it.
+fn discard_in(
+    ctx: &Ctx,
+    tool: Tool,
+    (brain, settings, reg): (&Brain, &Settings, &Registry),
+    m: &FileEdit,
+    (session_id, shell): (&str, &Path),
+) -> Result<Option<Answer>> {
+    let EditOp::Discard(asked) = &m.op else {
+        return Ok(None);
+    };
+    // Its paths, from the work tree root; one outside this work tree is
+    // not its to take.
+    let top = resolved(&brain.workdir).unwrap_or_else(|| brain.workdir.clone());
+    let in_tree = |paths: &[String]| -> Option<Vec<String>> {
+        let kept: Vec<String> = paths
+            .iter()
+            .filter_map(|p| {
+                let real = resolved(Path::new(p)).unwrap_or_else(|| PathBuf::from(p));
+                if real == top {
+                    // The work tree itself: all of it.
+                    return Some(String::new());
+                }
+                agents::relative_to(&real, &top)
+            })
+            .collect();
+        (paths.is_empty() || !kept.is_empty()).then_some(kept)
+    };
+    let discard = match asked.clone() {
+        Discard::Stash {
+            untracked,
+            keep_index,
+            paths,
+        } => Discard::Stash {
+            untracked,
+            keep_index,
+            paths: match in_tree(&paths) {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+        },
+        Discard::Clean { dirs, paths } => Discard::Clean {
+            dirs,
+            paths: match in_tree(&paths) {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+        },
+        other => other,
+    };
+    let taken = api::edit::discarded(brain, &discard)?;
+    if taken.is_empty() {
+        return Ok(None);
+    }
+    let mut targets: Vec<Target> = taken.iter().map(|(t, _)| t.clone()).collect();
+    let map = sessions::SessionMap::new(&sessions::dir_in(&brain.git.common_dir()));
+    let session = known_session(ctx, &map, tool, session_id).unwrap_or_else(|e| {
+        ctx.notes.push(format!("warning: {e}; the agent's session is unknown, so every claim counts as another session's"));
+        None
+    });
+    let mut rules = edits::rules(brain, settings);
+    rules.claim_on_write = false;
+    if rules.mode == HookMode::Strict {
+        rules.mode = HookMode::Normal;
+    }
+    match edits::decide(&rules, reg, session.as_deref(), &mut targets) {
+        EditDecision::Deny {
+            findings, judged, ..
+        } => {
+            // The changes it takes that lie in no other session's claim:
+            // the session's own to take, named from the agent's shell.
+            let theirs: Vec<&str> = findings
+                .iter()
+                .filter_map(|f| match f {
+                    Finding::Claimed { path, .. } => Some(path.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let own: Vec<String> = taken
+                .iter()
+                .filter(|(t, _)| !theirs.contains(&t.rel.as_str()))
+                .map(|(_, p)| relative_from(shell, &brain.workdir.join(p)))
+                .collect();
+            let steps = api::edit::discard_steps(&discard, &own, &findings, ctx.now);
+            let name = session.unwrap_or_else(|| {
+                session_or_new(ctx, &map, tool, session_id)
+                    .map_or_else(|_| new_session_id(ctx.now, ctx.random_seed), |(s, _)| s)
+            });
+            let mut reason = judged.lines.join("\n");
+            reason.push_str(&format!(
+                "\nbsi read your shell command as {}, which takes uncommitted changes out of the work tree: the changes above are another session's work in progress, not yet committed, and would be lost to it (stranded in a stash, or gone). Leave them in place.",
+                discard.said()
+            ));
+            reason.push_str(&format!("\nYour bsi session: {name}. Next, one of:"));
+            for line in crate::steps::lines(&steps, &["--session", &name]) {
+                reason.push_str(&format!("\n- {line}"));
+            }
+            reason.push_str("\n- or stop and tell the user whose work is in the way.");
+            Ok(Some(agents::answer(tool, &Verdict::Deny { reason })))
+        }
+        EditDecision::Warn { judged, .. } => {
+            let warning = judged
+                .lines
+                .iter()
+                .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Ok(Some(agents::answer(
+                tool,
+                &Verdict::AllowWithWarning { warning },
+            )))
+        }
+        EditDecision::Allow | EditDecision::ClaimFirst { .. } => Ok(None),
+    }
+}
+
+/// `path` as a shell in `base` names it: relative, with `..` where it
+/// lies outside `base`.
+fn relative_from(base: &Path, path: &Path) -> String {
+    let base = agents::clean(base);
+    let path = agents::clean(path);
+    let common = base
+        .components()
+        .zip(path.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in base.components().skip(common) {
+        out.push("..");
+    }
+    for c in path.components().skip(common) {
+        out.push(c);
+    }
+    let s = out.to_string_lossy().into_owned();
+    if s.is_empty() { ".".into() } else { s }
 }
 
 /// The refusal of an edit of the registry's copy.

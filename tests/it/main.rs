@@ -47,3 +47,4 @@ mod transcript;
 mod truth;
 mod ux;
 mod views;
+mod work_tree;

@@ -770,6 +770,18 @@ impl Git {
         }
     }
 
+    /// The index's blob of `rel` (stage 0), if the index has it.
+    pub fn index_blob(&self, rel: &str) -> Result<Option<Oid>> {
+        match self.repo.index() {
+            Ok(index) => Ok(index.get_path(Path::new(rel), 0).map(|e| e.id)),
+            Err(e) if unreadable_index(&e) => {
+                Ok(git_cli::index_blob(self.cli_dir(), rel)?
+                    .and_then(|hex| Oid::from_str(&hex).ok()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes `rel` from the branch HEAD is on in one commit that changes
     /// nothing else, and from the index; every other staged change stays
     /// staged, and the work tree is not touched. For `bsi migrate` only.

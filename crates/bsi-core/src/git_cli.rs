@@ -554,6 +554,23 @@ pub fn in_index(workdir: &Path, rel: &str) -> Result<bool> {
     Ok(!read(cmd, "git ls-files")?.is_empty())
 }
 
+/// The blob id the index holds for `rel` (stage 0), in hex; `None` when
+/// the index does not have it.
+pub fn index_blob(workdir: &Path, rel: &str) -> Result<Option<String>> {
+    let mut cmd = git(workdir);
+    cmd.args(["--no-optional-locks", "ls-files", "-s", "-z", "--"])
+        .arg(format!(":(literal){rel}"));
+    let out = read(cmd, "git ls-files -s")?;
+    let out = String::from_utf8_lossy(&out);
+    // `MODE SP ID SP STAGE TAB PATH NUL`, stage 0 only.
+    Ok(out
+        .split('\0')
+        .filter_map(|entry| entry.split_once('\t'))
+        .map(|(head, _)| head.split(' ').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&"0"))
+        .and_then(|f| f.get(1).map(ToString::to_string)))
+}
+
 /// Removes `rel` from the index, the work tree untouched.
 pub fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
     let mut cmd = git(workdir);

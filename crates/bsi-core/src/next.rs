@@ -75,6 +75,12 @@ pub enum Step {
         /// The session.
         session: String,
     },
+    /// Run a refused git move in a form that takes only this session's
+    /// own changes, leaving every other session's work in place.
+    OwnOnly {
+        /// The command's words.
+        argv: Vec<String>,
+    },
 }
 
 /// Scopes as they are written on a command line.
@@ -112,6 +118,7 @@ impl NextStep {
             }
             Step::MarkStale { .. } => command_line(["bsi", "watchdog"]),
             Step::Release { session } => ways::release(session),
+            Step::OwnOnly { argv } => command_line(argv),
         }
     }
 
@@ -147,6 +154,9 @@ impl NextStep {
             ),
             Step::Release { session } => {
                 format!("free the stale claims of {session}, once sure it is gone")
+            }
+            Step::OwnOnly { .. } => {
+                "take only your own changes, leaving the other sessions' work in place".into()
             }
         }
     }

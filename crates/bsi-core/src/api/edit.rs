@@ -1,12 +1,18 @@
 //! What an edit refused by the guard should be followed by: the next steps
 //! of its conflict, for every door that judges edits (the agent tools'
-//! edit hooks and MCP's `check`), so they offer the same ones.
+//! edit hooks and MCP's `check`), so they offer the same ones; and what a
+//! git move that discards uncommitted work would take out of the work
+//! tree, as edits for the same decision.
 
 use chrono::{DateTime, FixedOffset};
 
 use crate::claims::open::alternatives;
+use crate::error::Result;
+use crate::git::ChangesOf;
 use crate::guard::Finding;
-use crate::next::{Conflict, NextStep};
+use crate::guard::discard::{Becomes, Discard, Uncommitted};
+use crate::guard::edit::Target;
+use crate::next::{Conflict, NextStep, Step, Who};
 use crate::registry::Registry;
 use crate::scope::Scope;
 use crate::store::Brain;
@@ -54,4 +60,115 @@ pub fn steps(
         ..Conflict::default()
     }
     .steps(now)
+}
+
+/// What `discard` would take out of the work tree of `brain`: each
+/// uncommitted change it takes, as an edit from the file as it is to what
+/// the move leaves there (with its path from the work tree root), for the
+/// one edit decision to judge. Files outside the brain's root, and the
+/// registry's own files, are not brain files and are left out.
+pub fn discarded(brain: &Brain, discard: &Discard) -> Result<Vec<(Target, String)>> {
+    let git = &brain.git;
+    let prefix = brain
+        .root
+        .strip_prefix(&brain.workdir)
+        .ok()
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default();
+    let head = git.head_commit()?;
+    let mut out = Vec::new();
+    for change in git.changes(ChangesOf::Worktree)? {
+        let untracked = change.old_blob.is_none() && !git.tracks(&change.path)?;
+        let seen = Uncommitted {
+            path: change.path.clone(),
+            untracked,
+        };
+        let Some(becomes) = discard.takes(&seen) else {
+            continue;
+        };
+        let rel = if prefix.is_empty() {
+            change.path.clone()
+        } else {
+            match change.path.strip_prefix(&format!("{prefix}/")) {
+                Some(r) => r.to_string(),
+                None => continue,
+            }
+        };
+        if rel == brain.copy_name() {
+            continue;
+        }
+        let now = if change.deleted {
+            Some(String::new())
+        } else {
+            std::fs::read(brain.workdir.join(&change.path))
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+        };
+        let then = match becomes {
+            Becomes::Gone => Some(String::new()),
+            Becomes::Head => match head {
+                Some(h) => git
+                    .file_at(h, &change.path)?
+                    .map_or(Some(String::new()), |b| String::from_utf8(b).ok()),
+                None => Some(String::new()),
+            },
+            Becomes::Index => git.text_of(git.index_blob(&change.path)?),
+        };
+        let mut target = Target::whole(rel);
+        if let (Some(old), Some(new)) = (now, then) {
+            target.old = Some(old);
+            target.new = Some(new);
+        }
+        target.shell = Some(format!(
+            "takes the uncommitted changes of {} out of the work tree ({})",
+            target.rel,
+            discard.said()
+        ));
+        out.push((target, change.path));
+    }
+    Ok(out)
+}
+
+/// The next steps of a move refused for taking other sessions' work out of
+/// the work tree: its narrower forms over `own` (paths as the agent's
+/// shell names them) first, then the wait for the holders at work, and
+/// what frees the holders that are not.
+pub fn discard_steps(
+    discard: &Discard,
+    own: &[String],
+    findings: &[Finding<'_>],
+    now: DateTime<FixedOffset>,
+) -> Vec<NextStep> {
+    let mut steps: Vec<NextStep> = discard
+        .narrower(own)
+        .into_iter()
+        .map(|argv| NextStep {
+            step: Step::OwnOnly { argv },
+            who: Who::ThisSession,
+        })
+        .collect();
+    let mut held = Vec::new();
+    let mut wanted: Vec<Scope> = Vec::new();
+    for f in findings {
+        if let Finding::Claimed { claim, stale, .. } = f {
+            held.push((*claim, *stale));
+            if !wanted.contains(&claim.scope) {
+                wanted.push(claim.scope.clone());
+            }
+        }
+    }
+    steps.extend(
+        Conflict {
+            held,
+            wanted: &wanted,
+            ..Conflict::default()
+        }
+        .steps(now),
+    );
+    steps
 }

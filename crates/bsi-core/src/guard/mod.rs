@@ -10,6 +10,7 @@
 //! lookups (one per directory above it), whatever the number of claims: no
 //! step is quadratic in changed files × claims.
 
+pub mod discard;
 pub mod edit;
 pub mod merge;
 pub mod verdict;

@@ -1,0 +1,249 @@
+//! Several sessions in one work tree: a git move an agent runs through its
+//! shell tool — `git stash` in every form, `git reset --hard`, `git clean`,
+//! a forced checkout or switch, and their spellings through `sh -c`, `env`
+//! and `xargs` — is judged by what it would take out of the work tree. One
+//! that would take another session's uncommitted work in its claims is
+//! refused in every tool's protocol, naming the holder and a form of the
+//! move that leaves that work alone; that form, run as printed, takes the
+//! agent's own changes and leaves the other session's in the files.
+
+use serde_json::Value;
+
+use crate::agent_hook::{PLAN, TOOLS, denial, event, hook, other_holds};
+use crate::common::{Brain, Run};
+
+/// The shell event of `tool` carrying `command`, in the tool's own shape
+/// (its fixture in tests/fixtures/agents).
+fn shell_event(b: &Brain, tool: &str, command: &str) -> String {
+    let name = match tool {
+        "claude" => "claude-pretooluse-bash.json",
+        "codex" => "codex-pretooluse-bash.json",
+        "gemini" => "gemini-beforetool-run-shell-command.json",
+        "cursor" => "cursor-pretooluse-shell.json",
+        "copilot" => "copilot-pretooluse-bash.json",
+        "cline" => "cline-pretooluse-run-commands.json",
+        "opencode" => "opencode-tool-execute-before-bash.json",
+        _ => unreachable!(),
+    };
+    let text = event(b, name).replace("/tmp/brain", &b.path().display().to_string());
+    let mut v: Value = serde_json::from_str(&text).expect("fixture JSON");
+    let c = Value::String(command.to_string());
+    match tool {
+        "copilot" => v["toolArgs"]["command"] = c,
+        "cline" => {
+            v["tool_call"]["input"]["commands"] = Value::Array(vec![c]);
+            v["preToolUse"]["parameters"]["commands"] =
+                Value::String(serde_json::to_string(&[command]).expect("json"));
+        }
+        "opencode" => v["output"]["args"]["command"] = c,
+        _ => v["tool_input"]["command"] = c,
+    }
+    v.to_string()
+}
+
+fn run(b: &Brain, tool: &str, command: &str) -> Run {
+    hook(b, "edit", tool, &shell_event(b, tool, command))
+}
+
+/// The refusal's text in `tool`'s protocol; `None` when it lets the
+/// command through.
+fn refused(tool: &str, r: &Run) -> Option<String> {
+    match tool {
+        "cline" | "opencode" => {
+            assert_eq!(r.code, 0, "{r:?}");
+            if r.stdout.trim().is_empty() {
+                return None;
+            }
+            let v = r.json();
+            match tool {
+                "cline" => v
+                    .get("overrideInput")
+                    .and(v["context"].as_str().map(String::from)),
+                _ => v["deny"].as_str().map(String::from),
+            }
+        }
+        _ => denial(tool, r),
+    }
+}
+
+const OTHERS_GOAL: &str = "goal text, and the other session's unfinished line";
+
+/// A brain where session sess-other holds `projets/plan.md#Goals` and
+/// `notes/`, with uncommitted work in both (a changed line, a new file);
+/// and the agent's own uncommitted change in a free file.
+fn shared_work_tree() -> Brain {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    other_holds(&b, "notes/");
+    b.write("projets/plan.md", &PLAN.replace("goal text", OTHERS_GOAL));
+    b.write(
+        "notes/draft.md",
+        "# Draft\n\nthe other session's new file\n",
+    );
+    b.write("agents/bob.md", "# Bob\n\nmy own change\n");
+    b
+}
+
+fn others_work_is_there(b: &Brain, what: &str) {
+    assert!(b.read("projets/plan.md").contains(OTHERS_GOAL), "{what}");
+    assert!(b.path().join("notes/draft.md").exists(), "{what}");
+}
+
+#[test]
+fn a_move_that_takes_another_sessions_uncommitted_work_is_refused_in_every_protocol() {
+    let b = shared_work_tree();
+    let before = (b.commits(), b.user_state());
+    let tools = TOOLS.iter().copied().chain(["cline", "opencode"]);
+    for tool in tools {
+        for command in [
+            "git stash",
+            "git stash -u",
+            "git stash push --include-untracked -m wip",
+            "git stash save 'my work'",
+            "git stash push -- projets",
+            "git reset --hard",
+            "git reset --hard HEAD",
+            "git clean -fd",
+            "git clean -f -- notes",
+            "git checkout -f main",
+            "git switch --discard-changes main",
+            "sh -c 'git stash'",
+            "env GIT_PAGER=cat git reset --hard",
+            "echo notes | xargs git clean -f",
+            "cd projets && git stash",
+        ] {
+            let r = run(&b, tool, command);
+            let why = refused(tool, &r).unwrap_or_else(|| panic!("{tool} `{command}`: {r:?}"));
+            assert!(
+                why.contains("inside an active claim of session sess-other"),
+                "{tool} `{command}`: {why}"
+            );
+            assert!(
+                why.contains("which takes uncommitted changes out of the work tree"),
+                "{tool} `{command}`: {why}"
+            );
+            // Never a step that acts on the other session's claim (a first
+            // call's briefing, before the refusal, says how claims work).
+            let steps = &why[why.rfind("Next, one of:").expect("next steps")..];
+            for bad in [
+                "--force",
+                "hookMode=off",
+                "bsi release",
+                "bsi close",
+                "revert",
+            ] {
+                assert!(!steps.contains(bad), "{tool} `{command}`: {bad} in {steps}");
+            }
+        }
+    }
+    // Nothing was written, and the work tree is as it was.
+    assert_eq!((b.commits(), b.user_state()), before);
+    others_work_is_there(&b, "after the refusals");
+}
+
+#[test]
+fn a_move_that_takes_only_ones_own_or_free_work_goes_through() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Goals");
+    // The other session holds Goals but has changed nothing: nothing of
+    // theirs is taken.
+    b.write("agents/bob.md", "# Bob\n\nmy own change\n");
+    for tool in TOOLS.iter().copied().chain(["cline", "opencode"]) {
+        for command in [
+            "git stash",
+            "git stash -u",
+            "git reset --hard",
+            "git clean -fd",
+            "git stash list",
+            "git stash pop",
+            "git reset --soft HEAD",
+            "git checkout main",
+            "git clean -n",
+        ] {
+            let r = run(&b, tool, command);
+            assert_eq!(refused(tool, &r), None, "{tool} `{command}`: {r:?}");
+        }
+    }
+    // A change outside Goals, in the file the other session holds a
+    // section of, is free too.
+    b.write("projets/plan.md", &PLAN.replace("risk text", "my risk"));
+    let r = run(&b, "claude", "git stash");
+    assert_eq!(refused("claude", &r), None, "{r:?}");
+    // Another session's change outside its claim is no claim's: free.
+    let r = run(&b, "claude", "git stash -- agents");
+    assert_eq!(refused("claude", &r), None, "{r:?}");
+}
+
+/// The step of a refusal that takes only the agent's own changes: its
+/// command, as printed between backquotes.
+fn own_step(why: &str) -> String {
+    let line = why
+        .lines()
+        .find(|l| l.contains("take only your own changes"))
+        .unwrap_or_else(|| panic!("no own step in {why}"));
+    let start = line.find('`').expect("a command") + 1;
+    let end = line.rfind('`').expect("a command");
+    line[start..end].to_string()
+}
+
+/// Runs `command` in a shell in `dir`, as an agent's shell tool would.
+fn shell(b: &Brain, dir: &std::path::Path, command: &str) -> Run {
+    let mut cmd = std::process::Command::new("sh");
+    crate::common::clean_env(&mut cmd, b.path());
+    Run::from_output(
+        cmd.current_dir(dir)
+            .args(["-c", command])
+            .output()
+            .expect("run sh"),
+    )
+}
+
+#[test]
+fn the_printed_form_run_as_printed_takes_only_ones_own_changes() {
+    for (command, own_gone) in [
+        ("git stash -u", true),
+        ("git reset --hard", true),
+        ("git clean -fd", false),
+    ] {
+        let b = shared_work_tree();
+        // An untracked file of the agent's own, for `git clean`.
+        b.write("mine.md", "# Mine\n");
+        let r = run(&b, "claude", command);
+        let why = refused("claude", &r).unwrap_or_else(|| panic!("`{command}`: {r:?}"));
+        let step = own_step(&why);
+        assert!(
+            !step.contains("notes") && !step.contains("projets"),
+            "{step}"
+        );
+        let ran = shell(&b, b.path(), &step);
+        assert_eq!(ran.code, 0, "`{step}`: {ran:?}");
+        others_work_is_there(&b, &step);
+        if own_gone {
+            assert_eq!(b.read("agents/bob.md"), "# Bob\n", "`{step}`");
+        }
+        if command.starts_with("git clean") {
+            assert!(!b.path().join("mine.md").exists(), "`{step}`");
+        }
+        // The narrower form passes the hook too.
+        let again = run(&b, "claude", &step);
+        assert_eq!(refused("claude", &again), None, "`{step}`: {again:?}");
+    }
+}
+
+#[test]
+fn the_printed_form_is_written_for_the_directory_the_agents_shell_is_in() {
+    let b = shared_work_tree();
+    let sub = b.path().join("projets");
+    // Claude Code's event from a shell in `projets/`.
+    let text = shell_event(&b, "claude", "git stash -u");
+    let mut v: Value = serde_json::from_str(&text).expect("json");
+    v["cwd"] = Value::String(sub.display().to_string());
+    let r = hook(&b, "edit", "claude", &v.to_string());
+    let why = refused("claude", &r).unwrap_or_else(|| panic!("{r:?}"));
+    let step = own_step(&why);
+    assert!(step.contains("../agents/bob.md"), "{step}");
+    let ran = shell(&b, &sub, &step);
+    assert_eq!(ran.code, 0, "`{step}`: {ran:?}");
+    others_work_is_there(&b, &step);
+    assert_eq!(b.read("agents/bob.md"), "# Bob\n");
+}
