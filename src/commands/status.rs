@@ -9,6 +9,7 @@ use crate::cli::StatusArgs;
 use crate::output::{self, Paint};
 use crate::tree;
 use bsi_core::api;
+use bsi_core::audit::Unwritten;
 use bsi_core::error::{Result, exit};
 use bsi_core::registry::{Claim, Registry};
 use bsi_core::resolve;
@@ -29,7 +30,7 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     // without the lines that say what to do next.
     out.show(|w| {
         let mut view = if tree {
-            render_tree(&brain, reg, ctx)
+            render_tree(&brain, reg, &seen.unwritten, ctx)
         } else {
             render(&reg.active_claims, &reg.stale_claims, ctx)
         };
@@ -51,7 +52,12 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
                 )
             )?;
         }
-        for line in bsi_core::audit::missing_lines(&brain, reg.all_claims().map(|(c, _)| c)) {
+        for (c, why) in &seen.unwritten {
+            let (scope, session) = (c.scope.to_string(), &c.session);
+            let line = match why {
+                Unwritten::Reserved => bsi_core::audit::reserved_line(&scope, session),
+                Unwritten::Gone => bsi_core::audit::missing_line(&scope, session),
+            };
             writeln!(w, "{line}")?;
         }
         print_drift(w, &out, &seen.drift, seen.drift_unread.as_deref())?;
@@ -164,7 +170,12 @@ fn render(active: &[Claim], stale: &[Claim], ctx: &Ctx) -> Shown {
 }
 
 /// The brain's directory tree with each claim where it sits.
-fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> Shown {
+fn render_tree(
+    brain: &Brain,
+    reg: &Registry,
+    unwritten: &[(Claim, Unwritten)],
+    ctx: &Ctx,
+) -> Shown {
     let (paths, cut) = resolve::walk(&brain.root, &brain.copy_name());
     let marks: Vec<tree::Mark> = reg
         .all_claims()
@@ -175,9 +186,18 @@ fn render_tree(brain: &Brain, reg: &Registry, ctx: &Ctx) -> Shown {
             } else {
                 format!("{}, ", c.agent)
             };
+            // A section not written yet shows where it will be.
+            let reserved = unwritten
+                .iter()
+                .any(|(u, why)| *why == Unwritten::Reserved && u == c);
+            let label = if reserved {
+                format!("{} ({agent}{state}; reserved, not written yet)", c.session)
+            } else {
+                format!("{} ({agent}{state})", c.session)
+            };
             tree::Mark {
                 scope: c.scope.clone(),
-                label: format!("{} ({agent}{state})", c.session),
+                label,
                 paint,
             }
         })

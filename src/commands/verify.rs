@@ -38,6 +38,7 @@ struct VerifyJson {
     overflow: Vec<OverflowJson>,
     /// Section claims naming a heading the file no longer has.
     missing_sections: Vec<String>,
+    reserved_sections: Vec<String>,
     /// The session's claimed parts changed by commits that are not its
     /// own (pulled, or made without bsi's hooks).
     drift: Vec<super::views::DriftJson>,
@@ -118,6 +119,7 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
             })
             .collect(),
         missing_sections: report.missing.clone(),
+        reserved_sections: report.reserved.clone(),
         drift: super::views::DriftJson::list(&drift),
     })?;
     out.show(|w| {
@@ -135,6 +137,9 @@ pub(crate) fn run(ctx: &Ctx, args: &VerifyArgs) -> Result<u8> {
         )?;
         for o in &report.overflow {
             writeln!(w, "overflow: {}", describe(o, &session))?;
+        }
+        for m in &report.reserved {
+            writeln!(w, "{}", audit::reserved_line(m, &session))?;
         }
         for m in &report.missing {
             writeln!(w, "{}", audit::missing_line(m, &session))?;

@@ -2,6 +2,7 @@
 //! next steps, the remote's state and the age of the view. Used by
 //! `status`, `status --watch`, `whoami` and `watchdog`; no command of its own.
 
+use bsi_core::audit::Unwritten;
 use std::io::Write;
 
 use chrono::{DateTime, FixedOffset};
@@ -48,6 +49,19 @@ pub(crate) struct StatusJson {
     guard: crate::hook_managers::GuardState,
     /// Claimed parts changed by commits that are not their holders'.
     drift: Vec<DriftJson>,
+    /// Section claims for a heading not written yet (reserved).
+    reserved: Vec<String>,
+    /// Section claims whose heading was renamed or removed since.
+    missing: Vec<String>,
+}
+
+/// The scopes of `seen`'s section claims unwritten for `why`.
+fn unwritten(seen: &bsi_core::api::views::Status, why: Unwritten) -> Vec<String> {
+    seen.unwritten
+        .iter()
+        .filter(|(_, w)| *w == why)
+        .map(|(c, _)| c.scope.to_string())
+        .collect()
 }
 
 impl StatusJson {
@@ -75,6 +89,8 @@ impl StatusJson {
                 ctx.places.path.as_deref(),
             ),
             drift: DriftJson::list(&seen.drift),
+            reserved: unwritten(seen, Unwritten::Reserved),
+            missing: unwritten(seen, Unwritten::Gone),
         }
     }
 }

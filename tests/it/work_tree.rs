@@ -247,3 +247,58 @@ fn the_printed_form_is_written_for_the_directory_the_agents_shell_is_in() {
     others_work_is_there(&b, &step);
     assert_eq!(b.read("agents/bob.md"), "# Bob\n");
 }
+
+#[test]
+fn a_section_reserved_before_it_is_written_reads_as_reserved_never_missing() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Schedule",
+        "--session",
+        "s1",
+        "--agent",
+        "ada",
+    ])
+    .ok()
+    .stderr_has("this claim reserves the new section");
+    let reserved = "reserved: projets/plan.md#Schedule is held by s1 for a section not written yet";
+    for args in [
+        &["status"][..],
+        &["status", "--tree"],
+        &["watchdog"],
+        &["verify", "s1"],
+    ] {
+        let r = b.bsi(args);
+        let all = format!("{}{}", r.stdout, r.stderr);
+        assert!(all.contains(reserved), "{args:?}: {all}");
+        assert!(!all.contains("missing:"), "{args:?}: {all}");
+    }
+    let tree = b.bsi(&["status", "--tree"]).stdout;
+    assert!(
+        tree.contains("#Schedule  ← s1 (ada, 2h left; reserved, not written yet)"),
+        "{tree}"
+    );
+    let status = b.bsi(&["status", "--json"]).json();
+    assert_eq!(
+        status["reserved"],
+        serde_json::json!(["projets/plan.md#Schedule"])
+    );
+    assert_eq!(status["missing"], serde_json::json!([]));
+    let verify = b.bsi(&["verify", "s1", "--json"]).json();
+    assert_eq!(
+        verify["reserved_sections"],
+        serde_json::json!(["projets/plan.md#Schedule"])
+    );
+    assert_eq!(verify["missing_sections"], serde_json::json!([]));
+    // Written and committed, it is a section like the others.
+    b.write(
+        "projets/plan.md",
+        &format!("{PLAN}\n## Schedule\n\nweek 1\n"),
+    );
+    b.git(&["commit", "-qam", "schedule"]);
+    let after = b.bsi(&["status"]).stdout;
+    assert!(
+        !after.contains("reserved:") && !after.contains("missing:"),
+        "{after}"
+    );
+}

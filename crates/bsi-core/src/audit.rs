@@ -202,6 +202,8 @@ pub struct Report {
     /// Section claims whose heading the file no longer has (as committed,
     /// or in the work tree with `--worktree`): claims that protect nothing.
     pub missing: Vec<String>,
+    /// Section claims for a heading not written yet (reserved).
+    pub reserved: Vec<String>,
 }
 
 /// The section claims whose heading neither the committed file (HEAD) nor
@@ -445,16 +447,21 @@ fn verify_with<'c>(
     }
     commits.reverse();
     let (files, sections) = guard::overflow_counts(&findings);
-    let missing = missing_claims(brain, current.iter().map(|(c, _)| *c))
-        .into_iter()
-        .map(|c| c.scope.to_string())
-        .collect();
+    let mut missing = Vec::new();
+    let mut reserved = Vec::new();
+    for (c, why) in unwritten(brain, current.iter().map(|(c, _)| *c)) {
+        match why {
+            Unwritten::Gone => missing.push(c.scope.to_string()),
+            Unwritten::Reserved => reserved.push(c.scope.to_string()),
+        }
+    }
     Ok(Report {
         commits,
         overflow,
         files,
         sections,
         missing,
+        reserved,
     })
 }
 
@@ -478,6 +485,83 @@ pub fn describe(o: &Overflow, session: &str) -> String {
     }
 }
 
+/// Why a section claim names a heading its file does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwritten {
+    /// The file did not have it when the claim was opened either: a new
+    /// section reserved before it is written, as documented.
+    Reserved,
+    /// The file had it when the claim was opened: renamed or removed
+    /// since, so the claim protects nothing.
+    Gone,
+}
+
+/// The section claims of `claims` whose heading neither HEAD's file nor
+/// the work tree's has, each with why: [`Unwritten::Gone`] when a version
+/// of the file committed since the claim was opened (HEAD's first-parent
+/// line back to the first commit older than the claim, 200 commits at
+/// most) had the heading; else [`Unwritten::Reserved`]. What is said only:
+/// no rule reads it.
+pub fn unwritten<'a>(
+    brain: &Brain,
+    claims: impl Iterator<Item = &'a Claim>,
+) -> Vec<(&'a Claim, Unwritten)> {
+    let line = match brain.git.head_commit() {
+        Ok(Some(h)) => brain.git.first_parent_times(h, 200),
+        _ => Vec::new(),
+    };
+    missing_claims(brain, claims)
+        .into_iter()
+        .map(|c| {
+            let gone = match &c.scope {
+                Scope::Section { file, heading } => {
+                    had_heading(brain, &line, file, heading, c.opened.timestamp())
+                }
+                _ => false,
+            };
+            (
+                c,
+                if gone {
+                    Unwritten::Gone
+                } else {
+                    Unwritten::Reserved
+                },
+            )
+        })
+        .collect()
+}
+
+/// Whether a version of `file` on `line` (commits newest first, with their
+/// times) committed since `since`, or the one in place then, had `heading`.
+fn had_heading(brain: &Brain, line: &[(Oid, i64)], file: &str, heading: &str, since: i64) -> bool {
+    let key = scope::heading_key(heading);
+    let path = brain.workdir_path(file);
+    let mut read: Vec<Vec<u8>> = Vec::new();
+    for &(id, time) in line {
+        if let Ok(Some(bytes)) = brain.git.file_at(id, &path)
+            && !read.contains(&bytes)
+        {
+            let has = String::from_utf8(bytes.clone())
+                .is_ok_and(|t| markdown::outline(&t).find(&key).next().is_some());
+            if has {
+                return true;
+            }
+            read.push(bytes);
+        }
+        if time < since {
+            break;
+        }
+    }
+    false
+}
+
+/// The line that says a claim reserves a section not written yet.
+pub fn reserved_line(scope: &str, session: &str) -> String {
+    format!(
+        "reserved: {scope} is held by {session} for a section not written yet; the heading, once written and committed, is the claim's"
+    )
+}
+
 /// The line that reports a claim naming a heading the file does not have:
 /// a new section reserved before it is written, or a heading renamed or
 /// removed since.
@@ -485,18 +569,22 @@ pub fn missing_line(scope: &str, session: &str) -> String {
     let file = scope::split_section(scope).0;
     let now = format!("{}#HEADING", scope::escape_path(&file));
     format!(
-        "missing: {scope} names no heading the file has (a new section not written yet, or a heading renamed or removed); once renamed, claim the heading as it is now with `{}`, then drop this claim with `{}`",
+        "missing: {scope} names no heading the file has (renamed or removed since it was claimed); once renamed, claim the heading as it is now with `{}`, then drop this claim with `{}`",
         command_line(["bsi", "open", &now, "--session", session]),
         command_line(["bsi", "close", session, "--scope", scope])
     )
 }
 
 /// For `status` and `watchdog`: one line per claim of `claims` whose heading
-/// the committed file no longer has, each with the command to run.
+/// the committed file does not have: a reserved section said as such, a
+/// heading gone with the command to run.
 pub fn missing_lines<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) -> Vec<String> {
-    missing_claims(brain, claims)
+    unwritten(brain, claims)
         .into_iter()
-        .map(|c| missing_line(&c.scope.to_string(), &c.session))
+        .map(|(c, why)| match why {
+            Unwritten::Reserved => reserved_line(&c.scope.to_string(), &c.session),
+            Unwritten::Gone => missing_line(&c.scope.to_string(), &c.session),
+        })
         .collect()
 }
 

@@ -542,6 +542,21 @@ impl Git {
         self.commits_of(walk)
     }
 
+    /// The first `n` commits of `tip`'s first-parent line, newest first,
+    /// each with its commit time (seconds since the epoch).
+    pub fn first_parent_times(&self, tip: Oid, n: usize) -> Vec<(Oid, i64)> {
+        let Ok(mut walk) = self.repo.revwalk() else {
+            return Vec::new();
+        };
+        if walk.push(tip).is_err() || walk.simplify_first_parent().is_err() {
+            return Vec::new();
+        }
+        walk.take(n)
+            .flatten()
+            .filter_map(|id| Some((id, self.repo.find_commit(id).ok()?.time().seconds())))
+            .collect()
+    }
+
     /// The last `n` commits of `tip`'s first-parent line, newest first.
     pub fn recent(&self, tip: Oid, n: usize) -> Result<Vec<CommitInfo>> {
         let mut walk = self.repo.revwalk()?;

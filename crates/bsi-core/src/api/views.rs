@@ -27,6 +27,9 @@ pub struct Status {
     /// Why the drift could not be read, when it could not (the rest of
     /// the view stands).
     pub drift_unread: Option<String>,
+    /// Section claims whose heading the file does not have, each with
+    /// why: reserved before it is written, or renamed or removed since.
+    pub unwritten: Vec<(Claim, audit::Unwritten)>,
 }
 
 /// Reads every session's claims (fetched first unless `offline`).
@@ -43,6 +46,10 @@ pub fn status(site: &Site<'_>, offline: bool) -> Result<Status> {
             Ok(d) => (d, None),
             Err(e) => (Vec::new(), Some(e.to_string())),
         };
+    let unwritten = audit::unwritten(site.brain, view.registry.all_claims().map(|(c, _)| c))
+        .into_iter()
+        .map(|(c, why)| (c.clone(), why))
+        .collect();
     Ok(Status {
         view,
         fresh,
@@ -50,6 +57,7 @@ pub fn status(site: &Site<'_>, offline: bool) -> Result<Status> {
         waiting,
         drift,
         drift_unread,
+        unwritten,
     })
 }
 
