@@ -164,6 +164,18 @@ pub enum Command {
         action: HookAction,
     },
 
+    /// Commit the session's own lines from a work tree several sessions share.
+    ///
+    /// Of the work tree's uncommitted changes (under PATHs, else all of
+    /// them), commits the hunks inside the session's claims — whole files,
+    /// sections, new files in claimed folders — with its `BSI-Session`
+    /// trailer, through `git commit` (every hook runs). Every other hunk
+    /// stays in the work tree as it is and is listed: another session's,
+    /// with its holder, or in no one's claim, with the claim that would make
+    /// it the session's. What other sessions staged is not committed.
+    /// Exits 1, writing nothing, when nothing of the session's is there.
+    Commit(CommitArgs),
+
     /// List what a session changed that its claims do not cover.
     ///
     /// Reads the commits carrying the session's `BSI-Session` trailer, from
@@ -395,6 +407,18 @@ pub struct WhoamiArgs {
     /// Do not fetch the registry branch first: show the state as last fetched.
     #[arg(long)]
     pub offline: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi commit`.
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    /// The commit message [default: "SESSION: its lines of FILES"].
+    #[arg(long, short = 'm', value_name = "MSG")]
+    pub message: Option<String>,
+    /// Only changes under these paths (files or folders).
+    pub paths: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -687,6 +711,7 @@ impl Cli {
             | Command::Status(StatusArgs { out, .. })
             | Command::Whoami(WhoamiArgs { out, .. })
             | Command::Verify(VerifyArgs { out, .. })
+            | Command::Commit(CommitArgs { out, .. })
             | Command::Sync { out }
             | Command::Log(LogArgs { out, .. }) => out.json,
             _ => false,

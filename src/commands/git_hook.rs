@@ -213,7 +213,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
     if refused {
         let _ = writeln!(
             err,
-            "bsi: {verb} refused. `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
+            "bsi: {verb} refused. A person's step, never an agent's (tell the user): `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
         );
         judged::record(&git_dir, head, exit::CONFLICT);
         return Ok(exit::CONFLICT);
@@ -297,7 +297,18 @@ fn report(
     let judged = verdict::judge(findings, session, mode, change);
     refused |= judged.refused;
     lines.extend(judged.lines.iter().cloned());
-    lines.extend(verdict::ways_out(&judged, session, now));
+    let mut paths: Vec<String> = Vec::new();
+    for f in findings {
+        let path = match f {
+            bsi_core::guard::Finding::Claimed { path, .. }
+            | bsi_core::guard::Finding::Outside { path, .. }
+            | bsi_core::guard::Finding::HeadingGone { path, .. } => brain.workdir_path(path),
+        };
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    lines.extend(verdict::ways_out(&judged, session, &paths, now));
     for line in &lines {
         let _ = writeln!(err, "{line}");
     }

@@ -7,6 +7,7 @@
 pub mod agent_event;
 mod agent_setup;
 mod close;
+mod commit;
 mod doctor;
 mod edits;
 mod git_hook;
@@ -898,6 +899,7 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
             Ok(agent_event::run(Ok(ctx.clone()), tool, kind))
         }
         Command::Verify(args) => verify::run(ctx, &args),
+        Command::Commit(args) => commit::run(ctx, &args),
         Command::Completions { shell } => meta::completions(&ctx.out(), shell),
         Command::Man => meta::man(&ctx.out()),
         // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).

@@ -341,3 +341,19 @@ fn every_json_document_matches_the_schema() {
     r.ok();
     valid("whoami", &r.stdout);
 }
+
+#[test]
+fn commit_json_matches_the_schema() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/bob.md", "--session", "s1"]).ok();
+    b.write("agents/bob.md", "# Bob\n\nmine\n");
+    b.write("README.md", "# Brain\n\nno one's\n");
+    let r = b.bsi(&["commit", "--session", "s1", "-m", "bob", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = valid("commit-own", &r.stdout);
+    assert_eq!(v["files"][0]["path"], "agents/bob.md");
+    assert_eq!(v["left"][0]["holder"], Value::Null);
+    let none = b.bsi(&["commit", "--session", "s1", "--json"]);
+    assert_eq!(none.code, 1, "{none:?}");
+    assert_eq!(valid("commit-own", &none.stdout)["commit"], Value::Null);
+}

@@ -302,3 +302,94 @@ fn a_section_reserved_before_it_is_written_reads_as_reserved_never_missing() {
         "{after}"
     );
 }
+
+/// The plan with ada's line in Risks and bo's in Goals, neither committed.
+fn both_lines() -> String {
+    PLAN.replace("risk text\n", "risk text\nada's risk\n")
+        .replace("goal text\n", "goal text\nbo's goal\n")
+}
+
+#[test]
+fn two_sessions_commit_their_own_lines_of_one_file_from_one_work_tree() {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "ada"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "bo"])
+        .ok();
+    b.write("projets/plan.md", &both_lines());
+    b.write("README.md", "# Brain\n\nno one's line\n");
+    // `git commit` of the file, as the agent block says: refused, with the
+    // way that commits ada's lines alone, and no way that frees bo's.
+    b.git_at(b.path(), Some("ada"), &["add", "projets/plan.md"]).ok();
+    let refused = b.git_at(b.path(), Some("ada"), &["commit", "-qm", "ada"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    let line = refused
+        .stderr
+        .lines()
+        .find(|l| l.contains("commit only your own lines"))
+        .unwrap_or_else(|| panic!("{}", refused.stderr));
+    // Nothing that frees bo's claim; skipping the check is a person's.
+    assert!(!refused.stderr.contains("release"), "{}", refused.stderr);
+    for l in refused.stderr.lines().filter(|l| l.contains("hookMode")) {
+        assert!(l.contains("A person's step, never an agent's"), "{l}");
+    }
+    let printed = &line[line.find('`').expect("a command") + 1..line.rfind('`').expect("end")];
+    assert_eq!(printed, "bsi commit --session ada projets/plan.md");
+    b.git(&["reset", "-q"]);
+    // Run as printed.
+    let words: Vec<&str> = printed.split(' ').collect();
+    let ada = b.bsi_at(b.path(), None, &words[1..]);
+    assert_eq!(ada.code, 0, "{ada:?}");
+    assert!(
+        ada.stdout.contains("projets/plan.md (your lines only)")
+            && ada
+                .stdout
+                .contains("line 8 under `Goals`: bo's, inside its claim"),
+        "{}",
+        ada.stdout
+    );
+    let committed = b.git(&["show", "HEAD:projets/plan.md"]);
+    assert_eq!(
+        committed,
+        PLAN.replace("risk text\n", "risk text\nada's risk\n")
+    );
+    assert!(
+        b.git(&["log", "-1", "--format=%B"])
+            .contains("BSI-Session: ada")
+    );
+    // bo's line and no one's line are in the files, uncommitted, unstaged.
+    assert_eq!(b.read("projets/plan.md"), both_lines());
+    assert_eq!(b.git(&["diff", "--cached", "--name-only"]), "");
+    // bo commits its own, with a message of its own.
+    let bo = b.bsi_at(b.path(), Some("bo"), &["commit", "-m", "bo's goal"]);
+    assert_eq!(bo.code, 0, "{bo:?}");
+    assert!(
+        bo.stdout
+            .contains("README.md lines 2-3 under `Brain`: in no one's claim"),
+        "{}",
+        bo.stdout
+    );
+    assert_eq!(b.git(&["show", "HEAD:projets/plan.md"]), both_lines());
+    assert_eq!(b.git(&["log", "-1", "--format=%s"]).trim(), "bo's goal");
+    assert!(
+        b.git(&["log", "-1", "--format=%B"])
+            .contains("BSI-Session: bo")
+    );
+    // Nothing of theirs is left: exit 1, nothing written.
+    let head = b.git(&["rev-parse", "HEAD"]);
+    let none = b.bsi_at(b.path(), Some("bo"), &["commit", "-m", "again"]);
+    assert_eq!(none.code, 1, "{none:?}");
+    assert!(
+        none.stdout.contains("Nothing of bo's to commit"),
+        "{}",
+        none.stdout
+    );
+    assert_eq!(b.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(b.read("README.md"), "# Brain\n\nno one's line\n");
+    let json = b
+        .bsi_at(b.path(), Some("ada"), &["commit", "--json"])
+        .json();
+    assert_eq!(json["commit"], Value::Null);
+    assert_eq!(json["left"][0]["claim"], "README.md#Brain");
+}

@@ -257,6 +257,36 @@ pub fn part_lines<'a>(text: &'a str, part: Option<&str>) -> Vec<&'a str> {
         .collect()
 }
 
+/// The change from `old` to `new` cut into its hunks (runs of `old`'s
+/// lines replaced), each shown on its own: `old` with that hunk alone
+/// made. `keep` answers for each, in order; the result is `old` with the
+/// hunks it kept made, and nothing else. Hunks never overlap, so any
+/// choice of them is a text.
+pub fn keep_hunks(old: &str, new: &str, mut keep: impl FnMut(&str) -> bool) -> String {
+    let a = lines(old);
+    let b = lines(new);
+    let all = hunks(&a, &b);
+    let alone = |h: &Hunk<'_>| -> String {
+        let mut t = String::with_capacity(old.len());
+        t.extend(a[..h.start].iter().copied());
+        t.extend(h.new.iter().copied());
+        t.extend(a[h.end..].iter().copied());
+        t
+    };
+    let mut out = String::with_capacity(old.len());
+    let mut at = 0;
+    for h in &all {
+        if !keep(&alone(h)) {
+            continue;
+        }
+        out.extend(a[at..h.start].iter().copied());
+        out.extend(h.new.iter().copied());
+        at = h.end;
+    }
+    out.extend(a[at..].iter().copied());
+    out
+}
+
 /// A run of base lines `start..end` replaced by `new`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Hunk<'a> {
@@ -459,6 +489,22 @@ fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Op>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hunks_are_kept_alone() {
+        let old = "a\nb\nc\nd\n";
+        let new = "A\nb\nc\nD\nE\n";
+        assert_eq!(super::keep_hunks(old, new, |_| true), new);
+        assert_eq!(super::keep_hunks(old, new, |_| false), old);
+        let mut n = 0;
+        let first = super::keep_hunks(old, new, |alone| {
+            n += 1;
+            alone.starts_with('A')
+        });
+        assert_eq!((first.as_str(), n), ("A\nb\nc\nd\n", 2));
+        let last = super::keep_hunks(old, new, |alone| alone.ends_with("E\n"));
+        assert_eq!(last, "a\nb\nc\nD\nE\n");
+    }
+
     use super::*;
 
     #[test]

@@ -571,6 +571,92 @@ pub fn index_blob(workdir: &Path, rel: &str) -> Result<Option<String>> {
         .and_then(|f| f.get(1).map(ToString::to_string)))
 }
 
+/// How long `git commit` may take, the user's own hooks included.
+pub const COMMIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One entry of an index to set: a blob at a path (with its mode), or the
+/// path removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// From the work tree root, with `/`.
+    pub path: String,
+    /// `(mode, blob id)`; `None`: removed.
+    pub blob: Option<(u32, String)>,
+}
+
+/// Fills the index file `index` (`None`: the work tree's own) from `tree`
+/// (`None`: empty), for a commit of chosen entries.
+pub fn read_tree(workdir: &Path, index: &Path, tree: Option<&str>) -> Result<()> {
+    let mut cmd = git(workdir);
+    cmd.env("GIT_INDEX_FILE", index).arg("read-tree");
+    match tree {
+        Some(t) => cmd.arg(t),
+        None => cmd.arg("--empty"),
+    };
+    read(cmd, "git read-tree").map(|_| ())
+}
+
+/// Sets `entries` in the index file `index` (`None`: the work tree's own
+/// index), every other entry left as it is.
+pub fn update_index(workdir: &Path, index: Option<&Path>, entries: &[IndexEntry]) -> Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut cmd = git(workdir);
+    if let Some(i) = index {
+        cmd.env("GIT_INDEX_FILE", i);
+    }
+    cmd.args(["update-index", "--add"]);
+    for e in entries {
+        match &e.blob {
+            Some((mode, id)) => cmd
+                .arg("--cacheinfo")
+                .arg(format!("{mode:o},{id},{}", e.path)),
+            None => cmd.arg("--force-remove").arg(&e.path),
+        };
+    }
+    read(cmd, "git update-index").map(|_| ())
+}
+
+/// `git commit -m MESSAGE` of the index file `index`, the hooks run with
+/// `env` (the session), within [`COMMIT_TIMEOUT`]: the new commit's id, or
+/// what git (or a hook) said when it refused.
+pub fn commit_index(
+    workdir: &Path,
+    index: &Path,
+    message: &str,
+    env: &[(&str, &str)],
+) -> Result<String> {
+    let mut cmd = git(workdir);
+    cmd.env("GIT_INDEX_FILE", index)
+        .env("GIT_EDITOR", ":")
+        .args(["commit", "-q", "-m", message]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(cmd, COMMIT_TIMEOUT).map_err(|why| Error::GitFailed {
+        command: "git commit".into(),
+        stderr: why,
+    })?;
+    if !out.success {
+        let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let said = if said.is_empty() {
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        } else {
+            said
+        };
+        return Err(Error::GitFailed {
+            command: "git commit".into(),
+            stderr: said,
+        });
+    }
+    let mut head = git(workdir);
+    head.args(["rev-parse", "HEAD"]);
+    Ok(String::from_utf8_lossy(&read(head, "git rev-parse HEAD")?)
+        .trim()
+        .to_string())
+}
+
 /// Removes `rel` from the index, the work tree untouched.
 pub fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
     let mut cmd = git(workdir);

@@ -69,17 +69,6 @@ pub fn steps(
 /// registry's own files, are not brain files and are left out.
 pub fn discarded(brain: &Brain, discard: &Discard) -> Result<Vec<(Target, String)>> {
     let git = &brain.git;
-    let prefix = brain
-        .root
-        .strip_prefix(&brain.workdir)
-        .ok()
-        .map(|p| {
-            p.components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .unwrap_or_default();
     let head = git.head_commit()?;
     let mut out = Vec::new();
     for change in git.changes(ChangesOf::Worktree)? {
@@ -91,13 +80,8 @@ pub fn discarded(brain: &Brain, discard: &Discard) -> Result<Vec<(Target, String
         let Some(becomes) = discard.takes(&seen) else {
             continue;
         };
-        let rel = if prefix.is_empty() {
-            change.path.clone()
-        } else {
-            match change.path.strip_prefix(&format!("{prefix}/")) {
-                Some(r) => r.to_string(),
-                None => continue,
-            }
+        let Some(rel) = brain.brain_path(&change.path).map(str::to_string) else {
+            continue;
         };
         if rel == brain.copy_name() {
             continue;

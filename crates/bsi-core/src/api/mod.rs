@@ -6,6 +6,7 @@
 //! here prints.
 
 pub mod close;
+pub mod commit;
 pub mod edit;
 pub mod open;
 pub mod release;

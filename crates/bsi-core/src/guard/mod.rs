@@ -13,6 +13,7 @@
 pub mod discard;
 pub mod edit;
 pub mod merge;
+pub mod own;
 pub mod verdict;
 pub mod ways;
 

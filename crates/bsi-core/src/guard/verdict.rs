@@ -263,9 +263,15 @@ pub fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<Scope> {
 
 /// What the committer can do at `now`: per holder of a claim in the way
 /// (as it stands: [`ways`]), and for changes outside the session's claims.
+/// `paths`: the changed files the findings name, from the work tree root.
+/// With holders at work and the session known, the first way is to commit
+/// only the session's own lines (`bsi commit`): in a work tree several
+/// sessions share, the lines in the way are often another session's work
+/// not yet committed. Freeing a holder at work is never offered.
 pub fn ways_out(
     judged: &Judged<'_>,
     session: Option<&str>,
+    paths: &[String],
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
@@ -273,6 +279,18 @@ pub fn ways_out(
         lines.push(
             "  BSI_SESSION is not set, so every claim counts as another session's".to_string(),
         );
+    }
+    let at_work = judged
+        .holders
+        .iter()
+        .any(|h| h.standing(now) == Standing::Active);
+    if let (Some(me), true) = (session, at_work) {
+        let mut words = vec!["bsi", "commit", "--session", me];
+        words.extend(paths.iter().map(String::as_str));
+        lines.push(format!(
+            "  ways out: commit only your own lines, the other sessions' staying in the work tree as they are: `{}`",
+            command_line(words)
+        ));
     }
     for h in &judged.holders {
         let s = h.session;
@@ -293,10 +311,7 @@ pub fn ways_out(
             Standing::Active if session.is_none() => {
                 format!("  {whose}wait for {s} to close its claim or ask its holder")
             }
-            Standing::Active => format!(
-                "  {whose}wait for {s} to close its claim, ask its holder, or have a person run `{}`",
-                command_line(["bsi", "release", s, "--confirm", "--force"])
-            ),
+            Standing::Active => format!("  or wait for {s} to close its claim, or ask its holder"),
             Standing::Overdue => format!("  {whose}{}", ways::overdue(s)),
             Standing::Stale => format!("  {whose}{}", ways::stale(s)),
         });
@@ -364,7 +379,7 @@ mod tests {
         );
         // What the session can claim: the free path, not the held one.
         assert_eq!(j.outside, vec![Scope::File("b.md".into())]);
-        let ways = ways_out(&j, Some("s1"), held.opened);
+        let ways = ways_out(&j, Some("s1"), &["a.md".to_string()], held.opened);
         assert!(
             ways.iter()
                 .any(|l| l.contains("wait for s2 to close its claim")),
@@ -375,6 +390,12 @@ mod tests {
                 .any(|l| l.contains("`bsi open b.md --session s1`")),
             "{ways:?}"
         );
+        // One's own lines first; the holder at work is never freed.
+        assert!(
+            ways[0].contains("`bsi commit --session s1 a.md`"),
+            "{ways:?}"
+        );
+        assert!(!ways.iter().any(|l| l.contains("release")), "{ways:?}");
     }
 
     #[test]
@@ -404,7 +425,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, None, HookMode::Normal, "commit");
-        let ways = ways_out(&j, None, held.opened);
+        let ways = ways_out(&j, None, &[], held.opened);
         assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
         // The holder may be the committer's own session: no release of it.
         assert!(ways[1].contains("`export BSI_SESSION=s2`"), "{ways:?}");
@@ -432,7 +453,7 @@ mod tests {
             "{}",
             j.lines[0]
         );
-        let ways = ways_out(&j, Some("s1"), held.opened);
+        let ways = ways_out(&j, Some("s1"), &["a.md".to_string()], held.opened);
         assert!(
             ways[0].contains("the claim of s2 is stale")
                 && ways[0].contains("`bsi release s2 --confirm`"),
@@ -445,7 +466,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
-        let ways = ways_out(&j, Some("s1"), held.expires);
+        let ways = ways_out(&j, Some("s1"), &[], held.expires);
         assert!(ways[0].contains("the claim of s2 is overdue"), "{ways:?}");
         assert!(ways[0].contains("`bsi watchdog`"), "{ways:?}");
         assert!(!ways[0].contains("wait for"), "{ways:?}");
