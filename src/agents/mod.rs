@@ -41,6 +41,7 @@ pub mod cursor;
 pub mod doctor;
 pub mod gemini;
 pub mod install;
+pub mod jsonc;
 pub mod mcp_config;
 pub mod opencode;
 pub mod patch;
