@@ -8,13 +8,17 @@
 //! Copilot: whichever tool starts it, the server finds its session from the
 //! process that started it and the environment it was given, not from its
 //! `--tool`. Installing one of them where the other's server is registered
-//! leaves it as it is, and uninstalling one takes out only a server that
-//! names it.
+//! leaves it as it is, and uninstalling one keeps it while the other still
+//! has bsi's hooks in the work tree ([`still_used_by`]: read from the other
+//! tool's hook settings, so no count of users has to be kept in step).
 //!
 //! These files are the project's, often committed: the server runs `bsi`
 //! found on `PATH`, never a path of one machine. Only the server named
-//! `bsi` is touched, and only when it runs `bsi mcp`; every other server
-//! and key stays where it was. [`merge`] and [`unmerge`] are pure.
+//! `bsi` is touched, and only when it runs `bsi mcp`. JSON files are
+//! edited as their bytes ([`super::jsonc`]): the server is one member
+//! added, and taken out again as exactly those bytes, so every other byte
+//! (comments, order, inline objects, escapes, line ends) stays. [`merge`]
+//! and [`unmerge`] are pure.
 
 use std::fs;
 use std::path::{Path, PathBuf};
