@@ -48,6 +48,7 @@ pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
 pub mod tool;
+pub mod vscode;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -71,10 +72,12 @@ impl Tool {
     pub const CLINE: Tool = Tool(&cline::Cline);
     /// OpenCode.
     pub const OPENCODE: Tool = Tool(&opencode::Opencode);
+    /// VS Code's agent hooks.
+    pub const VSCODE: Tool = Tool(&vscode::VsCode);
 
     /// Every tool, in the order the documentation lists them: the one list
     /// of the tools bsi knows (the command line takes its names).
-    pub const ALL: [Tool; 7] = [
+    pub const ALL: [Tool; 8] = [
         Tool::CLAUDE,
         Tool::CODEX,
         Tool::GEMINI,
@@ -82,6 +85,7 @@ impl Tool {
         Tool::COPILOT,
         Tool::CLINE,
         Tool::OPENCODE,
+        Tool::VSCODE,
     ];
 }
 

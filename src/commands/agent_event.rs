@@ -142,6 +142,14 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     let mut answer = if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         fail_open(tool, kind, &format!("cannot read the hook event: {e}"))
     } else {
+        // VS Code runs the hooks of Claude Code's settings and of
+        // `.github/hooks` (Copilot CLI's) with events of its own: read as
+        // VS Code's, wherever they arrive.
+        let tool = if agents::vscode::is_event(&input) {
+            Tool::VSCODE
+        } else {
+            tool
+        };
         let handled = catch_unwind(AssertUnwindSafe(|| {
             let ctx = ctx?;
             if !first_run(&ctx, tool, kind, &input) {
