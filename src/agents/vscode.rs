@@ -39,10 +39,6 @@ use super::{
 /// (Claude Code's `session_id` when a harness passes that on).
 const ID_KEYS: &[&str] = &["sessionId", "session_id"];
 
-/// What judges a VS Code edit that names a file but not its lines.
-const NAMES_FILES: &str =
-    "VS Code's edit tool, which names the file but not the lines it changes";
-
 /// Whether `input` is an event of VS Code's hooks: a JSON object with its
 /// common `hookEventName` and `sessionId`, and without Claude Code's
 /// `hook_event_name`. Cheap enough for every hook run.
@@ -91,7 +87,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
             });
         }
     };
-    let whole = |p: String| file_edit(&cwd, p, EditOp::Rewrite { by: NAMES_FILES.into() });
+    let whole = |p: String| file_edit(&cwd, p, EditOp::WholeFile);
     let edits: Vec<FileEdit> = match tool_name.as_str() {
         "editFiles" => match args.get("files") {
             Some(Value::Array(files)) => files
@@ -148,7 +144,9 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
             _ => return Err(EventError::Missing("replacements")),
         },
         "insert_edit_into_file" | "edit_notebook_file" | "deleteFile" | "delete_file" => {
-            vec![whole(path_of(args)?.ok_or(EventError::Missing("filePath"))?)]
+            vec![whole(
+                path_of(args)?.ok_or(EventError::Missing("filePath"))?,
+            )]
         }
         "runTerminalCommand" | "run_in_terminal" => {
             let Some(command) = opt_str(args, "command")? else {
@@ -354,10 +352,16 @@ mod tests {
         assert_eq!(r.cwd, PathBuf::from("/home/me/brain"));
         assert_eq!(r.tool_name, "editFiles");
         assert_eq!(r.edits.len(), 1);
-        assert_eq!(r.edits[0].path, PathBuf::from("/home/me/brain/projets/plan.md"));
+        assert_eq!(
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/projets/plan.md")
+        );
         assert!(new_text(&r.edits[0], Some("x")).is_err());
         let r = edit("vscode-pretooluse-create-file.json");
-        assert_eq!(r.edits[0].path, PathBuf::from("/home/me/brain/notes/new.md"));
+        assert_eq!(
+            r.edits[0].path,
+            PathBuf::from("/home/me/brain/notes/new.md")
+        );
     }
 
     #[test]
@@ -386,8 +390,8 @@ mod tests {
         )
         .expect("start");
         assert_eq!(s.session_id, "vscode-session-7f3a");
-        let s = parse_stop(Tool::VSCODE, &fixture("vscode-stop.json"), Path::new("/"))
-            .expect("stop");
+        let s =
+            parse_stop(Tool::VSCODE, &fixture("vscode-stop.json"), Path::new("/")).expect("stop");
         assert!(!s.continued);
         let a = answer_stop(Some("commit, then bsi close"));
         let v: Value = serde_json::from_str(&a.stdout).expect("json");

@@ -545,3 +545,36 @@ fn agent_install_cline_beside_a_clinerules_file() {
     assert!(!b.path().join(".cline").exists());
     assert_eq!(b.read(".clinerules"), rules);
 }
+
+#[test]
+fn agent_install_vscode_writes_its_own_hooks_file_and_takes_it_out() {
+    let b = Brain::new();
+    let status = b.git(&["status", "--porcelain"]);
+    b.bsi(&["agent", "install", "vscode"])
+        .ok()
+        .stdout_has("created .github/hooks/bsi-vscode.json")
+        .stdout_has("name files, not lines")
+        .stdout_has("registered the MCP server `bsi mcp` in .vscode/mcp.json");
+    let v = json(&b, ".github/hooks/bsi-vscode.json");
+    for (event, kind) in [
+        ("PreToolUse", "edit"),
+        ("SessionStart", "session-start"),
+        ("Stop", "stop"),
+    ] {
+        let e = &v["hooks"][event][0];
+        assert_eq!(e["type"], "command", "{v}");
+        assert!(
+            e["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with(&format!("bsi hook {kind} --tool vscode || echo"))),
+            "{v}"
+        );
+        // VS Code ignores matchers: none is written.
+        assert!(e.get("matcher").is_none(), "{v}");
+    }
+    let mcp = json(&b, ".vscode/mcp.json");
+    assert_eq!(mcp["servers"]["bsi"]["args"][2], "vscode");
+    b.bsi(&["agent", "doctor", "vscode"]).stdout_has("hooks");
+    b.bsi(&["agent", "uninstall", "vscode"]).ok();
+    assert_eq!(b.git(&["status", "--porcelain"]), status);
+}
