@@ -1,12 +1,12 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode): their hook events turned into
-//! tool-neutral requests, bsi's answers written back in each tool's own
+//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks): their hook
+//! events turned into tool-neutral requests, bsi's answers written back in each tool's own
 //! protocol, and bsi's hooks and MCP server installed in their settings.
 //!
 //! Everything bsi knows of one tool is one implementation of [`AgentTool`]
 //! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
-//! [`cursor`], [`copilot`], [`cline`], [`opencode`]. Each parses that
-//! tool's events and renders its answers (both pure), and gives its facts:
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`]. Each
+//! parses that tool's events and renders its answers (both pure), and gives its facts:
 //! its name and title, the variable that names its session in the agent's
 //! shell, its hook entries and settings file, its MCP settings, its trust,
 //! what a person must know after install. [`Tool::ALL`] lists the tools
@@ -19,7 +19,9 @@
 //! under a directory an environment variable moves, that directory in
 //! [`Places`]).
 //!
-//! The shared machinery the tools' implementations use: [`install`] merges
+//! The shared machinery the tools' implementations use: [`jsonc`] reads a
+//! JSON (or JSONC) settings file keeping every member's bytes, and adds or
+//! takes out one member as a splice; [`install`] merges
 //! hook entries into a JSON settings file (laid out as the tool's
 //! [`install::HookLayout`] says) and takes them out again, keeping what
 //! undoes it (IO); [`mcp_config`] does the same for bsi's MCP server
