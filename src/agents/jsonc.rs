@@ -363,27 +363,18 @@ pub fn insert_member(text: &str, object: &Node, key: &str, value: &Value) -> Str
     let unit = indent_unit(text);
     let close = object.end.saturating_sub(1);
     // (where the member goes, the blanks before it)
-    let (at, sep) = match members.last() {
-        Some(last) => {
-            // The blanks before the last member's key.
-            let sep = &text[last.before..last.key_start];
-            (
-                *inner_end,
-                if sep.is_empty() {
-                    " ".into()
-                } else {
-                    sep.to_string()
-                },
-            )
-        }
-        None => {
-            let inside = &text[object.start + 1..close];
-            if inside.contains('\n') {
-                let closing = after_newline(inside);
-                (object.start + 1, format!("{nl}{closing}{unit}"))
-            } else {
-                (object.start + 1, String::new())
-            }
+    let (at, sep) = if let Some(last) = members.last() {
+        // The blanks before the last member's key.
+        let sep = &text[last.before..last.key_start];
+        let sep = if sep.is_empty() { " " } else { sep };
+        (*inner_end, sep.to_string())
+    } else {
+        let inside = &text[object.start + 1..close];
+        if inside.contains('\n') {
+            let closing = after_newline(inside);
+            (object.start + 1, format!("{nl}{closing}{unit}"))
+        } else {
+            (object.start + 1, String::new())
         }
     };
     let inline = !sep.contains('\n');

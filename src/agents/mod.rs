@@ -1,13 +1,14 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
 //! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks): their hook
-//! events turned into tool-neutral requests, bsi's answers written back in each tool's own
-//! protocol, and bsi's hooks and MCP server installed in their settings.
+//! events turned into tool-neutral requests, bsi's answers written back in
+//! each tool's own protocol, and bsi's hooks and MCP server installed in
+//! their settings.
 //!
 //! Everything bsi knows of one tool is one implementation of [`AgentTool`]
 //! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
 //! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`]. Each
-//! parses that tool's events and renders its answers (both pure), and gives its facts:
-//! its name and title, the variable that names its session in the agent's
+//! parses that tool's events and renders its answers (both pure), and gives
+//! its facts: its name and title, the variable that names its session in the agent's
 //! shell, its hook entries and settings file, its MCP settings, its trust,
 //! what a person must know after install. [`Tool::ALL`] lists the tools
 //! once; the command line takes a tool by its name from that list. The
