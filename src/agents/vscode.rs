@@ -55,6 +55,24 @@ pub fn is_event(input: &str) -> bool {
         && !o.contains_key("hook_event_name")
 }
 
+/// The tool whose event `input` is, for a hook of bsi's installed for
+/// `tool`: VS Code's events are VS Code's wherever they arrive; and Copilot
+/// CLI, which reads every `.github/hooks/*.json` as VS Code does, may run
+/// the hooks of `bsi-vscode.json` with its own events (`timestamp` in
+/// milliseconds, where VS Code's is a date): those are Copilot's.
+pub fn recognise(tool: Tool, input: &str) -> Tool {
+    if is_event(input) {
+        return Tool::VSCODE;
+    }
+    if tool == Tool::VSCODE
+        && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(input)
+        && o.get("timestamp").is_some_and(Value::is_number)
+    {
+        return Tool::COPILOT;
+    }
+    tool
+}
+
 /// The event's name, checked against `want`.
 fn check_event(o: &Map<String, Value>, want: &'static str) -> Result<(), EventError> {
     match opt_str(o, "hookEventName")? {
@@ -343,6 +361,21 @@ mod tests {
             assert!(!is_event(&fixture(name)), "{name}");
         }
         assert!(!is_event("not json \"hookEventName\""));
+    }
+
+    #[test]
+    fn each_event_is_read_as_the_tool_that_sends_it() {
+        let vscode = fixture("vscode-pretooluse-editfiles.json");
+        for door in [Tool::CLAUDE, Tool::COPILOT, Tool::VSCODE] {
+            assert_eq!(recognise(door, &vscode), Tool::VSCODE);
+        }
+        for name in ["copilot-pretooluse-edit.json", "copilot-sessionstart.json"] {
+            assert_eq!(recognise(Tool::VSCODE, &fixture(name)), Tool::COPILOT);
+            assert_eq!(recognise(Tool::COPILOT, &fixture(name)), Tool::COPILOT);
+        }
+        let claude = fixture("claude-pretooluse-edit.json");
+        assert_eq!(recognise(Tool::CLAUDE, &claude), Tool::CLAUDE);
+        assert_eq!(recognise(Tool::VSCODE, "not json"), Tool::VSCODE);
     }
 
     #[test]

@@ -144,12 +144,9 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     } else {
         // VS Code runs the hooks of Claude Code's settings and of
         // `.github/hooks` (Copilot CLI's) with events of its own: read as
-        // VS Code's, wherever they arrive.
-        let tool = if agents::vscode::is_event(&input) {
-            Tool::VSCODE
-        } else {
-            tool
-        };
+        // VS Code's, wherever they arrive (and Copilot CLI's, when it runs
+        // VS Code's hooks file).
+        let tool = agents::vscode::recognise(tool, &input);
         let handled = catch_unwind(AssertUnwindSafe(|| {
             let ctx = ctx?;
             if !first_run(&ctx, tool, kind, &input) {
