@@ -34,13 +34,20 @@ pub enum Kind {
         /// The end of the last token before the closing brace.
         inner_end: usize,
     },
-    /// An array.
-    Array(Vec<Node>),
+    /// An array: its items (as members without a key) and the end of the
+    /// last token before its `]`.
+    Array {
+        /// The items, in order (each [`Member::key`] empty).
+        items: Vec<Member>,
+        /// The end of the last token before the closing bracket.
+        inner_end: usize,
+    },
     /// A string, number, `true`, `false` or `null`.
     Scalar(Value),
 }
 
-/// A member of an object.
+/// A member of an object, or an item of an array (its key empty, its
+/// `key_start` where its value starts).
 #[derive(Debug, Clone)]
 pub struct Member {
     /// The key, unescaped.
@@ -64,6 +71,14 @@ impl Node {
         }
     }
 
+    /// The items, for an array.
+    pub fn items(&self) -> Option<&[Member]> {
+        match &self.kind {
+            Kind::Array { items, .. } => Some(items),
+            _ => None,
+        }
+    }
+
     /// The last member named `key` (the one a JSON reader keeps), for an
     /// object.
     pub fn member(&self, key: &str) -> Option<&Member> {
@@ -74,7 +89,9 @@ impl Node {
     pub fn to_value(&self) -> Value {
         match &self.kind {
             Kind::Scalar(v) => v.clone(),
-            Kind::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Kind::Array { items, .. } => {
+                Value::Array(items.iter().map(|i| i.value.to_value()).collect())
+            }
             Kind::Object { members, .. } => Value::Object(
                 members
                     .iter()
@@ -263,23 +280,36 @@ impl Parser<'_> {
     fn array(&mut self, depth: usize) -> Result<Node, String> {
         let start = self.at;
         self.eat(b'[');
-        let mut items = Vec::new();
-        let mut comma = true;
+        let mut items: Vec<Member> = Vec::new();
         loop {
             self.skip()?;
-            if self.eat(b']') {
+            if self.bytes.get(self.at) == Some(&b']') {
+                let inner_end = self.last_end;
+                self.eat(b']');
                 return Ok(Node {
                     start,
                     end: self.at,
-                    kind: Kind::Array(items),
+                    kind: Kind::Array { items, inner_end },
                 });
             }
-            if !comma {
+            if items.last().is_some_and(|m| m.comma.is_none()) {
                 return Err(self.error("a `,` or `]` expected"));
             }
-            items.push(self.value(depth + 1)?);
+            let before = self.last_end;
+            let key_start = self.at;
+            let value = self.value(depth + 1)?;
             self.skip()?;
-            comma = self.eat(b',');
+            let comma = (self.bytes.get(self.at) == Some(&b',')).then_some(self.at);
+            if comma.is_some() {
+                self.eat(b',');
+            }
+            items.push(Member {
+                key: String::new(),
+                key_start,
+                before,
+                value,
+                comma,
+            });
         }
     }
 }
@@ -356,8 +386,23 @@ fn write_value(out: &mut String, v: &Value, unit: &str, indent: &str, nl: &str, 
 /// node of `text`), laid out as the object's other members are: on their
 /// own lines, or inline. A trailing comma stays trailing.
 pub fn insert_member(text: &str, object: &Node, key: &str, value: &Value) -> String {
-    let Kind::Object { members, inner_end } = &object.kind else {
-        return text.to_string();
+    insert(text, object, Some(key), value)
+}
+
+/// `text` with `value` added at the end of the array `array` (a node of
+/// `text`), laid out as [`insert_member`] lays out a member.
+pub fn push_item(text: &str, array: &Node, value: &Value) -> String {
+    insert(text, array, None, value)
+}
+
+fn insert(text: &str, object: &Node, key: Option<&str>, value: &Value) -> String {
+    let (members, inner_end) = match &object.kind {
+        Kind::Object { members, inner_end }
+        | Kind::Array {
+            items: members,
+            inner_end,
+        } => (members, inner_end),
+        Kind::Scalar(_) => return text.to_string(),
     };
     let nl = line_end(text);
     let unit = indent_unit(text);
@@ -386,11 +431,8 @@ pub fn insert_member(text: &str, object: &Node, key: &str, value: &Value) -> Str
     } else {
         sep
     };
-    let member = format!(
-        "{sep}{}: {}",
-        Value::String(key.to_string()),
-        render(value, unit, &base, nl, inline)
-    );
+    let key = key.map_or(String::new(), |k| format!("{}: ", Value::String(k.into())));
+    let member = format!("{sep}{key}{}", render(value, unit, &base, nl, inline));
     let mut out = String::with_capacity(text.len() + member.len() + 1);
     match members.last() {
         Some(last) if last.comma.is_some() => {
@@ -415,12 +457,13 @@ pub fn insert_member(text: &str, object: &Node, key: &str, value: &Value) -> Str
     out
 }
 
-/// `text` without the member `index` of `object`: the bytes
+/// `text` without the member (or item) `index` of `object`: the bytes
 /// [`insert_member`] added for it, so that a member it added comes out
 /// leaving the text as it was.
 pub fn remove_member(text: &str, object: &Node, index: usize) -> String {
-    let Kind::Object { members, .. } = &object.kind else {
-        return text.to_string();
+    let members = match &object.kind {
+        Kind::Object { members, .. } | Kind::Array { items: members, .. } => members,
+        Kind::Scalar(_) => return text.to_string(),
     };
     let Some(m) = members.get(index) else {
         return text.to_string();
@@ -517,6 +560,32 @@ mod tests {
         assert!(added.contains("\"b\": 2, // two\n  \"bsi\""), "{added}");
         round_trip("{\n  \"a\": 1,\n  \"b\": 2,\n}", &[]);
         round_trip("{\"a\": 1 /* x */}", &[]);
+    }
+
+    #[test]
+    fn an_item_added_to_a_list_comes_out_leaving_the_bytes() {
+        for text in [
+            "{\"l\": []}",
+            "{\"l\": [1, 2]}",
+            "{\n  \"l\": [\n    {\"a\": 1}, // one\n  ]\n}",
+            "{\"l\": [\n]}",
+        ] {
+            let root = parse(text).expect("parses");
+            let list = &root.member("l").expect("l").value;
+            let added = push_item(text, list, &json!({"b": [true]}));
+            let again = parse(&added).unwrap_or_else(|e| panic!("{e}\n{added}"));
+            let list = &again.member("l").expect("l").value;
+            let items = list.items().expect("list");
+            assert_eq!(
+                items.last().expect("item").value.to_value(),
+                json!({"b": [true]})
+            );
+            assert_eq!(
+                remove_member(&added, list, items.len() - 1),
+                text,
+                "{added}"
+            );
+        }
     }
 
     #[test]
