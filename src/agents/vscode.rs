@@ -144,7 +144,9 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         }
         "multi_replace_string_in_file" => match args.get("replacements") {
             Some(Value::Array(list)) => {
-                let mut paths: Vec<String> = Vec::new();
+                // Per file, in order: its replacements, or `None` once one
+                // of them does not send the text it replaces.
+                let mut files: Vec<(String, Option<Vec<Replacement>>)> = Vec::new();
                 for r in list {
                     let Value::Object(r) = r else {
                         return Err(EventError::BadField {
@@ -153,11 +155,34 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                         });
                     };
                     let p = path_of(r)?.ok_or(EventError::Missing("filePath"))?;
-                    if !paths.contains(&p) {
-                        paths.push(p);
+                    let rep = match (opt_str(r, "oldString")?, opt_str(r, "newString")?) {
+                        (Some(old), Some(new)) => Some(Replacement {
+                            old,
+                            new,
+                            all: false,
+                        }),
+                        _ => None,
+                    };
+                    let at = match files.iter().position(|(f, _)| *f == p) {
+                        Some(at) => at,
+                        None => {
+                            files.push((p, Some(Vec::new())));
+                            files.len() - 1
+                        }
+                    };
+                    let reps = &mut files[at].1;
+                    match (reps.as_mut(), rep) {
+                        (Some(v), Some(rep)) => v.push(rep),
+                        _ => *reps = None,
                     }
                 }
-                paths.into_iter().map(whole).collect()
+                files
+                    .into_iter()
+                    .map(|(p, reps)| match reps {
+                        Some(reps) => file_edit(&cwd, p, EditOp::Replace(reps)),
+                        None => whole(p),
+                    })
+                    .collect()
             }
             _ => return Err(EventError::Missing("replacements")),
         },
@@ -218,7 +243,7 @@ pub(super) const ENTRIES: &[HookEntry] = &[
 ];
 
 /// What the briefing says of VS Code's edit tools.
-pub const FILE_LEVEL_NOTE: &str = "VS Code's edit tools name files, not lines: an edit of a file in which another session holds any section is refused, naming the holder. To edit beside it, claim your section (`bsi open FILE#Section`) and make the change with a tool that sends the text it replaces (`replace_string_in_file` with `oldString`), or wait for the holder (`bsi open FILE#Section --wait`)";
+pub const FILE_LEVEL_NOTE: &str = "VS Code's edit tools name files, not lines: an edit of a file in which another session holds any section is refused, naming the holder. To edit beside it, claim your section (`bsi open FILE#Section`) and make the change with a tool that sends the text it replaces (`replace_string_in_file`, `multi_replace_string_in_file`), or wait for the holder (`bsi open FILE#Section --wait`)";
 
 /// VS Code (agent hooks, Preview).
 pub struct VsCode;
@@ -395,6 +420,40 @@ mod tests {
             r.edits[0].path,
             PathBuf::from("/home/me/brain/notes/new.md")
         );
+    }
+
+    /// A replacement that sends the text it replaces (VS Code's
+    /// `replace_string_in_file` and `multi_replace_string_in_file`, their
+    /// camelCase `filePath`, `oldString`, `newString`) is judged by section;
+    /// one that does not, at file level.
+    #[test]
+    fn replacements_that_send_their_text_are_judged_by_section() {
+        let event = |tool: &str, input: &str| {
+            format!(
+                r#"{{"timestamp":"2026-02-09T10:30:00.000Z","cwd":"/b","sessionId":"s","hookEventName":"PreToolUse","tool_name":"{tool}","tool_input":{input}}}"#
+            )
+        };
+        let one = event(
+            "replace_string_in_file",
+            r#"{"filePath":"/b/a.md","oldString":"x","newString":"y"}"#,
+        );
+        let Ok(PreEdit::Edit(r)) = parse_edit(&one, Path::new("/")) else {
+            panic!("{one}");
+        };
+        assert_eq!(new_text(&r.edits[0], Some("x\n")), Ok(Some("y\n".into())));
+        let many = event(
+            "multi_replace_string_in_file",
+            r#"{"replacements":[{"filePath":"/b/a.md","oldString":"x","newString":"y"},{"filePath":"/b/c.md"},{"filePath":"/b/a.md","oldString":"z","newString":"w"}]}"#,
+        );
+        let Ok(PreEdit::Edit(r)) = parse_edit(&many, Path::new("/")) else {
+            panic!("{many}");
+        };
+        assert_eq!(r.edits.len(), 2);
+        assert_eq!(
+            new_text(&r.edits[0], Some("x z\n")),
+            Ok(Some("y w\n".into()))
+        );
+        assert!(new_text(&r.edits[1], Some("c\n")).is_err());
     }
 
     #[test]
