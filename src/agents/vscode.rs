@@ -163,13 +163,10 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                         }),
                         _ => None,
                     };
-                    let at = match files.iter().position(|(f, _)| *f == p) {
-                        Some(at) => at,
-                        None => {
-                            files.push((p, Some(Vec::new())));
-                            files.len() - 1
-                        }
-                    };
+                    let at = files.iter().position(|(f, _)| *f == p).unwrap_or_else(|| {
+                        files.push((p, Some(Vec::new())));
+                        files.len() - 1
+                    });
                     let reps = &mut files[at].1;
                     match (reps.as_mut(), rep) {
                         (Some(v), Some(rep)) => v.push(rep),
