@@ -39,6 +39,22 @@ use bsi_core::error::Result;
 /// The project's hook directory, relative to the work tree root.
 pub const HOOKS_DIR: &str = ".clinerules/hooks";
 
+/// The project's other hook directory, which Cline CLI reads too (3.0.65:
+/// `.clinerules/hooks` and `.cline/hooks`): bsi's hook goes there when
+/// `.clinerules` is a file of rules, which Cline still reads.
+pub const OTHER_HOOKS_DIR: &str = ".cline/hooks";
+
+/// The hook directory bsi writes in, in the work tree at `root`:
+/// `.clinerules/hooks`, unless `.clinerules` is there and is not a
+/// directory.
+fn hooks_dir(root: &Path) -> PathBuf {
+    let rules = root.join(".clinerules");
+    match std::fs::metadata(&rules) {
+        Ok(m) if !m.is_dir() => root.join(OTHER_HOOKS_DIR),
+        _ => root.join(HOOKS_DIR),
+    }
+}
+
 /// The hook bsi installs.
 pub const HOOK: &str = "PreToolUse";
 
@@ -320,15 +336,30 @@ pub fn commands_in(text: &str) -> Vec<String> {
 /// file of bsi's among those it may take ([`FILE_NAMES`]), else the first
 /// it would take.
 fn hook_path(root: &Path) -> PathBuf {
-    let dir = root.join(HOOKS_DIR);
-    let files = FILE_NAMES.map(|n| dir.join(n));
     let text = |p: &Path| std::fs::read_to_string(p).ok();
+    // bsi's file where an earlier install wrote it, in either directory.
+    if let Some(p) = [HOOKS_DIR, OTHER_HOOKS_DIR]
+        .into_iter()
+        .flat_map(|d| FILE_NAMES.map(|n| root.join(d).join(n)))
+        .find(|p| p.is_file() && text(p).is_some_and(|t| is_ours(&t)))
+    {
+        return p;
+    }
+    let dir = hooks_dir(root);
+    let files = FILE_NAMES.map(|n| dir.join(n));
     files
         .iter()
-        .find(|p| text(p).is_some_and(|t| is_ours(&t)))
-        .or_else(|| files.iter().find(|p| p.symlink_metadata().is_err()))
+        .find(|p| p.symlink_metadata().is_err())
         .cloned()
         .unwrap_or_else(|| files[0].clone())
+}
+
+/// The directory of bsi's hook file, as a person reads it: relative to the
+/// work tree at `root`.
+fn shown_dir(root: &Path) -> String {
+    let path = hook_path(root);
+    let dir = path.parent().unwrap_or(&path);
+    dir.strip_prefix(root).unwrap_or(dir).display().to_string()
 }
 
 /// Cline CLI: bsi's hook is a file of its own in `.clinerules/hooks`,
@@ -362,28 +393,34 @@ fn install_hook(root: &Path, program: &str) -> Result<(PathBuf, Installed)> {
     ))
 }
 
-/// Takes out every hook file of bsi's in `.clinerules/hooks` (and the
-/// directories, when bsi's file was all they held).
+/// Takes out every hook file of bsi's in `.clinerules/hooks` and
+/// `.cline/hooks` (and the directories, when bsi's file was all they
+/// held).
 fn uninstall_hook(root: &Path) -> Result<(PathBuf, Uninstalled)> {
-    let dir = root.join(HOOKS_DIR);
     let mut removed = None;
-    for name in FILE_NAMES {
-        let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|t| is_ours(&t)) {
-            install::remove_opt(&path)?;
-            removed.get_or_insert(path);
+    for rel in [HOOKS_DIR, OTHER_HOOKS_DIR] {
+        let dir = root.join(rel);
+        let mut here = false;
+        for name in FILE_NAMES {
+            let path = dir.join(name);
+            if path.is_file() && std::fs::read_to_string(&path).is_ok_and(|t| is_ours(&t)) {
+                install::remove_opt(&path)?;
+                removed.get_or_insert(path);
+                here = true;
+            }
+        }
+        // Only when empty: the hooks directory, then its parent.
+        if here
+            && std::fs::remove_dir(&dir).is_ok()
+            && let Some(parent) = dir.parent()
+        {
+            let _ = std::fs::remove_dir(parent);
         }
     }
-    let Some(path) = removed else {
-        return Ok((hook_path(root), Uninstalled::NotInstalled));
-    };
-    // Only when empty: `.clinerules/hooks`, then `.clinerules`.
-    if std::fs::remove_dir(&dir).is_ok()
-        && let Some(parent) = dir.parent()
-    {
-        let _ = std::fs::remove_dir(parent);
+    match removed {
+        Some(path) => Ok((path, Uninstalled::Restored)),
+        None => Ok((hook_path(root), Uninstalled::NotInstalled)),
     }
-    Ok((path, Uninstalled::Restored))
 }
 
 /// Cline CLI's MCP settings file, in the user's Cline data directory.
@@ -560,10 +597,11 @@ impl AgentTool for Cline {
         uninstall_hook(root)
     }
 
-    fn install_notes(&self, _: &Path, _: &Path) -> Vec<String> {
-        vec![
-            "Cline CLI runs the hooks in .clinerules/hooks without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.".into(),
-        ]
+    fn install_notes(&self, root: &Path, _: &Path) -> Vec<String> {
+        vec![format!(
+            "Cline CLI runs the hooks in {} without a trust step. It waits for PreToolUse only (TaskStart and TaskComplete run detached, their answers unread): bsi briefs the agent on its first tool call, and has no reminder when it stops.",
+            shown_dir(root)
+        )]
     }
 
     // Cline CLI reads MCP servers from the user's settings only
@@ -577,11 +615,14 @@ impl AgentTool for Cline {
         }
     }
 
-    fn trust(&self, _: &Path, _: &Path, _: &Places) -> Item {
+    fn trust(&self, root: &Path, _: &Path, _: &Places) -> Item {
         Item {
             what: "trust",
             ok: Some(true),
-            detail: "Cline CLI runs the hooks in .clinerules/hooks without a trust step".into(),
+            detail: format!(
+                "Cline CLI runs the hooks in {} without a trust step",
+                shown_dir(root)
+            ),
             next: None,
         }
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{AgentTool, HookKind, Places, Tool};
+use super::{AgentTool, HookKind, Places, Tool, jsonc};
 use bsi_core::error::{Error, Result};
 use bsi_core::words::shell_word;
 
@@ -130,7 +130,7 @@ pub fn our_commands(tool: Tool, text: &str) -> Vec<String> {
 /// [`our_commands`] in a JSON settings file ([`HookLayout::Grouped`],
 /// [`HookLayout::Flat`]).
 pub(super) fn json_commands(tool: &dyn AgentTool, text: &str) -> Vec<String> {
-    let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(text) else {
+    let Ok(mut root) = parse(text) else {
         return Vec::new();
     };
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
@@ -198,7 +198,11 @@ pub fn merge(
     tool.merge(existing, program)
 }
 
-/// [`merge`] into a JSON settings file.
+/// [`merge`] into a JSON settings file. Hook entries added where there
+/// were none are spliced in as their bytes (every other byte of the file
+/// stays: comments, layout, escapes); a hook of bsi's repointed or a
+/// matcher mended rewrites the file as JSON with its indentation, which a
+/// file with comments cannot take.
 pub(super) fn json_merge(
     tool: &dyn AgentTool,
     existing: Option<&str>,
@@ -206,11 +210,14 @@ pub(super) fn json_merge(
 ) -> Result<Option<String>, SettingsError> {
     let text = existing.unwrap_or("");
     let mut root = parse(text)?;
+    // Only entries added: spliced. Anything else: the file rewritten.
+    let mut only_added = !text.trim().is_empty();
     if flat(tool) && !root.contains_key("version") {
         let mut with_version = Map::new();
         with_version.insert("version".into(), json!(1));
         with_version.extend(root);
         root = with_version;
+        only_added = false;
     }
     let Value::Object(hooks) = root
         .entry("hooks")
@@ -219,6 +226,7 @@ pub(super) fn json_merge(
         return Err(SettingsError::Shape("hooks".into()));
     };
     let mut changed = false;
+    let mut added: Vec<(&str, Value)> = Vec::new();
     for (event, matcher, kind) in tool.entries() {
         let Value::Array(list) = hooks
             .entry(event.to_string())
@@ -230,26 +238,60 @@ pub(super) fn json_merge(
         if let HookLayout::Flat {
             mend_matcher: true, ..
         } = tool.hook_layout()
+            && mend_flat_matcher(tool, list, *matcher, *kind)
         {
-            changed |= mend_flat_matcher(tool, list, *matcher, *kind);
+            changed = true;
+            only_added = false;
         }
         match find_ours(tool, list, *kind) {
             Some(c) if c.as_str() == Some(&command) => {}
             Some(c) => {
                 *c = Value::String(command.clone());
                 changed = true;
+                only_added = false;
             }
             None => {
-                list.push(entry(tool, *matcher, &command, *kind));
+                let e = entry(tool, *matcher, &command, *kind);
+                added.push((event, e.clone()));
+                list.push(e);
                 changed = true;
             }
         }
-        changed |= mend_matcher(tool, list, *matcher, &command, *kind);
+        if mend_matcher(tool, list, *matcher, &command, *kind) {
+            changed = true;
+            only_added = false;
+        }
     }
     if !changed {
         return Ok(None);
     }
+    if only_added {
+        return splice_added(text, &added);
+    }
+    if serde_json::from_str::<Value>(text).is_err() && !text.trim().is_empty() {
+        return Err(SettingsError::NotJson(
+            "bsi would have to rewrite the file, and its comments would be lost".into(),
+        ));
+    }
     Ok(Some(render(&root, text)))
+}
+
+/// `text` with each of `added` (an event and an entry) spliced in: at the
+/// end of the event's list, the list at the end of `hooks`, `hooks` at the
+/// end of the file's object.
+fn splice_added(text: &str, added: &[(&str, Value)]) -> Result<Option<String>, SettingsError> {
+    let mut out = text.to_string();
+    for (event, e) in added {
+        let root = jsonc::parse(&out).map_err(SettingsError::NotJson)?;
+        out = match root.member("hooks") {
+            None => jsonc::insert_member(&out, &root, "hooks", &json!({ *event: [e] })),
+            Some(h) => match h.value.member(event) {
+                None => jsonc::insert_member(&out, &h.value, event, &json!([e])),
+                Some(list) => jsonc::push_item(&out, &list.value, e),
+            },
+        };
+    }
+    Ok(Some(out))
 }
 
 /// Whether `tool`'s hook entries are flat (no groups under a matcher), in a
@@ -355,7 +397,7 @@ fn mend_matcher(
 /// The hooks of bsi's in a settings file's text whose matcher is not the
 /// one this version installs: (event, matcher found, matcher wanted).
 pub fn stale_matchers(tool: Tool, text: &str) -> Vec<(&'static str, String, &'static str)> {
-    let Ok(Value::Object(root)) = serde_json::from_str::<Value>(text) else {
+    let Ok(root) = parse(text) else {
         return Vec::new();
     };
     let Some(Value::Object(hooks)) = root.get("hooks") else {
@@ -381,55 +423,122 @@ pub fn unmerge(tool: Tool, existing: &str) -> Result<Option<String>, SettingsErr
     tool.unmerge(existing)
 }
 
-/// [`unmerge`] of a JSON settings file.
+/// [`unmerge`] of a JSON settings file: bsi's hooks taken out as their
+/// bytes (with a group, list or `hooks` they leave empty), every other
+/// byte left as it is.
 pub(super) fn json_unmerge(
     tool: &dyn AgentTool,
     existing: &str,
 ) -> Result<Option<String>, SettingsError> {
-    let mut root = parse(existing)?;
-    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
+    let root = parse(existing)?;
+    if !matches!(root.get("hooks"), None | Some(Value::Object(_))) {
         return Ok(None);
-    };
+    }
+    let mut out = existing.to_string();
     let mut changed = false;
     for (event, _, kind) in tool.entries() {
-        let Some(Value::Array(list)) = hooks.get_mut(*event) else {
-            continue;
-        };
-        let before = list.len();
-        if flat(tool) {
-            list.retain(|e| !command_of(e).is_some_and(|c| is_hook(c, tool, *kind)));
-        } else {
-            for group in list.iter_mut() {
-                if let Some(Value::Array(inner)) = group.get_mut("hooks") {
-                    let n = inner.len();
-                    inner.retain(|h| !command_of(h).is_some_and(|c| is_hook(c, tool, *kind)));
-                    changed |= inner.len() != n;
-                }
-            }
-            list.retain(|g| !matches!(g.get("hooks"), Some(Value::Array(i)) if i.is_empty()));
-        }
-        changed |= list.len() != before;
-        if list.is_empty() {
-            hooks.remove(*event);
+        // One of bsi's hooks at a time, the text read again after each.
+        while let Some(next) = remove_one(tool, &out, event, *kind)? {
+            out = next;
+            changed = true;
         }
     }
     if !changed {
         return Ok(None);
     }
-    if hooks.is_empty() {
-        root.remove("hooks");
+    let node = jsonc::parse(&out).map_err(SettingsError::NotJson)?;
+    if let Some(at) = empty_member(&out, &node, "hooks") {
+        out = jsonc::remove_member(&out, &node, at);
     }
-    Ok(Some(render(&root, existing)))
+    // Nothing left but blanks: the file as bsi writes an empty one.
+    let node = jsonc::parse(&out).map_err(SettingsError::NotJson)?;
+    if node.members().is_some_and(<[_]>::is_empty)
+        && out[node.start + 1..node.end - 1].trim().is_empty()
+    {
+        return Ok(Some(render(&Map::new(), &out)));
+    }
+    Ok(Some(out))
 }
 
+/// The index of the member `key` of `object` when it is an empty object or
+/// list, with nothing but blanks inside.
+fn empty_member(text: &str, object: &jsonc::Node, key: &str) -> Option<usize> {
+    let members = object.members()?;
+    let at = members.iter().rposition(|m| m.key == key)?;
+    let v = &members[at].value;
+    let inner = v.members().or(v.items())?;
+    (inner.is_empty() && text[v.start + 1..v.end - 1].trim().is_empty()).then_some(at)
+}
+
+/// `text` without one of bsi's hooks `kind` in `hooks.EVENT` (a group that
+/// held only it goes too, and the list when it is left empty); `None` when
+/// there is none.
+fn remove_one(
+    tool: &dyn AgentTool,
+    text: &str,
+    event: &str,
+    kind: HookKind,
+) -> Result<Option<String>, SettingsError> {
+    let root = jsonc::parse(text).map_err(SettingsError::NotJson)?;
+    let Some(hooks) = root.member("hooks") else {
+        return Ok(None);
+    };
+    let Some(list) = hooks.value.member(event) else {
+        return Ok(None);
+    };
+    let Some(items) = list.value.items() else {
+        return Ok(None);
+    };
+    let ours = |v: &Value| command_of(v).is_some_and(|c| is_hook(c, tool, kind));
+    let mut out = None;
+    for (i, item) in items.iter().enumerate() {
+        if flat(tool) {
+            if ours(&item.value.to_value()) {
+                out = Some(jsonc::remove_member(text, &list.value, i));
+                break;
+            }
+            continue;
+        }
+        let Some(inner) = item.value.member("hooks") else {
+            continue;
+        };
+        let Some(hs) = inner.value.items() else {
+            continue;
+        };
+        if let Some(h) = hs.iter().position(|h| ours(&h.value.to_value())) {
+            out = Some(if hs.len() == 1 {
+                jsonc::remove_member(text, &list.value, i)
+            } else {
+                jsonc::remove_member(text, &inner.value, h)
+            });
+            break;
+        }
+    }
+    let Some(out) = out else {
+        return Ok(None);
+    };
+    // The list, once empty.
+    let root = jsonc::parse(&out).map_err(SettingsError::NotJson)?;
+    Ok(Some(match root.member("hooks") {
+        Some(h) => match empty_member(&out, &h.value, event) {
+            Some(at) => jsonc::remove_member(&out, &h.value, at),
+            None => out,
+        },
+        None => out,
+    }))
+}
+
+/// The settings' values: JSON, comments and trailing commas read too (a
+/// person's settings file may have them; Gemini CLI and VS Code read
+/// them).
 fn parse(text: &str) -> Result<Map<String, Value>, SettingsError> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    match serde_json::from_str::<Value>(text) {
+    match jsonc::parse(text).map(|n| n.to_value()) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(SettingsError::Shape("the top level".into())),
-        Err(e) => Err(SettingsError::NotJson(e.to_string())),
+        Err(e) => Err(SettingsError::NotJson(e)),
     }
 }
 
@@ -936,6 +1045,61 @@ mod tests {
             .expect("unmerge")
             .expect("changed");
         assert_eq!(back, existing);
+    }
+
+    #[test]
+    fn hooks_are_spliced_into_a_persons_file_and_taken_out_as_their_bytes() {
+        let files = [
+            // Inline objects, an escape, no final newline, keys in order.
+            (
+                Tool::CLAUDE,
+                "{\"model\": \"opus\", \"env\": {\"A\": \"caf\\u00e9\"}, \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./check.sh\"}]}]}}",
+            ),
+            // CRLF and tabs.
+            (
+                Tool::CODEX,
+                "{\r\n\t\"hooks\": {\r\n\t\t\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./x\"}]}]\r\n\t}\r\n}\r\n",
+            ),
+            // Comments and a trailing comma, as Gemini CLI reads them.
+            (
+                Tool::GEMINI,
+                "// mine\n{\n  \"theme\": \"x\", // the theme\n  \"hooks\": {\n    \"BeforeTool\": [{\"matcher\": \"x\", \"hooks\": [{\"type\": \"command\", \"command\": \"./lint\"}]}], /* mine */\n  },\n}\n",
+            ),
+            (
+                Tool::CURSOR,
+                "{\"version\": 1, \"hooks\": {\"stop\": [{\"command\": \"./x\"}]}}",
+            ),
+        ];
+        for (tool, before) in files {
+            let after = merge(tool, Some(before), BSI)
+                .expect("merge")
+                .expect("changed");
+            // Every byte of the file is still there, in order.
+            let mut rest = after.as_str();
+            for c in before.chars() {
+                let at = rest
+                    .find(c)
+                    .unwrap_or_else(|| panic!("{tool}: {c:?} lost in {after}"));
+                rest = &rest[at + c.len_utf8()..];
+            }
+            assert_eq!(
+                our_commands(tool, &after).len(),
+                tool.entries().len(),
+                "{after}"
+            );
+            assert_eq!(merge(tool, Some(&after), BSI), Ok(None), "{after}");
+            let back = unmerge(tool, &after).expect("unmerge").expect("changed");
+            assert_eq!(back, before, "{tool}: {after}");
+        }
+        // A repoint needs the file rewritten: refused where it has
+        // comments, never half done.
+        let commented = merge(Tool::GEMINI, Some("// mine\n{}\n"), "/old/bsi")
+            .expect("merge")
+            .expect("changed");
+        assert!(matches!(
+            merge(Tool::GEMINI, Some(&commented), BSI),
+            Err(SettingsError::NotJson(_))
+        ));
     }
 
     #[test]

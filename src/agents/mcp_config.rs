@@ -8,13 +8,17 @@
 //! Copilot: whichever tool starts it, the server finds its session from the
 //! process that started it and the environment it was given, not from its
 //! `--tool`. Installing one of them where the other's server is registered
-//! leaves it as it is, and uninstalling one takes out only a server that
-//! names it.
+//! leaves it as it is, and uninstalling one keeps it while the other still
+//! has bsi's hooks in the work tree ([`still_used_by`]: read from the other
+//! tool's hook settings, so no count of users has to be kept in step).
 //!
 //! These files are the project's, often committed: the server runs `bsi`
 //! found on `PATH`, never a path of one machine. Only the server named
-//! `bsi` is touched, and only when it runs `bsi mcp`; every other server
-//! and key stays where it was. [`merge`] and [`unmerge`] are pure.
+//! `bsi` is touched, and only when it runs `bsi mcp`. JSON files are
+//! edited as their bytes ([`super::jsonc`]): the server is one member
+//! added, and taken out again as exactly those bytes, so every other byte
+//! (comments, order, inline objects, escapes, line ends) stays. [`merge`]
+//! and [`unmerge`] are pure.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,6 +27,7 @@ use serde_json::{Map, Value, json};
 
 use super::Tool;
 use super::install::write_atomic;
+use super::jsonc;
 use bsi_core::error::{Error, Result, SettingsError};
 
 /// The server's name in every tool's settings.
@@ -119,65 +124,112 @@ fn is_ours(command: Option<&str>, args: Option<&[Value]>) -> bool {
     named_bsi && args.and_then(|a| a.first()).and_then(Value::as_str) == Some("mcp")
 }
 
-/// `existing` (the file's text; `None`: no file) with bsi's server.
+/// `existing` (the file's text; `None`: no file) with bsi's server. The
+/// server is added as one member at the end of the servers' table (the
+/// table added at the end of the file when there is none): every other
+/// byte stays, and [`unmerge`] takes out exactly those bytes again.
 pub fn merge(tool: Tool, existing: Option<&str>) -> std::result::Result<Merged, SettingsError> {
     if let McpSettings::Toml { .. } = tool.mcp_settings() {
         return merge_toml(tool, existing.unwrap_or(""));
     }
     let text = existing.unwrap_or("");
-    let mut root = parse(text)?;
     let key = servers_key(tool);
-    let Value::Object(servers) = root.entry(key).or_insert_with(|| Value::Object(Map::new()))
-    else {
-        return Err(SettingsError::Shape(key.into()));
-    };
     let want = server_json(tool);
-    match servers.get(NAME) {
-        Some(v) if *v == want => return Ok(Merged::Already),
-        Some(v) if !entry_is_ours(v) => {
-            return Ok(Merged::Foreign);
-        }
-        Some(v)
-            if shared_with_other(
-                tool,
-                v.get("args").and_then(Value::as_array).map(Vec::as_slice),
-            ) =>
-        {
-            return Ok(Merged::Already);
-        }
-        _ => {}
+    if text.trim().is_empty() {
+        let mut root = Map::new();
+        root.insert(key.into(), json!({ NAME: want }));
+        return Ok(Merged::Changed(render(&root, text)));
     }
-    servers.insert(NAME.into(), want);
-    Ok(Merged::Changed(render(&root, text)))
+    let root = parse(text)?;
+    let Some(servers) = root.member(key) else {
+        return Ok(Merged::Changed(jsonc::insert_member(
+            text,
+            &root,
+            key,
+            &json!({ NAME: want }),
+        )));
+    };
+    let servers = &servers.value;
+    if servers.members().is_none() {
+        return Err(SettingsError::Shape(key.into()));
+    }
+    let Some(ours) = servers.member(NAME) else {
+        return Ok(Merged::Changed(jsonc::insert_member(
+            text, servers, NAME, &want,
+        )));
+    };
+    let v = ours.value.to_value();
+    if v == want {
+        return Ok(Merged::Already);
+    }
+    if !entry_is_ours(&v) {
+        return Ok(Merged::Foreign);
+    }
+    if shared_with_other(
+        tool,
+        v.get("args").and_then(Value::as_array).map(Vec::as_slice),
+    ) {
+        return Ok(Merged::Already);
+    }
+    Ok(Merged::Changed(jsonc::replace_value(text, ours, &want)))
 }
 
-/// `existing` without bsi's server (and without `mcpServers` when it held
-/// only that); `None` when bsi's server is not there. An empty text means
-/// the file holds nothing else.
+/// `existing` without bsi's server (and without the servers' table when it
+/// held only that); `None` when bsi's server is not there. An empty text
+/// means the file holds nothing else: it is the file a first install
+/// created, with nothing added since.
 pub fn unmerge(tool: Tool, existing: &str) -> std::result::Result<Option<String>, SettingsError> {
     if let McpSettings::Toml { .. } = tool.mcp_settings() {
         return unmerge_toml(existing);
     }
-    let mut root = parse(existing)?;
+    if existing.trim().is_empty() {
+        return Ok(None);
+    }
+    let root = parse(existing)?;
     let key = servers_key(tool);
-    let Some(Value::Object(servers)) = root.get_mut(key) else {
+    let Some(table) = root.member(key) else {
         return Ok(None);
     };
-    let ours = servers.get(NAME).is_some_and(|v| {
-        let args = v.get("args").and_then(Value::as_array).map(Vec::as_slice);
-        entry_is_ours(v) && !shared_with_other(tool, args)
-    });
-    if !ours {
+    let Some(members) = table.value.members() else {
+        return Ok(None);
+    };
+    let Some(at) = members.iter().rposition(|m| m.key == NAME) else {
+        return Ok(None);
+    };
+    if !entry_is_ours(&members[at].value.to_value()) {
         return Ok(None);
     }
-    servers.shift_remove(NAME);
-    if servers.is_empty() {
-        root.shift_remove(key);
-    }
-    if root.is_empty() {
+    let out = jsonc::remove_member(existing, &table.value, at);
+    // A table left with nothing, not even a comment: install added it.
+    let again = parse(&out)?;
+    let out = match again.member(key) {
+        Some(t)
+            if t.value.members().is_some_and(<[_]>::is_empty)
+                && existing_blank(&out[t.value.start + 1..t.value.end - 1]) =>
+        {
+            let i = again
+                .members()
+                .and_then(|ms| ms.iter().rposition(|m| m.key == key))
+                .unwrap_or(0);
+            jsonc::remove_member(&out, &again, i)
+        }
+        _ => out,
+    };
+    // What a first install created (see [`merge`]), with nothing added
+    // since: no file.
+    if out == EMPTIED {
         return Ok(Some(String::new()));
     }
-    Ok(Some(render(&root, existing)))
+    Ok(Some(out))
+}
+
+/// The file [`merge`] creates where there was none, once its one table is
+/// taken out.
+const EMPTIED: &str = "{\n}\n";
+
+/// Whether the text inside a table is blanks only.
+fn existing_blank(inside: &str) -> bool {
+    inside.trim().is_empty()
 }
 
 /// The key of the servers' table in a JSON settings file.
@@ -216,15 +268,14 @@ fn server_json(tool: Tool) -> Value {
     Value::Object(s)
 }
 
-fn parse(text: &str) -> std::result::Result<Map<String, Value>, SettingsError> {
-    if text.trim().is_empty() {
-        return Ok(Map::new());
+/// The file's text read as JSON (comments and trailing commas too: OpenCode
+/// reads its settings as JSONC), its top level an object.
+fn parse(text: &str) -> std::result::Result<jsonc::Node, SettingsError> {
+    let root = jsonc::parse(text).map_err(SettingsError::NotJson)?;
+    if root.members().is_none() {
+        return Err(SettingsError::Shape("the top level".into()));
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(o)) => Ok(o),
-        Ok(_) => Err(SettingsError::Shape("the top level".into())),
-        Err(e) => Err(SettingsError::NotJson(e.to_string())),
-    }
+    Ok(root)
 }
 
 /// Pretty JSON with the indentation of `like` (two spaces when it has
@@ -408,28 +459,72 @@ pub fn install(tool: Tool, root: &Path) -> Result<(PathBuf, Registered)> {
     }
 }
 
-/// Takes `bsi mcp` out of `tool`'s MCP settings; a file left with nothing
-/// else is removed (unless it is the tool's hook settings too, which the
-/// hooks' uninstall restores). Returns whether it was there.
-pub fn uninstall(tool: Tool, root: &Path) -> Result<(PathBuf, bool)> {
+/// Whether `tool`'s MCP settings in the work tree `root` can take bsi's
+/// server: an error when the file cannot be read as the tool's settings.
+pub fn check(tool: Tool, root: &Path) -> Result<()> {
+    if let McpSettings::UserOnly { .. } = tool.mcp_settings() {
+        return Ok(());
+    }
+    let path = root.join(settings_file(tool));
+    let text = read_opt(&path)?;
+    merge(tool, text.as_deref())
+        .map(|_| ())
+        .map_err(|e| unusable(&path, e))
+}
+
+/// What [`uninstall`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unregistered {
+    /// The server was taken out (the file removed when install created it
+    /// and nothing was added since).
+    Removed,
+    /// No server of bsi's was there.
+    Absent,
+    /// Another tool that reads the same file (Claude Code and Copilot both
+    /// read `.mcp.json`) still has bsi's hooks in this work tree: the
+    /// server stays for it, and goes with that tool's own uninstall.
+    KeptFor(Tool),
+}
+
+/// Takes `bsi mcp` out of `tool`'s MCP settings, unless another tool that
+/// reads the same file still has bsi's hooks installed; a file left with
+/// nothing else is removed (unless it is the tool's hook settings too,
+/// which the hooks' uninstall restores).
+pub fn uninstall(tool: Tool, root: &Path) -> Result<(PathBuf, Unregistered)> {
     let path = root.join(settings_file(tool));
     let Some(text) = read_opt(&path)? else {
-        return Ok((path, false));
+        return Ok((path, Unregistered::Absent));
     };
-    match unmerge(tool, &text).map_err(|e| unusable(&path, e))? {
-        None => Ok((path, false)),
-        Some(new)
-            if new.is_empty() && settings_file(tool) != super::install::settings_file(tool) =>
-        {
-            fs::remove_file(&path)
-                .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
-            Ok((path, true))
-        }
-        Some(new) => {
-            write_atomic(&path, new.as_bytes())?;
-            Ok((path, true))
-        }
+    let Some(new) = unmerge(tool, &text).map_err(|e| unusable(&path, e))? else {
+        return Ok((path, Unregistered::Absent));
+    };
+    if let Some(other) = still_used_by(tool, root) {
+        return Ok((path, Unregistered::KeptFor(other)));
     }
+    if new.is_empty() && settings_file(tool) != super::install::settings_file(tool) {
+        fs::remove_file(&path)
+            .map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+    } else {
+        write_atomic(&path, new.as_bytes())?;
+    }
+    Ok((path, Unregistered::Removed))
+}
+
+/// Another tool whose MCP settings are the same file as `tool`'s and whose
+/// hooks are installed in the work tree at `root`: it still uses bsi's
+/// server there. Whether a tool is installed is read from its own hook
+/// settings, so nothing else has to be kept in step.
+pub fn still_used_by(tool: Tool, root: &Path) -> Option<Tool> {
+    Tool::ALL.into_iter().find(|other| {
+        *other != tool
+            && matches!(
+                other.mcp_settings(),
+                McpSettings::Json { .. } | McpSettings::JsonLocal { .. }
+            )
+            && settings_file(*other) == settings_file(tool)
+            && fs::read_to_string(other.settings_path(root))
+                .is_ok_and(|t| !other.our_commands(&t).is_empty())
+    })
 }
 
 fn read_opt(path: &Path) -> Result<Option<String>> {
@@ -502,8 +597,13 @@ mod tests {
             registration(Tool::COPILOT, Some(&claude)),
             Registration::Registered
         );
-        // Uninstalling Copilot leaves the server Claude Code registered.
-        assert_eq!(unmerge(Tool::COPILOT, &claude).expect("unmerge"), None);
+        // Either tool's uninstall can take it out: whether another tool
+        // still uses it is for `uninstall` to say (see
+        // `a_shared_server_stays_while_another_tool_uses_it`).
+        assert_eq!(
+            unmerge(Tool::COPILOT, &claude).expect("unmerge"),
+            Some(String::new())
+        );
         assert_eq!(
             unmerge(Tool::CLAUDE, &claude).expect("unmerge"),
             Some(String::new())
@@ -517,7 +617,10 @@ mod tests {
             merge(Tool::CLAUDE, Some(&copilot)).expect("merge"),
             Merged::Already
         );
-        assert_eq!(unmerge(Tool::CLAUDE, &copilot).expect("unmerge"), None);
+        assert_eq!(
+            unmerge(Tool::CLAUDE, &copilot).expect("unmerge"),
+            Some(String::new())
+        );
         // Gemini's settings are its own: a server naming Claude Code there is
         // bsi's, from another install, and is rewritten.
         let odd =
@@ -526,6 +629,95 @@ mod tests {
             merge(Tool::GEMINI, Some(odd)).expect("merge"),
             Merged::Changed(_)
         ));
+    }
+
+    #[test]
+    fn a_shared_server_stays_while_another_tool_uses_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let mine = "{\"mcpServers\": {\"x\": {\"command\": \"caf\\u00e9\"}}}";
+        fs::write(root.join(".mcp.json"), mine).expect("write");
+        install(Tool::CLAUDE, root).expect("claude");
+        assert_eq!(
+            install(Tool::COPILOT, root).expect("copilot").1,
+            Registered::Already
+        );
+        // Copilot's hooks are installed: Claude Code's uninstall keeps the
+        // server.
+        let hooks = Tool::COPILOT.settings_path(root);
+        let Ok(Some(text)) = super::super::install::merge(Tool::COPILOT, None, "bsi") else {
+            panic!("hooks");
+        };
+        write_atomic(&hooks, text.as_bytes()).expect("hooks");
+        assert_eq!(
+            uninstall(Tool::CLAUDE, root).expect("claude").1,
+            Unregistered::KeptFor(Tool::COPILOT)
+        );
+        assert!(
+            fs::read_to_string(root.join(".mcp.json"))
+                .expect("read")
+                .contains("\"bsi\"")
+        );
+        // Once Copilot's hooks are gone, its uninstall takes the server
+        // out, and the file is back byte for byte.
+        fs::remove_file(&hooks).expect("rm");
+        assert_eq!(
+            uninstall(Tool::COPILOT, root).expect("copilot").1,
+            Unregistered::Removed
+        );
+        assert_eq!(
+            fs::read_to_string(root.join(".mcp.json")).expect("read"),
+            mine
+        );
+        assert_eq!(
+            uninstall(Tool::COPILOT, root).expect("again").1,
+            Unregistered::Absent
+        );
+    }
+
+    #[test]
+    fn json_settings_come_back_byte_for_byte() {
+        let files = [
+            // Inline objects, an escape, no final newline.
+            (
+                Tool::COPILOT,
+                "{\"mcpServers\": {\"a\": {\"command\": \"caf\\u00e9\", \"args\": []}}}",
+            ),
+            // CRLF, tabs, keys in a person's order, no servers' table.
+            (
+                Tool::CLAUDE,
+                "{\r\n\t\"z\": 1,\r\n\t\"a\": {\"b\": 1}\r\n}\r\n",
+            ),
+            (Tool::CURSOR, "{ }"),
+            // JSONC, as OpenCode reads it: comments, trailing commas.
+            (
+                Tool::OPENCODE,
+                "// project settings\n{\n  \"$schema\": \"https://opencode.ai/config.json\", // schema\n  \"mcp\": {\n    \"other\": {\"type\": \"local\", \"command\": [\"x\"]}, /* keep */\n  },\n}\n",
+            ),
+            (Tool::OPENCODE, "{\n  /* nothing yet */\n}"),
+            (Tool::GEMINI, "{\n    \"theme\": \"x\" // mine\n}\n"),
+        ];
+        for (tool, before) in files {
+            let Merged::Changed(after) = merge(tool, Some(before)).expect("merge") else {
+                panic!("{tool}: not changed");
+            };
+            // Every byte of the file is still there, in order.
+            let mut rest = after.as_str();
+            for c in before.chars() {
+                let Some(i) = rest.find(c) else {
+                    panic!("{tool}: {c:?} lost in {after}");
+                };
+                rest = &rest[i + c.len_utf8()..];
+            }
+            assert_eq!(
+                merge(tool, Some(&after)).expect("again"),
+                Merged::Already,
+                "{after}"
+            );
+            assert_eq!(registration(tool, Some(&after)), Registration::Registered);
+            let back = unmerge(tool, &after).expect("unmerge").expect("was there");
+            assert_eq!(back, before, "{tool}: {after}");
+        }
     }
 
     #[test]

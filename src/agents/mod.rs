@@ -1,13 +1,14 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode): their hook events turned into
-//! tool-neutral requests, bsi's answers written back in each tool's own
-//! protocol, and bsi's hooks and MCP server installed in their settings.
+//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks): their hook
+//! events turned into tool-neutral requests, bsi's answers written back in
+//! each tool's own protocol, and bsi's hooks and MCP server installed in
+//! their settings.
 //!
 //! Everything bsi knows of one tool is one implementation of [`AgentTool`]
 //! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
-//! [`cursor`], [`copilot`], [`cline`], [`opencode`]. Each parses that
-//! tool's events and renders its answers (both pure), and gives its facts:
-//! its name and title, the variable that names its session in the agent's
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`]. Each
+//! parses that tool's events and renders its answers (both pure), and gives
+//! its facts: its name and title, the variable that names its session in the agent's
 //! shell, its hook entries and settings file, its MCP settings, its trust,
 //! what a person must know after install. [`Tool::ALL`] lists the tools
 //! once; the command line takes a tool by its name from that list. The
@@ -19,7 +20,9 @@
 //! under a directory an environment variable moves, that directory in
 //! [`Places`]).
 //!
-//! The shared machinery the tools' implementations use: [`install`] merges
+//! The shared machinery the tools' implementations use: [`jsonc`] reads a
+//! JSON (or JSONC) settings file keeping every member's bytes, and adds or
+//! takes out one member as a splice; [`install`] merges
 //! hook entries into a JSON settings file (laid out as the tool's
 //! [`install::HookLayout`] says) and takes them out again, keeping what
 //! undoes it (IO); [`mcp_config`] does the same for bsi's MCP server
@@ -41,12 +44,14 @@ pub mod cursor;
 pub mod doctor;
 pub mod gemini;
 pub mod install;
+pub mod jsonc;
 pub mod mcp_config;
 pub mod opencode;
 pub mod patch;
 pub mod sessions;
 pub mod shell_writes;
 pub mod tool;
+pub mod vscode;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -72,10 +77,12 @@ impl Tool {
     pub const CLINE: Tool = Tool(&cline::Cline);
     /// OpenCode.
     pub const OPENCODE: Tool = Tool(&opencode::Opencode);
+    /// VS Code's agent hooks.
+    pub const VSCODE: Tool = Tool(&vscode::VsCode);
 
     /// Every tool, in the order the documentation lists them: the one list
     /// of the tools bsi knows (the command line takes its names).
-    pub const ALL: [Tool; 7] = [
+    pub const ALL: [Tool; 8] = [
         Tool::CLAUDE,
         Tool::CODEX,
         Tool::GEMINI,
@@ -83,6 +90,7 @@ impl Tool {
         Tool::COPILOT,
         Tool::CLINE,
         Tool::OPENCODE,
+        Tool::VSCODE,
     ];
 }
 

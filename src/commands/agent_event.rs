@@ -143,6 +143,11 @@ pub(crate) fn run(ctx: Result<Ctx>, tool: Tool, kind: HookKind) -> u8 {
     let mut answer = if let Err(e) = std::io::stdin().read_to_string(&mut input) {
         fail_open(tool, kind, &format!("cannot read the hook event: {e}"))
     } else {
+        // VS Code runs the hooks of Claude Code's settings and of
+        // `.github/hooks` (Copilot CLI's) with events of its own: read as
+        // VS Code's, wherever they arrive (and Copilot CLI's, when it runs
+        // VS Code's hooks file).
+        let tool = agents::vscode::recognise(tool, &input);
         let handled = catch_unwind(AssertUnwindSafe(|| {
             let ctx = ctx?;
             if !first_run(&ctx, tool, kind, &input) {
@@ -907,6 +912,7 @@ fn targets(brain: &Brain, edits: &[FileEdit]) -> Vec<Target> {
         let shell = match &e.op {
             EditOp::Rewrite { by } => Some(format!("rewrites {rel} whole ({by})")),
             EditOp::Append { .. } => Some(format!("appends to the end of {rel}")),
+            EditOp::WholeFile => Some(format!("names {rel} but not the lines it changes")),
             _ => None,
         };
         let deep = matches!(e.op, EditOp::Rewrite { .. } | EditOp::Delete);
@@ -1122,8 +1128,8 @@ fn refusal(
     targets: &[Target],
 ) -> String {
     let mut text = judged.lines.join("\n");
-    // A shell command whose lines bsi cannot see: say how it was read, and
-    // the way to a change bsi can judge by section.
+    // A shell command or a tool's edit whose lines bsi cannot see: say how
+    // it was read, and the way to a change bsi can judge by section.
     let mut said: Vec<&str> = Vec::new();
     for f in findings {
         let path = match f {
@@ -1141,6 +1147,14 @@ fn refusal(
             continue;
         }
         said.push(path);
+        if how.starts_with("names ") {
+            // A tool's edit told at file level (VS Code's `editFiles`, a
+            // notebook cell).
+            text.push_str(&format!(
+                "\nThis edit {how}: bsi judges it at file level, so every section of the file counts as changed. To change only lines outside other sessions' claims, claim your section and use an edit tool that sends the text it replaces."
+            ));
+            continue;
+        }
         text.push_str(&format!("\nbsi read your shell command as one that {how}"));
         if how.starts_with("rewrites") {
             text.push_str(

@@ -28,6 +28,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
             let ours_before = std::fs::read_to_string(&settings)
                 .map(|t| tool.our_commands(&t))
                 .unwrap_or_default();
+            // MCP settings bsi cannot edit stop the install before it
+            // writes anything, not halfway.
+            crate::agents::mcp_config::check(tool, &root)?;
             let (path, did) = tool.install(&root, &common, PROGRAM)?;
             let file = rel(&root, &path);
             let events: Vec<&str> = tool.entries().iter().map(|e| e.0).collect();
@@ -74,7 +77,9 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
         AgentAction::Uninstall { tool, .. } => {
             // First: the hooks' file of Gemini CLI holds the server too, and
             // gets its bytes back only once it holds what install wrote.
-            mcp_server(&mut out, tool, &root, false)?;
+            // MCP settings bsi cannot edit do not keep the hooks judging
+            // edits: they go, then the error is said.
+            let mcp = mcp_server(&mut out, tool, &root, false);
             let (path, did) = tool.uninstall(&root, &common)?;
             let file = rel(&root, &path);
             let what = match did {
@@ -85,6 +90,7 @@ pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
                 Uninstalled::NotInstalled => format!("no bsi hooks in {file}; nothing changed"),
             };
             out.line(format!("{}: {what}.", tool.title()))?;
+            mcp?;
             Ok(exit::OK)
         }
         AgentAction::Doctor { tool } => {
@@ -166,7 +172,7 @@ fn rel(root: &Path, path: &Path) -> String {
 /// Registers `bsi mcp` in the tool's MCP settings, or takes it out, and
 /// says so.
 fn mcp_server(out: &mut Lines, tool: Tool, root: &Path, install: bool) -> Result<()> {
-    use crate::agents::mcp_config::{self, Registered};
+    use crate::agents::mcp_config::{self, Registered, Unregistered};
     if let McpSettings::UserOnly { add, .. } = tool.mcp_settings() {
         if install {
             out.line(format_args!(
@@ -188,12 +194,16 @@ fn mcp_server(out: &mut Lines, tool: Tool, root: &Path, install: bool) -> Result
             ),
         }
     } else {
-        let (path, was) = mcp_config::uninstall(tool, root)?;
+        let (path, did) = mcp_config::uninstall(tool, root)?;
         let file = rel(root, &path);
-        if was {
-            format!("took the MCP server `bsi mcp` out of {file}")
-        } else {
-            format!("no `bsi mcp` server in {file}; nothing changed")
+        match did {
+            Unregistered::Removed => format!("took the MCP server `bsi mcp` out of {file}"),
+            Unregistered::Absent => format!("no `bsi mcp` server in {file}; nothing changed"),
+            Unregistered::KeptFor(other) => format!(
+                "kept the MCP server `bsi mcp` in {file}: {} reads it too and still has bsi's hooks here (`bsi agent uninstall {}` takes it out)",
+                other.title(),
+                other.name()
+            ),
         }
     };
     out.line(format_args!("{}: {said}.", tool.title()))
@@ -266,7 +276,7 @@ mod tests {
     fn the_tools_are_named_in_a_sentence() {
         assert_eq!(
             super::tool_names(),
-            "claude, codex, gemini, cursor, copilot, cline or opencode"
+            "claude, codex, gemini, cursor, copilot, cline, opencode or vscode"
         );
     }
 }

@@ -426,3 +426,155 @@ fn agent_install_cline_keeps_a_persons_own_hooks() {
         .ok()
         .stdout_has("nothing changed");
 }
+
+/// Settings files as people write them: inline objects, escapes, no final
+/// newline, CRLF, comments and trailing commas where the tool reads JSONC.
+#[test]
+fn agent_install_then_uninstall_gives_a_persons_files_back_byte_for_byte() {
+    let mcp = "{\"mcpServers\": {\"docs\": {\"command\": \"caf\\u00e9\", \"args\": [\"--port\", \"1\"]}}, \"z\": 1, \"a\": {\"b\": 1}}";
+    let claude = "{\r\n\t\"model\": \"opus\",\r\n\t\"env\": {\"A\": \"\\u00e9\"}\r\n}";
+    let opencode = "// The project's OpenCode settings.\n{\n  \"$schema\": \"https://opencode.ai/config.json\", // schema\n  \"mcp\": {\n    \"docs\": { \"type\": \"local\", \"command\": [\"docs-mcp\"] }, /* ours */\n  },\n  \"theme\": \"caf\\u00e9\",\n}";
+    for (tool, files) in [
+        ("copilot", vec![(".mcp.json", mcp)]),
+        (
+            "claude",
+            vec![(".mcp.json", mcp), (".claude/settings.json", claude)],
+        ),
+        ("opencode", vec![("opencode.json", opencode)]),
+    ] {
+        let b = Brain::new();
+        for (rel, text) in &files {
+            b.write(rel, text);
+        }
+        b.bsi(&["agent", "install", tool]).ok();
+        let (rel, _) = files[0];
+        let installed = b.read(rel);
+        if tool == "opencode" {
+            // In the `mcp` table, laid out as the file's members are.
+            assert!(
+                installed.contains(&"\n    \"bsi\": {\n      \"type\": \"local\",".to_string()),
+                "{installed}"
+            );
+            assert!(installed.contains("/* ours */\n    \"bsi\""), "{installed}");
+        } else {
+            // Inline, as the file's servers are.
+            let end = format!("\"args\": [\"mcp\", \"--tool\", \"{tool}\"]}}}}, \"z\"");
+            assert!(installed.contains("\"1\"]}, \"bsi\": {\""), "{installed}");
+            assert!(installed.contains(&end), "{installed}");
+        }
+        b.bsi(&["agent", "install", tool]).ok();
+        b.bsi(&["agent", "uninstall", tool]).ok();
+        for (rel, text) in &files {
+            assert_eq!(&b.read(rel), text, "{tool}: {rel}");
+        }
+    }
+}
+
+#[test]
+fn a_shared_mcp_server_stays_until_the_last_tool_that_uses_it_goes() {
+    let mine = "{\n  \"mcpServers\": {\n    \"docs\": {\"command\": \"docs\"}\n  }\n}\n";
+    for (first, second) in [("claude", "copilot"), ("copilot", "claude")] {
+        let b = Brain::new();
+        b.write(".mcp.json", mine);
+        b.bsi(&["agent", "install", first]).ok();
+        b.bsi(&["agent", "install", second])
+            .ok()
+            .stdout_has("the MCP server `bsi mcp` is already in .mcp.json");
+        let title = if second == "claude" {
+            "Claude Code"
+        } else {
+            "GitHub Copilot CLI"
+        };
+        b.bsi(&["agent", "uninstall", first])
+            .ok()
+            .stdout_has("kept the MCP server `bsi mcp` in .mcp.json")
+            .stdout_has(title);
+        let v: serde_json::Value = serde_json::from_str(&b.read(".mcp.json")).expect("json");
+        assert!(v["mcpServers"]["bsi"].is_object(), "{first}: {v}");
+        b.bsi(&["agent", "doctor", second])
+            .stdout_has("bsi's MCP server");
+        b.bsi(&["agent", "uninstall", second])
+            .ok()
+            .stdout_has("took the MCP server `bsi mcp` out of .mcp.json");
+        assert_eq!(b.read(".mcp.json"), mine, "{first} then {second}");
+    }
+}
+
+#[test]
+fn agent_install_opencode_with_settings_it_cannot_read_writes_nothing() {
+    let b = Brain::new();
+    b.write("opencode.json", "{ \"mcp\": ");
+    b.bsi(&["agent", "install", "opencode"]).code(1);
+    assert!(!b.path().join(".opencode").exists());
+    assert_eq!(b.read("opencode.json"), "{ \"mcp\": ");
+    // Installed, then the settings broken by hand: uninstall still takes
+    // the plugin out, then says what it could not do.
+    b.write("opencode.json", "{}\n");
+    b.bsi(&["agent", "install", "opencode"]).ok();
+    assert!(b.path().join(".opencode/plugins/bsi.js").exists());
+    b.write("opencode.json", "{ \"mcp\": ");
+    b.bsi(&["agent", "uninstall", "opencode"])
+        .code(1)
+        .stdout_has(".opencode/plugins/bsi.js");
+    assert!(!b.path().join(".opencode/plugins/bsi.js").exists());
+}
+
+#[test]
+fn agent_install_cline_beside_a_clinerules_file() {
+    let b = Brain::new();
+    // Rules in a `.clinerules` file, as Cline still reads them.
+    let rules = "Write short notes.\n";
+    b.write(".clinerules", rules);
+    b.bsi(&["agent", "install", "cline"])
+        .ok()
+        .stdout_has("created .cline/hooks/PreToolUse")
+        .stdout_has("runs the hooks in .cline/hooks");
+    assert_eq!(b.read(".clinerules"), rules);
+    assert!(
+        b.read(".cline/hooks/PreToolUse")
+            .contains("bsi hook edit --tool cline")
+    );
+    b.bsi(&["agent", "install", "cline"])
+        .ok()
+        .stdout_has("already in .cline/hooks/PreToolUse");
+    b.bsi(&["agent", "doctor", "cline"])
+        .stdout_has("ok      hooks    bsi's 1 hooks are in .cline/hooks/PreToolUse");
+    b.bsi(&["agent", "uninstall", "cline"])
+        .ok()
+        .stdout_has(".cline/hooks/PreToolUse is back as it was");
+    assert!(!b.path().join(".cline").exists());
+    assert_eq!(b.read(".clinerules"), rules);
+}
+
+#[test]
+fn agent_install_vscode_writes_its_own_hooks_file_and_takes_it_out() {
+    let b = Brain::new();
+    let status = b.git(&["status", "--porcelain"]);
+    b.bsi(&["agent", "install", "vscode"])
+        .ok()
+        .stdout_has("created .github/hooks/bsi-vscode.json")
+        .stdout_has("name files, not lines")
+        .stdout_has("registered the MCP server `bsi mcp` in .vscode/mcp.json");
+    let v = json(&b, ".github/hooks/bsi-vscode.json");
+    for (event, kind) in [
+        ("PreToolUse", "edit"),
+        ("SessionStart", "session-start"),
+        ("Stop", "stop"),
+    ] {
+        let e = &v["hooks"][event][0];
+        assert_eq!(e["type"], "command", "{v}");
+        assert!(
+            e["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with(&format!("bsi hook {kind} --tool vscode || echo"))),
+            "{v}"
+        );
+        // VS Code ignores matchers: none is written.
+        assert!(e.get("matcher").is_none(), "{v}");
+    }
+    let mcp = json(&b, ".vscode/mcp.json");
+    assert_eq!(mcp["servers"]["bsi"]["args"][2], "vscode");
+    b.bsi(&["agent", "doctor", "vscode"]).stdout_has("hooks");
+    b.bsi(&["agent", "uninstall", "vscode"]).ok();
+    assert_eq!(b.git(&["status", "--porcelain"]), status);
+}

@@ -1214,3 +1214,79 @@ fn the_hooks_say_the_notes_of_the_registrys_io() {
     // The answer itself is still the tool's JSON, whole.
     assert!(r.json()["hookSpecificOutput"].is_object(), "{r:?}");
 }
+
+/// VS Code's events (tests/fixtures/agents/vscode-*, from its hooks
+/// documentation) reach bsi through its own hooks file, and through the
+/// Claude Code settings and Copilot CLI hooks VS Code also runs: each door
+/// reads them as VS Code's. `editFiles` names files, not lines: an edit of
+/// a file in which another session holds a section is refused, naming the
+/// holder; a free file passes.
+#[test]
+fn vscode_edit_files_is_judged_at_file_level_through_every_door() {
+    let b = Brain::new();
+    other_holds(&b, "projets/plan.md#Risks");
+    let held = event(&b, "vscode-pretooluse-editfiles.json");
+    for door in ["vscode", "claude", "copilot"] {
+        let r = hook(&b, "edit", door, &held);
+        let v = r.json();
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{door}: {r:?}"
+        );
+        let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(reason.contains("sess-other"), "{door}: {reason}");
+        assert!(reason.contains("projets/plan.md"), "{door}: {reason}");
+        assert!(!reason.contains("no session_id"), "{door}: {reason}");
+    }
+    // A file nobody holds goes through.
+    let free = held.replace("projets/plan.md", "notes/free.md");
+    for door in ["vscode", "claude"] {
+        let r = hook(&b, "edit", door, &free);
+        assert_eq!(denial("claude", &r), None, "{door}: {r:?}");
+    }
+    // A tool that edits nothing passes before any judgement.
+    let read = held.replace("\"editFiles\"", "\"readFile\"");
+    assert_eq!(denial("claude", &hook(&b, "edit", "vscode", &read)), None);
+}
+
+#[test]
+fn vscode_session_start_briefs_on_file_level_edits_and_stop_answers_in_its_shape() {
+    let b = Brain::new();
+    let r = hook(
+        &b,
+        "session-start",
+        "vscode",
+        &event(&b, "vscode-sessionstart.json"),
+    );
+    r.ok();
+    let v = r.json();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(context.contains("name files, not lines"), "{context}");
+    assert!(
+        context.contains("vscode-session-7f3a") || context.contains("bsi"),
+        "{context}"
+    );
+    // The same event through Claude Code's settings, which VS Code also
+    // runs: one briefing, not two.
+    let again = hook(
+        &b,
+        "session-start",
+        "claude",
+        &event(&b, "vscode-sessionstart.json"),
+    );
+    again.ok();
+    assert!(
+        !again.stdout.contains("name files, not lines"),
+        "briefed twice: {again:?}"
+    );
+    // Stop: with nothing held, the agent stops.
+    let r = hook(&b, "stop", "vscode", &event(&b, "vscode-stop.json"));
+    r.ok();
+    assert!(!r.stdout.contains("\"block\""), "{r:?}");
+}
