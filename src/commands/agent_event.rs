@@ -1046,7 +1046,8 @@ impl ClaimOnWrite<'_> {
             return message;
         }
         message.push_str(&format!(
-            "\nNext: go on; when done, commit only your own paths (`git commit PATHS`) and run `{}`.",
+            "\nNext: go on; when done, commit only your own lines with `{}` (add `-m MESSAGE` for a message of your own; other sessions' lines in the same files stay in the work tree) and run `{}`.",
+            command_line(["bsi", "commit", "--session", session]),
             command_line(["bsi", "close", session])
         ));
         message
@@ -1339,10 +1340,11 @@ fn briefing(
     }
     t.push_str(drift);
     t.push_str(&format!(
-        "\nNext: before editing, claim what you will change: `{}` (SCOPE: dir/, file.md or {}); if it is held, `{}` waits for it instead of a sleep loop. Commit only your own paths (`git commit PATHS`), then `{}`.",
+        "\nNext: before editing, claim what you will change: `{}` (SCOPE: dir/, file.md or {}); if it is held, `{}` waits for it instead of a sleep loop. Other sessions may work in this same work tree: commit only your own lines with `{}` (`-m MESSAGE` for your message; it leaves the others' lines in the files), never `git stash`, `git reset --hard` or `git clean` their work away; then `{}`.",
         command_line(["bsi", "open", "SCOPE", "--session", session]),
         shell_word("file.md#Heading"),
         command_line(["bsi", "open", "SCOPE", "--session", session, "--wait", "10m"]),
+        command_line(["bsi", "commit", "--session", session]),
         command_line(["bsi", "close", session])
     ));
     t
@@ -1412,8 +1414,9 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
         return Ok(agents::answer_stop(tool, &ev, None));
     }
     let reason = format!(
-        "bsi: your session {session} still holds {}. Before you stop: commit your own changes, naming only your paths (`git commit PATHS`), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
+        "bsi: your session {session} still holds {}. Before you stop: commit your own lines with `{}` (`-m MESSAGE` for your message; other sessions' lines stay in the work tree), then run `{}`. If you keep the claims on purpose (the work goes on later), say so and why.",
         held.join(", "),
+        command_line(["bsi", "commit", "--session", &session]),
         command_line(["bsi", "close", &session])
     );
     Ok(agents::answer_stop(tool, &ev, Some(&reason)))

@@ -712,7 +712,7 @@ fn agent_hook_session_start_shows_the_other_machines_claims() {
             "fetched from the remote just now",
             "Yours: none",
             "--wait 10m",
-            "git commit PATHS",
+            "bsi commit --session",
         ] {
             assert!(context.contains(want), "{tool}: {want:?} not in {context}");
         }
@@ -773,7 +773,10 @@ fn agent_hook_stop_sends_the_agent_back_once_while_it_holds_claims() {
     let reason = v["reason"].as_str().expect("reason");
     assert!(reason.contains("agents/alice.md"), "{reason}");
     assert!(reason.contains(&format!("bsi close {session}")), "{reason}");
-    assert!(reason.contains("git commit PATHS"), "{reason}");
+    assert!(
+        reason.contains(&format!("bsi commit --session {session}")),
+        "{reason}"
+    );
     // Back once already: it may stop, whether the tool says so or not
     // (Gemini CLI says `stop_hook_active: false` after any tool call).
     assert_eq!(hook(&b, "stop", "codex", &again).stdout, "");

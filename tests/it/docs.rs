@@ -729,7 +729,7 @@ fn every_command_of_the_agents_block_runs_as_written() {
             let line = fill_in("bsi open \"path/file.md#Old name\" --session <id>", &id);
             assert_eq!(shell(b, &line, &id).1, 0, "{line}");
         }
-        if command.contains("git commit") {
+        if command.contains("bsi commit") {
             b.write("README.md", "# Brain\n\nedited\n");
             b.write("agents/alice.md", "# Alice\n\nedited\n");
         }

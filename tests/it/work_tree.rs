@@ -321,7 +321,8 @@ fn two_sessions_commit_their_own_lines_of_one_file_from_one_work_tree() {
     b.write("README.md", "# Brain\n\nno one's line\n");
     // `git commit` of the file, as the agent block says: refused, with the
     // way that commits ada's lines alone, and no way that frees bo's.
-    b.git_at(b.path(), Some("ada"), &["add", "projets/plan.md"]).ok();
+    b.git_at(b.path(), Some("ada"), &["add", "projets/plan.md"])
+        .ok();
     let refused = b.git_at(b.path(), Some("ada"), &["commit", "-qm", "ada"]);
     assert_ne!(refused.code, 0, "{refused:?}");
     let line = refused
