@@ -398,8 +398,8 @@ fn judge_transaction(
         now: ctx.now,
     };
     let branches = judging.landing(err, &landing)?;
-    let dropping = judging.dropped(err, &dropped)?;
-    Ok(refusal(err, &brain, branches, dropping))
+    let (dropping, paths) = judging.dropped(err, &dropped)?;
+    Ok(refusal(err, &brain, branches, (dropping, &paths)))
 }
 
 /// The commits an update lands on a branch, each once with the branch it
@@ -509,14 +509,16 @@ impl Judging<'_> {
 
     /// A branch moved back over another session's commits: judged like the
     /// revert it amounts to, against the claims their session holds now.
-    /// The branches that must not move so, each once.
+    /// The branches that must not move so, each once, and the files of
+    /// the commits that hold them there (from the work tree root).
     fn dropped<'b>(
         &self,
         err: &mut impl Write,
         dropped: &'b [(String, CommitInfo)],
-    ) -> Result<Vec<&'b str>> {
+    ) -> Result<(Vec<&'b str>, Vec<String>)> {
         let brain = self.brain;
         let mut dropping: Vec<&str> = Vec::new();
+        let mut paths: Vec<String> = Vec::new();
         for (branch, c) in dropped {
             let Some(holder) = trailer::author_session(&c.message) else {
                 continue;
@@ -528,6 +530,14 @@ impl Judging<'_> {
             );
             if findings.is_empty() {
                 continue;
+            }
+            for f in &findings {
+                if let bsi_core::guard::Finding::Claimed { path, .. } = f {
+                    let p = brain.workdir_path(path);
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
+                }
             }
             let _ = writeln!(
                 err,
@@ -549,7 +559,7 @@ impl Judging<'_> {
                 dropping.push(branch_name(branch));
             }
         }
-        Ok(dropping)
+        Ok((dropping, paths))
     }
 }
 
@@ -560,20 +570,47 @@ fn refusal<'b>(
     err: &mut impl Write,
     brain: &Brain,
     mut branches: Vec<&'b str>,
-    dropping: Vec<&'b str>,
+    (dropping, paths): (Vec<&'b str>, &[String]),
 ) -> u8 {
     if branches.is_empty() && dropping.is_empty() {
         return exit::OK;
     }
     if branches.is_empty() {
+        // git moves the index and the files before the branch: on the
+        // branch this work tree is on, they hold the reverted text now.
+        let head = brain.git.head_branch();
+        let here = dropping.iter().any(|b| head.as_deref() == Some(*b));
+        if here && !paths.is_empty() {
+            let mut words: Vec<String> = [
+                "git",
+                "restore",
+                "--source",
+                "HEAD",
+                "--staged",
+                "--worktree",
+                "--",
+            ]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+            // `:(top)`: the same files from any directory of the work tree.
+            words.extend(paths.iter().map(|p| format!(":(top){p}")));
+            let _ = writeln!(
+                err,
+                "bsi: refused: {} did not move and keeps those commits, but git had already put their files back in the index and the work tree: `{}` restores exactly those files as the branch has them (nothing else of yours is touched).",
+                dropping.join(", "),
+                bsi_core::words::command_line(&words)
+            );
+        } else {
+            let _ = writeln!(
+                err,
+                "bsi: refused: {} did not move and keeps those commits; this work tree's index and files are as they were.",
+                dropping.join(", ")
+            );
+        }
         let _ = writeln!(
             err,
-            "bsi: refused: {} did not move and keeps those commits; `git status` shows what the index and the work tree hold now.",
-            dropping.join(", ")
-        );
-        let _ = writeln!(
-            err,
-            "  next: the session that made them may drop them; to drop them anyway, run the command again as `git -c bsi.hookMode=off …`"
+            "  next: the session that made them may drop them; a person's step, never an agent's (tell the user): to drop them anyway, run the command again as `git -c bsi.hookMode=off …`"
         );
         return exit::CONFLICT;
     }

@@ -544,3 +544,54 @@ fn others_judged_work_arriving_without_a_remote_tracking_branch_passes() {
         m.b.git(&["rev-parse", "main"])
     );
 }
+
+#[test]
+fn a_refused_reset_names_the_one_command_that_puts_the_files_back() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s3");
+    at(&mut b, 31);
+    commit_plan(
+        &b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    let s3s = head(&b);
+    let status = b.git(&["status", "--porcelain"]);
+    // s2's reset over s3's commit: the branch keeps it, but git reset the
+    // index and the files first.
+    at(&mut b, 32);
+    let r = git_now(&b, Some("s2"), &["reset", "-q", "--hard", "HEAD~1"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    assert_eq!(head(&b), s3s);
+    assert!(!b.read(PLAN).contains("by s3"), "git reverted the files");
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("restores exactly those files"))
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    let printed = &line[line.find('`').expect("a command") + 1..line.rfind('`').expect("end")];
+    assert!(
+        printed.starts_with("git restore --source HEAD"),
+        "{printed}"
+    );
+    // Forcing the move is a person's step.
+    for l in r.stderr.lines().filter(|l| l.contains("hookMode=off")) {
+        assert!(l.contains("a person's step, never an agent's"), "{l}");
+    }
+    // Run as printed, from a subdirectory of the work tree.
+    let mut sh = std::process::Command::new("sh");
+    crate::common::clean_env(&mut sh, b.path());
+    let ran = crate::common::Run::from_output(
+        sh.current_dir(b.path().join("projets"))
+            .args(["-c", printed])
+            .output()
+            .expect("run sh"),
+    );
+    assert_eq!(ran.code, 0, "`{printed}`: {ran:?}");
+    assert!(b.read(PLAN).contains("goal text by s3"));
+    assert_eq!(b.git(&["status", "--porcelain"]), status);
+}
