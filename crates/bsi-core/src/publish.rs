@@ -1238,7 +1238,7 @@ impl<'b> Publisher<'b> {
     fn behind(&self) -> bool {
         let tracking = self.brain.tips(Some(&self.remote)).tracking;
         tracking.is_none()
-            || local_remote::branch_tip(&self.brain.git, &self.remote)
+            || local_remote::branch_tip(&self.brain.git, &self.remote, self.conn.min(FETCH_TIMEOUT))
                 .is_some_and(|tip| Some(tip) != tracking)
     }
 
