@@ -218,6 +218,54 @@ pub const POSTED_FILE: &str = "requests.json";
 /// this folder, the job as JSON (still read).
 pub const REQUEST_DIR: &str = "requests";
 
+/// The file of a post that holds its lease: until when its writer vouches
+/// for it, and who that writer is (its host, then the lines that prove a
+/// process of that host alive or dead: pid, start time, user). A carrier
+/// never carries out a post whose lease lapsed, nor one whose writer, of
+/// its own host, is proven dead. A post of an earlier bsi has none: the
+/// time its requests were made bounds it.
+pub const LEASE_FILE: &str = "lease";
+
+/// The body of [`LEASE_FILE`]: `expires <RFC 3339>`, `host <name>`, then
+/// `process` (the writer's pid, start and user lines).
+pub fn lease(expires: DateTime<FixedOffset>, host: &str, process: &str) -> String {
+    format!(
+        "expires {}\nhost {}\n{process}",
+        expires.to_rfc3339(),
+        host.replace('\n', " ")
+    )
+}
+
+/// A post's lease, read from its files ([`LEASE_FILE`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Until when its writer vouches for it.
+    pub expires: DateTime<FixedOffset>,
+    /// Its writer's host.
+    pub host: String,
+    /// The whole file: its writer's pid, start and user lines.
+    pub record: String,
+}
+
+/// The lease of a post, from its files by path: `None` for a post without
+/// one (an earlier bsi's). A lease that cannot be read lapsed long ago.
+pub fn post_lease(files: &[(String, Vec<u8>)]) -> Option<Lease> {
+    let (_, body) = files.iter().find(|(p, _)| p == LEASE_FILE)?;
+    let text = String::from_utf8_lossy(body).into_owned();
+    let line = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+    };
+    let expires = line("expires ")
+        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+        .unwrap_or(DateTime::<chrono::Utc>::MIN_UTC.fixed_offset());
+    Some(Lease {
+        expires,
+        host: line("host ").unwrap_or_default(),
+        record: text,
+    })
+}
+
 /// The body of [`POSTED_FILE`] for `jobs`.
 pub fn posted(jobs: &[(String, Job)]) -> Result<String> {
     let map: std::collections::BTreeMap<&str, &Job> =

@@ -12,7 +12,11 @@ use crate::error::{Error, Result};
 use crate::platform;
 
 /// Points where a test can make bsi die, to prove a write can be repaired.
-/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there.
+/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there. Set
+/// to the name followed by `:wait`, bsi waits there, a minute at most, for
+/// the test to stop it (Ctrl-C, a kill). Every write passes these; a write
+/// that lost a race with its request posted for another machine's writer
+/// also passes `after-post` ([`POST_FAULT_POINT`]).
 pub const FAULT_POINTS: &[&str] = &[
     "after-lock",
     "after-record",
@@ -22,10 +26,20 @@ pub const FAULT_POINTS: &[&str] = &[
     "after-branch",
 ];
 
-/// Aborts the process at `point` when a test asks for it.
+/// The point a write passes once its request is posted on the remote after
+/// a lost race ([`FAULT_POINTS`]).
+pub const POST_FAULT_POINT: &str = "after-post";
+
+/// Aborts the process at `point` when a test asks for it, or waits there.
 pub(crate) fn fault(point: &str) {
-    if std::env::var_os("BSI_FAULT_POINT").is_some_and(|v| v == point) {
+    let Some(asked) = std::env::var_os("BSI_FAULT_POINT") else {
+        return;
+    };
+    if asked == point {
         std::process::abort();
+    }
+    if asked.to_str().and_then(|a| a.strip_suffix(":wait")) == Some(point) {
+        std::thread::sleep(Duration::from_secs(60));
     }
 }
 
