@@ -400,6 +400,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_post_s_lease_reads_back_and_an_unreadable_one_has_lapsed() {
+        let expires = DateTime::parse_from_rfc3339("2026-03-14T09:30:30+00:00").expect("time");
+        let body = lease(expires, "box\nevil", "pid 42\nstart 7\nuid 1000\n");
+        let files = vec![
+            (POSTED_FILE.to_string(), b"{}".to_vec()),
+            (LEASE_FILE.to_string(), body.into_bytes()),
+        ];
+        let read = post_lease(&files).expect("a lease");
+        assert_eq!(read.expires, expires);
+        assert_eq!(read.host, "box evil");
+        assert!(read.record.contains("pid 42\n"));
+        // An earlier bsi's post has none; a lease that cannot be read ran
+        // out long ago.
+        assert_eq!(post_lease(&files[..1]), None);
+        let bad = vec![(LEASE_FILE.to_string(), b"expires soon\n".to_vec())];
+        assert!(post_lease(&bad).expect("a lease").expires < expires);
+    }
+
+    #[test]
     fn a_job_reads_back_as_it_was_written() {
         let now = DateTime::parse_from_rfc3339("2026-03-14T09:30:00+00:00").expect("time");
         let scopes = [Scope::Dir("a/".into()), Scope::File("b.md".into())];

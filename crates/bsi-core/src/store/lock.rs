@@ -493,3 +493,76 @@ fn wait_for_lock(
         }
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    #[test]
+    fn a_link_or_a_second_name_is_never_opened_as_a_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target");
+        fs::write(&target, "kept\n").expect("target");
+        let link = dir.path().join("lock");
+        symlink(&target, &link).expect("link");
+        let e = open_own(&link).expect_err("a link is refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        // A hard link: another name for a file elsewhere.
+        let hard = dir.path().join("hard");
+        fs::hard_link(&target, &hard).expect("hard link");
+        let e = open_own(&hard).expect_err("a second name is refused");
+        assert!(e.to_string().contains("another name"), "{e}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        // A lock of its own is made, then opened again.
+        let own = dir.path().join("own");
+        open_own(&own).expect("made");
+        open_own(&own).expect("opened again");
+        // Nothing is written or read through a link.
+        assert!(write_new(&link, b"x").is_err());
+        assert!(read_own(&link).is_err());
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        // A file replaced whole replaces a link at its name, not its target.
+        replace_file(&link, b"new\n").expect("replaced");
+        assert!(!fs::symlink_metadata(&link).expect("a file").is_symlink());
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+    }
+
+    #[test]
+    fn a_meeting_place_with_a_link_is_not_used_and_one_open_to_others_is_closed() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let place = root.path().join("bsi/writes/brain-index");
+        meeting_place(&place).expect("made");
+        assert!(place.join("lock").is_file());
+        assert!(place.join("requests").is_dir() && place.join("waiting").is_dir());
+        // Opened to every user: closed again.
+        fs::set_permissions(&place, fs::Permissions::from_mode(0o777)).expect("chmod");
+        meeting_place(&place).expect("closed, then used");
+        let mode = fs::metadata(&place).expect("place").permissions().mode();
+        assert_eq!(mode & 0o022, 0, "{mode:o}");
+        // A directory of the chain that is a link: not used, said so.
+        let elsewhere = root.path().join("elsewhere");
+        fs::create_dir(&elsewhere).expect("elsewhere");
+        fs::remove_dir_all(place.join("requests")).expect("rm");
+        symlink(&elsewhere, place.join("requests")).expect("link");
+        let why = meeting_place(&place).expect_err("a link");
+        assert!(
+            why.planted && why.why.contains("is a symbolic link"),
+            "{why:?}"
+        );
+        // A lock that is a link: not used, its target untouched.
+        fs::remove_file(place.join("requests")).expect("rm");
+        let target = root.path().join("target");
+        fs::write(&target, "kept\n").expect("target");
+        fs::remove_file(place.join("lock")).expect("rm");
+        symlink(&target, place.join("lock")).expect("link");
+        let why = meeting_place(&place).expect_err("a link");
+        assert!(why.planted, "{why:?}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        let e = WriterLock::take(&place.join("lock"), Some(Duration::from_millis(10)))
+            .err()
+            .expect("never taken through a link");
+        assert!(e.to_string().contains("lock"), "{e}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+    }
+}
