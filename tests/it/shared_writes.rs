@@ -791,3 +791,40 @@ fn a_post_whose_lease_lapsed_is_not_carried_out_and_ctrl_c_withdraws_it() {
     }
     assert_eq!(remote_rows(remote.path(), "sess-x"), 0);
 }
+
+#[test]
+fn a_writer_that_waits_for_a_carrier_renews_its_post_s_lease() {
+    let (remote, clones) = two_behind();
+    // y posts first, and stays there alive, vouching for its post.
+    let mut y = clones[2]
+        .command(&["-v", "open", "agents/bob.md", "--session", "sess-y"])
+        .env("BSI_FAULT_POINT", "after-post:wait")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until_posted(remote.path(), 1);
+    // x posts after it and lets y's writer, which came first, carry both
+    // out for a while; its own lease is short, and renewed as it waits.
+    let x = clones[1].bsi_env(
+        &["-v", "open", "agents/alice.md", "--session", "sess-x"],
+        &[("BSI_POST_LEASE_MS", "400")],
+    );
+    x.ok().stdout_has("Claim opened — agents/alice.md");
+    x.stderr_has("came first").stderr_has("renewed the lease");
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 1);
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &y.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while y.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = y.kill();
+            panic!("an interrupted writer never ended");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Whatever y's post became (carried out by x, or withdrawn), nothing is
+    // left posted undecided.
+    assert_eq!(undecided(remote.path()), 0);
+}

@@ -1606,8 +1606,9 @@ impl<'b> Publisher<'b> {
         base: Oid,
     ) -> Result<(Oid, DateTime<FixedOffset>)> {
         let body = job::posted(jobs)?;
+        let lease = crate::store::lock::post_lease(POST_LEASE);
         let expires = self.brain.clock()
-            + chrono::Duration::from_std(POST_LEASE).unwrap_or(chrono::Duration::zero());
+            + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::zero());
         let lease = job::lease(
             expires,
             &crate::platform::host(),
@@ -1647,7 +1648,8 @@ impl<'b> Publisher<'b> {
         let Some(post) = posted.as_mut() else {
             return;
         };
-        let half = chrono::Duration::from_std(POST_LEASE / 2).unwrap_or(chrono::Duration::zero());
+        let half = chrono::Duration::from_std(crate::store::lock::post_lease(POST_LEASE) / 2)
+            .unwrap_or(chrono::Duration::zero());
         if post.expires - self.brain.clock() > half {
             return;
         }

@@ -43,6 +43,16 @@ pub(crate) fn fault(point: &str) {
     }
 }
 
+/// How long the lease of a posted request runs: `usual`, unless
+/// `BSI_POST_LEASE_MS` says otherwise (tests: a lease short enough to see
+/// it renewed).
+pub(crate) fn post_lease(usual: Duration) -> Duration {
+    std::env::var("BSI_POST_LEASE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(usual, Duration::from_millis)
+}
+
 /// How long to wait for another bsi to let go of the writer lock, unless
 /// `BSI_LOCK_WAIT_MS` says otherwise (tests); never longer than `at_most`
 /// (an agent tool's hook waits a short while only).
