@@ -750,7 +750,8 @@ impl Brain {
     /// Where the writers of this clone meet: the place of the remote's
     /// repository on this disk when it is safe to meet in (made there when
     /// missing, each step bounded as a read of that disk is), else the
-    /// clone alone, said in a note.
+    /// clone alone: said in a warning when something was planted there (a
+    /// link, a second name), else left to `bsi doctor`.
     fn find_place(&self, remote: Option<&Remote>) -> Place {
         let Some(dir) =
             remote.and_then(|r| crate::git::local_remote::meeting_dir(&self.git, r, self.conn))
