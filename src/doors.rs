@@ -351,7 +351,8 @@ pub mod fresh {
                 return Fresh::AskedAlready;
             }
         }
-        let fresh = if bsi_core::git::local_remote::branch_tip(&brain.git, remote) == Some(tracking)
+        let fresh = if bsi_core::git::local_remote::branch_tip(&brain.git, remote, timeout)
+            == Some(tracking)
         {
             Fresh::Fresh
         } else {

@@ -45,7 +45,18 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
             out.line("  fix: run `git config bsi.hookMode normal`, or remove hook_mode = \"off\" from .bsi.toml",
             )?;
         }
-        Ok((_, settings)) => out.line(format!("hook mode: {}", settings.hook_mode.as_str()))?,
+        Ok((brain, settings)) => {
+            out.line(format!("hook mode: {}", settings.hook_mode.as_str()))?;
+            // Not the guard's: said, never counted as a problem of it.
+            if let Ok(Some(remote)) = settings.remote()
+                && let Some(why) = brain.meeting_refused(Some(&remote))
+            {
+                out.line(format!(
+                    "clones of this machine: this clone's writes do not meet theirs on {}'s disk: {why}",
+                    remote.name
+                ))?;
+            }
+        }
         Err(Error::NoRegistry { .. }) => out.line(
             "registry: none in this repository: the hooks pass every commit until `bsi init`",
         )?,

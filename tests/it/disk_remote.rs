@@ -79,3 +79,115 @@ fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> String {
     }
     out.display().to_string()
 }
+
+/// Runs `cmd` to its end, killed after `limit` if it has not ended by then
+/// (the test's safety, not a timing): its output, and whether it ended by
+/// itself.
+#[cfg(unix)]
+fn within(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> (crate::common::Run, bool) {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    // A group of its own: what it started (a hook, the bsi it runs) is
+    // killed with it, and holds no pipe open after.
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let until = std::time::Instant::now() + limit;
+    let mut ended = true;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > until {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            ended = false;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    (crate::common::Run::from_output(out), ended)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_where_the_clones_meet_is_never_written_through() {
+    let n = Net::new();
+    let meeting = n.bare.path().join("bsi/writes/brain-index");
+    std::fs::create_dir_all(meeting.join("requests")).expect("meeting");
+    // Another user's file, and a link to it planted as the meeting's lock.
+    let outside = crate::common::scratch("bsi-planted");
+    let target = outside.path().join("precious.txt");
+    std::fs::write(&target, "someone's work\n").expect("target");
+    std::os::unix::fs::symlink(&target, meeting.join("lock")).expect("plant");
+    let run = n.a.bsi(&["open", "notes.md", "--session", "sess-planted"]);
+    run.ok();
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("target"),
+        "someone's work\n",
+        "the link's target is untouched"
+    );
+    assert!(
+        std::fs::symlink_metadata(meeting.join("lock"))
+            .expect("the link")
+            .file_type()
+            .is_symlink(),
+        "the planted link is left as it is"
+    );
+    // The write is done without the meeting, and said so.
+    run.stderr_has("does not meet the other clones");
+    assert_eq!(n.active_with("sess-planted").len(), 1);
+    // `bsi doctor` says why the meeting is not used.
+    n.a.bsi(&["doctor"]).stdout_has("is a symbolic link");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_remote_on_this_disk_whose_branch_never_answers_is_given_up_in_time() {
+    let n = Net::new();
+    n.a.bsi(&["hook", "install"]).ok();
+    n.a.bsi(&["open", "notes.md", "--session", "sess-fifo"])
+        .ok();
+    // The remote's registry reference becomes a FIFO nobody writes: a read
+    // of it blocks forever, as one on a mount that went away.
+    let reference = n.bare.path().join("refs/heads/brain-index");
+    let _ = std::fs::remove_file(&reference);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&reference)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let limit = std::time::Duration::from_secs(90);
+    let env = [
+        ("BSI_CONNECTION_TIMEOUT", "2s"),
+        ("BSI_PUBLISH_TIMEOUT", "10s"),
+        ("BSI_SESSION", "sess-fifo"),
+    ];
+    n.a.write("notes.md", "# Notes\n\nchanged\n");
+    n.a.git(&["add", "notes.md"]);
+    let mut commit = std::process::Command::new("git");
+    crate::common::clean_env(&mut commit, n.a.path());
+    commit
+        .current_dir(n.a.path())
+        .args(["commit", "-q", "-m", "notes"])
+        .envs(env);
+    let (run, ended) = within(commit, limit);
+    assert!(ended, "git commit hung: {}", run.stderr);
+    // The hook judges against the claims as last fetched, and says so: the
+    // session's own file, claimed, is committed.
+    run.ok()
+        .stderr_has("origin/brain-index could not be fetched now")
+        .stderr_has("did not answer");
+    let mut open = n.a.command(&["open", "agents/", "--session", "sess-other"]);
+    open.envs(env);
+    let (run, ended) = within(open, limit);
+    assert!(ended, "bsi open hung: {}", run.stderr);
+    run.code(7).stderr_has("could not be reached");
+    let _ = std::fs::remove_file(&reference);
+}

@@ -343,9 +343,12 @@ fn the_room_table_is_read_as_written() {
 /// where it is: (file, from the repository's root, variable).
 const READ_OUTSIDE_CTX: &[(&str, &str)] = &[
     // Test seams, beside the code they steer: a writer killed at a point,
-    // a short wait for the writer lock, a process table to show bsi.
+    // a short wait for the writer lock, a short lease, a process table to
+    // show bsi.
     ("crates/bsi-core/src/store/lock.rs", "BSI_FAULT_POINT"),
     ("crates/bsi-core/src/store/lock.rs", "BSI_LOCK_WAIT_MS"),
+    // A post's lease short enough for a test to see it renewed.
+    ("crates/bsi-core/src/store/lock.rs", "BSI_POST_LEASE_MS"),
     ("crates/bsi-core/src/platform.rs", "BSI_PROC"),
     // Git's own variables, read where bsi does what git would do with
     // them for the git process whose hook it runs.

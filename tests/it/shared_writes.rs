@@ -688,3 +688,143 @@ fn a_remote_that_refuses_the_posted_requests_gets_the_registry_alone() {
     assert!(posted.is_empty(), "{posted:?}");
     assert_eq!(b.user_state(), before);
 }
+
+/// Names the remote of `b` through `url.<base>.insteadOf`: bsi still reads
+/// it on this disk, but cannot see from its files that the branch moved
+/// before it pushes, so a write of `b` behind the remote loses its race and
+/// posts, as one of a machine elsewhere does.
+fn behind_unseen(b: &Brain, remote: &Path) {
+    let bare = remote.display().to_string();
+    b.git(&["config", &format!("url.{bare}.insteadOf"), "brain-remote:"]);
+    b.git(&["remote", "set-url", "origin", "brain-remote:"]);
+}
+
+/// Three clones of a remote as machines apart; the first writes, so the
+/// next write of the two others loses its race and posts.
+fn two_behind() -> (tempfile::TempDir, Vec<Brain>) {
+    let origin = Brain::new();
+    let remote = origin.publish_to_bare();
+    let clones = machines(remote.path(), &["w", "x", "y"]);
+    for b in &clones[1..] {
+        behind_unseen(b, remote.path());
+    }
+    clones[0]
+        .bsi(&["open", "README.md", "--session", "sess-w"])
+        .ok();
+    (remote, clones)
+}
+
+/// The requests posted on `remote` that no commit carried out.
+fn undecided(remote: &Path) -> usize {
+    let (carried, posted) = requests_on(remote);
+    posted.iter().filter(|p| !carried.contains(p)).count()
+}
+
+/// Waits until `n` requests are posted on `remote`, not carried out.
+fn until_posted(remote: &Path, n: usize) {
+    let start = Instant::now();
+    while undecided(remote) < n {
+        assert!(start.elapsed() < Duration::from_secs(60), "never posted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_writer_killed_after_it_posted_is_never_carried_out() {
+    let (remote, clones) = two_behind();
+    // x loses its race, posts its request, and dies there.
+    let x = clones[1].bsi_env(
+        &["-v", "open", "agents/", "--session", "sess-x"],
+        &[("BSI_FAULT_POINT", "after-post")],
+    );
+    assert_ne!(x.code, 0);
+    x.stderr_has("posted 1 request(s)");
+    assert_eq!(undecided(remote.path()), 1, "x's post is there");
+    // y loses its race too, seconds later, and finds x's post: its writer
+    // is dead, no command will report it, and it is not carried out.
+    let y = clones[2].bsi(&["-v", "open", "agents/", "--session", "sess-y"]);
+    y.ok().stdout_has("Claim opened — agents/");
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 0, "{}", y.stderr);
+    assert_eq!(remote_rows(remote.path(), "sess-y"), 1);
+}
+
+#[test]
+fn a_post_whose_lease_lapsed_is_not_carried_out_and_ctrl_c_withdraws_it() {
+    let (remote, clones) = two_behind();
+    // x loses its race, posts, and stops there, alive: it renews nothing.
+    let mut x = clones[1]
+        .command(&["-v", "open", "agents/", "--session", "sess-x"])
+        .env("BSI_FAULT_POINT", "after-post:wait")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until_posted(remote.path(), 1);
+    // y writes 90 s later by its clock: x's lease (30 s) lapsed.
+    let later = chrono::DateTime::parse_from_rfc3339(&clones[2].now).expect("a time")
+        + chrono::Duration::seconds(90);
+    let y = clones[2].bsi_env(
+        &["-v", "open", "agents/", "--session", "sess-y"],
+        &[("BSI_NOW", &later.to_rfc3339())],
+    );
+    y.ok().stdout_has("Claim opened — agents/");
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 0, "{}", y.stderr);
+    // Ctrl-C: x withdraws its post on the way out.
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &x.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let start = Instant::now();
+    while x.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = x.kill();
+            panic!("an interrupted writer never ended");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let x = finish(x);
+    assert_eq!(x.code, 130, "{}", x.stderr);
+    let (carried, posted) = requests_on(remote.path());
+    for p in &posted {
+        assert!(carried.contains(p), "{p} left posted: {}", x.stderr);
+    }
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 0);
+}
+
+#[test]
+fn a_writer_that_waits_for_a_carrier_renews_its_post_s_lease() {
+    let (remote, clones) = two_behind();
+    // y posts first, and stays there alive, vouching for its post.
+    let mut y = clones[2]
+        .command(&["-v", "open", "agents/bob.md", "--session", "sess-y"])
+        .env("BSI_FAULT_POINT", "after-post:wait")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until_posted(remote.path(), 1);
+    // x posts after it and lets y's writer, which came first, carry both
+    // out for a while; its own lease is short, and renewed as it waits.
+    let x = clones[1].bsi_env(
+        &["-v", "open", "agents/alice.md", "--session", "sess-x"],
+        &[("BSI_POST_LEASE_MS", "400")],
+    );
+    x.ok().stdout_has("Claim opened — agents/alice.md");
+    x.stderr_has("came first").stderr_has("renewed the lease");
+    assert_eq!(remote_rows(remote.path(), "sess-x"), 1);
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &y.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while y.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = y.kill();
+            panic!("an interrupted writer never ended");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Whatever y's post became (carried out by x, or withdrawn), nothing is
+    // left posted undecided.
+    assert_eq!(undecided(remote.path()), 0);
+}

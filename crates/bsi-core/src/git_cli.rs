@@ -211,6 +211,27 @@ impl Remote {
         }
     }
 
+    /// Replaces the post of clone `id`, from commit `old` to `new` (the same
+    /// requests with a lease renewed), only while it still holds `old`: a
+    /// post another writer took is not put back. Whether it was replaced.
+    pub fn renew(
+        &self,
+        repo: &Path,
+        id: &str,
+        (old, new): (&str, &str),
+        timeout: Duration,
+    ) -> bool {
+        let to = format!("{REQUESTS}{id}");
+        let mut cmd = git(repo);
+        cmd.args(["push", "--porcelain", "--no-verify"])
+            .arg(format!("--force-with-lease={to}:{old}"))
+            .args(["--", &self.name])
+            .arg(format!("{new}:{to}"));
+        run(cmd, timeout).is_ok_and(|out| {
+            push_outcome(&String::from_utf8_lossy(&out.stdout), "", &to) == Push::Pushed
+        })
+    }
+
     /// Withdraws posted write requests (id, commit), each deleted only if
     /// it still holds that commit. The ids that could not be withdrawn:
     /// carried out (or withdrawn) already, or the remote did not answer.

@@ -28,7 +28,7 @@
 //! | [`trailer`] | commit trailers | yes | — |
 //! | [`session`] | new session ids | yes | — |
 //! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`registry`], [`settings`], [`store`], [`words`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`platform`], [`registry`], [`settings`], [`store`], [`words`] |
 //! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
 //! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
@@ -36,7 +36,7 @@
 //! | [`git_cli`] | the only runner of the `git` command | IO | [`platform`] |
 //! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
 //! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
-//! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead | IO | — |
+//! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead, what this process does when a signal interrupts it | IO | — |
 //! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
 //! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |

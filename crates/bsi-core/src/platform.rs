@@ -13,6 +13,65 @@
 
 use std::path::{Path, PathBuf};
 
+/// What this process must do before it ends on an interrupt
+/// ([`at_interrupt`]).
+type LastWords = Box<dyn FnOnce() + Send>;
+
+static AT_INTERRUPT: std::sync::Mutex<Option<LastWords>> = std::sync::Mutex::new(None);
+
+static HEARING: std::sync::Once = std::sync::Once::new();
+
+/// Until [`clear_at_interrupt`], `last` is run when this process is
+/// interrupted (Ctrl-C, SIGTERM, SIGHUP), before it ends with 128 plus the
+/// signal's number, as a shell reports a process the signal ended. The
+/// signals are heard on a thread of their own from the first call on; a
+/// second signal while `last` runs (bounded by its own time) changes
+/// nothing. Elsewhere than on Unix, nothing is heard.
+pub fn at_interrupt(last: LastWords) {
+    *AT_INTERRUPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
+    #[cfg(unix)]
+    HEARING.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("bsi-interrupt".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    let last = AT_INTERRUPT
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .take();
+                    if let Some(last) = last {
+                        last();
+                    }
+                    std::process::exit(128 + signal);
+                }
+            });
+    });
+}
+
+/// Nothing is left to do on an interrupt ([`at_interrupt`]).
+pub fn clear_at_interrupt() {
+    *AT_INTERRUPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+}
+
+/// This machine's host name, as a post's lease records its writer's: where
+/// a writer can be proven dead by the process table.
+pub fn host() -> String {
+    gethostname::gethostname()
+        .into_string()
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// What the process table says of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {

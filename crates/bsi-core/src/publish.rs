@@ -701,6 +701,24 @@ struct Post {
     commit: Oid,
     /// The registry they were posted on (the commit's parent).
     base: Oid,
+    /// The requests it holds, posted again with each renewed lease.
+    jobs: Vec<(String, Job)>,
+    /// Until when its lease runs ([`job::LEASE_FILE`]).
+    expires: DateTime<FixedOffset>,
+}
+
+/// How long a post's lease runs: renewed while its writer waits, once half
+/// of it is gone, so a writer that stops (killed, stopped, cut off) stops
+/// vouching for its requests within this time, and no carrier carries them
+/// out past it.
+const POST_LEASE: Duration = Duration::from_secs(30);
+
+/// Whether a post's lease no longer holds at `now`: it ran out, or its
+/// writer is of this host and proven dead by the process table.
+fn lapsed(lease: &job::Lease, now: DateTime<FixedOffset>) -> bool {
+    lease.expires < now
+        || (lease.host == crate::platform::host()
+            && crate::store::lock::recorded_alive(&lease.record) == Some(Some(false)))
 }
 
 /// Requests carried out since a registry: by whom (the commit, its parent).
@@ -1238,7 +1256,7 @@ impl<'b> Publisher<'b> {
     fn behind(&self) -> bool {
         let tracking = self.brain.tips(Some(&self.remote)).tracking;
         tracking.is_none()
-            || local_remote::branch_tip(&self.brain.git, &self.remote)
+            || local_remote::branch_tip(&self.brain.git, &self.remote, self.conn.min(FETCH_TIMEOUT))
                 .is_some_and(|tip| Some(tip) != tracking)
     }
 
@@ -1315,10 +1333,13 @@ impl<'b> Publisher<'b> {
     ) -> Result<Batch> {
         let mut posted = None;
         let result = self.batch_loop((jobs, more), own, &mut posted);
-        match posted {
+        let settled = match posted {
             None => result,
             Some(post) => self.settle(jobs, own, &post, result),
-        }
+        };
+        // Nothing of this write is posted any more.
+        crate::platform::clear_at_interrupt();
+        settled
     }
 
     fn batch_loop(
@@ -1337,8 +1358,11 @@ impl<'b> Publisher<'b> {
         let clone = brain.clone_id();
         let mut no_posts = brain.posts_refused(&self.remote.name);
         let mut follows = 0;
+        // Until when the lease of the post a push makes runs.
+        let mut expiry = brain.clock();
         let mut following = None;
         loop {
+            self.renew(posted);
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, Some(&self.remote))?;
             let seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
@@ -1472,6 +1496,15 @@ impl<'b> Publisher<'b> {
                 (true, Some(t)) if !writing.is_empty() => Some(self.request_commit(&writing, t)?),
                 _ => None,
             };
+            if let Some((commit, _)) = request {
+                // Interrupted from now on, this writer withdraws the post
+                // this push may land before it ends.
+                self.withdraw_at_interrupt(&clone, commit);
+            }
+            let request = request.map(|(commit, expires)| {
+                expiry = expires;
+                commit
+            });
             let taken: Vec<(String, String)> = seen
                 .at
                 .iter()
@@ -1485,6 +1518,9 @@ impl<'b> Publisher<'b> {
             let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
             match push {
                 Push::Pushed => {
+                    // What this push posted is named by the commit that
+                    // landed: nothing to withdraw on an interrupt.
+                    crate::platform::clear_at_interrupt();
                     self.pushed(tips, last)?;
                     // What this push took is off the remote (a first push
                     // posted nothing yet).
@@ -1521,6 +1557,8 @@ impl<'b> Publisher<'b> {
                             commit,
                             base,
                             clone: clone.clone(),
+                            jobs: writing.clone(),
+                            expires: expiry,
                         });
                         self.say(&format!(
                             "posted {} request(s) on {} for the next writer to land to carry out{}",
@@ -1528,6 +1566,7 @@ impl<'b> Publisher<'b> {
                             self.remote.label(),
                             if post_landed { "" } else { " (not confirmed)" }
                         ));
+                        fault(crate::store::lock::POST_FAULT_POINT);
                     }
                     self.requests = true;
                     if let Some(why) = self.after_lost_race()? {
@@ -1558,14 +1597,82 @@ impl<'b> Publisher<'b> {
     }
 
     /// The commit that posts the batch's requests: the jobs in one file
-    /// ([`job::POSTED_FILE`]), on the registry they are planned on.
-    fn request_commit(&self, jobs: &[(String, Job)], base: Oid) -> Result<Oid> {
+    /// ([`job::POSTED_FILE`]), on the registry they are planned on, with
+    /// the lease this writer gives them ([`job::LEASE_FILE`]), and until
+    /// when that lease runs.
+    fn request_commit(
+        &self,
+        jobs: &[(String, Job)],
+        base: Oid,
+    ) -> Result<(Oid, DateTime<FixedOffset>)> {
         let body = job::posted(jobs)?;
-        self.brain.git.commit_new_tree(
+        let lease = crate::store::lock::post_lease(POST_LEASE);
+        let expires = self.brain.clock()
+            + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::zero());
+        let lease = job::lease(
+            expires,
+            &crate::platform::host(),
+            &crate::store::lock::this_process(),
+        );
+        let commit = self.brain.git.commit_new_tree(
             base,
-            &[(job::POSTED_FILE, body.as_bytes())],
+            &[
+                (job::POSTED_FILE, body.as_bytes()),
+                (job::LEASE_FILE, lease.as_bytes()),
+            ],
             "bsi: write requests",
-        )
+        )?;
+        Ok((commit, expires))
+    }
+
+    /// Until this write ends, an interrupt withdraws the post `commit` of
+    /// clone `clone` (only while the remote still holds that commit: one a
+    /// carrier took stays taken) before the process ends.
+    fn withdraw_at_interrupt(&self, clone: &str, commit: Oid) {
+        let remote = self.remote.clone();
+        let workdir = self.brain.workdir.clone();
+        let named = [(clone.to_string(), commit.to_string())];
+        let conn = self.conn.min(FETCH_TIMEOUT);
+        crate::platform::at_interrupt(Box::new(move || {
+            let _ = remote.withdraw(&workdir, &named, conn);
+        }));
+    }
+
+    /// Renews the lease of this write's post once half of it is gone: the
+    /// same requests posted again with a new lease, in place of the post
+    /// the remote holds (only while it holds it: a post a carrier took
+    /// stays taken, and what it carried out is read from the history). A
+    /// renewal that fails leaves the lease to lapse: no carrier carries the
+    /// post out after that, and this writer decides its requests itself.
+    fn renew(&self, posted: &mut Option<Post>) {
+        let Some(post) = posted.as_mut() else {
+            return;
+        };
+        let half = chrono::Duration::from_std(crate::store::lock::post_lease(POST_LEASE) / 2)
+            .unwrap_or(chrono::Duration::zero());
+        if post.expires - self.brain.clock() > half {
+            return;
+        }
+        let Ok((commit, expires)) = self.request_commit(&post.jobs, post.base) else {
+            return;
+        };
+        let (old, new) = (post.commit.to_string(), commit.to_string());
+        self.withdraw_at_interrupt(&post.clone, commit);
+        let conn = self.conn.min(FETCH_TIMEOUT);
+        if self
+            .remote
+            .renew(&self.brain.workdir, &post.clone, (&old, &new), conn)
+        {
+            self.say(&format!(
+                "renewed the lease of the posted request(s) on {}",
+                self.remote.label()
+            ));
+            post.commit = commit;
+            post.expires = expires;
+        } else {
+            // The post is as it was (or taken): withdrawn as it was.
+            self.withdraw_at_interrupt(&post.clone, post.commit);
+        }
     }
 
     /// The requests posted on the remote as the last fetch brought them:
@@ -1627,6 +1734,13 @@ impl<'b> Publisher<'b> {
             let Some(done) = carried_since(base)? else {
                 continue;
             };
+            // A post whose writer no longer vouches for it is not carried
+            // out: its lease lapsed, or its writer, of this host, is
+            // proven dead (killed after it posted). A post of an earlier
+            // bsi, with no lease, is bounded by its requests' time.
+            if job::post_lease(&post.files).is_some_and(|lease| lapsed(&lease, brain.clock())) {
+                continue;
+            }
             for (jid, j) in job::posted_jobs(&post.files) {
                 if !done.contains_key(&jid) && j.time().is_ok_and(|t| t >= oldest) {
                     seen.theirs.push((jid, j));
@@ -1648,11 +1762,12 @@ impl<'b> Publisher<'b> {
         let prefix = self.remote.requests_ref("");
         let mut posts = Vec::new();
         for (name, at) in git.refs_under(&prefix) {
-            let mut files: Vec<(String, Vec<u8>)> = git
-                .file_at(at, job::POSTED_FILE)?
-                .map(|body| (job::POSTED_FILE.to_string(), body))
-                .into_iter()
-                .collect();
+            let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+            for name in [job::POSTED_FILE, job::LEASE_FILE] {
+                if let Some(body) = git.file_at(at, name)? {
+                    files.push((name.to_string(), body));
+                }
+            }
             for (file, body) in git.files_under(at, job::REQUEST_DIR)? {
                 files.push((format!("{}/{file}", job::REQUEST_DIR), body));
             }

@@ -100,7 +100,7 @@ impl Waiting {
             let on_disk = self
                 .remote
                 .as_ref()
-                .and_then(|r| local_remote::branch_tip(&brain.git, r));
+                .and_then(|r| local_remote::branch_tip(&brain.git, r, FETCH_TIMEOUT));
             if let (Some(r), Some(tip)) = (&self.remote, on_disk)
                 && Some(tip) != tips.tracking
                 && Some(tip) != self.seen_on_disk

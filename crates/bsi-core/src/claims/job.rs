@@ -218,6 +218,54 @@ pub const POSTED_FILE: &str = "requests.json";
 /// this folder, the job as JSON (still read).
 pub const REQUEST_DIR: &str = "requests";
 
+/// The file of a post that holds its lease: until when its writer vouches
+/// for it, and who that writer is (its host, then the lines that prove a
+/// process of that host alive or dead: pid, start time, user). A carrier
+/// never carries out a post whose lease lapsed, nor one whose writer, of
+/// its own host, is proven dead. A post of an earlier bsi has none: the
+/// time its requests were made bounds it.
+pub const LEASE_FILE: &str = "lease";
+
+/// The body of [`LEASE_FILE`]: `expires <RFC 3339>`, `host <name>`, then
+/// `process` (the writer's pid, start and user lines).
+pub fn lease(expires: DateTime<FixedOffset>, host: &str, process: &str) -> String {
+    format!(
+        "expires {}\nhost {}\n{process}",
+        expires.to_rfc3339(),
+        host.replace('\n', " ")
+    )
+}
+
+/// A post's lease, read from its files ([`LEASE_FILE`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Until when its writer vouches for it.
+    pub expires: DateTime<FixedOffset>,
+    /// Its writer's host.
+    pub host: String,
+    /// The whole file: its writer's pid, start and user lines.
+    pub record: String,
+}
+
+/// The lease of a post, from its files by path: `None` for a post without
+/// one (an earlier bsi's). A lease that cannot be read lapsed long ago.
+pub fn post_lease(files: &[(String, Vec<u8>)]) -> Option<Lease> {
+    let (_, body) = files.iter().find(|(p, _)| p == LEASE_FILE)?;
+    let text = String::from_utf8_lossy(body).into_owned();
+    let line = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+    };
+    let expires = line("expires ")
+        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+        .unwrap_or(DateTime::<chrono::Utc>::MIN_UTC.fixed_offset());
+    Some(Lease {
+        expires,
+        host: line("host ").unwrap_or_default(),
+        record: text,
+    })
+}
+
 /// The body of [`POSTED_FILE`] for `jobs`.
 pub fn posted(jobs: &[(String, Job)]) -> Result<String> {
     let map: std::collections::BTreeMap<&str, &Job> =
@@ -350,6 +398,25 @@ fn time(s: &str) -> Result<DateTime<FixedOffset>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_post_s_lease_reads_back_and_an_unreadable_one_has_lapsed() {
+        let expires = DateTime::parse_from_rfc3339("2026-03-14T09:30:30+00:00").expect("time");
+        let body = lease(expires, "box\nevil", "pid 42\nstart 7\nuid 1000\n");
+        let files = vec![
+            (POSTED_FILE.to_string(), b"{}".to_vec()),
+            (LEASE_FILE.to_string(), body.into_bytes()),
+        ];
+        let read = post_lease(&files).expect("a lease");
+        assert_eq!(read.expires, expires);
+        assert_eq!(read.host, "box evil");
+        assert!(read.record.contains("pid 42\n"));
+        // An earlier bsi's post has none; a lease that cannot be read ran
+        // out long ago.
+        assert_eq!(post_lease(&files[..1]), None);
+        let bad = vec![(LEASE_FILE.to_string(), b"expires soon\n".to_vec())];
+        assert!(post_lease(&bad).expect("a lease").expires < expires);
+    }
 
     #[test]
     fn a_job_reads_back_as_it_was_written() {

@@ -25,6 +25,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use git2::{ObjectType, Oid, Repository, RepositoryOpenFlags};
@@ -96,23 +97,87 @@ fn on_disk(
     requests: bool,
     timeout: Duration,
 ) -> Option<Result<Vec<Post>, FetchError>> {
-    let (tx, rx) = std::sync::mpsc::channel();
     let (repo, r) = (repo.to_path_buf(), remote.clone());
-    std::thread::Builder::new()
-        .name("bsi-local-fetch".into())
+    match bounded(timeout, move || fetch_here(&repo, &r, requests)) {
+        Read::Done(done) => done,
+        Read::Late(why) => Some(Err(FetchError::Unreachable(why))),
+        Read::NoThread => None,
+    }
+}
+
+/// How many reads of a disk this process started are still running past
+/// their time: a disk that hangs (a mount gone away) keeps them, each on a
+/// thread blocked in the kernel.
+static LATE: AtomicUsize = AtomicUsize::new(0);
+
+/// What a read bounded by [`bounded`] gave.
+enum Read<T> {
+    /// It ended in time.
+    Done(T),
+    /// It did not end within its time, or a read before it is still
+    /// running past its own: why, as an unreachable remote says it.
+    Late(String),
+    /// No thread could be started for it.
+    NoThread,
+}
+
+/// Runs `read`, which reads a disk, on a thread of its own, waiting for it
+/// at most `timeout`: a read that has not ended by then is given up (it
+/// goes on, and can change nothing a later one reads: every reference
+/// moves only from the value it read). Once one read is late, the disk is
+/// taken as hung, and no other is started until that one ends: a process
+/// never piles up threads blocked on a dead disk.
+fn bounded<T: Send + 'static>(
+    timeout: Duration,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Read<T> {
+    if LATE.load(Ordering::SeqCst) > 0 {
+        return Read::Late(
+            "the remote's repository on this disk did not answer a read before this one".into(),
+        );
+    }
+    // 0 while it reads, 1 once given up, 2 once it ended.
+    const READING: u8 = 0;
+    const GIVEN_UP: u8 = 1;
+    const ENDED: u8 = 2;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let state = std::sync::Arc::new(AtomicU8::new(READING));
+    let mine = state.clone();
+    let started = std::thread::Builder::new()
+        .name("bsi-disk-read".into())
         .spawn(move || {
-            let _ = tx.send(fetch_here(&repo, &r, requests));
-        })
-        .ok()?;
+            let done = read();
+            // A read given up ends at last: the disk answers again.
+            if mine.swap(ENDED, Ordering::SeqCst) == GIVEN_UP {
+                LATE.fetch_sub(1, Ordering::SeqCst);
+            }
+            let _ = tx.send(done);
+        });
+    if started.is_err() {
+        return Read::NoThread;
+    }
+    let late = |timeout: Duration| {
+        Read::Late(format!(
+            "the remote's repository on this disk gave no answer within {} s",
+            timeout.as_secs_f32()
+        ))
+    };
     match rx.recv_timeout(timeout) {
-        Ok(done) => done,
+        Ok(done) => Read::Done(done),
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            Some(Err(FetchError::Unreachable(format!(
-                "the remote's repository on this disk gave no answer within {} s",
-                timeout.as_secs_f32()
-            ))))
+            // Counted late before the thread can see it was given up.
+            LATE.fetch_add(1, Ordering::SeqCst);
+            if state
+                .compare_exchange(READING, GIVEN_UP, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return late(timeout);
+            }
+            // It ended in between: not late, its answer on its way.
+            LATE.fetch_sub(1, Ordering::SeqCst);
+            rx.recv().map_or(Read::NoThread, Read::Done)
         }
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Read::NoThread,
     }
 }
 
@@ -187,6 +252,13 @@ fn remote_repository(local: &Repository, workdir: &Path, name: &str) -> Option<R
 /// from it as from a repository there and nothing in `local` calls for
 /// git's own fetch.
 fn remote_path(local: &Repository, workdir: &Path, name: &str) -> Option<PathBuf> {
+    let path = read_here(local, workdir, name)?;
+    path.is_dir().then_some(path)
+}
+
+/// [`remote_path`] from the clone's configuration alone: nothing of the
+/// remote's disk is read.
+fn read_here(local: &Repository, workdir: &Path, name: &str) -> Option<PathBuf> {
     if local.is_shallow() {
         return None;
     }
@@ -204,20 +276,20 @@ fn remote_path(local: &Repository, workdir: &Path, name: &str) -> Option<PathBuf
     }
     // libgit2 applies `url.<base>.insteadOf` as git does.
     let found = local.find_remote(name).ok()?;
-    let path = disk_path(found.url().ok()?, workdir)?;
-    path.is_dir().then_some(path)
+    disk_path(found.url().ok()?, workdir)
 }
 
 /// Where the writers of the clones of this machine that share `remote`,
-/// a repository on this disk read in process, meet to write its registry
-/// branch: a directory of that repository's own git directory
+/// a repository on this disk read in process, would meet to write its
+/// registry branch: a directory of that repository's own git directory
 /// (`bsi/writes/<branch>`, the branch's name with every byte but a letter,
-/// digit, `-`, `_` or `.` written as `%XX`), made when missing. `None` when
-/// the remote is not one this module reads, or that directory cannot be
-/// written here: the clone's writers then meet in the clone alone.
-pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
+/// digit, `-`, `_` or `.` written as `%XX`). `None` when the remote is not
+/// one this module reads, or its disk gives no answer within `timeout`.
+/// Nothing is made or opened there: whether it is safe to meet in is the
+/// store's to judge (`store::Meeting`).
+pub fn meeting_dir(git: &super::Git, remote: &Remote, timeout: Duration) -> Option<PathBuf> {
     let workdir = git.repo.workdir()?;
-    let git_dir = git_dir_at(&remote_path(&git.repo, workdir, &remote.name)?)?;
+    let path = read_here(&git.repo, workdir, &remote.name)?;
     let branch: String = remote
         .branch
         .bytes()
@@ -229,23 +301,25 @@ pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
             }
         })
         .collect();
-    let dir = git_dir.join("bsi").join("writes").join(branch);
-    // Whoever can open the lock there for writing, and write a request
-    // beside it, meets there (a repository shared by several users may
-    // let one and not another).
-    std::fs::create_dir_all(dir.join("requests")).ok()?;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("lock"))
-        .ok()?;
-    let probe = dir
-        .join("requests")
-        .join(format!("{}.probe", std::process::id()));
-    std::fs::write(&probe, b"").ok()?;
-    let _ = std::fs::remove_file(&probe);
-    Some(dir)
+    let git_dir = match within(timeout, move || git_dir_at(&path)) {
+        Ok(dir) => dir?,
+        Err(_) => return None,
+    };
+    Some(git_dir.join("bsi").join("writes").join(branch))
+}
+
+/// Runs `read`, which reads or writes a disk where a remote is, bounded as
+/// a fetch is: its answer, or why there was none within `timeout` (a disk
+/// that hangs holds no caller; see [`bounded`]).
+pub fn within<T: Send + 'static>(
+    timeout: Duration,
+    read: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    match bounded(timeout, read) {
+        Read::Done(done) => Ok(done),
+        Read::Late(why) => Err(why),
+        Read::NoThread => Err("no thread could be started to read the disk".into()),
+    }
 }
 
 /// Where `remote`'s registry branch is, read from its repository's files
@@ -253,22 +327,33 @@ pub fn meeting_dir(git: &super::Git, remote: &Remote) -> Option<PathBuf> {
 /// `packed-refs` (git's own order), with no repository opened and no
 /// process started. `None` when the remote is elsewhere, cannot be read so
 /// simply (a URL rewritten by `url.<base>.insteadOf`, a `.git` file, a
-/// reftable store, a symbolic reference), or has no such branch.
-pub fn branch_tip(git: &super::Git, remote: &Remote) -> Option<Oid> {
+/// reftable store, a symbolic reference), has no such branch, or gives no
+/// answer within `timeout` (the files are read on a thread of their own, as
+/// a fetch is: a disk that hangs holds no caller).
+pub fn branch_tip(git: &super::Git, remote: &Remote, timeout: Duration) -> Option<Oid> {
     let url = git.config_string(&format!("remote.{}.url", remote.name))?;
     if git.config_has(r"^url\..*\.insteadof$") {
         return None;
     }
-    let git_dir = git_dir_at(&disk_path(&url, git.repo.workdir()?)?)?;
+    let path = disk_path(&url, git.repo.workdir()?)?;
+    let name = format!("refs/heads/{}", remote.branch);
+    match bounded(timeout, move || tip_in(&path, &name)) {
+        Read::Done(tip) => tip,
+        Read::Late(_) | Read::NoThread => None,
+    }
+}
+
+/// [`branch_tip`]'s reading of the files of the repository at `path`.
+fn tip_in(path: &Path, name: &str) -> Option<Oid> {
+    let git_dir = git_dir_at(path)?;
     if git_dir.join("reftable").exists() {
         return None;
     }
-    let name = format!("refs/heads/{}", remote.branch);
-    match std::fs::read_to_string(git_dir.join(&name)) {
+    match std::fs::read_to_string(git_dir.join(name)) {
         Ok(text) => Oid::from_str(text.trim()).ok(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let packed = std::fs::read_to_string(git_dir.join("packed-refs")).ok()?;
-            packed_target(&packed, &name)
+            packed_target(&packed, name)
         }
         Err(_) => None,
     }

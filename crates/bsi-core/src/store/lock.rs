@@ -12,7 +12,11 @@ use crate::error::{Error, Result};
 use crate::platform;
 
 /// Points where a test can make bsi die, to prove a write can be repaired.
-/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there.
+/// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there. Set
+/// to the name followed by `:wait`, bsi waits there, a minute at most, for
+/// the test to stop it (Ctrl-C, a kill). Every write passes these; a write
+/// that lost a race with its request posted for another machine's writer
+/// also passes `after-post` ([`POST_FAULT_POINT`]).
 pub const FAULT_POINTS: &[&str] = &[
     "after-lock",
     "after-record",
@@ -22,11 +26,31 @@ pub const FAULT_POINTS: &[&str] = &[
     "after-branch",
 ];
 
-/// Aborts the process at `point` when a test asks for it.
+/// The point a write passes once its request is posted on the remote after
+/// a lost race ([`FAULT_POINTS`]).
+pub const POST_FAULT_POINT: &str = "after-post";
+
+/// Aborts the process at `point` when a test asks for it, or waits there.
 pub(crate) fn fault(point: &str) {
-    if std::env::var_os("BSI_FAULT_POINT").is_some_and(|v| v == point) {
+    let Some(asked) = std::env::var_os("BSI_FAULT_POINT") else {
+        return;
+    };
+    if asked == point {
         std::process::abort();
     }
+    if asked.to_str().and_then(|a| a.strip_suffix(":wait")) == Some(point) {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
+
+/// How long the lease of a posted request runs: `usual`, unless
+/// `BSI_POST_LEASE_MS` says otherwise (tests: a lease short enough to see
+/// it renewed).
+pub(crate) fn post_lease(usual: Duration) -> Duration {
+    std::env::var("BSI_POST_LEASE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(usual, Duration::from_millis)
 }
 
 /// How long to wait for another bsi to let go of the writer lock, unless
@@ -76,12 +100,7 @@ impl WriterLock {
             fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(path)
+        let file = open_own(path)
             .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
         match file.try_lock() {
             Ok(()) => {}
@@ -95,9 +114,16 @@ impl WriterLock {
             }
         }
         fault("after-lock");
-        let left = fs::read_to_string(path)
-            .ok()
-            .filter(|s| !s.trim().is_empty());
+        let left = {
+            use std::io::{Read, Seek};
+            let mut text = String::new();
+            let mut f = &file;
+            f.seek(std::io::SeekFrom::Start(0))
+                .and_then(|_| f.take(READ_AT_MOST).read_to_string(&mut text))
+                .ok()
+                .map(|_| text)
+                .filter(|s| !s.trim().is_empty())
+        };
         Ok(Some(WriterLock {
             file,
             path: path.to_path_buf(),
@@ -177,18 +203,249 @@ pub(crate) fn this_process() -> String {
     lines
 }
 
-/// Replaces the file `path` with `body` whole (written aside as
-/// `<path>.<pid>.tmp`, then renamed over it): a reader sees the old file or
-/// the new one, never a part.
+/// Replaces the file `path` with `body` whole (written aside as a new
+/// file `<path>.<pid>.tmp`, then renamed over it, as git writes its
+/// references): a reader sees the old file or the new one, never a part,
+/// and nothing is written through a link left at either name (a rename
+/// replaces the link itself).
 pub(crate) fn replace_file(path: &std::path::Path, body: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".{}.tmp", std::process::id()));
     let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, body)
-        .and_then(|()| std::fs::rename(&tmp, path))
+    // A leftover of a process of this pid before, or anything planted.
+    let _ = fs::remove_file(&tmp);
+    write_new(&tmp, body)
+        .and_then(|()| fs::rename(&tmp, path))
         .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = fs::remove_file(&tmp);
         })
+}
+
+/// The most bsi reads of a file it keeps (a record, a request and the
+/// heading trees it carries): a file planted in its place cannot make it
+/// read without end.
+const READ_AT_MOST: u64 = 64 << 20;
+
+/// The flags of every open of a file bsi keeps where other processes meet:
+/// no link followed, no wait on a FIFO.
+fn opening(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits().cast_signed());
+    }
+    options
+}
+
+/// Whether `meta` is of a plain file of this user's (with `single`, with no
+/// other name: no hard link to a file elsewhere): else what it is.
+fn own_file(meta: &fs::Metadata, single: bool) -> std::result::Result<(), &'static str> {
+    if !meta.file_type().is_file() {
+        return Err("is not a plain file");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if platform::user_id().is_some_and(|me| me != meta.uid()) {
+            return Err("belongs to another user");
+        }
+        if single && meta.nlink() != 1 {
+            return Err("has another name (a hard link)");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = single;
+    Ok(())
+}
+
+fn refused(path: &Path, what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("{} {what}", path.display()),
+    )
+}
+
+/// Opens the file `path` to read and write it, made when missing — not
+/// through a link (a link there is refused), and only when it is a plain
+/// file of this user's with no other name: a lock planted by someone else
+/// is never written, nor the file it leads to.
+pub(crate) fn open_own(path: &Path) -> std::io::Result<File> {
+    let made = {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).create_new(true);
+        opening(&mut o).open(path)
+    };
+    let file = match made {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let mut o = OpenOptions::new();
+            o.read(true).write(true);
+            opening(&mut o)
+                .open(path)
+                .map_err(|e| link_refused(path, e))?
+        }
+        Err(e) => return Err(link_refused(path, e)),
+    };
+    own_file(&file.metadata()?, true).map_err(|what| refused(path, what))?;
+    Ok(file)
+}
+
+/// An open refused because `path` is a link says so.
+fn link_refused(path: &Path, e: std::io::Error) -> std::io::Error {
+    let link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if link {
+        refused(path, "is a symbolic link")
+    } else {
+        e
+    }
+}
+
+/// Writes `body` as the new file `path`: never over a file there, never
+/// through a link.
+pub(crate) fn write_new(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    let mut o = OpenOptions::new();
+    o.write(true).create_new(true);
+    let mut file = opening(&mut o).open(path)?;
+    file.write_all(body)
+}
+
+/// Reads the file `path` whole (at most [`READ_AT_MOST`]) when it is a
+/// plain file of this user's, not through a link: what another user left
+/// there is not read.
+pub(crate) fn read_own(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut o = OpenOptions::new();
+    o.read(true);
+    let file = opening(&mut o).open(path)?;
+    own_file(&file.metadata()?, false).map_err(|what| refused(path, what))?;
+    let mut text = String::new();
+    file.take(READ_AT_MOST).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Makes, or checks, the directory `dir` where writers of several clones
+/// meet: a real directory (no link), this user's, and writable by nobody
+/// else (a directory of this user's that others may write is closed to
+/// them). `Err` says why it is not safe to meet in.
+pub(crate) fn own_dir(dir: &Path) -> std::result::Result<(), Unsafe> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut b = fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o755);
+            match b.create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(Unsafe::closed(format!(
+                        "{} cannot be made ({e})",
+                        dir.display()
+                    )));
+                }
+            }
+            fs::symlink_metadata(dir)
+                .map_err(|e| Unsafe::closed(format!("{} cannot be read ({e})", dir.display())))?
+        }
+        Err(e) => {
+            return Err(Unsafe::closed(format!(
+                "{} cannot be read ({e})",
+                dir.display()
+            )));
+        }
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Unsafe::planted(format!(
+            "{} is a symbolic link",
+            dir.display()
+        )));
+    }
+    if !meta.is_dir() {
+        return Err(Unsafe::closed(format!(
+            "{} is not a directory",
+            dir.display()
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if let Some(me) = platform::user_id()
+            && me != meta.uid()
+        {
+            return Err(Unsafe::closed(format!(
+                "{} belongs to another user (uid {})",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(mode & !0o022)).map_err(|e| {
+                Unsafe::closed(format!(
+                    "{} is writable by other users and cannot be closed to them ({e})",
+                    dir.display()
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes, or checks, the meeting place `dir` of the writers of several
+/// clones (`<git dir>/bsi/writes/<branch>`): each directory from `bsi`
+/// down ([`own_dir`]), then its lock, a plain file of this user's that no
+/// link leads to ([`open_own`]). `Err` says why it is not safe to meet in:
+/// the clone's writers then meet in the clone alone.
+pub(crate) fn meeting_place(dir: &Path) -> std::result::Result<(), Unsafe> {
+    let no_parent = || Unsafe::closed(format!("{} has no parent", dir.display()));
+    let writes = dir.parent().ok_or_else(no_parent)?;
+    let bsi = writes.parent().ok_or_else(no_parent)?;
+    for d in [
+        bsi.to_path_buf(),
+        writes.to_path_buf(),
+        dir.to_path_buf(),
+        dir.join("requests"),
+        dir.join("waiting"),
+    ] {
+        own_dir(&d)?;
+    }
+    open_own(&dir.join("lock")).map(drop).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::PermissionDenied && e.get_ref().is_some() {
+            // Refused by bsi: a link, another user's file, a hard link.
+            Unsafe::planted(e.to_string())
+        } else {
+            Unsafe::closed(format!(
+                "{} cannot be opened ({e})",
+                dir.join("lock").display()
+            ))
+        }
+    })
+}
+
+/// Why a place where the writers of several clones would meet is not
+/// safe to meet in ([`meeting_place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unsafe {
+    /// What was found, with its path.
+    pub(crate) why: String,
+    /// Something is there that bsi did not make (a link, a file that is no
+    /// directory, another name for a file): said on every write, where
+    /// another user's place or a read-only disk is only `bsi doctor`'s.
+    pub(crate) planted: bool,
+}
+
+impl Unsafe {
+    fn planted(why: String) -> Unsafe {
+        Unsafe { why, planted: true }
+    }
+
+    fn closed(why: String) -> Unsafe {
+        Unsafe {
+            why,
+            planted: false,
+        }
+    }
 }
 
 /// The value of the line `key…` of a process record.
@@ -244,5 +501,78 @@ fn wait_for_lock(
                 });
             }
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    #[test]
+    fn a_link_or_a_second_name_is_never_opened_as_a_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target");
+        fs::write(&target, "kept\n").expect("target");
+        let link = dir.path().join("lock");
+        symlink(&target, &link).expect("link");
+        let e = open_own(&link).expect_err("a link is refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        // A hard link: another name for a file elsewhere.
+        let hard = dir.path().join("hard");
+        fs::hard_link(&target, &hard).expect("hard link");
+        let e = open_own(&hard).expect_err("a second name is refused");
+        assert!(e.to_string().contains("another name"), "{e}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        // A lock of its own is made, then opened again.
+        let own = dir.path().join("own");
+        open_own(&own).expect("made");
+        open_own(&own).expect("opened again");
+        // Nothing is written or read through a link.
+        assert!(write_new(&link, b"x").is_err());
+        assert!(read_own(&link).is_err());
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        // A file replaced whole replaces a link at its name, not its target.
+        replace_file(&link, b"new\n").expect("replaced");
+        assert!(!fs::symlink_metadata(&link).expect("a file").is_symlink());
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+    }
+
+    #[test]
+    fn a_meeting_place_with_a_link_is_not_used_and_one_open_to_others_is_closed() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let place = root.path().join("bsi/writes/brain-index");
+        meeting_place(&place).expect("made");
+        assert!(place.join("lock").is_file());
+        assert!(place.join("requests").is_dir() && place.join("waiting").is_dir());
+        // Opened to every user: closed again.
+        fs::set_permissions(&place, fs::Permissions::from_mode(0o777)).expect("chmod");
+        meeting_place(&place).expect("closed, then used");
+        let mode = fs::metadata(&place).expect("place").permissions().mode();
+        assert_eq!(mode & 0o022, 0, "{mode:o}");
+        // A directory of the chain that is a link: not used, said so.
+        let elsewhere = root.path().join("elsewhere");
+        fs::create_dir(&elsewhere).expect("elsewhere");
+        fs::remove_dir_all(place.join("requests")).expect("rm");
+        symlink(&elsewhere, place.join("requests")).expect("link");
+        let why = meeting_place(&place).expect_err("a link");
+        assert!(
+            why.planted && why.why.contains("is a symbolic link"),
+            "{why:?}"
+        );
+        // A lock that is a link: not used, its target untouched.
+        fs::remove_file(place.join("requests")).expect("rm");
+        let target = root.path().join("target");
+        fs::write(&target, "kept\n").expect("target");
+        fs::remove_file(place.join("lock")).expect("rm");
+        symlink(&target, place.join("lock")).expect("link");
+        let why = meeting_place(&place).expect_err("a link");
+        assert!(why.planted, "{why:?}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
+        let e = WriterLock::take(&place.join("lock"), Some(Duration::from_millis(10)))
+            .err()
+            .expect("never taken through a link");
+        assert!(e.to_string().contains("lock"), "{e}");
+        assert_eq!(fs::read_to_string(&target).expect("target"), "kept\n");
     }
 }

@@ -399,7 +399,19 @@ pub struct Brain {
     /// its own channel.
     pub notes: Notes,
     /// Where writers meet ([`Brain::meeting`]), found once a process.
-    meets_in: std::cell::OnceCell<Option<PathBuf>>,
+    meets_in: std::cell::OnceCell<Place>,
+    /// How long a disk where a remote is may take to answer.
+    conn: Duration,
+}
+
+/// Where the writers of a clone meet, as [`Brain::meeting`] found it.
+#[derive(Debug, Clone)]
+enum Place {
+    /// With the other clones of this machine, in the remote's repository.
+    Shared(PathBuf),
+    /// In the clone alone; with why, when a place shared by the clones of
+    /// this machine was found and not used.
+    Alone(Option<String>),
 }
 
 /// A waiter a live process of this machine waits for
@@ -523,6 +535,7 @@ impl Brain {
             opened: std::time::Instant::now(),
             notes: Notes::default(),
             meets_in: std::cell::OnceCell::new(),
+            conn: settings.connection_timeout,
         }
     }
 
@@ -708,20 +721,58 @@ impl Brain {
     /// same repository on its disk, when `remote` is one bsi reads there
     /// ([`crate::git::local_remote::meeting_dir`]); else this clone's own.
     pub fn meeting(&self, remote: Option<&Remote>) -> Meeting {
-        let dir = self.meets_in.get_or_init(|| {
-            remote.and_then(|r| crate::git::local_remote::meeting_dir(&self.git, r))
-        });
-        match dir {
-            Some(dir) => Meeting {
+        let place = self.meets_in.get_or_init(|| self.find_place(remote));
+        match place {
+            Place::Shared(dir) => Meeting {
                 requests: requests::Requests::new(&dir.join("requests")),
                 waiting: dir.join("waiting"),
                 shared: Some(dir.join("lock")),
             },
-            None => Meeting {
+            Place::Alone(_) => Meeting {
                 requests: self.requests(),
                 waiting: self.bsi_dir().join("waiting"),
                 shared: None,
             },
+        }
+    }
+
+    /// Why this clone's writers do not meet the other clones of this
+    /// machine that share `remote` on its disk, when a place was found for
+    /// them and is not safe to meet in ([`lock::meeting_place`]): for
+    /// `bsi doctor`.
+    pub fn meeting_refused(&self, remote: Option<&Remote>) -> Option<String> {
+        match self.meets_in.get_or_init(|| self.find_place(remote)) {
+            Place::Alone(why) => why.clone(),
+            Place::Shared(_) => None,
+        }
+    }
+
+    /// Where the writers of this clone meet: the place of the remote's
+    /// repository on this disk when it is safe to meet in (made there when
+    /// missing, each step bounded as a read of that disk is), else the
+    /// clone alone: said in a warning when something was planted there (a
+    /// link, a second name), else left to `bsi doctor`.
+    fn find_place(&self, remote: Option<&Remote>) -> Place {
+        let Some(dir) =
+            remote.and_then(|r| crate::git::local_remote::meeting_dir(&self.git, r, self.conn))
+        else {
+            return Place::Alone(None);
+        };
+        let at = dir.clone();
+        let judged = crate::git::local_remote::within(self.conn, move || lock::meeting_place(&at));
+        match judged {
+            Ok(Ok(())) => Place::Shared(dir),
+            Ok(Err(unsafe_place)) => {
+                if unsafe_place.planted {
+                    self.notes.push(format!(
+                        "warning: this clone does not meet the other clones of this machine in {}: {}; its writes go alone (correct, only not shared with theirs)",
+                        dir.display(),
+                        unsafe_place.why
+                    ));
+                }
+                Place::Alone(Some(unsafe_place.why))
+            }
+            Err(why) => Place::Alone(Some(why)),
         }
     }
 
@@ -1505,7 +1556,7 @@ impl Meeting {
         };
         let mut live: Vec<LiveWaiter> = entries
             .filter_map(Result::ok)
-            .filter_map(|e| fs::read_to_string(e.path()).ok())
+            .filter_map(|e| lock::read_own(&e.path()).ok())
             .filter(|record| lock::recorded_alive(record) == Some(Some(true)))
             .filter_map(|record| {
                 let session = lock::field(&record, "session ")?;

@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 use crate::claims::job::Job;
 use crate::error::{Error, Result};
 
-use super::lock::writer_is_dead;
+use super::lock::{read_own, replace_file, write_new, writer_is_dead};
 
 /// How long an outcome nobody read is kept (its writer died meanwhile), and
 /// an arriving mark its writer left when it was killed.
@@ -82,7 +82,7 @@ impl Requests {
         let body = format!("{}\n{json}\n", super::lock::this_process());
         let tmp = self.path(&id, "tmp");
         let path = self.path(&id, "req");
-        fs::write(&tmp, body)
+        write_new(&tmp, body.as_bytes())
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         // Filed: no longer arriving.
@@ -97,7 +97,7 @@ impl Requests {
     pub fn arrive(&self) -> Arrival {
         let path = self.path(&std::process::id().to_string(), "arriving");
         let made = fs::create_dir_all(&self.dir)
-            .and_then(|()| fs::write(&path, super::lock::this_process()))
+            .and_then(|()| replace_file(&path, super::lock::this_process().as_bytes()))
             .is_ok();
         Arrival(made.then_some(path))
     }
@@ -113,7 +113,7 @@ impl Requests {
             let name = name.to_string_lossy();
             name.ends_with(".arriving")
                 && name != own
-                && fs::read_to_string(e.path()).is_ok_and(|r| !writer_is_dead(&r))
+                && read_own(&e.path()).is_ok_and(|r| !writer_is_dead(&r))
         })
     }
 
@@ -125,7 +125,7 @@ impl Requests {
 
     /// Where request `id` stands (read under the writer lock).
     pub fn standing(&self, id: &str) -> Standing {
-        if let Ok(done) = fs::read_to_string(self.path(id, "done")) {
+        if let Ok(done) = read_own(&self.path(id, "done")) {
             return Standing::Done(done);
         }
         if self.path(id, "taken").exists() {
@@ -177,7 +177,7 @@ impl Requests {
         let mut out = Vec::new();
         for id in ids {
             let req = self.path(&id, "req");
-            let Ok(body) = fs::read_to_string(&req) else {
+            let Ok(body) = read_own(&req) else {
                 continue;
             };
             let (record, json) = body.split_once("\n\n").unwrap_or(("", ""));
@@ -201,7 +201,8 @@ impl Requests {
     /// Records the outcome of request `id` for its writer.
     pub fn finish(&self, id: &str, outcome: &str) {
         let tmp = self.path(id, "tmp");
-        if fs::write(&tmp, outcome)
+        let _ = fs::remove_file(&tmp);
+        if write_new(&tmp, outcome.as_bytes())
             .and_then(|()| fs::rename(&tmp, self.path(id, "done")))
             .is_ok()
         {
