@@ -12,6 +12,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::git::{Change, ChangesOf, MergeFile, MergeOf};
 use crate::guard::merge::{self, Other};
 use crate::guard::{self, ClaimIndex, Finding, Region, Touch};
+use crate::holdings::{Holdings, Version};
 use crate::markdown;
 use crate::registry::{self, Claim, Registry, col};
 use crate::resolve;
@@ -21,6 +22,7 @@ use crate::store::Brain;
 use crate::trailer;
 use crate::ttl;
 use crate::words::command_line;
+use std::collections::HashSet;
 
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
@@ -506,16 +508,22 @@ pub const DRIFT_DEPTH: usize = 5000;
 
 /// The drift of `claims` ([`crate::drift`]): the commits of the content
 /// branch (HEAD's history, pulled work included) made since the oldest of
-/// them was opened that changed a claimed part and are not its holder's.
-/// Each commit that could drift a claim is read once, by the guard's one
-/// reading of a commit; the history made before the oldest claim is not
-/// walked. `now` is this run's time, seconds since the epoch.
+/// them was opened that changed a claimed part while its holder held it,
+/// and whose session did not hold that part then — by the record of who
+/// held what ([`holdings`]), to the second. Each commit that could drift a
+/// claim is read once, by the guard's one reading of a commit; the history
+/// made before the oldest claim is not walked. `now` is this run's time,
+/// seconds since the epoch.
 pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<drift::Drift>> {
     let Some(oldest) = claims.iter().map(|(c, _)| c.opened.timestamp()).min() else {
         return Ok(Vec::new());
     };
-    let claims = claim_starts(brain, claims, oldest);
-    let index = ClaimIndex::from_claims(claims.iter().map(|&(c, stale, _)| (c, stale)));
+    let record = holdings(brain, oldest).with_unread(
+        claims
+            .iter()
+            .map(|(c, _)| (c.session.as_str(), &c.scope, c.opened.timestamp())),
+    );
+    let index = ClaimIndex::from_claims(claims.iter().copied());
     let md = brain.markdown.clone();
     let mut landed = Vec::new();
     for m in brain.git.commits_made_since(oldest, DRIFT_DEPTH)? {
@@ -530,7 +538,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
             time: m.time,
             touched: Vec::new(),
         };
-        if !drift::may_drift(&claims, &commit, now) {
+        if !drift::may_drift(&record, claims, &commit, now) {
             continue;
         }
         for f in check_commit(brain, &index, None, m.info.id, m.info.merge, &md)? {
@@ -540,7 +548,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
                 region,
                 ..
             } = f
-                && let Some(i) = claims.iter().position(|(c, _, _)| std::ptr::eq(*c, claim))
+                && let Some(i) = claims.iter().position(|(c, _)| std::ptr::eq(*c, claim))
             {
                 commit.touched.push(drift::Touch {
                     claim: i,
@@ -551,58 +559,62 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
         }
         landed.push(commit);
     }
-    Ok(drift::drift(&claims, &landed, now))
+    Ok(drift::drift(&record, claims, &landed, now))
 }
 
-/// How many registry commits are read for when each claim was opened.
-const OPEN_DEPTH: usize = 2000;
+/// How many registry commits the record of who held what reads at most.
+const RECORD_DEPTH: usize = 2000;
 
-/// Each claim with the first second a commit counts as made while it was
-/// held: the registry records the minute a claim was opened, so a commit
-/// made earlier in that minute (the work the claim was opened after)
-/// would count too; the registry commit that opened it (`BSI-Action:
-/// open`, naming its session, within that minute) says the second. The
-/// registry branch and its remote-tracking copy are read back to the
-/// oldest claim's minute.
-fn claim_starts<'c>(
-    brain: &Brain,
-    claims: &[(&'c Claim, bool)],
-    oldest: i64,
-) -> Vec<drift::Since<'c>> {
-    let tips = brain.tips(None);
-    let mut from: Vec<Oid> = tips.local.into_iter().collect();
-    from.extend(tips.tracking);
-    let opens: Vec<(i64, Vec<String>)> = brain
-        .git
-        .messages_since(&from, oldest, OPEN_DEPTH)
-        .into_iter()
-        .filter_map(|(_, time, message)| {
-            let t = trailer::Registry::parse(&message);
-            match t.action.as_deref() {
-                Some("open") => Some((time, t.sessions)),
-                // A close that handed waiters their claims names them after
-                // the session it closed.
-                Some("close" | "force-close") if t.sessions.len() > 1 => {
-                    Some((time, t.sessions[1..].to_vec()))
-                }
-                _ => None,
+/// The record of who held what, when ([`crate::holdings`]): the registry
+/// commits made since `since` (seconds since the epoch) on the local
+/// registry branch and on every remote-tracking copy of it — what the
+/// remote published counts as much as what this clone wrote —, each
+/// commit once whichever ref reaches it, with the claims each holds; and
+/// the parents they were made on, for what was held before them. A commit
+/// whose registry cannot be read is left out.
+pub fn holdings(brain: &Brain, since: i64) -> Holdings {
+    let mut tips: Vec<Oid> = brain.tips(None).local.into_iter().collect();
+    tips.extend(
+        brain
+            .git
+            .refs_glob(&format!("refs/remotes/*/{}", brain.branch)),
+    );
+    let graph = brain.git.graph_since(&tips, since, RECORD_DEPTH);
+    let read: HashSet<Oid> = graph.iter().map(|(id, _, _)| *id).collect();
+    let held = |id: Oid| -> Option<Vec<(String, Scope)>> {
+        let reg = brain.parse(brain.text_at(id).ok()?).ok()?;
+        Some(
+            reg.all_claims()
+                .map(|(c, _)| (c.session.clone(), c.scope.clone()))
+                .collect(),
+        )
+    };
+    let mut versions = Vec::new();
+    let mut edge: HashSet<Oid> = HashSet::new();
+    for (id, time, parents) in &graph {
+        for p in parents {
+            if !read.contains(p)
+                && edge.insert(*p)
+                && let Some(held) = held(*p)
+            {
+                versions.push(Version {
+                    id: p.to_string(),
+                    time: since - 1,
+                    parents: Vec::new(),
+                    held,
+                });
             }
-        })
-        .collect();
-    claims
-        .iter()
-        .map(|&(c, stale)| {
-            let minute = c.opened.timestamp();
-            let opened = opens
-                .iter()
-                .filter(|(t, sessions)| {
-                    (minute..minute + 60).contains(t) && sessions.contains(&c.session)
-                })
-                .map(|(t, _)| *t)
-                .min();
-            (c, stale, opened.map_or(minute, |t| t + 1))
-        })
-        .collect()
+        }
+        if let Some(held) = held(*id) {
+            versions.push(Version {
+                id: id.to_string(),
+                time: *time,
+                parents: parents.iter().map(ToString::to_string).collect(),
+                held,
+            });
+        }
+    }
+    Holdings::of(&versions)
 }
 
 /// The drift of every claim of `reg` (active and stale), or of `session`'s
