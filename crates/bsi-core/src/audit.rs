@@ -9,7 +9,8 @@ use crate::drift;
 use crate::error::{Error, Result};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::git::{Change, ChangesOf, MergeFile, MergeOf};
+use crate::changes;
+use crate::git::{Change, ChangesOf, CommitInfo, MergeFile, MergeOf};
 use crate::guard::merge::{self, Other};
 use crate::guard::{self, ClaimIndex, Finding, Region, Touch};
 use crate::holdings::{Holdings, Version};
@@ -22,7 +23,7 @@ use crate::store::Brain;
 use crate::trailer;
 use crate::ttl;
 use crate::words::command_line;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
@@ -178,6 +179,48 @@ pub fn made_by_holder(
     }
     let index = ClaimIndex::from_claims(held);
     Ok(check_commit(brain, &index, Some(author), c.id, c.merge, md)?.is_empty())
+}
+
+/// Whether commit `c`, replacing `originals` (the commits of its session
+/// that the branch update leaves behind: what a rebase, an amend or a
+/// squash copies), changes no more than they did: in each file, every line
+/// it removes one of them removed, every line it adds one of them added
+/// ([`crate::changes::within_edits`]). A copy a rebase applied cleanly, a
+/// squash, a reworded amend are; a conflict resolved over a line another
+/// commit wrote since, or an amend that adds a line, are not — they are
+/// new changes, judged as any. A file whose text cannot be read is the
+/// same only when one of the originals left it so.
+pub fn replays_within(brain: &Brain, c: &CommitInfo, originals: &[CommitInfo]) -> Result<bool> {
+    type Edits = (Vec<String>, Vec<String>);
+    let mut edits: HashMap<String, Vec<Edits>> = HashMap::new();
+    let mut left: HashMap<String, Vec<Option<Oid>>> = HashMap::new();
+    for o in originals.iter().filter(|o| !o.merge) {
+        for ch in read_changes(brain, ChangesOf::Commit(o.id))? {
+            let blob = if ch.deleted { None } else { ch.new_blob };
+            left.entry(ch.path.clone()).or_default().push(blob);
+            if let (Some(old), Some(new)) = (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
+                edits
+                    .entry(ch.path.clone())
+                    .or_default()
+                    .push(changes::edit_lines(&old, &new));
+            }
+        }
+    }
+    for ch in read_changes(brain, ChangesOf::Commit(c.id))? {
+        let same = match (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
+            (Some(old), Some(new)) => edits
+                .get(&ch.path)
+                .is_some_and(|o| changes::within_edits(&changes::edit_lines(&old, &new), o)),
+            _ => {
+                let blob = if ch.deleted { None } else { ch.new_blob };
+                left.get(&ch.path).is_some_and(|b| b.contains(&blob))
+            }
+        };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Reads the changes of `of`.
