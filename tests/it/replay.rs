@@ -661,3 +661,34 @@ fn an_amend_past_pre_commit_adding_a_line_inside_anothers_claim_is_refused_like_
     assert!(!r.stderr.contains("refused"), "{}", r.stderr);
     assert!(b.read(PLAN).contains("goal text by s1"));
 }
+
+#[test]
+fn a_commit_made_after_its_session_closed_the_section_is_no_replay_whatever_the_minute() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    at(&mut b, 31);
+    b.bsi(&["close", "s1"]).ok();
+    // A minute after s1 closed Goals, a commit tagged s1 is forced inside
+    // it: s1 did not hold Goals when it was made.
+    at(&mut b, 32);
+    let plan = b.read(PLAN);
+    b.write(PLAN, &plan.replacen("goal text", "goal text late", 1));
+    b.git(&["add", PLAN]);
+    git_now(
+        &b,
+        Some("s1"),
+        &["-c", "bsi.hookMode=off", "commit", "-q", "-m", "late goals"],
+    )
+    .ok();
+    let late = head(&b);
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s2");
+    git_now(&b, Some("s1"), &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    let before = head(&b);
+    let r = git_now(&b, Some("s1"), &["reset", "-q", "--hard", "ORIG_HEAD"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), before);
+    assert_ne!(head(&b), late);
+}

@@ -369,51 +369,111 @@ fn history_claims(
     Ok(out)
 }
 
-/// Registry times are to the minute, and the clocks of two machines
-/// differ: a commit counts as made while a claim was held within this
-/// many seconds of its opening and closing.
+/// Where the record of who held what does not reach a claim (the registry
+/// commit that granted or ended it out of the history read), its row's
+/// minutes count, within this many seconds: registry rows are to the
+/// minute.
 pub const LEEWAY_SECS: i64 = 120;
 
-/// A claim in a session's life: held still (`closed` is `None`: its active
-/// or stale claims) or held from `opened` until `closed` (its history).
+/// A claim in a session's life, and when it was held: from the second of
+/// the registry commit that granted it until the second of the one that
+/// ended it (`None`: held still, its active or stale claims).
 #[derive(Debug, Clone)]
 pub struct Held {
     pub claim: Claim,
     pub stale: bool,
-    /// When it was closed, seconds since the epoch.
+    /// From when, seconds since the epoch (`i64::MIN`: since before the
+    /// registry history read).
+    pub from: i64,
+    /// Until when, seconds since the epoch; `None`: held still.
     pub closed: Option<i64>,
 }
 
-/// Every claim `session` holds or held: its active and stale claims in
-/// `reg`, then the claims its history rows name (the registry's; the
-/// archive files hold rows too old to matter to a commit being judged).
+/// Every claim `session` holds or held, each with when, by the record of
+/// who held what ([`holdings`]): its active and stale claims in `reg`
+/// from the second they were granted, then every claim of it the record
+/// saw granted and ended. A history row of the registry the record does
+/// not reach (the archive files hold rows too old to matter to a commit
+/// being judged) counts from its minutes, within [`LEEWAY_SECS`].
 pub fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
-    let mut out: Vec<Held> = reg
+    let now: Vec<(&Claim, bool)> = reg
         .all_claims()
         .filter(|(c, _)| c.session == session)
-        .map(|(c, stale)| Held {
+        .collect();
+    let past = history_claims(brain, reg, &[], session)?;
+    let Some(since) = now
+        .iter()
+        .map(|(c, _)| c.opened.timestamp())
+        .chain(past.iter().map(|c| c.opened.timestamp()))
+        .min()
+    else {
+        return Ok(Vec::new());
+    };
+    let record = holdings(brain, since);
+    let mut out: Vec<Held> = now
+        .iter()
+        .map(|&(c, stale)| Held {
             claim: c.clone(),
             stale,
+            from: match record.granted(session, &c.scope) {
+                Some(from) => from.unwrap_or(i64::MIN),
+                None => c.opened.timestamp() - LEEWAY_SECS,
+            },
             closed: None,
         })
         .collect();
-    for c in history_claims(brain, reg, &[], session)? {
-        let closed = c.expires.timestamp();
+    let ended: Vec<&crate::holdings::Hold> = record
+        .holds()
+        .iter()
+        .filter(|h| h.session == session && h.until.is_some())
+        .collect();
+    for h in &ended {
+        let row = past.iter().find(|c| c.scope == h.scope);
+        let at = |t: Option<i64>| {
+            t.and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+                .map(|d| d.fixed_offset())
+        };
+        let opened = at(h.from).or(row.map(|r| r.opened));
+        let Some(opened) = opened else { continue };
         out.push(Held {
-            claim: c,
+            claim: Claim {
+                session: session.to_string(),
+                scope: h.scope.clone(),
+                agent: row.map(|r| r.agent.clone()).unwrap_or_default(),
+                opened,
+                expires: at(h.until).unwrap_or(opened),
+                note: String::new(),
+                reason: None,
+                extra: Vec::new(),
+            },
             stale: false,
-            closed: Some(closed),
+            from: h.from.unwrap_or(i64::MIN),
+            closed: h.until,
         });
+    }
+    for c in past {
+        let closed = c.expires.timestamp();
+        let reached = ended.iter().any(|h| {
+            h.scope == c.scope && h.until.is_some_and(|u| (closed..closed + 60).contains(&u))
+        });
+        if !reached {
+            out.push(Held {
+                from: c.opened.timestamp() - LEEWAY_SECS,
+                closed: Some(closed + LEEWAY_SECS),
+                claim: c,
+                stale: false,
+            });
+        }
     }
     Ok(out)
 }
 
-/// The claims of `life` held at `time` (seconds since the epoch): opened
-/// by then, and not closed yet (within [`LEEWAY_SECS`]). Pure.
+/// The claims of `life` held at `time` (seconds since the epoch): granted
+/// by then (a commit of the grant's own second counts as made under it),
+/// and not ended before. Pure.
 pub fn held_at(life: &[Held], time: i64) -> Vec<(&Claim, bool)> {
     life.iter()
-        .filter(|h| h.claim.opened.timestamp() - LEEWAY_SECS <= time)
-        .filter(|h| h.closed.is_none_or(|c| time <= c + LEEWAY_SECS))
+        .filter(|h| h.from <= time && h.closed.is_none_or(|c| time <= c))
         .map(|h| (&h.claim, h.stale))
         .collect()
 }
