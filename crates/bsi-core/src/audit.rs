@@ -207,15 +207,15 @@ pub fn replays_within(brain: &Brain, c: &CommitInfo, originals: &[CommitInfo]) -
         }
     }
     for ch in read_changes(brain, ChangesOf::Commit(c.id))? {
-        let same = match (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
-            (Some(old), Some(new)) => edits
-                .get(&ch.path)
-                .is_some_and(|o| changes::within_edits(&changes::edit_lines(&old, &new), o)),
-            _ => {
+        let same =
+            if let (Some(old), Some(new)) = (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
+                edits
+                    .get(&ch.path)
+                    .is_some_and(|o| changes::within_edits(&changes::edit_lines(&old, &new), o))
+            } else {
                 let blob = if ch.deleted { None } else { ch.new_blob };
                 left.get(&ch.path).is_some_and(|b| b.contains(&blob))
-            }
-        };
+            };
         if !same {
             return Ok(false);
         }

@@ -102,7 +102,7 @@ impl Holdings {
         }
         // In time order, an end of a second before a grant of that second
         // (a handoff: the one ends, the other begins).
-        events.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        events.sort_by_key(|e| (e.0, e.1));
         let mut open: BTreeMap<(String, Scope), Option<i64>> =
             before.into_iter().map(|k| (k, None)).collect();
         let mut holds = Vec::new();
