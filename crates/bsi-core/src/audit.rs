@@ -682,7 +682,34 @@ pub fn holdings(brain: &Brain, since: i64) -> Holdings {
             .git
             .refs_glob(&format!("refs/remotes/*/{}", brain.branch)),
     );
-    let graph = brain.git.graph_since(&tips, since, RECORD_DEPTH);
+    // Read once a command: a record read from further back, of the same
+    // registry tips and repository, answers for any later second too.
+    let key = (brain.git.git_dir(), tips.clone());
+    let cached = RECORD.with(|r| {
+        r.borrow()
+            .as_ref()
+            .filter(|(k, from, _)| *k == key && *from <= since)
+            .map(|(_, _, h)| h.clone())
+    });
+    if let Some(h) = cached {
+        return h;
+    }
+    let record = read_holdings(brain, &tips, since);
+    RECORD.with(|r| *r.borrow_mut() = Some((key, since, record.clone())));
+    record
+}
+
+/// The repository and registry tips, the second from which, and the
+/// record last read by [`holdings`] in this thread.
+type RecordCache = Option<((std::path::PathBuf, Vec<Oid>), i64, Holdings)>;
+
+thread_local! {
+    static RECORD: std::cell::RefCell<RecordCache> = const { std::cell::RefCell::new(None) };
+}
+
+/// [`holdings`], read.
+fn read_holdings(brain: &Brain, tips: &[Oid], since: i64) -> Holdings {
+    let graph = brain.git.graph_since(tips, since, RECORD_DEPTH);
     let read: HashSet<Oid> = graph.iter().map(|(id, _, _)| *id).collect();
     let held = |id: Oid| -> Option<Vec<(String, Scope)>> {
         let reg = brain.parse(brain.text_at(id).ok()?).ok()?;
