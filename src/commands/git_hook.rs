@@ -642,24 +642,34 @@ const DROPPED_DEPTH: usize = 1000;
 
 /// The commits each branch update leaves behind — reachable from its old
 /// tip, not from its new one — with the branch: the originals of what a
-/// rebase, an amend or a squash lands in their place. None for a
-/// fast-forward or a new branch.
+/// rebase, an amend or a squash lands in their place; and the commit a
+/// cherry-pick under way copies (`CHERRY_PICK_HEAD`), for every branch.
+/// Nothing for a fast-forward or a new branch otherwise.
 fn replaced_commits(
     git: &Git,
     updates: &[transaction::Update],
 ) -> Result<Vec<(String, Vec<CommitInfo>)>> {
+    let mut picked: Vec<CommitInfo> = Vec::new();
+    if let Some(id) = git.resolve_commit("CHERRY_PICK_HEAD")
+        && let Some(parent) = git.parent_ids(id).first()
+    {
+        picked = git.commits_between(&[id], *parent, 1)?;
+    }
     let mut out = Vec::new();
     for u in updates.iter().filter(|u| u.lands_on_branch()) {
-        let (Some(old), Some(new)) = (u.old, u.new) else {
+        let Some(new) = u.new else {
             continue;
         };
-        if git.is_ancestor(old, new)? {
-            continue;
+        let mut originals = match u.old {
+            Some(old) if !git.is_ancestor(old, new)? => {
+                git.commits_between(&[old], new, DROPPED_DEPTH)?
+            }
+            _ => Vec::new(),
+        };
+        originals.extend(picked.iter().cloned());
+        if !originals.is_empty() {
+            out.push((u.name.clone(), originals));
         }
-        out.push((
-            u.name.clone(),
-            git.commits_between(&[old], new, DROPPED_DEPTH)?,
-        ));
     }
     Ok(out)
 }

@@ -692,3 +692,60 @@ fn a_commit_made_after_its_session_closed_the_section_is_no_replay_whatever_the_
     assert_eq!(head(&b), before);
     assert_ne!(head(&b), late);
 }
+
+#[test]
+fn a_cherry_pick_conflict_resolved_over_another_sessions_held_line_is_judged_as_a_new_change() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    b.git(&["checkout", "-q", "-b", "side"]);
+    at(&mut b, 31);
+    commit_plan(
+        &b,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    )
+    .ok();
+    at(&mut b, 32);
+    b.bsi(&["close", "s1"]).ok();
+    b.git(&["checkout", "-q", "main"]);
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s3");
+    at(&mut b, 34);
+    commit_plan(
+        &b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    let theirs = head(&b);
+    at(&mut b, 35);
+    let r = git_now(&b, Some("s1"), &["cherry-pick", "side"]);
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    let own = b.git(&["show", &format!("side:{PLAN}")]);
+    b.write(PLAN, &own);
+    b.git(&["add", PLAN]);
+    let r = git_env(
+        &b,
+        Some("s1"),
+        &["cherry-pick", "--continue"],
+        &[("GIT_EDITOR", "true")],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(b.git(&["rev-parse", "refs/heads/main"]).trim(), theirs);
+    // Past pre-commit, the copy keeps the original's author time: still
+    // judged by what it changes, a line s3 wrote.
+    let r = git_now(
+        &b,
+        Some("s1"),
+        &["commit", "-q", "--no-verify", "--no-edit"],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(b.git(&["rev-parse", "refs/heads/main"]).trim(), theirs);
+}
