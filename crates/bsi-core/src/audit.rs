@@ -23,7 +23,7 @@ use crate::store::Brain;
 use crate::trailer;
 use crate::ttl;
 use crate::words::command_line;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
@@ -709,9 +709,10 @@ thread_local! {
 
 /// [`holdings`], read.
 fn read_holdings(brain: &Brain, tips: &[Oid], since: i64) -> Holdings {
+    type Claims = Vec<(String, Scope)>;
     let graph = brain.git.graph_since(tips, since, RECORD_DEPTH);
-    let read: HashSet<Oid> = graph.iter().map(|(id, _, _)| *id).collect();
-    let held = |id: Oid| -> Option<Vec<(String, Scope)>> {
+    let parents_of: HashMap<Oid, &Vec<Oid>> = graph.iter().map(|(id, _, p)| (*id, p)).collect();
+    let read = |id: Oid| -> Option<Claims> {
         let reg = brain.parse(brain.text_at(id).ok()?).ok()?;
         Some(
             reg.all_claims()
@@ -719,28 +720,45 @@ fn read_holdings(brain: &Brain, tips: &[Oid], since: i64) -> Holdings {
                 .collect(),
         )
     };
-    let mut versions = Vec::new();
-    let mut edge: HashSet<Oid> = HashSet::new();
-    for (id, time, parents) in &graph {
+    let mut held: HashMap<Oid, Option<Claims>> = HashMap::new();
+    for (id, _, parents) in &graph {
+        held.insert(*id, read(*id));
         for p in parents {
-            if !read.contains(p)
-                && edge.insert(*p)
-                && let Some(held) = held(*p)
-            {
+            if !parents_of.contains_key(p) && !held.contains_key(p) {
+                held.insert(*p, read(*p));
+            }
+        }
+    }
+    // A commit whose registry cannot be read changed nothing: it holds
+    // what its first parent read holds, so no claim is taken for held
+    // since before the record.
+    let claims_of = |id: Oid| -> Option<&Claims> {
+        let mut at = id;
+        loop {
+            match held.get(&at)? {
+                Some(claims) => return Some(claims),
+                None => at = *parents_of.get(&at)?.first()?,
+            }
+        }
+    };
+    let mut versions = Vec::new();
+    for (id, time, parents) in &graph {
+        for p in parents.iter().filter(|p| !parents_of.contains_key(p)) {
+            if let Some(Some(claims)) = held.get(p) {
                 versions.push(Version {
                     id: p.to_string(),
                     time: since - 1,
                     parents: Vec::new(),
-                    held,
+                    held: claims.clone(),
                 });
             }
         }
-        if let Some(held) = held(*id) {
+        if let Some(claims) = claims_of(*id) {
             versions.push(Version {
                 id: id.to_string(),
                 time: *time,
                 parents: parents.iter().map(ToString::to_string).collect(),
-                held,
+                held: claims.clone(),
             });
         }
     }
