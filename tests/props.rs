@@ -1229,28 +1229,70 @@ fn held_claim() -> impl Strategy<Value = Claim> {
     })
 }
 
+/// The record of `claims` each granted by a registry commit of its own
+/// `opened` second (in that order), none ended.
+fn granted(claims: &[Claim]) -> bsi_core::holdings::Holdings {
+    use bsi_core::holdings::Version;
+    let mut sorted: Vec<&Claim> = claims.iter().collect();
+    sorted.sort_by_key(|c| c.opened.timestamp());
+    let mut versions = vec![Version {
+        id: "root".into(),
+        time: 0,
+        parents: Vec::new(),
+        held: Vec::new(),
+    }];
+    let mut held = Vec::new();
+    for (i, c) in sorted.iter().enumerate() {
+        held.push((c.session.clone(), c.scope.clone()));
+        versions.push(Version {
+            id: format!("v{i}"),
+            time: c.opened.timestamp(),
+            parents: vec![versions[i].id.clone()],
+            held: held.clone(),
+        });
+    }
+    bsi_core::holdings::Holdings::of(&versions)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// Each drift is a touch of a claim, by a commit made while it was
-    /// held, not in the future, not tagged with its holder's session; and
-    /// every such touch is reported, once, in the commits' order.
+    /// held (after the second of the registry commit that granted it), not
+    /// in the future, not of a session that held the claimed part then;
+    /// and every such touch is reported, once, in the commits' order.
     #[test]
     fn drift_is_exactly_the_touches_not_of_the_holder_while_held(
         claims in prop::collection::vec(held_claim(), 1..4),
         commits in prop::collection::vec(landed(4), 0..6),
         now_dt in 0i64..600_000 * 60,
     ) {
-        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
+        let record = granted(&claims);
+        let held: Vec<(&Claim, bool)> = claims.iter().map(|c| (c, false)).collect();
         let now = 1_773_000_000 + now_dt;
-        let found = bsi_core::drift::drift(&held, &commits, now);
+        let found = bsi_core::drift::drift(&record, &held, &commits, now);
         let mut expected = Vec::new();
         for k in &commits {
             for t in &k.touched {
                 let Some(c) = claims.get(t.claim) else { continue };
-                if k.time >= c.opened.timestamp()
+                // The first grant of this session and scope is its start.
+                let start = claims
+                    .iter()
+                    .filter(|o| o.session == c.session && o.scope == c.scope)
+                    .map(|o| o.opened.timestamp())
+                    .min()
+                    .unwrap_or(i64::MAX);
+                let by_holder_then = k.session.as_deref().is_some_and(|s| {
+                    s == c.session
+                        || claims.iter().any(|o| {
+                            o.session == s
+                                && o.opened.timestamp() < k.time
+                                && covers(&o.scope, &c.scope, &FlatSections)
+                        })
+                });
+                if k.time > start
                     && k.time <= now + bsi_core::drift::LEEWAY_SECS
-                    && k.session.as_deref() != Some(c.session.as_str())
+                    && !by_holder_then
                 {
                     expected.push((k.id.clone(), c.clone()));
                 }
@@ -1272,13 +1314,14 @@ proptest! {
         now_dt in 0i64..600_000 * 60,
     ) {
         let now = 1_773_000_000 + now_dt;
-        let held: Vec<(&Claim, bool, i64)> = claims.iter().map(|c| (c, false, c.opened.timestamp())).collect();
-        if !bsi_core::drift::may_drift(&held, &commit, now) {
-            prop_assert!(bsi_core::drift::drift(&held, std::slice::from_ref(&commit), now).is_empty());
+        let record = granted(&claims);
+        let held: Vec<(&Claim, bool)> = claims.iter().map(|c| (c, false)).collect();
+        if !bsi_core::drift::may_drift(&record, &held, &commit, now) {
+            prop_assert!(bsi_core::drift::drift(&record, &held, std::slice::from_ref(&commit), now).is_empty());
         }
-        let own: Vec<(&Claim, bool, i64)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false, c.opened.timestamp())).collect();
+        let own: Vec<(&Claim, bool)> = claims.iter().filter(|c| c.session == "s0").map(|c| (c, false)).collect();
         commit.session = Some("s0".into());
-        prop_assert!(bsi_core::drift::drift(&own, std::slice::from_ref(&commit), now).is_empty());
-        prop_assert!(!bsi_core::drift::may_drift(&own, &commit, now));
+        prop_assert!(bsi_core::drift::drift(&record, &own, std::slice::from_ref(&commit), now).is_empty());
+        prop_assert!(!bsi_core::drift::may_drift(&record, &own, &commit, now));
     }
 }

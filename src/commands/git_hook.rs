@@ -389,6 +389,7 @@ fn judge_transaction(
     let Some(reg) = hook_registry(&brain, &settings, err)? else {
         return Ok(exit::OK);
     };
+    let replaced = replaced_commits(&brain.git, updates)?;
     let judging = Judging {
         brain: &brain,
         reg: &reg,
@@ -396,6 +397,7 @@ fn judge_transaction(
         session,
         mode,
         now: ctx.now,
+        replaced: &replaced,
     };
     let branches = judging.landing(err, &landing)?;
     let (dropping, paths) = judging.dropped(err, &dropped)?;
@@ -405,9 +407,10 @@ fn judge_transaction(
 /// The commits an update lands on a branch, each once with the branch it
 /// goes to: not the one the pre-commit hook of this git command judged
 /// (what the other parents of a merge bring still lands: the mark is that
-/// commit's), nothing when the branch's content stays what it was (a
-/// squash of its own commits, a reworded message, `--allow-empty`), and
-/// not what remote-tracking branches of the same update bring.
+/// commit's), nothing when the branch's content stays what it was and
+/// brings no one else's commits under it (a squash of its own commits, a
+/// reworded message, `--allow-empty`), and not what remote-tracking
+/// branches of the same update bring.
 fn landing_commits(
     git: &Git,
     updates: &[transaction::Update],
@@ -425,13 +428,19 @@ fn landing_commits(
         if judged_tip && git.parent_ids(new) == u.old.into_iter().collect::<Vec<_>>() {
             continue;
         }
-        if u.old.is_some_and(|old| {
-            git.tree_of(old)
+        let commits = git.landing_commits(u.old, new, &known)?;
+        // The content stays what it was with no one else's work brought in
+        // under it: a rebase onto others' commits that ends where the
+        // branch was has undone their changes, and is judged.
+        if let Some(old) = u.old
+            && git
+                .tree_of(old)
                 .is_some_and(|t| git.tree_of(new) == Some(t))
-        }) {
+            && git.commits_between(&[new], old, DROPPED_DEPTH)?.len() == commits.len()
+        {
             continue;
         }
-        for c in git.landing_commits(u.old, new, &known)? {
+        for c in commits {
             let judged = judged_tip && c.id == new;
             if !judged && !landing.iter().any(|(_, l)| l.id == c.id) {
                 landing.push((u.name.clone(), c));
@@ -450,6 +459,9 @@ struct Judging<'a> {
     session: Option<&'a str>,
     mode: HookMode,
     now: chrono::DateTime<chrono::FixedOffset>,
+    /// What each branch update leaves behind, by branch
+    /// ([`replaced_commits`]).
+    replaced: &'a [(String, Vec<CommitInfo>)],
 }
 
 impl Judging<'_> {
@@ -481,7 +493,23 @@ impl Judging<'_> {
             // made inside its own claims (replayed by a rebase, a reset
             // back to it, or others' work fetched into a branch) keeps that
             // verdict.
-            if author.is_some() && audit::made_by_holder(brain, self.reg, c, &brain.markdown)? {
+            // A copy is its original's replay only when it changes no more
+            // than the commits of its session the update leaves behind
+            // did: a conflict resolved over another's line, or an amend
+            // that adds one, is a new change.
+            let originals: Vec<CommitInfo> = self
+                .replaced
+                .iter()
+                .filter(|(name, _)| name == branch)
+                .flat_map(|(_, cs)| cs)
+                .filter(|o| author.is_some() && trailer::author_session(&o.message) == author)
+                .cloned()
+                .collect();
+            let replay = originals.is_empty() || audit::replays_within(brain, c, &originals)?;
+            if author.is_some()
+                && replay
+                && audit::made_by_holder(brain, self.reg, c, &brain.markdown)?
+            {
                 continue;
             }
             let _ = writeln!(
@@ -659,6 +687,40 @@ fn refusal<'b>(
 
 /// How many commits a branch update leaves behind are looked at.
 const DROPPED_DEPTH: usize = 1000;
+
+/// The commits each branch update leaves behind — reachable from its old
+/// tip, not from its new one — with the branch: the originals of what a
+/// rebase, an amend or a squash lands in their place; and the commit a
+/// cherry-pick under way copies (`CHERRY_PICK_HEAD`), for every branch.
+/// Nothing for a fast-forward or a new branch otherwise.
+fn replaced_commits(
+    git: &Git,
+    updates: &[transaction::Update],
+) -> Result<Vec<(String, Vec<CommitInfo>)>> {
+    let mut picked: Vec<CommitInfo> = Vec::new();
+    if let Some(id) = git.resolve_commit("CHERRY_PICK_HEAD")
+        && let Some(parent) = git.parent_ids(id).first()
+    {
+        picked = git.commits_between(&[id], *parent, 1)?;
+    }
+    let mut out = Vec::new();
+    for u in updates.iter().filter(|u| u.lands_on_branch()) {
+        let Some(new) = u.new else {
+            continue;
+        };
+        let mut originals = match u.old {
+            Some(old) if !git.is_ancestor(old, new)? => {
+                git.commits_between(&[old], new, DROPPED_DEPTH)?
+            }
+            _ => Vec::new(),
+        };
+        originals.extend(picked.iter().cloned());
+        if !originals.is_empty() {
+            out.push((u.name.clone(), originals));
+        }
+    }
+    Ok(out)
+}
 
 /// The commits a branch update leaves behind (`git reset --hard HEAD~1`,
 /// `git branch -f`) and no other branch or remote-tracking branch keeps,

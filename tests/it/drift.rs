@@ -293,3 +293,74 @@ fn work_committed_in_the_claims_minute_counts_from_the_registry_commit_that_open
     assert_eq!(drift.len(), 1, "{drift:?}");
     assert_eq!(drift[0]["commit"], late.as_str());
 }
+
+/// Writes `rel` in `c` and commits it at `date`, as `session` when given;
+/// returns the commit's id.
+#[track_caller]
+fn commit_file(c: &Brain, date: &str, session: Option<&str>, rel: &str, text: &str) -> String {
+    c.write(rel, text);
+    c.git(&["add", rel]);
+    git_dated(c.path(), date, session, &["commit", "-q", "-m", rel]).ok();
+    c.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+#[test]
+fn a_claim_opened_on_another_clone_counts_from_its_second_there_too() {
+    // Two machines, each with bsi's hooks. b pushes a note at 09:30:00;
+    // a pulls it and claims `notes/` at 09:30:01. b never wrote the
+    // registry: the commit that opened the claim is on its
+    // `origin/brain-index` alone. b's note was there before the claim: it
+    // is nobody's drift, on either machine.
+    let mut a = Brain::new();
+    a.bsi(&["hook", "install"]).ok();
+    let remote = a.publish_to_bare();
+    let mut b = Brain::clone_of(remote.path(), "bob");
+    b.bsi(&["hook", "install"]).ok();
+    b.bsi(&["status"]).ok();
+    let note = commit_file(&b, &after_secs(0), None, "notes/n.md", "# N\n\nb's note\n");
+    b.git(&["push", "-q", "origin", "main"]);
+
+    a.git(&["pull", "-q", "--no-rebase", "origin", "main"]);
+    a.now = after_secs(1);
+    a.bsi(&["open", "notes/", "--session", "s1"]).ok();
+    assert!(
+        a.active().iter().any(|r| r.contains("notes/")),
+        "{:?}",
+        a.active()
+    );
+
+    b.git(&["pull", "-q", "--no-rebase", "origin", "main"]);
+    b.now = after_secs(5);
+    for clone in [&a, &b] {
+        let r = clone.bsi(&["status"]);
+        r.ok();
+        assert!(!r.stdout.contains("drift:"), "{}", r.stdout);
+        assert!(!r.stdout.contains(&note[..7]), "{}", r.stdout);
+        let v = clone.bsi(&["status", "--json"]).json();
+        assert_eq!(v["drift"].as_array().map(Vec::len), Some(0), "{v}");
+    }
+
+    // A change b forces under the claim, later in the same minute, is
+    // drift, on both machines, and nothing else is.
+    b.write("notes/n.md", "# N\n\nb's note, again\n");
+    b.git(&["add", "notes/n.md"]);
+    git_dated(
+        b.path(),
+        &after_secs(30),
+        None,
+        &["-c", "bsi.hookMode=off", "commit", "-q", "-m", "forced"],
+    )
+    .ok();
+    let late = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+    b.git(&["push", "-q", "origin", "main"]);
+    a.git(&["pull", "-q", "--no-rebase", "origin", "main"]);
+    a.now = after_secs(40);
+    b.now = after_secs(40);
+    for clone in [&a, &b] {
+        let v = clone.bsi(&["status", "--json"]).json();
+        let drift = v["drift"].as_array().expect("drift");
+        assert_eq!(drift.len(), 1, "{drift:?}");
+        assert_eq!(drift[0]["commit"], late.as_str());
+        assert_eq!(drift[0]["session"], "s1");
+    }
+}

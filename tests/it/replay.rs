@@ -546,6 +546,211 @@ fn others_judged_work_arriving_without_a_remote_tracking_branch_passes() {
 }
 
 #[test]
+fn a_pull_rebase_conflict_resolved_over_another_sessions_held_line_is_judged_as_a_new_change() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // alice's s1 held Goals, committed inside it (not pushed), closed.
+    at(&mut m.a, 30);
+    open(&m.a, "projets/plan.md#Goals", "s1");
+    at(&mut m.a, 31);
+    commit_plan(
+        &m.a,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    )
+    .ok();
+    at(&mut m.a, 32);
+    m.a.bsi(&["close", "s1"]).ok();
+    let mine = head(&m.a);
+    // bob's s3 holds Goals now, and pushed its own line there.
+    at(&mut m.b, 33);
+    m.b.git(&["pull", "-q", "--no-rebase"]);
+    open(&m.b, "projets/plan.md#Goals", "s3");
+    at(&mut m.b, 34);
+    commit_plan(
+        &m.b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    let theirs = head(&m.b);
+    // alice pulls with a rebase: the two lines conflict. She keeps her
+    // own and continues: s3's committed line, in s3's active claim, would
+    // be overwritten.
+    at(&mut m.a, 35);
+    m.a.git(&["fetch", "-q", "origin"]);
+    assert!(m.a.bsi(&["status"]).stdout.contains("s3"));
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--rebase", "origin", "main"],
+    );
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    let own = m.a.git(&["show", &format!("{mine}:{PLAN}")]);
+    m.a.write(PLAN, &own);
+    m.a.git(&["add", PLAN]);
+    let r = git_env(
+        &m.a,
+        Some("s1"),
+        &["rebase", "--continue"],
+        &[("GIT_EDITOR", "true")],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    let main =
+        m.a.git(&["rev-parse", "refs/heads/main"])
+            .trim()
+            .to_string();
+    let over_theirs =
+        m.a.git_run(&["merge-base", "--is-ancestor", &theirs, &main])
+            .code
+            == 0;
+    let text = m.a.git(&["show", &format!("{main}:{PLAN}")]);
+    assert!(
+        !over_theirs || text.contains("goal text by s3"),
+        "main overwrote s3's line: {text}"
+    );
+}
+
+#[test]
+fn an_amend_past_pre_commit_adding_a_line_inside_anothers_claim_is_refused_like_a_new_commit() {
+    let mut b = hooked();
+    let mine = s1_then_s2(&mut b);
+    at(&mut b, 34);
+    let plan = b.read(PLAN);
+    b.write(
+        PLAN,
+        &plan.replacen("goal text by s1", "goal text by s1\n\na new goal by s1", 1),
+    );
+    b.git(&["add", PLAN]);
+    // As a new commit: refused.
+    let r = git_now(&b, Some("s1"), &["commit", "-q", "-m", "more goals"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), mine);
+    // As an amend of s1's old commit, past pre-commit: refused the same.
+    let r = git_now(
+        &b,
+        Some("s1"),
+        &["commit", "-q", "--amend", "--no-verify", "--no-edit"],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), mine);
+    // Reworded, what it changes the same: it passes.
+    b.git(&["reset", "-q", "--hard"]);
+    let r = git_now(
+        &b,
+        Some("s1"),
+        &[
+            "commit",
+            "-q",
+            "--amend",
+            "--no-verify",
+            "-m",
+            "goals by s1, reworded\n\nBSI-Session: s1",
+        ],
+    );
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    assert!(b.read(PLAN).contains("goal text by s1"));
+}
+
+#[test]
+fn a_commit_made_after_its_session_closed_the_section_is_no_replay_whatever_the_minute() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    at(&mut b, 31);
+    b.bsi(&["close", "s1"]).ok();
+    // A minute after s1 closed Goals, a commit tagged s1 is forced inside
+    // it: s1 did not hold Goals when it was made.
+    at(&mut b, 32);
+    let plan = b.read(PLAN);
+    b.write(PLAN, &plan.replacen("goal text", "goal text late", 1));
+    b.git(&["add", PLAN]);
+    git_now(
+        &b,
+        Some("s1"),
+        &["-c", "bsi.hookMode=off", "commit", "-q", "-m", "late goals"],
+    )
+    .ok();
+    let late = head(&b);
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s2");
+    git_now(&b, Some("s1"), &["reset", "-q", "--hard", "HEAD~1"]).ok();
+    let before = head(&b);
+    let r = git_now(&b, Some("s1"), &["reset", "-q", "--hard", "ORIG_HEAD"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s2");
+    assert_eq!(head(&b), before);
+    assert_ne!(head(&b), late);
+}
+
+#[test]
+fn a_cherry_pick_conflict_resolved_over_another_sessions_held_line_is_judged_as_a_new_change() {
+    let mut b = hooked();
+    at(&mut b, 30);
+    open(&b, "projets/plan.md#Goals", "s1");
+    b.git(&["checkout", "-q", "-b", "side"]);
+    at(&mut b, 31);
+    commit_plan(
+        &b,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    )
+    .ok();
+    at(&mut b, 32);
+    b.bsi(&["close", "s1"]).ok();
+    b.git(&["checkout", "-q", "main"]);
+    at(&mut b, 33);
+    open(&b, "projets/plan.md#Goals", "s3");
+    at(&mut b, 34);
+    commit_plan(
+        &b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    let theirs = head(&b);
+    at(&mut b, 35);
+    let r = git_now(&b, Some("s1"), &["cherry-pick", "side"]);
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    let own = b.git(&["show", &format!("side:{PLAN}")]);
+    b.write(PLAN, &own);
+    b.git(&["add", PLAN]);
+    let r = git_env(
+        &b,
+        Some("s1"),
+        &["cherry-pick", "--continue"],
+        &[("GIT_EDITOR", "true")],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(b.git(&["rev-parse", "refs/heads/main"]).trim(), theirs);
+    // Past pre-commit, the copy keeps the original's author time: still
+    // judged by what it changes, a line s3 wrote.
+    let r = git_now(
+        &b,
+        Some("s1"),
+        &["commit", "-q", "--no-verify", "--no-edit"],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(b.git(&["rev-parse", "refs/heads/main"]).trim(), theirs);
+}
+
+#[test]
 fn a_refused_reset_names_the_one_command_that_puts_the_files_back() {
     let mut b = hooked();
     at(&mut b, 30);

@@ -9,9 +9,11 @@ use crate::drift;
 use crate::error::{Error, Result};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::git::{Change, ChangesOf, MergeFile, MergeOf};
+use crate::changes;
+use crate::git::{Change, ChangesOf, CommitInfo, MergeFile, MergeOf};
 use crate::guard::merge::{self, Other};
 use crate::guard::{self, ClaimIndex, Finding, Region, Touch};
+use crate::holdings::{Holdings, Version};
 use crate::markdown;
 use crate::registry::{self, Claim, Registry, col};
 use crate::resolve;
@@ -21,6 +23,7 @@ use crate::store::Brain;
 use crate::trailer;
 use crate::ttl;
 use crate::words::command_line;
+use std::collections::HashMap;
 
 /// Checks changed files against `index`. Paths are compared NFC-normalised,
 /// as scopes are stored. This is the one path from a list of changes to
@@ -178,6 +181,48 @@ pub fn made_by_holder(
     Ok(check_commit(brain, &index, Some(author), c.id, c.merge, md)?.is_empty())
 }
 
+/// Whether commit `c`, replacing `originals` (the commits of its session
+/// that the branch update leaves behind: what a rebase, an amend or a
+/// squash copies), changes no more than they did: in each file, every line
+/// it removes one of them removed, every line it adds one of them added
+/// ([`crate::changes::within_edits`]). A copy a rebase applied cleanly, a
+/// squash, a reworded amend are; a conflict resolved over a line another
+/// commit wrote since, or an amend that adds a line, are not — they are
+/// new changes, judged as any. A file whose text cannot be read is the
+/// same only when one of the originals left it so.
+pub fn replays_within(brain: &Brain, c: &CommitInfo, originals: &[CommitInfo]) -> Result<bool> {
+    type Edits = (Vec<String>, Vec<String>);
+    let mut edits: HashMap<String, Vec<Edits>> = HashMap::new();
+    let mut left: HashMap<String, Vec<Option<Oid>>> = HashMap::new();
+    for o in originals.iter().filter(|o| !o.merge) {
+        for ch in read_changes(brain, ChangesOf::Commit(o.id))? {
+            let blob = if ch.deleted { None } else { ch.new_blob };
+            left.entry(ch.path.clone()).or_default().push(blob);
+            if let (Some(old), Some(new)) = (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
+                edits
+                    .entry(ch.path.clone())
+                    .or_default()
+                    .push(changes::edit_lines(&old, &new));
+            }
+        }
+    }
+    for ch in read_changes(brain, ChangesOf::Commit(c.id))? {
+        let same =
+            if let (Some(old), Some(new)) = (brain.git.old_text(&ch), brain.git.new_text(&ch)) {
+                edits
+                    .get(&ch.path)
+                    .is_some_and(|o| changes::within_edits(&changes::edit_lines(&old, &new), o))
+            } else {
+                let blob = if ch.deleted { None } else { ch.new_blob };
+                left.get(&ch.path).is_some_and(|b| b.contains(&blob))
+            };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Reads the changes of `of`.
 pub fn read_changes(brain: &Brain, of: ChangesOf<'_>) -> Result<Vec<Change>> {
     brain.git.changes(of)
@@ -326,51 +371,111 @@ fn history_claims(
     Ok(out)
 }
 
-/// Registry times are to the minute, and the clocks of two machines
-/// differ: a commit counts as made while a claim was held within this
-/// many seconds of its opening and closing.
+/// Where the record of who held what does not reach a claim (the registry
+/// commit that granted or ended it out of the history read), its row's
+/// minutes count, within this many seconds: registry rows are to the
+/// minute.
 pub const LEEWAY_SECS: i64 = 120;
 
-/// A claim in a session's life: held still (`closed` is `None`: its active
-/// or stale claims) or held from `opened` until `closed` (its history).
+/// A claim in a session's life, and when it was held: from the second of
+/// the registry commit that granted it until the second of the one that
+/// ended it (`None`: held still, its active or stale claims).
 #[derive(Debug, Clone)]
 pub struct Held {
     pub claim: Claim,
     pub stale: bool,
-    /// When it was closed, seconds since the epoch.
+    /// From when, seconds since the epoch (`i64::MIN`: since before the
+    /// registry history read).
+    pub from: i64,
+    /// Until when, seconds since the epoch; `None`: held still.
     pub closed: Option<i64>,
 }
 
-/// Every claim `session` holds or held: its active and stale claims in
-/// `reg`, then the claims its history rows name (the registry's; the
-/// archive files hold rows too old to matter to a commit being judged).
+/// Every claim `session` holds or held, each with when, by the record of
+/// who held what ([`holdings`]): its active and stale claims in `reg`
+/// from the second they were granted, then every claim of it the record
+/// saw granted and ended. A history row of the registry the record does
+/// not reach (the archive files hold rows too old to matter to a commit
+/// being judged) counts from its minutes, within [`LEEWAY_SECS`].
 pub fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
-    let mut out: Vec<Held> = reg
+    let now: Vec<(&Claim, bool)> = reg
         .all_claims()
         .filter(|(c, _)| c.session == session)
-        .map(|(c, stale)| Held {
+        .collect();
+    let past = history_claims(brain, reg, &[], session)?;
+    let Some(since) = now
+        .iter()
+        .map(|(c, _)| c.opened.timestamp())
+        .chain(past.iter().map(|c| c.opened.timestamp()))
+        .min()
+    else {
+        return Ok(Vec::new());
+    };
+    let record = holdings(brain, since);
+    let mut out: Vec<Held> = now
+        .iter()
+        .map(|&(c, stale)| Held {
             claim: c.clone(),
             stale,
+            from: match record.granted(session, &c.scope) {
+                Some(from) => from.unwrap_or(i64::MIN),
+                None => c.opened.timestamp() - LEEWAY_SECS,
+            },
             closed: None,
         })
         .collect();
-    for c in history_claims(brain, reg, &[], session)? {
-        let closed = c.expires.timestamp();
+    let ended: Vec<&crate::holdings::Hold> = record
+        .holds()
+        .iter()
+        .filter(|h| h.session == session && h.until.is_some())
+        .collect();
+    for h in &ended {
+        let row = past.iter().find(|c| c.scope == h.scope);
+        let at = |t: Option<i64>| {
+            t.and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+                .map(|d| d.fixed_offset())
+        };
+        let opened = at(h.from).or(row.map(|r| r.opened));
+        let Some(opened) = opened else { continue };
         out.push(Held {
-            claim: c,
+            claim: Claim {
+                session: session.to_string(),
+                scope: h.scope.clone(),
+                agent: row.map(|r| r.agent.clone()).unwrap_or_default(),
+                opened,
+                expires: at(h.until).unwrap_or(opened),
+                note: String::new(),
+                reason: None,
+                extra: Vec::new(),
+            },
             stale: false,
-            closed: Some(closed),
+            from: h.from.unwrap_or(i64::MIN),
+            closed: h.until,
         });
+    }
+    for c in past {
+        let closed = c.expires.timestamp();
+        let reached = ended.iter().any(|h| {
+            h.scope == c.scope && h.until.is_some_and(|u| (closed..closed + 60).contains(&u))
+        });
+        if !reached {
+            out.push(Held {
+                from: c.opened.timestamp() - LEEWAY_SECS,
+                closed: Some(closed + LEEWAY_SECS),
+                claim: c,
+                stale: false,
+            });
+        }
     }
     Ok(out)
 }
 
-/// The claims of `life` held at `time` (seconds since the epoch): opened
-/// by then, and not closed yet (within [`LEEWAY_SECS`]). Pure.
+/// The claims of `life` held at `time` (seconds since the epoch): granted
+/// by then (a commit of the grant's own second counts as made under it),
+/// and not ended before. Pure.
 pub fn held_at(life: &[Held], time: i64) -> Vec<(&Claim, bool)> {
     life.iter()
-        .filter(|h| h.claim.opened.timestamp() - LEEWAY_SECS <= time)
-        .filter(|h| h.closed.is_none_or(|c| time <= c + LEEWAY_SECS))
+        .filter(|h| h.from <= time && h.closed.is_none_or(|c| time <= c))
         .map(|h| (&h.claim, h.stale))
         .collect()
 }
@@ -594,16 +699,22 @@ pub const DRIFT_DEPTH: usize = 5000;
 
 /// The drift of `claims` ([`crate::drift`]): the commits of the content
 /// branch (HEAD's history, pulled work included) made since the oldest of
-/// them was opened that changed a claimed part and are not its holder's.
-/// Each commit that could drift a claim is read once, by the guard's one
-/// reading of a commit; the history made before the oldest claim is not
-/// walked. `now` is this run's time, seconds since the epoch.
+/// them was opened that changed a claimed part while its holder held it,
+/// and whose session did not hold that part then — by the record of who
+/// held what ([`holdings`]), to the second. Each commit that could drift a
+/// claim is read once, by the guard's one reading of a commit; the history
+/// made before the oldest claim is not walked. `now` is this run's time,
+/// seconds since the epoch.
 pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<drift::Drift>> {
     let Some(oldest) = claims.iter().map(|(c, _)| c.opened.timestamp()).min() else {
         return Ok(Vec::new());
     };
-    let claims = claim_starts(brain, claims, oldest);
-    let index = ClaimIndex::from_claims(claims.iter().map(|&(c, stale, _)| (c, stale)));
+    let record = holdings(brain, oldest).with_unread(
+        claims
+            .iter()
+            .map(|(c, _)| (c.session.as_str(), &c.scope, c.opened.timestamp())),
+    );
+    let index = ClaimIndex::from_claims(claims.iter().copied());
     let md = brain.markdown.clone();
     let mut landed = Vec::new();
     for m in brain.git.commits_made_since(oldest, DRIFT_DEPTH)? {
@@ -618,7 +729,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
             time: m.time,
             touched: Vec::new(),
         };
-        if !drift::may_drift(&claims, &commit, now) {
+        if !drift::may_drift(&record, claims, &commit, now) {
             continue;
         }
         for f in check_commit(brain, &index, None, m.info.id, m.info.merge, &md)? {
@@ -628,7 +739,7 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
                 region,
                 ..
             } = f
-                && let Some(i) = claims.iter().position(|(c, _, _)| std::ptr::eq(*c, claim))
+                && let Some(i) = claims.iter().position(|(c, _)| std::ptr::eq(*c, claim))
             {
                 commit.touched.push(drift::Touch {
                     claim: i,
@@ -639,58 +750,107 @@ pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<d
         }
         landed.push(commit);
     }
-    Ok(drift::drift(&claims, &landed, now))
+    Ok(drift::drift(&record, claims, &landed, now))
 }
 
-/// How many registry commits are read for when each claim was opened.
-const OPEN_DEPTH: usize = 2000;
+/// How many registry commits the record of who held what reads at most.
+const RECORD_DEPTH: usize = 2000;
 
-/// Each claim with the first second a commit counts as made while it was
-/// held: the registry records the minute a claim was opened, so a commit
-/// made earlier in that minute (the work the claim was opened after)
-/// would count too; the registry commit that opened it (`BSI-Action:
-/// open`, naming its session, within that minute) says the second. The
-/// registry branch and its remote-tracking copy are read back to the
-/// oldest claim's minute.
-fn claim_starts<'c>(
-    brain: &Brain,
-    claims: &[(&'c Claim, bool)],
-    oldest: i64,
-) -> Vec<drift::Since<'c>> {
-    let tips = brain.tips(None);
-    let mut from: Vec<Oid> = tips.local.into_iter().collect();
-    from.extend(tips.tracking);
-    let opens: Vec<(i64, Vec<String>)> = brain
-        .git
-        .messages_since(&from, oldest, OPEN_DEPTH)
-        .into_iter()
-        .filter_map(|(_, time, message)| {
-            let t = trailer::Registry::parse(&message);
-            match t.action.as_deref() {
-                Some("open") => Some((time, t.sessions)),
-                // A close that handed waiters their claims names them after
-                // the session it closed.
-                Some("close" | "force-close") if t.sessions.len() > 1 => {
-                    Some((time, t.sessions[1..].to_vec()))
-                }
-                _ => None,
+/// The record of who held what, when ([`crate::holdings`]): the registry
+/// commits made since `since` (seconds since the epoch) on the local
+/// registry branch and on every remote-tracking copy of it — what the
+/// remote published counts as much as what this clone wrote —, each
+/// commit once whichever ref reaches it, with the claims each holds; and
+/// the parents they were made on, for what was held before them. A commit
+/// whose registry cannot be read is left out.
+pub fn holdings(brain: &Brain, since: i64) -> Holdings {
+    let mut tips: Vec<Oid> = brain.tips(None).local.into_iter().collect();
+    tips.extend(
+        brain
+            .git
+            .refs_glob(&format!("refs/remotes/*/{}", brain.branch)),
+    );
+    // Read once a command: a record read from further back, of the same
+    // registry tips and repository, answers for any later second too.
+    let key = (brain.git.git_dir(), tips.clone());
+    let cached = RECORD.with(|r| {
+        r.borrow()
+            .as_ref()
+            .filter(|(k, from, _)| *k == key && *from <= since)
+            .map(|(_, _, h)| h.clone())
+    });
+    if let Some(h) = cached {
+        return h;
+    }
+    let record = read_holdings(brain, &tips, since);
+    RECORD.with(|r| *r.borrow_mut() = Some((key, since, record.clone())));
+    record
+}
+
+/// The repository and registry tips, the second from which, and the
+/// record last read by [`holdings`] in this thread.
+type RecordCache = Option<((std::path::PathBuf, Vec<Oid>), i64, Holdings)>;
+
+thread_local! {
+    static RECORD: std::cell::RefCell<RecordCache> = const { std::cell::RefCell::new(None) };
+}
+
+/// [`holdings`], read.
+fn read_holdings(brain: &Brain, tips: &[Oid], since: i64) -> Holdings {
+    type Claims = Vec<(String, Scope)>;
+    let graph = brain.git.graph_since(tips, since, RECORD_DEPTH);
+    let parents_of: HashMap<Oid, &Vec<Oid>> = graph.iter().map(|(id, _, p)| (*id, p)).collect();
+    let read = |id: Oid| -> Option<Claims> {
+        let reg = brain.parse(brain.text_at(id).ok()?).ok()?;
+        Some(
+            reg.all_claims()
+                .map(|(c, _)| (c.session.clone(), c.scope.clone()))
+                .collect(),
+        )
+    };
+    let mut held: HashMap<Oid, Option<Claims>> = HashMap::new();
+    for (id, _, parents) in &graph {
+        held.insert(*id, read(*id));
+        for p in parents {
+            if !parents_of.contains_key(p) && !held.contains_key(p) {
+                held.insert(*p, read(*p));
             }
-        })
-        .collect();
-    claims
-        .iter()
-        .map(|&(c, stale)| {
-            let minute = c.opened.timestamp();
-            let opened = opens
-                .iter()
-                .filter(|(t, sessions)| {
-                    (minute..minute + 60).contains(t) && sessions.contains(&c.session)
-                })
-                .map(|(t, _)| *t)
-                .min();
-            (c, stale, opened.map_or(minute, |t| t + 1))
-        })
-        .collect()
+        }
+    }
+    // A commit whose registry cannot be read changed nothing: it holds
+    // what its first parent read holds, so no claim is taken for held
+    // since before the record.
+    let claims_of = |id: Oid| -> Option<&Claims> {
+        let mut at = id;
+        loop {
+            match held.get(&at)? {
+                Some(claims) => return Some(claims),
+                None => at = *parents_of.get(&at)?.first()?,
+            }
+        }
+    };
+    let mut versions = Vec::new();
+    for (id, time, parents) in &graph {
+        for p in parents.iter().filter(|p| !parents_of.contains_key(p)) {
+            if let Some(Some(claims)) = held.get(p) {
+                versions.push(Version {
+                    id: p.to_string(),
+                    time: since - 1,
+                    parents: Vec::new(),
+                    held: claims.clone(),
+                });
+            }
+        }
+        if let Some(claims) = claims_of(*id) {
+            versions.push(Version {
+                id: id.to_string(),
+                time: *time,
+                parents: parents.iter().map(ToString::to_string).collect(),
+                held: claims.clone(),
+            });
+        }
+    }
+    Holdings::of(&versions)
 }
 
 /// The drift of every claim of `reg` (active and stale), or of `session`'s

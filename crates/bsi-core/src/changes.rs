@@ -174,6 +174,46 @@ pub fn text_change(old: &str, new: &str) -> TextChange {
     }
 }
 
+/// The lines a change from `old` to `new` removes and adds, by their text
+/// (line ends trimmed), wherever they are: what a change does, apart from
+/// where it lands. A rebased copy that applied cleanly removes and adds
+/// the lines its original did; a conflict resolved over another's line
+/// removes that line too.
+pub fn edit_lines(old: &str, new: &str) -> (Vec<String>, Vec<String>) {
+    let a = lines(old);
+    let b = lines(new);
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    let text = |l: &str| l.trim_end_matches(['\n', '\r']).to_string();
+    for op in diff(&a, &b) {
+        match op {
+            Op::Remove(i) => removed.push(text(a[i])),
+            Op::Add(j) => added.push(text(b[j])),
+            Op::Keep(..) => {}
+        }
+    }
+    (removed, added)
+}
+
+/// Whether a change does no more than `originals` did together: each line
+/// it removes, one of them removed, and each line it adds, one of them
+/// added (by text, in any of them, wherever). Each change is the
+/// ([`edit_lines`]) of one file. Pure.
+pub fn within_edits(
+    change: &(Vec<String>, Vec<String>),
+    originals: &[(Vec<String>, Vec<String>)],
+) -> bool {
+    let removed = change
+        .0
+        .iter()
+        .all(|l| originals.iter().any(|o| o.0.contains(l)));
+    let added = change
+        .1
+        .iter()
+        .all(|l| originals.iter().any(|o| o.1.contains(l)));
+    removed && added
+}
+
 /// The innermost heading index holding each line (0-based lines).
 fn chains(o: &Outline, n: usize) -> Vec<Chain> {
     (0..n)
@@ -506,6 +546,47 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_clean_copy_and_a_squash_change_no_more_than_their_originals() {
+        let base = "# P\n\n## Goals\n\ngoal text\n\n## Risks\n\nrisk text\n";
+        let s1 = base.replace("goal text", "goal text by s1");
+        let original = edit_lines(base, &s1);
+        assert_eq!(
+            original,
+            (
+                vec!["goal text".to_string()],
+                vec!["goal text by s1".to_string()]
+            )
+        );
+        // Rebased onto another's change elsewhere in the file: the same.
+        let theirs = base.replace("risk text", "risk text by s3");
+        let copy = edit_lines(&theirs, &theirs.replace("goal text", "goal text by s1"));
+        assert!(within_edits(&copy, std::slice::from_ref(&original)));
+        // Two commits squashed into one.
+        let two = s1.replace("goal text by s1", "goal text two");
+        let originals = [original.clone(), edit_lines(&s1, &two)];
+        assert!(within_edits(&edit_lines(base, &two), &originals));
+    }
+
+    #[test]
+    fn a_conflict_resolved_over_anothers_line_or_an_added_line_is_a_new_change() {
+        let base = "# P\n\n## Goals\n\ngoal text\n";
+        let original = edit_lines(base, &base.replace("goal text", "goal text by s1"));
+        let theirs = base.replace("goal text", "goal text by s3");
+        let resolved = edit_lines(
+            &theirs,
+            &theirs.replace("goal text by s3", "goal text by s1"),
+        );
+        assert!(!within_edits(&resolved, std::slice::from_ref(&original)));
+        let amended = edit_lines(
+            base,
+            &base.replace("goal text", "goal text by s1\n\nnew goal"),
+        );
+        assert!(!within_edits(&amended, std::slice::from_ref(&original)));
+        // No original at all: nothing is within.
+        assert!(!within_edits(&original, &[]));
+    }
 
     #[test]
     fn a_three_way_merge_keeps_both_sides_or_says_conflict() {

@@ -1467,6 +1467,43 @@ impl Git {
         out
     }
 
+    /// The commits reachable from `tips` (each once, whichever tip reaches
+    /// it) newest first by commit time, down to the first committed before
+    /// `since`, at most `limit`: each with its commit time and parents.
+    pub fn graph_since(&self, tips: &[Oid], since: i64, limit: usize) -> Vec<(Oid, i64, Vec<Oid>)> {
+        let Ok(mut walk) = self.repo.revwalk() else {
+            return Vec::new();
+        };
+        for t in tips {
+            let _ = walk.push(*t);
+        }
+        if walk.set_sorting(Sort::TIME).is_err() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for id in walk.take(limit).flatten() {
+            let Ok(c) = self.repo.find_commit(id) else {
+                continue;
+            };
+            let time = c.committer().when().seconds();
+            if time < since {
+                break;
+            }
+            out.push((id, time, c.parent_ids().collect()));
+        }
+        out
+    }
+
+    /// The targets of the refs matching `glob` (`refs/remotes/*/brain-index`).
+    pub fn refs_glob(&self, glob: &str) -> Vec<Oid> {
+        let Ok(refs) = self.repo.references_glob(glob) else {
+            return Vec::new();
+        };
+        refs.flatten()
+            .filter_map(|r| r.resolve().ok()?.target())
+            .collect()
+    }
+
     /// HEAD's history newest first by commit time, down to the first
     /// commit made before `since` (seconds since the epoch), at most
     /// `limit` commits: with who made each and when it was committed. A

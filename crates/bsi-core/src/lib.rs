@@ -21,7 +21,8 @@
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
 //! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status` and `whoami`; what a git move would take out of the work tree; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`next`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
-//! | [`drift`] | a claimed part changed on the content branch by a commit that is not its holder's | yes | [`guard`], [`registry`] |
+//! | [`holdings`] | who held what, when: the grants and ends of the registry's history, each at the second of its commit, and who held a part at a second | yes | [`scope`] |
+//! | [`drift`] | a claimed part changed on the content branch by a commit whose session did not hold it then | yes | [`guard`], [`holdings`], [`registry`], [`scope`] |
 //! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`registry`], [`scope`], [`ttl`], [`words`] |
 //! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
 //! | [`markdown`] | the one pulldown-cmark parser: heading trees, tables | yes | [`scope`] |
@@ -29,7 +30,7 @@
 //! | [`session`] | new session ids | yes | — |
 //! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
 //! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`platform`], [`registry`], [`settings`], [`store`], [`words`] |
-//! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`claims`], [`drift`], [`git`], [`guard`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
+//! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`changes`], [`claims`], [`drift`], [`git`], [`guard`], [`holdings`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
 //! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |
 //! | [`git`] | the only user of git2; a remote that is a repository on this disk read in process ([`git::local_remote`]) | IO | [`git_cli`] |
@@ -58,6 +59,7 @@ pub mod error;
 pub mod git;
 pub mod git_cli;
 pub mod guard;
+pub mod holdings;
 pub mod markdown;
 pub mod next;
 pub mod platform;
