@@ -214,10 +214,12 @@ pub enum Command {
 
     /// The journal of sessions: the git history of the registry.
     ///
-    /// One line per change: time (in this machine's time zone), action, the
-    /// agent that acted, session and scopes, fitted to the screen ($COLUMNS
-    /// when set, else the terminal's width, else 80). `-v` adds each
-    /// commit's id, git author and trailers.
+    /// One row per write (a commit several writers shared gives a row for
+    /// each): time (in this machine's time zone), action, the agent that
+    /// acted, session and every scope, fitted to the screen ($COLUMNS when
+    /// set, else the terminal's width, else 80) by wrapping, never by
+    /// cutting; whole on one line in a pipe. `-v` adds the commit that
+    /// carried each write, its git author and the write's trailers.
     Log(LogArgs),
 
     /// Print a shell completion script.
@@ -414,7 +416,7 @@ pub struct VerifyArgs {
 /// The arguments of `bsi log`.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Show at most N entries.
+    /// Show at most N writes.
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]

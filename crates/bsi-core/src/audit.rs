@@ -576,8 +576,13 @@ fn claim_starts<'c>(
         .git
         .messages_since(&from, oldest, OPEN_DEPTH)
         .into_iter()
-        .filter_map(|(_, time, message)| {
-            let t = trailer::Registry::parse(&message);
+        // Each write of a commit several writers shared, apart.
+        .flat_map(|(_, time, message)| {
+            trailer::writes(&message)
+                .into_iter()
+                .map(move |w| (time, w.trailers))
+        })
+        .filter_map(|(time, t)| {
             match t.action.as_deref() {
                 Some("open") => Some((time, t.sessions)),
                 // A close that handed waiters their claims names them after
