@@ -1,11 +1,12 @@
 //! `bsi log`: the journal of sessions, read from the registry's git history.
 
-use chrono::{DateTime, FixedOffset, TimeZone};
+use chrono::DateTime;
 use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::LogArgs;
 use crate::output;
+use bsi_core::api;
 use bsi_core::error::{Result, exit};
 use bsi_core::trailer;
 
@@ -40,49 +41,23 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
-    let tip = view.tip().ok_or_else(|| brain.missing())?;
-    // A commit carries one write at least: `limit` commits hold enough.
-    let commits = brain
-        .git
-        .journal(tip, bsi_core::store::BRANCH_FILE, limit)?;
-    let mut entries: Vec<Entry> = Vec::new();
-    for c in &commits {
-        let time = FixedOffset::east_opt(c.time.1 * 60)
-            .and_then(|o| o.timestamp_opt(c.time.0, 0).single())
-            .unwrap_or_else(|| DateTime::UNIX_EPOCH.fixed_offset());
-        let writes = trailer::writes(&c.message);
-        let shared = writes.len() > 1;
-        for w in writes {
-            let what = w.what();
+    let entries: Vec<Entry> = api::views::journal(&brain, &view, limit)?
+        .into_iter()
+        .map(|w| {
+            let what = w.write.what();
             let trailer::Write {
                 trailers,
                 request,
                 summary,
-            } = w;
-            let mut lines: Vec<String> = if shared {
-                trailer::Registry {
-                    sessions: trailers.sessions.clone(),
-                    action: trailers.action.clone(),
-                    agent: trailers.agent.clone(),
-                    scopes: trailers.scopes.clone(),
-                }
-                .render()
-                .lines()
-                .map(String::from)
-                .collect()
-            } else {
-                trailer::bsi_lines(&c.message)
-                    .into_iter()
-                    .map(String::from)
-                    .collect()
-            };
-            if shared && let Some(r) = &request {
+            } = w.write;
+            let mut lines: Vec<String> = trailers.render().lines().map(String::from).collect();
+            if let Some(r) = &request {
                 lines.push(format!("{}: {r}", trailer::REQUEST));
             }
-            entries.push(Entry {
-                commit: c.id.to_string(),
-                time: output::rfc3339(time),
-                author: c.author.clone(),
+            Entry {
+                commit: w.commit,
+                time: output::rfc3339(w.time),
+                author: w.author,
                 by_bsi: trailers.action.is_some(),
                 agent: trailers.agent,
                 action: trailers.action,
@@ -91,12 +66,9 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
                 what,
                 summary,
                 trailers: lines,
-            });
-        }
-    }
-    if let Some(l) = limit {
-        entries.truncate(l);
-    }
+            }
+        })
+        .collect();
     out.json(|| &entries)?;
     // The log is what was asked for: printed with --quiet too.
     out.show(|w| {

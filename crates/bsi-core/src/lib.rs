@@ -19,7 +19,7 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog and the reads of `status` and `whoami`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`guard`], [`next`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`ttl`], [`values`], [`wait`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog and the reads of `status`, `whoami` and the journal; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`guard`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`drift`] | a claimed part changed on the content branch by a commit that is not its holder's | yes | [`guard`], [`registry`] |
 //! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`registry`], [`scope`], [`ttl`], [`words`] |
@@ -37,6 +37,7 @@
 //! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
 //! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
 //! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead | IO | — |
+//! | [`page`] | the live page of the brain as data: the tree of folders, files and sections with the claims on each, reserved sections, the queue, drift, the latest writes | yes | [`drift`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`] |
 //! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
 //! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |
@@ -60,6 +61,7 @@ pub mod git_cli;
 pub mod guard;
 pub mod markdown;
 pub mod next;
+pub mod page;
 pub mod platform;
 pub mod publish;
 pub mod registry;
