@@ -223,15 +223,17 @@ fn holds(s: &mut String, holds: &[Hold], reserved: bool) {
 
 fn node(s: &mut String, n: &Node, root: bool) {
     let id = id_of(&n.scope);
+    // A folder ends in `/`; a section is marked `§`.
     let (icon, name) = match n.kind {
-        Kind::Dir if root => ("📁", "The whole brain".to_string()),
-        Kind::Dir => ("📁", format!("{}/", escape(&n.name))),
-        Kind::File => ("📄", escape(&n.name)),
-        Kind::Section => ("§", escape(&n.name)),
+        Kind::Dir if root => ("", "The whole brain".to_string()),
+        Kind::Dir => ("", format!("{}/", escape(&n.name))),
+        Kind::File => ("", escape(&n.name)),
+        Kind::Section => (
+            "<span class=\"icon\" aria-hidden=\"true\">§</span> ",
+            escape(&n.name),
+        ),
     };
-    let label = format!(
-        "<span class=\"icon\" aria-hidden=\"true\">{icon}</span> <span class=\"name\">{name}</span>"
-    );
+    let label = format!("{icon}<span class=\"name\">{name}</span>");
     let kind = match n.kind {
         Kind::Dir => "dir",
         Kind::File => "file",
