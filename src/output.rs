@@ -926,6 +926,54 @@ pub fn collisions_json<'a>(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_wrapped_cell_keeps_every_character_and_fits() {
+        for (text, width) in [
+            ("projets/plan.md#Risks, notes/new.md", 17),
+            ("a-very-long-agent-name@workstation-7", 8),
+            ("sess-20260314-1250-rk03", 10),
+            ("abcdefghijklmnopqrstuvwxyz", 7),
+            ("short", 10),
+        ] {
+            let lines = wrap_cell(text, width);
+            assert!(
+                lines.iter().all(|l| l.chars().count() <= width),
+                "{lines:?}"
+            );
+            // Broken at a space, the space goes; else nothing is lost.
+            assert_eq!(lines.concat(), text.replace(' ', ""), "{lines:?}");
+        }
+        assert_eq!(
+            wrap_cell("projets/plan.md#Risks, notes/new.md", 17),
+            ["projets/plan.md#", "Risks,", "notes/new.md"]
+        );
+        assert_eq!(
+            wrap_cell("sess-20260314-1250-rk03", 10),
+            ["sess-", "20260314-", "1250-rk03"]
+        );
+    }
+
+    #[test]
+    fn a_wrapping_column_gives_its_row_more_lines() {
+        let t = Table {
+            columns: vec![
+                Column {
+                    header: "A".into(),
+                    shrink: Shrink::Never,
+                    order: 0,
+                },
+                Column {
+                    header: "SCOPES".into(),
+                    shrink: Shrink::Wrap(6),
+                    order: 1,
+                },
+            ],
+            rows: vec![vec![Cell::new("x"), Cell::new("a/b.md, c/d.md")]],
+        };
+        assert_eq!(t.render(12, false), "A  SCOPES\nx  a/b.md,\n   c/d.md\n");
+        assert_eq!(t.render_rows(12, false).len(), 2);
+    }
+
     /// [`table`], with whole lines painted: `styles[i]` for row `i`.
     fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -> String {
         let plain = table(rows);

@@ -368,3 +368,16 @@ pub fn state_json(page: &Page, r: &Reading) -> String {
     })
     .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_from_people_is_text() {
+        assert_eq!(
+            escape(r#"<script>alert('x')</script> & "q""#),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
+    }
+}
