@@ -447,8 +447,8 @@ pub enum Shrink {
     /// above the rest of its row, and does not widen the column.
     OwnLine,
     /// Never cut: wrapped onto more lines of its row, down to this many
-    /// characters, at spaces, else after a `-`, `@`, `.`, `/` or `#`, else
-    /// anywhere.
+    /// characters, at spaces, else after a `/`, `#` or `@`, else after a
+    /// `-` or `.`, else anywhere.
     Wrap(usize),
     /// [`Shrink::Wrap`] for an id: it gives way only once every other
     /// column is down to its least width.
@@ -515,15 +515,28 @@ impl Table {
         self.widths_within(width, &caps)
     }
 
-    /// The natural width of each column: its widest cell or its header.
+    /// The natural width of each column: its widest cell or its header
+    /// (for ids that wrap, [`Shrink::WrapId`], the widest id: several in a
+    /// cell take a line each).
     fn natural(&self, caps: &[usize]) -> Vec<usize> {
         (0..self.columns.len())
             .map(|i| {
+                let ids = matches!(self.columns[i].shrink, Shrink::WrapId(_));
                 self.rows
                     .iter()
                     .filter(|r| !self.is_title(r))
                     .filter_map(|r| r.get(i))
-                    .map(|c| c.text.chars().count())
+                    .map(|c| {
+                        if ids {
+                            c.text
+                                .split(' ')
+                                .map(|w| w.chars().count())
+                                .max()
+                                .unwrap_or(0)
+                        } else {
+                            c.text.chars().count()
+                        }
+                    })
                     .filter(|&n| n <= caps[i])
                     .chain(std::iter::once(self.columns[i].header.chars().count()))
                     .max()
@@ -723,7 +736,8 @@ impl Table {
 
 /// `text` in lines of at most `width` characters, nothing taken out:
 /// broken at spaces (the space dropped); a word wider than `width` broken
-/// after its last `-`, `@`, `.`, `/` or `#` that fits, else at `width`.
+/// after its last `/`, `#` or `@` that fits, else its last `-` or `.`, else
+/// at `width`.
 fn wrap_cell(text: &str, width: usize) -> Vec<String> {
     if width == 0 || text.chars().count() <= width {
         return vec![text.to_string()];
@@ -734,9 +748,10 @@ fn wrap_cell(text: &str, width: usize) -> Vec<String> {
         let mut rest: Vec<char> = word.chars().collect();
         let mut starts = true;
         while rest.len() > width {
-            let cut = rest[..width]
-                .iter()
-                .rposition(|c| matches!(c, '-' | '@' | '.' | '/' | '#'))
+            // After a folder or before a heading first, then within a name.
+            let after = |set: &[char]| rest[..width].iter().rposition(|c| set.contains(c));
+            let cut = after(&['/', '#', '@'])
+                .or_else(|| after(&['-', '.']))
                 .map_or(width, |p| p + 1);
             pieces.push((rest.drain(..cut).collect(), starts));
             starts = false;
@@ -946,6 +961,10 @@ mod tests {
         assert_eq!(
             wrap_cell("projets/plan.md#Risks, notes/new.md", 17),
             ["projets/plan.md#", "Risks,", "notes/new.md"]
+        );
+        assert_eq!(
+            wrap_cell("projets/plan.md#Risks", 14),
+            ["projets/", "plan.md#Risks"]
         );
         assert_eq!(
             wrap_cell("sess-20260314-1250-rk03", 10),

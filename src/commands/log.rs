@@ -98,9 +98,9 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
         col("ACTION".into(), Shrink::Never, 0),
         // Nothing is cut: a narrow screen wraps a row onto more lines,
         // between scopes first; a session id gives way last.
-        col("AGENT".into(), Shrink::Wrap(8), 1),
+        col("AGENT".into(), Shrink::Wrap(8), 2),
         col("SESSION".into(), Shrink::WrapId(10), 3),
-        col("SCOPES".into(), Shrink::Wrap(14), 2),
+        col("SCOPES".into(), Shrink::Wrap(14), 1),
     ];
     // A narrow screen drops the year (a pipe keeps it: nothing is cut there).
     let width = ctx.screen.width();
