@@ -287,8 +287,8 @@ summary:focus,.leaf:focus,li[tabindex]:focus{outline:2px solid #0a58ca;outline-o
 table.writes{border-collapse:collapse}table.writes td,table.writes th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}\
 table.writes th{border-bottom:1px solid #ccc}";
 
-/// The script of the live page: asks `/state` every two seconds and redraws
-/// the body when its version changed, keeping the folders the reader
+/// The script of the live page: asks `/state` every two seconds, naming the
+/// version it shows, and redraws the body when a new one comes, keeping the folders the reader
 /// opened or closed so, and the keyboard where it was.
 pub const SCRIPT: &str = r#""use strict";
 (function () {
@@ -302,12 +302,12 @@ pub const SCRIPT: &str = r#""use strict";
     if (d && d.id) { toggled[d.id] = !d.open; }
   });
   function poll() {
-    fetch("/state", { cache: "no-store" })
+    fetch("/state?v=" + encodeURIComponent(version), { cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (s) {
         document.getElementById("read").textContent = s.read;
         document.getElementById("lost").textContent = "";
-        if (s.version !== version) {
+        if (s.version !== version && typeof s.body === "string") {
           var focused = document.activeElement ? document.activeElement.id : "";
           document.getElementById("page").innerHTML = s.body;
           // What the reader opened or closed stays so.
@@ -358,15 +358,14 @@ pub fn document(page: &Page, r: &Reading, live: bool) -> String {
     )
 }
 
-/// What `/state` answers: the body, its version and the read line.
-pub fn state_json(page: &Page, r: &Reading) -> String {
-    let body = body(page);
-    serde_json::json!({
-        "version": version(&body),
-        "read": read_line(page, r),
-        "body": body,
-    })
-    .to_string()
+/// What `/state` answers: the read line, the body's version, and the body
+/// itself when the page asking has another version.
+pub fn state_json(read: &str, version: &str, body: Option<&str>) -> String {
+    let mut state = serde_json::json!({ "version": version, "read": read });
+    if let Some(body) = body {
+        state["body"] = serde_json::Value::String(body.to_string());
+    }
+    state.to_string()
 }
 
 #[cfg(test)]

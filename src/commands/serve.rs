@@ -1,7 +1,8 @@
 //! `bsi serve`: the live page of the brain on 127.0.0.1. Read only: a
 //! small HTTP/1.1 responder on the standard library's `TcpListener`
 //! answers `GET /` (the page), `GET /page.js` (its script) and `GET
-//! /state` (what the script polls: the page's body and its version); this
+//! /state?v=VERSION` (what the script polls: the read line, the body's
+//! version, and the body when the page has another version); this
 //! thread reads the registry again every second and the remote every 3s,
 //! as `status --watch` does, and keeps what it answers current.
 
@@ -27,7 +28,11 @@ const TICK: Duration = Duration::from_secs(1);
 #[derive(Default)]
 struct Served {
     document: String,
-    state: String,
+    /// `/state` for a page that has the current version: no body.
+    same: String,
+    /// `/state` for any other: with the body.
+    changed: String,
+    version: String,
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &ServeArgs) -> Result<u8> {
@@ -75,9 +80,14 @@ pub(crate) fn run(ctx: &Ctx, args: &ServeArgs) -> Result<u8> {
             brain.view(remote.as_ref())?
         };
         let p = api::views::page(&brain, &view, at);
+        let body = page::body(&p);
+        let version = page::version(&body);
+        let read = page::read_line(&p, reading);
         let next = Served {
             document: page::document(&p, reading, true),
-            state: page::state_json(&p, reading),
+            same: page::state_json(&read, &version, None),
+            changed: page::state_json(&read, &version, Some(&body)),
+            version,
         };
         *served.lock().unwrap_or_else(PoisonError::into_inner) = next;
         Ok(())
@@ -163,7 +173,11 @@ fn respond(text: &str, served: &Mutex<Served>, port: u16) -> (&'static str, &'st
     if method != "GET" && method != "HEAD" {
         return ("405 Method Not Allowed", PLAIN, "Read only.\n".into());
     }
-    let path = target.split('?').next().unwrap_or("");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let have = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("v="))
+        .unwrap_or("");
     let served = served.lock().unwrap_or_else(PoisonError::into_inner);
     match path {
         "/" => (
@@ -174,7 +188,11 @@ fn respond(text: &str, served: &Mutex<Served>, port: u16) -> (&'static str, &'st
         "/state" => (
             "200 OK",
             "application/json; charset=utf-8",
-            served.state.clone(),
+            if have == served.version {
+                served.same.clone()
+            } else {
+                served.changed.clone()
+            },
         ),
         "/page.js" => (
             "200 OK",

@@ -300,6 +300,22 @@ fn the_live_page_shows_a_claim_opened_after_it_loaded_keeps_notes_as_text_and_wa
     assert!(html.contains("sess-early"), "{html}");
     assert!(!html.contains("<script>alert"), "{html}");
     assert_eq!(get(&format!("{url}nothing")).0, "HTTP/1.1 404 Not Found");
+    // What the page polls: the body only for a page that has another
+    // version of it.
+    let state: Value = serde_json::from_str(&get(&format!("{url}state?v=none")).1).expect("JSON");
+    assert!(
+        state["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("sess-early")),
+        "{state}"
+    );
+    let version = state["version"].as_str().expect("a version");
+    let same: Value =
+        serde_json::from_str(&get(&format!("{url}state?v={version}")).1).expect("JSON");
+    assert!(
+        same.get("body").is_none() && same["read"].is_string(),
+        "{same}"
+    );
 
     let (_chromium, mut page, _profile) = browser(&exe);
     page.call("Page.navigate", json!({"url": url}));
