@@ -236,6 +236,10 @@ fn browser(exe: &PathBuf) -> (Killed, Devtools, tempfile::TempDir) {
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
+            // No network but 127.0.0.1: none of the browser's own calls.
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
             "--remote-debugging-address=127.0.0.1",
             "--remote-debugging-port=0",
             "--window-size=1200,800",
