@@ -146,6 +146,19 @@ pub enum Command {
     /// Show the current session ($BSI_SESSION), the agent holding its claims, and the claims.
     Whoami(WhoamiArgs),
 
+    /// Serve a live page of the brain on this machine (127.0.0.1 only).
+    ///
+    /// The brain as a tree of folders, files and sections, each held part
+    /// marked with its session, agent, note and time left (stale and
+    /// overdue claims marked, sections reserved before they are written),
+    /// the queue in order, drift and the latest writes, a row each. The
+    /// page updates by itself within a few seconds of any change, another
+    /// clone's included (the remote is read every 3s, as `status --watch`
+    /// does), and says when it last read the remote. Read only: the page
+    /// has no action. Prints the address, then serves until Ctrl-C.
+    /// `bsi status --html` writes the same page once, for a CI artefact.
+    Serve(ServeArgs),
+
     /// Check that this work tree's guard is on, and say how to mend it.
     ///
     /// Finds where git runs this work tree's hooks (core.hooksPath, husky,
@@ -226,10 +239,12 @@ pub enum Command {
 
     /// The journal of sessions: the git history of the registry.
     ///
-    /// One line per change: time (in this machine's time zone), action, the
-    /// agent that acted, session and scopes, fitted to the screen ($COLUMNS
-    /// when set, else the terminal's width, else 80). `-v` adds each
-    /// commit's id, git author and trailers.
+    /// One row per write (a commit several writers shared gives a row for
+    /// each): time (in this machine's time zone), action, the agent that
+    /// acted, session and every scope, fitted to the screen ($COLUMNS when
+    /// set, else the terminal's width, else 80) by wrapping, never by
+    /// cutting; whole on one line in a pipe. `-v` adds the commit that
+    /// carried each write, its git author and the write's trailers.
     Log(LogArgs),
 
     /// Print a shell completion script.
@@ -397,8 +412,23 @@ pub struct StatusArgs {
     /// collisions and stale claims first. `q` or Ctrl-C quits.
     #[arg(long, conflicts_with_all = ["json", "tree"])]
     pub watch: bool,
+    /// Write the page `bsi serve` serves, once, as a static HTML document
+    /// on stdout (for a CI artefact: `bsi status --html > brain.html`).
+    #[arg(long, conflicts_with_all = ["json", "tree", "watch"])]
+    pub html: bool,
     #[command(flatten)]
     pub out: JsonFlag,
+}
+
+/// The arguments of `bsi serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The port on 127.0.0.1; 0 lets the system choose a free one.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub port: u16,
+    /// Do not fetch the registry branch: show this clone's copy as last fetched.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// The arguments of `bsi whoami`.
@@ -438,7 +468,7 @@ pub struct VerifyArgs {
 /// The arguments of `bsi log`.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// Show at most N entries.
+    /// Show at most N writes.
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
     #[command(flatten)]

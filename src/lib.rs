@@ -19,6 +19,7 @@
 //! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
+//! | [`page`] | the live page of the brain as HTML (`bsi serve`, `status --html`), everything from people escaped | yes | `page`, `scope` |
 //! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`) | yes | [`hints`], `registry`, `scope`, `ttl` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
@@ -41,6 +42,7 @@ pub mod githooks;
 pub mod hints;
 pub mod hook_managers;
 pub mod output;
+pub mod page;
 pub mod steps;
 pub mod terminal;
 pub mod tree;

@@ -446,6 +446,13 @@ pub enum Shrink {
     /// leave the other columns their least width, takes a line of its own
     /// above the rest of its row, and does not widen the column.
     OwnLine,
+    /// Never cut: wrapped onto more lines of its row, down to this many
+    /// characters, at spaces, else after a `/`, `#` or `@`, else after a
+    /// `-` or `.`, else anywhere.
+    Wrap(usize),
+    /// [`Shrink::Wrap`] for an id: it gives way only once every other
+    /// column is down to its least width.
+    WrapId(usize),
 }
 
 /// A column: its header and how it shrinks. Columns shrink in the order of
@@ -485,7 +492,7 @@ pub fn shorten(s: &str, width: usize, how: Shrink) -> String {
     }
     let chars: Vec<char> = s.chars().collect();
     match how {
-        Shrink::Never | Shrink::OwnLine => s.to_string(),
+        Shrink::Never | Shrink::OwnLine | Shrink::Wrap(_) | Shrink::WrapId(_) => s.to_string(),
         Shrink::End(_) | Shrink::Drop(_) => chars[..width - 1].iter().collect::<String>() + "…",
         Shrink::Middle(_) => {
             let keep = width - 1;
@@ -508,15 +515,28 @@ impl Table {
         self.widths_within(width, &caps)
     }
 
-    /// The natural width of each column: its widest cell or its header.
+    /// The natural width of each column: its widest cell or its header
+    /// (for ids that wrap, [`Shrink::WrapId`], the widest id: several in a
+    /// cell take a line each).
     fn natural(&self, caps: &[usize]) -> Vec<usize> {
         (0..self.columns.len())
             .map(|i| {
+                let ids = matches!(self.columns[i].shrink, Shrink::WrapId(_));
                 self.rows
                     .iter()
                     .filter(|r| !self.is_title(r))
                     .filter_map(|r| r.get(i))
-                    .map(|c| c.text.chars().count())
+                    .map(|c| {
+                        if ids {
+                            c.text
+                                .split(' ')
+                                .map(|w| w.chars().count())
+                                .max()
+                                .unwrap_or(0)
+                        } else {
+                            c.text.chars().count()
+                        }
+                    })
                     .filter(|&n| n <= caps[i])
                     .chain(std::iter::once(self.columns[i].header.chars().count()))
                     .max()
@@ -542,7 +562,11 @@ impl Table {
                 let others: usize = shown
                     .iter()
                     .map(|&j| match self.columns[j].shrink {
-                        Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
+                        Shrink::End(m)
+                        | Shrink::Middle(m)
+                        | Shrink::Drop(m)
+                        | Shrink::Wrap(m)
+                        | Shrink::WrapId(m) => {
                             natural[j].min(m.max(self.columns[j].header.chars().count()))
                         }
                         Shrink::Never | Shrink::OwnLine => natural[j],
@@ -585,20 +609,27 @@ impl Table {
         order.sort_by_key(|&i| self.columns[i].order);
         // Two passes: every shrinkable column down to a readable width
         // first (20 characters), then down to its own minimum.
-        // An id (Middle) gives way only in the second pass.
+        // An id (Middle, WrapId) gives way only in the second pass.
         for pass in [Some(20), None] {
             for &i in &order {
                 let over = total(&w).saturating_sub(width);
                 if over == 0 {
                     break;
                 }
-                if pass.is_some() && matches!(self.columns[i].shrink, Shrink::Middle(_)) {
+                if pass.is_some()
+                    && matches!(
+                        self.columns[i].shrink,
+                        Shrink::Middle(_) | Shrink::WrapId(_)
+                    )
+                {
                     continue;
                 }
                 let hard = match self.columns[i].shrink {
-                    Shrink::End(m) | Shrink::Middle(m) | Shrink::Drop(m) => {
-                        m.max(self.columns[i].header.chars().count())
-                    }
+                    Shrink::End(m)
+                    | Shrink::Middle(m)
+                    | Shrink::Drop(m)
+                    | Shrink::Wrap(m)
+                    | Shrink::WrapId(m) => m.max(self.columns[i].header.chars().count()),
                     Shrink::Never | Shrink::OwnLine => w[i],
                 };
                 let min = pass.map_or(hard, |soft| soft.max(hard));
@@ -625,6 +656,13 @@ impl Table {
 
     /// The table as text, fitted to `width`, painted when `colour`.
     pub fn render(&self, width: usize, colour: bool) -> String {
+        self.render_rows(width, colour).concat()
+    }
+
+    /// [`Table::render`], a text per row, the header first: each one line
+    /// or more (a wrapped cell, a cell on a line of its own), each line
+    /// ending in a newline.
+    pub fn render_rows(&self, width: usize, colour: bool) -> Vec<String> {
         let caps = self.caps(width);
         let w = self.widths_within(width, &caps);
         let header: Vec<Cell> = self
@@ -632,19 +670,22 @@ impl Table {
             .iter()
             .map(|c| Cell::painted(c.header.as_str(), Some(Paint::Bold)))
             .collect();
-        let mut out = String::new();
+        let mut blocks = Vec::with_capacity(self.rows.len() + 1);
         for row in std::iter::once(&header).chain(&self.rows) {
+            let mut out = String::new();
             if self.is_title(row) {
                 let c = &row[0];
                 out.push_str(&paint(colour, c.paint.unwrap_or(Paint::Plain), &c.text));
                 out.push('\n');
+                blocks.push(out);
                 continue;
             }
-            let mut line = String::new();
-            let mut pending = 0usize;
             let last = (0..w.len()).rev().find(|&i| w[i] > 0).unwrap_or(0);
+            // Each column's lines on this row.
+            let mut cells: Vec<(Vec<String>, Option<Paint>)> = Vec::with_capacity(w.len());
             for (i, &wi) in w.iter().enumerate() {
                 if wi == 0 && i > 0 {
+                    cells.push((Vec::new(), None));
                     continue;
                 }
                 let mut cell = row.get(i).cloned().unwrap_or_default();
@@ -658,22 +699,78 @@ impl Table {
                     out.push('\n');
                     cell = Cell::default();
                 }
-                let text = shorten(&cell.text, wi, self.columns[i].shrink);
-                let len = text.chars().count();
-                if !text.is_empty() {
-                    line.push_str(&" ".repeat(pending));
-                    pending = 0;
-                    line.push_str(&paint(colour, cell.paint.unwrap_or(Paint::Plain), &text));
-                }
-                if i < last {
-                    pending += wi - len.min(wi) + 2;
-                }
+                let lines = match self.columns[i].shrink {
+                    Shrink::Wrap(_) | Shrink::WrapId(_) => wrap_cell(&cell.text, wi),
+                    how => vec![shorten(&cell.text, wi, how)],
+                };
+                cells.push((lines, cell.paint));
             }
-            out.push_str(&line);
-            out.push('\n');
+            let height = cells.iter().map(|(l, _)| l.len()).max().unwrap_or(1).max(1);
+            for k in 0..height {
+                let mut line = String::new();
+                let mut pending = 0usize;
+                for (i, &wi) in w.iter().enumerate() {
+                    if wi == 0 && i > 0 {
+                        continue;
+                    }
+                    let (lines, p) = &cells[i];
+                    let text = lines.get(k).map_or("", String::as_str);
+                    let len = text.chars().count();
+                    if !text.is_empty() {
+                        line.push_str(&" ".repeat(pending));
+                        pending = 0;
+                        line.push_str(&paint(colour, p.unwrap_or(Paint::Plain), text));
+                    }
+                    if i < last {
+                        pending += wi - len.min(wi) + 2;
+                    }
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+            blocks.push(out);
         }
-        out
+        blocks
     }
+}
+
+/// `text` in lines of at most `width` characters, nothing taken out:
+/// broken at spaces (the space dropped); a word wider than `width` broken
+/// after its last `/`, `#` or `@` that fits, else its last `-` or `.`, else
+/// at `width`.
+fn wrap_cell(text: &str, width: usize) -> Vec<String> {
+    if width == 0 || text.chars().count() <= width {
+        return vec![text.to_string()];
+    }
+    // The pieces, each with whether it begins a word (a space before it).
+    let mut pieces: Vec<(String, bool)> = Vec::new();
+    for word in text.split(' ') {
+        let mut rest: Vec<char> = word.chars().collect();
+        let mut starts = true;
+        while rest.len() > width {
+            // After a folder or before a heading first, then within a name.
+            let after = |set: &[char]| rest[..width].iter().rposition(|c| set.contains(c));
+            let cut = after(&['/', '#', '@'])
+                .or_else(|| after(&['-', '.']))
+                .map_or(width, |p| p + 1);
+            pieces.push((rest.drain(..cut).collect(), starts));
+            starts = false;
+        }
+        pieces.push((rest.into_iter().collect(), starts));
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for (piece, starts) in pieces {
+        let sep = usize::from(starts && !line.is_empty());
+        if !line.is_empty() && line.chars().count() + sep + piece.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        } else if sep == 1 {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+    }
+    lines.push(line);
+    lines
 }
 
 /// The width views fit: `COLUMNS` when it asks one (see [`columns`]), else
@@ -843,6 +940,58 @@ pub fn collisions_json<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrapped_cell_keeps_every_character_and_fits() {
+        for (text, width) in [
+            ("projets/plan.md#Risks, notes/new.md", 17),
+            ("a-very-long-agent-name@workstation-7", 8),
+            ("sess-20260314-1250-rk03", 10),
+            ("abcdefghijklmnopqrstuvwxyz", 7),
+            ("short", 10),
+        ] {
+            let lines = wrap_cell(text, width);
+            assert!(
+                lines.iter().all(|l| l.chars().count() <= width),
+                "{lines:?}"
+            );
+            // Broken at a space, the space goes; else nothing is lost.
+            assert_eq!(lines.concat(), text.replace(' ', ""), "{lines:?}");
+        }
+        assert_eq!(
+            wrap_cell("projets/plan.md#Risks, notes/new.md", 17),
+            ["projets/plan.md#", "Risks,", "notes/new.md"]
+        );
+        assert_eq!(
+            wrap_cell("projets/plan.md#Risks", 14),
+            ["projets/", "plan.md#Risks"]
+        );
+        assert_eq!(
+            wrap_cell("sess-20260314-1250-rk03", 10),
+            ["sess-", "20260314-", "1250-rk03"]
+        );
+    }
+
+    #[test]
+    fn a_wrapping_column_gives_its_row_more_lines() {
+        let t = Table {
+            columns: vec![
+                Column {
+                    header: "A".into(),
+                    shrink: Shrink::Never,
+                    order: 0,
+                },
+                Column {
+                    header: "SCOPES".into(),
+                    shrink: Shrink::Wrap(6),
+                    order: 1,
+                },
+            ],
+            rows: vec![vec![Cell::new("x"), Cell::new("a/b.md, c/d.md")]],
+        };
+        assert_eq!(t.render(12, false), "A  SCOPES\nx  a/b.md,\n   c/d.md\n");
+        assert_eq!(t.render_rows(12, false).len(), 2);
+    }
 
     /// [`table`], with whole lines painted: `styles[i]` for row `i`.
     fn table_painted(rows: &[Vec<String>], styles: &[Option<Paint>], on: bool) -> String {

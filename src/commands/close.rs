@@ -107,8 +107,11 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
         .git
         .journal(tip, bsi_core::store::BRANCH_FILE, Some(500))
         .ok()?;
-    commits.iter().find_map(|c| {
-        let t = bsi_core::trailer::Registry::parse(&c.message);
+    // Each write of a commit several writers shared, apart.
+    let writes = commits
+        .iter()
+        .flat_map(|c| bsi_core::trailer::writes(&c.message));
+    writes.map(|w| w.trailers).find_map(|t| {
         let ends = t
             .action
             .as_deref()

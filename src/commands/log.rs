@@ -1,14 +1,18 @@
 //! `bsi log`: the journal of sessions, read from the registry's git history.
 
-use chrono::{DateTime, FixedOffset, TimeZone};
+use chrono::DateTime;
 use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::LogArgs;
 use crate::output;
+use bsi_core::api;
 use bsi_core::error::{Result, exit};
 use bsi_core::trailer;
 
+/// One write: a commit of one write is one entry, a commit several
+/// writers shared (`bsi: N writes: …`) one entry per write, each naming
+/// the commit that carried it.
 #[derive(Serialize)]
 struct Entry {
     commit: String,
@@ -18,28 +22,17 @@ struct Entry {
     /// Who acted: the [`trailer::AGENT`] trailer (commits of an older bsi have none).
     agent: Option<String>,
     sessions: Vec<String>,
-    /// What the change was about: the summary after the action and session.
+    /// The scopes the write is about, whole ([`trailer::SCOPE`]; empty on
+    /// commits of an older bsi, whose `what` names them).
+    scopes: Vec<String>,
+    /// What the change was about: its scopes, whole, else its summary
+    /// after the action and session.
     what: String,
+    /// The write's own summary line.
     summary: String,
     by_bsi: bool,
     #[serde(skip)]
     trailers: Vec<String>,
-}
-
-/// The summary line without `bsi: ACTION` and a single session: the scopes.
-fn what_of(summary: &str, action: Option<&str>, sessions: &[String]) -> String {
-    let Some(action) = action else {
-        return summary.to_string();
-    };
-    let mut rest = summary
-        .strip_prefix("bsi: ")
-        .and_then(|r| r.strip_prefix(action))
-        .unwrap_or(summary)
-        .trim_start();
-    if let [one] = sessions {
-        rest = rest.strip_prefix(one.as_str()).unwrap_or(rest).trim_start();
-    }
-    rest.to_string()
 }
 
 pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
@@ -48,36 +41,31 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
     let remote = settings.remote()?;
     let view = brain.view(remote.as_ref())?;
-    let tip = view.tip().ok_or_else(|| brain.missing())?;
-    let commits = brain
-        .git
-        .journal(tip, bsi_core::store::BRANCH_FILE, limit)?;
-    let entries: Vec<Entry> = commits
-        .iter()
-        .map(|c| {
-            let trailer::Registry {
-                sessions,
-                action,
-                agent,
-            } = trailer::Registry::parse(&c.message);
-            let time = FixedOffset::east_opt(c.time.1 * 60)
-                .and_then(|o| o.timestamp_opt(c.time.0, 0).single())
-                .unwrap_or_else(|| DateTime::UNIX_EPOCH.fixed_offset());
-            let summary = c.message.lines().next().unwrap_or("").to_string();
-            Entry {
-                commit: c.id.to_string(),
-                time: output::rfc3339(time),
-                author: c.author.clone(),
-                by_bsi: action.is_some(),
-                agent,
-                what: what_of(&summary, action.as_deref(), &sessions),
-                action,
-                sessions,
+    let entries: Vec<Entry> = api::views::journal(&brain, &view, limit)?
+        .into_iter()
+        .map(|w| {
+            let what = w.write.what();
+            let trailer::Write {
+                trailers,
+                request,
                 summary,
-                trailers: trailer::bsi_lines(&c.message)
-                    .into_iter()
-                    .map(String::from)
-                    .collect(),
+            } = w.write;
+            let mut lines: Vec<String> = trailers.render().lines().map(String::from).collect();
+            if let Some(r) = &request {
+                lines.push(format!("{}: {r}", trailer::REQUEST));
+            }
+            Entry {
+                commit: w.commit,
+                time: output::rfc3339(w.time),
+                author: w.author,
+                by_bsi: trailers.action.is_some(),
+                agent: trailers.agent,
+                action: trailers.action,
+                sessions: trailers.sessions,
+                scopes: trailers.scopes,
+                what,
+                summary,
+                trailers: lines,
             }
         })
         .collect();
@@ -93,9 +81,10 @@ pub(crate) fn run(ctx: &Ctx, args: &LogArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// One line per change: time (in the reader's zone), action, agent,
-/// session, scopes, fitted to the screen's width (whole in a pipe); with `-v`, the
-/// commit, its git author and its trailers below each line.
+/// One row per write: time (in the reader's zone), action, agent,
+/// session, scopes, fitted to the screen's width by wrapping, never by
+/// cutting (whole on one line in a pipe); with `-v`, the commit, its git
+/// author and the write's trailers below each row.
 fn render(entries: &[Entry], ctx: &Ctx) -> String {
     use output::{Cell, Column, Paint, Shrink, Table};
     let zone = output::zone_name(*ctx.now.offset());
@@ -107,10 +96,11 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
     let columns = vec![
         col(format!("TIME ({zone})"), Shrink::Never, 0),
         col("ACTION".into(), Shrink::Never, 0),
-        col("AGENT".into(), Shrink::End(8), 1),
-        // A session id gives way last, its start and its end kept.
-        col("SESSION".into(), Shrink::Middle(12), 3),
-        col("SCOPES".into(), Shrink::End(12), 2),
+        // Nothing is cut: a narrow screen wraps a row onto more lines,
+        // between scopes first; a session id gives way last.
+        col("AGENT".into(), Shrink::Wrap(8), 2),
+        col("SESSION".into(), Shrink::WrapId(10), 3),
+        col("SCOPES".into(), Shrink::Wrap(14), 1),
     ];
     // A narrow screen drops the year (a pipe keeps it: nothing is cut there).
     let width = ctx.screen.width();
@@ -140,28 +130,24 @@ fn render(entries: &[Entry], ctx: &Ctx) -> String {
                 Cell::new(time),
                 action,
                 agent,
-                Cell::new(match e.sessions.as_slice() {
-                    [] => String::new(),
-                    [one] => one.clone(),
-                    many => format!("{} sessions", many.len()),
-                }),
+                // Every session it names (a watchdog's, a close that
+                // handed scopes to waiters).
+                Cell::new(e.sessions.join(" ")),
                 Cell::new(e.what.as_str()),
             ]
         })
         .collect();
-    let table = Table { columns, rows }.render(width, ctx.screen.colour);
+    let blocks = Table { columns, rows }.render_rows(width, ctx.screen.colour);
     if !ctx.verbosity.is_verbose() {
-        return table;
+        return blocks.concat();
     }
     let mut out = String::new();
-    let mut lines = table.lines();
-    if let Some(h) = lines.next() {
-        out.push_str(h);
-        out.push('\n');
+    let mut blocks = blocks.into_iter();
+    if let Some(h) = blocks.next() {
+        out.push_str(&h);
     }
-    for (line, e) in lines.zip(entries) {
-        out.push_str(line);
-        out.push('\n');
+    for (block, e) in blocks.zip(entries) {
+        out.push_str(&block);
         out.push_str(&format!("    commit {} by {}\n", e.commit, e.author));
         for t in &e.trailers {
             out.push_str(&format!("    {t}\n"));

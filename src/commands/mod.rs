@@ -22,6 +22,7 @@ mod output_channel;
 mod release;
 mod renew;
 mod repair;
+mod serve;
 mod status;
 mod sync;
 mod verify;
@@ -887,6 +888,7 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
         Command::Status(args) if args.watch => watch::run(ctx, &args),
         Command::Status(args) => status::run(ctx, &args),
         Command::Whoami(args) => whoami::run(ctx, &args),
+        Command::Serve(args) => serve::run(ctx, &args),
         Command::Doctor => doctor::run(ctx),
         Command::Log(args) => log::run(ctx, &args),
         Command::Hook {

@@ -20,6 +20,28 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let out = ctx.out();
     let (brain, settings) = ctx.open()?;
     let seen = api::views::status(&ctx.site(&brain, &settings), offline)?;
+    if args.html {
+        // The page `bsi serve` serves, once: printed even with -q.
+        let page = api::views::page(&brain, &seen.view, ctx.now);
+        let remote = settings.remote()?;
+        let reading = crate::page::Reading {
+            brain: brain
+                .root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            remote: remote.as_ref().map(|r| r.name.clone()),
+            remote_read: matches!(seen.fresh, bsi_core::publish::Freshness::Fetched)
+                .then_some(ctx.now),
+            unreachable: match &seen.fresh {
+                bsi_core::publish::Freshness::Unreachable(why) => Some(why.clone()),
+                _ => None,
+            },
+            offline,
+        };
+        out.raw(crate::page::document(&page, &reading, false).as_bytes())?;
+        return Ok(exit::OK);
+    }
     let sync = sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     let reg = &seen.view.registry;
     let sections = brain.sections();

@@ -34,6 +34,7 @@ mod managers;
 mod mcp;
 mod next_steps;
 mod ownership;
+mod page;
 mod queue;
 mod queue_promises;
 mod reliability;

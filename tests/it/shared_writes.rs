@@ -828,3 +828,130 @@ fn a_writer_that_waits_for_a_carrier_renews_its_post_s_lease() {
     // left posted undecided.
     assert_eq!(undecided(remote.path()), 0);
 }
+
+/// The journal shows every write of a shared commit as a row of its own:
+/// eight writers that waited for the lock, and a ninth opening five files,
+/// are nine rows, each with its agent, its session and every scope, and
+/// the commit that carried it; through a pipe and in JSON nothing is cut,
+/// and a screen 60 columns wide wraps the rows instead of cutting them.
+#[test]
+fn the_journal_has_one_row_per_write_of_a_shared_commit() {
+    let (b, remote) = machine();
+    let five: Vec<String> = (1..=5)
+        .map(|i| format!("projets/five/the-file-number-{i}.md"))
+        .collect();
+    let eight: Vec<String> = (0..8)
+        .map(|i| format!("agents/team/member-with-a-long-name-{i}.md"))
+        .collect();
+    for f in five.iter().chain(&eight) {
+        b.write(f, "# Notes\n");
+    }
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-qm", "files"]);
+    let lock = hold_lock(&meeting(remote.path()));
+    let mut children = Vec::new();
+    let mut asks: Vec<(String, String, Vec<String>)> = eight
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            (
+                format!("sess-writer-{i}"),
+                format!("agent-{i}"),
+                vec![f.clone()],
+            )
+        })
+        .collect();
+    asks.push(("sess-five".into(), "agent-five".into(), five.clone()));
+    for (i, (session, agent, scopes)) in asks.iter().enumerate() {
+        let mut args = vec!["open"];
+        args.extend(scopes.iter().map(String::as_str));
+        args.extend(["--session", session, "--agent", agent]);
+        let child = b
+            .command(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run bsi");
+        children.push(child);
+        until_waiting(&meeting(remote.path()), i + 1);
+    }
+    drop(lock);
+    for c in children {
+        finish(c).ok();
+    }
+    // Fewer commits than writes: writes shared a commit.
+    let commits = git_in(remote.path(), &["log", "--format=%H", "brain-index"])
+        .lines()
+        .count();
+
+    let json = b.bsi(&["log", "--json"]).json();
+    let rows = json.as_array().expect("an array");
+    let opens: Vec<&serde_json::Value> = rows.iter().filter(|r| r["action"] == "open").collect();
+    assert_eq!(opens.len(), asks.len(), "{json:#}");
+    assert!(
+        rows.len() > commits,
+        "{} rows, {commits} commits",
+        rows.len()
+    );
+    for (session, agent, scopes) in &asks {
+        let row = opens
+            .iter()
+            .find(|r| r["sessions"][0] == session.as_str())
+            .unwrap_or_else(|| panic!("no row for {session}: {json:#}"));
+        assert_eq!(row["agent"], agent.as_str(), "{row}");
+        assert_eq!(row["scopes"], serde_json::json!(scopes), "{row}");
+        assert_eq!(row["what"], scopes.join(", "), "{row}");
+        assert_eq!(row["commit"].as_str().map(str::len), Some(40), "{row}");
+    }
+
+    // Through a pipe: a line each, every scope whole, nothing cut.
+    let piped = b.bsi(&["log"]);
+    let text = &piped.ok().stdout;
+    assert!(!text.contains('…'), "{text}");
+    for (session, agent, scopes) in &asks {
+        let line = text
+            .lines()
+            .find(|l| l.contains(session.as_str()))
+            .unwrap_or_else(|| panic!("no line for {session}:\n{text}"));
+        assert!(line.contains(agent.as_str()), "{line}");
+        assert!(line.ends_with(&scopes.join(", ")), "{line}");
+    }
+    // With -v, each row names its commit and its own trailers.
+    let verbose = b.bsi(&["log", "-v"]);
+    for (session, _, scopes) in &asks {
+        let block = verbose
+            .stdout
+            .split("\n2")
+            .find(|r| r.contains(&format!("BSI-Session: {session}\n")))
+            .unwrap_or_else(|| panic!("no row for {session}:\n{}", verbose.stdout));
+        assert!(block.contains("    commit "), "{block}");
+        for s in scopes {
+            assert!(block.contains(&format!("BSI-Scope: {s}\n")), "{block}");
+        }
+    }
+
+    // 60 columns: every line fits, nothing is cut, every scope is there
+    // once the wrapped lines are joined.
+    let narrow = b.bsi_env(&["log"], &[("COLUMNS", "60")]);
+    let text = &narrow.ok().stdout;
+    assert!(!text.contains('…'), "{text}");
+    for l in text.lines() {
+        assert!(l.chars().count() <= 60, "wider than 60: {l:?}\n{text}");
+    }
+    // The SCOPES column, its lines joined (a scope breaks after `/`, `-`).
+    let at = text
+        .lines()
+        .next()
+        .and_then(|h| h.find("SCOPES"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let joined: String = text
+        .lines()
+        .skip(1)
+        .map(|l| l.get(at..).unwrap_or("").replace(' ', ""))
+        .collect();
+    for (_, _, scopes) in &asks {
+        for s in scopes {
+            assert!(joined.contains(s.as_str()), "{s} missing:\n{text}");
+        }
+    }
+}

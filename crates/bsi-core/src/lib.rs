@@ -19,7 +19,7 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status` and `whoami`; what a git move would take out of the work tree; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`next`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`holdings`] | who held what, when: the grants and ends of the registry's history, each at the second of its commit, and who held a part at a second | yes | [`scope`] |
 //! | [`drift`] | a claimed part changed on the content branch by a commit whose session did not hold it then | yes | [`guard`], [`holdings`], [`registry`], [`scope`] |
@@ -38,6 +38,7 @@
 //! | [`resolve`] | scopes against the file system | IO | [`markdown`], [`scope`] |
 //! | [`wait`] | watching for `--wait` | IO | [`git`], [`git_cli`], [`settings`], [`store`], [`ttl`] |
 //! | [`platform`] | the process table (every system's), the host, proof a lock's holder is dead, what this process does when a signal interrupts it | IO | — |
+//! | [`page`] | the live page of the brain as data: the tree of folders, files and sections with the claims on each, reserved sections, the queue, drift, the latest writes | yes | [`drift`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`] |
 //! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
 //! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |
@@ -62,6 +63,7 @@ pub mod guard;
 pub mod holdings;
 pub mod markdown;
 pub mod next;
+pub mod page;
 pub mod platform;
 pub mod publish;
 pub mod registry;

@@ -9,6 +9,11 @@ pub const SESSION: &str = "BSI-Session";
 pub const ACTION: &str = "BSI-Action";
 /// Who acted, on a registry commit (commits of an older bsi have none).
 pub const AGENT: &str = "BSI-Agent";
+/// A scope the write is about, one line each, whole (the summary line is
+/// cut at 100 characters; commits of an older bsi have none).
+pub const SCOPE: &str = "BSI-Scope";
+/// The request of another writer a shared write carried out.
+pub const REQUEST: &str = "BSI-Request";
 
 /// The trailers of a registry commit: its sessions, its action and who
 /// acted.
@@ -20,6 +25,8 @@ pub struct Registry {
     pub action: Option<String>,
     /// Who acted.
     pub agent: Option<String>,
+    /// The scopes it is about, whole.
+    pub scopes: Vec<String>,
 }
 
 impl Registry {
@@ -33,11 +40,15 @@ impl Registry {
                 .collect(),
             action: first(ACTION),
             agent: first(AGENT),
+            scopes: values(message, SCOPE)
+                .into_iter()
+                .map(String::from)
+                .collect(),
         }
     }
 
     /// The trailer block: a line per session, the action, the agent when
-    /// there is one.
+    /// there is one, a line per scope.
     pub fn render(&self) -> String {
         let mut out = String::new();
         for s in &self.sessions {
@@ -49,8 +60,102 @@ impl Registry {
         if let Some(a) = self.agent.as_deref().filter(|a| !a.is_empty()) {
             out.push_str(&format!("{AGENT}: {a}\n"));
         }
+        for s in &self.scopes {
+            out.push_str(&format!("{SCOPE}: {s}\n"));
+        }
         out
     }
+}
+
+/// One write a registry commit carried out: a commit of one write carries
+/// one, a commit shared by several writers (`bsi: N writes: …`) one per
+/// write, in the order they were made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Write {
+    /// Its trailers: action, sessions, agent, scopes.
+    pub trailers: Registry,
+    /// The request of another writer it carried out, if it was one.
+    pub request: Option<String>,
+    /// Its own summary line (`bsi: open sess-… a/, b.md`), as written: cut
+    /// at 100 characters, whole in [`Registry::scopes`].
+    pub summary: String,
+}
+
+impl Write {
+    /// What the write was about: its scopes, whole, when the commit names
+    /// them, else its summary after the action and a single session (a
+    /// commit of an older bsi, or one bsi did not write).
+    pub fn what(&self) -> String {
+        if !self.trailers.scopes.is_empty() {
+            return self.trailers.scopes.join(", ");
+        }
+        let Some(action) = self.trailers.action.as_deref() else {
+            return self.summary.clone();
+        };
+        let mut rest = self
+            .summary
+            .strip_prefix("bsi: ")
+            .and_then(|r| r.strip_prefix(action))
+            .unwrap_or(&self.summary)
+            .trim_start();
+        if let [one] = self.trailers.sessions.as_slice() {
+            rest = rest.strip_prefix(one.as_str()).unwrap_or(rest).trim_start();
+        }
+        rest.to_string()
+    }
+}
+
+/// The writes `message` carries out, one each, in order: each write's
+/// trailers are a run of sessions, its action, its agent, its scopes and
+/// its request, so a session or an action after an action begins the
+/// next. A message without bsi's trailers is one write with no action.
+pub fn writes(message: &str) -> Vec<Write> {
+    let mut out: Vec<Write> = Vec::new();
+    let mut cur = Write::default();
+    let key_of = |line: &str| -> Option<(&'static str, String)> {
+        let (k, v) = line.split_once(':')?;
+        let v = v.trim();
+        if v.is_empty() {
+            return None;
+        }
+        [SESSION, ACTION, AGENT, SCOPE, REQUEST]
+            .into_iter()
+            .find(|key| k.trim().eq_ignore_ascii_case(key))
+            .map(|key| (key, v.to_string()))
+    };
+    for (key, value) in message.lines().filter_map(key_of) {
+        let begins = (key == SESSION || key == ACTION) && cur.trailers.action.is_some();
+        if begins {
+            out.push(std::mem::take(&mut cur));
+        }
+        let t = &mut cur.trailers;
+        match key {
+            SESSION if !t.sessions.contains(&value) => t.sessions.push(value),
+            ACTION => t.action = Some(value),
+            AGENT if t.agent.is_none() => t.agent = Some(value),
+            SCOPE => t.scopes.push(value),
+            REQUEST if cur.request.is_none() => cur.request = Some(value),
+            _ => {}
+        }
+    }
+    out.push(cur);
+    // Their summary lines: the subject for one write; the lines under a
+    // shared commit's subject, one a write, when they are as many.
+    let subject = message.lines().next().unwrap_or("").to_string();
+    let lines: Vec<&str> = message
+        .split("\n\n")
+        .nth(1)
+        .map(|p| p.lines().collect())
+        .unwrap_or_default();
+    let shared = out.len() > 1 && lines.len() == out.len();
+    for (i, w) in out.iter_mut().enumerate() {
+        w.summary = if shared {
+            lines[i].to_string()
+        } else {
+            subject.clone()
+        };
+    }
+    out
 }
 
 /// The lines of `message` that are bsi's own trailers, as written.
@@ -59,7 +164,7 @@ pub fn bsi_lines(message: &str) -> Vec<&str> {
         .lines()
         .filter(|l| {
             l.split_once(':').is_some_and(|(k, _)| {
-                [SESSION, ACTION, AGENT]
+                [SESSION, ACTION, AGENT, SCOPE]
                     .iter()
                     .any(|key| k.trim().eq_ignore_ascii_case(key))
             })
@@ -212,16 +317,51 @@ mod tests {
             sessions: vec!["s1".into(), "s2".into()],
             action: Some("open".into()),
             agent: Some("ana@box".into()),
+            scopes: vec!["agents/".into()],
         };
         let text = t.render();
         assert_eq!(
             text,
-            "BSI-Session: s1\nBSI-Session: s2\nBSI-Action: open\nBSI-Agent: ana@box\n"
+            "BSI-Session: s1\nBSI-Session: s2\nBSI-Action: open\nBSI-Agent: ana@box\nBSI-Scope: agents/\n"
         );
         let message = format!("bsi: open agents/\n\n{text}");
         assert_eq!(Registry::parse(&message), t);
-        assert_eq!(bsi_lines(&message).len(), 4);
+        assert_eq!(bsi_lines(&message).len(), 5);
         assert_eq!(Registry::parse("a plain commit\n"), Registry::default());
+    }
+
+    #[test]
+    fn a_shared_commit_reads_back_as_one_write_each() {
+        let m = "bsi: 3 writes: open sess-a a/; close sess-b b.md; watchdog stale: c.md\n\n\
+                 bsi: open sess-a a/, d.md#Plan: Q1\nbsi: close sess-b b.md\nbsi: watchdog stale: c.md\n\n\
+                 BSI-Session: sess-a\nBSI-Action: open\nBSI-Agent: ana\n\
+                 BSI-Scope: a/\nBSI-Scope: d.md#Plan: Q1\n\
+                 BSI-Session: sess-b\nBSI-Action: close\nBSI-Agent: bo\nBSI-Scope: b.md\n\
+                 BSI-Request: 1-2-3\n\
+                 BSI-Session: sess-c\nBSI-Session: sess-d\nBSI-Action: watchdog\n";
+        let w = writes(m);
+        assert_eq!(w.len(), 3, "{w:#?}");
+        assert_eq!(w[0].trailers.sessions, ["sess-a"]);
+        assert_eq!(w[0].trailers.agent.as_deref(), Some("ana"));
+        assert_eq!(w[0].trailers.scopes, ["a/", "d.md#Plan: Q1"]);
+        assert_eq!(w[0].what(), "a/, d.md#Plan: Q1");
+        assert_eq!(w[0].summary, "bsi: open sess-a a/, d.md#Plan: Q1");
+        assert_eq!(w[1].trailers.action.as_deref(), Some("close"));
+        assert_eq!(w[1].request.as_deref(), Some("1-2-3"));
+        assert_eq!(w[1].trailers.agent.as_deref(), Some("bo"));
+        assert_eq!(w[2].trailers.sessions, ["sess-c", "sess-d"]);
+        assert_eq!(w[2].trailers.agent, None);
+        // No scope trailer (an older bsi): the summary says what.
+        assert_eq!(w[2].what(), "stale: c.md");
+        // One write, and a commit bsi did not write.
+        let one = writes("bsi: open s1 a.md\n\nBSI-Session: s1\nBSI-Action: open\n");
+        assert_eq!((one.len(), one[0].what()), (1, "a.md".to_string()));
+        let plain = writes("fix by hand\n");
+        assert_eq!(
+            (plain.len(), plain[0].what()),
+            (1, "fix by hand".to_string())
+        );
+        assert_eq!(plain[0].trailers.action, None);
     }
 
     #[test]

@@ -1,15 +1,19 @@
 //! What the read requests see: every session's claims (`status`), one
 //! session's (`whoami`). Read only.
 
+use chrono::{DateTime, FixedOffset, TimeZone};
+
 use super::{Actor, Site};
 use crate::audit;
 use crate::claims::close::Ended;
 use crate::claims::queue;
 use crate::drift::Drift;
 use crate::error::Result;
+use crate::page::Written;
 use crate::publish::{self, Freshness};
 use crate::registry::{Claim, Request};
-use crate::store::View;
+use crate::store::{self, Brain, View};
+use crate::trailer;
 
 /// Every session's claims, as the remote has them when it answers.
 pub struct Status {
@@ -132,4 +136,61 @@ pub fn whoami(site: &Site<'_>, actor: &Actor, offline: bool) -> Result<WhoAmI> {
         view,
         fresh,
     })
+}
+
+/// The journal of the registry branch from `view`'s tip: one entry per
+/// write, newest first (a commit several writers shared gives one for each
+/// of its writes, each naming it), at most `limit`.
+pub fn journal(brain: &Brain, view: &View, limit: Option<usize>) -> Result<Vec<Written>> {
+    let tip = view.tip().ok_or_else(|| brain.missing())?;
+    // A commit carries one write at least: `limit` commits hold enough.
+    let commits = brain.git.journal(tip, store::BRANCH_FILE, limit)?;
+    let mut out = Vec::new();
+    for c in &commits {
+        let time = FixedOffset::east_opt(c.time.1 * 60)
+            .and_then(|o| o.timestamp_opt(c.time.0, 0).single())
+            .unwrap_or_else(|| DateTime::UNIX_EPOCH.fixed_offset());
+        for write in trailer::writes(&c.message) {
+            out.push(Written {
+                commit: c.id.to_string(),
+                time,
+                author: c.author.clone(),
+                write,
+            });
+        }
+    }
+    if let Some(l) = limit {
+        out.truncate(l);
+    }
+    Ok(out)
+}
+
+/// How many writes [`page`] reads.
+pub const PAGE_WRITES: usize = 20;
+
+/// The live page of the brain ([`crate::page`]) as `view` and the work
+/// tree have it at `now`: the brain's paths and the headings of its
+/// markdown files, the claims, the queue, the drift (none when it cannot
+/// be read) and the latest writes.
+pub fn page(brain: &Brain, view: &View, now: DateTime<FixedOffset>) -> crate::page::Page {
+    let reg = &view.registry;
+    let (paths, _cut) = crate::resolve::walk(&brain.root, &brain.copy_name());
+    let outlines = paths
+        .iter()
+        .filter(|(p, is_dir)| !is_dir && crate::scope::is_markdown(p, &brain.markdown))
+        .filter_map(|(p, _)| Some((p.clone(), crate::resolve::read_outline(&brain.root, p)?)))
+        .collect();
+    let drift = audit::drift_of(brain, reg, None, now.timestamp()).unwrap_or_default();
+    let writes = journal(brain, view, Some(PAGE_WRITES)).unwrap_or_default();
+    crate::page::build(
+        crate::page::Read {
+            registry: reg,
+            paths: &paths,
+            outlines: &outlines,
+            queue: queue::live_requests(reg, now),
+            drift,
+            writes,
+        },
+        now,
+    )
 }

@@ -4,7 +4,7 @@ use chrono::{DateTime, FixedOffset};
 
 use super::Plan;
 use super::open::{Claiming, Outcome, Queueing, plan_queued};
-use super::{Actor, Snapshot, check_owner, commit_message_by, scopes_summary, session_claims};
+use super::{Actor, Snapshot, check_owner, commit_message_about, scopes_summary, session_claims};
 use crate::error::{Error, Result};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind, col};
 use crate::scope::Scope;
@@ -336,10 +336,13 @@ pub fn plan(
         ));
         sessions.push(&h.session);
     }
-    let message = commit_message_by(
+    let message = commit_message_about(
         if forced { "force-close" } else { "close" },
         &sessions,
-        &what,
+        (
+            &what,
+            &targets.iter().map(|(c, _)| &c.scope).collect::<Vec<_>>(),
+        ),
         Some(&actor.agent),
     );
     Ok(Plan::Write {

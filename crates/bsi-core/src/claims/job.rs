@@ -207,7 +207,7 @@ fn unit<R>(p: Plan<R>) -> Plan<()> {
 /// The trailer that names the request a registry commit carries out: a
 /// request found in the branch's history was carried out, and is never
 /// carried out twice.
-pub const REQUEST_TRAILER: &str = "BSI-Request";
+pub const REQUEST_TRAILER: &str = crate::trailer::REQUEST;
 
 /// Where the requests a clone posts on the remote are, in the commit that
 /// posts them: one file, a JSON object of the jobs by request id (one blob,

@@ -156,6 +156,18 @@ pub fn commit_message_by(
     what: &str,
     agent: Option<&str>,
 ) -> String {
+    commit_message_about(action, sessions, (what, &[]), agent)
+}
+
+/// [`commit_message_by`] for a write about `scopes`: each in a
+/// [`crate::trailer::SCOPE`] trailer, whole, for the journal to show every
+/// one (the summary line is cut at 100 characters).
+pub fn commit_message_about(
+    action: &str,
+    sessions: &[&str],
+    (what, scopes): (&str, &[&Scope]),
+    agent: Option<&str>,
+) -> String {
     let mut uniq: Vec<&str> = Vec::new();
     for s in sessions {
         if !uniq.contains(s) {
@@ -178,6 +190,7 @@ pub fn commit_message_by(
         sessions: uniq.iter().map(|s| (*s).to_string()).collect(),
         action: Some(action.to_string()),
         agent: agent.map(String::from),
+        scopes: scopes.iter().map(ToString::to_string).collect(),
     };
     format!("{summary}\n\n{}", trailers.render())
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, FixedOffset};
 
 use super::Plan;
 use super::queue::{self, Request};
-use super::{Snapshot, commit_message_by, owned_by, scopes_summary};
+use super::{Snapshot, commit_message_about, owned_by, scopes_summary};
 use crate::conflict::{self, Decision};
 use crate::error::{Error, Result};
 use crate::markdown::Outline;
@@ -182,7 +182,12 @@ pub fn plan_queued(
     }
     Ok(Plan::Write {
         text: edited.render(),
-        message: commit_message_by("open", &[session], &scopes_summary(&grant), Some(agent)),
+        message: commit_message_about(
+            "open",
+            &[session],
+            (&scopes_summary(&grant), &grant.iter().collect::<Vec<_>>()),
+            Some(agent),
+        ),
         report: Outcome::Opened { new_claims, held },
     })
 }
@@ -395,9 +400,18 @@ fn queue_edit(
             edited.add_waiter(w);
         }
     }
+    // The rows it writes, or those it removes.
+    let scopes: Vec<&Scope> = if rows.is_empty() {
+        mine.iter()
+            .filter_map(|&i| reg.waiters.get(i))
+            .map(|w| &w.scope)
+            .collect()
+    } else {
+        rows.iter().map(|w| &w.scope).collect()
+    };
     Plan::Write {
         text: edited.render(),
-        message: commit_message_by(action, &[session], what, Some(agent)),
+        message: commit_message_about(action, &[session], (what, &scopes), Some(agent)),
         report,
     }
 }
@@ -421,11 +435,16 @@ pub fn leave(reg: &Registry, session: &str, agent: &str) -> Plan<()> {
     if mine.is_empty() {
         return Plan::Keep(());
     }
+    let scopes: Vec<&Scope> = mine
+        .iter()
+        .filter_map(|&i| reg.waiters.get(i))
+        .map(|w| &w.scope)
+        .collect();
     let mut edited: Registry = reg.clone();
     remove_rows(&mut edited, mine);
     Plan::Write {
         text: edited.render(),
-        message: commit_message_by("unqueue", &[session], "", Some(agent)),
+        message: commit_message_about("unqueue", &[session], ("", &scopes), Some(agent)),
         report: (),
     }
 }

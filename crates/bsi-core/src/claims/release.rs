@@ -4,7 +4,7 @@
 use chrono::{DateTime, FixedOffset};
 
 use super::Plan;
-use super::{commit_message_by, scopes_summary, session_claims};
+use super::{commit_message_about, scopes_summary, session_claims};
 use crate::error::{Error, Result};
 use crate::registry::{Claim, HistoryEntry, Registry, Status, TableKind};
 use crate::scope::Scope;
@@ -77,10 +77,11 @@ pub fn plan(
     } else {
         "force-release"
     };
-    let message = commit_message_by(
+    let scopes: Vec<_> = targets.iter().map(|(c, _)| &c.scope).collect();
+    let message = commit_message_about(
         action,
         &[session],
-        &scopes_summary(targets.iter().map(|(c, _)| &c.scope)),
+        (&scopes_summary(scopes.iter().copied()), &scopes),
         Some(by),
     );
     Ok(Plan::Write {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Duration, FixedOffset};
 
 use super::Plan;
-use super::{Actor, check_owner, commit_message_by, scopes_summary, session_claims};
+use super::{Actor, check_owner, commit_message_about, scopes_summary, session_claims};
 use crate::error::{Error, Result};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::scope::Scope;
@@ -101,10 +101,13 @@ pub fn plan(
             scopes: claims.iter().map(|c| c.scope.clone()).collect(),
         });
     }
-    let message = commit_message_by(
+    let message = commit_message_about(
         if forced { "force-renew" } else { "renew" },
         &[session],
-        &scopes_summary(renewed.iter().map(|c| &c.scope)),
+        (
+            &scopes_summary(renewed.iter().map(|c| &c.scope)),
+            &renewed.iter().map(|c| &c.scope).collect::<Vec<_>>(),
+        ),
         Some(&actor.agent),
     );
     Ok(Plan::Write {

@@ -4,7 +4,7 @@
 use chrono::{DateTime, FixedOffset};
 
 use super::Plan;
-use super::{commit_message_by, scopes_summary};
+use super::{commit_message_about, scopes_summary};
 use crate::registry::{Claim, Registry, TableKind};
 use crate::ttl;
 
@@ -41,12 +41,15 @@ pub fn plan(now: DateTime<FixedOffset>, reg: &Registry, by: &str) -> Plan<Seen> 
         return Plan::Keep(report);
     }
     let sessions: Vec<&str> = report.moved.iter().map(|c| c.session.as_str()).collect();
-    let message = commit_message_by(
+    let message = commit_message_about(
         "watchdog",
         &sessions,
-        &format!(
-            "stale: {}",
-            scopes_summary(report.moved.iter().map(|c| &c.scope))
+        (
+            &format!(
+                "stale: {}",
+                scopes_summary(report.moved.iter().map(|c| &c.scope))
+            ),
+            &report.moved.iter().map(|c| &c.scope).collect::<Vec<_>>(),
         ),
         Some(by),
     );
