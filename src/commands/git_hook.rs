@@ -297,18 +297,7 @@ fn report(
     let judged = verdict::judge(findings, session, mode, change);
     refused |= judged.refused;
     lines.extend(judged.lines.iter().cloned());
-    let mut paths: Vec<String> = Vec::new();
-    for f in findings {
-        let path = match f {
-            bsi_core::guard::Finding::Claimed { path, .. }
-            | bsi_core::guard::Finding::Outside { path, .. }
-            | bsi_core::guard::Finding::HeadingGone { path, .. } => brain.workdir_path(path),
-        };
-        if !paths.contains(&path) {
-            paths.push(path);
-        }
-    }
-    lines.extend(verdict::ways_out(&judged, session, &paths, now));
+    lines.extend(verdict::ways_out(&judged, session, now));
     for line in &lines {
         let _ = writeln!(err, "{line}");
     }

@@ -336,7 +336,7 @@ fn two_sessions_commit_their_own_lines_of_one_file_from_one_work_tree() {
         assert!(l.contains("A person's step, never an agent's"), "{l}");
     }
     let printed = &line[line.find('`').expect("a command") + 1..line.rfind('`').expect("end")];
-    assert_eq!(printed, "bsi commit --session ada projets/plan.md");
+    assert_eq!(printed, "bsi commit --session ada");
     b.git(&["reset", "-q"]);
     // Run as printed.
     let words: Vec<&str> = printed.split(' ').collect();

@@ -263,15 +263,14 @@ pub fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<Scope> {
 
 /// What the committer can do at `now`: per holder of a claim in the way
 /// (as it stands: [`ways`]), and for changes outside the session's claims.
-/// `paths`: the changed files the findings name, from the work tree root.
 /// With holders at work and the session known, the first way is to commit
-/// only the session's own lines (`bsi commit`): in a work tree several
-/// sessions share, the lines in the way are often another session's work
-/// not yet committed. Freeing a holder at work is never offered.
+/// only the session's own lines (`bsi commit`, which runs the same from any
+/// directory of the work tree): in a work tree several sessions share, the
+/// lines in the way are often another session's work not yet committed.
+/// Freeing a holder at work is never offered.
 pub fn ways_out(
     judged: &Judged<'_>,
     session: Option<&str>,
-    paths: &[String],
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
@@ -285,8 +284,7 @@ pub fn ways_out(
         .iter()
         .any(|h| h.standing(now) == Standing::Active);
     if let (Some(me), true) = (session, at_work) {
-        let mut words = vec!["bsi", "commit", "--session", me];
-        words.extend(paths.iter().map(String::as_str));
+        let words = ["bsi", "commit", "--session", me];
         lines.push(format!(
             "  ways out: commit only your own lines, the other sessions' staying in the work tree as they are: `{}`",
             command_line(words)
@@ -379,7 +377,7 @@ mod tests {
         );
         // What the session can claim: the free path, not the held one.
         assert_eq!(j.outside, vec![Scope::File("b.md".into())]);
-        let ways = ways_out(&j, Some("s1"), &["a.md".to_string()], held.opened);
+        let ways = ways_out(&j, Some("s1"), held.opened);
         assert!(
             ways.iter()
                 .any(|l| l.contains("wait for s2 to close its claim")),
@@ -391,10 +389,7 @@ mod tests {
             "{ways:?}"
         );
         // One's own lines first; the holder at work is never freed.
-        assert!(
-            ways[0].contains("`bsi commit --session s1 a.md`"),
-            "{ways:?}"
-        );
+        assert!(ways[0].contains("`bsi commit --session s1`"), "{ways:?}");
         assert!(!ways.iter().any(|l| l.contains("release")), "{ways:?}");
     }
 
@@ -425,7 +420,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, None, HookMode::Normal, "commit");
-        let ways = ways_out(&j, None, &[], held.opened);
+        let ways = ways_out(&j, None, held.opened);
         assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
         // The holder may be the committer's own session: no release of it.
         assert!(ways[1].contains("`export BSI_SESSION=s2`"), "{ways:?}");
@@ -453,7 +448,7 @@ mod tests {
             "{}",
             j.lines[0]
         );
-        let ways = ways_out(&j, Some("s1"), &["a.md".to_string()], held.opened);
+        let ways = ways_out(&j, Some("s1"), held.opened);
         assert!(
             ways[0].contains("the claim of s2 is stale")
                 && ways[0].contains("`bsi release s2 --confirm`"),
@@ -466,7 +461,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
-        let ways = ways_out(&j, Some("s1"), &[], held.expires);
+        let ways = ways_out(&j, Some("s1"), held.expires);
         assert!(ways[0].contains("the claim of s2 is overdue"), "{ways:?}");
         assert!(ways[0].contains("`bsi watchdog`"), "{ways:?}");
         assert!(!ways[0].contains("wait for"), "{ways:?}");
