@@ -6,9 +6,11 @@ use std::io::Write;
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use serde::Serialize;
 
+use bsi_core::api::commit::Committed;
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;
+use bsi_core::words::command_line;
 
 /// A claim as shown by `status --json`, in refusals and in confirmations.
 #[derive(Debug, Clone, Serialize)]
@@ -1230,4 +1232,109 @@ last"
             "A     B\n\x1b[31mlong  c\x1b[0m\n"
         );
     }
+}
+
+/// `bsi commit` as JSON (`commit-own` in docs/json-schema.json).
+#[derive(Serialize)]
+pub struct CommitJson<'a> {
+    session: &'a str,
+    /// The new commit; null when nothing of the session's was there.
+    commit: Option<&'a str>,
+    files: Vec<CommitFileJson<'a>>,
+    left: Vec<CommitLeftJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CommitFileJson<'a> {
+    path: &'a str,
+    /// The whole change of the file, else the session's hunks of it.
+    whole: bool,
+}
+
+#[derive(Serialize)]
+struct CommitLeftJson<'a> {
+    path: &'a str,
+    lines: Option<&'a str>,
+    /// The session holding it; null when it lies in no one's claim.
+    holder: Option<&'a str>,
+    /// The scope that would make it the session's, when no one holds it.
+    claim: Option<String>,
+}
+
+impl<'a> CommitJson<'a> {
+    /// The document of what `session`'s commit did.
+    pub fn new(session: &'a str, c: &'a Committed) -> CommitJson<'a> {
+        CommitJson {
+            session,
+            commit: c.commit.as_deref(),
+            files: c
+                .files
+                .iter()
+                .map(|f| CommitFileJson {
+                    path: &f.path,
+                    whole: f.whole,
+                })
+                .collect(),
+            left: c
+                .left
+                .iter()
+                .map(|l| CommitLeftJson {
+                    path: &l.path,
+                    lines: l.lines.as_deref(),
+                    holder: l.holder.as_deref(),
+                    claim: l.claim.as_ref().map(ToString::to_string),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What `session`'s commit did, in lines: the commit and its files, then
+/// every change left in the work tree with whose it is, or the claim that
+/// would make it the session's.
+pub fn commit_lines(session: &str, c: &Committed) -> Vec<String> {
+    let mut out = Vec::new();
+    match &c.commit {
+        Some(id) => {
+            let named: Vec<String> = c
+                .files
+                .iter()
+                .map(|f| {
+                    if f.whole {
+                        f.path.clone()
+                    } else {
+                        format!("{} (your lines only)", f.path)
+                    }
+                })
+                .collect();
+            out.push(format!(
+                "Committed {} for {session}: {}",
+                &id[..id.len().min(7)],
+                named.join(", ")
+            ));
+        }
+        None => out.push(format!(
+            "Nothing of {session}'s to commit: no uncommitted change lies inside its claims. Nothing was written."
+        )),
+    }
+    if !c.left.is_empty() {
+        out.push("Left in the work tree, as it is:".to_string());
+        for l in &c.left {
+            let place = match &l.lines {
+                Some(lines) => format!("{} {lines}", l.path),
+                None => l.path.clone(),
+            };
+            out.push(match (&l.holder, &l.claim) {
+                (Some(h), _) => {
+                    format!("- {place}: {h}'s, inside its claim (it commits them itself)")
+                }
+                (None, Some(scope)) => format!(
+                    "- {place}: in no one's claim; to commit it too, claim it (`{}`) and run bsi commit again",
+                    command_line(["bsi", "open", &scope.to_string(), "--session", session])
+                ),
+                (None, None) => format!("- {place}: in no one's claim"),
+            });
+        }
+    }
+    out
 }

@@ -353,6 +353,14 @@ struct StatusArgs {
     offline: bool,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CommitArgs {
+    message: Option<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CheckArgs {
@@ -441,6 +449,14 @@ fn tools() -> Vec<McpTool> {
                 "path": {"type": "string", "description": "The file, relative to the project root (or absolute)."},
                 "lines": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": 2, "description": "The first and last line (1-based) the edit changes; the whole file when absent."}
             }, "required": ["path"]})),
+        ),
+        McpTool::new(
+            "commit",
+            "Commit your session's own lines (bsi commit): of the uncommitted changes (under `paths`, else all), the hunks inside your claims, with your session's trailer, through git commit; every other session's lines stay in the files as they are, and are listed. Use it instead of git commit when other sessions work in the same files. Nothing of yours there: nothing is written.",
+            schema(json!({"type": "object", "properties": {
+                "message": {"type": "string", "description": "The commit message (default: one naming the session and the files)."},
+                "paths": {"type": "array", "items": {"type": "string"}, "description": "Only changes under these files or folders, relative to the project root."}
+            }})),
         ),
         McpTool::new(
             "whoami",
@@ -764,6 +780,33 @@ fn status_doc(inner: &Inner, offline: bool) -> Result<(Value, Vec<String>)> {
     Ok((doc, call.ctx.notes.take()))
 }
 
+/// The session's own lines committed (`bsi commit`), in line with the
+/// other calls.
+fn commit_now(inner: &Inner, a: CommitArgs) -> Result<CallToolResult> {
+    let _line = inner.in_line();
+    let mut call = inner.call()?;
+    let Some(actor) = inner.actor(&mut call, false)? else {
+        return Ok(answer(
+            "No bsi session yet, so nothing is yours to commit: `claim` what you edit first.",
+            json!({"session": null, "commit": null, "files": [], "left": []}),
+            true,
+        ));
+    };
+    let session = actor.session.clone().unwrap_or_default();
+    let req = api::commit::Request {
+        session: session.clone(),
+        message: a.message,
+        paths: a.paths,
+    };
+    let done = api::commit::own(&call.site(), &req)?;
+    let lines = crate::output::commit_lines(&session, &done);
+    Ok(answer(
+        with_notes(lines.join("\n"), &call.ctx.notes.take()),
+        doc_of(crate::output::CommitJson::new(&session, &done)),
+        done.commit.is_none(),
+    ))
+}
+
 /// The session's own claims, in line with the other calls.
 fn whoami_now(inner: &Inner) -> Result<CallToolResult> {
     let _line = inner.in_line();
@@ -903,6 +946,10 @@ impl Server {
 
     async fn whoami(&self) -> std::result::Result<CallToolResult, McpError> {
         self.run(whoami_now).await
+    }
+
+    async fn commit(&self, a: CommitArgs) -> std::result::Result<CallToolResult, McpError> {
+        self.run(move |i| commit_now(i, a)).await
     }
 
     async fn check(&self, a: CheckArgs) -> std::result::Result<CallToolResult, McpError> {
@@ -1254,7 +1301,7 @@ impl ServerHandler for Server {
         )
         .with_server_info(Implementation::new("bsi", env!("CARGO_PKG_VERSION")))
         .with_instructions(
-            "bsi coordinates parallel sessions editing this project: claim what you will edit before editing it (`claim`), stay inside your claims, commit your own paths, then `close`. An edit inside another session's claim is refused by bsi's edit hook; `check` says beforehand whether it would be. These tools act for the same bsi session as your edit hooks and your shell.",
+            "bsi coordinates parallel sessions editing this project: claim what you will edit before editing it (`claim`), stay inside your claims, commit your own lines with `commit` (other sessions' lines in the same files stay as they are), then `close`. An edit inside another session's claim is refused by bsi's edit hook; `check` says beforehand whether it would be. These tools act for the same bsi session as your edit hooks and your shell.",
         )
     }
 
@@ -1291,9 +1338,10 @@ impl ServerHandler for Server {
             "status" => self.status(args(a)?).await,
             "check" => self.check(required(a)?).await,
             "whoami" => self.whoami().await,
+            "commit" => self.commit(args(a)?).await,
             other => Err(McpError::invalid_params(
                 format!(
-                    "no tool {other}: the tools are claim, close, release_mine, renew, status, check, whoami"
+                    "no tool {other}: the tools are claim, close, release_mine, renew, status, check, commit, whoami"
                 ),
                 None,
             )),

@@ -166,6 +166,7 @@ fn every_tool_answers_for_the_agents_session_against_a_brain_with_a_remote() {
                 "check",
                 "claim",
                 "close",
+                "commit",
                 "release_mine",
                 "renew",
                 "status",
@@ -856,6 +857,7 @@ fn a_stateless_client_lists_claims_and_reads_status_as_the_agents_session_withou
             "check",
             "claim",
             "close",
+            "commit",
             "release_mine",
             "renew",
             "status",
@@ -993,7 +995,7 @@ fn the_2025_11_25_handshake_serves_the_same_tools_for_the_same_session() {
         let info = c.peer_info().expect("the server's answer to initialize");
         assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
         assert_eq!(info.server_info.as_ref().expect("server info").name, "bsi");
-        assert_eq!(c.list_all_tools().await.expect("tools/list").len(), 7);
+        assert_eq!(c.list_all_tools().await.expect("tools/list").len(), 8);
         let r = call(&c, "claim", json!({"scopes": ["agents/"]})).await;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
         assert_eq!(doc(&r)["session"], "sess-mine");

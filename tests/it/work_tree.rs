@@ -394,3 +394,37 @@ fn two_sessions_commit_their_own_lines_of_one_file_from_one_work_tree() {
     assert_eq!(json["commit"], Value::Null);
     assert_eq!(json["left"][0]["claim"], "README.md#Brain");
 }
+
+#[test]
+fn mcp_commit_takes_the_sessions_own_lines_and_leaves_the_others() {
+    use crate::mcp::{call, connect, runtime, text};
+    let b = Brain::new();
+    b.bsi(&["open", "projets/plan.md#Risks", "--session", "ada"])
+        .ok();
+    b.bsi(&["open", "projets/plan.md#Goals", "--session", "bo"])
+        .ok();
+    b.write("projets/plan.md", &both_lines());
+    runtime().block_on(async {
+        let c = connect(
+            &b,
+            &[],
+            &[("BSI_SESSION", "ada")],
+            crate::mcp::Client::default(),
+        )
+        .await;
+        let r = call(&c, "commit", serde_json::json!({"message": "ada's risks"})).await;
+        let said = text(&r);
+        assert!(said.contains("Committed"), "{said}");
+        assert!(said.contains("bo's, inside its claim"), "{said}");
+        let doc = r.structured_content.clone().expect("structured");
+        assert_eq!(doc["files"][0]["whole"], false, "{doc}");
+        let again = call(&c, "commit", serde_json::json!({})).await;
+        assert_eq!(again.is_error, Some(true), "{}", text(&again));
+        c.cancel().await.expect("close the client");
+    });
+    assert_eq!(
+        b.git(&["show", "HEAD:projets/plan.md"]),
+        PLAN.replace("risk text\n", "risk text\nada's risk\n")
+    );
+    assert_eq!(b.read("projets/plan.md"), both_lines());
+}
