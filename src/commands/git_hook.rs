@@ -598,20 +598,10 @@ fn refusal<'b>(
         let head = brain.git.head_branch();
         let here = dropping.iter().any(|b| head.as_deref() == Some(*b));
         if here && !paths.is_empty() {
-            let mut words: Vec<String> = [
-                "git",
-                "restore",
-                "--source",
-                "HEAD",
-                "--staged",
-                "--worktree",
-                "--",
-            ]
-            .iter()
-            .map(ToString::to_string)
-            .collect();
             // `:(top)`: the same files from any directory of the work tree.
-            words.extend(paths.iter().map(|p| format!(":(top){p}")));
+            let words = bsi_core::guard::discard::restore_from_head(
+                paths.iter().map(|p| format!(":(top){p}")),
+            );
             let _ = writeln!(
                 err,
                 "bsi: refused: {} did not move and keeps those commits, but git had already put their files back in the index and the work tree: `{}` restores exactly those files as the branch has them (nothing else of yours is touched).",

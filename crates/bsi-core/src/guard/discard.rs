@@ -106,16 +106,7 @@ impl Discard {
             w.extend(own.iter().cloned());
             w
         };
-        let restore = || {
-            with_paths(words(&[
-                "git",
-                "restore",
-                "--source",
-                "HEAD",
-                "--staged",
-                "--worktree",
-            ]))
-        };
+        let restore = || restore_from_head(own.iter().cloned());
         let mut out = Vec::new();
         match self {
             Discard::Stash {
@@ -166,6 +157,26 @@ impl Discard {
         }
         out
     }
+}
+
+/// `git restore --source HEAD --staged --worktree -- PATHS`: these files
+/// put back as HEAD has them, in the index and the work tree, and nothing
+/// else touched.
+pub fn restore_from_head(paths: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut words: Vec<String> = [
+        "git",
+        "restore",
+        "--source",
+        "HEAD",
+        "--staged",
+        "--worktree",
+        "--",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    words.extend(paths);
+    words
 }
 
 /// `path` is `spec` or lies under it (a pathspec naming a folder or a
