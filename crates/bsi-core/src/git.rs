@@ -1431,42 +1431,6 @@ impl Git {
         }
     }
 
-    /// The commits reachable from `tips`, newest first by commit time, down
-    /// to the first made before `since`, at most `limit`: each id, commit
-    /// time and message.
-    pub fn messages_since(
-        &self,
-        tips: &[Oid],
-        since: i64,
-        limit: usize,
-    ) -> Vec<(Oid, i64, String)> {
-        let Ok(mut walk) = self.repo.revwalk() else {
-            return Vec::new();
-        };
-        for t in tips {
-            let _ = walk.push(*t);
-        }
-        if walk.set_sorting(Sort::TIME).is_err() {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for id in walk.take(limit).flatten() {
-            let Ok(c) = self.repo.find_commit(id) else {
-                continue;
-            };
-            let time = c.committer().when().seconds();
-            if time < since {
-                break;
-            }
-            out.push((
-                id,
-                time,
-                String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            ));
-        }
-        out
-    }
-
     /// The commits reachable from `tips` (each once, whichever tip reaches
     /// it) newest first by commit time, down to the first committed before
     /// `since`, at most `limit`: each with its commit time and parents.
