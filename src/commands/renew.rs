@@ -69,6 +69,13 @@ fn report(
         }
         for (c, why) in &unchanged {
             let because = match why {
+                // Expiries are kept to the minute: less than `ttl` left
+                // may still end in the minute `ttl` from now would.
+                Why::Reaches if c.expires - ctx.now < ttl => format!(
+                    "{}; {} from now ends in the same minute",
+                    ttl::time_left(c.expires, ctx.now),
+                    ttl::format_duration(ttl)
+                ),
                 Why::Reaches => format!(
                     "{}, already at least {} from now",
                     ttl::time_left(c.expires, ctx.now),

@@ -641,3 +641,20 @@ fn a_heading_not_yet_written_is_claimed_as_a_new_section() {
         .stderr_has("projets/missing.md has no heading `Q3`");
     assert_eq!((b.registry(), b.commits()), (reg, n));
 }
+
+#[test]
+fn renew_right_after_open_says_the_minute_not_a_contradiction() {
+    let b = crate::common::Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    // Thirty seconds later: 1h59m left, and 2h from now ends in the minute
+    // the claim already expires.
+    let r = b.bsi_env(&["renew", "s1"], &[("BSI_NOW", "2026-03-14T09:30:30Z")]);
+    r.ok();
+    assert!(
+        r.stdout
+            .contains("(1h59m left; 2h from now ends in the same minute)"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("already at least"), "{}", r.stdout);
+}
