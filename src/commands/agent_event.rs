@@ -692,11 +692,7 @@ fn discard_in(
         ctx.notes.push(format!("warning: {e}; the agent's session is unknown, so every claim counts as another session's"));
         None
     });
-    let mut rules = edits::rules(brain, settings);
-    rules.claim_on_write = false;
-    if rules.mode == HookMode::Strict {
-        rules.mode = HookMode::Normal;
-    }
+    let rules = edits::rules(brain, settings).for_discard();
     match edits::decide(&rules, reg, session.as_deref(), &mut targets) {
         EditDecision::Deny {
             findings, judged, ..

@@ -68,6 +68,20 @@ pub struct Rules {
     pub markdown: Vec<String>,
 }
 
+impl Rules {
+    /// The rules a git move that discards uncommitted work
+    /// ([`super::discard`]) is judged under: only other sessions' claims
+    /// speak against it — a change of one's own, or in no one's claim, may
+    /// go, even in strict mode — and nothing is claimed for it.
+    pub fn for_discard(mut self) -> Rules {
+        self.claim_on_write = false;
+        if self.mode == HookMode::Strict {
+            self.mode = HookMode::Normal;
+        }
+        self
+    }
+}
+
 /// What becomes of an edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditDecision<'a> {
