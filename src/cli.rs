@@ -189,6 +189,18 @@ pub enum Command {
     /// Exits 1, writing nothing, when nothing of the session's is there.
     Commit(CommitArgs),
 
+    /// Put a session's uncommitted lines back into the work tree.
+    ///
+    /// bsi keeps a copy of each session's uncommitted work inside its
+    /// claims (under refs/bsi/keep/SESSION in this clone, never pushed),
+    /// refreshed from its edits, its agent's stops, `commit`, `close` and
+    /// `status`. After a `git stash`, a `git reset --hard`, a crash or a bad
+    /// revert took that work out of the files, this puts the session's own
+    /// lines back, section by section, only where the file has not changed
+    /// since: newer lines are never written over, and are listed. Only the
+    /// work tree is written; the index and HEAD stay as they are.
+    Recover(RecoverArgs),
+
     /// List what a session changed that its claims do not cover.
     ///
     /// Reads the commits carrying the session's `BSI-Session` trailer, from
@@ -449,6 +461,15 @@ pub struct CommitArgs {
     pub message: Option<String>,
     /// Only changes under these paths (files or folders).
     pub paths: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+/// The arguments of `bsi recover`.
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The session [default: $BSI_SESSION].
+    pub session: Option<SessionId>,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -742,6 +763,7 @@ impl Cli {
             | Command::Whoami(WhoamiArgs { out, .. })
             | Command::Verify(VerifyArgs { out, .. })
             | Command::Commit(CommitArgs { out, .. })
+            | Command::Recover(RecoverArgs { out, .. })
             | Command::Sync { out }
             | Command::Log(LogArgs { out, .. }) => out.json,
             _ => false,

@@ -7,6 +7,7 @@ use chrono::{DateTime, FixedOffset, SecondsFormat};
 use serde::Serialize;
 
 use bsi_core::api::commit::Committed;
+use bsi_core::api::keep::{Left as KeptLeft, Part as KeptPart, Recovered};
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;
@@ -1335,6 +1336,115 @@ pub fn commit_lines(session: &str, c: &Committed) -> Vec<String> {
                 (None, None) => format!("- {place}: in no one's claim"),
             });
         }
+    }
+    out
+}
+
+/// The document of `bsi recover`.
+#[derive(Serialize)]
+pub struct RecoverJson<'a> {
+    session: &'a str,
+    /// The copy's commit (`refs/bsi/keep/SESSION`); null when none is kept.
+    copy: Option<&'a str>,
+    /// When the copy was taken (RFC 3339).
+    kept_at: Option<String>,
+    restored: Vec<RecoverPartJson<'a>>,
+    left: Vec<RecoverPartJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct RecoverPartJson<'a> {
+    path: &'a str,
+    /// The section's heading; null for the lines before the first heading
+    /// or a file without headings.
+    heading: Option<&'a str>,
+    /// Why it was left: `newer_lines`, `deleted`, `not_a_file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<&'static str>,
+}
+
+fn left_word(why: KeptLeft) -> &'static str {
+    match why {
+        KeptLeft::Newer => "newer_lines",
+        KeptLeft::Deleted => "deleted",
+        KeptLeft::NotAFile => "not_a_file",
+    }
+}
+
+fn kept_at(r: &Recovered, now: DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
+    r.at.and_then(|s| DateTime::from_timestamp(s, 0))
+        .map(|t| t.with_timezone(now.offset()))
+}
+
+impl<'a> RecoverJson<'a> {
+    /// The document of what recovering `session`'s copy did.
+    pub fn new(session: &'a str, r: &'a Recovered, now: DateTime<FixedOffset>) -> RecoverJson<'a> {
+        let part = |p: &'a KeptPart, why: Option<&'static str>| RecoverPartJson {
+            path: &p.path,
+            heading: p.heading.as_deref(),
+            why,
+        };
+        RecoverJson {
+            session,
+            copy: r.copy.as_deref(),
+            kept_at: kept_at(r, now).map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true)),
+            restored: r.restored.iter().map(|p| part(p, None)).collect(),
+            left: r
+                .left
+                .iter()
+                .map(|(p, why)| part(p, Some(left_word(*why))))
+                .collect(),
+        }
+    }
+}
+
+/// What `bsi recover` says, a line each.
+pub fn recover_lines(session: &str, r: &Recovered, now: DateTime<FixedOffset>) -> Vec<String> {
+    let Some(copy) = &r.copy else {
+        return vec![format!(
+            "No copy of {session}'s uncommitted work is kept in this clone: nothing to put back. (bsi keeps one from the session's edits through its agent's hooks, its agent's stops, `bsi commit`, `bsi close` and `bsi status`.)"
+        )];
+    };
+    let when = kept_at(r, now)
+        .map(|t| format!(" (kept {})", t.format("%Y-%m-%d %H:%M:%S %:z")))
+        .unwrap_or_default();
+    let place = |p: &KeptPart| match &p.heading {
+        Some(h) => format!("{}, section {h}", p.path),
+        None => p.path.clone(),
+    };
+    let mut out = Vec::new();
+    if r.restored.is_empty() {
+        out.push(format!(
+            "Nothing put back: the files already hold {session}'s lines of its copy{when}."
+        ));
+    } else {
+        out.push(format!(
+            "Put back {session}'s uncommitted lines from its copy{when}:"
+        ));
+        out.extend(r.restored.iter().map(|p| format!("- {}", place(p))));
+    }
+    if !r.left.is_empty() {
+        out.push("Left as the files have them now:".to_string());
+        for (p, why) in &r.left {
+            let show = command_line([
+                "git",
+                "show",
+                &format!("{}:work/{}", bsi_core::keep::refname(session), p.path),
+            ]);
+            let said = match why {
+                KeptLeft::Newer => "the file has other lines there now",
+                KeptLeft::Deleted => "the file was deleted since the copy",
+                KeptLeft::NotAFile => "what is there now is not a file bsi writes",
+            };
+            out.push(format!("- {}: {said} (the copy: `{show}`)", place(p)));
+        }
+    }
+    if !r.restored.is_empty() {
+        out.push(format!(
+            "Only the work tree changed (the index and HEAD did not): `git diff` shows what came back. The copy stays in {} ({}).",
+            bsi_core::keep::refname(session),
+            &copy[..copy.len().min(7)]
+        ));
     }
     out
 }

@@ -573,7 +573,10 @@ fn edit_in(
             .unwrap_or_else(|| new_session_id(ctx.now, ctx.random_seed))
     };
     match edits::decide(&rules, &reg, session.as_deref(), &mut targets) {
-        EditDecision::Allow => Ok(agents::answer(tool, &Verdict::Allow)),
+        EditDecision::Allow => {
+            keep_edits(&brain, &reg, session.as_deref(), &targets);
+            Ok(agents::answer(tool, &Verdict::Allow))
+        }
         EditDecision::Deny {
             copy,
             findings,
@@ -607,6 +610,7 @@ fn edit_in(
             if let Some(s) = session.as_deref() {
                 keep_for_after(&brain, tool, s, &format!("bsi: {warning}"));
             }
+            keep_edits(&brain, &reg, session.as_deref(), &targets);
             Ok(agents::answer(tool, &Verdict::AllowWithWarning { warning }))
         }
         EditDecision::ClaimFirst { scopes, split, ttl } => {
@@ -625,6 +629,28 @@ fn edit_in(
             };
             write.claim(&tries, &targets, &rules)
         }
+    }
+}
+
+/// The text the edits let through leave, kept as the session's copy of
+/// its uncommitted work ([`api::keep::edited`]); a failure is said, the
+/// edit goes on.
+fn keep_edits(brain: &Brain, reg: &Registry, session: Option<&str>, targets: &[Target]) {
+    let Some(session) = session else {
+        return;
+    };
+    let edits: Vec<(&str, &str)> = targets
+        .iter()
+        .filter_map(|t| Some((t.rel.as_str(), t.new.as_deref()?)))
+        .filter(|(rel, _)| !rel.is_empty())
+        .collect();
+    if edits.is_empty() {
+        return;
+    }
+    if let Err(e) = api::keep::edited(brain, reg, session, &edits) {
+        brain.notes.push(format!(
+            "warning: the copy of {session}'s uncommitted work was not refreshed: {e}"
+        ));
     }
 }
 
@@ -1390,6 +1416,8 @@ fn stop(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
     if active.is_empty() && stale.is_empty() {
         return Ok(agents::answer_stop(tool, &ev, None));
     }
+    // The end of a turn: the session's uncommitted work as it is now kept.
+    api::keep::refresh_or_say(&brain, &reg, &session);
     let held: Vec<String> = active
         .iter()
         .map(|&i| reg.active_claims[i].scope.to_string())

@@ -19,6 +19,7 @@ mod meta;
 mod migrate;
 mod open;
 mod output_channel;
+mod recover;
 mod release;
 mod renew;
 mod repair;
@@ -902,6 +903,7 @@ fn run_command(ctx: &Ctx, cli: Cli) -> Result<u8> {
         }
         Command::Verify(args) => verify::run(ctx, &args),
         Command::Commit(args) => commit::run(ctx, &args),
+        Command::Recover(args) => recover::run(ctx, &args),
         Command::Completions { shell } => meta::completions(&ctx.out(), shell),
         Command::Man => meta::man(&ctx.out()),
         // Help wraps at the screen, or at 80 in a pipe (wrapped, not cut).

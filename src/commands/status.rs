@@ -44,6 +44,10 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     }
     let sync = sync_state(ctx, &brain, &settings, &seen.view, &seen.fresh);
     let reg = &seen.view.registry;
+    // The acting session's uncommitted work, as `status` sees it, kept.
+    if let Ok(Some(s)) = ctx.env_session() {
+        api::keep::refresh_or_say(&brain, reg, s.as_str());
+    }
     let sections = brain.sections();
     let collisions: Vec<(&Claim, &Claim)> = seen.collisions.iter().map(|(a, b)| (a, b)).collect();
     let waiting = &seen.waiting;

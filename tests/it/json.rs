@@ -357,3 +357,18 @@ fn commit_json_matches_the_schema() {
     assert_eq!(none.code, 1, "{none:?}");
     assert_eq!(valid("commit-own", &none.stdout)["commit"], Value::Null);
 }
+
+#[test]
+fn recover_json_matches_the_schema() {
+    let b = Brain::new();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    b.write("agents/new.md", "# New\n\nmine\n");
+    b.bsi_env(&["status"], &[("BSI_SESSION", "s1")]).ok();
+    b.git(&["clean", "-fdq"]);
+    let r = b.bsi(&["recover", "s1", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v = valid("recover", &r.stdout);
+    assert_eq!(v["restored"][0]["path"], "agents/new.md");
+    let none = b.bsi(&["recover", "s2", "--json"]);
+    assert_eq!(valid("recover", &none.stdout)["copy"], Value::Null);
+}

@@ -37,6 +37,7 @@ mod ownership;
 mod page;
 mod queue;
 mod queue_promises;
+mod recover;
 mod reliability;
 mod remote;
 mod replay;

@@ -327,6 +327,24 @@ pub fn keep_hunks(old: &str, new: &str, mut keep: impl FnMut(&str) -> bool) -> S
     out
 }
 
+/// Whether `now` still has every line that `mid` adds to `base` (some at
+/// least): the change from `mid` to `now` removes none of them (`now`
+/// built on `mid`). False when `mid` adds nothing.
+pub fn keeps_added(base: &str, mid: &str, now: &str) -> bool {
+    let (a, m, n) = (lines(base), lines(mid), lines(now));
+    let added: std::collections::HashSet<usize> = diff(&a, &m)
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Add(j) => Some(j),
+            _ => None,
+        })
+        .collect();
+    !added.is_empty()
+        && !diff(&m, &n)
+            .into_iter()
+            .any(|op| matches!(op, Op::Remove(i) if added.contains(&i)))
+}
+
 /// A run of base lines `start..end` replaced by `new`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Hunk<'a> {

@@ -673,6 +673,41 @@ impl Git {
         Ok(out)
     }
 
+    /// Every file under `dir` in `commit`, at any depth, by its path below
+    /// `dir` (with `/`), with its content; none when there is no such
+    /// directory.
+    pub fn files_below(&self, commit: Oid, dir: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let sub = match tree.get_path(Path::new(dir)) {
+            Ok(e) if e.kind() == Some(ObjectType::Tree) => self.repo.find_tree(e.id())?,
+            Ok(_) => return Ok(Vec::new()),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut ids = Vec::new();
+        sub.walk(git2::TreeWalkMode::PreOrder, |parent, e| {
+            if e.kind() == Some(ObjectType::Blob) {
+                let name = String::from_utf8_lossy(e.name_bytes());
+                ids.push((format!("{parent}{name}"), e.id()));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        ids.into_iter()
+            .map(|(path, id)| Ok((path, self.blob_bytes(id)?)))
+            .collect()
+    }
+
+    /// Removes the reference `name` if it still points at `expected`;
+    /// nothing when it is gone already.
+    pub fn delete_ref(&self, name: &str, expected: Oid) -> Result<()> {
+        match self.repo.find_reference(name) {
+            Ok(mut r) if r.target() == Some(expected) => Ok(r.delete()?),
+            Ok(_) => Err(Error::Moved(name.to_string())),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The best common ancestor of two commits, if they have one.
     pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>> {
         match self.repo.merge_base(a, b) {
@@ -701,7 +736,19 @@ impl Git {
         files: &[(&str, Option<&[u8]>)],
         message: &str,
     ) -> Result<Oid> {
-        self.commit_tree_of(parent, true, files, message)
+        self.commit_tree_of(parent, true, true, files, message)
+    }
+
+    /// A commit with no parent whose tree is `on`'s (or empty) with `files`
+    /// written in it (`None` removes one): a copy that replaces the one
+    /// before it rather than following it, so nothing piles up.
+    pub fn commit_alone(
+        &self,
+        on: Option<Oid>,
+        files: &[(&str, Option<&[u8]>)],
+        message: &str,
+    ) -> Result<Oid> {
+        self.commit_tree_of(on, true, false, files, message)
     }
 
     /// A commit whose tree holds `files` alone, on `parent`: no reference
@@ -713,13 +760,14 @@ impl Git {
         message: &str,
     ) -> Result<Oid> {
         let files: Vec<(&str, Option<&[u8]>)> = files.iter().map(|(p, b)| (*p, Some(*b))).collect();
-        self.commit_tree_of(Some(parent), false, &files, message)
+        self.commit_tree_of(Some(parent), false, true, &files, message)
     }
 
     fn commit_tree_of(
         &self,
         parent: Option<Oid>,
         parents_tree: bool,
+        linked: bool,
         files: &[(&str, Option<&[u8]>)],
         message: &str,
     ) -> Result<Oid> {
@@ -746,7 +794,7 @@ impl Git {
         }
         let tree = repo.find_tree(builder.create_updated(repo, &base)?)?;
         let sig = self.signature();
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().filter(|_| linked).collect();
         Ok(repo.commit(None, &sig, &sig, message, &tree, &parents)?)
     }
 

@@ -19,9 +19,10 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; the copy of each session's uncommitted work ([`api::keep`]) and `recover`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`keep`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`holdings`] | who held what, when: the grants and ends of the registry's history, each at the second of its commit, and who held a part at a second | yes | [`scope`] |
+//! | [`keep`] | a session's uncommitted work kept in git objects: which copy of a file to keep, and what putting a copy back makes of the file (its own hunks, never over newer lines) | yes | [`changes`], [`guard`] |
 //! | [`drift`] | a claimed part changed on the content branch by a commit whose session did not hold it then | yes | [`guard`], [`holdings`], [`registry`], [`scope`] |
 //! | [`guard`] | findings (a change against the claims), [`guard::verdict`] (their words, and what each hook mode refuses) and [`guard::ways`] (the ways out of a refusal, by where each holder stands) for every door | yes | [`changes`], [`config`], [`markdown`], [`registry`], [`scope`], [`ttl`], [`words`] |
 //! | [`registry`] | the registry's model, parse, render, row merge, archive | yes | [`scope`], [`ttl`] |
@@ -61,6 +62,7 @@ pub mod git;
 pub mod git_cli;
 pub mod guard;
 pub mod holdings;
+pub mod keep;
 pub mod markdown;
 pub mod next;
 pub mod page;

@@ -43,6 +43,11 @@ pub fn close(
     // the lock).
     let remote = site.settings.remote().ok().flatten();
     let view = site.brain.view(remote.as_ref());
+    // The last copy of the session's uncommitted work, taken while its
+    // claims still say what is its own (`bsi recover` reads it after).
+    if let Ok(v) = view.as_ref() {
+        super::keep::refresh_or_say(site.brain, &v.registry, session);
+    }
     let (verified, unverified, drift) = audit_session(site, view.as_ref(), session, scope);
     let handoff = handoff_for(site, view.as_ref().ok(), session, scope);
     let job = Job::close(

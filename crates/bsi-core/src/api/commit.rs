@@ -198,6 +198,8 @@ pub fn own(site: &Site<'_>, req: &Request) -> Result<Committed> {
     )?;
     // The work tree's index takes what was committed of these paths.
     git_cli::update_index(&brain.workdir, None, &entries)?;
+    // What is committed needs no copy any more; what stays does.
+    super::keep::refresh_or_say(brain, reg, &req.session);
     Ok(Committed {
         commit: Some(commit),
         files,

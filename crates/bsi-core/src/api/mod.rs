@@ -8,6 +8,7 @@
 pub mod close;
 pub mod commit;
 pub mod edit;
+pub mod keep;
 pub mod open;
 pub mod release;
 pub mod renew;

@@ -1462,6 +1462,15 @@ impl Brain {
             None => Some(path),
         }
     }
+
+    /// The path git names from the work-tree root of a brain path: the
+    /// other way of [`Brain::brain_path`].
+    pub fn work_path(&self, rel: &str) -> String {
+        match self.copy_path.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{rel}"),
+            None => rel.to_string(),
+        }
+    }
 }
 
 impl BrainSections<'_> {
