@@ -321,6 +321,89 @@ fn seek(lines: &[&str], pattern: &[&str], from: usize, eof: bool) -> Option<usiz
     None
 }
 
+/// A unified diff (`git diff`'s, what `git apply` reads), as what it does
+/// to each file: `(path, op)`, paths as the diff names them (`a/`, `b/`
+/// taken off); `reverse` reads it as `git apply -R` does. Hunks carry
+/// their lines, not their numbers, so they apply as the patches of Codex
+/// do ([`apply_hunks`]). A diff bsi cannot read (a binary patch, a
+/// rename) is left out: empty.
+pub fn unified(text: &str, reverse: bool) -> Vec<(String, crate::agents::EditOp)> {
+    use crate::agents::EditOp;
+    let strip = |p: &str| -> Option<String> {
+        let p = p.split('\t').next().unwrap_or(p).trim_end();
+        if p == "/dev/null" {
+            return None;
+        }
+        Some(
+            p.strip_prefix("a/")
+                .or_else(|| p.strip_prefix("b/"))
+                .unwrap_or(p)
+                .to_string(),
+        )
+    };
+    struct File {
+        old: Option<String>,
+        new: Option<String>,
+        hunks: Vec<Hunk>,
+    }
+    let mut files: Vec<File> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(old) = line.strip_prefix("--- ") {
+            let Some(new) = lines.peek().and_then(|l| l.strip_prefix("+++ ")) else {
+                continue;
+            };
+            files.push(File {
+                old: strip(old),
+                new: strip(new),
+                hunks: Vec::new(),
+            });
+            lines.next();
+        } else if line.starts_with("@@") {
+            let Some(f) = files.last_mut() else { continue };
+            f.hunks.push(Hunk::default());
+        } else if let Some(h) = files.last_mut().and_then(|f| f.hunks.last_mut()) {
+            let (kind, rest) = line.split_at(line.len().min(1));
+            let rest = rest.to_string();
+            h.lines.push(match (kind, reverse) {
+                (" ", _) | ("", _) => HunkLine::Context(rest),
+                ("-", false) | ("+", true) => HunkLine::Remove(rest),
+                ("+", false) | ("-", true) => HunkLine::Add(rest),
+                // `\ No newline at end of file`, `diff --git`, an index line.
+                _ => continue,
+            });
+        }
+    }
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let (from, to) = if reverse {
+                (f.new, f.old)
+            } else {
+                (f.old, f.new)
+            };
+            match (from, to) {
+                // A new file: its added lines.
+                (None, Some(to)) => {
+                    let content: String = f
+                        .hunks
+                        .iter()
+                        .flat_map(|h| &h.lines)
+                        .filter_map(|l| match l {
+                            HunkLine::Add(t) => Some(format!("{t}\n")),
+                            _ => None,
+                        })
+                        .collect();
+                    Some((to, EditOp::Write { content }))
+                }
+                (Some(from), None) => Some((from, EditOp::Delete)),
+                (Some(from), Some(to)) if from == to => Some((from, EditOp::Patch(f.hunks))),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,5 +535,39 @@ mod tests {
             "*** Begin Patch\n*** Update File: a.md\n@@\n-a\n+A\n@@\n-a\n+AA\n*** End Patch\n",
         );
         assert_eq!(apply_hunks("a\nb\na\n", &h), Ok("A\nb\nAA\n".into()));
+    }
+
+    #[test]
+    fn a_unified_diff_reads_forward_and_reversed() {
+        use crate::agents::EditOp;
+        let diff = "diff --git a/notes/a.md b/notes/a.md\nindex 1..2 100644\n--- a/notes/a.md\n+++ b/notes/a.md\n@@ -1,3 +1,3 @@\n # A\n-old\n+new\n keep\ndiff --git a/n.md b/n.md\nnew file mode 100644\n--- /dev/null\n+++ b/n.md\n@@ -0,0 +1 @@\n+born\n";
+        let fwd = unified(diff, false);
+        assert_eq!(fwd.len(), 2);
+        let EditOp::Patch(h) = &fwd[0].1 else {
+            panic!("{fwd:?}")
+        };
+        assert_eq!(fwd[0].0, "notes/a.md");
+        assert_eq!(
+            apply_hunks("# A\nold\nkeep\n", h).expect("applies"),
+            "# A\nnew\nkeep\n"
+        );
+        assert_eq!(
+            fwd[1],
+            (
+                "n.md".to_string(),
+                EditOp::Write {
+                    content: "born\n".into()
+                }
+            )
+        );
+        let back = unified(diff, true);
+        let EditOp::Patch(h) = &back[0].1 else {
+            panic!("{back:?}")
+        };
+        assert_eq!(
+            apply_hunks("# A\nnew\nkeep\n", h).expect("applies"),
+            "# A\nold\nkeep\n"
+        );
+        assert_eq!(back[1], ("n.md".to_string(), EditOp::Delete));
     }
 }

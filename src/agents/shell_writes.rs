@@ -57,6 +57,11 @@ pub trait Disk {
     fn is_dir(&self, path: &Path) -> bool;
     /// Something is at `path`.
     fn exists(&self, path: &Path) -> bool;
+    /// The text of the file at `path` (a patch `git apply` reads), when it
+    /// is a small regular file.
+    fn read(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// A disk that holds nothing: every destination is a file name, and `git
@@ -1257,6 +1262,27 @@ fn perl_files(args: &[Word]) -> Vec<Word> {
 }
 
 /// `git checkout|restore|rm|mv`: the paths they write in the work tree;
+/// The pathspecs of a `git restore` or `git checkout -- PATHS`: each file
+/// a rewrite of it; the folders (`.` among them) the move `discard` makes
+/// of them, judged by what it would take from the uncommitted work there.
+fn folders(
+    words: &[Word],
+    at: Option<&Path>,
+    disk: &dyn Disk,
+    file: &mut dyn FnMut(&Word, Option<&Path>, EditOp),
+    by: &str,
+    discard: impl FnOnce(Vec<String>) -> Discard,
+) -> Option<Discard> {
+    let mut dirs = Vec::new();
+    for w in words.iter().filter(|w| !w.text.starts_with(':')) {
+        match path_of(w, at) {
+            Some(p) if disk.is_dir(&p) => dirs.push(p.to_string_lossy().into_owned()),
+            _ => file(w, at, rewrite(by)),
+        }
+    }
+    (!dirs.is_empty()).then(|| discard(dirs))
+}
+
 /// `git stash|reset|clean`, a forced `checkout` or `switch`: the move that
 /// discards uncommitted work, with the directory it runs in (its paths
 /// absolute: the door makes them relative to the work tree).
@@ -1348,9 +1374,21 @@ fn git(
                     },
                 ));
             }
-            for w in paths.iter().filter(plain) {
-                file(w, at, rewrite(&by));
-            }
+            // The revision the paths come from, when one is named.
+            let source = if dashdash.is_some() {
+                words.first().map(|w| w.text.clone())
+            } else if paths.len() == words.len() {
+                None
+            } else {
+                words.first().map(|w| w.text.clone())
+            };
+            return folders(&paths, at, disk, file, &by, |paths| Discard::Restore {
+                program: "checkout".into(),
+                staged: source.is_some(),
+                source,
+                paths,
+            })
+            .and_then(|d| Some((here()?, d)));
         }
         "switch" => {
             let (opts, words) = operands(
@@ -1442,8 +1480,68 @@ fn git(
             if has(&["-S", "--staged"]) && !has(&["-W", "--worktree"]) {
                 return None;
             }
-            for w in words.iter().filter(plain) {
-                file(w, at, rewrite(&by));
+            let source = opts
+                .iter()
+                .find(|o| matches!(o.0.as_str(), "-s" | "--source"))
+                .and_then(|o| o.1.as_ref())
+                .map(|w| w.text.clone());
+            let staged = has(&["-S", "--staged"]);
+            return folders(&words, at, disk, file, &by, |paths| Discard::Restore {
+                program: "restore".into(),
+                staged,
+                source,
+                paths,
+            })
+            .and_then(|d| Some((here()?, d)));
+        }
+        "merge" | "cherry-pick" | "revert" | "rebase" | "am"
+            if rest.iter().any(|w| w.text == "--abort") =>
+        {
+            return Some((
+                here()?,
+                Discard::Abort {
+                    program: sub.text.clone(),
+                },
+            ));
+        }
+        "apply" => {
+            let (opts, words) = operands(
+                rest,
+                &["-p", "-C"],
+                &["--exclude", "--include", "--directory", "--whitespace"],
+            );
+            let has = |names: &[&str]| opts.iter().any(|o| names.contains(&o.0.as_str()));
+            // Only the index, or nothing at all, is changed.
+            if has(&["--cached", "--check", "--stat", "--numstat", "--summary"])
+                && !has(&["--apply"])
+            {
+                return None;
+            }
+            let reverse = has(&["-R", "--reverse"]);
+            let by = if reverse {
+                "`git apply -R`".to_string()
+            } else {
+                by
+            };
+            for w in &words {
+                let Some(text) = path_of(w, at).and_then(|p| disk.read(&p)) else {
+                    // A patch bsi cannot read: every file it might name is
+                    // unknown; the work tree's files are judged by git's
+                    // own door when committed.
+                    continue;
+                };
+                for (path, op) in crate::agents::patch::unified(&text, reverse) {
+                    let named = Word {
+                        text: path,
+                        literal: true,
+                        ..Word::default()
+                    };
+                    let op = match op {
+                        EditOp::Patch(h) if h.is_empty() => rewrite(&by),
+                        op => op,
+                    };
+                    file(&named, at, op);
+                }
             }
         }
         "rm" => {

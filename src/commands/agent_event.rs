@@ -359,6 +359,14 @@ impl agents::shell_writes::Disk for RealDisk {
     fn exists(&self, path: &Path) -> bool {
         path.symlink_metadata().is_ok()
     }
+    fn read(&self, path: &Path) -> Option<String> {
+        // A patch of at most 4 MiB, never through a link.
+        let meta = path.symlink_metadata().ok()?;
+        if !meta.is_file() || meta.len() > 4 << 20 {
+            return None;
+        }
+        fs::read_to_string(path).ok()
+    }
 }
 
 fn edit(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
@@ -701,6 +709,20 @@ fn discard_in(
         },
         Discard::Clean { dirs, paths } => Discard::Clean {
             dirs,
+            paths: match in_tree(&paths) {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+        },
+        Discard::Restore {
+            program,
+            staged,
+            source,
+            paths,
+        } => Discard::Restore {
+            program,
+            staged,
+            source,
             paths: match in_tree(&paths) {
                 Some(p) => p,
                 None => return Ok(None),

@@ -428,3 +428,75 @@ fn mcp_commit_takes_the_sessions_own_lines_and_leaves_the_others() {
     );
     assert_eq!(b.read("projets/plan.md"), both_lines());
 }
+
+#[test]
+fn folder_restores_aborts_and_reversed_patches_are_judged_by_what_they_take() {
+    let b = shared_work_tree();
+    // A diff of the other session's uncommitted change, and of one's own.
+    std::fs::write(
+        b.path().join("theirs.diff"),
+        b.git(&["diff", "--", "projets/plan.md"]),
+    )
+    .expect("write");
+    std::fs::write(
+        b.path().join("mine.diff"),
+        b.git(&["diff", "--", "agents/bob.md"]),
+    )
+    .expect("write");
+    let before = (b.commits(), b.user_state());
+    for tool in TOOLS.iter().copied().chain(["cline", "opencode"]) {
+        for command in [
+            "git restore .",
+            "git restore --worktree projets",
+            "git restore --source HEAD --staged --worktree .",
+            "git checkout -- .",
+            "git checkout HEAD -- projets",
+            "git rebase --abort",
+            "git am --abort",
+            "git apply -R theirs.diff",
+            "sh -c 'git restore .'",
+        ] {
+            let r = run(&b, tool, command);
+            let why = refused(tool, &r).unwrap_or_else(|| panic!("{tool} `{command}`: {r:?}"));
+            assert!(
+                why.contains("inside an active claim of session sess-other"),
+                "{tool} `{command}`: {why}"
+            );
+            if let Some(steps) = why.rfind("Next, one of:").map(|i| &why[i..]) {
+                for bad in ["--force", "hookMode=off", "bsi release", "bsi close"] {
+                    assert!(!steps.contains(bad), "{tool} `{command}`: {bad} in {steps}");
+                }
+            }
+        }
+        // What takes only one's own work, or nothing, goes through: a
+        // merge aborted keeps the changes not staged (git's `reset
+        // --merge`), `--keep` keeps every uncommitted change.
+        for command in [
+            "git restore agents",
+            "git apply -R mine.diff",
+            "git merge --abort",
+            "git reset --keep HEAD",
+            "git apply --check -R theirs.diff",
+        ] {
+            let r = run(&b, tool, command);
+            assert_eq!(refused(tool, &r), None, "{tool} `{command}`: {r:?}");
+        }
+    }
+    assert_eq!((b.commits(), b.user_state()), before);
+    // The printed form of a refused folder restore, run as printed, takes
+    // one's own change and leaves the other's.
+    let r = run(&b, "claude", "git restore .");
+    let step = own_step(&refused("claude", &r).expect("refused"));
+    assert_eq!(step, "git restore -- agents/bob.md");
+    let ran = shell(&b, b.path(), &step);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    others_work_is_there(&b, &step);
+    assert_eq!(b.read("agents/bob.md"), "# Bob\n");
+    // `git reset --keep`, run for real, keeps the other's work.
+    shell(&b, b.path(), "git reset -q --keep HEAD").ok();
+    others_work_is_there(&b, "reset --keep");
+    // Staged, the other's change is what a merge abort would take.
+    b.git(&["add", "projets/plan.md"]);
+    let r = run(&b, "claude", "git merge --abort");
+    assert!(refused("claude", &r).is_some(), "{r:?}");
+}

@@ -73,9 +73,12 @@ pub fn discarded(brain: &Brain, discard: &Discard) -> Result<Vec<(Target, String
     let mut out = Vec::new();
     for change in git.changes(ChangesOf::Worktree)? {
         let untracked = change.old_blob.is_none() && !git.tracks(&change.path)?;
+        let staged =
+            !untracked && git.index_blob(&change.path)? != git.head_state(&change.path)?.blob;
         let seen = Uncommitted {
             path: change.path.clone(),
             untracked,
+            staged,
         };
         let Some(becomes) = discard.takes(&seen) else {
             continue;

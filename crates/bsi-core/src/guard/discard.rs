@@ -32,6 +32,20 @@ pub enum Discard {
         program: String,
         target: Option<String>,
     },
+    /// `git restore [--staged] [--source REV] DIR`, `git checkout [REV] --
+    /// DIR`: the tracked changes under folders put back as the index (or
+    /// `REV`, or HEAD with `--staged`) has them.
+    Restore {
+        program: String,
+        staged: bool,
+        source: Option<String>,
+        paths: Vec<String>,
+    },
+    /// `git merge|cherry-pick|revert|rebase|am --abort`: the operation
+    /// undone, what it staged thrown away (`merge`, `cherry-pick`,
+    /// `revert`: git's `reset --merge`, which keeps changes not staged) or
+    /// every tracked change (`rebase`, `am`: a hard reset).
+    Abort { program: String },
 }
 
 /// What a change becomes under a move.
@@ -52,6 +66,8 @@ pub struct Uncommitted {
     pub path: String,
     /// Neither HEAD nor the index has it.
     pub untracked: bool,
+    /// The index has it otherwise than HEAD.
+    pub staged: bool,
 }
 
 impl Discard {
@@ -63,6 +79,8 @@ impl Discard {
             Discard::Reset { mode, .. } => format!("`git reset {mode}`"),
             Discard::Clean { .. } => "`git clean`".into(),
             Discard::Switch { program, .. } => format!("a forced `git {program}`"),
+            Discard::Restore { program, .. } => format!("`git {program}` of a folder"),
+            Discard::Abort { program } => format!("`git {program} --abort`"),
         }
     }
 
@@ -86,8 +104,28 @@ impl Discard {
                     Some(Becomes::Head)
                 }
             }
-            Discard::Reset { .. } | Discard::Switch { .. } => {
+            Discard::Reset { mode, .. } if mode == "--merge" => {
+                (!change.untracked && change.staged).then_some(Becomes::Head)
+            }
+            Discard::Abort { program } if !matches!(program.as_str(), "rebase" | "am") => {
+                (!change.untracked && change.staged).then_some(Becomes::Head)
+            }
+            Discard::Reset { .. } | Discard::Switch { .. } | Discard::Abort { .. } => {
                 (!change.untracked).then_some(Becomes::Head)
+            }
+            Discard::Restore {
+                staged,
+                source,
+                paths,
+                ..
+            } => {
+                if change.untracked || !under(paths) {
+                    None
+                } else if *staged || source.is_some() {
+                    Some(Becomes::Head)
+                } else {
+                    Some(Becomes::Index)
+                }
             }
             Discard::Clean { paths, .. } => {
                 (change.untracked && under(paths)).then_some(Becomes::Gone)
@@ -144,6 +182,36 @@ impl Discard {
                     out.push(with_paths(w));
                 }
             }
+            Discard::Restore {
+                program,
+                staged,
+                source,
+                ..
+            } => {
+                if !own.is_empty() {
+                    let mut w = words(&["git", program]);
+                    if program == "restore" {
+                        if let Some(s) = source {
+                            w.extend(["--source".to_string(), s.clone()]);
+                        }
+                        if *staged {
+                            w.push("--staged".into());
+                            w.push("--worktree".into());
+                        }
+                    } else if let Some(s) = source {
+                        w.push(s.clone());
+                    }
+                    out.push(with_paths(w));
+                }
+            }
+            Discard::Abort { program } => {
+                // Forgetting the operation keeps the files as they are; the
+                // session's own are then put back by hand.
+                if !own.is_empty() {
+                    out.push(restore());
+                }
+                out.push(words(&["git", program, "--quit"]));
+            }
             Discard::Switch { program, target } => {
                 if !own.is_empty() {
                     out.push(restore());
@@ -199,7 +267,38 @@ mod tests {
         Uncommitted {
             path: path.into(),
             untracked,
+            staged: false,
         }
+    }
+
+    #[test]
+    fn an_abort_takes_what_git_takes() {
+        let unstaged = change("notes/a.md", false);
+        let staged = Uncommitted {
+            staged: true,
+            ..unstaged.clone()
+        };
+        let merge = Discard::Abort {
+            program: "merge".into(),
+        };
+        assert_eq!(merge.takes(&unstaged), None);
+        assert_eq!(merge.takes(&staged), Some(Becomes::Head));
+        let rebase = Discard::Abort {
+            program: "rebase".into(),
+        };
+        assert_eq!(rebase.takes(&unstaged), Some(Becomes::Head));
+        let restore = Discard::Restore {
+            program: "restore".into(),
+            staged: false,
+            source: None,
+            paths: vec!["notes".into()],
+        };
+        assert_eq!(restore.takes(&unstaged), Some(Becomes::Index));
+        assert_eq!(restore.takes(&change("other/a.md", false)), None);
+        assert_eq!(
+            restore.narrower(&["notes/mine.md".into()]),
+            vec![vec!["git", "restore", "--", "notes/mine.md"]]
+        );
     }
 
     #[test]
