@@ -75,6 +75,11 @@ pub struct Committed {
 pub fn own(site: &Site<'_>, req: &Request) -> Result<Committed> {
     let brain = site.brain;
     let git = &brain.git;
+    // The work tree's index is git's to serialise: held from the reading of
+    // HEAD to the index written after the commit, so no `git commit` (nor
+    // another `bsi commit`) of this work tree lands in between, which would
+    // have this commit's tree undo it.
+    let _index = IndexLock::take(&git.git_dir())?;
     let (view, _) = publish::read(brain, site.settings, site.now, false)?;
     let reg = &view.registry;
     let index = ClaimIndex::new(reg);
@@ -196,8 +201,19 @@ pub fn own(site: &Site<'_>, req: &Request) -> Result<Committed> {
         &message,
         &[("BSI_SESSION", req.session.as_str())],
     )?;
+    if git
+        .head_commit()?
+        .and_then(|c| git.parent_ids(c).first().copied())
+        != head
+    {
+        return Err(Error::RepoBusy(format!(
+            "commit {} of {}: HEAD moved while it was made (by a command that does not take git's index lock); check `git log -2 --stat`",
+            &commit[..commit.len().min(7)],
+            req.session
+        )));
+    }
     // The work tree's index takes what was committed of these paths.
-    git_cli::update_index(&brain.workdir, None, &entries)?;
+    _index.update(&brain.workdir, &entries)?;
     // What is committed needs no copy any more; what stays does.
     super::keep::refresh_or_say(brain, reg, &req.session);
     Ok(Committed {
@@ -205,6 +221,74 @@ pub fn own(site: &Site<'_>, req: &Request) -> Result<Committed> {
         files,
         left,
     })
+}
+
+/// git's own lock of a work tree's index (`index.lock`), held by bsi: while
+/// it stands, no git command of this work tree writes the index or
+/// commits from it.
+struct IndexLock {
+    lock: std::path::PathBuf,
+    index: std::path::PathBuf,
+}
+
+impl IndexLock {
+    /// How long to wait for another git command of the work tree to end.
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+    fn take(git_dir: &std::path::Path) -> Result<IndexLock> {
+        let index = git_dir.join("index");
+        let lock = git_dir.join("index.lock");
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock)
+            {
+                Ok(_) => return Ok(IndexLock { lock, index }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if start.elapsed() >= Self::WAIT {
+                        return Err(Error::Locked {
+                            what: "the work tree's index (another git command is running)",
+                            path: lock,
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(Error::io(format!("cannot create {}", lock.display()), e));
+                }
+            }
+        }
+    }
+
+    /// Sets `entries` in the index, written as git writes it: a new file
+    /// that replaces it whole.
+    fn update(&self, workdir: &std::path::Path, entries: &[IndexEntry]) -> Result<()> {
+        let next = self
+            .index
+            .with_extension(format!("bsi-{}", std::process::id()));
+        let _gone = Removed(&next);
+        match std::fs::copy(&self.index, &next) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::io(
+                    format!("cannot read {}", self.index.display()),
+                    e,
+                ));
+            }
+        }
+        git_cli::update_index(workdir, Some(&next), entries)?;
+        std::fs::rename(&next, &self.index)
+            .map_err(|e| Error::io(format!("cannot write {}", self.index.display()), e))
+    }
+}
+
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lock);
+    }
 }
 
 /// Removes a file when dropped.
