@@ -500,3 +500,122 @@ fn folder_restores_aborts_and_reversed_patches_are_judged_by_what_they_take() {
     let r = run(&b, "claude", "git merge --abort");
     assert!(refused("claude", &r).is_some(), "{r:?}");
 }
+
+/// Claude Code's `Edit` of `projets/plan.md` for `session`: `old` by `new`.
+fn claude_edit(b: &Brain, session: &str, old: &str, new: &str) -> Run {
+    let mut v: Value =
+        serde_json::from_str(&event(b, "claude-pretooluse-edit.json")).expect("fixture");
+    v["session_id"] = Value::String(format!("claude-{session}"));
+    v["tool_input"]["old_string"] = Value::String(old.into());
+    v["tool_input"]["new_string"] = Value::String(new.into());
+    crate::agent_hook::with_stdin(
+        b,
+        &["hook", "edit", "--tool", "claude"],
+        &v.to_string(),
+        &[("BSI_SESSION", session)],
+    )
+}
+
+/// Three agent sessions on real processes in one work tree, each editing
+/// its own section of one file through Claude Code's edit hook, one of
+/// them trying `git stash` through its shell tool midway (run for real if
+/// the hook lets it through, as the tool would), each committing its own
+/// lines with `bsi commit` and pushing: every edit ends in the pushed
+/// history, tagged with its session, and nothing in a stash.
+#[test]
+fn three_agents_in_one_work_tree_lose_nothing_to_a_stash_and_push_every_edit() {
+    let b = Brain::new();
+    b.bsi(&["hook", "install"]).ok();
+    let remote = b.publish_to_bare();
+    let agents = [("ada", "q1 text"), ("bo", "q2 text"), ("cy", "risk text")];
+    for (s, anchor) in agents {
+        let scope = match anchor {
+            "q1 text" => "projets/plan.md#Q1",
+            "q2 text" => "projets/plan.md#Q2",
+            _ => "projets/plan.md#Risks",
+        };
+        b.bsi(&["open", scope, "--session", s, "--agent", "claude"])
+            .ok();
+    }
+    // The tools' own edits are atomic: one writes the file at a time.
+    let file = std::sync::Mutex::new(());
+    // Midway, all three have uncommitted lines when bo's stash comes.
+    let midway = std::sync::Barrier::new(agents.len());
+    const ROUNDS: usize = 4;
+    std::thread::scope(|scope| {
+        for (session, anchor) in agents {
+            let (b, file, midway) = (&b, &file, &midway);
+            scope.spawn(move || {
+                let mut last = anchor.to_string();
+                for k in 1..=ROUNDS {
+                    let line = format!("{session} line {k}");
+                    let new = format!("{last}\n{line}");
+                    {
+                        let _held = file.lock().expect("lock");
+                        let r = claude_edit(b, session, &last, &new);
+                        assert_eq!(denial("claude", &r), None, "{session} {k}: {r:?}");
+                        let text = b.read("projets/plan.md");
+                        assert!(text.contains(&last), "{session} {k}: {text}");
+                        b.write("projets/plan.md", &text.replacen(&last, &new, 1));
+                    }
+                    last = line;
+                    if k == 2 {
+                        midway.wait();
+                    }
+                    if session == "bo" && k == 2 {
+                        // bo's shell tool: `git stash`, run if let through.
+                        let r = run(b, "claude", "git stash");
+                        let why = refused("claude", &r);
+                        if why.is_none() {
+                            shell(b, b.path(), "git stash").ok();
+                        }
+                        assert!(
+                            why.as_deref()
+                                .is_some_and(|w| w.contains("another session's work in progress")),
+                            "{r:?}"
+                        );
+                        let c = b.bsi_at(b.path(), Some(session), &["commit", "-m", "bo: so far"]);
+                        assert_eq!(c.code, 0, "{c:?}");
+                    }
+                    if k == 2 {
+                        midway.wait();
+                    }
+                }
+                let c = b.bsi_at(
+                    b.path(),
+                    Some(session),
+                    &["commit", "-m", &format!("{session}: its lines")],
+                );
+                assert_eq!(c.code, 0, "{session}: {c:?}");
+                // Pushes of one branch from one work tree race only in
+                // order: a late one is behind and goes again.
+                let pushed = (0..5).any(|_| {
+                    b.git_at(b.path(), Some(session), &["push", "-q", "origin", "HEAD"])
+                        .code
+                        == 0
+                });
+                assert!(pushed, "{session} could not push");
+            });
+        }
+    });
+    b.git(&["push", "-q", "origin", "HEAD"]);
+    let url = remote.path().display().to_string();
+    b.git(&["fetch", "-q", &url, "main"]);
+    let pushed = b.git(&["show", "FETCH_HEAD:projets/plan.md"]);
+    for (session, _) in agents {
+        for k in 1..=ROUNDS {
+            assert!(
+                pushed.contains(&format!("{session} line {k}\n")),
+                "{session} line {k} not pushed:\n{pushed}"
+            );
+        }
+        let log = b.git(&["log", "--format=%B", "FETCH_HEAD", "--grep", session]);
+        assert!(log.contains(&format!("BSI-Session: {session}")), "{log}");
+    }
+    let subjects = b.git(&["log", "--format=%s", "FETCH_HEAD"]);
+    for s in ["ada: its lines", "bo: so far", "bo: its lines", "cy: its lines"] {
+        assert!(subjects.contains(s), "{subjects}");
+    }
+    assert_eq!(b.git(&["stash", "list"]), "");
+    assert_eq!(b.git(&["status", "--porcelain", "--", "projets"]), "");
+}
