@@ -6,6 +6,7 @@ mod agent_cli;
 mod agent_cli_cline;
 mod agent_cli_copilot;
 mod agent_cli_opencode;
+mod agent_cli_qwen;
 mod agent_hook;
 mod agent_shell;
 mod agent_user;
