@@ -5,6 +5,7 @@ mod agent;
 mod agent_cli;
 mod agent_cli_cline;
 mod agent_cli_copilot;
+mod agent_cli_kilo;
 mod agent_cli_opencode;
 mod agent_cli_qwen;
 mod agent_hook;
