@@ -8,6 +8,7 @@ mod agent_cli_copilot;
 mod agent_cli_kilo;
 mod agent_cli_opencode;
 mod agent_cli_qwen;
+mod agent_cli_sdk;
 mod agent_hook;
 mod agent_shell;
 mod agent_user;
