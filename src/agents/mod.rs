@@ -1,12 +1,12 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks, Qwen Code, Kilo Code): their hook
+//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks, Qwen Code, Kilo Code, Auggie): their hook
 //! events turned into tool-neutral requests, bsi's answers written back in
 //! each tool's own protocol, and bsi's hooks and MCP server installed in
 //! their settings.
 //!
 //! Everything bsi knows of one tool is one implementation of [`AgentTool`]
 //! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
-//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`], [`qwen`], [`kilo`]. Each
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`], [`qwen`], [`kilo`], [`auggie`]. Each
 //! parses that tool's events and renders its answers (both pure), and gives
 //! its facts: its name and title, the variable that names its session in the agent's
 //! shell, its hook entries and settings file, its MCP settings, its trust,
@@ -36,6 +36,7 @@
 //! What this module does not do: decide. The caller asks the guard which
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
 
+pub mod auggie;
 pub mod claude;
 pub mod cline;
 pub mod codex;
@@ -85,10 +86,12 @@ impl Tool {
     pub const QWEN: Tool = Tool(&qwen::Qwen);
     /// Kilo Code's CLI.
     pub const KILO: Tool = Tool(&kilo::Kilo);
+    /// Auggie (Augment Code's CLI).
+    pub const AUGGIE: Tool = Tool(&auggie::Auggie);
 
     /// Every tool, in the order the documentation lists them: the one list
     /// of the tools bsi knows (the command line takes its names).
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::CLAUDE,
         Tool::CODEX,
         Tool::GEMINI,
@@ -99,6 +102,7 @@ impl Tool {
         Tool::VSCODE,
         Tool::QWEN,
         Tool::KILO,
+        Tool::AUGGIE,
     ];
 }
 

@@ -2,6 +2,7 @@
 //! One test binary, one module per area.
 
 mod agent;
+mod agent_auggie;
 mod agent_cli;
 mod agent_cli_cline;
 mod agent_cli_copilot;
