@@ -267,6 +267,15 @@ impl AgentTool for Qwen {
         answer_post_tool(message)
     }
 
+    /// Qwen Code keeps an entry of the user's settings and the same entry of
+    /// the project's apart (its hook registry drops a repeat only within one
+    /// source), and runs both: the second run of a session start must not brief the agent
+    /// again (two runs of an edit give the same verdict, and the stop
+    /// reminder is sent once by the session map).
+    fn repeats_event(&self, kind: HookKind) -> bool {
+        kind == HookKind::SessionStart
+    }
+
     fn settings_file(&self) -> &'static str {
         SETTINGS
     }
