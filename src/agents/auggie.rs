@@ -191,7 +191,8 @@ impl AgentTool for Auggie {
     }
 
     /// Auggie merges the hooks of the user's and the project's settings
-    /// files, and its released package drops no repeat across them: both run: the second run of a session start must not brief the agent
+    /// files; whether it drops a repeat across them was not seen (it was
+    /// not run here), so bsi takes it that both run: the second run of a session start must not brief the agent
     /// again (two runs of an edit give the same verdict, and the stop
     /// reminder is sent once by the session map).
     fn repeats_event(&self, kind: HookKind) -> bool {
