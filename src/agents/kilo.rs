@@ -7,8 +7,9 @@
 //! [`super::opencode`]. Kilo reads its MCP servers from `kilo.json`'s `mcp`
 //! (the shape of `opencode.json`'s).
 //!
-//! Kilo also finds a project's `.opencode/` folder, but only says so: it
-//! does not load bsi's OpenCode plugin.
+//! Kilo's code also looks for a project's `.opencode/` folder, to tell the
+//! person it found one; whether it loads an OpenCode plugin from there was
+//! not tried.
 
 use std::path::Path;
 
