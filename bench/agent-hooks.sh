@@ -4,7 +4,9 @@
 # Claude Code `Edit`, a Codex patch sent through the shell, a Gemini CLI
 # `replace`, a GitHub Copilot CLI `edit`, a Cline CLI `editor` call, its
 # hook file run by `sh` as Cline runs it, an OpenCode `edit` as bsi's plugin
-# passes it — the plugin runs bsi itself, without a shell), in a brain where
+# passes it — the plugin runs bsi itself, without a shell —, a Qwen Code
+# `edit`, a Kilo Code `edit` as bsi's plugin in Kilo passes it, an Auggie
+# `str-replace-editor`), in a brain where
 # another session holds the section next to
 # the edited one and 50 other claims are active. Then shell commands, which
 # the edit hook now sees too: one that writes no file (`git status --short
@@ -65,7 +67,7 @@ git commit -qm base
 bsi init -q
 bsi open 'projets/plan.md#Goals' --session sess-bench-other --agent bob -q
 for i in $(seq -w 0 49); do bsi open "notes/n$i.md" --session "sess-bench-n$i" --agent a -q; done
-for t in claude codex gemini copilot cline opencode; do bsi agent install "$t" >/dev/null; done
+for t in claude codex gemini copilot cline opencode qwen kilo auggie; do bsi agent install "$t" >/dev/null; done
 
 # One event per tool: an edit of the free section `Risks`.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk","replace_all":false}}\n' \
@@ -80,6 +82,12 @@ printf '{"hookName":"tool_call","taskId":"conv_1","sessionContext":{"rootSession
     "$B" "$B" >"$WORK/cline.json"
 printf '{"hook":"tool.execute.before","directory":"%s","input":{"tool":"edit","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"filePath":"%s/projets/plan.md","oldString":"risk text","newString":"new risk"}}}\n' \
     "$B" "$B" >"$WORK/opencode.json"
+printf '{"session_id":"q1","cwd":"%s","hook_event_name":"PreToolUse","timestamp":"2026-12-05T06:53:30.013Z","permission_mode":"yolo","tool_name":"edit","tool_input":{"file_path":"%s/projets/plan.md","old_string":"risk text","new_string":"new risk"},"tool_use_id":"toolu_1","tool_call_id":"call_1"}\n' \
+    "$B" "$B" >"$WORK/qwen.json"
+printf '{"hook":"tool.execute.before","directory":"%s","input":{"tool":"edit","sessionID":"ses_k1","callID":"call_1"},"output":{"args":{"filePath":"%s/projets/plan.md","oldString":"risk text","newString":"new risk"}}}\n' \
+    "$B" "$B" >"$WORK/kilo.json"
+printf '{"hook_event_name":"PreToolUse","conversation_id":"a1","workspace_roots":["%s"],"tool_name":"str-replace-editor","tool_input":{"command":"str_replace","path":"projets/plan.md","old_str_1":"risk text","new_str_1":"new risk"},"tool_error":null,"is_mcp_tool":false}\n' \
+    "$B" >"$WORK/auggie.json"
 # Shell commands: writing nothing, writing a free file; and a read.
 printf '{"session_id":"c1","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status --short && ls projets","description":"look"}}\n' \
     "$B" >"$WORK/claude-shell-nowrite.json"
@@ -105,6 +113,10 @@ command_of() {
     copilot) jq -r '.hooks.preToolUse[0].bash' .github/hooks/bsi.json ;;
     opencode) printf '%s hook edit --tool opencode' \
         "$(sed -n 's/^const PROGRAM = "\(.*\)";$/\1/p' .opencode/plugins/bsi.js)" ;;
+    qwen) jq -r '.hooks.PreToolUse[0].hooks[0].command' .qwen/settings.json ;;
+    kilo) printf '%s hook edit --tool kilo' \
+        "$(sed -n 's/^const PROGRAM = "\(.*\)";$/\1/p' .kilo/plugins/bsi.js)" ;;
+    auggie) jq -r '.hooks.PreToolUse[0].hooks[0].command' .augment/settings.json ;;
     esac
 }
 command -v jq >/dev/null || {
@@ -116,7 +128,7 @@ FAILED=0
 echo "bsi $("$BSI" --version | awk '{ print $2 }') — $MODE run, $ROUNDS round(s) of $RUNS runs, $(nproc) cores"
 printf '| %s | %s | %s | %s | %s |\n' "edit hook, as the tool runs it" "median" "min–max of rounds" target result
 printf '|---|---|---|---|---|\n'
-for t in claude codex gemini copilot cline opencode claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite cline-shell-nowrite claude-shell-write; do
+for t in claude codex gemini copilot cline opencode qwen kilo auggie claude-read claude-shell-nowrite codex-shell-nowrite gemini-shell-nowrite copilot-shell-nowrite cline-shell-nowrite claude-shell-write; do
     if [[ $t == cline* ]]; then
         # Cline runs its hook file with the shell its first line names.
         cmd="sh .clinerules/hooks/PreToolUse <$WORK/$t.json"

@@ -1,12 +1,12 @@
 //! The agent tools (Claude Code, Codex CLI, Gemini CLI, Cursor, GitHub
-//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks): their hook
+//! Copilot CLI, Cline CLI, OpenCode, VS Code's agent hooks, Qwen Code, Kilo Code, Auggie): their hook
 //! events turned into tool-neutral requests, bsi's answers written back in
 //! each tool's own protocol, and bsi's hooks and MCP server installed in
 //! their settings.
 //!
 //! Everything bsi knows of one tool is one implementation of [`AgentTool`]
 //! ([`tool`]), in a file of its own: [`claude`], [`codex`], [`gemini`],
-//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`]. Each
+//! [`cursor`], [`copilot`], [`cline`], [`opencode`], [`vscode`], [`qwen`], [`kilo`], [`auggie`]. Each
 //! parses that tool's events and renders its answers (both pure), and gives
 //! its facts: its name and title, the variable that names its session in the agent's
 //! shell, its hook entries and settings file, its MCP settings, its trust,
@@ -36,6 +36,7 @@
 //! What this module does not do: decide. The caller asks the guard which
 //! claims an edit touches and hands the [`Verdict`] to [`answer`].
 
+pub mod auggie;
 pub mod claude;
 pub mod cline;
 pub mod codex;
@@ -45,9 +46,11 @@ pub mod doctor;
 pub mod gemini;
 pub mod install;
 pub mod jsonc;
+pub mod kilo;
 pub mod mcp_config;
 pub mod opencode;
 pub mod patch;
+pub mod qwen;
 pub mod sessions;
 pub mod shell_writes;
 pub mod tool;
@@ -79,10 +82,16 @@ impl Tool {
     pub const OPENCODE: Tool = Tool(&opencode::Opencode);
     /// VS Code's agent hooks.
     pub const VSCODE: Tool = Tool(&vscode::VsCode);
+    /// Qwen Code.
+    pub const QWEN: Tool = Tool(&qwen::Qwen);
+    /// Kilo Code's CLI.
+    pub const KILO: Tool = Tool(&kilo::Kilo);
+    /// Auggie (Augment Code's CLI).
+    pub const AUGGIE: Tool = Tool(&auggie::Auggie);
 
     /// Every tool, in the order the documentation lists them: the one list
     /// of the tools bsi knows (the command line takes its names).
-    pub const ALL: [Tool; 8] = [
+    pub const ALL: [Tool; 11] = [
         Tool::CLAUDE,
         Tool::CODEX,
         Tool::GEMINI,
@@ -91,6 +100,9 @@ impl Tool {
         Tool::CLINE,
         Tool::OPENCODE,
         Tool::VSCODE,
+        Tool::QWEN,
+        Tool::KILO,
+        Tool::AUGGIE,
     ];
 }
 

@@ -82,6 +82,12 @@ fn parts<'a>(
 
 /// Reads a `tool.execute.before` event.
 pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
+    parse_edit_as(Tool::OPENCODE, input, cwd)
+}
+
+/// Reads a `tool.execute.before` event of `tool`'s plugin: OpenCode's, or
+/// a tool built on OpenCode's plugin API (Kilo Code).
+pub(super) fn parse_edit_as(tool: Tool, input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
     let o = object(input)?;
     let (cwd, call) = parts(&o, "tool.execute.before", cwd)?;
     let session_id = req_str(call, "sessionID")?;
@@ -101,7 +107,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
                 None => cwd.clone(),
             };
             return Ok(PreEdit::Shell(super::ShellCommand {
-                tool: super::Tool::OPENCODE,
+                tool,
                 session_id,
                 cwd,
                 dir,
@@ -129,7 +135,7 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
         _ => super::codex::patch_edits(&req_str(args, "patchText")?, &cwd)?,
     };
     Ok(PreEdit::Edit(EditRequest {
-        tool: super::Tool::OPENCODE,
+        tool,
         session_id,
         cwd,
         tool_name,
@@ -140,10 +146,19 @@ pub fn parse_edit(input: &str, cwd: &Path) -> Result<PreEdit, EventError> {
 /// Reads the event the plugin sends before a session's first model request
 /// (`experimental.chat.system.transform`): the session starts for bsi.
 pub fn parse_session_start(input: &str, cwd: &Path) -> Result<SessionStart, EventError> {
+    parse_session_start_as(Tool::OPENCODE, input, cwd)
+}
+
+/// [`parse_session_start`] for `tool`'s plugin.
+pub(super) fn parse_session_start_as(
+    tool: Tool,
+    input: &str,
+    cwd: &Path,
+) -> Result<SessionStart, EventError> {
     let o = object(input)?;
     let (cwd, input) = parts(&o, "experimental.chat.system.transform", cwd)?;
     Ok(SessionStart {
-        tool: super::Tool::OPENCODE,
+        tool,
         session_id: req_str(input, "sessionID")?,
         cwd,
         source: None,
@@ -153,10 +168,15 @@ pub fn parse_session_start(input: &str, cwd: &Path) -> Result<SessionStart, Even
 /// Reads a `session.idle` event. OpenCode says nothing of a loop: bsi's
 /// session map sends the agent back once per set of claims.
 pub fn parse_stop(input: &str, cwd: &Path) -> Result<Stop, EventError> {
+    parse_stop_as(Tool::OPENCODE, input, cwd)
+}
+
+/// [`parse_stop`] for `tool`'s plugin.
+pub(super) fn parse_stop_as(tool: Tool, input: &str, cwd: &Path) -> Result<Stop, EventError> {
     let o = object(input)?;
     let (cwd, input) = parts(&o, "session.idle", cwd)?;
     Ok(Stop {
-        tool: super::Tool::OPENCODE,
+        tool,
         session_id: req_str(input, "sessionID")?,
         cwd,
         continued: false,
@@ -193,17 +213,33 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
     }
 }
 
-/// How the session-start context names the agent's session for its shell.
-pub fn session_note() -> String {
-    "BSI_SESSION is set to it in your shell by bsi's OpenCode plugin".into()
+/// How the session-start context names the agent's session for its shell,
+/// in `tool` (OpenCode, or a tool on its plugin API).
+pub fn session_note(tool: Tool) -> String {
+    format!(
+        "BSI_SESSION is set to it in your shell by bsi's {} plugin",
+        tool.title()
+    )
 }
 
-/// The first line of every plugin bsi writes: how [`is_ours`] knows it.
-const MARK: &str = "// bsi's guard inside OpenCode, written by `bsi agent install opencode`.";
+/// The first line of every plugin bsi writes for `tool`: how [`is_ours`]
+/// knows it.
+fn mark(tool: Tool) -> String {
+    format!(
+        "// bsi's guard inside {}, written by `bsi agent install {}`.",
+        tool.title(),
+        tool.name()
+    )
+}
 
-/// Whether `text` is a plugin bsi wrote (any version).
+/// Whether `text` is a plugin bsi wrote (any version) for OpenCode.
 pub fn is_ours(text: &str) -> bool {
-    text.starts_with(MARK)
+    is_ours_as(Tool::OPENCODE, text)
+}
+
+/// Whether `text` is a plugin bsi wrote (any version) for `tool`.
+pub(super) fn is_ours_as(tool: Tool, text: &str) -> bool {
+    text.starts_with(&mark(tool))
 }
 
 /// The program a plugin of bsi's runs (`const PROGRAM = "…";`), read back.
@@ -219,12 +255,21 @@ pub fn program_of(text: &str) -> Option<String> {
 /// run (not on `PATH`, a crash, an answer that is no JSON), each hook fails
 /// open and says so: `missing` is that word, per hook.
 pub fn plugin(program: &str, missing: &dyn Fn(HookKind) -> String) -> String {
+    plugin_as(Tool::OPENCODE, program, missing)
+}
+
+/// [`plugin`] for `tool`: OpenCode, or a tool that loads OpenCode's
+/// plugins (Kilo Code). The plugin names `tool` to bsi, and sets `tool`'s
+/// [`AgentTool::shell_session_var`] in the session's shell commands.
+pub(super) fn plugin_as(tool: Tool, program: &str, missing: &dyn Fn(HookKind) -> String) -> String {
     let s = |v: &str| Value::String(v.to_string()).to_string();
     let tools = EDIT_TOOLS.map(s).join(", ");
+    let (mark, name, title) = (mark(tool), tool.name(), tool.title());
+    let var = tool.shell_session_var().unwrap_or(SESSION_VAR);
     format!(
-        r#"{MARK}
-// Each hook runs `bsi hook KIND --tool opencode` with what OpenCode gave it
-// on stdin and follows bsi's answer; `bsi agent uninstall opencode` removes
+        r#"{mark}
+// Each hook runs `bsi hook KIND --tool {name}` with what {title} gave it
+// on stdin and follows bsi's answer; `bsi agent uninstall {name}` removes
 // this file.
 import {{ spawn }} from "node:child_process";
 
@@ -242,7 +287,7 @@ function bsi(kind, event) {{
     let out = "";
     let child;
     try {{
-      child = spawn(PROGRAM, ["hook", kind, "--tool", "opencode"], {{
+      child = spawn(PROGRAM, ["hook", kind, "--tool", {name_lit}], {{
         cwd: event.directory,
         stdio: ["pipe", "pipe", "inherit"],
       }});
@@ -288,7 +333,7 @@ export const BsiGuard = async ({{ directory, client }}) => {{
     "shell.env": async (input, output) => {{
       const s = sessions.get(input.sessionID);
       if (s) Object.assign(output.env, s.env);
-      if (input.sessionID) output.env.{SESSION_VAR} = input.sessionID;
+      if (input.sessionID) output.env.{var} = input.sessionID;
     }},
     "tool.execute.before": async (input, output) => {{
       if (!EDIT_TOOLS.has(input.tool)) return;
@@ -318,6 +363,7 @@ export const BsiGuard = async ({{ directory, client }}) => {{
 }};
 "#,
         program = s(program),
+        name_lit = s(name),
         edit = s(&missing(HookKind::Edit)),
         start = s(&missing(HookKind::SessionStart)),
         stop = s(&missing(HookKind::Stop)),
@@ -333,12 +379,34 @@ pub fn plugin_for(program: &str) -> String {
 /// The plugin file is bsi's alone, written whole. A file of that name that
 /// bsi did not write is left alone.
 fn merge_plugin(existing: Option<&str>, program: &str) -> Result<Option<String>, SettingsError> {
-    let want = plugin_for(program);
+    merge_plugin_as(Tool::OPENCODE, existing, program)
+}
+
+/// [`merge_plugin`] for `tool`'s plugin.
+pub(super) fn merge_plugin_as(
+    tool: Tool,
+    existing: Option<&str>,
+    program: &str,
+) -> Result<Option<String>, SettingsError> {
+    let want = plugin_as(tool, program, &|kind| install::missing_text(&*tool, kind));
     match existing {
         Some(t) if t == want => Ok(None),
-        Some(t) if !t.trim().is_empty() && !is_ours(t) => Err(SettingsError::NotOurs),
+        Some(t) if !t.trim().is_empty() && !is_ours_as(tool, t) => Err(SettingsError::NotOurs),
         _ => Ok(Some(want)),
     }
+}
+
+/// The commands of the hooks of `tool`'s plugin `text`, each running its
+/// program.
+pub(super) fn plugin_commands(tool: Tool, text: &str) -> Vec<String> {
+    let Some(program) = program_of(text).filter(|_| is_ours_as(tool, text)) else {
+        return Vec::new();
+    };
+    ENTRIES
+        .iter()
+        .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
+        .map(|(_, _, kind)| install::hook_command(&program, tool, *kind))
+        .collect()
 }
 
 /// OpenCode (sst/anomalyco), through a plugin.
@@ -389,7 +457,7 @@ impl AgentTool for Opencode {
     }
 
     fn session_note(&self, _: &str, _: bool, _: Option<&Path>) -> String {
-        session_note()
+        session_note(Tool::OPENCODE)
     }
 
     fn settings_file(&self) -> &'static str {
@@ -406,14 +474,7 @@ impl AgentTool for Opencode {
 
     /// The plugin's hooks, each running its program.
     fn our_commands(&self, text: &str) -> Vec<String> {
-        let Some(program) = program_of(text).filter(|_| is_ours(text)) else {
-            return Vec::new();
-        };
-        ENTRIES
-            .iter()
-            .filter(|(hook, _, _)| text.contains(&format!("\"{hook}\"")))
-            .map(|(_, _, kind)| install::hook_command(&program, Tool::OPENCODE, *kind))
-            .collect()
+        plugin_commands(Tool::OPENCODE, text)
     }
 
     fn merge(

@@ -276,7 +276,7 @@ mod tests {
     fn the_tools_are_named_in_a_sentence() {
         assert_eq!(
             super::tool_names(),
-            "claude, codex, gemini, cursor, copilot, cline, opencode or vscode"
+            "claude, codex, gemini, cursor, copilot, cline, opencode, vscode, qwen, kilo or auggie"
         );
     }
 }

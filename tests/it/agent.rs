@@ -578,3 +578,41 @@ fn agent_install_vscode_writes_its_own_hooks_file_and_takes_it_out() {
     b.bsi(&["agent", "uninstall", "vscode"]).ok();
     assert_eq!(b.git(&["status", "--porcelain"]), status);
 }
+
+/// Qwen Code's settings and Kilo Code's `kilo.json`, as people write them
+/// (comments, an inline object, an escape, CRLF, no final newline), come
+/// back byte for byte after install and uninstall; a plugin of the
+/// person's beside bsi's stays.
+#[test]
+fn qwen_and_kilo_installs_give_a_person_s_files_back_byte_for_byte() {
+    let b = Brain::new();
+    let qwen = "{\r\n  // mine\r\n  \"model\": {\"name\": \"qwen3-coder-plus\"},\r\n  \"ui\": {\"theme\": \"caf\\u00e9\"}\r\n}";
+    let kilo = "{\n  /* my Kilo settings */\n  \"mcp\": {\"docs\": {\"type\": \"local\", \"command\": [\"docs-mcp\"]}},\n}\n";
+    let mine = "export const Mine = async () => ({});\n";
+    b.write(".qwen/settings.json", qwen);
+    b.write("kilo.json", kilo);
+    b.write(".kilo/plugins/mine.js", mine);
+    b.bsi(&["agent", "install", "qwen"])
+        .ok()
+        .stdout_has("registered the MCP server `bsi mcp` in .qwen/settings.json");
+    b.bsi(&["agent", "install", "kilo"])
+        .ok()
+        .stdout_has("registered the MCP server `bsi mcp` in kilo.json");
+    let q = b.read(".qwen/settings.json");
+    assert!(q.contains("  // mine\r\n"), "{q}");
+    assert!(q.contains("bsi hook edit --tool qwen"), "{q}");
+    assert!(q.contains("\"PostToolUse\""), "{q}");
+    let k = b.read("kilo.json");
+    assert!(k.contains("/* my Kilo settings */"), "{k}");
+    assert!(k.contains("\"kilo\""), "{k}");
+    assert!(
+        b.read(".kilo/plugins/bsi.js")
+            .contains("\"--tool\", \"kilo\"")
+    );
+    b.bsi(&["agent", "uninstall", "qwen"]).ok();
+    b.bsi(&["agent", "uninstall", "kilo"]).ok();
+    assert_eq!(b.read(".qwen/settings.json"), qwen);
+    assert_eq!(b.read("kilo.json"), kilo);
+    assert_eq!(b.read(".kilo/plugins/mine.js"), mine);
+    assert!(!b.path().join(".kilo/plugins/bsi.js").exists());
+}

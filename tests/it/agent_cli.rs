@@ -220,7 +220,10 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
         .or(event["input"]["tool"].as_str())
         .unwrap_or("");
     let command = event["tool_input"]["command"].as_str().unwrap_or("");
-    if event["hook_event_name"] == "AfterTool" {
+    // The after-edit events (Gemini CLI's `AfterTool`, Qwen Code's
+    // `PostToolUse`) carry the call's result too; bsi reads only their
+    // session.
+    if event["hook_event_name"] == "AfterTool" || event["hook_event_name"] == "PostToolUse" {
         return None;
     }
     let stem = match (tool, kind, name) {
@@ -245,6 +248,12 @@ fn fixture_of(tool: &str, kind: &str, event: &Value) -> Option<String> {
         ("opencode", "edit", "edit") => "tool-execute-before-edit",
         ("opencode", "edit", "bash") => "tool-execute-before-bash",
         ("opencode", "edit", "write") => "tool-execute-before-write",
+        ("kilo", "edit", "edit") => "tool-execute-before-edit",
+        ("kilo", "edit", "bash") => "tool-execute-before-bash",
+        ("kilo", "edit", "write") => "tool-execute-before-write",
+        ("qwen", "edit", "edit") => "pretooluse-edit",
+        ("qwen", "edit", "write_file") => "pretooluse-write-file",
+        ("qwen", "edit", "run_shell_command") => "pretooluse-run-shell-command",
         _ => return None,
     };
     Some(format!("{tool}-{stem}.json"))

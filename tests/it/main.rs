@@ -2,10 +2,14 @@
 //! One test binary, one module per area.
 
 mod agent;
+mod agent_auggie;
 mod agent_cli;
 mod agent_cli_cline;
 mod agent_cli_copilot;
+mod agent_cli_kilo;
 mod agent_cli_opencode;
+mod agent_cli_qwen;
+mod agent_cli_sdk;
 mod agent_hook;
 mod agent_shell;
 mod agent_user;
