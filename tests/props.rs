@@ -999,7 +999,7 @@ proptest! {
     /// those git's three-way rule names, section by section: a result that
     /// differs from the first parent and is not exactly what the other
     /// parent changed the section to, or a result that keeps the first
-    /// parent's unchanged section where the other parent changed it.
+    /// parent's section where the other parent changed it otherwise.
     #[test]
     fn a_merge_changes_what_the_three_way_rule_says(
         ours_changed in prop::array::uniform3(any::<bool>()),
@@ -1025,8 +1025,11 @@ proptest! {
         }
         let mut expected: Vec<String> = Vec::new();
         for (k, key) in ["a", "b", "c"].iter().enumerate() {
+            // Keeping the first parent's section where the other parent
+            // changed it to something else takes that change away, whether
+            // the first parent changed it too (`-s ours`, `-X ours`) or not.
             let mergers = if result[k] == ours[k] {
-                ours[k] == base[k] && theirs[k] != base[k]
+                theirs[k] != base[k] && theirs[k] != ours[k]
             } else {
                 !(theirs[k] != base[k] && result[k] == theirs[k])
             };

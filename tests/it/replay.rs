@@ -800,3 +800,196 @@ fn a_refused_reset_names_the_one_command_that_puts_the_files_back() {
     assert!(b.read(PLAN).contains("goal text by s3"));
     assert_eq!(b.git(&["status", "--porcelain"]), status);
 }
+
+/// Two clones with the hooks: in `a`, s1 held Goals, committed inside it
+/// (not pushed) and closed; in `b`, s3 holds Goals now and pushed its own
+/// line there. `a` has fetched. Returns s1's commit and s3's.
+fn s1_unpushed_under_s3s_pushed_line(m: &mut Machines, hooks: bool) -> (String, String) {
+    if hooks {
+        m.a.bsi(&["hook", "install"]).ok();
+    }
+    m.b.bsi(&["hook", "install"]).ok();
+    at(&mut m.a, 30);
+    open(&m.a, "projets/plan.md#Goals", "s1");
+    at(&mut m.a, 31);
+    commit_plan(
+        &m.a,
+        Some("s1"),
+        "goal text",
+        "goal text by s1",
+        "goals by s1",
+    )
+    .ok();
+    at(&mut m.a, 32);
+    m.a.bsi(&["close", "s1"]).ok();
+    let mine = head(&m.a);
+    at(&mut m.b, 33);
+    m.b.git(&["pull", "-q", "--no-rebase"]);
+    open(&m.b, "projets/plan.md#Goals", "s3");
+    at(&mut m.b, 34);
+    commit_plan(
+        &m.b,
+        Some("s3"),
+        "goal text",
+        "goal text by s3",
+        "goals by s3",
+    )
+    .ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    let theirs = head(&m.b);
+    at(&mut m.a, 35);
+    m.a.git(&["fetch", "-q", "origin"]);
+    (mine, theirs)
+}
+
+#[test]
+fn a_merge_that_keeps_its_own_side_over_anothers_held_line_is_refused_in_every_form() {
+    let mut m = Machines::new();
+    let (mine, _theirs) = s1_unpushed_under_s3s_pushed_line(&mut m, true);
+    let a = &m.a;
+    // `git pull --no-rebase` conflicts; s1 keeps its side and commits.
+    let r = git_now(
+        a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", "origin", "main"],
+    );
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    a.git(&["checkout", "--ours", "--", PLAN]);
+    a.git(&["add", PLAN]);
+    let r = git_now(a, Some("s1"), &["commit", "--no-edit"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(head(a), mine);
+    a.git(&["merge", "--abort"]);
+    // The same past pre-commit: the branch does not take it.
+    let r = git_now(
+        a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", "origin", "main"],
+    );
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    a.git(&["checkout", "--ours", "--", PLAN]);
+    a.git(&["add", PLAN]);
+    let r = git_now(a, Some("s1"), &["commit", "--no-edit", "--no-verify"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_eq!(head(a), mine);
+    a.git(&["merge", "--abort"]);
+    // `-s ours` and `-X ours`, concluded by git itself (pre-merge-commit),
+    // and with the hook skipped (the reference transaction).
+    for args in [
+        &["merge", "-q", "--no-edit", "-s", "ours", "origin/main"][..],
+        &["merge", "-q", "--no-edit", "-X", "ours", "origin/main"],
+        &[
+            "merge",
+            "-q",
+            "--no-edit",
+            "--no-verify",
+            "-s",
+            "ours",
+            "origin/main",
+        ],
+        &["pull", "-q", "--no-rebase", "-X", "ours", "origin", "main"],
+    ] {
+        let r = git_now(a, Some("s1"), args);
+        assert_ne!(r.code, 0, "{args:?}: {r:?}");
+        r.stderr_has("inside an active claim of session s3");
+        assert_eq!(head(a), mine, "{args:?}");
+        let _ = a.git_run(&["merge", "--abort"]);
+        a.git(&["reset", "-q", "--hard", &mine]);
+    }
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
+    // Taking s3's line, the merge lands.
+    let r = git_now(
+        a,
+        Some("s1"),
+        &["merge", "-q", "--no-edit", "-X", "theirs", "origin/main"],
+    );
+    r.ok();
+    assert!(a.read(PLAN).contains("goal text by s3"));
+}
+
+#[test]
+fn a_merge_that_keeps_its_own_side_where_nobody_else_holds_lands() {
+    let mut m = Machines::new();
+    m.a.bsi(&["hook", "install"]).ok();
+    m.b.bsi(&["hook", "install"]).ok();
+    // s1 and s3 each changed Risks, which nobody holds; s3 holds Goals.
+    at(&mut m.b, 30);
+    open(&m.b, "projets/plan.md#Goals", "s3");
+    at(&mut m.b, 31);
+    commit_plan(&m.b, Some("s3"), "risk text", "risk text by s3", "risks").ok();
+    commit_plan(&m.b, Some("s3"), "goal text", "goal text by s3", "goals").ok();
+    m.b.git(&["push", "-q", "origin", "main"]);
+    at(&mut m.a, 32);
+    commit_plan(&m.a, Some("s1"), "risk text", "risk text by s1", "risks").ok();
+    m.a.git(&["fetch", "-q", "origin"]);
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", "origin", "main"],
+    );
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    // s1 resolves Risks with its own line; s3's Goals line, taken in
+    // cleanly, stays.
+    let theirs = m.a.git(&["show", &format!("origin/main:{PLAN}")]);
+    m.a.write(PLAN, &theirs.replace("risk text by s3", "risk text by s1"));
+    m.a.git(&["add", PLAN]);
+    let r = git_now(&m.a, Some("s1"), &["commit", "--no-edit"]);
+    r.ok();
+    assert!(!r.stderr.contains("refused"), "{}", r.stderr);
+    let plan = m.a.read(PLAN);
+    assert!(
+        plan.contains("risk text by s1") && plan.contains("goal text by s3"),
+        "{plan}"
+    );
+    // And `-s ours` over s3's Goals line is the merger's change: refused.
+    let kept = head(&m.a);
+    m.a.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["merge", "-q", "--no-edit", "-s", "ours", "origin/main"],
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s3");
+    assert_ne!(head(&m.a), kept);
+}
+
+#[test]
+fn a_merge_from_a_clone_without_hooks_that_drops_the_holders_line_is_told_to_the_holder() {
+    let mut m = Machines::new();
+    let (_mine, theirs) = s1_unpushed_under_s3s_pushed_line(&mut m, false);
+    // In `a`, with no hooks, s1 keeps its own side and pushes.
+    let r = git_now(
+        &m.a,
+        Some("s1"),
+        &["pull", "-q", "--no-rebase", "origin", "main"],
+    );
+    assert_ne!(r.code, 0, "a conflict: {r:?}");
+    m.a.git(&["checkout", "--ours", "--", PLAN]);
+    m.a.git(&["add", PLAN]);
+    git_now(&m.a, Some("s1"), &["commit", "-q", "--no-edit"]).ok();
+    let merge = head(&m.a);
+    m.a.git(&["push", "-q", "origin", "main"]);
+    // s3 pulls: its line is gone, and its status, verify and close say so.
+    at(&mut m.b, 36);
+    git_now(
+        &m.b,
+        Some("s3"),
+        &["pull", "-q", "--no-rebase", "origin", "main"],
+    )
+    .ok();
+    assert_eq!(head(&m.b), merge);
+    assert!(!m.b.read(PLAN).contains("goal text by s3"));
+    let short = &merge[..7];
+    let said = format!("drift: projets/plan.md#Goals of s3 changed by commit {short}");
+    m.b.bsi(&["status"]).ok().stdout_has(&said);
+    let v = m.b.bsi(&["status", "--json"]).json();
+    assert_eq!(v["drift"][0]["commit"], merge.as_str());
+    assert_eq!(v["drift"][0]["session"], "s3");
+    m.b.bsi(&["verify", "s3"]).ok().stdout_has(&said);
+    // s3's own commit is not drift; the merge alone is.
+    assert!(!m.b.bsi(&["status"]).stdout.contains(&theirs[..7]));
+    m.b.bsi(&["close", "s3"]).ok().stdout_has(&said);
+}

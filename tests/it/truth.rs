@@ -684,3 +684,90 @@ fn a_push_refused_or_asking_for_credentials_is_said_as_such() {
         drop(server);
     }
 }
+
+/// Runs git in the bare repository `bare`.
+fn git_bare(bare: &Path, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    clean_env(&mut cmd, bare);
+    let r = Run::from_output(
+        cmd.arg("--git-dir")
+            .arg(bare)
+            .args(args)
+            .output()
+            .expect("git"),
+    );
+    r.ok();
+    r.stdout
+}
+
+#[test]
+fn a_registry_moved_back_on_the_remote_frees_no_claim_and_sync_puts_it_back() {
+    let m = crate::common::Machines::new();
+    m.b.bsi(&["hook", "install"]).ok();
+    let bare = m.bare.path();
+    let before = git_bare(bare, &["rev-parse", "refs/heads/brain-index"]);
+    let before = before.trim();
+    // s1 claims Goals from a; b reads it.
+    m.a.bsi(&["open", "projets/plan.md#Goals", "--session", "s1"])
+        .ok();
+    m.b.git(&["fetch", "-q", "origin"]);
+    m.b.bsi(&["status"]).ok().stdout_has("s1");
+    // The remote's registry is put back to before the claim (a forced push
+    // from an old clone, a restored backup); b's next fetch takes it.
+    git_bare(bare, &["update-ref", "refs/heads/brain-index", before]);
+    m.b.git(&["fetch", "-q", "origin"]);
+    assert_eq!(
+        m.b.git(&["rev-parse", "refs/remotes/origin/brain-index"])
+            .trim(),
+        before
+    );
+    let warned = "origin/brain-index moved back";
+    // A commit inside Goals is refused, with the warning.
+    let plan = m.b.read("projets/plan.md");
+    m.b.write(
+        "projets/plan.md",
+        &plan.replacen("goal text", "goal text by b", 1),
+    );
+    m.b.git(&["add", "projets/plan.md"]);
+    let head = m.b.git(&["rev-parse", "HEAD"]);
+    let r = m.b.git_run(&["commit", "-q", "-m", "goals"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has("inside an active claim of session s1")
+        .stderr_has(warned);
+    assert_eq!(m.b.git(&["rev-parse", "HEAD"]), head);
+    m.b.git(&["reset", "-q", "--hard"]);
+    // status keeps the claim and says why.
+    let r = m.b.bsi(&["status"]);
+    r.ok()
+        .stdout_has("projets/plan.md#Goals")
+        .stderr_has(warned);
+    assert!(!r.stdout.contains("whole brain is free"), "{}", r.stdout);
+    // open does not grant the section to another.
+    let r =
+        m.b.bsi(&["open", "projets/plan.md#Goals", "--session", "s2"]);
+    assert_ne!(r.code, 0, "{r:?}");
+    r.stderr_has(warned);
+    // The warning names the step; run as printed, it publishes the claim
+    // again.
+    let step = r
+        .stderr
+        .lines()
+        .find(|l| l.contains(warned))
+        .and_then(|l| l.split('`').nth(1))
+        .expect("a step")
+        .to_string();
+    assert_eq!(step, "bsi sync");
+    m.b.bsi(&["sync"]).ok();
+    let text = git_bare(bare, &["show", "refs/heads/brain-index:BRAIN-INDEX.md"]);
+    assert!(
+        text.contains("projets/plan.md#Goals") && text.contains("s1"),
+        "{text}"
+    );
+    // Once the remote has it again, nothing more is said, here or on a.
+    let r = m.b.bsi(&["status"]);
+    assert!(!r.stderr.contains(warned), "{}", r.stderr);
+    m.a.git(&["fetch", "-q", "origin"]);
+    let r = m.a.bsi(&["status"]);
+    r.ok().stdout_has("s1");
+    assert!(!r.stderr.contains(warned), "{}", r.stderr);
+}

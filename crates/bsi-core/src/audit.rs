@@ -898,6 +898,9 @@ pub fn drift_line(d: &drift::Drift) -> String {
 }
 
 #[cfg(test)]
+mod two_clones;
+
+#[cfg(test)]
 mod tests {
     use super::VerifyOutcome;
 

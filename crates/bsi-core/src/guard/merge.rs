@@ -38,14 +38,18 @@ pub struct Other<T> {
 
 /// Whether the merge changes a file of its own, comparing whole versions
 /// (blob ids, or `None` for an absent file): the three-way rule on the
-/// whole file.
+/// whole file. A result that is the first parent's version while another
+/// parent changed the file to something else drops that parent's change:
+/// the merger's, whether or not the first parent changed it too.
 pub fn changes_file<T: PartialEq>(ours: &T, others: &[Other<T>], result: &T) -> bool {
     if result != ours {
         !others
             .iter()
             .any(|o| o.theirs != o.base && &o.theirs == result)
     } else {
-        others.iter().any(|o| &o.base == ours && o.theirs != o.base)
+        others
+            .iter()
+            .any(|o| o.theirs != o.base && &o.theirs != ours)
     }
 }
 
@@ -71,12 +75,11 @@ pub fn text_change_of_merge(
 ) -> Option<TextChange> {
     let from_ours = text_change(ours, result);
     let changed = parts(&from_ours);
-    let sides: Vec<(HashSet<Part>, HashSet<Part>, TextChange)> = others
+    let sides: Vec<(HashSet<Part>, TextChange)> = others
         .iter()
         .map(|o| {
             let theirs_changed = parts(&text_change(o.base, o.theirs));
-            let ours_changed = parts(&text_change(o.base, ours));
-            (theirs_changed, ours_changed, text_change(o.theirs, result))
+            (theirs_changed, text_change(o.theirs, result))
         })
         .collect();
     let mut mergers: HashSet<Part> = HashSet::new();
@@ -87,23 +90,26 @@ pub fn text_change_of_merge(
         // alone drops the others' work.
         let changers = sides
             .iter()
-            .filter(|(theirs, _, _)| theirs.contains(p))
+            .filter(|(theirs, _)| theirs.contains(p))
             .count();
         let one_side = changers == 1
             && sides
                 .iter()
-                .any(|(theirs, _, to_result)| theirs.contains(p) && !parts(to_result).contains(p));
+                .any(|(theirs, to_result)| theirs.contains(p) && !parts(to_result).contains(p));
         let brought = one_side || brought_together(ours, others, &sides, p, result);
         if !brought {
             mergers.insert(p.clone());
         }
     }
-    // Parts the result keeps as the first parent has them while another
-    // parent changed them and the first did not: reverted.
+    // Parts another parent changed whose change the result does not keep:
+    // reverted — the result kept as the first parent has them where only
+    // that parent changed them, and just as much where both did and the
+    // merge took the first parent's side (`git checkout --ours`, `-s
+    // ours`, `-X ours`): what a merge takes away is its own change.
     let mut reverted: Vec<(Part, usize)> = Vec::new();
-    for (i, (theirs, ours_changed, _)) in sides.iter().enumerate() {
+    for (i, (o, (theirs, _))) in others.iter().zip(&sides).enumerate() {
         for p in theirs {
-            if !changed.contains(p) && !ours_changed.contains(p) && !mergers.contains(p) {
+            if !mergers.contains(p) && !keeps(o, p.as_deref(), result) {
                 mergers.insert(p.clone());
                 reverted.push((p.clone(), i));
             }
@@ -120,7 +126,7 @@ pub fn text_change_of_merge(
         .collect();
     for (p, i) in reverted {
         let runs: Vec<_> = sides[i]
-            .2
+            .1
             .touched
             .iter()
             .filter(|t| t.part() == p)
@@ -142,6 +148,19 @@ pub fn text_change_of_merge(
     })
 }
 
+/// Whether the result keeps what the other parent `o` changed of the part
+/// `p`: that parent's version of it, or a version git's three-way merge
+/// of the result with that parent leaves as it is (every line the parent
+/// added or removed there, added or removed in the result too).
+fn keeps(o: &Other<&str>, p: Option<&str>, result: &str) -> bool {
+    let (base, theirs, now) = (
+        part_lines(o.base, p),
+        part_lines(o.theirs, p),
+        part_lines(result, p),
+    );
+    theirs == now || merge3(&base, &now, &theirs).is_some_and(|m| m == now)
+}
+
 /// Whether the part `p` of the result is what git's merge gives when the
 /// parents that changed it are merged into the first parent one after the
 /// other (as an octopus merge does; for one such parent, the three-way
@@ -150,14 +169,14 @@ pub fn text_change_of_merge(
 fn brought_together(
     ours: &str,
     others: &[Other<&str>],
-    sides: &[(HashSet<Part>, HashSet<Part>, TextChange)],
+    sides: &[(HashSet<Part>, TextChange)],
     p: &Part,
     result: &str,
 ) -> bool {
     let p = p.as_deref();
     let mut merged = part_lines(ours, p);
     let mut any = false;
-    for (o, (theirs_changed, _, _)) in others.iter().zip(sides) {
+    for (o, (theirs_changed, _)) in others.iter().zip(sides) {
         if !theirs_changed.contains(&p.map(str::to_string)) {
             continue;
         }
@@ -322,6 +341,50 @@ mod tests {
         let c = text_change_of_merge(BASE, &o, BASE);
         assert_eq!(keys(&c), vec!["goals", "plan"]);
         assert!(changes_file(&0, &[Other { base: 0, theirs: 2 }], &0));
+    }
+
+    #[test]
+    fn keeping_ours_where_both_changed_drops_theirs_and_is_the_mergers() {
+        let ours = BASE.replace("\ng\n", "\ng, s1\n");
+        let theirs = BASE.replace("\ng\n", "\ng, s3\n");
+        let o = [Other {
+            base: BASE,
+            theirs: theirs.as_str(),
+        }];
+        // `git checkout --ours`, `-s ours`, `-X ours` on a conflict.
+        let c = text_change_of_merge(&ours, &o, &ours);
+        assert_eq!(keys(&c), vec!["goals", "plan"]);
+        assert!(changes_file(&1, &[Other { base: 0, theirs: 2 }], &1));
+        // Both sides made the same change: nothing of theirs is dropped.
+        let same = [Other {
+            base: BASE,
+            theirs: ours.as_str(),
+        }];
+        assert_eq!(text_change_of_merge(&ours, &same, &ours), None);
+        assert!(!changes_file(&1, &[Other { base: 0, theirs: 1 }], &1));
+        // Theirs changed another line of Goals, ours kept whole (`-s
+        // ours`): dropped; git's merge of both: brought.
+        let base = "# Plan\n## Goals\ng1\n\ng2\n## Risks\nr\n";
+        let ours = base.replace("g1\n", "g1, s1\n");
+        let theirs = base.replace("g2\n", "g2, s3\n");
+        let both = ours.replace("g2\n", "g2, s3\n");
+        let o = [Other {
+            base,
+            theirs: theirs.as_str(),
+        }];
+        assert_eq!(
+            keys(&text_change_of_merge(&ours, &o, &ours)),
+            ["goals", "plan"]
+        );
+        assert_eq!(text_change_of_merge(&ours, &o, &both), None);
+        // Ours kept where theirs changed nothing: nobody's change.
+        let risks = base.replace("\nr\n", "\nr, s3\n");
+        let o = [Other {
+            base,
+            theirs: risks.as_str(),
+        }];
+        let merged = ours.replace("\nr\n", "\nr, s3\n");
+        assert_eq!(text_change_of_merge(&ours, &o, &merged), None);
     }
 
     #[test]

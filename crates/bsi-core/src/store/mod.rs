@@ -12,6 +12,7 @@
 
 pub mod lock;
 pub mod requests;
+mod seen;
 mod state;
 
 use std::fs;
@@ -468,6 +469,17 @@ impl Notes {
             .push(line);
     }
 
+    /// [`Notes::push`], unless the same line is kept already.
+    pub fn push_once(&self, line: String) {
+        let mut lines = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+
     /// The lines kept so far, in order, leaving none.
     pub fn take(&self) -> Vec<String> {
         std::mem::take(
@@ -810,12 +822,17 @@ impl Brain {
         })
     }
 
-    /// The two references, as they are now.
+    /// The two references, as they are now. A remote-tracking copy moved
+    /// back from the tip this clone read before, dropping claims, makes
+    /// the local branch hold them again first ([`seen`]).
     pub fn tips(&self, remote: Option<&Remote>) -> Tips {
-        Tips {
-            local: self.git.ref_target(&self.local_ref()),
-            tracking: remote.and_then(|r| self.git.ref_target(&r.tracking_ref())),
-        }
+        let local = self.git.ref_target(&self.local_ref());
+        let tracking = remote.and_then(|r| self.git.ref_target(&r.tracking_ref()));
+        let local = match remote {
+            Some(r) => self.hold_seen(r, local, tracking),
+            None => local,
+        };
+        Tips { local, tracking }
     }
 
     /// A name for the registry at `commit`, for error messages.
