@@ -84,7 +84,7 @@ fn a_hookless_clones_change_pulled_into_a_claimed_section_is_reported_everywhere
     let user = b.user_state();
 
     let said = format!(
-        "drift: projets/plan.md#Goals of s1 changed by commit {short} (bob <bob@example.com>, no session), not by s1: line 7 under `Goals` in projets/plan.md; see it with `git show {short}`, then keep it or undo it with `git revert {short}`"
+        "drift: projets/plan.md#Goals of s1 changed by commit {short} (bob <bob@example.com>, no session), not by s1: line 7 under `Goals` in projets/plan.md; see it with `git show {short} -- projets/plan.md`, then keep it or put those lines back as you had them by hand (only those: the commit may change more)"
     );
 
     // status, human and JSON.
@@ -363,4 +363,48 @@ fn a_claim_opened_on_another_clone_counts_from_its_second_there_too() {
         assert_eq!(drift[0]["commit"], late.as_str());
         assert_eq!(drift[0]["session"], "s1");
     }
+}
+
+#[test]
+fn the_undo_of_a_drifted_file_takes_that_commits_change_of_the_file_alone_as_printed() {
+    let (mut b, other, _remote) = holder_and_hookless();
+    b.bsi(&["open", "agents/bob.md", "--session", "s1"]).ok();
+    // bob changes the held file and a free one in one commit.
+    other.write("agents/bob.md", "# Bob\n\nbob's line\n");
+    other.write("README.md", "# Brain\n\nbob's free line\n");
+    other.git(&["add", "-A"]);
+    git_dated(
+        other.path(),
+        &after(2),
+        None,
+        &["commit", "-q", "-m", "bob"],
+    )
+    .ok();
+    other.git(&["push", "-q", "origin", "main"]);
+    pull(&mut b);
+    let r = b.bsi(&["status"]);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("drift: agents/bob.md of s1"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(!line.contains("revert"), "{line}");
+    let start = line.find("`git show").expect("an undo");
+    let undo = &line[line[start + 1..]
+        .find("undo that change")
+        .map(|i| i + start + 1)
+        .expect("undo")..];
+    let cmd = &undo[undo.find('`').expect("cmd") + 1..undo.rfind('`').expect("end")];
+    let ran = std::process::Command::new("sh")
+        .current_dir(b.path())
+        .args(["-c", cmd])
+        .output()
+        .expect("sh");
+    assert!(ran.status.success(), "`{cmd}`: {ran:?}");
+    // The held file is back; bob's free line stays, uncommitted nothing else.
+    assert_eq!(
+        b.read("agents/bob.md"),
+        b.git(&["show", "HEAD^:agents/bob.md"])
+    );
+    assert!(b.read("README.md").contains("bob's free line"));
 }

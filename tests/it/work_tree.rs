@@ -613,7 +613,12 @@ fn three_agents_in_one_work_tree_lose_nothing_to_a_stash_and_push_every_edit() {
         assert!(log.contains(&format!("BSI-Session: {session}")), "{log}");
     }
     let subjects = b.git(&["log", "--format=%s", "FETCH_HEAD"]);
-    for s in ["ada: its lines", "bo: so far", "bo: its lines", "cy: its lines"] {
+    for s in [
+        "ada: its lines",
+        "bo: so far",
+        "bo: its lines",
+        "cy: its lines",
+    ] {
         assert!(subjects.contains(s), "{subjects}");
     }
     assert_eq!(b.git(&["stash", "list"]), "");

@@ -881,19 +881,32 @@ pub fn drift_summary(drift: &[drift::Drift], session: &str) -> String {
     )
 }
 
-/// The line that reports one drift, with what its holder does next.
+/// The line that reports one drift, with what its holder does next: see
+/// it, then keep it or undo it — never the whole commit, which may carry
+/// its author's own work elsewhere. Where the holder holds the whole file,
+/// the undo is that commit's change of that file alone; in a section, the
+/// lines are the holder's to put back by hand.
 pub fn drift_line(d: &drift::Drift) -> String {
     let short = d.short();
+    let show = command_line(["git", "show", short, "--", &d.path]);
+    let undo = match d.region {
+        None => format!(
+            "undo that change of the file alone with `{show} | {}`",
+            command_line(["git", "apply", "-R"])
+        ),
+        Some(_) => {
+            "put those lines back as you had them by hand (only those: the commit may change more)"
+                .to_string()
+        }
+    };
     format!(
-        "drift: {} of {} changed by commit {short} ({}), not by {}: {} in {}; see it with `{}`, then keep it or undo it with `{}`",
+        "drift: {} of {} changed by commit {short} ({}), not by {}: {} in {}; see it with `{show}`, then keep it or {undo}",
         d.claim.scope,
         d.claim.session,
         d.whose(),
         d.claim.session,
         d.what(),
         d.path,
-        command_line(["git", "show", short]),
-        command_line(["git", "revert", short]),
     )
 }
 
