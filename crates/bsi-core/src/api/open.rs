@@ -335,6 +335,28 @@ fn nothing() -> Outcome {
     }
 }
 
+/// A waiter that stops (whoever asked went away): its mark taken away
+/// first, so no write decided from now on hands it a claim — waiting for
+/// a write decided while it was there to end — then the claims such a
+/// write handed it are closed again: nothing is granted once whoever asked
+/// is gone.
+fn stop_waiting(
+    site: &Site<'_>,
+    (actor, session): (&Actor, &str),
+    req: &Request<'_>,
+    marked: Option<crate::store::WaitingMark>,
+    lease: Option<chrono::DateTime<chrono::FixedOffset>>,
+) {
+    if let Some(m) = marked {
+        m.leave();
+    }
+    if lease.is_some() {
+        for scope in handed_scopes(site, session, req) {
+            let _ = super::close::close(site, actor, session, Some(&scope), false);
+        }
+    }
+}
+
 /// Publishes the claim; with a wait, a refused one takes its place in the
 /// queue (unless `req.queue` is false) and is planned again whenever the
 /// registry changes or its lease needs renewing, until the wait is over
@@ -361,6 +383,8 @@ fn publish_waiting(
     let mut said: Option<(usize, Vec<String>)> = None;
     // This process's record as a live waiter, removed when the wait ends.
     let mut marked: Option<crate::store::WaitingMark> = None;
+    // The time ran out once already: the mark is gone for good.
+    let mut timed_out = false;
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
@@ -440,6 +464,7 @@ fn publish_waiting(
             })?,
         };
         if stopped {
+            stop_waiting(site, (actor, session), req, marked.take(), lease);
             give_up(lease);
             return Ok((applied, true));
         }
@@ -468,7 +493,7 @@ fn publish_waiting(
             lease = Some(at + queue::lease());
             // Alive and waiting, for a close by any writer it meets to
             // hand over to.
-            if marked.is_none() {
+            if marked.is_none() && !timed_out {
                 marked = Some(site.meeting().mark_waiting(session, req.scopes));
             }
         }
@@ -497,22 +522,24 @@ fn publish_waiting(
         let head = place.as_ref().is_none_or(|p| p.place == 1);
         match w.until(site.brain, tips, renew, head) {
             Woke::Changed | Woke::Renew => {}
-            // A close may have handed this request its claims just as the
-            // wait ended: granted before the time was up, it is answered
-            // as granted (the next plan finds them held).
-            Woke::TimeUp if lease.is_some() && !handed_scopes(site, session, req).is_empty() => {}
             Woke::TimeUp => {
+                // Its mark taken away first: no write decided from now on
+                // hands it a claim, and one decided while it was there has
+                // ended. A close may have handed it its claims meanwhile:
+                // granted before the time was up, it is answered as
+                // granted (the next plan finds them held).
+                if let Some(m) = marked.take() {
+                    m.leave();
+                }
+                if !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty() {
+                    timed_out = true;
+                    continue;
+                }
                 give_up(lease);
                 return Ok((applied, false));
             }
             Woke::Stopped => {
-                // Nothing is granted once whoever asked is gone: claims a
-                // close handed over meanwhile are closed again.
-                if lease.is_some() {
-                    for scope in handed_scopes(site, session, req) {
-                        let _ = super::close::close(site, actor, session, Some(&scope), false);
-                    }
-                }
+                stop_waiting(site, (actor, session), req, marked.take(), lease);
                 give_up(lease);
                 return Ok((applied, true));
             }
