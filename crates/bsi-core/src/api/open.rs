@@ -14,6 +14,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::wait::{Waiting, Woke};
+use crate::writes::{self, Answer, Leaving};
 
 /// What is asked: the scopes (resolved by [`scopes`]), for how long, with
 /// what note, and whether to wait.
@@ -350,8 +351,13 @@ fn stop_waiting(
     if let Some(m) = marked {
         m.leave();
     }
-    if lease.is_some() {
-        for scope in handed_scopes(site, session, req) {
+    let handed = if lease.is_some() {
+        handed_scopes(site, session, req)
+    } else {
+        Vec::new()
+    };
+    if let (Answer::CloseAgain, _) = writes::leaving(Leaving::Stopped, !handed.is_empty()) {
+        for scope in handed {
             let _ = super::close::close(site, actor, session, Some(&scope), false);
         }
     }
@@ -531,7 +537,9 @@ fn publish_waiting(
                 if let Some(m) = marked.take() {
                     m.leave();
                 }
-                if !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty() {
+                let granted =
+                    !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty();
+                if let (Answer::Holds, _) = writes::leaving(Leaving::TimeUp, granted) {
                     timed_out = true;
                     continue;
                 }
