@@ -304,7 +304,13 @@ fn a_close_hands_over_to_a_live_waiter_of_another_clone_it_meets_on_this_disk() 
         let w = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
         w.placed();
         let records = |dir: std::path::PathBuf| {
-            std::fs::read_dir(dir).map_or(0, |d| d.filter_map(Result::ok).count())
+            // The records, not the places a close holds one while it
+            // decides (`.pinned/`, `.pinners/`).
+            std::fs::read_dir(dir).map_or(0, |d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .count()
+            })
         };
         let meeting = bare.path().join("bsi/writes/brain-index/waiting");
         let own = b.dir.path().join(".git/bsi/waiting");
@@ -588,4 +594,238 @@ fn the_merge_driver_unites_places_and_keeps_a_removal() {
         "a granted place stays gone: {merged}"
     );
     assert_eq!(merged.matches("## File d'attente").count(), 1);
+}
+
+// --- the handoff decided while the waiter is there ---------------------------
+
+/// Waits, at most a minute, for `what` to hold.
+fn until(what: &str, mut ready: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "never came: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A push to `bare` that waits in its `pre-receive` hook, once it has
+/// touched `<marks>/entered`, until the test touches `<marks>/go` (ten
+/// minutes at most): a write held in the middle of its push.
+fn hold_pushes(bare: &std::path::Path) -> tempfile::TempDir {
+    let marks = crate::common::scratch("bsi-push-held");
+    let dir = marks.path().display();
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{dir}/entered'\ni=0\nwhile [ ! -e '{dir}/go' ] && [ $i -lt 6000 ]; do sleep 0.1; i=$((i + 1)); done\nexit 0\n"
+        ),
+    )
+    .expect("write hook");
+    let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).expect("chmod");
+    marks
+}
+
+/// The sessions with an active claim in `b`'s registry as the remote has
+/// it.
+fn holders(b: &Brain) -> Vec<String> {
+    let st = b.bsi(&["status", "--json"]).json();
+    st["active"]
+        .as_array()
+        .expect("active")
+        .iter()
+        .map(|c| c["session"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A waiter killed while the close waits its turn at the writer lock is
+/// not handed the scope: the close proves it alive when its write is
+/// decided, not before it waits (before, it held the claim 2 h, with
+/// nobody acting for it).
+#[test]
+fn a_waiter_killed_while_the_close_waits_its_turn_is_not_handed_the_scope() {
+    let Machines {
+        origin: _origin,
+        bare,
+        a: b,
+        b: _other,
+    } = Machines::new();
+    open_as(&b, "projets/plan.md#Goals", "sess-hold", "h").ok();
+    let mut w = wait_for(&b, "projets/plan.md#Goals", "sess-w1", "bob");
+    w.placed();
+    // Another write holds the lock, its push held on the way.
+    let marks = hold_pushes(bare.path());
+    let busy = b
+        .command(&["open", "projets/plan.md#Risks", "--session", "sess-x"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run bsi");
+    until("the other write pushes", || {
+        marks.path().join("entered").exists()
+    });
+    // The clones of this machine meet in the remote's repository.
+    let meeting = bare.path().join("bsi/writes/brain-index");
+    // The close files its request and waits its turn; the waiter is
+    // alive then.
+    let requests = meeting.join("requests");
+    let filed = || {
+        std::fs::read_dir(&requests).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+                .count()
+        })
+    };
+    let close = b
+        .command(&["close", "sess-hold", "--agent", "h"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until("the close waits its turn", || filed() == 1);
+    // The waiter dies; then the write in the way ends.
+    w.child.kill().expect("kill the waiter");
+    let _ = w.finish();
+    std::fs::write(marks.path().join("go"), "").expect("let the push through");
+    let busy = busy.wait_with_output().expect("the other write");
+    assert!(busy.status.success(), "{busy:?}");
+    let close = crate::common::Run::from_output(close.wait_with_output().expect("close"));
+    close.ok().stdout_has("Claim closed — sess-hold");
+    assert!(!close.stdout.contains("Handed over"), "{}", close.stdout);
+    assert_eq!(
+        b.last_subject(),
+        "bsi: close sess-hold projets/plan.md#Goals"
+    );
+    assert_eq!(holders(&b), ["sess-x"], "{}", b.registry());
+    assert_eq!(b.git(&["status", "--porcelain"]), "");
+}
+
+/// A `--wait 4s` waiter whose time runs out while the close that hands it
+/// the scope is pushing does not say "nothing was written" and then hold
+/// the claim: the handoff was decided while it waited, so it waits for
+/// that write to end, finds its grant, and says it holds it.
+#[test]
+fn a_waiter_out_of_time_during_the_close_s_push_finds_its_grant() {
+    let Machines {
+        origin: _origin,
+        bare,
+        a,
+        b: _b,
+    } = Machines::new();
+    open_as(&a, "projets/plan.md#Goals", "sess-hold", "h").ok();
+    let spawned = std::time::Instant::now();
+    let w = spawn(
+        &a,
+        &[
+            "open",
+            "projets/plan.md#Goals",
+            "--session",
+            "sess-w1",
+            "--agent",
+            "bob",
+            "--wait",
+            "4s",
+        ],
+    );
+    w.placed();
+    let marks = hold_pushes(bare.path());
+    let close = a
+        .command(&["close", "sess-hold", "--agent", "h"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until("the close pushes", || marks.path().join("entered").exists());
+    // The waiter's four seconds run out while the push is held.
+    let out = Duration::from_millis(5500);
+    std::thread::sleep(out.saturating_sub(spawned.elapsed()));
+    std::fs::write(marks.path().join("go"), "").expect("let the push through");
+    let close = crate::common::Run::from_output(close.wait_with_output().expect("close"));
+    close.ok().stdout_has(
+        "Handed over — sess-w1 was waiting for projets/plan.md#Goals: its claim is granted in the same write",
+    );
+    let r = w.finish();
+    r.ok().stdout_has("Claim opened — projets/plan.md#Goals");
+    assert!(!r.stderr.contains("nothing was written"), "{}", r.stderr);
+    assert_eq!(holders(&a), ["sess-w1"], "{}", a.registry());
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
+}
+
+/// A stateless MCP `claim` with `wait`, cancelled while the close that
+/// hands it the scope is pushing, is not left holding it: its server waits
+/// for that write to end, finds the grant and closes it again.
+#[test]
+fn a_stateless_mcp_claim_cancelled_during_the_close_s_push_is_not_left_the_scope() {
+    use std::io::Write;
+    let Machines {
+        origin: _origin,
+        bare,
+        a,
+        b: _b,
+    } = Machines::new();
+    open_as(&a, "projets/plan.md#Goals", "sess-hold", "h").ok();
+    let mut server = a
+        .command(&["mcp"])
+        .env("BSI_SESSION", "sess-mine")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start bsi mcp");
+    let mut stdin = server.stdin.take().expect("stdin");
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": "claim",
+            "arguments": {"scopes": ["projets/plan.md#Goals"], "wait": 600},
+            "_meta": meta,
+        }
+    });
+    writeln!(stdin, "{call}").expect("send the claim");
+    stdin.flush().expect("flush");
+    until("the claim waits in the queue", || {
+        a.bsi(&["status", "--json"]).json()["queue"][0]["session"] == "sess-mine"
+    });
+    let marks = hold_pushes(bare.path());
+    let close = a
+        .command(&["close", "sess-hold", "--agent", "h"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    until("the close pushes", || marks.path().join("entered").exists());
+    let cancel = serde_json::json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "no longer needed"}
+    });
+    writeln!(stdin, "{cancel}").expect("cancel the claim");
+    stdin.flush().expect("flush");
+    // Time for the server to hear it (it looks every 200 ms) before the
+    // push goes through.
+    std::thread::sleep(Duration::from_secs(2));
+    std::fs::write(marks.path().join("go"), "").expect("let the push through");
+    let close = crate::common::Run::from_output(close.wait_with_output().expect("close"));
+    close.ok();
+    // The grant the close decided while the claim waited is closed again
+    // by the server that gave up.
+    until("the cancelled claim's grant is closed again", || {
+        holders(&a).is_empty()
+    });
+    drop(stdin);
+    let status = server.wait().expect("the server ends with its client");
+    assert!(status.success(), "{status:?}");
+    a.git(&["fetch", "-q", "origin", "brain-index"]);
+    let log = a.git(&["log", "-3", "--format=%s", "origin/brain-index"]);
+    assert!(log.contains("bsi: close sess-mine"), "{log}");
+    assert!(holders(&a).is_empty(), "{}", a.registry());
+    assert_eq!(a.git(&["status", "--porcelain"]), "");
 }

@@ -19,7 +19,7 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; the copy of each session's uncommitted work ([`api::keep`]) and `recover`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`keep`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; the copy of each session's uncommitted work ([`api::keep`]) and `recover`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`keep`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`], [`writes`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`holdings`] | who held what, when: the grants and ends of the registry's history, each at the second of its commit, and who held a part at a second | yes | [`scope`] |
 //! | [`keep`] | a session's uncommitted work kept in git objects: which copy of a file to keep, and what putting a copy back makes of the file (its own hunks, never over newer lines) | yes | [`changes`], [`guard`] |
@@ -42,6 +42,7 @@
 //! | [`page`] | the live page of the brain as data: the tree of folders, files and sections with the claims on each, reserved sections, the queue, drift, the latest writes | yes | [`drift`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`] |
 //! | [`next`] | what to do next as data ([`next::NextStep`]): each step with its arguments and who may take it (this session, any session, a person), decided once for every door | yes | [`guard`], [`registry`], [`scope`], [`words`] |
 //! | [`words`] | the one [`words::shell_word`]: every command bsi prints for someone to run writes its values with it | yes | [`registry`], [`scope`] |
+//! | [`writes`] | a write's states and transitions (planned, filed, gathered, carried, posted, withdrawn, handed, landed, refused, given up) and what a waiter that leaves answers, for the writers of one clone, of one machine and of many; checked over every interleaving of three writers | yes | — |
 //! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |
 //!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
@@ -79,5 +80,6 @@ pub mod ttl;
 pub mod values;
 pub mod wait;
 pub mod words;
+pub mod writes;
 
 pub use error::{Error, Result, exit};

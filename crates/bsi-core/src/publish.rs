@@ -425,6 +425,9 @@ pub fn apply_job<R>(
     };
     if let Some(o) = recorded {
         drop(lock);
+        if let (Some(h), Some(alive)) = (job.handoff(), &o.handing) {
+            h.decided.set(alive.clone());
+        }
         // Carried out by a holder of another clone: the commits it names
         // come with a fetch (in process: the remote is on this disk).
         let missing = [&o.after, &o.base_commit]
@@ -479,7 +482,8 @@ pub fn apply_job<R>(
         }
     };
     let mut own = None;
-    for ((j, _), o) in jobs.iter().zip(batch.outcomes) {
+    for ((j, job), mut o) in jobs.iter().zip(batch.outcomes) {
+        o.handing = job.handoff().and_then(|h| h.decided.get());
         if *j == id {
             own = Some(o);
         } else {
@@ -572,6 +576,11 @@ struct Outcome {
     base_text: Option<String>,
     /// The registry branch's tip the write left.
     after: Option<String>,
+    /// For a close that may hand over to the queue: the waiters the write
+    /// was decided to hand over to ([`crate::claims::close::Decided`]), so
+    /// its writer's report is planned on the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    handing: Option<Vec<String>>,
 }
 
 impl Outcome {
@@ -585,6 +594,7 @@ impl Outcome {
             base_commit: parent.map(|p| p.to_string()),
             base_text: None,
             after: Some(after.to_string()),
+            handing: None,
         }
     }
 
@@ -596,6 +606,7 @@ impl Outcome {
             base_commit: None,
             base_text: None,
             after: None,
+            handing: None,
         }
     }
 
@@ -803,6 +814,37 @@ struct Group {
     text: String,
 }
 
+/// For a close that may hand over to the queue, decides under the
+/// writer lock, once, which of the waiters its writer found alive are
+/// still there ([`crate::claims::close::Decided`]): each one's mark taken
+/// and its process proven alive now ([`crate::store::Meeting::pin`]), held
+/// until the request is done with, so a waiter that stops or runs out of
+/// time meanwhile finds its grant. A waiter whose mark is not here (one of
+/// another machine, for a posted request) is left to take its grant itself.
+pub(crate) fn decide_handoff(brain: &Brain, job: &Job) {
+    if let Some(h) = job.handoff() {
+        h.decided
+            .decide(|| pin_waiters(&brain.meeting(None), &h.alive));
+    }
+}
+
+/// The waiters of `alive` that are still there, each mark held
+/// ([`crate::store::Meeting::pin`]).
+pub(crate) fn pin_waiters(
+    meeting: &crate::store::Meeting,
+    alive: &[String],
+) -> crate::claims::close::DecidedNow {
+    let mut sessions = Vec::new();
+    let mut pins: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
+    for session in alive {
+        if let Some(pin) = meeting.pin(session) {
+            sessions.push(session.clone());
+            pins.push(Box::new(pin));
+        }
+    }
+    (sessions, pins)
+}
+
 fn chain(
     brain: &Brain,
     (jobs, own): (&[(String, Job)], &str),
@@ -847,6 +889,7 @@ fn chain(
         Ok(())
     };
     for (id, job) in jobs {
+        decide_handoff(brain, job);
         let mut planned = job.plan(&reg);
         if let (Some(g), Ok(Plan::Write { text, message, .. })) = (&group, &planned)
             && text != reg.text()
@@ -939,6 +982,7 @@ impl Chain {
                     base_commit,
                     base_text,
                     after: after.clone(),
+                    handing: None,
                 }
             })
             .collect();

@@ -58,6 +58,11 @@ pub fn close(
         Some(&handoff),
     );
     let planned = |reg: &crate::registry::Registry| {
+        // Planned here, under the writer lock (or read back from the
+        // holder that planned it): who is handed over is decided now.
+        handoff
+            .decided
+            .decide(|| crate::publish::pin_waiters(&site.meeting(), &handoff.alive));
         plan(
             reg,
             session,
@@ -113,6 +118,7 @@ fn handoff_for(
         ttl_seconds: site.settings.ttl(None).num_seconds(),
         max_active_per_agent: site.settings.config.max_active_per_agent,
         alive,
+        decided: crate::claims::close::Decided::default(),
     }
 }
 

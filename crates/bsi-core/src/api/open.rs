@@ -14,6 +14,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::wait::{Waiting, Woke};
+use crate::writes::{self, Answer, Leaving};
 
 /// What is asked: the scopes (resolved by [`scopes`]), for how long, with
 /// what note, and whether to wait.
@@ -335,6 +336,33 @@ fn nothing() -> Outcome {
     }
 }
 
+/// A waiter that stops (whoever asked went away): its mark taken away
+/// first, so no write decided from now on hands it a claim — waiting for
+/// a write decided while it was there to end — then the claims such a
+/// write handed it are closed again: nothing is granted once whoever asked
+/// is gone.
+fn stop_waiting(
+    site: &Site<'_>,
+    (actor, session): (&Actor, &str),
+    req: &Request<'_>,
+    marked: Option<crate::store::WaitingMark>,
+    lease: Option<chrono::DateTime<chrono::FixedOffset>>,
+) {
+    if let Some(m) = marked {
+        m.leave();
+    }
+    let handed = if lease.is_some() {
+        handed_scopes(site, session, req)
+    } else {
+        Vec::new()
+    };
+    if let (Answer::CloseAgain, _) = writes::leaving(Leaving::Stopped, !handed.is_empty()) {
+        for scope in handed {
+            let _ = super::close::close(site, actor, session, Some(&scope), false);
+        }
+    }
+}
+
 /// Publishes the claim; with a wait, a refused one takes its place in the
 /// queue (unless `req.queue` is false) and is planned again whenever the
 /// registry changes or its lease needs renewing, until the wait is over
@@ -361,6 +389,8 @@ fn publish_waiting(
     let mut said: Option<(usize, Vec<String>)> = None;
     // This process's record as a live waiter, removed when the wait ends.
     let mut marked: Option<crate::store::WaitingMark> = None;
+    // The time ran out once already: the mark is gone for good.
+    let mut timed_out = false;
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
@@ -440,6 +470,7 @@ fn publish_waiting(
             })?,
         };
         if stopped {
+            stop_waiting(site, (actor, session), req, marked.take(), lease);
             give_up(lease);
             return Ok((applied, true));
         }
@@ -468,7 +499,7 @@ fn publish_waiting(
             lease = Some(at + queue::lease());
             // Alive and waiting, for a close by any writer it meets to
             // hand over to.
-            if marked.is_none() {
+            if marked.is_none() && !timed_out {
                 marked = Some(site.meeting().mark_waiting(session, req.scopes));
             }
         }
@@ -497,22 +528,26 @@ fn publish_waiting(
         let head = place.as_ref().is_none_or(|p| p.place == 1);
         match w.until(site.brain, tips, renew, head) {
             Woke::Changed | Woke::Renew => {}
-            // A close may have handed this request its claims just as the
-            // wait ended: granted before the time was up, it is answered
-            // as granted (the next plan finds them held).
-            Woke::TimeUp if lease.is_some() && !handed_scopes(site, session, req).is_empty() => {}
             Woke::TimeUp => {
+                // Its mark taken away first: no write decided from now on
+                // hands it a claim, and one decided while it was there has
+                // ended. A close may have handed it its claims meanwhile:
+                // granted before the time was up, it is answered as
+                // granted (the next plan finds them held).
+                if let Some(m) = marked.take() {
+                    m.leave();
+                }
+                let granted =
+                    !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty();
+                if let (Answer::Holds, _) = writes::leaving(Leaving::TimeUp, granted) {
+                    timed_out = true;
+                    continue;
+                }
                 give_up(lease);
                 return Ok((applied, false));
             }
             Woke::Stopped => {
-                // Nothing is granted once whoever asked is gone: claims a
-                // close handed over meanwhile are closed again.
-                if lease.is_some() {
-                    for scope in handed_scopes(site, session, req) {
-                        let _ = super::close::close(site, actor, session, Some(&scope), false);
-                    }
-                }
+                stop_waiting(site, (actor, session), req, marked.take(), lease);
                 give_up(lease);
                 return Ok((applied, true));
             }

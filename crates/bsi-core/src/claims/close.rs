@@ -70,6 +70,66 @@ pub struct Handoff {
     /// another machine takes its grant itself.
     #[serde(default)]
     pub alive: Vec<String>,
+    /// Who of [`Handoff::alive`] was still there when the write was
+    /// decided: proven again by whoever plans the close, under the writer
+    /// lock, and held from then until the write ends ([`Decided`]). Not
+    /// data of the request: each planner decides it where it plans, and
+    /// the close's own writer reads it back from the outcome.
+    #[serde(skip)]
+    pub decided: Decided,
+}
+
+/// The waiters a close's write was decided to hand over to, once it is
+/// decided ([`Handoff::decided`]), shared by the copies of one request (its
+/// writer's plan and the job it filed), with what holds them there until
+/// the write ends (a waiter's mark taken by the planner, given back when
+/// the last copy goes: the waiter cannot leave unseen meanwhile).
+#[derive(Clone, Default)]
+pub struct Decided(std::sync::Arc<std::sync::Mutex<Option<DecidedNow>>>);
+
+/// The sessions decided, and what holds them (dropped with the last copy).
+pub type DecidedNow = (Vec<String>, Vec<Box<dyn std::any::Any + Send>>);
+
+impl std::fmt::Debug for Decided {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Decided").field(&self.get()).finish()
+    }
+}
+
+impl Decided {
+    /// The sessions decided, once they are.
+    pub fn get(&self) -> Option<Vec<String>> {
+        let held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.as_ref().map(|(alive, _)| alive.clone())
+    }
+
+    /// Decides once, with `decide` (which returns the sessions and what
+    /// holds them), unless it was decided before.
+    pub fn decide(&self, decide: impl FnOnce() -> DecidedNow) {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.is_none() {
+            *held = Some(decide());
+        }
+    }
+
+    /// Takes `alive` as decided elsewhere (by the holder that planned the
+    /// request, as its outcome says).
+    pub fn set(&self, alive: Vec<String>) {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match held.as_mut() {
+            Some((was, _)) => *was = alive,
+            None => *held = Some((alive, Vec::new())),
+        }
+    }
 }
 
 /// A waiter's request granted by a close.
@@ -94,8 +154,12 @@ pub fn handoff(
 ) -> (Registry, Vec<Handed>) {
     let mut reg = reg.clone();
     let mut handed = Vec::new();
+    let alive = handoff
+        .decided
+        .get()
+        .unwrap_or_else(|| handoff.alive.clone());
     for r in super::queue::live_requests(&reg, now) {
-        if !handoff.alive.contains(&r.session) {
+        if !alive.contains(&r.session) {
             continue;
         }
         let unread = r.scopes.iter().any(|s| {
@@ -469,6 +533,7 @@ mod tests {
             ttl_seconds: 7200,
             max_active_per_agent: None,
             alive: vec!["w1".into(), "w2".into()],
+            decided: Decided::default(),
         }
     }
 

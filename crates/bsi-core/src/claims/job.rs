@@ -125,6 +125,14 @@ impl Job {
         }
     }
 
+    /// What a close hands to the queue, for a close that may.
+    pub fn handoff(&self) -> Option<&Handoff> {
+        match self {
+            Job::Close { handoff, .. } => handoff.as_ref(),
+            Job::Open { .. } => None,
+        }
+    }
+
     /// What the job's own writer would plan on `reg`: the same plan, on the
     /// same input. The report stays with that writer, which plans again on
     /// the registry this was decided on to read it.

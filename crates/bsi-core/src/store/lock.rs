@@ -228,7 +228,7 @@ const READ_AT_MOST: u64 = 64 << 20;
 
 /// The flags of every open of a file bsi keeps where other processes meet:
 /// no link followed, no wait on a FIFO.
-fn opening(options: &mut OpenOptions) -> &mut OpenOptions {
+pub(crate) fn opening(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

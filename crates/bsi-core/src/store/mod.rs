@@ -425,15 +425,89 @@ pub struct LiveWaiter {
     pub scopes: Vec<Scope>,
 }
 
-/// A waiter's record of [`Meeting::mark_waiting`], removed when dropped.
+/// A waiter's record of [`Meeting::mark_waiting`], taken away when dropped
+/// ([`WaitingMark::leave`]).
 #[derive(Debug)]
 pub struct WaitingMark(Option<PathBuf>);
 
+/// How long a waiter that leaves waits at most for the writer that took
+/// its mark to decide a handoff ([`Meeting::pin`]) to end its write: the
+/// longest a write may take, and more. A writer proven dead lets go at
+/// once.
+const PINNED_AT_MOST: Duration = Duration::from_secs(150);
+
+impl WaitingMark {
+    /// Takes the mark away, so no write decided from now on hands this
+    /// waiter a claim. `true` when a writer had taken it to decide a
+    /// handoff ([`Meeting::pin`]): then it returns once that write ended
+    /// (or its writer is gone), and the waiter must look for a grant made
+    /// in it — closed again, or said — before it says nothing was written.
+    pub fn leave(mut self) -> bool {
+        self.take()
+    }
+
+    fn take(&mut self) -> bool {
+        let Some(mark) = self.0.take() else {
+            return false;
+        };
+        // Renamed first, as a writer deciding a handoff renames it: of the
+        // two, exactly one finds it.
+        let mut gone = mark.as_os_str().to_owned();
+        gone.push(format!(".{}.left", std::process::id()));
+        if fs::rename(&mark, &gone).is_ok() {
+            let _ = fs::remove_file(&gone);
+            return false;
+        }
+        let Some((held, by)) = pinned_paths(&mark) else {
+            return false;
+        };
+        let started = std::time::Instant::now();
+        while held.exists() && started.elapsed() < PINNED_AT_MOST {
+            let pinner = lock::read_own(&by).ok();
+            if pinner.is_some_and(|r| lock::recorded_alive(&r) == Some(Some(false))) {
+                // Its writer died at work: the mark is this waiter's again.
+                let _ = fs::remove_file(&held);
+                let _ = fs::remove_file(&by);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Given back by the writer: taken away for good.
+        let _ = fs::remove_file(&mark);
+        true
+    }
+}
+
 impl Drop for WaitingMark {
     fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = fs::remove_file(p);
-        }
+        self.take();
+    }
+}
+
+/// Where a waiter's mark `mark` is while a writer holds it
+/// ([`Meeting::pin`]), and that writer's record.
+fn pinned_paths(mark: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dir = mark.parent()?;
+    let name = mark.file_name()?;
+    Some((
+        dir.join(".pinned").join(name),
+        dir.join(".pinners").join(name),
+    ))
+}
+
+/// A waiter's mark held by the writer deciding a handoff to it
+/// ([`Meeting::pin`]), given back when dropped.
+#[derive(Debug)]
+pub struct Pin {
+    mark: PathBuf,
+    held: PathBuf,
+    by: PathBuf,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let _ = fs::rename(&self.held, &self.mark);
+        let _ = fs::remove_file(&self.by);
     }
 }
 
@@ -1571,6 +1645,50 @@ impl Meeting {
         let written = fs::create_dir_all(&self.waiting).is_ok()
             && lock::replace_file(&path, body.as_bytes()).is_ok();
         WaitingMark(written.then_some(path))
+    }
+
+    /// Holds the mark of `session`'s waiter while this writer decides, and
+    /// carries out, a write that may hand it a claim: `Some` when the mark
+    /// was there and its process is alive now, and then the waiter cannot
+    /// leave ([`WaitingMark::leave`]) before the returned pin is dropped,
+    /// so a waiter alive when the write is decided finds its grant. `None`
+    /// when it left, is dead, or another writer holds it: not handed over.
+    pub fn pin(&self, session: &str) -> Option<Pin> {
+        let mark = self.waiting.join(file_name_of(session));
+        let (held, by) = pinned_paths(&mark)?;
+        for dir in [held.parent()?, by.parent()?] {
+            match fs::symlink_metadata(dir) {
+                Ok(m) if m.file_type().is_dir() => {}
+                Ok(_) => return None,
+                Err(_) => fs::create_dir(dir).ok()?,
+            }
+        }
+        // This writer's record, new: another writer's means it holds the
+        // mark (or held it and died: then it is taken from it).
+        let record = || {
+            let mut o = fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            let mut f = lock::opening(&mut o).open(&by)?;
+            std::io::Write::write_all(&mut f, lock::this_process().as_bytes())
+        };
+        if record().is_err() {
+            let other = lock::read_own(&by).ok()?;
+            if lock::recorded_alive(&other) != Some(Some(false)) {
+                return None;
+            }
+            let _ = fs::rename(&held, &mark);
+            fs::remove_file(&by).ok()?;
+            record().ok()?;
+        }
+        if fs::rename(&mark, &held).is_err() {
+            let _ = fs::remove_file(&by);
+            return None;
+        }
+        let pin = Pin { mark, held, by };
+        let alive = lock::read_own(&pin.held)
+            .ok()
+            .is_some_and(|r| lock::recorded_alive(&r) == Some(Some(true)));
+        alive.then_some(pin)
     }
 
     /// The waiters meeting here that a live process waits for
