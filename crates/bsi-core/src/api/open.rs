@@ -254,6 +254,20 @@ fn handed_over(
         }
         applied.commit = renewed.commit.or(applied.commit);
     }
+    // The queue keeps no note: the one the request gave goes on the
+    // claims the close handed over.
+    if !req.note.is_empty() {
+        let scopes: Vec<Scope> = handed.iter().map(|c| c.scope.clone()).collect();
+        let noted = site.publish(|reg| {
+            crate::claims::renew::note(reg, session, &scopes, req.note, &actor.agent)
+        })?;
+        for n in noted.report {
+            if let Some(c) = handed.iter_mut().find(|c| c.scope == n.scope) {
+                *c = n;
+            }
+        }
+        applied.commit = noted.commit.or(applied.commit);
+    }
     *new_claims = handed;
     Ok(applied)
 }
