@@ -10,7 +10,7 @@ use bsi_core::api::commit::Committed;
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;
-use bsi_core::words::command_line;
+use bsi_core::words::{Here, command_line};
 
 /// A claim as shown by `status --json`, in refusals and in confirmations.
 #[derive(Debug, Clone, Serialize)]
@@ -249,10 +249,16 @@ pub struct ErrorJson {
 impl ErrorJson {
     /// From a library error.
     pub fn of(e: &crate::Error) -> ErrorJson {
+        ErrorJson::at(e, &Here::root())
+    }
+
+    /// From a library error of a run in `here`: the hint's commands
+    /// written for it.
+    pub fn at(e: &crate::Error, here: &Here) -> ErrorJson {
         ErrorJson {
             error: e.kind(),
             message: e.to_string(),
-            hint: Some(crate::hints::hint(e)),
+            hint: Some(crate::hints::hint_at(e, here)),
             exit: e.code(),
         }
     }

@@ -89,7 +89,8 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
             write!(w, "{}", view.next)?;
         }
         if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-            write!(w, "{}", bsi_core::words::collision_next(&collisions))?;
+            let here = ctx.here(&brain);
+            write!(w, "{}", bsi_core::words::collision_next_at(&here, &collisions))?;
         }
         if let Some(s) = &sync {
             print_sync(w, s)?;
