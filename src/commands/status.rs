@@ -90,7 +90,11 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
         }
         if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
             let here = ctx.here(&brain);
-            write!(w, "{}", bsi_core::words::collision_next_at(&here, &collisions))?;
+            write!(
+                w,
+                "{}",
+                bsi_core::words::collision_next_at(&here, &collisions)
+            )?;
         }
         if let Some(s) = &sync {
             print_sync(w, s)?;

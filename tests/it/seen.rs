@@ -6,7 +6,7 @@ use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::Brain;
+use crate::common::{Brain, Run};
 
 /// A `--note` given with `--wait` is the granted claim's note when a close
 /// hands the claim over (the queue itself keeps no note).
@@ -65,4 +65,213 @@ fn a_note_given_with_wait_is_kept_when_the_queue_grants_the_claim() {
     assert_eq!(active[0]["note"], "rewriting the risks", "{st}");
     assert_eq!(b.last_subject(), "bsi: note sess-w projets/plan.md");
     assert_eq!(b.git(&["status", "--porcelain"]), "");
+}
+
+/// Runs `line` exactly as printed through `sh -c` in the brain's `sub`
+/// directory, with the binary under test first on PATH and `env` added.
+fn sh_in(b: &Brain, sub: &str, line: &str, env: &[(&str, &str)]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("sh");
+    crate::common::clean_env(&mut cmd, b.path());
+    let dir = crate::common::bin()
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir];
+    dirs.extend(std::env::split_paths(&path));
+    cmd.env("PATH", std::env::join_paths(dirs).expect("PATH"))
+        .env("BSI_NOW", &b.now)
+        .current_dir(b.path().join(sub))
+        .arg("-c")
+        .arg(line);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// [`sh_in`], run to its end.
+fn run_in(b: &Brain, sub: &str, line: &str, env: &[(&str, &str)]) -> Run {
+    Run::from_output(sh_in(b, sub, line, env).output().expect("run sh"))
+}
+
+/// Every `bsi …` command printed between backticks in `text`, in order.
+fn printed(text: &str) -> Vec<String> {
+    crate::ownership::commands(text)
+}
+
+/// The scopes `session` holds, from the brain's root.
+fn held_by(b: &Brain, session: &str) -> Vec<String> {
+    let st = b.bsi(&["status", "--json"]).json();
+    let mut out: Vec<String> = st["active"]
+        .as_array()
+        .expect("active")
+        .iter()
+        .filter(|c| c["session"] == session)
+        .map(|c| c["scope"].as_str().expect("scope").to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every command the refusals, hints and notes of `bsi open` print in a
+/// subdirectory (`projets/`) is run from there exactly as printed, and does
+/// what it said: its scopes are written as typed from there, so none of
+/// them claims a path under `projets/` that was meant from the root.
+#[test]
+fn every_printed_command_runs_as_printed_from_a_subdirectory() {
+    let b = Brain::new();
+    b.write(
+        "projets/ideas.md",
+        "# Ideas\n\n## Open questions\n\nwhich?\n",
+    );
+    b.write("projets/notes.md", "# Notes\n");
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let mut ran = 0;
+
+    // A refusal: the free scope nearby, written from `projets/`.
+    let r = b.bsi_in(
+        "projets",
+        &["open", "../agents/", "--session", "me-a", "--agent", "m"],
+    );
+    r.code(3);
+    let cmds = printed(&r.stderr);
+    assert_eq!(
+        cmds.first().map(String::as_str),
+        Some("bsi open ../agents/alice.md --session me-a --agent m"),
+        "{}",
+        r.stderr
+    );
+    run_in(&b, "projets", &cmds[0], &[]).ok();
+    ran += 1;
+    assert_eq!(held_by(&b, "me-a"), ["agents/alice.md"]);
+
+    // A section of a mistyped file: the file it may have meant.
+    let (reg, n) = (b.registry(), b.commits());
+    let r = b.bsi_in("projets", &["open", "plann.md#Risks", "--session", "me-b"]);
+    r.code(2)
+        .stderr_has("projets/plann.md is not a file of the brain")
+        .stderr_has("did you mean plan.md? `bsi open 'plan.md#Risks'`");
+    assert!(!r.stderr.contains("claim the whole file"), "{}", r.stderr);
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+    for c in printed(&r.stderr) {
+        run_in(&b, "projets", &c, &[("BSI_SESSION", "me-b")]).ok();
+        ran += 1;
+    }
+    assert_eq!(held_by(&b, "me-b"), ["projets/plan.md#Risks"]);
+
+    // An unquoted heading with spaces: refused before anything is
+    // written, with the quoted form.
+    let (reg, n) = (b.registry(), b.commits());
+    let r = b.bsi_in(
+        "projets",
+        &["open", "ideas.md#Open", "questions", "--session", "me-c"],
+    );
+    r.code(2)
+        .stderr_has("projets/ideas.md has a heading `Open questions`")
+        .stderr_has("`bsi open 'ideas.md#Open questions'`");
+    assert_eq!((b.registry(), b.commits()), (reg, n));
+    for c in printed(&r.stderr) {
+        run_in(&b, "projets", &c, &[("BSI_SESSION", "me-c")]).ok();
+        ran += 1;
+    }
+    assert_eq!(held_by(&b, "me-c"), ["projets/ideas.md#Open questions"]);
+
+    // A heading typo's note: close the typo, claim the heading meant.
+    let r = b.bsi_in("projets", &["open", "plan.md#Goalz", "--session", "me-d"]);
+    r.ok().stderr_has("Did you mean `Goals`?");
+    let cmds = printed(&r.stderr);
+    assert_eq!(
+        cmds,
+        [
+            "bsi close me-d --scope plan.md#Goalz",
+            "bsi open plan.md#Goals --session me-d"
+        ]
+        .map(|c| c
+            .replace("plan.md#Goalz", "'plan.md#Goalz'")
+            .replace("plan.md#Goals ", "'plan.md#Goals' ")),
+        "{}",
+        r.stderr
+    );
+    for c in &cmds {
+        run_in(&b, "projets", c, &[]).ok();
+        ran += 1;
+    }
+    assert_eq!(held_by(&b, "me-d"), ["projets/plan.md#Goals"]);
+
+    // A path that is not there: the path it may have meant.
+    let r = b.bsi_in("projets", &["open", "../READM.md", "--session", "me-e"]);
+    r.ok().stderr_has("Did you mean `README.md`?");
+    for c in printed(&r.stderr) {
+        run_in(&b, "projets", &c, &[]).ok();
+        ran += 1;
+    }
+    assert_eq!(held_by(&b, "me-e"), ["README.md"]);
+
+    // An overdue claim's renew: close it and claim it again.
+    b.bsi_in("projets", &["open", "notes.md", "--session", "me-f"])
+        .ok();
+    let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
+    let r = run_in(&b, "projets", "bsi renew me-f", &later);
+    r.code(1).stderr_has("then `bsi open notes.md`");
+    let cmds = printed(&r.stderr);
+    assert_eq!(
+        cmds,
+        ["bsi close me-f", "bsi open notes.md"],
+        "{}",
+        r.stderr
+    );
+    run_in(&b, "projets", &cmds[0], &later).ok();
+    run_in(
+        &b,
+        "projets",
+        &cmds[1],
+        &[
+            ("BSI_NOW", "2026-03-14T12:00:00Z"),
+            ("BSI_SESSION", "me-f2"),
+        ],
+    )
+    .ok();
+    ran += 2;
+    assert_eq!(held_by(&b, "me-f2"), ["projets/notes.md"]);
+
+    // A refusal's wait, taken as printed: granted once the holder closes.
+    let r = b.bsi_in(
+        "projets",
+        &["open", "../agents/bob.md", "--session", "me-g"],
+    );
+    r.code(3);
+    let wait = printed(&r.stderr)
+        .into_iter()
+        .find(|c| c.contains("--wait"))
+        .expect("a wait printed");
+    assert_eq!(wait, "bsi open ../agents/bob.md --session me-g --wait 10m");
+    let mut waiter = sh_in(&b, "projets", &wait, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run sh");
+    let start = Instant::now();
+    while !b.registry().contains("| me-g |") {
+        assert!(start.elapsed() < Duration::from_secs(60), "never queued");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
+    assert_eq!(waiter.wait().expect("wait").code(), Some(0));
+    ran += 1;
+    assert_eq!(held_by(&b, "me-g"), ["agents/bob.md"]);
+
+    assert_eq!(ran, 10);
+    // Nothing under `projets/` was claimed by a path meant from the root.
+    let all = b.bsi(&["status", "--json"]).json().to_string();
+    assert!(!all.contains("projets/agents"), "{all}");
+    assert!(!all.contains("projets/README"), "{all}");
 }

@@ -244,7 +244,10 @@ pub fn split_heading(
     let mut text = heading.to_string();
     for w in words {
         let longer = heading_key(&format!("{text} {w}"));
-        if found.key == longer || found.key.starts_with(&format!("{longer} ")) || (taken == 0 && found.key.starts_with(&longer)) {
+        if found.key == longer
+            || found.key.starts_with(&format!("{longer} "))
+            || (taken == 0 && found.key.starts_with(&longer))
+        {
             text = format!("{text} {w}");
             taken += 1;
         } else {

@@ -117,11 +117,7 @@ impl Here {
         let here: Vec<&str> = self.below.split('/').filter(|p| !p.is_empty()).collect();
         let dir = from_root.ends_with('/');
         let there: Vec<&str> = from_root.split('/').filter(|p| !p.is_empty()).collect();
-        let common = here
-            .iter()
-            .zip(&there)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
         let mut out = "../".repeat(here.len() - common);
         out.push_str(&there[common..].join("/"));
         if out.is_empty() {
