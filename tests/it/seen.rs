@@ -275,3 +275,16 @@ fn every_printed_command_runs_as_printed_from_a_subdirectory() {
     assert!(!all.contains("projets/agents"), "{all}");
     assert!(!all.contains("projets/README"), "{all}");
 }
+
+/// The block an agent's instructions get (docs/agents.md) points to no
+/// file of bsi's docs: pasted into a brain, a link to one leads nowhere.
+#[test]
+fn the_agent_block_points_to_no_file_of_bsis_docs() {
+    let doc = include_str!("../../docs/agents.md");
+    let start = doc.find("````markdown\n").expect("the block to paste");
+    let end = start + 4 + doc[start + 4..].find("````").expect("the block's end");
+    let block = &doc[start..end];
+    assert!(!block.contains("]("), "a link in the block:\n{block}");
+    assert!(!block.contains("json-schema.json"), "{block}");
+    assert!(!block.contains("docs/"), "{block}");
+}
