@@ -475,3 +475,11 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
     }
     s
 }
+
+/// Whether this clone never had bsi's commit guard installed (no `bsi hook
+/// install` here): its commits are not checked against the claims. `false`
+/// when the hooks' place cannot be read (`bsi doctor` says why).
+pub(crate) fn unguarded(git: &bsi_core::git::Git) -> bool {
+    crate::hook_managers::Layout::read(git)
+        .is_ok_and(|l| !crate::hook_managers::installed_in_clone(git, &l, crate::githooks::HOOKS))
+}

@@ -288,3 +288,29 @@ fn the_agent_block_points_to_no_file_of_bsis_docs() {
     assert!(!block.contains("json-schema.json"), "{block}");
     assert!(!block.contains("docs/"), "{block}");
 }
+
+/// `init` in a clone without bsi's commit guard names the one command
+/// that adds it, which runs as printed; a clone guarded first is not told.
+#[test]
+fn init_names_the_hook_install_an_unguarded_clone_needs() {
+    let b = Brain::bare_repo();
+    b.write("notes/a.md", "# A\n");
+    b.git(&["add", "-A"]);
+    b.git(&["commit", "-q", "-m", "base"]);
+    let r = b.bsi(&["init"]);
+    r.ok().stdout_has("Next: `bsi hook install` so this clone's commits are checked against the claims; then `bsi open SCOPE` before editing");
+    let cmd = printed(&r.stdout).into_iter().next().expect("a command");
+    assert_eq!(cmd, "bsi hook install");
+    run_in(&b, ".", &cmd, &[]).ok();
+    let hook = std::fs::read_to_string(b.path().join(".git/hooks/pre-commit")).expect("hook");
+    assert!(hook.contains("bsi"), "{hook}");
+
+    let guarded = Brain::bare_repo();
+    guarded.write("notes/a.md", "# A\n");
+    guarded.git(&["add", "-A"]);
+    guarded.git(&["commit", "-q", "-m", "base"]);
+    guarded.bsi(&["hook", "install"]).ok();
+    let r = guarded.bsi(&["init"]);
+    r.ok();
+    assert!(!r.stdout.contains("hook install"), "{}", r.stdout);
+}
