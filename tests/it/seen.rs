@@ -314,3 +314,46 @@ fn init_names_the_hook_install_an_unguarded_clone_needs() {
     r.ok();
     assert!(!r.stdout.contains("hook install"), "{}", r.stdout);
 }
+
+/// The docs say what the commit hooks do with the network, as the binary
+/// does it (`doors::a_claim_published_since_the_last_fetch_refuses_the_commit`
+/// runs it): they fetch the registry branch before they judge, bounded,
+/// so no page says the pre-commit hook never touches the network.
+#[test]
+fn the_docs_say_the_commit_hooks_fetch_the_registry_before_they_judge() {
+    let pages = [
+        (
+            "docs/multi-machine.md",
+            include_str!("../../docs/multi-machine.md"),
+        ),
+        (
+            "docs/hooks-and-verify.md",
+            include_str!("../../docs/hooks-and-verify.md"),
+        ),
+        (
+            "docs/agent-tools.md",
+            include_str!("../../docs/agent-tools.md"),
+        ),
+        ("README.md", include_str!("../../README.md")),
+    ];
+    for (name, text) in pages {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for wrong in [
+            "pre-commit hook never touches the network",
+            "the hook never touches the network",
+            "the same claims as the pre-commit hook, never the network",
+        ] {
+            assert!(!flat.contains(wrong), "{name}: `{wrong}`");
+        }
+    }
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat(pages[0].1).contains("first fetch the registry branch alone, once per git command"),
+        "docs/multi-machine.md"
+    );
+    assert!(
+        flat(pages[1].1)
+            .contains("after fetching the registry branch alone, bounded by `hook_fetch_timeout`"),
+        "docs/hooks-and-verify.md"
+    );
+}
