@@ -70,6 +70,9 @@ where
     // rule of every view (`COLUMNS`, the terminal, else 80).
     let columns = std::env::var("COLUMNS").ok();
     let width = crate::terminal::screen_width(output::columns(columns.as_deref()));
+    // An error and its hint fit a screen as every sentence does; in a pipe
+    // nothing is cut.
+    let fit = output::columns(columns.as_deref()).or_else(crate::terminal::terminal_width);
     let parsed = wrapped(cli::command(), width)
         .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));
@@ -87,7 +90,7 @@ where
             // message, hint and JSON document as any other error of bsi.
             let code = if let Some(bad) = refused_value(&e).or_else(|| cli::own_usage_error(&e)) {
                 let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
-                report(&bad, json, verbose)
+                report_at(&bad, &Here::root(), (json, verbose), fit)
             } else if is_help(&e) {
                 let _ = e.print();
                 return exit::OK;
@@ -112,7 +115,7 @@ where
     let verbose = cli.verbose;
     let code = match commands::run(cli) {
         Ok(code) => code,
-        Err((e, here)) => report_at(&e, &here, json, verbose),
+        Err((e, here)) => report_at(&e, &here, (json, verbose), fit),
     };
     if shell && code != exit::OK {
         shell_exit(code);
@@ -135,24 +138,26 @@ fn wrapped(cmd: clap::Command, width: usize) -> clap::Command {
 /// Prints an error: as JSON on stdout with `--json`, as what happened and
 /// what to do next on stderr (with `-v`, the errors it comes from in
 /// between). Returns its exit code.
-fn report(e: &Error, json: bool, verbose: bool) -> u8 {
-    report_at(e, &Here::root(), json, verbose)
-}
-
-/// [`report`] for a run in `here`: the hint's commands written for it.
-fn report_at(e: &Error, here: &Here, json: bool, verbose: bool) -> u8 {
+///
+/// The hint's commands are written for `here`, the directory of the run;
+/// on a screen `fit` columns wide, both lines are wrapped to it.
+fn report_at(e: &Error, here: &Here, (json, verbose): (bool, bool), fit: Option<usize>) -> u8 {
     if json && !matches!(e, Error::Output(_)) {
         let _ = output::write_json(
             &mut std::io::stdout().lock(),
             &output::ErrorJson::at(e, here),
         );
     }
-    let mut err = std::io::stderr().lock();
+    let mut err: Box<dyn Write> = match fit {
+        Some(width) => Box::new(output::Fitted::prose(std::io::stderr().lock(), width)),
+        None => Box::new(std::io::stderr().lock()),
+    };
     let _ = writeln!(err, "error: {e}");
     if verbose {
         let _ = err.write_all(bsi_core::error::caused_by(e).as_bytes());
     }
     let _ = writeln!(err, "hint: {}", hints::hint_at(e, here));
+    let _ = err.flush();
     e.code()
 }
 

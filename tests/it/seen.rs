@@ -357,3 +357,135 @@ fn the_docs_say_the_commit_hooks_fetch_the_registry_before_they_judge() {
         "docs/hooks-and-verify.md"
     );
 }
+
+/// Runs `bsi ARGS` in `b` on a pseudo-terminal `cols` wide (`script` from
+/// util-linux), no `COLUMNS` exported: what a person sees. `None` when
+/// `script` is not installed (CI installs it).
+fn on_screen(b: &Brain, args: &[&str], cols: u16, env: &[(&str, &str)]) -> Option<String> {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return None;
+    }
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let line = format!(
+        "stty cols {cols} rows 50 && exec {} {}",
+        crate::common::bin().display(),
+        words.join(" ")
+    );
+    let mut script = std::process::Command::new("script");
+    crate::common::clean_env(&mut script, b.path());
+    let run = script
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(b.path())
+        .env("BSI_NOW", &b.now)
+        .env("TERM", "dumb")
+        .env("SHELL", "/bin/sh")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run script");
+    Some(String::from_utf8_lossy(&run.stdout).replace("\r\n", "\n"))
+}
+
+/// Refusals, errors, hints, notes and `Unchanged —` lines fit a screen of
+/// 60 and of 100 columns, broken at spaces with every command in
+/// backticks whole; in a pipe nothing is broken or cut.
+#[test]
+fn refusals_errors_hints_and_notes_fit_the_screen_and_a_pipe_cuts_nothing() {
+    let b = Brain::new();
+    b.bsi(&[
+        "open",
+        "agents/bob.md",
+        "--session",
+        "sess-20260314-0930-held",
+        "--agent",
+        "an-agent-with-a-long-name",
+    ])
+    .ok();
+    let cases: [(&[&str], &[(&str, &str)]); 5] = [
+        // A refusal: its conflicts line and its Next.
+        (
+            &[
+                "open",
+                "agents/bob.md",
+                "--session",
+                "sess-20260314-0931-mine",
+            ],
+            &[],
+        ),
+        // An error and its hint.
+        (
+            &["open", "projets/a-missing-file-with-a-long-name.md#Risks"],
+            &[],
+        ),
+        // A note with its did-you-mean.
+        (
+            &[
+                "open",
+                "projets/plan.md#Riskss",
+                "--session",
+                "sess-20260314-0932-note",
+            ],
+            &[],
+        ),
+        // Unchanged right after the open.
+        (
+            &[
+                "renew",
+                "sess-20260314-0930-held",
+                "--agent",
+                "an-agent-with-a-long-name",
+            ],
+            &[],
+        ),
+        // whoami without a session.
+        (&["whoami"], &[]),
+    ];
+    for cols in [60u16, 100] {
+        for (args, env) in cases {
+            let Some(text) = on_screen(&b, args, cols, env) else {
+                return;
+            };
+            assert!(text.trim().len() > 20, "{args:?}: {text}");
+            for line in text.lines() {
+                // A command longer than the screen is never broken (it
+                // would not paste): alone on its line, it overflows.
+                let alone = line.trim_start().trim_start_matches('(').starts_with('`')
+                    && line.trim_end_matches([';', '.', ')', ',']).ends_with('`')
+                    && line.matches('`').count() == 2;
+                assert!(
+                    alone || line.chars().count() <= usize::from(cols),
+                    "{args:?} at {cols}: a line of {} columns:\n{line}\n\n{text}",
+                    line.chars().count()
+                );
+            }
+            // Every backticked span opens and closes on one line.
+            for line in text.lines() {
+                assert_eq!(
+                    line.matches('`').count() % 2,
+                    0,
+                    "{args:?} at {cols}:\n{text}"
+                );
+            }
+        }
+    }
+    // In a pipe, the hint is one line, whole.
+    let r = b.bsi(&["open", "projets/a-missing-file-with-a-long-name.md#Risks"]);
+    r.code(2);
+    let hint = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .expect("a hint");
+    assert!(hint.chars().count() > 100, "{hint}");
+    assert!(
+        hint.ends_with("(`bsi open projets/a-missing-file-with-a-long-name.md`)"),
+        "{hint}"
+    );
+}
