@@ -115,7 +115,7 @@ where
     let verbose = cli.verbose;
     let code = match commands::run(cli) {
         Ok(code) => code,
-        Err((e, here)) => report_at(&e, &here, (json, verbose), fit),
+        Err(failed) => report_at(&failed.0, &failed.1, (json, verbose), fit),
     };
     if shell && code != exit::OK {
         shell_exit(code);

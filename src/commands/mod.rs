@@ -782,7 +782,7 @@ pub fn agent_event_unreadable(args: &[std::ffi::OsString], why: &str) -> Option<
 
 /// Runs a parsed command line. Returns the exit code; a reader that closed
 /// the pipe (`bsi log | head`) ends the run quietly with success.
-pub fn run(cli: Cli) -> std::result::Result<u8, (Error, Here)> {
+pub fn run(cli: Cli) -> std::result::Result<u8, Box<(Error, Here)>> {
     let (registry, remote) = (cli.registry.clone(), cli.remote.clone());
     let ctx = Ctx::from_env(registry.clone(), remote.clone());
     output_channel::closed_pipe_ends_quietly(run_in(ctx, cli)).map_err(|e| {
@@ -791,7 +791,7 @@ pub fn run(cli: Cli) -> std::result::Result<u8, (Error, Here)> {
         let here = Ctx::from_env(registry, remote)
             .and_then(|ctx| Ok(ctx.here(&ctx.brain()?)))
             .unwrap_or_default();
-        (e, here)
+        Box::new((e, here))
     })
 }
 

@@ -408,48 +408,36 @@ fn refusals_errors_hints_and_notes_fit_the_screen_and_a_pipe_cuts_nothing() {
         "an-agent-with-a-long-name",
     ])
     .ok();
-    let cases: [(&[&str], &[(&str, &str)]); 5] = [
+    let cases: [&[&str]; 5] = [
         // A refusal: its conflicts line and its Next.
-        (
-            &[
-                "open",
-                "agents/bob.md",
-                "--session",
-                "sess-20260314-0931-mine",
-            ],
-            &[],
-        ),
+        &[
+            "open",
+            "agents/bob.md",
+            "--session",
+            "sess-20260314-0931-mine",
+        ],
         // An error and its hint.
-        (
-            &["open", "projets/a-missing-file-with-a-long-name.md#Risks"],
-            &[],
-        ),
+        &["open", "projets/a-missing-file-with-a-long-name.md#Risks"],
         // A note with its did-you-mean.
-        (
-            &[
-                "open",
-                "projets/plan.md#Riskss",
-                "--session",
-                "sess-20260314-0932-note",
-            ],
-            &[],
-        ),
+        &[
+            "open",
+            "projets/plan.md#Riskss",
+            "--session",
+            "sess-20260314-0932-note",
+        ],
         // Unchanged right after the open.
-        (
-            &[
-                "renew",
-                "sess-20260314-0930-held",
-                "--agent",
-                "an-agent-with-a-long-name",
-            ],
-            &[],
-        ),
+        &[
+            "renew",
+            "sess-20260314-0930-held",
+            "--agent",
+            "an-agent-with-a-long-name",
+        ],
         // whoami without a session.
-        (&["whoami"], &[]),
+        &["whoami"],
     ];
     for cols in [60u16, 100] {
-        for (args, env) in cases {
-            let Some(text) = on_screen(&b, args, cols, env) else {
+        for args in cases {
+            let Some(text) = on_screen(&b, args, cols, &[]) else {
                 return;
             };
             assert!(text.trim().len() > 20, "{args:?}: {text}");
