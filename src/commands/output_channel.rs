@@ -119,7 +119,7 @@ impl Out {
     pub fn sentences(&self) -> Lines {
         Lines(match (self.form, self.verbosity) {
             (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(io::sink()),
-            (Form::Shell, _) => Box::new(io::stderr().lock()),
+            (Form::Shell, _) => self.fitted_prose(io::stderr().lock()),
             (Form::Human, _) => self.fitted_prose(io::stdout().lock()),
         })
     }

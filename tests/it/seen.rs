@@ -477,3 +477,21 @@ fn refusals_errors_hints_and_notes_fit_the_screen_and_a_pipe_cuts_nothing() {
         "{hint}"
     );
 }
+
+/// `eval "$(bsi open … --shell)"` says its sentences on stderr fitted to
+/// `COLUMNS`, and the eval still takes the session.
+#[test]
+fn shell_sentences_fit_columns_and_the_eval_still_works() {
+    let b = Brain::new();
+    let r = run_in(
+        &b,
+        ".",
+        "eval \"$(bsi open projets/plan.md#Risks --agent an-agent-with-a-long-name --shell)\" && echo \"session=$BSI_SESSION\"",
+        &[("COLUMNS", "60")],
+    );
+    r.ok().stdout_has("session=sess-");
+    assert!(r.stderr.contains("Next: "), "{}", r.stderr);
+    for line in r.stderr.lines() {
+        assert!(line.chars().count() <= 60, "{line}\n\n{}", r.stderr);
+    }
+}
