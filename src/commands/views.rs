@@ -468,10 +468,10 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
     match sessions.as_slice() {
         [] => {}
         [one] => s.push_str(&format!(
-            "Next: stale claims still block. A person checks that the session is gone,\n      then runs `{}`.\n",
+            "Next: stale claims still block. A person checks that the session is gone, then runs `{}`.\n",
             bsi_core::words::command_line(["bsi", "release", one, "--confirm"])
         )),
-        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n"),
+        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone, then runs `bsi release SESSION --confirm`.\n"),
     }
     s
 }

@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
             } else if overdue {
                 writeln!(
                     w,
-                    "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
+                    "Next: an overdue claim cannot be renewed: `bsi close` once the work is committed, then `bsi open SCOPE` again if it goes on."
                 )?;
             } else if !active.is_empty() {
                 writeln!(

@@ -205,7 +205,7 @@ pub fn collision_next_at(here: &Here, pairs: &[(&Claim, &Claim)]) -> String {
         _ => "`bsi close SESSION --scope SCOPE` for one side of each collision".to_string(),
     };
     format!(
-        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs\n      {ways};\n      a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
+        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs {ways}; a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
     )
 }
 
