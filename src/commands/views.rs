@@ -483,3 +483,7 @@ pub(crate) fn unguarded(git: &bsi_core::git::Git) -> bool {
     crate::hook_managers::Layout::read(git)
         .is_ok_and(|l| !crate::hook_managers::installed_in_clone(git, &l, crate::githooks::HOOKS))
 }
+
+/// What `status` says in a clone [`unguarded`]: the one command that
+/// guards it.
+pub(crate) const UNGUARDED: &str = "Next: `bsi hook install` adds the commit guard: until then this clone's commits are not checked against the claims.";

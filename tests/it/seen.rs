@@ -495,3 +495,32 @@ fn shell_sentences_fit_columns_and_the_eval_still_works() {
         assert!(line.chars().count() <= 60, "{line}\n\n{}", r.stderr);
     }
 }
+
+/// `status` in a clone whose commits nothing checks names the one command
+/// that guards it; run as printed, the line is gone.
+#[test]
+fn status_names_the_hook_install_an_unguarded_clone_needs() {
+    let b = Brain::new();
+    let r = b.bsi(&["status"]);
+    r.ok();
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("commit guard"))
+        .expect("the unguarded line")
+        .to_string();
+    assert_eq!(
+        line,
+        "Next: `bsi hook install` adds the commit guard: until then this clone's commits are not checked against the claims."
+    );
+    let cmds = printed(&line);
+    assert_eq!(cmds, ["bsi hook install"]);
+    run_in(&b, "projets", &cmds[0], &[]).ok();
+    let r = b.bsi(&["status"]);
+    r.ok();
+    assert!(!r.stdout.contains("commit guard"), "{}", r.stdout);
+    // -q keeps the view alone.
+    let b = Brain::new();
+    let q = b.bsi(&["status", "-q"]);
+    assert!(!q.stdout.contains("commit guard"), "{}", q.stdout);
+}
