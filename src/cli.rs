@@ -132,10 +132,13 @@ pub enum Command {
     ///
     /// One block per session, its scopes below it, with agent, expiry (in
     /// this machine's time zone, named in the header), time left and note,
-    /// fitted to the screen: $COLUMNS when set, else the terminal's width,
-    /// else 80 (notes and agents are shortened, never scopes or session
-    /// ids; a scope wider than half the screen takes a line of its own;
-    /// `-v` shortens nothing and adds the level and the opening time). Stale claims are marked STALE; an active claim
+    /// fitted to the screen: $COLUMNS when set, else the terminal's width
+    /// (notes and agents are shortened, never scopes or session ids; a
+    /// scope wider than half the screen takes a line of its own; on a
+    /// screen too narrow for notes their column is left out, and `bsi
+    /// status | cat` or `--json` shows them; `-v` shortens nothing and adds
+    /// the level and the opening time). In a pipe or a file nothing is
+    /// fitted or cut. Stale claims are marked STALE; an active claim
     /// past its expiry shows `overdue` until the watchdog moves it. Colours
     /// by urgency only on a terminal (or with CLICOLOR_FORCE=1), never when
     /// NO_COLOR is set. Exits 3 while two claims collide. When this clone
@@ -254,8 +257,8 @@ pub enum Command {
     /// One row per write (a commit several writers shared gives a row for
     /// each): time (in this machine's time zone), action, the agent that
     /// acted, session and every scope, fitted to the screen ($COLUMNS when
-    /// set, else the terminal's width, else 80) by wrapping, never by
-    /// cutting; whole on one line in a pipe. `-v` adds the commit that
+    /// set, else the terminal's width) by wrapping, never by cutting; whole
+    /// on one line in a pipe or a file. `-v` adds the commit that
     /// carried each write, its git author and the write's trailers.
     Log(LogArgs),
 

@@ -4,13 +4,20 @@
 //! command here writes them with [`shell_word`]. Pure.
 
 use bsi_core::error::{Error, address_hint, nearest_heading, read_only, root_words};
-use bsi_core::scope::{Scope, escape_path};
+use bsi_core::scope::Scope;
 use bsi_core::values::BadValue;
-use bsi_core::words::{command_line, open_command, shell_word};
+use bsi_core::words::{Here, command_line, open_command_at, shell_word};
 
 /// What the user can do next about `e`: every error has its next step, and
 /// the commands in it write their values with [`shell_word`].
 pub fn hint(e: &Error) -> String {
+    hint_at(e, &Here::root())
+}
+
+/// [`hint`] printed at `here`: the scopes of its commands written as typed
+/// from there ([`Here`]).
+pub fn hint_at(e: &Error, here: &Here) -> String {
+    let open = |scope: &Scope| command_line(["bsi", "open", &here.scope(scope)]);
     match e {
             Error::Usage(_) => "run `bsi help` for the commands and their flags".into(),
             Error::Value(bad) => value_hint(bad),
@@ -19,18 +26,18 @@ pub fn hint(e: &Error) -> String {
                 ..
             } => format!(
                 "claim it by that name: `{}`",
-                command_line(["bsi", "open", &escape_path(target)])
+                open(&scope_of(target))
             ),
             Error::ThroughSymlink { target: None, .. } => {
                 "claim what the link leads to by its own name (`bsi status --tree` shows the brain's paths)".into()
             }
             Error::NotADirectory { file, .. } => format!(
                 "claim it as a file: `{}`",
-                command_line(["bsi", "open", &escape_path(file)])
+                open(&Scope::File(file.clone()))
             ),
             Error::NotMarkdown { scope, file } => format!(
                 "claim the whole file with `{}`, or, if `#` is part of the name, write it `\\#`: `{}`",
-                command_line(["bsi", "open", &escape_path(file)]),
+                open(&Scope::File(file.clone())),
                 command_line(["bsi", "open", &scope.replacen('#', "\\#", 1)])
             ),
             Error::NoSuchRemote { .. } => "`git remote -v` lists this clone's remotes: name one of them, or add it with `git remote add NAME URL`".into(),
@@ -102,19 +109,19 @@ pub fn hint(e: &Error) -> String {
             Error::StaleNotRenewable { session, scopes } => format!(
                 "as their holder, close them and claim again: `{}`, then `{}`",
                 command_line(["bsi", "close", session]),
-                open_command(scopes, &["--session", session])
+                open_command_at(here, scopes, &["--session", session])
             ),
             Error::RenewOverdue { claim, overdue, .. } => format!(
                 "close it and claim again: `{}`, then `{}`",
                 command_line(["bsi", "close", &claim.session]),
-                open_command(overdue, &[])
+                open_command_at(here, overdue, &[])
             ),
             Error::RenewAtCeiling {
                 session, scopes, ..
             } => format!(
                 "finish before then, or close and claim again: `{}`, then `{}`",
                 command_line(["bsi", "close", session]),
-                open_command(scopes, &[])
+                open_command_at(here, scopes, &[])
             ),
             Error::HookSlotsTaken { .. } => {
                 "move one of them away (bsi never overwrites a hook), then retry".into()
@@ -165,9 +172,32 @@ pub fn hint(e: &Error) -> String {
                 "give `global`, a directory `dir/`, a file `dir/file.md` or a section `dir/file.md#Heading`, relative to the brain (`bsi status --tree` shows its paths)".into()
             }
             Error::Ttl(_) => "run the same command with a TTL from 1m to 8h, like `--ttl 4h` (short is 2h, deep 4h, long 8h)".into(),
+            Error::NoSuchFile {
+                heading,
+                nearest: Some(near),
+                ..
+            } => format!(
+                "did you mean {}? `{}`",
+                here.path(near),
+                open(&Scope::Section {
+                    file: near.clone(),
+                    heading: heading.clone()
+                })
+            ),
+            Error::NoSuchFile { file, .. } => format!(
+                "check the path (`bsi status --tree` shows the brain's files); a section is claimed in a file that exists: to create {file}, claim it whole first (`{}`)",
+                open(&Scope::File(file.clone()))
+            ),
+            Error::UnquotedHeading { file, heading, .. } => format!(
+                "quote the scope, so the shell keeps it one word: `{}`",
+                open(&Scope::Section {
+                    file: file.clone(),
+                    heading: heading.clone()
+                })
+            ),
             Error::NoSuchSection { file, available, .. } if available.is_empty() => format!(
                 "the file has no headings: claim the whole file instead (`{}`)",
-                command_line(["bsi", "open", &Scope::File(file.clone()).to_string()])
+                open(&Scope::File(file.clone()))
             ),
             Error::NoSuchSection {
                 file,
@@ -183,7 +213,7 @@ pub fn hint(e: &Error) -> String {
                 format!(
                     "its headings are: {}; claim one with `{}`",
                     available.join(", "),
-                    command_line(["bsi", "open", &first.to_string()])
+                    open(&first)
                 )
             }
             Error::Registry { path, source } => {
@@ -254,6 +284,14 @@ pub fn hint(e: &Error) -> String {
                 "the output could not be written (a full disk?): free some room, or send the output elsewhere, then run the same command again".into()
             }
         }
+}
+
+/// A path the core names (`2026/03 notes/`, `a.md`) as a scope.
+fn scope_of(path: &str) -> Scope {
+    match path.strip_suffix('/') {
+        Some(_) => Scope::Dir(path.to_string()),
+        None => Scope::File(path.to_string()),
+    }
 }
 
 /// What to do about a value refused by its type.

@@ -15,7 +15,7 @@
 //!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
-//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`hints`], [`output`], [`terminal`], `ttl`, `values` |
+//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`hints`], [`output`], [`terminal`], `ttl`, `values`, `words` |
 //! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
@@ -26,7 +26,7 @@
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
 //! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `guard`, `platform`, `values`, `words` |
 //! | [`hints`] | what to do next about an error, with the commands to run, attached where the error is reported | yes | `error`, `registry`, `scope`, `values`, `words` |
-//! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next` |
+//! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next`, `words` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |
 //!
 //! No command file calls another, nothing outside [`commands`] reaches into
@@ -52,6 +52,7 @@ pub use bsi_core::{Error, Result, exit};
 use std::ffi::OsString;
 use std::io::Write;
 
+use bsi_core::words::Here;
 use clap::FromArgMatches;
 
 /// Runs bsi with these arguments and returns the process exit code. Errors
@@ -69,6 +70,9 @@ where
     // rule of every view (`COLUMNS`, the terminal, else 80).
     let columns = std::env::var("COLUMNS").ok();
     let width = crate::terminal::screen_width(output::columns(columns.as_deref()));
+    // An error and its hint fit a screen as every sentence does; in a pipe
+    // nothing is cut.
+    let fit = output::columns(columns.as_deref()).or_else(crate::terminal::terminal_width);
     let parsed = wrapped(cli::command(), width)
         .try_get_matches_from(&args)
         .and_then(|m| cli::Cli::from_arg_matches(&m));
@@ -86,7 +90,7 @@ where
             // message, hint and JSON document as any other error of bsi.
             let code = if let Some(bad) = refused_value(&e).or_else(|| cli::own_usage_error(&e)) {
                 let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
-                report(&bad, json, verbose)
+                report_at(&bad, &Here::root(), (json, verbose), fit)
             } else if is_help(&e) {
                 let _ = e.print();
                 return exit::OK;
@@ -111,7 +115,7 @@ where
     let verbose = cli.verbose;
     let code = match commands::run(cli) {
         Ok(code) => code,
-        Err(e) => report(&e, json, verbose),
+        Err(failed) => report_at(&failed.0, &failed.1, (json, verbose), fit),
     };
     if shell && code != exit::OK {
         shell_exit(code);
@@ -134,16 +138,26 @@ fn wrapped(cmd: clap::Command, width: usize) -> clap::Command {
 /// Prints an error: as JSON on stdout with `--json`, as what happened and
 /// what to do next on stderr (with `-v`, the errors it comes from in
 /// between). Returns its exit code.
-fn report(e: &Error, json: bool, verbose: bool) -> u8 {
+///
+/// The hint's commands are written for `here`, the directory of the run;
+/// on a screen `fit` columns wide, both lines are wrapped to it.
+fn report_at(e: &Error, here: &Here, (json, verbose): (bool, bool), fit: Option<usize>) -> u8 {
     if json && !matches!(e, Error::Output(_)) {
-        let _ = output::write_json(&mut std::io::stdout().lock(), &output::ErrorJson::of(e));
+        let _ = output::write_json(
+            &mut std::io::stdout().lock(),
+            &output::ErrorJson::at(e, here),
+        );
     }
-    let mut err = std::io::stderr().lock();
+    let mut err: Box<dyn Write> = match fit {
+        Some(width) => Box::new(output::Fitted::prose(std::io::stderr().lock(), width)),
+        None => Box::new(std::io::stderr().lock()),
+    };
     let _ = writeln!(err, "error: {e}");
     if verbose {
         let _ = err.write_all(bsi_core::error::caused_by(e).as_bytes());
     }
-    let _ = writeln!(err, "hint: {}", hints::hint(e));
+    let _ = writeln!(err, "hint: {}", hints::hint_at(e, here));
+    let _ = err.flush();
     e.code()
 }
 

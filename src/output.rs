@@ -11,7 +11,7 @@ use bsi_core::api::keep::{Left as KeptLeft, Part as KeptPart, Recovered};
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;
-use bsi_core::words::command_line;
+use bsi_core::words::{Here, command_line};
 
 /// A claim as shown by `status --json`, in refusals and in confirmations.
 #[derive(Debug, Clone, Serialize)]
@@ -250,10 +250,16 @@ pub struct ErrorJson {
 impl ErrorJson {
     /// From a library error.
     pub fn of(e: &crate::Error) -> ErrorJson {
+        ErrorJson::at(e, &Here::root())
+    }
+
+    /// From a library error of a run in `here`: the hint's commands
+    /// written for it.
+    pub fn at(e: &crate::Error, here: &Here) -> ErrorJson {
         ErrorJson {
             error: e.kind(),
             message: e.to_string(),
-            hint: Some(crate::hints::hint(e)),
+            hint: Some(crate::hints::hint_at(e, here)),
             exit: e.code(),
         }
     }
@@ -831,6 +837,48 @@ pub fn wrap_words(text: &str, width: usize, first: usize, indent: usize) -> Vec<
     lines
 }
 
+/// The labels a line of prose may start with, its continuation written
+/// under the text after it.
+const LABELS: [&str; 5] = ["error: ", "hint: ", "note: ", "warning: ", "Next: "];
+
+/// `text` (one line of prose) wrapped at spaces to `width`: its lines
+/// after the first under the text after its label (`hint: `), else two
+/// columns in from its own indentation. `None` when it fits, or is not
+/// prose: colours, or columns laid out with runs of spaces (a table).
+pub fn prose_lines(text: &str, width: usize) -> Option<Vec<String>> {
+    if text.chars().count() <= width || text.contains('\x1b') {
+        return None;
+    }
+    let body = text.trim_start_matches(' ');
+    let lead = text.len() - body.len();
+    if body.contains("  ") || body.contains('│') || body.contains('├') {
+        return None;
+    }
+    let (label, rest) = match LABELS.iter().find(|l| body.starts_with(*l)) {
+        Some(l) => (format!("{}{l}", " ".repeat(lead)), &body[l.len()..]),
+        None => (" ".repeat(lead), body),
+    };
+    let indent = if label.trim().is_empty() {
+        lead + 2
+    } else {
+        label.len()
+    };
+    let lines = wrap_words(rest, width, label.len(), indent);
+    Some(
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("{label}{l}")
+                } else {
+                    format!("{}{l}", " ".repeat(indent))
+                }
+            })
+            .collect(),
+    )
+}
+
 /// A writer for people's sentences on a screen `width` wide: a `Next:` line
 /// longer than the screen is wrapped at spaces under its first word (a
 /// command in backticks stays whole, so it still pastes), and so are the
@@ -843,6 +891,9 @@ pub struct Fitted<W: Write> {
     pending: Vec<u8>,
     /// Whether the last line written was a `Next:` line (or continued one).
     in_next: bool,
+    /// Whether every line of prose is wrapped, not only `Next:` lines
+    /// ([`Fitted::prose`]).
+    prose: bool,
 }
 
 /// The indentation of a `Next:` line's continuation, under its first word.
@@ -856,12 +907,42 @@ impl<W: Write> Fitted<W> {
             width,
             pending: Vec::new(),
             in_next: false,
+            prose: false,
+        }
+    }
+
+    /// Wraps `inner` for a screen `width` wide, every line of prose
+    /// included: sentences, refusals, errors, hints and notes, whose lines
+    /// longer than the screen are broken at spaces ([`prose_lines`]). A
+    /// line laid out in columns (a table, a tree) goes through as written.
+    pub fn prose(inner: W, width: usize) -> Fitted<W> {
+        Fitted {
+            inner,
+            width,
+            pending: Vec::new(),
+            in_next: false,
+            prose: true,
         }
     }
 
     /// Writes one line, its newline included.
     fn line(&mut self, raw: &[u8]) -> std::io::Result<()> {
         let body = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if self.prose
+            && !body.starts_with(b"Next: ")
+            && !(self.in_next && body.starts_with(NEXT_INDENT.as_bytes()))
+        {
+            self.in_next = false;
+            if let Ok(text) = std::str::from_utf8(body)
+                && let Some(lines) = prose_lines(text, self.width)
+            {
+                for l in lines {
+                    writeln!(self.inner, "{l}")?;
+                }
+                return Ok(());
+            }
+            return self.inner.write_all(raw);
+        }
         let next = body.starts_with(b"Next: ");
         let continued = self.in_next && body.starts_with(NEXT_INDENT.as_bytes());
         self.in_next = next || continued;

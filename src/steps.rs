@@ -7,11 +7,17 @@
 use serde_json::{Value, json};
 
 use bsi_core::next::{NextStep, Step, Who};
+use bsi_core::words::Here;
 
 /// A step as one line for a shell: what it does, then its command.
 /// `same`: the session and agent flags of the run that was answered.
 pub fn line(step: &NextStep, same: &[&str]) -> String {
-    let text = format!("{}: `{}`", step.purpose(), step.command(same));
+    line_at(step, &Here::root(), same)
+}
+
+/// [`line`] printed at `here`: its scopes as typed from there.
+pub fn line_at(step: &NextStep, here: &Here, same: &[&str]) -> String {
+    let text = format!("{}: `{}`", step.purpose(), step.command_at(here, same));
     match step.who {
         Who::Person => format!("a person's step (tell the user): {text}"),
         Who::ThisSession | Who::AnySession => text,
@@ -21,6 +27,11 @@ pub fn line(step: &NextStep, same: &[&str]) -> String {
 /// Every step as lines for a shell, in order.
 pub fn lines(steps: &[NextStep], same: &[&str]) -> Vec<String> {
     steps.iter().map(|s| line(s, same)).collect()
+}
+
+/// [`lines`] printed at `here`.
+pub fn lines_at(steps: &[NextStep], here: &Here, same: &[&str]) -> Vec<String> {
+    steps.iter().map(|s| line_at(s, here, same)).collect()
 }
 
 /// Every step as lines for an agent whose edit was refused: its own steps

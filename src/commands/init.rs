@@ -72,10 +72,17 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
                 bsi_core::words::command_line(["git", "config", "user.email", "you@example.com"])
             )?;
         }
-        writeln!(
-            w,
-            "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
-        )
+        if super::views::unguarded(&brain.git) {
+            writeln!(
+                w,
+                "Next: `bsi hook install` so this clone's commits are checked against the claims; then `bsi open SCOPE` before editing, `bsi status` to see who holds what."
+            )
+        } else {
+            writeln!(
+                w,
+                "Next: `bsi open SCOPE` before editing, `bsi status` to see who holds what."
+            )
+        }
     })?;
     Ok(ctx.say_landing(&applied.landing, exit::OK))
 }

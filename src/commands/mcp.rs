@@ -228,9 +228,10 @@ impl Inner {
     /// Who acts in `call`: the server's session, else the tool session
     /// this server descends from, else (`draw`) a new one; the agent name
     /// by the rule of every door. `None` with no session and no `draw`.
-    fn actor(&self, call: &mut Call, draw: bool) -> Result<Option<Actor>> {
+    fn actor(&self, call: &mut Call, draw: bool, given: Option<&str>) -> Result<Option<Actor>> {
         let ctx = &mut call.ctx;
-        match self.session() {
+        // A session the call names comes first, as `--session` does.
+        match given.map(str::to_string).or_else(|| self.session()) {
             Some(s) => ctx.env_session = Some(SessionId::parse(&s)?.into_string()),
             None => ctx.find_tool_session(),
         }
@@ -284,8 +285,17 @@ fn error_of(doc: &Value, code: u8) -> McpError {
 
 /// An error of bsi as an MCP error, with its document.
 fn failed(e: &Error) -> McpError {
-    error_of(&error_doc(e), e.code())
+    let mut doc = error_doc(e);
+    if matches!(e, Error::NoSession) {
+        // The tools name a session by their own argument, not a shell's.
+        doc["hint"] = json!(NO_SESSION_HINT);
+    }
+    error_of(&doc, e.code())
 }
+
+/// What a call that acts for a session is told when the server knows none
+/// (a client that starts a server for each call).
+const NO_SESSION_HINT: &str = "give the call the session to act for as `session`: the id `claim` returned (`status` lists every session's id)";
 
 /// The document of an error, as `--json` prints it.
 fn error_doc(e: &Error) -> Value {
@@ -344,6 +354,9 @@ struct SomeArgs {
     #[serde(default)]
     scopes: Vec<String>,
     ttl: Option<String>,
+    /// The session to act for, when the server has none (a client that
+    /// starts a server for each call).
+    session: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -359,6 +372,8 @@ struct CommitArgs {
     message: Option<String>,
     #[serde(default)]
     paths: Vec<String>,
+    /// The session to act for, as [`SomeArgs::session`].
+    session: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -404,6 +419,10 @@ fn tools() -> Vec<McpTool> {
         "type": "string",
         "description": "How long the claim lasts: 90m, 2h, 4h, 8h, or short, deep, long (at most 8h after it was opened). Default: the project's default_ttl, else 2h."
     });
+    let session = json!({
+        "type": "string",
+        "description": "The session to act for: the id `claim` returned. Needed only when this server does not know it (a client that starts a new server for each call); otherwise leave it out."
+    });
     let close = "Close the session's claims (all, or only `scopes`) once their work is committed: they move to the history as completed. Returns the closed claims and whether the session's commits stayed inside them.";
     vec![
         McpTool::new(
@@ -423,17 +442,17 @@ fn tools() -> Vec<McpTool> {
         McpTool::new(
             "close",
             close,
-            schema(json!({"type": "object", "properties": {"scopes": some}})),
+            schema(json!({"type": "object", "properties": {"scopes": some, "session": session}})),
         ),
         McpTool::new(
             "release_mine",
             format!("The same as `close`: {close}"),
-            schema(json!({"type": "object", "properties": {"scopes": some}})),
+            schema(json!({"type": "object", "properties": {"scopes": some, "session": session}})),
         ),
         McpTool::new(
             "renew",
             "Extend the session's active claims (all, or only `scopes`) by `ttl` from now, never past 8h after they were opened.",
-            schema(json!({"type": "object", "properties": {"scopes": some, "ttl": ttl}})),
+            schema(json!({"type": "object", "properties": {"scopes": some, "ttl": ttl, "session": session}})),
         ),
         McpTool::new(
             "status",
@@ -455,7 +474,8 @@ fn tools() -> Vec<McpTool> {
             "Commit your session's own lines (bsi commit): of the uncommitted changes (under `paths`, else all), the hunks inside your claims, with your session's trailer, through git commit; every other session's lines stay in the files as they are, and are listed. Use it instead of git commit when other sessions work in the same files. Nothing of yours there: nothing is written.",
             schema(json!({"type": "object", "properties": {
                 "message": {"type": "string", "description": "The commit message (default: one naming the session and the files)."},
-                "paths": {"type": "array", "items": {"type": "string"}, "description": "Only changes under these files or folders, relative to the project root."}
+                "paths": {"type": "array", "items": {"type": "string"}, "description": "Only changes under these files or folders, relative to the project root."},
+                "session": session
             }})),
         ),
         McpTool::new(
@@ -505,7 +525,7 @@ fn claim_request(call: &Call, a: &ClaimArgs) -> Result<(Vec<Scope>, chrono::Dura
 fn claim_now(inner: &Inner, a: &ClaimArgs, wait: Option<u64>) -> Result<Claimed> {
     let _line = inner.in_line();
     let mut call = inner.call()?;
-    let Some(actor) = inner.actor(&mut call, true)? else {
+    let Some(actor) = inner.actor(&mut call, true, None)? else {
         return Err(Error::NoSession);
     };
     let (scopes, ttl, note) = claim_request(&call, a)?;
@@ -622,10 +642,10 @@ fn claim_answer(
 }
 
 /// The closes of a `close` call, in line with the other calls.
-fn close_now(inner: &Inner, raw: &[String]) -> Result<CallToolResult> {
+fn close_now(inner: &Inner, raw: &[String], given: Option<&str>) -> Result<CallToolResult> {
     let _line = inner.in_line();
     let mut call = inner.call()?;
-    let Some(actor) = inner.actor(&mut call, false)? else {
+    let Some(actor) = inner.actor(&mut call, false, given)? else {
         return Err(Error::NoSession);
     };
     let session = actor.own_session()?;
@@ -722,10 +742,15 @@ fn closed_answer(
 
 /// The renewals of a `renew` call, in line with the other calls: all the
 /// session's claims, or each scope asked on its own.
-fn renew_now(inner: &Inner, raw: &[String], ttl: Option<&str>) -> Result<CallToolResult> {
+fn renew_now(
+    inner: &Inner,
+    raw: &[String],
+    ttl: Option<&str>,
+    given: Option<&str>,
+) -> Result<CallToolResult> {
     let _line = inner.in_line();
     let mut call = inner.call()?;
-    let Some(actor) = inner.actor(&mut call, false)? else {
+    let Some(actor) = inner.actor(&mut call, false, given)? else {
         return Err(Error::NoSession);
     };
     let session = actor.own_session()?;
@@ -785,7 +810,7 @@ fn status_doc(inner: &Inner, offline: bool) -> Result<(Value, Vec<String>)> {
 fn commit_now(inner: &Inner, a: CommitArgs) -> Result<CallToolResult> {
     let _line = inner.in_line();
     let mut call = inner.call()?;
-    let Some(actor) = inner.actor(&mut call, false)? else {
+    let Some(actor) = inner.actor(&mut call, false, a.session.as_deref())? else {
         return Ok(answer(
             "No bsi session yet, so nothing is yours to commit: `claim` what you edit first.",
             json!({"session": null, "commit": null, "files": [], "left": []}),
@@ -811,7 +836,7 @@ fn commit_now(inner: &Inner, a: CommitArgs) -> Result<CallToolResult> {
 fn whoami_now(inner: &Inner) -> Result<CallToolResult> {
     let _line = inner.in_line();
     let mut call = inner.call()?;
-    let Some(actor) = inner.actor(&mut call, false)? else {
+    let Some(actor) = inner.actor(&mut call, false, None)? else {
         let doc = json!({"session": null, "agent": null, "active": [], "stale": []});
         return Ok(answer(
             "No bsi session yet: the agent tool's session-start hook did not name one here, and BSI_SESSION is not set. Your first `claim` names it; later calls use it.",
@@ -931,11 +956,12 @@ impl Server {
     }
 
     async fn close(&self, a: SomeArgs) -> std::result::Result<CallToolResult, McpError> {
-        self.run(move |i| close_now(i, &a.scopes)).await
+        self.run(move |i| close_now(i, &a.scopes, a.session.as_deref()))
+            .await
     }
 
     async fn renew(&self, a: SomeArgs) -> std::result::Result<CallToolResult, McpError> {
-        self.run(move |i| renew_now(i, &a.scopes, a.ttl.as_deref()))
+        self.run(move |i| renew_now(i, &a.scopes, a.ttl.as_deref(), a.session.as_deref()))
             .await
     }
 

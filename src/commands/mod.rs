@@ -48,6 +48,7 @@ use bsi_core::scope::Scope;
 use bsi_core::settings::{Given, Settings};
 use bsi_core::store::Brain;
 use bsi_core::values::{AgentName, SessionId};
+use bsi_core::words::Here;
 
 pub use output_channel::{Lines, Out};
 
@@ -494,6 +495,13 @@ impl Ctx {
         Ok(Some(p))
     }
 
+    /// Where this run prints its commands in `brain`: the directory it
+    /// runs in, below the brain's root ([`Here`]).
+    pub fn here(&self, brain: &Brain) -> Here {
+        let cwd = std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone());
+        Here::of(&brain.root, &cwd)
+    }
+
     /// The brain this run works on.
     pub fn brain(&self) -> Result<Brain> {
         Ok(self.open()?.0)
@@ -775,9 +783,17 @@ pub fn agent_event_unreadable(args: &[std::ffi::OsString], why: &str) -> Option<
 
 /// Runs a parsed command line. Returns the exit code; a reader that closed
 /// the pipe (`bsi log | head`) ends the run quietly with success.
-pub fn run(cli: Cli) -> Result<u8> {
-    let ctx = Ctx::from_env(cli.registry.clone(), cli.remote.clone());
-    output_channel::closed_pipe_ends_quietly(run_in(ctx, cli))
+pub fn run(cli: Cli) -> std::result::Result<u8, Box<(Error, Here)>> {
+    let (registry, remote) = (cli.registry.clone(), cli.remote.clone());
+    let ctx = Ctx::from_env(registry.clone(), remote.clone());
+    output_channel::closed_pipe_ends_quietly(run_in(ctx, cli)).map_err(|e| {
+        // Where the error's hint is printed: its commands are written for
+        // the directory the run was in.
+        let here = Ctx::from_env(registry, remote)
+            .and_then(|ctx| Ok(ctx.here(&ctx.brain()?)))
+            .unwrap_or_default();
+        Box::new((e, here))
+    })
 }
 
 /// Installs bsi's hooks in this work tree when it was added after the

@@ -16,7 +16,7 @@ use bsi_core::git::Oid;
 use bsi_core::resolve;
 use bsi_core::scope::Scope;
 use bsi_core::values::{AgentName, Ttl};
-use bsi_core::words::{assignment, command_line};
+use bsi_core::words::{Here, assignment, command_line};
 
 /// What `bsi open` was asked.
 pub(crate) struct Request {
@@ -70,10 +70,12 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
     let named_agent = req.agent.as_ref().map(AgentName::as_str);
     let reopened = opening.reopened;
     let joined = req.wait.is_some() && req.queue;
+    // The commands it prints are written for the directory it runs in.
+    let here = ctx.here(&w.brain);
     let code = w.report(opening.applied, |outcome, commit| {
         report(
             ctx,
-            &session,
+            (&session, &here),
             named_agent,
             (generated, joined, &scopes),
             outcome,
@@ -96,7 +98,7 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             .iter()
             .filter_map(|s| resolve::new_heading(&w.brain.root, s))
             .filter(|n| !(n.nearest.is_none() && ctx.verbosity.is_quiet()))
-            .map(|n| new_heading_words(&n, &session));
+            .map(|n| new_heading_words(&n, &session, &here));
         // A claim on a path that is not there protects nothing until it
         // is made: said once it is granted, with the path it may have meant.
         // A note (a new path in a folder that exists) is a sentence `-q`
@@ -105,7 +107,7 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             .iter()
             .filter_map(|s| resolve::absent(&w.brain.root, s, &w.brain.copy_name()))
             .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
-            .map(|a| absent_words(&a, &session));
+            .map(|a| absent_words(&a, &session, &here));
         ctx.out().err_lines(new_headings.chain(absent));
     }
     Ok(code)
@@ -127,22 +129,20 @@ fn drawn_if_none(ctx: &Ctx, actor: api::Actor) -> api::Actor {
 /// What `open` says of a granted claim on a heading its file does not have
 /// yet: the claim reserves the new section; and the existing heading it may
 /// have meant, with how to move the claim to it.
-fn new_heading_words(n: &resolve::NewHeading, session: &str) -> String {
-    let scope = Scope::Section {
+fn new_heading_words(n: &resolve::NewHeading, session: &str, here: &Here) -> String {
+    let scope = here.scope(&Scope::Section {
         file: n.file.clone(),
         heading: n.heading.clone(),
-    }
-    .to_string();
+    });
     let mut text = format!(
         "note: {} has no heading `{}` yet: this claim reserves the new section. Write the heading (any level) outside the sections others hold, then commit.",
         n.file, n.heading
     );
     if let Some(near) = &n.nearest {
-        let meant = Scope::Section {
+        let meant = here.scope(&Scope::Section {
             file: n.file.clone(),
             heading: near.clone(),
-        }
-        .to_string();
+        });
         text.push_str(&format!(
             "\n  Did you mean `{near}`? Then run `{}`, then `{}`.",
             command_line(["bsi", "close", session, "--scope", &scope]),
@@ -156,7 +156,7 @@ fn new_heading_words(n: &resolve::NewHeading, session: &str) -> String {
 /// file or folder in an existing folder is a note; a path whose folder is
 /// missing too is a warning, most likely a typo. Either names the existing
 /// path nearest by edit distance, and how to move the claim to it.
-fn absent_words(a: &resolve::Absent, session: &str) -> String {
+fn absent_words(a: &resolve::Absent, session: &str, here: &Here) -> String {
     let kind = if a.scope.ends_with('/') {
         "folder"
     } else {
@@ -178,11 +178,11 @@ fn absent_words(a: &resolve::Absent, session: &str) -> String {
             a.missing_folder.as_deref().unwrap_or_default()
         )
     };
-    let close = command_line(["bsi", "close", session, "--scope", &a.scope]);
+    let close = command_line(["bsi", "close", session, "--scope", &here.path(&a.scope)]);
     match &a.nearest {
         Some(n) => text.push_str(&format!(
             "\n  Did you mean `{n}`? Then run `{close}`, then `{}`.",
-            command_line(["bsi", "open", n, "--session", session])
+            command_line(["bsi", "open", &here.path(n), "--session", session])
         )),
         None if !a.parent_exists => {
             text.push_str(&format!(
@@ -196,7 +196,7 @@ fn absent_words(a: &resolve::Absent, session: &str) -> String {
 
 fn report(
     ctx: &Ctx,
-    session: &str,
+    (session, here): (&str, &Here),
     named_agent: Option<&str>,
     (generated, joined, requested): (bool, bool, &[Scope]),
     outcome: Outcome,
@@ -219,7 +219,7 @@ fn report(
                 hopeless: joined && blockers.iter().any(|b| b.stale),
                 requested,
             };
-            report_refusal(ctx, (session, generated, named_agent), &refusal)?;
+            report_refusal(ctx, (session, generated, named_agent), here, &refusal)?;
             return Ok(Ending::Kept(exit::CONFLICT));
         }
         Outcome::Opened { new_claims, held } => (new_claims, held),
@@ -431,6 +431,7 @@ struct Refusal<'a> {
 fn report_refusal(
     ctx: &Ctx,
     (session, generated, named_agent): (&str, bool, Option<&str>),
+    here: &Here,
     r: &Refusal<'_>,
 ) -> Result<()> {
     let Refusal {
@@ -457,7 +458,7 @@ fn report_refusal(
         false,
         ctx.now,
     );
-    let ways = crate::steps::lines(&steps, &same);
+    let ways = crate::steps::lines_at(&steps, here, &same);
     let out = ctx.out();
     out.json(|| output::RefusedJson {
         error: "conflict",

@@ -119,8 +119,8 @@ impl Out {
     pub fn sentences(&self) -> Lines {
         Lines(match (self.form, self.verbosity) {
             (_, Verbosity::Quiet) | (Form::Json, _) => Box::new(io::sink()),
-            (Form::Shell, _) => Box::new(io::stderr().lock()),
-            (Form::Human, _) => self.fitted(io::stdout().lock()),
+            (Form::Shell, _) => self.fitted_prose(io::stderr().lock()),
+            (Form::Human, _) => self.fitted_prose(io::stdout().lock()),
         })
     }
 
@@ -148,13 +148,23 @@ impl Out {
     /// Where a refusal, a note or a warning is said: stderr, its `Next:`
     /// lines wrapped to the screen as the sentences' are.
     pub fn err(&self) -> Box<dyn Write> {
-        self.fitted(io::stderr().lock())
+        self.fitted_prose(io::stderr().lock())
     }
 
     /// Stderr with every line as written: what git's hooks and merge driver
     /// say (git shows it as it comes), and the warnings said beside a view.
     pub fn plain_err(&self) -> Box<dyn Write> {
         Box::new(io::stderr().lock())
+    }
+
+    /// `out`, every line of prose wrapped to the screen (a pipe: as
+    /// written): sentences, refusals, notes, warnings.
+    fn fitted_prose(&self, out: impl Write + 'static) -> Box<dyn Write> {
+        if output::is_bounded(self.screen.width) {
+            Box::new(output::Fitted::prose(out, self.screen.width))
+        } else {
+            Box::new(out)
+        }
     }
 
     /// `out`, its `Next:` lines wrapped to the screen (a pipe: as written).

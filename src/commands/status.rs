@@ -87,13 +87,23 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
             writeln!(w, "{line}")?;
         }
         print_drift(w, &out, &seen.drift, seen.drift_unread.as_deref())?;
+        // A clone whose commits nothing checks: the one command that
+        // guards it, before what to do next.
+        if !ctx.verbosity.is_quiet() && super::views::unguarded(&brain.git) {
+            writeln!(w, "{}", super::views::UNGUARDED)?;
+        }
         // With a collision standing, its own next step replaces the
         // generic one.
         if collisions.is_empty() || view.next != GENERIC_NEXT {
             write!(w, "{}", view.next)?;
         }
         if !collisions.is_empty() && !ctx.verbosity.is_quiet() {
-            write!(w, "{}", bsi_core::words::collision_next(&collisions))?;
+            let here = ctx.here(&brain);
+            write!(
+                w,
+                "{}",
+                bsi_core::words::collision_next_at(&here, &collisions)
+            )?;
         }
         if let Some(s) = &sync {
             print_sync(w, s)?;

@@ -468,10 +468,22 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
     match sessions.as_slice() {
         [] => {}
         [one] => s.push_str(&format!(
-            "Next: stale claims still block. A person checks that the session is gone,\n      then runs `{}`.\n",
+            "Next: stale claims still block. A person checks that the session is gone, then runs `{}`.\n",
             bsi_core::words::command_line(["bsi", "release", one, "--confirm"])
         )),
-        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone,\n      then runs `bsi release SESSION --confirm`.\n"),
+        _ => s.push_str("Next: stale claims still block. A person checks that each session is gone, then runs `bsi release SESSION --confirm`.\n"),
     }
     s
 }
+
+/// Whether this clone never had bsi's commit guard installed (no `bsi hook
+/// install` here): its commits are not checked against the claims. `false`
+/// when the hooks' place cannot be read (`bsi doctor` says why).
+pub(crate) fn unguarded(git: &bsi_core::git::Git) -> bool {
+    crate::hook_managers::Layout::read(git)
+        .is_ok_and(|l| !crate::hook_managers::installed_in_clone(git, &l, crate::githooks::HOOKS))
+}
+
+/// What `status` says in a clone [`unguarded`]: the one command that
+/// guards it.
+pub(crate) const UNGUARDED: &str = "Next: `bsi hook install` adds the commit guard: until then this clone's commits are not checked against the claims.";

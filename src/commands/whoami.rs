@@ -31,6 +31,12 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
             ended_by_others,
             ..
         } = &seen;
+        // The commands printed are written for the directory it runs in.
+        let here = ctx.here(&brain);
+        let typed = |stored: &str| {
+            bsi_core::scope::Scope::parse_stored(stored)
+                .map_or_else(|_| stored.to_string(), |s| here.scope(&s))
+        };
         writeln!(w, "Session: {session}")?;
         if *by_default {
             writeln!(w, "Agent: {agent} (no claim yet: the name a new claim gets)")?;
@@ -44,7 +50,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
                 e.scope,
                 e.by_another().unwrap_or_default(),
                 e.closed,
-                command_line(["bsi", "open", &e.scope, "--session", session])
+                command_line(["bsi", "open", &typed(&e.scope), "--session", session])
             )?;
         }
         if active.is_empty() && stale.is_empty() {
@@ -66,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, args: &WhoamiArgs) -> Result<u8> {
             } else if overdue {
                 writeln!(
                     w,
-                    "Next: an overdue claim cannot be renewed: `bsi close` once the work is\n      committed, then `bsi open SCOPE` again if it goes on."
+                    "Next: an overdue claim cannot be renewed: `bsi close` once the work is committed, then `bsi open SCOPE` again if it goes on."
                 )?;
             } else if !active.is_empty() {
                 writeln!(

@@ -47,6 +47,7 @@ mod remote;
 mod replay;
 mod root;
 mod safe_writes;
+mod seen;
 mod shared_writes;
 mod snapshots;
 mod transcript;

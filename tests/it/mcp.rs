@@ -1155,3 +1155,55 @@ fn a_named_session_keeps_its_recorded_agent_through_mcp_as_through_the_cli() {
         assert!(row.contains("| claude |"), "{row}");
     }
 }
+
+/// A one-shot client (each call a new server, as a stateless client that
+/// starts `bsi mcp` per call does) names the session `claim` returned in
+/// its later calls: `renew` and `close` act for it. Without it, the call
+/// is refused with the argument to give, not a shell command.
+#[test]
+fn a_one_shot_client_names_its_session_in_later_calls() {
+    let b = Brain::new();
+    let mut c = Raw::start(&b, &[], &[]);
+    let r = c.call("claim", json!({"scopes": ["agents/"], "note": "tidying"}));
+    let session = r["structuredContent"]["session"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    c.finish();
+    // A new server knows no session: told to give `session`.
+    let mut c = Raw::start(&b, &[], &[]);
+    let m = c.ask(
+        "tools/call",
+        json!({"name": "close", "arguments": {}}),
+        meta("2026-07-28"),
+    );
+    let said = m["error"]["message"]
+        .as_str()
+        .expect("an error")
+        .to_string();
+    assert!(
+        said.contains("as `session`: the id `claim` returned"),
+        "{m}"
+    );
+    assert!(!said.contains("bsi close SESSION"), "{m}");
+    assert_eq!(b.active().len(), 1, "{:?}", b.active());
+    c.finish();
+    // Named: renew, then close, each from a server of its own.
+    let mut c = Raw::start(&b, &[], &[]);
+    let r = c.call("renew", json!({"ttl": "4h", "session": session}));
+    assert_eq!(r["structuredContent"]["session"], session.as_str(), "{r}");
+    c.finish();
+    let mut c = Raw::start(&b, &[], &[]);
+    let r = c.call("close", json!({"session": session}));
+    assert_eq!(r["structuredContent"]["session"], session.as_str(), "{r}");
+    c.finish();
+    assert!(b.active().is_empty(), "{:?}", b.active());
+    let history = b.history();
+    assert!(
+        history
+            .iter()
+            .any(|row| row.contains(&session) && row.contains("agents/")),
+        "{history:?}"
+    );
+    assert_eq!(b.git(&["status", "--porcelain"]), "");
+}

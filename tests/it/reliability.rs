@@ -665,7 +665,7 @@ fn hostile_scopes_are_refused_or_handled() {
         (
             &["open", "projets/no-such-file.md#No such heading"],
             2,
-            "has no heading",
+            "is not a file of the brain",
         ),
         (&["open", "projets/plan.md#"], 2, "section"),
         (&["open", "   "], 2, "empty"),

@@ -638,7 +638,9 @@ fn a_heading_not_yet_written_is_claimed_as_a_new_section() {
     let (reg, n) = (b.registry(), b.commits());
     b.bsi(&["open", "projets/missing.md#Q3", "--session", "s4"])
         .code(2)
-        .stderr_has("projets/missing.md has no heading `Q3`");
+        .stderr_has(
+            "projets/missing.md is not a file of the brain, so it has no section `Q3` to claim",
+        );
     assert_eq!((b.registry(), b.commits()), (reg, n));
 }
 

@@ -251,6 +251,32 @@ pub enum Error {
     /// A TTL was refused.
     #[error("bad TTL: {0}")]
     Ttl(#[from] TtlError),
+    /// A section scope names a file the brain does not have.
+    #[error("{file} is not a file of the brain, so it has no section `{heading}` to claim")]
+    NoSuchFile {
+        /// The file, from the brain's root.
+        file: String,
+        /// The heading asked for.
+        heading: String,
+        /// The brain's file nearest to it by name, when one is close enough
+        /// to be what was meant (`plann.md` → `plan.md`).
+        nearest: Option<String>,
+    },
+    /// A heading with spaces given unquoted: the shell split one scope
+    /// into several words, and the file has a heading that the words make.
+    #[error(
+        "`{}` reads as {} scopes: {file} has a heading `{heading}`, and a heading with spaces needs quotes (nothing was written)",
+        words.join(" "),
+        words.len()
+    )]
+    UnquotedHeading {
+        /// The words as the shell gave them.
+        words: Vec<String>,
+        /// The file, from the brain's root.
+        file: String,
+        /// The heading of the file the words begin.
+        heading: String,
+    },
     /// A section scope names a heading its file does not have.
     #[error("{file} has no heading `{heading}`")]
     NoSuchSection {
@@ -751,7 +777,7 @@ impl Error {
             | Error::NoSession
             | Error::NoScope
             | Error::NoSuchCommand { .. } => "usage",
-            Error::Scope(_) => "scope",
+            Error::Scope(_) | Error::NoSuchFile { .. } | Error::UnquotedHeading { .. } => "scope",
             Error::Ttl(_) => "ttl",
             Error::NoSuchSection { .. } => "no-such-section",
             Error::Registry { .. } | Error::RemoteRegistry { .. } => "registry-invalid",

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::guard::ways::{self, Standing};
 use crate::registry::Claim;
 use crate::scope::Scope;
-use crate::words::{command_line, open_command};
+use crate::words::{Here, command_line, open_command_at};
 
 /// Who may take a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -106,15 +106,21 @@ impl NextStep {
     /// session and agent flags of the run that was answered) on the commands
     /// that act as that session.
     pub fn command(&self, same: &[&str]) -> String {
+        self.command_at(&Here::root(), same)
+    }
+
+    /// [`NextStep::command`] printed at `here`: its scopes as typed from
+    /// there ([`Here`]).
+    pub fn command_at(&self, here: &Here, same: &[&str]) -> String {
         match &self.step {
-            Step::Claim { scopes, .. } => open_command(scopes, same),
+            Step::Claim { scopes, .. } => open_command_at(here, scopes, same),
             Step::Wait {
                 scopes, seconds, ..
             } => {
                 let wait = duration_word(*seconds);
                 let mut more = same.to_vec();
                 more.extend(["--wait", wait.as_str()]);
-                open_command(scopes, &more)
+                open_command_at(here, scopes, &more)
             }
             Step::MarkStale { .. } => command_line(["bsi", "watchdog"]),
             Step::Release { session } => ways::release(session),

@@ -151,11 +151,21 @@ pub fn resolve_scope(root: &Path, cwd: &Path, raw: &str, markdown: &[String]) ->
 /// Looks a section's heading up in its file, and returns the scope with the
 /// heading text as the file writes it.
 fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result<Scope> {
-    let outline = outline_at(root, abs).ok_or_else(|| Error::NoSuchSection {
-        file: file.to_string(),
-        heading: heading.to_string(),
-        available: Vec::new(),
-    })?;
+    let Some(outline) = outline_at(root, abs) else {
+        return Err(if abs.exists() {
+            Error::NoSuchSection {
+                file: file.to_string(),
+                heading: heading.to_string(),
+                available: Vec::new(),
+            }
+        } else {
+            Error::NoSuchFile {
+                file: file.to_string(),
+                heading: heading.to_string(),
+                nearest: nearest_file(root, file),
+            }
+        });
+    };
     // The heading may be typed with its inline markup (`The *big* plan`) or
     // without it (`The big plan`): both name the same heading.
     let reduced = markdown::outline(&format!("# {heading}\n"))
@@ -179,6 +189,72 @@ fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result
             heading: heading.trim().to_string(),
         }),
     }
+}
+
+/// The file of the brain whose path is nearest to `file` (a path from the
+/// root that names no file), when one is close enough to be a typo of it:
+/// a file of the same directory one or two characters off, in a name long
+/// enough for that to be one. Hidden files are left out.
+pub fn nearest_file(root: &Path, file: &str) -> Option<String> {
+    let (dir, name) = match file.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), file),
+    };
+    let asked = name.to_lowercase();
+    children(root, &dir)
+        .into_iter()
+        .filter_map(|s| match s {
+            Scope::File(f) => Some(f),
+            _ => None,
+        })
+        .map(|f| {
+            let own = f.rsplit('/').next().unwrap_or(&f).to_lowercase();
+            (strsim::levenshtein(&own, &asked), f)
+        })
+        .filter(|(d, _)| *d <= 2 && 4 * d <= asked.chars().count())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, f)| f)
+}
+
+/// When `words` (what followed a section scope on the command line) are
+/// the rest of a heading with spaces the shell split apart: the heading of
+/// `file` that `heading` and the first of `words` begin (`#Open` then
+/// `questions` for `## Open questions`), with how many of `words` it takes.
+/// `None` when `heading` is one of the file's headings, or no heading goes
+/// on with the next word.
+pub fn split_heading(
+    root: &Path,
+    file: &str,
+    heading: &str,
+    words: &[String],
+) -> Option<(String, usize)> {
+    let outline = read_outline(root, file)?;
+    if outline.find(&heading_key(heading)).next().is_some() {
+        return None;
+    }
+    let next = words.first()?;
+    let prefix = heading_key(&format!("{heading} {next}"));
+    let found = outline
+        .headings
+        .iter()
+        .find(|h| h.key == prefix || h.key.starts_with(&format!("{prefix} ")))
+        .or_else(|| outline.headings.iter().find(|h| h.key.starts_with(&prefix)))?;
+    // The words the heading takes: as many as make it, or begin it.
+    let mut taken = 0;
+    let mut text = heading.to_string();
+    for w in words {
+        let longer = heading_key(&format!("{text} {w}"));
+        if found.key == longer
+            || found.key.starts_with(&format!("{longer} "))
+            || (taken == 0 && found.key.starts_with(&longer))
+        {
+            text = format!("{text} {w}");
+            taken += 1;
+        } else {
+            break;
+        }
+    }
+    Some((found.text.clone(), taken.max(1)))
 }
 
 /// A section claimed before its heading is written.

@@ -79,6 +79,89 @@ pub fn open_command<'a>(
     )
 }
 
+/// Where a command is printed: the directory it was run in, as a path
+/// below the brain's root (`projets/`, or empty at the root). The one rule
+/// of every printed command: its scopes are written as typed from there,
+/// since `bsi` reads a scope relative to the directory it runs in
+/// (`../agents/bob.md` printed in `projets/`), so a command runs as printed
+/// where it is printed. A directory outside the brain counts as its root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Here {
+    /// The directory below the root, each part followed by `/`.
+    below: String,
+}
+
+impl Here {
+    /// The brain's root.
+    pub fn root() -> Here {
+        Here::default()
+    }
+
+    /// The directory `cwd` of the brain rooted at `root` (both canonical):
+    /// the root when `cwd` is not below it.
+    pub fn of(root: &std::path::Path, cwd: &std::path::Path) -> Here {
+        let Ok(rel) = cwd.strip_prefix(root) else {
+            return Here::root();
+        };
+        let mut below = String::new();
+        for c in rel.components() {
+            below.push_str(&c.as_os_str().to_string_lossy());
+            below.push('/');
+        }
+        Here { below }
+    }
+
+    /// A path from the root (`agents/bob.md`, `notes/`) as typed from
+    /// here (`../agents/bob.md`; the directory itself is `./`).
+    pub fn path(&self, from_root: &str) -> String {
+        let here: Vec<&str> = self.below.split('/').filter(|p| !p.is_empty()).collect();
+        let dir = from_root.ends_with('/');
+        let there: Vec<&str> = from_root.split('/').filter(|p| !p.is_empty()).collect();
+        let common = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
+        let mut out = "../".repeat(here.len() - common);
+        out.push_str(&there[common..].join("/"));
+        if out.is_empty() {
+            return "./".into();
+        }
+        if dir && !out.ends_with('/') {
+            out.push('/');
+        }
+        out
+    }
+
+    /// A scope as typed from here.
+    pub fn scope(&self, scope: &crate::scope::Scope) -> String {
+        use crate::scope::{Scope, escape_path};
+        match scope {
+            Scope::Global => "global".into(),
+            Scope::Dir(p) | Scope::File(p) => escape_path(&self.path(p)),
+            Scope::Section { file, heading } => {
+                format!("{}#{heading}", escape_path(&self.path(file)))
+            }
+        }
+    }
+
+    /// Whether this is the brain's root.
+    pub fn is_root(&self) -> bool {
+        self.below.is_empty()
+    }
+}
+
+/// [`open_command`] printed at `here`: its scopes as typed from there.
+pub fn open_command_at<'a>(
+    here: &Here,
+    scopes: impl IntoIterator<Item = &'a crate::scope::Scope>,
+    more: &[&str],
+) -> String {
+    let scopes: Vec<String> = scopes.into_iter().map(|s| here.scope(s)).collect();
+    command_line(
+        ["bsi", "open"]
+            .into_iter()
+            .chain(scopes.iter().map(String::as_str))
+            .chain(more.iter().copied()),
+    )
+}
+
 /// One overlapping pair, for people.
 pub fn collision_line(a: &Claim, b: &Claim) -> String {
     format!(
@@ -106,10 +189,15 @@ pub fn published_collisions(published: usize, collisions: &[(Claim, Claim)]) -> 
 /// (status, watchdog, sync, a write that published them): name the two
 /// commands when there is one collision.
 pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
+    collision_next_at(&Here::root(), pairs)
+}
+
+/// [`collision_next`] printed at `here`: its scopes as typed from there.
+pub fn collision_next_at(here: &Here, pairs: &[(&Claim, &Claim)]) -> String {
     let close = |c: &Claim| {
         format!(
             "`{}`",
-            command_line(["bsi", "close", &c.session, "--scope", &c.scope.to_string()])
+            command_line(["bsi", "close", &c.session, "--scope", &here.scope(&c.scope)])
         )
     };
     let ways = match pairs {
@@ -117,13 +205,46 @@ pub fn collision_next(pairs: &[(&Claim, &Claim)]) -> String {
         _ => "`bsi close SESSION --scope SCOPE` for one side of each collision".to_string(),
     };
     format!(
-        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs\n      {ways};\n      a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
+        "Next: both claims are kept until one side gives way: the sessions agree who goes on, and the other runs {ways}; a person frees a session that is gone with `bsi release SESSION --confirm --force`.\n"
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_is_written_as_typed_from_where_it_is_printed() {
+        use crate::scope::Scope;
+        let projets = Here::of(
+            std::path::Path::new("/b"),
+            std::path::Path::new("/b/projets"),
+        );
+        let deep = Here::of(
+            std::path::Path::new("/b"),
+            std::path::Path::new("/b/projets/old"),
+        );
+        let file = Scope::File("agents/bob.md".into());
+        assert_eq!(Here::root().scope(&file), "agents/bob.md");
+        assert_eq!(projets.scope(&file), "../agents/bob.md");
+        assert_eq!(deep.scope(&file), "../../agents/bob.md");
+        let own = Scope::Section {
+            file: "projets/plan.md".into(),
+            heading: "Open questions".into(),
+        };
+        assert_eq!(projets.scope(&own), "plan.md#Open questions");
+        assert_eq!(deep.scope(&own), "../plan.md#Open questions");
+        assert_eq!(projets.scope(&Scope::Dir("projets/".into())), "./");
+        assert_eq!(deep.scope(&Scope::Dir("projets/".into())), "../");
+        assert_eq!(projets.scope(&Scope::Dir("agents/".into())), "../agents/");
+        assert_eq!(projets.scope(&Scope::Global), "global");
+        assert_eq!(
+            open_command_at(&projets, [&own], &["--wait", "10m"]),
+            "bsi open 'plan.md#Open questions' --wait 10m"
+        );
+        let outside = Here::of(std::path::Path::new("/b"), std::path::Path::new("/c"));
+        assert!(outside.is_root());
+    }
 
     #[test]
     fn a_word_reads_back_as_its_value() {

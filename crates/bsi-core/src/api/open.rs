@@ -64,8 +64,20 @@ pub struct Opening {
 /// is a file name here). The registry's own copy is refused.
 pub fn scopes(brain: &Brain, cwd: &std::path::Path, raw: &[String]) -> Result<Vec<Scope>> {
     let mut scopes: Vec<Scope> = Vec::new();
-    for raw in raw {
-        let s = resolve::resolve_scope(&brain.root, cwd, raw, &brain.markdown)?;
+    for (i, raw_one) in raw.iter().enumerate() {
+        let s = resolve::resolve_scope(&brain.root, cwd, raw_one, &brain.markdown)?;
+        // `f.md#Open questions` unquoted: two words, and the file has the
+        // heading they make. Refused before anything is written.
+        if let Scope::Section { file, heading } = &s
+            && let Some((whole, taken)) =
+                resolve::split_heading(&brain.root, file, heading, &raw[i + 1..])
+        {
+            return Err(Error::UnquotedHeading {
+                words: raw[i..=i + taken].to_vec(),
+                file: file.clone(),
+                heading: whole,
+            });
+        }
         if s.file() == Some(brain.copy_name().as_str()) {
             return Err(Error::RegistryNotClaimable);
         }
@@ -254,6 +266,20 @@ fn handed_over(
             *c = r;
         }
         applied.commit = renewed.commit.or(applied.commit);
+    }
+    // The queue keeps no note: the one the request gave goes on the
+    // claims the close handed over.
+    if !req.note.is_empty() {
+        let scopes: Vec<Scope> = handed.iter().map(|c| c.scope.clone()).collect();
+        let noted = site.publish(|reg| {
+            crate::claims::renew::note(reg, session, &scopes, req.note, &actor.agent)
+        })?;
+        for n in noted.report {
+            if let Some(c) = handed.iter_mut().find(|c| c.scope == n.scope) {
+                *c = n;
+            }
+        }
+        applied.commit = noted.commit.or(applied.commit);
     }
     *new_claims = handed;
     Ok(applied)

@@ -117,6 +117,46 @@ pub fn plan(
     })
 }
 
+/// Gives `session`'s active claims on `scopes` whose note is empty the
+/// note `note`: what a waiter asked for with `--note` when a close handed
+/// it the claims (the queue keeps no note). Nothing to write when every
+/// one has a note already.
+pub fn note(
+    reg: &Registry,
+    session: &str,
+    scopes: &[Scope],
+    note: &str,
+    agent: &str,
+) -> Result<Plan<Vec<Claim>>> {
+    let mut edited: Registry = reg.clone();
+    let mut noted = Vec::new();
+    for (i, c) in reg.active_claims.iter().enumerate() {
+        if c.session == session && c.note.is_empty() && scopes.contains(&c.scope) {
+            let mut n = c.clone();
+            n.note = note.to_string();
+            edited.replace_claim(TableKind::Active, i, &n);
+            noted.push(n);
+        }
+    }
+    if noted.is_empty() || note.is_empty() {
+        return Ok(Plan::Keep(Vec::new()));
+    }
+    let message = commit_message_about(
+        "note",
+        &[session],
+        (
+            &scopes_summary(noted.iter().map(|c| &c.scope)),
+            &noted.iter().map(|c| &c.scope).collect::<Vec<_>>(),
+        ),
+        Some(agent),
+    );
+    Ok(Plan::Write {
+        text: edited.render(),
+        message,
+        report: noted,
+    })
+}
+
 /// Why a claim was not extended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
