@@ -91,9 +91,9 @@ pub fn hint_at(e: &Error, here: &Here) -> String {
                 "open a session of your own (leave out --session and BSI_SESSION, or give a new id), or act as {owner} with `{}`",
                 command_line(["--agent", owner])
             ),
-            Error::StillActive { .. } => "ask the session to close, wait for the watchdog to mark them stale, release one stale scope with --scope, or add --force to free active claims as well".into(),
+            Error::StillActive { .. } => "ask the session to close, or wait for the watchdog to mark them stale and release one stale scope with --scope; a person's step, never an agent's (tell the user): add --force to free active claims as well".into(),
             Error::NotTheHolder { claim, verb, .. } => format!(
-                "as its holder: `{}`; to {verb} another agent's claim anyway, add --force",
+                "if you are its holder: `{}`; a person's step, never an agent's (tell the user): to {verb} another agent's claim anyway, add --force",
                 command_line(["bsi", verb, &claim.session, "--agent", &claim.agent])
             ),
             Error::NoScope => format!(
@@ -103,7 +103,7 @@ pub fn hint_at(e: &Error, here: &Here) -> String {
                 command_line(["bsi", "open", "notes/plan.md#Goals"])
             ),
             Error::NotYourSession { claim, verb, .. } => format!(
-                "leave it to its session, or ask its holder; to {verb} it anyway (recorded as forced by this session, and its holder is told): `{}`",
+                "leave it to its session, or ask its holder; a person's step, never an agent's (tell the user): to {verb} it anyway (recorded as forced by this session, and its holder is told), `{}`",
                 command_line(["bsi", verb, &claim.session, "--force"])
             ),
             Error::StaleNotRenewable { session, scopes } => format!(
@@ -352,7 +352,7 @@ mod tests {
         };
         assert_eq!(
             hint(&e),
-            "as its holder: `bsi close s1 --agent claude`; to close another agent's claim anyway, add --force"
+            "if you are its holder: `bsi close s1 --agent claude`; a person's step, never an agent's (tell the user): to close another agent's claim anyway, add --force"
         );
         let e = Error::WhichRemote {
             remotes: vec!["backup".into(), "origin".into()],
@@ -421,7 +421,7 @@ mod tests {
                     caller: "codex".into(),
                     verb: "renew",
                 },
-                "as its holder: `bsi renew s1 --agent 'Claude Code'`; to renew another agent's claim anyway, add --force",
+                "if you are its holder: `bsi renew s1 --agent 'Claude Code'`; a person's step, never an agent's (tell the user): to renew another agent's claim anyway, add --force",
             ),
             (
                 Error::StaleNotRenewable {

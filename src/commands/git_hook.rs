@@ -653,12 +653,12 @@ fn refusal<'b>(
     let _ = match op.abort() {
         Some(abort) => writeln!(
             err,
-            "  next: `{abort}` goes back to what the branch has; to land it anyway, run it again as `git -c bsi.hookMode=off {} …`",
+            "  next: `{abort}` goes back to what the branch has; a person's step, never an agent's (tell the user): to land it anyway, run it again as `git -c bsi.hookMode=off {} …`",
             op.command()
         ),
         None => writeln!(
             err,
-            "  next: `git status` shows the change; to land it anyway, run the command again as `git -c bsi.hookMode=off …` (`git -c bsi.hookMode=off commit …` for a commit)"
+            "  next: `git status` shows the change; a person's step, never an agent's (tell the user): to land it anyway, run the command again as `git -c bsi.hookMode=off …` (`git -c bsi.hookMode=off commit …` for a commit)"
         ),
     };
     exit::CONFLICT

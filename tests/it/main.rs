@@ -12,6 +12,7 @@ mod agent_cli_qwen;
 mod agent_cli_sdk;
 mod agent_hook;
 mod agent_shell;
+mod agent_steps;
 mod agent_user;
 
 mod archive;

@@ -14,7 +14,7 @@ use crate::common::{Brain, Run};
 
 /// The shell event of `tool` carrying `command`, in the tool's own shape
 /// (its fixture in tests/fixtures/agents).
-fn shell_event(b: &Brain, tool: &str, command: &str) -> String {
+pub(crate) fn shell_event(b: &Brain, tool: &str, command: &str) -> String {
     let name = match tool {
         "claude" => "claude-pretooluse-bash.json",
         "codex" => "codex-pretooluse-bash.json",
