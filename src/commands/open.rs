@@ -109,9 +109,21 @@ pub(crate) fn run(ctx: &Ctx, args: OpenArgs) -> Result<u8> {
             .filter(|a| !(a.parent_exists && ctx.verbosity.is_quiet()))
             .map(|a| absent_words(&a, &session, &here));
         ctx.out().err_lines(new_headings.chain(absent));
+        // A clone whose commits nothing checks: the claim holds at every
+        // agent's edit, but not at this clone's commits until the guard is
+        // installed. Said with the one command that installs it.
+        if ctx.form != Form::Json
+            && !ctx.verbosity.is_quiet()
+            && super::views::unguarded(&w.brain.git)
+        {
+            ctx.out().err_line(format_args!("note: {UNGUARDED_NOTE}"));
+        }
     }
     Ok(code)
 }
+
+/// What `open` says in a clone without the commit guard.
+const UNGUARDED_NOTE: &str = "this clone's commits are not checked against the claims until `bsi hook install` adds the commit guard.";
 
 /// Who opens: `actor` in the session asked for (`--session` or
 /// `BSI_SESSION`), else in a new one drawn here.

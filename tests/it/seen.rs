@@ -121,6 +121,8 @@ fn held_by(b: &Brain, session: &str) -> Vec<String> {
 #[test]
 fn every_printed_command_runs_as_printed_from_a_subdirectory() {
     let b = Brain::new();
+    // A guarded clone: the commands under test are the scopes' alone.
+    b.bsi(&["hook", "install"]).ok();
     b.write(
         "projets/ideas.md",
         "# Ideas\n\n## Open questions\n\nwhich?\n",
@@ -523,4 +525,39 @@ fn status_names_the_hook_install_an_unguarded_clone_needs() {
     let b = Brain::new();
     let q = b.bsi(&["status", "-q"]);
     assert!(!q.stdout.contains("commit guard"), "{}", q.stdout);
+}
+
+/// `open` in a clone whose commits nothing checks says so, with the one
+/// command that guards it; run as printed from a subdirectory, the next
+/// open says nothing of it. `--json` and `-q` leave the note out.
+#[test]
+fn open_tells_an_unguarded_clone_the_one_command_that_guards_it() {
+    let b = Brain::new();
+    let r = b.bsi(&["open", "agents/bob.md", "--session", "s1"]);
+    r.ok();
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("commit guard"))
+        .unwrap_or_else(|| panic!("no unguarded note: {r:?}"))
+        .to_string();
+    assert_eq!(
+        line,
+        "note: this clone's commits are not checked against the claims until `bsi hook install` adds the commit guard."
+    );
+    for args in [
+        &["open", "agents/alice.md", "--session", "s2", "--json"][..],
+        &["open", "README.md", "--session", "s3", "-q"],
+    ] {
+        let r = b.bsi(args);
+        r.ok();
+        assert!(!r.stderr.contains("commit guard"), "{args:?}: {r:?}");
+        assert!(!r.stdout.contains("commit guard"), "{args:?}: {r:?}");
+    }
+    let cmds = printed(&line);
+    assert_eq!(cmds, ["bsi hook install"]);
+    run_in(&b, "projets", &cmds[0], &[]).ok();
+    let r = b.bsi(&["open", "projets/plan.md", "--session", "s4"]);
+    r.ok();
+    assert!(!r.stderr.contains("commit guard"), "{r:?}");
 }

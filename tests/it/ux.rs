@@ -416,6 +416,8 @@ fn a_heading_typo_suggests_the_nearest_heading() {
 #[test]
 fn a_scope_naming_nothing_is_granted_and_said_with_the_nearest_path() {
     let b = Brain::new();
+    // A guarded clone: what stderr says is the scopes' alone.
+    b.bsi(&["hook", "install"]).ok();
     let typo = b.bsi(&["open", "agent/alice.md", "--session", "s1", "--agent", "a"]);
     typo.ok()
         .stdout_has("Claim opened — agent/alice.md")
