@@ -349,6 +349,9 @@ const READ_OUTSIDE_CTX: &[(&str, &str)] = &[
     ("crates/bsi-core/src/store/lock.rs", "BSI_LOCK_WAIT_MS"),
     // A post's lease short enough for a test to see it renewed.
     ("crates/bsi-core/src/store/lock.rs", "BSI_POST_LEASE_MS"),
+    // A waiter renewing its place often enough for a test to see many
+    // renewals in a short wait.
+    ("crates/bsi-core/src/api/open.rs", "BSI_QUEUE_RENEW_MS"),
     ("crates/bsi-core/src/platform.rs", "BSI_PROC"),
     // Git's own variables, read where bsi does what git would do with
     // them for the git process whose hook it runs.

@@ -41,6 +41,7 @@ mod next_steps;
 mod ownership;
 mod page;
 mod queue;
+mod queue_alive;
 mod queue_promises;
 mod recover;
 mod reliability;

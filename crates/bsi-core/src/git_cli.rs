@@ -142,7 +142,9 @@ impl Remote {
         if requests {
             cmd.arg("--prune");
         }
-        cmd.args(["--", &self.name, &refspec]);
+        // The places other clones keep alive come with the registry: one
+        // more refspec, no round trip of its own.
+        cmd.args(["--", &self.name, &refspec, &self.alive_refspec()]);
         if requests {
             cmd.arg(format!("+{REQUESTS}*:{}*", self.requests_ref("")));
         }
@@ -280,6 +282,36 @@ impl Remote {
         })
     }
 
+    /// The local copy of the record of places clone `id` keeps alive on
+    /// the remote (see `store::alive`).
+    pub fn alive_ref(&self, id: &str) -> String {
+        format!("refs/bsi/alive-seen/{}/{id}", self.name)
+    }
+
+    /// The fetch refspec of the records of places kept alive.
+    fn alive_refspec(&self) -> String {
+        format!("+{ALIVE}*:{}*", self.alive_ref(""))
+    }
+
+    /// Pushes `commit`, this clone's record of the places its waiters keep
+    /// alive, forced to its own reference on the remote (clone `id`): no
+    /// other writer writes it, so nothing is raced. Whether it landed.
+    pub fn push_alive(
+        &self,
+        repo: &Path,
+        commit: impl std::fmt::Display,
+        id: &str,
+        timeout: Duration,
+    ) -> bool {
+        let to = format!("{ALIVE}{id}");
+        let mut cmd = git(repo);
+        cmd.args(["push", "--porcelain", "--no-verify", "--", &self.name])
+            .arg(format!("+{commit}:{to}"));
+        run(cmd, timeout).is_ok_and(|out| {
+            push_outcome(&String::from_utf8_lossy(&out.stdout), "", &to) == Push::Pushed
+        })
+    }
+
     /// The local copy of the remote's posted request `id`.
     pub fn requests_ref(&self, id: &str) -> String {
         format!("refs/bsi/posted/{}/{id}", self.name)
@@ -303,6 +335,11 @@ fn leased_deletions(cmd: &mut Command, requests: &[(String, String)]) -> Vec<Str
 /// (`<id>`), a commit whose tree holds the requests of its last write that
 /// lost a race, and whose parent is the registry they were planned on.
 pub const REQUESTS: &str = "refs/bsi/requests/";
+
+/// Where each clone keeps alive, on the remote, the places of its waiters
+/// in the queue: one reference per clone (`<id>`), forced by that clone
+/// alone.
+pub const ALIVE: &str = "refs/bsi/alive/";
 
 /// Where the registry branch and a clone's post are on the remote
 /// ([`Remote::peek`]).

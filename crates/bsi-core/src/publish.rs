@@ -1952,6 +1952,26 @@ impl<'b> Publisher<'b> {
         view: View,
     ) -> Result<Decided<R>> {
         let brain = self.brain;
+        // A place judged lapsed may be kept alive by a record newer than
+        // the one last fetched (records only ever extend a place): read
+        // again before deciding on it.
+        let now = brain.clock();
+        if !self.fetched && view.registry.waiters.iter().any(|w| !w.live(now)) {
+            return Ok(match self.fetch()? {
+                Ok(()) => Decided::Again,
+                Err(_) => self.decide_now(plan, view)?,
+            });
+        }
+        self.decide_now(plan, view)
+    }
+
+    /// [`Publisher::decide`], with what was read.
+    fn decide_now<R>(
+        &mut self,
+        plan: &mut impl FnMut(&Registry) -> Result<Plan<R>>,
+        view: View,
+    ) -> Result<Decided<R>> {
+        let brain = self.brain;
         let planned = match plan(&view.registry) {
             Err(e) if !self.fetched && e.is_refusal() => {
                 return match self.fetch()? {

@@ -389,6 +389,63 @@ fn stop_waiting(
     }
 }
 
+/// How often a waiter renews its place at most, when
+/// `BSI_QUEUE_RENEW_MS` says (tests: many renewals in a short wait);
+/// else once less than [`queue::renew_when_left`] of its lease is left.
+fn renew_every() -> Option<std::time::Duration> {
+    std::env::var("BSI_QUEUE_RENEW_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis)
+}
+
+/// Renews `session`'s place at `at` on its clone's own record (no commit
+/// of the registry); where the record cannot reach the remote, in the
+/// registry itself ([`renew_in_registry`]). The new lease, when renewed.
+fn keep_alive(
+    site: &Site<'_>,
+    (actor, session): (&Actor, &str),
+    at: chrono::DateTime<chrono::FixedOffset>,
+) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let remote = site.settings.remote().ok().flatten();
+    let reg = crate::publish::read(site.brain, site.settings, at, true)
+        .ok()
+        .map(|(v, _)| v.registry)?;
+    let since = queue::arrived(&reg, session, at)?;
+    let lease = at + queue::lease();
+    let record = crate::store::alive::Record {
+        session: session.to_string(),
+        since,
+        lease,
+    };
+    let timeout = crate::settings::FETCH_TIMEOUT;
+    if site.brain.keep_alive(remote.as_ref(), record, timeout) {
+        return Some(lease);
+    }
+    renew_in_registry(site, (actor, session), at)
+}
+
+/// Renews `session`'s place at `at` by writing its rows again in the
+/// registry (`queue-renew`): published when the remote answers, else kept
+/// on the local branch. The new lease, when written.
+fn renew_in_registry(
+    site: &Site<'_>,
+    (actor, session): (&Actor, &str),
+    at: chrono::DateTime<chrono::FixedOffset>,
+) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let done = site
+        .publish(|reg| {
+            Ok(crate::claims::open::renew_place(
+                reg,
+                session,
+                &actor.agent,
+                at,
+            ))
+        })
+        .ok()?;
+    done.commit.map(|_| at + queue::lease())
+}
+
 /// Publishes the claim; with a wait, a refused one takes its place in the
 /// queue (unless `req.queue` is false) and is planned again whenever the
 /// registry changes or its lease needs renewing, until the wait is over
@@ -521,8 +578,17 @@ fn publish_waiting(
             // A stale claim in the way: waiting cannot free it.
             return Ok((applied, false));
         }
-        if applied.commit.is_some() {
-            lease = Some(at + queue::lease());
+        if place.as_ref().is_some_and(|p| p.queued) {
+            let reg = &applied.landing.registry;
+            let first = lease.is_none();
+            lease = queue::lease_of(reg, session, at).or(lease);
+            // A process that takes up a place its session held, low on
+            // lease, writes it once in the registry (on the local branch
+            // when the remote is out of reach: the offline rejoin);
+            // afterwards its clone's record keeps it.
+            if first && applied.commit.is_none() && queue::renewal_due(reg, session, at) {
+                lease = renew_in_registry(site, (actor, session), at).or(lease);
+            }
             // Alive and waiting, for a close by any writer it meets to
             // hand over to.
             if marked.is_none() && !timed_out {
@@ -547,13 +613,20 @@ fn publish_waiting(
         // Wake in time to renew the lease.
         let renew = lease.map(|l| {
             let due = l - queue::renew_when_left() - at;
-            started + started.elapsed() + due.to_std().unwrap_or_default()
+            let due = due.to_std().unwrap_or_default();
+            started + started.elapsed() + renew_every().map_or(due, |every| due.min(every))
         });
         // The head of the queue (or a waiter with no queue to keep) is
         // served next: it watches the remote closely.
         let head = place.as_ref().is_none_or(|p| p.place == 1);
         match w.until(site.brain, tips, renew, head) {
-            Woke::Changed | Woke::Renew => {}
+            Woke::Changed => {}
+            Woke::Renew => {
+                let at = now();
+                if let Some(l) = lease.filter(|l| at < *l) {
+                    lease = keep_alive(site, (actor, session), at).or(Some(l));
+                }
+            }
             Woke::TimeUp => {
                 // Its mark taken away first: no write decided from now on
                 // hands it a claim, and one decided while it was there has

@@ -522,6 +522,7 @@ mod tests {
                 lease: t0() + chrono::Duration::seconds(60),
                 extra: Vec::new(),
                 seen_ahead: None,
+                alive: None,
             });
         }
         crate::registry::parse(r.render()).expect("a queue parses back")

@@ -303,6 +303,7 @@ fn refused(
             lease: now + queue::lease(),
             extra: Vec::new(),
             seen_ahead: None,
+            alive: None,
         })
         .collect();
     let mine = queue::rows_of(reg, session);
@@ -364,13 +365,13 @@ struct Editor<'a> {
 /// A write of the queue alone: the session's rows `mine` replaced by
 /// `rows`, and the places that lapsed removed; `action` and `what` name
 /// the commit.
-fn queue_edit(
+fn queue_edit<R>(
     reg: &Registry,
     by: &Editor<'_>,
     (mine, rows): (&[usize], &[Waiter]),
     (action, what): (&str, &str),
-    report: Outcome,
-) -> Plan<Outcome> {
+    report: R,
+) -> Plan<R> {
     let Editor {
         session,
         agent,
@@ -447,6 +448,49 @@ pub fn leave(reg: &Registry, session: &str, agent: &str) -> Plan<()> {
         message: commit_message_about("unqueue", &[session], ("", &scopes), Some(agent)),
         report: (),
     }
+}
+
+/// The plan of a waiter that keeps its place in the registry itself
+/// (`queue-renew`): its live rows written again with a lease from `now`,
+/// keeping their arrival, and the places that lapsed removed. Only where
+/// its clone's record cannot keep it (the remote out of reach: the row is
+/// renewed on the local branch, as the offline rejoin expects), or when a
+/// process takes up a place its session holds. Nothing to write when it
+/// has no live place (the next plan takes one again).
+pub fn renew_place(
+    reg: &Registry,
+    session: &str,
+    agent: &str,
+    now: DateTime<FixedOffset>,
+) -> Plan<()> {
+    let mine = queue::rows_of(reg, session);
+    let Some(since) = queue::arrived(reg, session, now) else {
+        return Plan::Keep(());
+    };
+    let rows: Vec<Waiter> = mine
+        .iter()
+        .filter_map(|&i| reg.waiters.get(i))
+        .map(|w| Waiter {
+            since,
+            lease: now + queue::lease(),
+            alive: None,
+            seen_ahead: None,
+            ..w.clone()
+        })
+        .collect();
+    let scopes: Vec<Scope> = rows.iter().map(|w| w.scope.clone()).collect();
+    let by = Editor {
+        session,
+        agent,
+        now,
+    };
+    queue_edit(
+        reg,
+        &by,
+        (&mine, &rows),
+        ("queue-renew", &scopes_summary(&scopes)),
+        (),
+    )
 }
 
 /// A claim in the way of a requested scope.

@@ -61,12 +61,16 @@ pub fn lapses(w: &Waiter, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
 /// How far ahead the clock that wrote `w` is, at least, when its lease is
 /// judged impossible: the lease beyond the first sighting plus a lease.
 pub fn clock_ahead(w: &Waiter, now: DateTime<FixedOffset>) -> Option<Duration> {
-    let seen = match w.seen_ahead {
-        Some(seen) => seen,
-        None if impossible(w, now) => now,
-        None => return None,
+    let ahead = |at: DateTime<FixedOffset>, seen: Option<DateTime<FixedOffset>>| {
+        let seen = match seen {
+            Some(seen) => seen,
+            None if at - now > lease() => now,
+            None => return None,
+        };
+        Some(at - seen - lease()).filter(|d| *d > Duration::zero())
     };
-    Some(w.lease - seen - lease()).filter(|d| *d > Duration::zero())
+    let record = w.alive.and_then(|a| ahead(a.lease, a.seen_ahead));
+    ahead(w.lease, w.seen_ahead).max(record)
 }
 
 /// The live requests, in the queue's order: time of arrival, then the row
@@ -158,8 +162,10 @@ pub fn lapsed_rows(reg: &Registry, session: &str, now: DateTime<FixedOffset>) ->
         .collect()
 }
 
-/// Whether `session`'s place must be written: missing, lapsed, for other
-/// scopes than `scopes`, or with less than [`renew_when_left`] of lease.
+/// Whether `session`'s place must be written: missing, lapsed, or for
+/// other scopes than `scopes`. A live place is never written again to
+/// keep it: its waiter renews its lease on its clone's own reference
+/// ([`crate::registry::Waiter::alive`]), not in the registry.
 pub fn needs_writing(
     reg: &Registry,
     session: &str,
@@ -175,7 +181,30 @@ pub fn needs_writing(
         return true;
     }
     let same = scopes.iter().all(|s| mine.iter().any(|w| &w.scope == s));
-    !same || mine.iter().any(|w| w.lease - now < renew_when_left())
+    !same || mine.iter().any(|w| !w.live(now))
+}
+
+/// Whether `session`'s place, live, has less than [`renew_when_left`] of
+/// its lease left at `now`: time its waiter renewed it.
+pub fn renewal_due(reg: &Registry, session: &str, now: DateTime<FixedOffset>) -> bool {
+    reg.waiters
+        .iter()
+        .filter(|w| w.session == session)
+        .any(|w| w.lapses(now) - now < renew_when_left())
+}
+
+/// When `session`'s place lapses, as judged at `now`: the earliest lapse
+/// of its rows; `None` when it has none.
+pub fn lease_of(
+    reg: &Registry,
+    session: &str,
+    now: DateTime<FixedOffset>,
+) -> Option<DateTime<FixedOffset>> {
+    reg.waiters
+        .iter()
+        .filter(|w| w.session == session)
+        .map(|w| w.lapses(now))
+        .min()
 }
 
 /// When `session` takes its place, as planned at `now`: the arrival of
@@ -225,6 +254,7 @@ mod tests {
             lease: t0() + Duration::seconds(lease_s),
             extra: Vec::new(),
             seen_ahead: None,
+            alive: None,
         }
     }
 
@@ -292,17 +322,33 @@ mod tests {
     }
 
     #[test]
-    fn a_place_is_renewed_when_its_lease_runs_low() {
-        let reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
+    fn a_live_place_is_renewed_on_its_clone_s_record_not_in_the_registry() {
+        let mut reg = with_waiters(registry(&[], &[]), &[waiter("s", f("a.md"), 0, 30)]);
         assert!(!needs_writing(&reg, "s", &[f("a.md")], t0()));
-        assert!(needs_writing(
-            &reg,
-            "s",
-            &[f("a.md")],
-            t0() + Duration::seconds(11)
-        ));
+        // Low on lease: due for renewal, but not written again.
+        let low = t0() + Duration::seconds(11);
+        assert!(!needs_writing(&reg, "s", &[f("a.md")], low));
+        assert!(renewal_due(&reg, "s", low));
         assert!(needs_writing(&reg, "s", &[f("b.md")], t0()));
         assert!(needs_writing(&reg, "t", &[f("a.md")], t0()));
+        // Lapsed: written again.
+        let late = t0() + Duration::seconds(31);
+        assert!(needs_writing(&reg, "s", &[f("a.md")], late));
+        // Its clone's record keeps it alive past the row's lease.
+        reg.waiters[0].alive = Some(crate::registry::Alive {
+            lease: t0() + Duration::seconds(45),
+            seen_ahead: None,
+        });
+        assert!(!needs_writing(&reg, "s", &[f("a.md")], late));
+        assert!(!renewal_due(&reg, "s", t0() + Duration::seconds(20)));
+        assert!(renewal_due(&reg, "s", late));
+        assert_eq!(
+            lease_of(&reg, "s", late),
+            Some(t0() + Duration::seconds(45))
+        );
+        assert_eq!(live_requests(&reg, late).len(), 1);
+        assert!(lapsed_rows(&reg, "me", late).is_empty());
+        assert_eq!(lapsed_rows(&reg, "me", t0() + Duration::seconds(45)), [0]);
     }
 
     #[test]

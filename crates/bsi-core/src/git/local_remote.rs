@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use git2::{ObjectType, Oid, Repository, RepositoryOpenFlags};
 
-use crate::git_cli::{FetchError, REQUESTS, Remote};
+use crate::git_cli::{ALIVE, FetchError, REQUESTS, Remote};
 
 /// What the reflogs of the references a fetch moves say.
 const REFLOG: &str = "bsi: fetch from the remote's repository on this disk";
@@ -208,6 +208,18 @@ fn fetch_here(
     }
     copy_objects(&from, &local, &[branch]).ok()?;
     set_ref(&local, &remote.tracking_ref(), branch).ok()?;
+    // The places other clones keep alive (a small commit each), as the
+    // refspec of `git fetch` copies them.
+    for r in from.references_glob(&format!("{ALIVE}*")).ok()? {
+        let r = r.ok()?;
+        let (Ok(name), Some(id)) = (r.name(), r.target()) else {
+            continue;
+        };
+        if let Some(clone) = name.strip_prefix(ALIVE) {
+            copy_objects(&from, &local, &[id]).ok()?;
+            set_ref(&local, &remote.alive_ref(clone), id).ok()?;
+        }
+    }
     Some(Ok(posts))
 }
 

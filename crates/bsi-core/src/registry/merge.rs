@@ -1023,6 +1023,7 @@ mod tests {
             lease: t0() + Duration::seconds(lease_s),
             extra: Vec::new(),
             seen_ahead: None,
+            alive: None,
         }
     }
 

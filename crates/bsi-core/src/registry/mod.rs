@@ -309,6 +309,40 @@ pub struct Waiter {
     /// [`Waiter::lapses`]. Filled by the store from what the
     /// clone recorded; never written in the registry.
     pub seen_ahead: Option<DateTime<FixedOffset>>,
+    /// The lease its waiter last published for this very place (same
+    /// session and arrival) on its clone's own reference, when later than
+    /// the row's: a waiter keeps its place alive there, not in the
+    /// registry. Filled by the store from the records it read; never
+    /// written in the registry.
+    pub alive: Option<Alive>,
+}
+
+/// A place's lease as its waiter's clone last published it
+/// ([`Waiter::alive`]), judged as a row's lease is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alive {
+    /// The lease.
+    pub lease: DateTime<FixedOffset>,
+    /// When this clone first read this very lease while it was further
+    /// ahead of the clock than a lease is long (see
+    /// [`Waiter::seen_ahead`]).
+    pub seen_ahead: Option<DateTime<FixedOffset>>,
+}
+
+/// When a lease `lease`, first read while impossible at `seen_ahead`,
+/// lapses as judged at `now`: the lease; but an impossible one (further
+/// ahead of `now` than a lease is long: its writer's clock is ahead)
+/// lapses a lease length after its first sighting, if not earlier.
+fn lapse_of(
+    lease_at: DateTime<FixedOffset>,
+    seen_ahead: Option<DateTime<FixedOffset>>,
+    now: DateTime<FixedOffset>,
+) -> DateTime<FixedOffset> {
+    match seen_ahead {
+        Some(seen) => lease_at.min(seen + lease()),
+        None if lease_at - now > lease() => now + lease(),
+        None => lease_at,
+    }
 }
 
 /// How long a place in the queue holds without renewal.
@@ -322,21 +356,23 @@ impl Waiter {
         self.lapses(now) > now
     }
 
-    /// Whether its lease is further ahead of `now` than a lease is long:
-    /// no right clock writes it, so the writer's clock is ahead.
+    /// Whether its lease (the row's, or the later one its clone
+    /// published) is further ahead of `now` than a lease is long: no right
+    /// clock writes it, so the writer's clock is ahead.
     pub fn impossible(&self, now: DateTime<FixedOffset>) -> bool {
-        self.lease - now > lease()
+        self.lease - now > lease() || self.alive.is_some_and(|a| a.lease - now > lease())
     }
 
-    /// When its place lapses, as judged at `now`: its lease; but a row
-    /// whose lease was impossible when this clone first read it
-    /// (`seen_ahead`, or `now` when not recorded yet) lapses a lease length
-    /// after that first sighting, if its lease is not earlier.
+    /// When its place lapses, as judged at `now`: the later of the row's
+    /// lease and the one its clone published ([`Waiter::alive`]), each
+    /// judged alone: a lease that was impossible when this clone first
+    /// read it (its `seen_ahead`, or `now` when not recorded yet) lapses a
+    /// lease length after that first sighting, if it is not earlier.
     pub fn lapses(&self, now: DateTime<FixedOffset>) -> DateTime<FixedOffset> {
-        match self.seen_ahead {
-            Some(seen) => self.lease.min(seen + lease()),
-            None if self.impossible(now) => now + lease(),
-            None => self.lease,
+        let row = lapse_of(self.lease, self.seen_ahead, now);
+        match self.alive {
+            Some(a) => row.max(lapse_of(a.lease, a.seen_ahead, now)),
+            None => row,
         }
     }
 }

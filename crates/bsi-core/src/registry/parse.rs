@@ -905,6 +905,7 @@ fn read_waiters<Tz: TimeZone>(
             lease: read_time(&cells[lease], line, local)?,
             extra,
             seen_ahead: None,
+            alive: None,
         });
     }
     Ok(out)

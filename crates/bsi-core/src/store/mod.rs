@@ -10,6 +10,7 @@
 //! work tree also gets an untracked, git-excluded copy of the registry at
 //! the brain root, for people to read ([`Brain::refresh_copy`]).
 
+pub mod alive;
 pub mod lock;
 pub mod requests;
 mod seen;
@@ -1014,8 +1015,14 @@ impl Brain {
     /// Best effort: a record that cannot be written is made again later.
     fn judge_leases(&self, reg: &mut Registry) {
         use crate::claims::queue;
+        if reg.waiters.is_empty() {
+            return;
+        }
+        // The places kept alive on their clones' references.
+        alive::annotate(reg, &self.alive_records());
         let now = self.clock();
-        if !reg.waiters.iter().any(|w| w.lease > now) {
+        let later = |w: &registry::Waiter| w.lease > now || w.alive.is_some_and(|a| a.lease > now);
+        if !reg.waiters.iter().any(later) {
             return;
         }
         let state = self.state();
@@ -1033,18 +1040,37 @@ impl Brain {
                     .to_string()
             })
             .collect();
+        let mut keys = lines.clone();
         let mut changed = false;
         for (w, line) in reg.waiters.iter_mut().zip(&lines) {
             if let Some((at, _)) = seen.iter().find(|(_, l)| l == line) {
                 w.seen_ahead = Some(*at);
-            } else if queue::impossible(w, now) {
+            } else if w.lease - now > queue::lease() {
                 seen.push((now, line.clone()));
                 w.seen_ahead = Some(now);
                 changed = true;
             }
+            // A record's lease is judged as a row's, under a key of its own:
+            // each renewal is a new lease, read first when it is read.
+            if let Some(a) = w.alive.as_mut() {
+                let key = alive::Record {
+                    session: w.session.clone(),
+                    since: w.since,
+                    lease: a.lease,
+                }
+                .line();
+                if let Some((at, _)) = seen.iter().find(|(_, l)| *l == key) {
+                    a.seen_ahead = Some(*at);
+                } else if a.lease - now > queue::lease() {
+                    seen.push((now, key.clone()));
+                    a.seen_ahead = Some(now);
+                    changed = true;
+                }
+                keys.push(key);
+            }
         }
         let before = seen.len();
-        seen.retain(|(at, l)| lines.contains(l) || *at + queue::lease() >= now);
+        seen.retain(|(at, l)| keys.contains(l) || *at + queue::lease() >= now);
         if changed || seen.len() != before {
             let _ = state.record_sightings(&seen);
         }

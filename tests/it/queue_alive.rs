@@ -1,0 +1,206 @@
+//! A waiter keeps its place in the queue on its clone's own reference
+//! (`refs/bsi/alive/<clone>`), not with a commit of the registry branch:
+//! on real clones of a bare remote, a waiter renewing many times writes no
+//! `queue-renew` commit, its place holds past its row's lease for a reader
+//! of another machine, and it is granted when the holder closes; a waiter
+//! killed lapses with its clone's last record and is skipped.
+
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use crate::common::{Brain, Machines};
+
+/// A waiter renewing every 250 ms (`BSI_QUEUE_RENEW_MS`): many renewals in
+/// a short wait. Returns once it has said its place.
+fn wait_renewing(
+    b: &Brain,
+    scope: &str,
+    session: &str,
+) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = b
+        .command(&[
+            "open",
+            scope,
+            "--session",
+            session,
+            "--agent",
+            "al",
+            "--wait",
+            "60s",
+        ])
+        .env("BSI_QUEUE_RENEW_MS", "250")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bsi");
+    let pipe = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(pipe).lines() {
+            let line = line.expect("read stdout");
+            if line.starts_with("Place ") || line.starts_with("First in the queue") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("bsi says its place in the queue");
+    (child, out)
+}
+
+/// The registry branch's commit subjects on the remote, as `b` fetches it.
+fn published_subjects(b: &Brain) -> String {
+    b.git(&["fetch", "-q", "origin", "brain-index"]);
+    b.git(&["log", "--format=%s", "origin/brain-index"])
+}
+
+/// The lease of `session`'s row in the published registry.
+fn row_lease(b: &Brain, session: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    b.git(&["fetch", "-q", "origin", "brain-index"]);
+    let text = b.git(&["show", "origin/brain-index:BRAIN-INDEX.md"]);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("| {session} |")))
+        .unwrap_or_else(|| panic!("{session} has a row:\n{text}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    chrono::DateTime::parse_from_rfc3339(cells[5]).expect("a lease")
+}
+
+/// The lease `session`'s clone last published for it on the remote.
+fn record_lease(b: &Brain, session: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    b.git(&[
+        "fetch",
+        "-q",
+        "origin",
+        "+refs/bsi/alive/*:refs/test-alive/*",
+    ]);
+    let refs = b.git(&["for-each-ref", "--format=%(refname)", "refs/test-alive/"]);
+    let lines: String = refs
+        .lines()
+        .map(|r| b.git(&["show", &format!("{r}:alive")]))
+        .collect();
+    let line = lines
+        .lines()
+        .find(|l| l.starts_with(&format!("{session}\t")))
+        .unwrap_or_else(|| panic!("{session} is in a record:\n{lines}"));
+    chrono::DateTime::parse_from_rfc3339(line.split('\t').nth(2).expect("lease")).expect("a lease")
+}
+
+#[test]
+fn a_waiter_keeps_its_place_on_its_clone_s_ref_with_no_registry_commit() {
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let (child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
+    // Eight renewal periods and more.
+    std::thread::sleep(Duration::from_millis(2500));
+    let log = published_subjects(&b);
+    assert!(!log.contains("queue-renew"), "{log}");
+    assert_eq!(log.matches("bsi: queue sess-w").count(), 1, "{log}");
+    // Its clone's record holds the place past the row's lease.
+    let (row, record) = (row_lease(&b, "sess-w"), record_lease(&b, "sess-w"));
+    assert!(record > row, "row {row}, record {record}");
+    // Another machine reading after the row's lease, before the record's:
+    // the waiter still holds its place, and a plain open does not overtake.
+    let past_row = (row + chrono::Duration::seconds(1)).to_rfc3339();
+    let st = b.bsi_env(&["status"], &[("BSI_NOW", &past_row)]);
+    st.ok();
+    assert!(
+        st.stdout.contains("sess-w (al) waits for projets/plan.md"),
+        "{}",
+        st.stdout
+    );
+    let late = b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md",
+            "--session",
+            "sess-late",
+            "--agent",
+            "eve",
+        ],
+        &[("BSI_NOW", &past_row)],
+    );
+    late.code(3);
+    late.stderr_has("sess-w");
+    // The holder goes: the waiter is granted.
+    b.bsi(&["close", "sess-hold", "--agent", "h"]).ok();
+    let o = child.wait_with_output().expect("wait bsi");
+    let said = out.join().expect("stdout");
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(said.contains("Claim opened — projets/plan.md"), "{said}");
+    let log = published_subjects(&b);
+    assert!(!log.contains("queue-renew"), "{log}");
+}
+
+#[test]
+fn a_killed_waiter_lapses_with_its_clone_s_last_record_and_is_skipped() {
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md#Goals",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let (mut child, out) = wait_renewing(&a, "projets/plan.md", "sess-dead");
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().expect("kill the waiter");
+    let _ = child.wait();
+    let _ = out.join();
+    let (row, record) = (row_lease(&b, "sess-dead"), record_lease(&b, "sess-dead"));
+    assert!(record > row, "row {row}, record {record}");
+    let at = |d: i64| (record + chrono::Duration::seconds(d)).to_rfc3339();
+    // Until its last record's lease, its place holds, for another machine.
+    let st = b.bsi_env(&["status"], &[("BSI_NOW", &at(-1))]);
+    assert!(
+        st.stdout
+            .contains("sess-dead (al) waits for projets/plan.md"),
+        "{}",
+        st.stdout
+    );
+    // After it, nobody waits, and a request for what it waited for is
+    // granted: its place is skipped.
+    let j = b
+        .bsi_env(&["status", "--json"], &[("BSI_NOW", &at(1))])
+        .json();
+    assert_eq!(j["queue"], serde_json::json!([]));
+    b.bsi_env(
+        &[
+            "open",
+            "projets/plan.md#Risks",
+            "--session",
+            "sess-next",
+            "--agent",
+            "eve",
+        ],
+        &[("BSI_NOW", &at(1))],
+    )
+    .ok()
+    .stdout_has("Claim opened — projets/plan.md#Risks");
+    assert!(!published_subjects(&b).contains("queue-renew"));
+}
