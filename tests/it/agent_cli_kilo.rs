@@ -169,3 +169,36 @@ fn kilo_code_judges_what_its_shell_writes_and_claims_through_mcp() {
         "{plan}\n{ctx}"
     );
 }
+
+/// With `claim_on_write`, the first edit outside every claim claims its
+/// section for Kilo's session and the claim reaches the model once, with
+/// the edit's result; the claim is recorded as Kilo's.
+#[test]
+fn kilo_code_claim_on_write_tells_the_model() {
+    let Some(exe) = cli("kilo") else { return };
+    let s = Setup::new("kilo");
+    s.b.write(".bsi.toml", "claim_on_write = true\n");
+    let turns = json!([
+        edit(&s, "projets/plan.md", "risk text", "new risk"),
+        {"text": "done"},
+    ]);
+    let (model, run) = run_kilo(&s, &exe, &turns);
+    let turns = model.turns();
+    let ctx = format!("{run:?}\n--- turns\n{turns:#?}");
+    assert_eq!(run.code, 0, "{ctx}");
+    let session = briefed_session(&turns);
+    let after = &turns[1];
+    assert!(
+        after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
+        "the claim reaches the model: {after}\n{ctx}"
+    );
+    assert_eq!(after.matches("bsi claimed").count(), 1, "told once\n{ctx}");
+    assert!(s.b.read("projets/plan.md").contains("new risk"), "{ctx}");
+    let active = s.b.active();
+    assert!(
+        active.iter().any(|r| r.contains("projets/plan.md#Risks")
+            && r.contains(session.as_str())
+            && r.contains("| kilo |")),
+        "{active:?}\n{ctx}"
+    );
+}
