@@ -509,7 +509,7 @@ fn check_tour(line: usize, steps: &[(String, i32)], results: &[(String, i32)]) {
 /// block (a `setopt` at its top would not apply to the rest of it), then
 /// Enter. Each step's exit code is as the tour says. Skipped, with the
 /// reason, when tmux or the shell is not installed (CI installs them).
-fn tour_pasted_into(shell: &str) {
+fn tour_pasted_into(shell: &str, columns: u16) {
     for tool in ["tmux", shell] {
         if Command::new(tool).arg("-c").arg("exit 0").output().is_err()
             && Command::new(tool).arg("-V").output().is_err()
@@ -558,7 +558,7 @@ fn tour_pasted_into(shell: &str) {
         "new-session",
         "-d",
         "-x",
-        "120",
+        &columns.to_string(),
         "-y",
         "40",
         "-c",
@@ -598,14 +598,19 @@ fn tour_pasted_into(shell: &str) {
     check_tour(line, &steps, &results_of(&done, commands.len()));
 }
 
+/// Pasted into a terminal 60 and 100 columns wide: the shell's line
+/// editor wraps the long lines of the paste on a narrow screen, and every
+/// step still runs as written.
 #[test]
 fn the_readme_tour_pasted_into_zsh_runs_every_step() {
-    tour_pasted_into("zsh");
+    tour_pasted_into("zsh", 60);
+    tour_pasted_into("zsh", 100);
 }
 
 #[test]
 fn the_readme_tour_pasted_into_bash_runs_every_step() {
-    tour_pasted_into("bash");
+    tour_pasted_into("bash", 60);
+    tour_pasted_into("bash", 100);
 }
 
 #[test]
