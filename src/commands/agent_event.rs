@@ -1033,9 +1033,7 @@ impl ClaimOnWrite<'_> {
             }
             Ok(Some(api::open::OnWrite::Refused(reg))) => reg,
             Ok(None) => return Ok(agents::answer(tool, &Verdict::Allow)),
-            // Another bsi is writing the registry: it may be claiming this
-            // very part. Nothing is recorded, so the edit waits.
-            Err(Error::Locked { path, .. }) => {
+            Ok(Some(api::open::OnWrite::Busy { path })) => {
                 let scopes = tries.first().map_or(&[][..], Vec::as_slice);
                 let reason = locked(session, scopes, &path);
                 return Ok(agents::answer(tool, &Verdict::Deny { reason }));
@@ -1070,23 +1068,25 @@ impl ClaimOnWrite<'_> {
             "bsi claimed {} for your session {session}: this edit was free and outside your claims.",
             held_now.join(", ")
         );
-        if let Landed::Pending(why) = &landing.landed {
-            message.push_str(&format!(
-                "\nNOT PUBLISHED: the claim holds on this machine only ({why}); other clones do not see it until `bsi sync` publishes it. Run `bsi sync` now (again later if the remote is still out of reach; if your shell may not write the git directory, as in a sandbox, ask the user to run it); it says if another clone claimed the same meanwhile."
-            ));
+        // The landing in the words every door gives it (a claim held on
+        // this machine only, earlier changes published with it, endings
+        // superseded, collisions), then what an agent in a sandbox can do.
+        let collided = !landing.collisions.is_empty();
+        if collided {
+            message.push_str(
+                "\nTell the user: two sessions hold overlapping claims until one gives way.",
+            );
         }
-        // Publishing this claim also published claims recorded offline,
-        // and they collide: said as the CLI says it.
-        let collisions = &landing.collisions;
-        if !collisions.is_empty() {
-            // Said to the user first, what to run last.
+        for line in landing.words(bsi_core::error::exit::OK).lines {
+            message.push('\n');
+            message.push_str(&line);
+        }
+        if matches!(landing.landed, Landed::Pending(_)) {
             message.push_str(
-                "\nTell the user: two sessions hold overlapping claims until one gives way.\nbsi: ",
+                "\nIf your shell may not write the git directory (as in a sandbox), ask the user to run `bsi sync`; it says if another clone claimed the same meanwhile.",
             );
-            message.push_str(
-                bsi_core::words::published_collisions(landing.published.len(), collisions)
-                    .trim_end(),
-            );
+        }
+        if collided {
             return message;
         }
         message.push_str(&format!(
@@ -1097,8 +1097,9 @@ impl ClaimOnWrite<'_> {
         message
     }
 
-    /// The claim was refused: the edit decided again, without claiming, on
-    /// the registry the refusal saw.
+    /// The claim was refused: the edit as the core judged it again on the
+    /// registry the refusal saw ([`edit::after_refused_claim`]), in the
+    /// tool's words.
     fn refused(
         &self,
         reg: &Registry,
@@ -1107,11 +1108,7 @@ impl ClaimOnWrite<'_> {
         rules: &Rules,
     ) -> Result<Answer> {
         let (brain, tool, session) = (self.brain, self.tool, self.session);
-        let again = Rules {
-            claim_on_write: false,
-            ..rules.clone()
-        };
-        let answer = match edit::decide(reg, Some(session), targets, &again) {
+        let answer = match edit::after_refused_claim(reg, session, targets, rules) {
             EditDecision::Deny {
                 copy: _,
                 findings,

@@ -1124,7 +1124,7 @@ fn claude_code_claim_on_write_with_a_silent_remote_tells_the_model_to_sync() {
     assert!(
         after.contains("bsi claimed projets/plan.md#Risks")
             && after.contains("NOT PUBLISHED")
-            && after.contains("Run `bsi sync` now"),
+            && after.contains("Run `bsi sync` once the remote is back"),
         "the model is told to sync: {after}\n{ctx}"
     );
     assert!(s.b.read("projets/plan.md").contains("new risk"));

@@ -169,8 +169,15 @@ pub enum OnWrite {
         landing: crate::publish::Landing,
     },
     /// None was free: the registry the last refusal saw, for the edit to
-    /// be judged again on it.
+    /// be judged again on it ([`crate::guard::edit::after_refused_claim`]).
     Refused(crate::registry::Registry),
+    /// Another bsi held the writer lock past the wait (it may be claiming
+    /// this very part): nothing was recorded, so the edit waits. `path` is
+    /// the lock.
+    Busy {
+        /// The lock another bsi holds.
+        path: std::path::PathBuf,
+    },
 }
 
 /// Claims for `actor`, before an edit outside its claims, the first of
@@ -193,7 +200,11 @@ pub fn on_write(
             wait: None,
             queue: false,
         };
-        let applied = open(site, actor, &req, &mut Silent, &Stop::new())?.applied;
+        let applied = match open(site, actor, &req, &mut Silent, &Stop::new()) {
+            Ok(opening) => opening.applied,
+            Err(Error::Locked { path, .. }) => return Ok(Some(OnWrite::Busy { path })),
+            Err(e) => return Err(e),
+        };
         match applied.report {
             Outcome::Opened { new_claims, held } => {
                 return Ok(Some(OnWrite::Opened {

@@ -122,6 +122,25 @@ pub enum EditDecision<'a> {
     },
 }
 
+/// The decision on an edit whose claim on the first write was refused
+/// (other sessions hold parts of what it would claim): the same edit
+/// judged again on the registry the refusal saw, with nothing claimed for
+/// it. An edit still outside every claim then reads
+/// [`EditDecision::Allow`]: the door lets it through, saying the claim
+/// could not be made.
+pub fn after_refused_claim<'a>(
+    reg: &'a Registry,
+    session: &str,
+    targets: &[Target],
+    rules: &Rules,
+) -> EditDecision<'a> {
+    let again = Rules {
+        claim_on_write: false,
+        ..rules.clone()
+    };
+    decide(reg, Some(session), targets, &again)
+}
+
 /// The decision on an edit of `targets` by `session` (`None`: unknown, so
 /// every claim is another session's and nothing can be claimed for it).
 ///
