@@ -20,7 +20,7 @@
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
 //! | [`page`] | the live page of the brain as HTML (`bsi serve`, `status --html`), everything from people escaped | yes | `page`, `scope` |
-//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`) | yes | [`hints`], `api`, `registry`, `scope`, `ttl`, `words` |
+//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], `api`, `publish`, `registry`, `scope`, `ttl`, `words` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use bsi_core::api::commit::Committed;
 use bsi_core::api::keep::{Left as KeptLeft, Part as KeptPart, Recovered};
+use bsi_core::publish::{Landed, Landing};
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;
@@ -1528,4 +1529,55 @@ pub fn recover_lines(session: &str, r: &Recovered, now: DateTime<FixedOffset>) -
         ));
     }
     out
+}
+
+/// The endings recorded offline that the merge with the remote did not
+/// keep (each claim ends once: the ending published first), a note each.
+pub fn superseded_lines(landing: &Landing) -> Vec<String> {
+    landing
+        .superseded
+        .iter()
+        .map(|s| format!("note: {s}."))
+        .collect()
+}
+
+/// What a write's landing adds to its report, said the same by every door
+/// (the CLI on stderr, MCP in the tool's result, an agent tool's hook in
+/// its answer): each line a note or a warning, one possibly over several
+/// lines. [`Landing::code`] is the exit code it makes.
+pub fn landing_lines(landing: &Landing) -> Vec<String> {
+    let mut lines = superseded_lines(landing);
+    match &landing.landed {
+        Landed::Pending(why) => {
+            let mut line = format!("warning: {why}.");
+            if let Some(hint) = bsi_core::error::address_hint(&why.why) {
+                line.push('\n');
+                line.push_str(hint);
+            }
+            line.push_str(
+                "\nThe change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back.",
+            );
+            lines.push(line);
+        }
+        Landed::AsLastFetched(why) => lines.push(format!(
+            "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
+        )),
+        _ => {}
+    }
+    if !landing.collisions.is_empty() {
+        lines.push(
+            bsi_core::words::published_collisions(landing.published.len(), &landing.collisions)
+                .trim_end()
+                .to_string(),
+        );
+    } else if !landing.published.is_empty() && matches!(landing.landed, Landed::Published) {
+        // Changes recorded while the remote was out of reach, or before it
+        // existed (a registry made before `git remote add`): now everyone's.
+        lines.push(format!(
+            "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
+            landing.published.len(),
+            landing.published.join("; ")
+        ));
+    }
+    lines
 }

@@ -1077,7 +1077,7 @@ impl ClaimOnWrite<'_> {
                 "\nTell the user: two sessions hold overlapping claims until one gives way.",
             );
         }
-        for line in landing.words(bsi_core::error::exit::OK).lines {
+        for line in output::landing_lines(landing) {
             message.push('\n');
             message.push_str(&line);
         }

@@ -320,10 +320,10 @@ fn scopes_of<'a>(claims: impl IntoIterator<Item = &'a bsi_core::registry::Claim>
 
 /// What the model is told beside a write's outcome: what the registry's
 /// IO had to say during the call, then where the write landed, in the
-/// words every door uses ([`bsi_core::publish::LandingWords`]).
+/// words every door uses ([`crate::output::landing_lines`]).
 fn landing_notes(call: &Call, landing: &Landing) -> Vec<String> {
     let mut notes = call.ctx.notes.take();
-    notes.extend(landing.words(bsi_core::error::exit::OK).lines);
+    notes.extend(crate::output::landing_lines(landing));
     notes
 }
 

@@ -445,12 +445,12 @@ impl Ctx {
     }
 
     /// Says on stderr the notes so far, then where a write landed
-    /// ([`publish::LandingWords`]): the exit code it makes of `code`.
+    /// ([`crate::output::landing_lines`]): the exit code it makes of
+    /// `code` ([`publish::Landing::code`]).
     pub(crate) fn say_landing(&self, landing: &publish::Landing, code: u8) -> u8 {
         self.say_notes();
-        let words = landing.words(code);
-        self.out().err_lines(&words.lines);
-        words.code
+        self.out().err_lines(crate::output::landing_lines(landing));
+        landing.code(code)
     }
 
     /// Finds the brain from the current directory or `registry`, with this

@@ -37,7 +37,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     })?;
     let landing = &applied.landing;
     ctx.say_notes();
-    out.err_lines(landing.superseded_words());
+    out.err_lines(crate::output::superseded_lines(landing));
     if let Landed::AsLastFetched(why) | Landed::Pending(why) = &landing.landed {
         return Err(Error::Unreachable {
             remote: why.remote.clone(),

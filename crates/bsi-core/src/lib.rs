@@ -30,7 +30,7 @@
 //! | [`trailer`] | commit trailers | yes | — |
 //! | [`session`] | new session ids | yes | — |
 //! | [`store`] | the registry branch, its work-tree copy, the writer lock, the snapshot a plan gets (heading trees of every work tree's commit and the upstream); what its IO has to say kept in [`store::Notes`] for the door, never printed | IO | [`claims`], [`git`], [`git_cli`], [`markdown`], [`platform`], [`registry`], [`resolve`], [`scope`], [`settings`], [`words`] |
-//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed said once for every door ([`publish::LandingWords`]); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`platform`], [`registry`], [`settings`], [`store`], [`words`] |
+//! | [`publish`] | the write protocol: lock, plan, commit, push, retry; also creating the registry branch (`init`, `migrate`) and a person's repair; where a write landed, typed for every door to say ([`publish::Landing`], the exit code it makes); prints only the trace `-v` asks for | IO | [`claims`], [`conflict`], [`git`], [`git_cli`], [`platform`], [`registry`], [`settings`], [`store`] |
 //! | [`audit`] | a session's commits and work-tree changes against its claims; the drift of the claims, read from the content branch | IO | [`changes`], [`claims`], [`drift`], [`git`], [`guard`], [`holdings`], [`markdown`], [`registry`], [`resolve`], [`scope`], [`store`], [`trailer`], [`ttl`], [`words`] |
 //! | [`settings`] | where each setting comes from | IO | [`config`], [`git`], [`git_cli`], [`ttl`], [`values`] |
 //! | [`config`] | `.bsi.toml`, parsed | yes | [`registry`], [`ttl`], [`values`] |

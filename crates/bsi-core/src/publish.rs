@@ -35,6 +35,7 @@ use chrono::{DateTime, FixedOffset};
 use rand::RngExt;
 
 use crate::claims::job::{self, Job};
+use crate::conflict;
 use crate::error::{Error, Result, exit};
 use crate::git::local_remote::{self, Fetched};
 use crate::git_cli::{FetchError, Posting, Push, Remote};
@@ -44,7 +45,6 @@ use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::requests::{Requests, Standing};
 use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
-use crate::{conflict, words};
 
 pub use crate::claims::Plan;
 
@@ -2436,74 +2436,23 @@ pub enum Freshness {
     FirstPublished(usize),
 }
 
-/// What a write's landing adds to its report, said the same by every
-/// door (the CLI on stderr, MCP in the tool's result): each line a note or
-/// a warning, and the exit code it makes of the plan's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LandingWords {
-    /// The notes and warnings, in order; one may run over several lines.
-    pub lines: Vec<String>,
-    /// A change that could not be published turns success into exit 7;
-    /// pending changes published now that collide with the remote's claims
-    /// turn it into exit 3.
-    pub code: u8,
-}
-
 impl Landing {
-    /// The endings recorded offline that the merge with the remote did not
-    /// keep (each claim ends once: the ending published first), a note
-    /// each.
-    pub fn superseded_words(&self) -> Vec<String> {
-        self.superseded
-            .iter()
-            .map(|s| format!("note: {s}."))
-            .collect()
-    }
-
-    /// [`LandingWords`] of this landing, for a plan that answered `code`.
-    pub fn words(&self, code: u8) -> LandingWords {
-        let mut lines = self.superseded_words();
-        let mut code = code;
-        match &self.landed {
-            Landed::Pending(why) => {
-                let mut line = format!("warning: {why}.");
-                if let Some(hint) = crate::error::address_hint(&why.why) {
-                    line.push('\n');
-                    line.push_str(hint);
-                }
-                line.push_str(
-                    "\nThe change is committed on the local registry branch but NOT PUBLISHED: other machines do not see it. Run `bsi sync` once the remote is back.",
-                );
-                lines.push(line);
-                if code == exit::OK {
-                    code = exit::UNPUBLISHED;
-                }
-            }
-            Landed::AsLastFetched(why) => lines.push(format!(
-                "warning: {why}; this was decided on the registry as last fetched. Run `bsi sync` once the remote is back."
-            )),
-            _ => {}
+    /// The exit code this landing makes of a plan that answered `code`: a
+    /// change that could not be published turns success into exit 7;
+    /// pending changes published now that collide with the remote's claims
+    /// turn it into exit 3. (The binary's `output::landing_lines` says
+    /// the landing in words.)
+    pub fn code(&self, code: u8) -> u8 {
+        if code != exit::OK {
+            return code;
         }
-        if !self.collisions.is_empty() {
-            lines.push(
-                words::published_collisions(self.published.len(), &self.collisions)
-                    .trim_end()
-                    .to_string(),
-            );
-            if code == exit::OK {
-                code = exit::CONFLICT;
-            }
-        } else if !self.published.is_empty() && matches!(self.landed, Landed::Published) {
-            // Changes recorded while the remote was out of reach, or before
-            // it existed (a registry made before `git remote add`): now
-            // everyone's.
-            lines.push(format!(
-                "note: this also published {} earlier change(s) of this clone that the remote did not have: {}.",
-                self.published.len(),
-                self.published.join("; ")
-            ));
+        if matches!(self.landed, Landed::Pending(_)) {
+            exit::UNPUBLISHED
+        } else if !self.collisions.is_empty() {
+            exit::CONFLICT
+        } else {
+            code
         }
-        LandingWords { lines, code }
     }
 }
 
