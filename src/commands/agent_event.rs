@@ -1028,6 +1028,8 @@ impl ClaimOnWrite<'_> {
                 held,
                 landing,
             })) => {
+                // The edit is the session's now: its copy keeps it.
+                keep_edits(brain, &landing.registry, Some(session), targets);
                 let message = self.opened(&new_claims, &held, &landing);
                 return Ok(claimed(brain, tool, session, message));
             }
@@ -1126,14 +1128,17 @@ impl ClaimOnWrite<'_> {
                 );
                 Verdict::Deny { reason }
             }
-            EditDecision::Warn { judged, .. } => Verdict::AllowWithWarning {
-                warning: judged
-                    .lines
-                    .iter()
-                    .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            },
+            EditDecision::Warn { judged, .. } => {
+                keep_edits(brain, reg, Some(session), targets);
+                Verdict::AllowWithWarning {
+                    warning: judged
+                        .lines
+                        .iter()
+                        .map(|l| l.strip_prefix("bsi: ").unwrap_or(l))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                }
+            }
             EditDecision::Allow | EditDecision::ClaimFirst { .. } => Verdict::AllowWithWarning {
                 warning: format!(
                     "could not claim {} for {session}: other sessions hold parts of it (the edit itself is outside their claims)",

@@ -187,3 +187,29 @@ fn the_copy_is_never_pushed_and_no_copy_is_said_plainly() {
         r.stdout
     );
 }
+
+/// With `claim_on_write`, the first write claims its file and is the
+/// session's at once: the copy keeps it, and a person's `git stash` does
+/// not lose it.
+#[test]
+fn the_edit_that_claims_on_the_first_write_is_kept_at_once() {
+    let b = Brain::new();
+    b.write(".bsi.toml", "claim_on_write = true\n");
+    let text = with(&[("risk text\n", ADA)]);
+    claude_writes(&b, "ada", "projets/plan.md", &text);
+    assert!(
+        b.active()
+            .iter()
+            .any(|r| r.contains("| ada | projets/plan.md | file |")),
+        "{:?}",
+        b.active()
+    );
+    let kept = b.git(&["show", "refs/bsi/keep/ada:work/projets/plan.md"]);
+    assert_eq!(kept, text);
+    b.git(&["stash", "-u"]);
+    assert_eq!(b.read("projets/plan.md"), PLAN);
+    recover(&b, "ada")
+        .ok()
+        .stdout_has("- projets/plan.md, section Risks");
+    assert_eq!(b.read("projets/plan.md"), text);
+}
