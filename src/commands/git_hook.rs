@@ -731,12 +731,18 @@ fn dropped_commits(
         {
             continue;
         }
+        // What the branch leaves behind holds every commit it could lose:
+        // when none is another session's (a rebase of one's own commits),
+        // the branches and remote-tracking branches that might keep them
+        // are not read.
+        let left = git.commits_between(&[old], new, DROPPED_DEPTH)?;
+        if left.len() < DROPPED_DEPTH && !left.iter().any(|c| of_another(c, session)) {
+            continue;
+        }
         let others: Vec<CommitInfo> = git
             .lost_commits(&u.name, old, new, DROPPED_DEPTH)?
             .into_iter()
-            .filter(|c| {
-                !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
-            })
+            .filter(|c| of_another(c, session))
             .collect();
         if others.is_empty() {
             continue;
@@ -756,6 +762,12 @@ fn dropped_commits(
         }
     }
     Ok(out)
+}
+
+/// Whether `c` is a commit (not a merge) of a session other than
+/// `session`, by its trailer: one a branch may not drop freely.
+fn of_another(c: &CommitInfo, session: Option<&str>) -> bool {
+    !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
 }
 
 fn branch_name(refname: &str) -> &str {
