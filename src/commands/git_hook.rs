@@ -210,15 +210,19 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         ctx.now,
     );
     let git_dir = brain.git.git_dir();
+    // A plain commit: nothing but it lands, so the reference-transaction
+    // hook of this command has nothing left to judge (its script sees that
+    // without starting bsi). A merge's other parents still land.
+    let plain = door == Door::Commit && merging.is_empty();
     if refused {
         let _ = writeln!(
             err,
             "bsi: {verb} refused. A person's step, never an agent's (tell the user): `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
         );
-        judged::record(&git_dir, head, exit::CONFLICT);
+        judged::record(&git_dir, head, exit::CONFLICT, plain);
         return Ok(exit::CONFLICT);
     }
-    judged::record(&git_dir, head, exit::OK);
+    judged::record(&git_dir, head, exit::OK, plain);
     Ok(exit::OK)
 }
 
