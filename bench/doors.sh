@@ -9,8 +9,11 @@
 # `git daemon`); and the pre-commit hook against `git diff --cached
 # --name-only`. Each figure is a ratio of medians, repeated in rounds; the
 # table gives the median of the rounds, their min–max, and both medians of
-# the last round in ms. Exits 1 when a median misses its target (not in
-# --smoke mode).
+# the last round in ms. The floor of any hook is measured too: the same
+# commands with hooks that are only `exit 0`, which git starts as often as
+# bsi's. With strace installed, a second table counts what each command
+# starts: hook scripts and bsi. Exits 1 when a median misses its target
+# (not in --smoke mode).
 #
 #   bench/doors.sh            full run (several minutes on 2 cores)
 #   bench/doors.sh --smoke    a few runs of each figure; checks every step
@@ -24,7 +27,7 @@ set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
-bench_mode 22 "$@"
+bench_mode 25 "$@"
 
 if [[ $MODE == smoke ]]; then
     ROUNDS=1 RUNS=3 WARMUP=1 FETCH_RUNS=2
@@ -168,6 +171,14 @@ NOHOOKS="git -c core.hooksPath=/dev/null"
 mkdir -p "$WORK/two-hooks"
 cp .git/hooks/pre-commit .git/hooks/prepare-commit-msg "$WORK/two-hooks/"
 TWOHOOKS="git -c core.hooksPath=$WORK/two-hooks"
+# Hooks that are only `exit 0`, where bsi's are: the floor of any hook,
+# git's start of a process for each.
+mkdir -p "$WORK/exit-0"
+for h in pre-commit prepare-commit-msg pre-merge-commit reference-transaction; do
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/exit-0/$h"
+    chmod +x "$WORK/exit-0/$h"
+done
+FLOOR="git -c core.hooksPath=$WORK/exit-0"
 # Every remote-tracking branch but the registry's, which the fresh view
 # reads.
 DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | grep -v ' $TRACKING\$' | $NOHOOKS update-ref --stdin"
@@ -268,14 +279,18 @@ FIG_RUNS=$FETCH_RUNS FIG_WARMUP=1 figure "git fetch of 1,000 new refs, with / wi
     "$DROP_REFS" "git fetch -q origin" "$NOHOOKS fetch -q origin"
 figure "git reset --soft HEAD~1, with / without" - \
     "$RESET_BASE" "git reset -q --soft HEAD~1" "$NOHOOKS reset -q --soft HEAD~1"
-figure "git commit of one staged file, with / without" - \
+figure "git commit of one staged file, with / without" 1.5 \
     "$STAGE_ONE" "git commit -q -m x" "$NOHOOKS commit -q -m x"
+figure "git commit of one staged file, hooks that are only exit 0 / without" - \
+    "$STAGE_ONE" "$FLOOR commit -q -m x" "$NOHOOKS commit -q -m x"
 figure "git commit of one staged file, bsi's four hooks / its two hooks of before" - \
     "$STAGE_ONE" "git commit -q -m x" "$TWOHOOKS commit -q -m x"
 figure "git cherry-pick of one commit, with / without" - \
     "$RESET_BASE" "git cherry-pick $PICK" "$NOHOOKS cherry-pick $PICK"
-figure "git pull --rebase of 20 own commits, with / without" - \
+figure "git pull --rebase of 20 own commits, with / without" 2 \
     "$RESET_TWENTY" "git pull -q --rebase origin main" "$NOHOOKS pull -q --rebase origin main"
+figure "git pull --rebase of 20 own commits, hooks that are only exit 0 / without" - \
+    "$RESET_TWENTY" "$FLOOR pull -q --rebase origin main" "$NOHOOKS pull -q --rebase origin main"
 figure "git commit, fresh view on a local remote: nothing new / no remote registry branch" - \
     "$STAGE_ONE && $VIEW_FRESH" "git commit -q -m x" "git commit -q -m x" "$STAGE_ONE && $VIEW_NONE"
 figure "git commit, fresh view on a local remote: a claim to fetch / no remote registry branch" - \
@@ -311,6 +326,25 @@ while IFS=$'\t' read -r name target ma mb ratios; do
     fi
     printf '| %s | %.2f× | %.2f–%.2f | %s / %s | %s | %s |\n' "$name" "$med" "$lo" "$hi" "$ma" "$mb" "${target/#-/—}" "$result"
 done <"$RESULTS"
+# What each command starts, counted once (strace -f, every execve): the
+# hook scripts git runs, and bsi.
+if command -v strace >/dev/null && [[ -z ${BENCH_ONLY:-} ]]; then
+    echo
+    printf '| %s | %s | %s |\n' command "hook scripts started" "bsi started"
+    printf '|---|---|---|\n'
+    starts() {
+        bash -c "$2"
+        strace -f -qq -e trace=execve -o "$WORK/execve.log" bash -c "$3" >/dev/null 2>&1 || true
+        printf '| %s | %s | %s |\n' "$1" \
+            "$(grep -c 'execve("[^"]*/hooks/' "$WORK/execve.log" || true)" \
+            "$(grep -c "execve(\"$BSI\"" "$WORK/execve.log" || true)"
+    }
+    starts "git fetch of 1,000 new refs" "$DROP_REFS" "git fetch -q origin"
+    starts "git reset --soft HEAD~1" "$RESET_BASE" "git reset -q --soft HEAD~1"
+    starts "git commit of one staged file" "$STAGE_ONE" "git commit -q -m x"
+    starts "git cherry-pick of one commit" "$RESET_BASE" "git cherry-pick $PICK"
+    starts "git pull --rebase of 20 own commits" "$RESET_TWENTY" "git pull -q --rebase origin main"
+fi
 if [[ $MODE == smoke ]]; then
     echo
     echo "smoke run: every step worked; timings are not judged"

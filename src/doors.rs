@@ -134,16 +134,23 @@ pub mod transaction {
 }
 
 /// The mark the pre-commit (or pre-merge-commit) hook leaves when it
-/// judges a commit: the git command's process, the HEAD it judged against
-/// and its verdict (the exit code). The reference-transaction hook of that
-/// same command takes a passing mark and does not judge that commit again;
-/// a pre-commit hook run a second time by that same command (a hook manager
-/// that runs bsi's script and its own call of bsi) answers the verdict
-/// without saying it again.
+/// judges a commit: the git command's process, the HEAD it judged against,
+/// its verdict (the exit code) and whether the commit is plain — no merge
+/// under way, so its parents are that HEAD (or, amended, the HEAD's own).
+/// The reference-transaction hook of that same command takes a passing
+/// mark and does not judge that commit again — bsi's script takes a plain
+/// one in the shell, without starting bsi (see
+/// [`githooks`](crate::githooks)); a pre-commit hook run a second time by
+/// that same command (a hook manager that runs bsi's script and its own
+/// call of bsi) answers the verdict without saying it again.
 pub mod judged {
     use super::*;
 
-    const FILE: &str = "bsi-judged";
+    /// The mark's file in the git directory of the work tree.
+    pub const FILE: &str = "bsi-judged";
+
+    /// The mark's last word when the commit judged is plain.
+    pub const PLAIN: &str = "plain";
 
     /// The git command that runs the hook, as `PID@START`: the nearest
     /// ancestor named `git` (a hook manager puts its own processes between:
@@ -184,6 +191,9 @@ pub mod judged {
         pub head: Option<Oid>,
         /// The hook's exit code: 0 when it passed.
         pub code: u8,
+        /// No merge was under way: the commit's parents are `head` (or,
+        /// amended, `head`'s own), nothing else lands with it.
+        pub plain: bool,
     }
 
     impl Mark {
@@ -192,7 +202,12 @@ pub mod judged {
             let head = self
                 .head
                 .map_or_else(|| "none".to_string(), |h| h.to_string());
-            format!("{} {head} {}\n", self.git, self.code)
+            let plain = if self.plain {
+                format!(" {PLAIN}")
+            } else {
+                String::new()
+            };
+            format!("{} {head} {}{plain}\n", self.git, self.code)
         }
 
         /// A mark read from the file; `None` when it is not one. Pure.
@@ -208,15 +223,21 @@ pub mod judged {
                 git,
                 head: Oid::from_str(head).ok(),
                 code,
+                plain: w.next() == Some(PLAIN),
             })
         }
     }
 
     /// Leaves the mark: this git command judged a commit on `head`, with
-    /// the exit code `code`.
-    pub fn record(git_dir: &Path, head: Option<Oid>, code: u8) {
+    /// the exit code `code`; `plain` when no merge is under way.
+    pub fn record(git_dir: &Path, head: Option<Oid>, code: u8, plain: bool) {
         let Some(git) = git_process() else { return };
-        let mark = Mark { git, head, code };
+        let mark = Mark {
+            git,
+            head,
+            code,
+            plain,
+        };
         let _ = std::fs::write(git_dir.join(FILE), mark.render());
     }
 
@@ -266,10 +287,19 @@ pub mod judged {
                 git: "10@7".into(),
                 head,
                 code: 3,
+                plain: false,
             };
             assert_eq!(Mark::parse(&m.render()), Some(m));
+            let plain = Mark {
+                git: "10@7".into(),
+                head: None,
+                code: 0,
+                plain: true,
+            };
+            assert_eq!(plain.render(), "10@7 none 0 plain\n");
+            assert_eq!(Mark::parse(&plain.render()), Some(plain));
             let unborn = Mark::parse("10@7 none\n").expect("older mark");
-            assert_eq!((unborn.head, unborn.code), (None, 0));
+            assert_eq!((unborn.head, unborn.code, unborn.plain), (None, 0, false));
             assert_eq!(Mark::parse("10@7"), None);
             assert_eq!(Mark::parse("10@7 none x"), None);
         }

@@ -8,7 +8,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::doors::judged;
 use bsi_core::error::{Error, Result};
+use bsi_core::trailer;
 use bsi_core::words::shell_word;
 
 /// The hooks bsi installs.
@@ -61,6 +63,11 @@ pub fn script(name: &str, program: Option<&str>) -> String {
         return post_checkout_script(program);
     }
     let (head, find_bsi) = (script_head(name), find_bsi(program));
+    let skip = if name == PREPARE_COMMIT_MSG {
+        nothing_to_add()
+    } else {
+        String::new()
+    };
     format!(
         r#"{head}if [ -x "$chained" ]; then
     "$chained" "$@" || exit $?
@@ -70,7 +77,49 @@ fi
     echo "hint: install it (cargo install), run \`bsi hook uninstall\`, or commit with --no-verify" >&2
     exit 1
 fi
-exec "$bsi" hook {name} "$@"
+{skip}exec "$bsi" hook {name} "$@"
+"#
+    )
+}
+
+/// The hook that adds the session's trailer to a commit message.
+pub const PREPARE_COMMIT_MSG: &str = "prepare-commit-msg";
+
+/// The lines of the prepare-commit-msg script that start nothing when bsi
+/// would add nothing, decided with the shell's builtins alone: the message
+/// (`$1`) carries `BSI-Session: $BSI_SESSION` already (an amend, a rebase
+/// or a cherry-pick of the session's own commit: git keeps the message),
+/// or no session is named here — `BSI_SESSION` is empty and the clone has
+/// no session map, which alone can name the session of an agent tool's
+/// process or of its variable. Anything else starts bsi, which decides
+/// (a `BSI_SESSION` that is no session id is bsi's to refuse).
+fn nothing_to_add() -> String {
+    let trailer = trailer::SESSION;
+    format!(
+        r#"# Nothing to add starts nothing: the message carries the session's trailer
+# already, or no session is named (no BSI_SESSION, no session map).
+case $BSI_SESSION in
+'')
+    common=${{GIT_DIR:-.git}}
+    case $1 in "$common"/*) ;; *) common= ;; esac
+    if [ -n "$common" ] && [ -f "$common/commondir" ]; then
+        dir=
+        read -r dir <"$common/commondir" || [ -n "$dir" ] || common=
+        case $dir in /*) common=$dir ;; ?*) common=$common/$dir ;; esac
+    fi
+    if [ -n "$common" ] && [ -d "$common" ] && [ ! -e "$common/bsi-agents/sessions.json" ]; then
+        exit 0
+    fi
+    ;;
+*[!A-Za-z0-9._:@+-]*) ;;
+*)
+    if [ ${{#BSI_SESSION}} -le 100 ] && [ -f "$1" ] && [ -r "$1" ]; then
+        while IFS= read -r line || [ -n "$line" ]; do
+            [ "$line" = "{trailer}: $BSI_SESSION" ] && exit 0
+        done <"$1"
+    fi
+    ;;
+esac
 "#
     )
 }
@@ -79,22 +128,48 @@ exec "$bsi" hook {name} "$@"
 pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
 
 /// The reference-transaction script. git runs it for every transaction
-/// (`git fetch` of git 2.47 makes one per reference it updates) and writes the
-/// updates on stdin: they are read once, with the shell's own `read` (no
-/// other process), and handed to the chained hook and to bsi. Only a
-/// `prepared` transaction that moves a branch starts bsi: a fetch of
-/// remote-tracking branches, a tag, the `committed` and `aborted` states
-/// cost one `sh`. bsi is exec'd, so its parent is the git command (which
-/// tells it whether that command's pre-commit hook judged the commit).
+/// (`git fetch` of git 2.47 makes one per reference it updates, a rebase
+/// one per pseudo-ref it writes) and writes the updates on stdin: they are
+/// read once, with the shell's own `read` (no other process), and handed
+/// to the chained hook and to bsi (past eight lines, the rest by one
+/// `cat`: a batched transaction of a thousand updates read byte by byte
+/// costs 50 ms of CPU); with no chained hook, a state other than
+/// `prepared` reads nothing. Only a `prepared` transaction that moves
+/// a branch starts bsi: a fetch of remote-tracking branches, a tag, the
+/// `committed` and `aborted` states cost one `sh`. And not the commit the
+/// pre-commit hook of this same git command passed: its mark
+/// ([`judged`]) names the git process (`PID@START`, the start time read
+/// from `/proc`), the HEAD it judged and whether the commit is plain; when
+/// every branch update of the transaction starts from that HEAD, bsi would
+/// find nothing to judge, and the script takes the mark as bsi would. bsi
+/// is exec'd, so its parent is the git command (which tells it whether
+/// that command's pre-commit hook judged the commit).
 fn reference_transaction_script(program: Option<&str>) -> String {
     let name = REFERENCE_TRANSACTION;
     let (head, find_bsi) = (script_head(name), find_bsi(program));
+    let (file, plain) = (judged::FILE, judged::PLAIN);
     format!(
-        r#"{head}updates=
-while IFS= read -r line; do
+        r#"{head}[ "$1" = prepared ] || [ -x "$chained" ] || exit 0
+updates=
+n=0
+while [ $n -lt 8 ] && IFS= read -r line; do
     updates="$updates$line
 "
+    n=$((n + 1))
 done
+# A batched transaction (`git fetch --atomic`; every fetch from git 2.51):
+# the rest at once, not byte by byte.
+if [ $n -ge 8 ]; then
+    if rest=$(cat); then
+        [ -z "$rest" ] || updates="$updates$rest
+"
+    else
+        while IFS= read -r line; do
+            updates="$updates$line
+"
+        done
+    fi
+fi
 if [ -x "$chained" ]; then
     printf '%s' "$updates" | "$chained" "$@" || exit $?
 fi
@@ -105,6 +180,30 @@ case $updates in *" refs/heads/"*) ;; *) exit 0 ;; esac
     echo "hint: install it (cargo install), or run \`bsi hook uninstall\`" >&2
     exit 0
 fi
+# The commit this git command's pre-commit hook passed: judged already.
+judged() {{
+    mark=${{GIT_DIR:-.git}}/{file}
+    [ -f "$mark" ] && [ -r "$mark" ] && [ -r "/proc/$PPID/stat" ] || return 1
+    words=
+    read -r words <"$mark" || [ -n "$words" ] || return 1
+    read -r stat <"/proc/$PPID/stat" || return 1
+    case $stat in "$PPID (git) "* | "$PPID (git-"*) ;; *) return 1 ;; esac
+    set -- ${{stat##*) }}
+    [ $# -ge 20 ] || return 1
+    shift 19
+    git="$PPID@$1"
+    set -- $words
+    [ $# -eq 4 ] && [ "$1" = "$git" ] && [ "$3" = 0 ] && [ "$4" = {plain} ] || return 1
+    while read -r old new ref; do
+        case $ref in refs/heads/*) ;; *) continue ;; esac
+        case $old in *[!0]*) ;; *) old=none ;; esac
+        [ "$old" = "$2" ] || return 1
+    done <<BSI_UPDATES
+$updates
+BSI_UPDATES
+    {{ printf '' >"$mark"; }} 2>/dev/null
+}}
+judged && exit 0
 exec "$bsi" hook {name} "$@" <<BSI_UPDATES
 $updates
 BSI_UPDATES

@@ -21,7 +21,7 @@
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
 //! | [`page`] | the live page of the brain as HTML (`bsi serve`, `status --html`), everything from people escaped | yes | `page`, `scope` |
 //! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], `api`, `publish`, `registry`, `scope`, `ttl`, `words` |
-//! | [`githooks`] | installing git's hooks (chaining the ones already there) | IO | `words` |
+//! | [`githooks`] | installing git's hooks (chaining the ones already there); their scripts, which decide in the shell when bsi need not start | IO | [`doors`], `trailer`, `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
 //! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `guard`, `platform`, `values`, `words` |

@@ -210,15 +210,19 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         ctx.now,
     );
     let git_dir = brain.git.git_dir();
+    // A plain commit: nothing but it lands, so the reference-transaction
+    // hook of this command has nothing left to judge (its script sees that
+    // without starting bsi). A merge's other parents still land.
+    let plain = door == Door::Commit && merging.is_empty();
     if refused {
         let _ = writeln!(
             err,
             "bsi: {verb} refused. A person's step, never an agent's (tell the user): `git -c bsi.hookMode=off {verb} …` skips this check once; `git config bsi.hookMode warn` only reports"
         );
-        judged::record(&git_dir, head, exit::CONFLICT);
+        judged::record(&git_dir, head, exit::CONFLICT, plain);
         return Ok(exit::CONFLICT);
     }
-    judged::record(&git_dir, head, exit::OK);
+    judged::record(&git_dir, head, exit::OK, plain);
     Ok(exit::OK)
 }
 
@@ -731,12 +735,18 @@ fn dropped_commits(
         {
             continue;
         }
+        // What the branch leaves behind holds every commit it could lose:
+        // when none is another session's (a rebase of one's own commits),
+        // the branches and remote-tracking branches that might keep them
+        // are not read.
+        let left = git.commits_between(&[old], new, DROPPED_DEPTH)?;
+        if left.len() < DROPPED_DEPTH && !left.iter().any(|c| of_another(c, session)) {
+            continue;
+        }
         let others: Vec<CommitInfo> = git
             .lost_commits(&u.name, old, new, DROPPED_DEPTH)?
             .into_iter()
-            .filter(|c| {
-                !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
-            })
+            .filter(|c| of_another(c, session))
             .collect();
         if others.is_empty() {
             continue;
@@ -756,6 +766,12 @@ fn dropped_commits(
         }
     }
     Ok(out)
+}
+
+/// Whether `c` is a commit (not a merge) of a session other than
+/// `session`, by its trailer: one a branch may not drop freely.
+fn of_another(c: &CommitInfo, session: Option<&str>) -> bool {
+    !c.merge && trailer::author_session(&c.message).is_some_and(|a| Some(a) != session)
 }
 
 fn branch_name(refname: &str) -> &str {

@@ -383,6 +383,50 @@ fn update_ref_to_a_new_commit_is_judged_and_fetch_reset_and_branch_are_not() {
     b.bsi(&["close", "s3"]).ok();
 }
 
+/// A transaction of many updates (`git update-ref --stdin`, `git fetch
+/// --atomic`, every fetch from git 2.51) is read whole by bsi's script: a
+/// branch its last line moves is judged, and the chained hook is handed
+/// every line.
+#[test]
+fn a_batched_transaction_is_read_whole() {
+    let b = sections();
+    let log = b.path().join(".git/rt.log");
+    let chained = b
+        .path()
+        .join(".git/hooks/reference-transaction.bsi-chained");
+    std::fs::write(&chained, format!("#!/bin/sh\ncat >> '{}'\n", log.display()))
+        .expect("write hook");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&chained, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let before = head(&b);
+    edit_plan(&b, "goal text", "goal text, by hand");
+    b.git(&["add", PLAN]);
+    let tree = b.git(&["write-tree"]).trim().to_string();
+    let made = b.git_stdin(&["commit-tree", &tree, "-p", &before], "by hand\n");
+    let made = made.trim();
+    let mut input = String::from("start\n");
+    for i in 0..12 {
+        input.push_str(&format!("create refs/tags/t{i:02} {before}\n"));
+    }
+    input.push_str(&format!("update refs/heads/main {made} {before}\ncommit\n"));
+    let mut cmd = std::process::Command::new("git");
+    crate::common::clean_env(&mut cmd, b.path());
+    cmd.current_dir(b.path())
+        .env("BSI_NOW", &b.now)
+        .env("BSI_SESSION", "s2")
+        .args(["update-ref", "--stdin"]);
+    let r = crate::common::output_with_stdin(&mut cmd, &input);
+    refused(&b, &r, &before);
+    let seen = std::fs::read_to_string(&log).expect("the chained hook ran");
+    // Prepared, then aborted: the 12 tags, main, and HEAD that follows it.
+    assert_eq!(seen.lines().count(), 2 * 14, "{seen}");
+    let main = format!("{before} {made} refs/heads/main\n");
+    assert_eq!(seen.matches(&main).count(), 2, "{seen}");
+}
+
 /// Issue case 4: a submodule moved to another commit inside a claimed
 /// folder.
 #[test]

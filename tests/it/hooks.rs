@@ -660,3 +660,173 @@ fn hook_install_registers_the_registry_merge_driver() {
     t.bsi(&["hook", "install"]).ok();
     t.check("hooks/hook_install_registers_the_registry_merge_driver.txt");
 }
+
+/// bsi's hook scripts of `b` calling bsi through a script that appends
+/// each call (`hook NAME ARGS…`) to the log it returns: what the hooks
+/// start, counted.
+fn counting_starts(b: &Brain) -> std::path::PathBuf {
+    use bsi_core::words::shell_word;
+    let log = b.path().join(".git/bsi-starts.log");
+    let counted = b.path().join(".git/bsi-counted");
+    let word = |p: &Path| shell_word(p.to_str().expect("utf-8 path")).into_owned();
+    std::fs::write(
+        &counted,
+        format!(
+            "#!/bin/sh\necho \"$*\" >>{}\nexec {} \"$@\"\n",
+            word(&log),
+            word(&bin())
+        ),
+    )
+    .expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&counted, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let (real, counting) = (
+        format!("\nbsi={}\n", word(&bin())),
+        format!("\nbsi={}\n", word(&counted)),
+    );
+    for name in bsi::githooks::HOOKS {
+        let path = hooks_dir(b).join(name);
+        let text = std::fs::read_to_string(&path).expect("hook");
+        assert!(text.contains(&real), "{text}");
+        std::fs::write(&path, text.replace(&real, &counting)).expect("write");
+    }
+    log
+}
+
+/// The calls of bsi logged since the last look, taken.
+fn starts(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let _ = std::fs::remove_file(log);
+    text.lines().map(str::to_string).collect()
+}
+
+fn message(b: &Brain, rev: &str) -> String {
+    b.git(&["log", "-1", "--format=%B", rev])
+        .trim_end()
+        .to_string()
+}
+
+/// A hook starts bsi only when bsi has something to do: the guard of every
+/// commit (pre-commit), a trailer to add, a branch update no pre-commit of
+/// the same git command judged. A plain commit's reference update, a
+/// message that carries the session's trailer already (an amend, each pick
+/// of a rebase: git keeps the message) and a commit of no session start
+/// nothing more — and every trailer is where it was.
+#[test]
+fn the_hooks_start_bsi_only_where_it_has_something_to_do() {
+    let b = hooked();
+    b.bsi(&["open", "agents/", "--session", "s1"]).ok();
+    let log = counting_starts(&b);
+
+    b.write("README.md", "# Brain\n\nplain\n");
+    b.git(&["add", "README.md"]);
+    commit_as(&b, None, "plain").ok();
+    assert_eq!(starts(&log), ["hook pre-commit"]);
+    assert_eq!(message(&b, "HEAD"), "plain");
+    let base = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    b.write("agents/alice.md", "# Alice\n\nby s1\n");
+    b.git(&["add", "agents/alice.md"]);
+    commit_as(&b, Some("s1"), "alice").ok();
+    assert_eq!(
+        starts(&log),
+        [
+            "hook pre-commit",
+            "hook prepare-commit-msg .git/COMMIT_EDITMSG message"
+        ]
+    );
+    assert_eq!(message(&b, "HEAD"), "alice\n\nBSI-Session: s1");
+
+    git_as(&b, Some("s1"), &["commit", "-q", "--amend", "--no-edit"]).ok();
+    assert_eq!(starts(&log), ["hook pre-commit"]);
+    assert_eq!(message(&b, "HEAD"), "alice\n\nBSI-Session: s1");
+
+    b.write("agents/alice.md", "# Alice\n\nby s1, twice\n");
+    b.git(&["add", "agents/alice.md"]);
+    commit_as(&b, Some("s1"), "alice again").ok();
+    starts(&log);
+
+    // Another line of work under s1's two commits: a rebase replays them,
+    // each pick with its message, and its branch update is judged once.
+    b.git(&["checkout", "-q", "-b", "other", &base]);
+    b.write("projets/notes.md", "# Notes\n\nelsewhere\n");
+    b.git(&["add", "projets/notes.md"]);
+    commit_as(&b, None, "notes").ok();
+    b.git(&["checkout", "-q", "main"]);
+    starts(&log);
+    git_as(&b, Some("s1"), &["rebase", "-q", "other"]).ok();
+    assert_eq!(starts(&log), ["hook reference-transaction prepared"]);
+    assert_eq!(message(&b, "HEAD"), "alice again\n\nBSI-Session: s1");
+    assert_eq!(message(&b, "HEAD~1"), "alice\n\nBSI-Session: s1");
+    assert_eq!(message(&b, "HEAD~2"), "notes");
+    // The same with no session in the shell: nothing to add either.
+    b.git(&["reset", "-q", "--hard", "ORIG_HEAD"]);
+    starts(&log);
+    git_as(&b, None, &["rebase", "-q", "other"]).ok();
+    assert_eq!(starts(&log), ["hook reference-transaction prepared"]);
+    assert_eq!(message(&b, "HEAD~1"), "alice\n\nBSI-Session: s1");
+
+    // A reset back is a branch update no pre-commit judged (over s1's
+    // own commit: s1 may drop it).
+    git_as(&b, Some("s1"), &["reset", "-q", "--soft", "HEAD~1"]).ok();
+    assert_eq!(starts(&log), ["hook reference-transaction prepared"]);
+}
+
+/// With no `BSI_SESSION`, the session map may name the session of an agent
+/// tool (its variable, or its process): the prepare-commit-msg hook starts
+/// bsi, which adds that session's trailer — in a linked work tree too,
+/// whose map is the clone's.
+#[test]
+fn a_session_the_session_map_names_still_gets_its_trailer() {
+    let b = hooked();
+    b.write(
+        ".git/bsi-agents/sessions.json",
+        r#"{"version":1,"sessions":[{"tool":"codex","tool_session":"019a-thread","session":"sess-map"}]}"#,
+    );
+    let log = counting_starts(&b);
+    let commit = |dir: &Path, msg: &str, thread: Option<&str>| {
+        let mut cmd = std::process::Command::new("git");
+        crate::common::clean_env(&mut cmd, b.path());
+        cmd.current_dir(dir)
+            .env("BSI_NOW", &b.now)
+            .args(["commit", "-q", "-m", msg]);
+        if let Some(t) = thread {
+            cmd.env("CODEX_THREAD_ID", t);
+        }
+        Run::from_output(cmd.output().expect("run git"))
+    };
+    b.write("README.md", "# Brain\n\nby the agent\n");
+    b.git(&["add", "README.md"]);
+    commit(b.path(), "by the agent", Some("019a-thread")).ok();
+    assert_eq!(message(&b, "HEAD"), "by the agent\n\nBSI-Session: sess-map");
+    let s = starts(&log);
+    assert!(
+        s.iter().any(|l| l.starts_with("hook prepare-commit-msg")),
+        "{s:?}"
+    );
+
+    let (_place, wt) = b.worktree("wt", Some("wt"));
+    std::fs::write(wt.join("README.md"), "# Brain\n\nin the work tree\n").expect("write");
+    b.git_at(&wt, None, &["add", "README.md"]).ok();
+    starts(&log);
+    commit(&wt, "in the work tree", Some("019a-thread")).ok();
+    assert_eq!(
+        message(&b, "wt"),
+        "in the work tree\n\nBSI-Session: sess-map"
+    );
+    let s = starts(&log);
+    assert!(
+        s.iter().any(|l| l.starts_with("hook prepare-commit-msg")),
+        "{s:?}"
+    );
+    // No map: nothing to add, nothing started for it.
+    std::fs::remove_file(b.path().join(".git/bsi-agents/sessions.json")).expect("rm");
+    std::fs::write(wt.join("README.md"), "# Brain\n\nno map\n").expect("write");
+    b.git_at(&wt, None, &["add", "README.md"]).ok();
+    commit(&wt, "no map", Some("019a-thread")).ok();
+    assert_eq!(message(&b, "wt"), "no map");
+    assert_eq!(starts(&log), ["hook pre-commit"]);
+}

@@ -1306,21 +1306,29 @@ impl Git {
     /// that a fetch, a pull, a clone or a push wrote (others' work, judged
     /// where it was made), as its newest reflog entry says; one git keeps
     /// no reflog for counts too. A remote-tracking branch written by hand
-    /// (`git update-ref`) and tags do not.
+    /// (`git update-ref`) and tags do not. A reference whose tip is counted
+    /// already is not looked at further: a thousand remote-tracking
+    /// branches at a few commits cost a few reflog reads, not a thousand.
     pub fn judged_tips(&self) -> Vec<Oid> {
         let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let Ok(refs) = self.repo.references() else {
             return out;
         };
         for r in refs.flatten() {
             let Ok(name) = r.name() else { continue };
-            let judged = name.starts_with("refs/heads/")
-                || (name.starts_with("refs/remotes/") && self.fetched(name));
-            if !judged {
+            let branch = name.starts_with("refs/heads/");
+            if !branch && !name.starts_with("refs/remotes/") {
+                continue;
+            }
+            if r.target().is_some_and(|t| seen.contains(&t)) {
+                continue;
+            }
+            if !branch && !self.fetched(name) {
                 continue;
             }
             if let Ok(c) = r.peel_to_commit()
-                && !out.contains(&c.id())
+                && seen.insert(c.id())
             {
                 out.push(c.id());
             }
