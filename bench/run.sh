@@ -320,7 +320,7 @@ done
 record "16 concurrent bsi open, wall / 16 x one bsi open" 1.2 "${ratios[@]}"
 
 # Through a remote: a local bare repository, the clone's branch tracking it.
-RRESET="git -C $WORK/remote.git update-ref refs/heads/brain-index $RREG && git -C $WORK/remote.git update-ref refs/heads/main $RBASE && git reset -q --hard $RBASE && git update-ref refs/remotes/origin/main $RBASE && git update-ref refs/remotes/origin/brain-index $RREG && git update-ref refs/heads/brain-index $RREG"
+RRESET="git -C $WORK/remote.git update-ref refs/heads/brain-index $RREG && git -C $WORK/remote.git update-ref refs/heads/main $RBASE && git reset -q --hard $RBASE && git update-ref refs/remotes/origin/main $RBASE && git update-ref refs/remotes/origin/brain-index $RREG && git update-ref refs/heads/brain-index $RREG && git for-each-ref --format='delete %(refname)' refs/bsi/seen/ | git update-ref --stdin"
 ROPEN="$BSI open d17/f00.md --session sess-bench-remote -q"
 BYHAND="git fetch -q origin && git commit --allow-empty -q -m x && git push -q origin HEAD:main"
 check "$WORK/rclone" "$RRESET" "$ROPEN"

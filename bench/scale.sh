@@ -138,6 +138,11 @@ clones() {
     [[ -z $made ]] || sync
 }
 
+# A clone's memory of the registry tips it saw, forgotten: put back to the
+# base registry, the remote would else read as a registry moved back, whose
+# dropped claims bsi keeps (a hand rollback never frees a claim).
+FORGET_SEEN="git for-each-ref --format='delete %(refname)' refs/bsi/seen/ | git update-ref --stdin"
+
 # Every clone and the remote back at the base registry.
 reset_all() {
     local prefix=$1 n=$2 i
@@ -148,6 +153,10 @@ reset_all() {
     for ((i = 0; i < n; i++)); do
         git -C "$WORK/$prefix-$i" update-ref refs/remotes/origin/brain-index "$BASE"
         git -C "$WORK/$prefix-$i" update-ref -d refs/heads/brain-index 2>/dev/null || true
+        # The tips it saw forgotten too: else the base registry reads as a
+        # registry moved back, whose dropped claims bsi keeps.
+        git -C "$WORK/$prefix-$i" for-each-ref --format='delete %(refname)' refs/bsi/seen/ |
+            git -C "$WORK/$prefix-$i" update-ref --stdin
     done
 }
 
@@ -169,7 +178,8 @@ time_alone() {
         cd "$WORK/one-0" &&
             git -C "$WORK/srv/brain.git" update-ref refs/heads/brain-index "$BASE" &&
             git update-ref refs/remotes/origin/brain-index "$BASE" &&
-            (git update-ref -d refs/heads/brain-index 2>/dev/null || true)
+            (git update-ref -d refs/heads/brain-index 2>/dev/null || true) &&
+            eval "$FORGET_SEEN"
     ) >/dev/null 2>&1
     # What a burst left running (a push's detached maintenance) ends first.
     sleep 0.2
@@ -291,7 +301,8 @@ median_ms() {
     for ((i = 0; i < RUNS; i++)); do
         (cd "$dir" && bash -c "$prep") >/dev/null 2>&1
         t0=$(now_us)
-        (cd "$dir" && eval "$cmd") >/dev/null 2>&1 || {
+        (cd "$dir" && eval "$cmd") >/dev/null 2>"$WORK/step.err" || {
+            cat "$WORK/step.err" >&2
             echo "scale: this step failed in $dir: $cmd" >&2
             exit 1
         }
@@ -337,7 +348,10 @@ fi
 say "one open over the ${DELAY_MS} ms link"
 clones "git://127.0.0.1:$SLOW/brain.git" slow 1
 ONE="$WORK/slow-0"
-RESET_ONE="git -C $WORK/srv/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && git update-ref refs/heads/brain-index $BASE && git -C $WORK/srv/brain.git update-ref refs/heads/main $(git -C "$ONE" rev-parse HEAD) && git reset -q --hard origin/main"
+# The registry put back to where it started, on the remote and in the
+# clone, and the clone's memory of the tips it saw forgotten with it
+# (FORGET_SEEN).
+RESET_ONE="git -C $WORK/srv/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && git update-ref refs/heads/brain-index $BASE && $FORGET_SEEN && git -C $WORK/srv/brain.git update-ref refs/heads/main $(git -C "$ONE" rev-parse HEAD) && git reset -q --hard origin/main"
 OPEN_ONE="$BSI open d63/ --session sess-one -q"
 BYHAND="git fetch -q origin && git commit --allow-empty -q -m claim && git push -q origin HEAD:main"
 a=$(median_ms "$ONE" "$OPEN_ONE" "$RESET_ONE")

@@ -110,7 +110,7 @@ for link in loopback "30 ms"; do
     url="ssh://$USER_NAME@127.0.0.1:$port$WORK/brain.git"
     rm -rf "$WORK/clone"
     GIT_SSH_COMMAND="$SSH_BASE" git clone -q "$url" "$WORK/clone"
-    reset="git -C $WORK/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && git update-ref refs/heads/brain-index $BASE"
+    reset="git -C $WORK/brain.git update-ref refs/heads/brain-index $BASE && git update-ref refs/remotes/origin/brain-index $BASE && git update-ref refs/heads/brain-index $BASE && git for-each-ref --format='delete %(refname)' refs/bsi/seen/ | git update-ref --stdin"
     for what in open status; do
         case $what in
         open) cmd="$BSI open notes/ --session sess-ssh -q" ;;
