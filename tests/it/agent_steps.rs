@@ -115,6 +115,14 @@ fn no_refusal_hands_an_agent_a_step_on_another_sessions_work() {
     let commit = b.git_at(b.path(), Some(ME), &["commit", "-qam", "mine"]);
     assert_ne!(commit.code, 0, "{commit:?}");
     check_words("git commit -a", &words(&commit));
+    // The other session's line is said once, as inside its claim: not also
+    // as outside the agent's own sections, as if the agent had written it.
+    let said = words(&commit);
+    assert!(
+        said.contains("line 8 under `Goals` is inside an active claim of session sess-other")
+            && !said.contains("line 8 under `Goals` is outside"),
+        "{said}"
+    );
     b.git_at(b.path(), None, &["reset", "-q"]).ok();
     let head = b.git(&["rev-parse", "HEAD"]).trim().to_string();
     // The agent's own lines committed, the other's left: then nothing of

@@ -97,7 +97,15 @@ pub fn judge<'a>(
             }
             Finding::Outside { path, region } => {
                 refused |= refuse_outside;
-                lines.push(outside_line(path, region.as_ref(), session, refuse_outside));
+                // Lines inside another session's claim are said as such:
+                // not again as outside the session's own, which read as if
+                // the session had written another's lines.
+                let said = findings.iter().any(|g| {
+                    matches!(g, Finding::Claimed { path: p, region: r, .. } if p == path && r == region)
+                });
+                if !said {
+                    lines.push(outside_line(path, region.as_ref(), session, refuse_outside));
+                }
             }
             Finding::HeadingGone {
                 path,
