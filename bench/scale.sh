@@ -17,7 +17,12 @@
 # run lets each local burst go five times and sets the median of their p95
 # against the median of one write alone timed after each of those bursts:
 # the machine's speed wanders within a run, and one burst of 20 is one
-# sample of its slowest writers. The slow link is a userspace proxy
+# sample of its slowest writers. Over the link, each writer of a burst (and
+# the write alone) goes through a port of its own, where the proxy counts
+# its requests — each a round trip over the link — and each writer's CPU
+# (its own and its children's, from `times`) is taken: a full run requires
+# every writer of the 20 within 4 round trips and their p95 within 3× one
+# write alone over the link. The slow link is a userspace proxy
 # (examples/delay_proxy.rs, 30 ms each way) in front of `git daemon`, both on
 # loopback inside a network namespace of the run's own (`unshare --net`) when
 # the system allows it, else on the host's loopback. Nothing leaves the
@@ -117,6 +122,15 @@ git daemon --reuseaddr --export-all --enable=receive-pack --max-connections=256 
 PIDS+=($!)
 "$PROXY" "127.0.0.1:$SLOW" "127.0.0.1:$PORT" "$DELAY_MS" 2>"$WORK/proxy.log" &
 PIDS+=($!)
+# The same link with a port of its own for each writer over it (WPORT + i
+# for the clone slow-i), counting each connection's requests — each one
+# round trip over the link — in $COUNTS when it ends: what each writer
+# cost in round trips.
+WPORT=$((SLOW + 1))
+COUNTS="$WORK/link-requests"
+: >"$COUNTS"
+"$PROXY" "127.0.0.1:$WPORT-$((WPORT + 63))" "127.0.0.1:$PORT" "$DELAY_MS" "$COUNTS" 2>"$WORK/proxy-writers.log" &
+PIDS+=($!)
 for _ in $(seq 1 100); do
     git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null 2>&1 && break
     sleep 0.1
@@ -142,6 +156,25 @@ clones() {
 # base registry, the remote would else read as a registry moved back, whose
 # dropped claims bsi keeps (a hand rollback never frees a claim).
 FORGET_SEEN="git for-each-ref --format='delete %(refname)' refs/bsi/seen/ | git update-ref --stdin"
+
+# The requests each of the writers 0…$1-1 made through its port of the
+# link since $COUNTS was emptied: one line each, in order.
+requests_per_writer() {
+    local n=$1 i
+    for ((i = 0; i < n; i++)); do
+        awk -v p="$((WPORT + i))" '$1 == p { r += $2 } END { print r + 0 }' "$COUNTS"
+    done
+}
+
+# The CPU in ms of a writer and its children, from what `times` printed
+# (its second line: the children's user and system time, as 0m0.012s).
+cpu_ms() {
+    awk 'NR == 2 {
+        t = 0
+        for (f = 1; f <= 2; f++) { split($f, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+        printf "%d\n", t * 1000 + 0.5
+    }' "$1"
+}
 
 # Every clone and the remote back at the base registry.
 reset_all() {
@@ -205,6 +238,13 @@ race() {
     local bursts=$BURSTS
     [[ $prefix == slow ]] && bursts=1
     if [[ -n $same ]]; then clones "$url" "$prefix" 1; else clones "$url" "$prefix" "$n"; fi
+    # Over the link, each writer through a port of its own: its requests
+    # are counted apart.
+    if [[ $prefix == slow ]]; then
+        for ((i = 0; i < n; i++)); do
+            git -C "$WORK/$prefix-$i" remote set-url origin "git://127.0.0.1:$((WPORT + i))/brain.git"
+        done
+    fi
     say "$label: $n simultaneous opens, $bursts burst(s)"
     local p50s=() p95s=() pushes=() lost=0 busy=0 ok_all=1 walls=()
     local alone_here="$WORK/alone-times-$prefix-$n"
@@ -227,10 +267,14 @@ race() {
                 "$BSI" -v open "d$(printf %02d "$i")/" --session "sess-race-$i" >/dev/null 2>"$out/$i.err"
                 echo $? >"$out/$i.rc"
                 now_us >"$out/$i.end"
+                # The CPU of the writer and every process it started
+                # (user and system), after its end was taken.
+                times >"$out/$i.cpu"
             ) &
             pids+=($!)
         done
         sleep 1
+        : >"$COUNTS"
         local t0 t1
         t0=$(now_us)
         : >"$gate"
@@ -245,6 +289,15 @@ race() {
             lost=$((lost + $(grep -c 'lost a race' "$out/$i.err" || true)))
             pushed=$((pushed + $(grep -c '^bsi: published ' "$out/$i.err" || true)))
         done
+        # Round trips and CPU of each writer, over the link.
+        if [[ $prefix == slow ]]; then
+            sleep 0.3
+            local rts cpus
+            rts=$(requests_per_writer "$n" | sort -n | tr '\n' ' ')
+            cpus=$(for ((i = 0; i < n; i++)); do cpu_ms "$out/$i.cpu"; done | sort -n | tr '\n' ' ')
+            echo "$rts" >"$WORK/rt-$prefix-$n"
+            echo "$cpus" >"$WORK/cpu-$prefix-$n"
+        fi
         local rows merges
         rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
         merges=$(git -C "$WORK/srv/brain.git" rev-list --merges --count brain-index)
@@ -285,6 +338,12 @@ race() {
     ((ok_all)) || landed="NOT ALL LANDED"
     local shape="p50 $p50 ms, p95 $p95 ms"
     ((bursts > 1)) && shape="median of $bursts bursts: p50 $p50 ms, p95 $p95 ms (p95 $range ms)"
+    if [[ -s $WORK/rt-$prefix-$n ]]; then
+        local rt cpu
+        read -ra rt <"$WORK/rt-$prefix-$n"
+        read -ra cpu <"$WORK/cpu-$prefix-$n"
+        shape="$shape; round trips per writer ${rt[0]}–${rt[${#rt[@]}-1]} (median ${rt[$((${#rt[@]} / 2))]}); CPU per writer ${cpu[0]}–${cpu[${#cpu[@]}-1]} ms"
+    fi
     record "$label" "$n" "$landed ($busy busy), 0 merges" \
         "pushes per burst ${pushes[*]} ($lost lost races), $per writes per push; $shape; ${walls[*]} s$alone_median"
 }
@@ -357,9 +416,25 @@ BYHAND="git fetch -q origin && git commit --allow-empty -q -m claim && git push 
 a=$(median_ms "$ONE" "$OPEN_ONE" "$RESET_ONE")
 b=$(median_ms "$ONE" "$BYHAND" "$RESET_ONE")
 judge "bsi open over the link / fetch + commit + push by hand" "$a" "$b" 0.6
+# The round trips and CPU of one write alone over the link (slow-0 goes
+# through its own counted port).
+(cd "$ONE" && bash -c "$RESET_ONE") >/dev/null 2>&1
+: >"$COUNTS"
+(cd "$ONE" && eval "$OPEN_ONE" && times >"$WORK/one.cpu") >/dev/null 2>&1
+sleep 0.3
+rt_alone=$(requests_per_writer 1)
+record "one open alone over the ${DELAY_MS} ms link: round trips, CPU" "-" "$rt_alone round trips, $(cpu_ms "$WORK/one.cpu") ms of CPU" "reported"
 n_slow=${SLOW_NS[${#SLOW_NS[@]}-1]}
-ratio=$(awk -v a="$(p95_of slow "$n_slow")" -v b="$a" 'BEGIN { printf "%.2f", a / b }')
-record "$n_slow clones at once over the ${DELAY_MS} ms link, p95 / one open alone over it" "-" "$(p95_of slow "$n_slow") ms / $a ms = ${ratio}×" "reported"
+judge "$n_slow clones at once over the ${DELAY_MS} ms link, p95 / one open alone over it" "$(p95_of slow "$n_slow")" "$a" 3
+# Every writer of the burst within 4 round trips of its start.
+read -ra rts <"$WORK/rt-slow-$n_slow"
+rt_max=${rts[${#rts[@]}-1]}
+if [[ $MODE == full ]] && ((rt_max > 4)); then
+    record "$n_slow clones at once over the link: round trips of the writer that made most" "4" "$rt_max (all: ${rts[*]})" "FAIL"
+    FAILED=1
+else
+    record "$n_slow clones at once over the link: round trips of the writer that made most" "4" "$rt_max (all: ${rts[*]})" "$([[ $MODE == full ]] && echo pass || echo "not judged (smoke)")"
+fi
 
 # A write in an old brain against one in a young brain, locally.
 say "open at 100,000 history rows against 100"
