@@ -273,8 +273,8 @@ fn fresh_view(
     }
 }
 
-/// Writes the findings (and a staged registry copy) as lines for the
-/// committer; true when `mode` refuses them.
+/// Writes the guard's verdict on the findings (and a staged registry
+/// copy) for the committer ([`verdict::of_change`]); true when it refuses.
 fn report(
     err: &mut impl Write,
     brain: &Brain,
@@ -284,28 +284,12 @@ fn report(
     (mode, change): (HookMode, &str),
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> bool {
-    if findings.is_empty() && !registry_staged {
-        return false;
-    }
-    let mut refused = false;
-    let mut lines: Vec<String> = Vec::new();
-    if registry_staged {
-        let refuse_copy = bsi_core::guard::edit::copy_refused(mode);
-        refused |= refuse_copy;
-        lines.extend(verdict::registry_staged(
-            &brain.copy_path,
-            &brain.branch,
-            refuse_copy,
-        ));
-    }
-    let judged = verdict::judge(findings, session, mode, change);
-    refused |= judged.refused;
-    lines.extend(judged.lines.iter().cloned());
-    lines.extend(verdict::ways_out(&judged, session, now));
-    for line in &lines {
+    let copy = registry_staged.then_some((brain.copy_path.as_str(), brain.branch.as_str()));
+    let said = verdict::of_change(findings, copy, session, (mode, change), now);
+    for line in &said.lines {
         let _ = writeln!(err, "{line}");
     }
-    refused
+    said.refused
 }
 
 /// The commits `git merge` (or `git pull`) is merging, read from git's

@@ -65,6 +65,47 @@ pub struct Judged<'a> {
     pub outside: Vec<Scope>,
 }
 
+/// What the commit guard says of a change a git door judges (a commit, a
+/// merge, a branch update): its lines for the committer, in order, and
+/// whether `mode` refuses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// The registry's copy staged (when it is), the findings, the ways out.
+    pub lines: Vec<String>,
+    /// Whether the change is refused.
+    pub refused: bool,
+}
+
+/// The commit guard's verdict on a change: `findings` of `change`
+/// ("commit", "merge", …) by `session` under `mode`, and `staged_copy`
+/// (the registry's copy, `rel`, and the registry branch) when the change
+/// stages it. Nothing said and nothing refused when there is nothing.
+pub fn of_change(
+    findings: &[Finding<'_>],
+    staged_copy: Option<(&str, &str)>,
+    session: Option<&str>,
+    (mode, change): (HookMode, &str),
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Said {
+    let mut said = Said {
+        lines: Vec::new(),
+        refused: false,
+    };
+    if findings.is_empty() && staged_copy.is_none() {
+        return said;
+    }
+    if let Some((rel, branch)) = staged_copy {
+        let refuse_copy = refuses_claimed(mode);
+        said.refused |= refuse_copy;
+        said.lines.extend(registry_staged(rel, branch, refuse_copy));
+    }
+    let judged = judge(findings, session, mode, change);
+    said.refused |= judged.refused;
+    said.lines.extend(judged.lines.iter().cloned());
+    said.lines.extend(ways_out(&judged, session, now));
+    said
+}
+
 /// Words the findings of a change (`change`: "commit", "edit"): [`Judged`].
 pub fn judge<'a>(
     findings: &[Finding<'a>],
