@@ -205,7 +205,7 @@ fn pre_commit(ctx: &Ctx, door: Door) -> Result<u8> {
         &brain,
         &findings,
         registry_staged,
-        session,
+        (session, verdict::Source::Index),
         (mode, verb),
         ctx.now,
     );
@@ -280,12 +280,12 @@ fn report(
     brain: &Brain,
     findings: &[bsi_core::guard::Finding<'_>],
     registry_staged: bool,
-    session: Option<&str>,
+    who: (Option<&str>, verdict::Source),
     (mode, change): (HookMode, &str),
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> bool {
     let copy = registry_staged.then_some((brain.copy_path.as_str(), brain.branch.as_str()));
-    let said = verdict::of_change(findings, copy, session, (mode, change), now);
+    let said = verdict::of_change(findings, copy, who, (mode, change), now);
     for line in &said.lines {
         let _ = writeln!(err, "{line}");
     }
@@ -501,7 +501,7 @@ impl Judging<'_> {
                 brain,
                 &findings,
                 false,
-                judge_as,
+                (judge_as, verdict::Source::Commits),
                 (self.mode, "commit"),
                 self.now,
             );
@@ -556,7 +556,7 @@ impl Judging<'_> {
                 brain,
                 &findings,
                 false,
-                self.session,
+                (self.session, verdict::Source::Commits),
                 (self.mode, "commit"),
                 self.now,
             ) && !dropping.contains(&branch_name(branch))

@@ -139,11 +139,26 @@ fn no_refusal_hands_an_agent_a_step_on_another_sessions_work() {
     let revert = b.git_at(b.path(), Some(ME), &["revert", "--no-edit", &head]);
     assert_ne!(revert.code, 0, "{revert:?}");
     check_words("git revert", &words(&revert));
+    // Commits landing on or leaving a branch have no lines of one's own to
+    // pick: the way out is the holder's close, not `bsi commit`.
+    for (door, said) in [("git revert", words(&revert))] {
+        assert!(
+            said.contains("ways out: wait for sess-other to close its claim, or ask its holder")
+                && !said.contains("bsi commit"),
+            "{door}: {said}"
+        );
+    }
     let _ = b.git_at(b.path(), None, &["revert", "--abort"]);
     b.git_at(b.path(), None, &["reset", "-q", "--hard"]).ok();
     let reset = b.git_at(b.path(), Some(ME), &["reset", "-q", "--hard", "HEAD~2"]);
     assert_ne!(reset.code, 0, "{reset:?}");
     check_words("git reset --hard", &words(&reset));
+    assert!(
+        !words(&reset).contains("bsi commit")
+            && words(&reset).contains("ways out: wait for sess-other to close its claim"),
+        "{}",
+        words(&reset)
+    );
     b.git_at(b.path(), None, &["reset", "-q", "--hard"]).ok();
 
     // The tool's edit hook: an edit inside the other's section, a shell

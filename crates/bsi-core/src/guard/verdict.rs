@@ -76,14 +76,26 @@ pub struct Said {
     pub refused: bool,
 }
 
+/// Where the change a git door judges comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The index of a work tree (a commit, a merge being committed): the
+    /// session may commit its own lines alone.
+    Index,
+    /// Commits already made, landing on or leaving a branch (a
+    /// cherry-pick, a rebase, a reset): there are no lines to pick.
+    Commits,
+}
+
 /// The commit guard's verdict on a change: `findings` of `change`
-/// ("commit", "merge", …) by `session` under `mode`, and `staged_copy`
-/// (the registry's copy, `rel`, and the registry branch) when the change
-/// stages it. Nothing said and nothing refused when there is nothing.
+/// ("commit", "merge", …) from `source` by `session` under `mode`, and
+/// `staged_copy` (the registry's copy, `rel`, and the registry branch)
+/// when the change stages it. Nothing said and nothing refused when there
+/// is nothing.
 pub fn of_change(
     findings: &[Finding<'_>],
     staged_copy: Option<(&str, &str)>,
-    session: Option<&str>,
+    (session, source): (Option<&str>, Source),
     (mode, change): (HookMode, &str),
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Said {
@@ -102,7 +114,8 @@ pub fn of_change(
     let judged = judge(findings, session, mode, change);
     said.refused |= judged.refused;
     said.lines.extend(judged.lines.iter().cloned());
-    said.lines.extend(ways_out(&judged, session, now));
+    said.lines
+        .extend(ways_out(&judged, session, source == Source::Index, now));
     said
 }
 
@@ -320,6 +333,7 @@ pub fn outside_to_claim(findings: &[Finding<'_>]) -> Vec<Scope> {
 pub fn ways_out(
     judged: &Judged<'_>,
     session: Option<&str>,
+    own_lines: bool,
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
@@ -332,7 +346,8 @@ pub fn ways_out(
         .holders
         .iter()
         .any(|h| h.standing(now) == Standing::Active);
-    if let (Some(me), true) = (session, at_work) {
+    let commit_own = own_lines && at_work && session.is_some();
+    if let (Some(me), true) = (session, commit_own) {
         let words = ["bsi", "commit", "--session", me];
         lines.push(format!(
             "  ways out: commit only your own lines, the other sessions' staying in the work tree as they are: `{}`",
@@ -358,7 +373,12 @@ pub fn ways_out(
             Standing::Active if session.is_none() => {
                 format!("  {whose}wait for {s} to close its claim or ask its holder")
             }
-            Standing::Active => format!("  or wait for {s} to close its claim, or ask its holder"),
+            Standing::Active if commit_own => {
+                format!("  or wait for {s} to close its claim, or ask its holder")
+            }
+            Standing::Active => {
+                format!("  ways out: wait for {s} to close its claim, or ask its holder")
+            }
             Standing::Overdue => format!("  {whose}{}", ways::overdue(s)),
             Standing::Stale => format!("  {whose}{}", ways::stale(s)),
         });
@@ -426,7 +446,7 @@ mod tests {
         );
         // What the session can claim: the free path, not the held one.
         assert_eq!(j.outside, vec![Scope::File("b.md".into())]);
-        let ways = ways_out(&j, Some("s1"), held.opened);
+        let ways = ways_out(&j, Some("s1"), true, held.opened);
         assert!(
             ways.iter()
                 .any(|l| l.contains("wait for s2 to close its claim")),
@@ -469,7 +489,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, None, HookMode::Normal, "commit");
-        let ways = ways_out(&j, None, held.opened);
+        let ways = ways_out(&j, None, true, held.opened);
         assert!(ways[0].contains("BSI_SESSION is not set"), "{ways:?}");
         // The holder may be the committer's own session: no release of it.
         assert!(ways[1].contains("`export BSI_SESSION=s2`"), "{ways:?}");
@@ -497,7 +517,7 @@ mod tests {
             "{}",
             j.lines[0]
         );
-        let ways = ways_out(&j, Some("s1"), held.opened);
+        let ways = ways_out(&j, Some("s1"), true, held.opened);
         assert!(
             ways[0].contains("the claim of s2 is stale")
                 && ways[0].contains("`bsi release s2 --confirm`"),
@@ -510,7 +530,7 @@ mod tests {
         let held = claim("s2", "codex", Scope::File("a.md".into()));
         let f = findings(&held);
         let j = judge(&f, Some("s1"), HookMode::Normal, "commit");
-        let ways = ways_out(&j, Some("s1"), held.expires);
+        let ways = ways_out(&j, Some("s1"), true, held.expires);
         assert!(ways[0].contains("the claim of s2 is overdue"), "{ways:?}");
         assert!(ways[0].contains("`bsi watchdog`"), "{ways:?}");
         assert!(!ways[0].contains("wait for"), "{ways:?}");
