@@ -163,15 +163,7 @@ pub fn answer_stop(reason: Option<&str>) -> Answer {
 /// shell commands run under the Gemini process the session-start hook
 /// recorded (`by_process`), and bsi finds the session from there.
 pub fn session_note(session: &str, by_process: bool) -> String {
-    if by_process {
-        format!(
-            "the bsi commands you run in your shell act for it: bsi finds it from the Gemini CLI process they run under; `--session {session}` names it too"
-        )
-    } else {
-        format!(
-            "BSI_SESSION is not set in your shell, and an `export` does not last from one shell command to the next: add `--session {session}` to every bsi command"
-        )
-    }
+    super::tool::session_note_by_process("Gemini CLI", session, by_process)
 }
 
 /// The project settings file, relative to the work tree root.

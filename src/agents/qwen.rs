@@ -132,15 +132,7 @@ pub fn answer_post_tool(message: Option<&str>) -> Answer {
 /// How the session-start context names the agent's session for its shell:
 /// Qwen Code runs the agent's shell commands under its own process.
 pub fn session_note(session: &str, by_process: bool) -> String {
-    if by_process {
-        format!(
-            "the bsi commands you run in your shell act for it: bsi finds it from the Qwen Code process they run under; `--session {session}` names it too"
-        )
-    } else {
-        format!(
-            "BSI_SESSION is not set in your shell, and an `export` does not last from one shell command to the next: add `--session {session}` to every bsi command"
-        )
-    }
+    super::tool::session_note_by_process("Qwen Code", session, by_process)
 }
 
 /// The project settings file, relative to the work tree root.

@@ -327,3 +327,20 @@ impl fmt::Display for Tool {
         f.write_str(self.name())
     }
 }
+
+/// The briefing's note on passing the session to bsi, for a tool whose
+/// agent's shell commands run under the tool's own process (`title`): bsi
+/// finds the session from that process when the session-start hook
+/// recorded it (`by_process`); else `--session` on every bsi command, as
+/// an `export` does not last from one shell command to the next.
+pub fn session_note_by_process(title: &str, session: &str, by_process: bool) -> String {
+    if by_process {
+        format!(
+            "the bsi commands you run in your shell act for it: bsi finds it from the {title} process they run under; `--session {session}` names it too"
+        )
+    } else {
+        format!(
+            "BSI_SESSION is not set in your shell, and an `export` does not last from one shell command to the next: add `--session {session}` to every bsi command"
+        )
+    }
+}
