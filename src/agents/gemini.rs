@@ -329,7 +329,7 @@ impl AgentTool for Gemini {
 
     fn mcp_settings(&self) -> McpSettings {
         McpSettings::Json {
-            file: ".gemini/settings.json",
+            file: SETTINGS,
             key: "mcpServers",
             stdio: false,
         }

@@ -548,43 +548,12 @@ fn others_judged_work_arriving_without_a_remote_tracking_branch_passes() {
 #[test]
 fn a_pull_rebase_conflict_resolved_over_another_sessions_held_line_is_judged_as_a_new_change() {
     let mut m = Machines::new();
-    m.a.bsi(&["hook", "install"]).ok();
-    m.b.bsi(&["hook", "install"]).ok();
-    // alice's s1 held Goals, committed inside it (not pushed), closed.
-    at(&mut m.a, 30);
-    open(&m.a, "projets/plan.md#Goals", "s1");
-    at(&mut m.a, 31);
-    commit_plan(
-        &m.a,
-        Some("s1"),
-        "goal text",
-        "goal text by s1",
-        "goals by s1",
-    )
-    .ok();
-    at(&mut m.a, 32);
-    m.a.bsi(&["close", "s1"]).ok();
-    let mine = head(&m.a);
-    // bob's s3 holds Goals now, and pushed its own line there.
-    at(&mut m.b, 33);
-    m.b.git(&["pull", "-q", "--no-rebase"]);
-    open(&m.b, "projets/plan.md#Goals", "s3");
-    at(&mut m.b, 34);
-    commit_plan(
-        &m.b,
-        Some("s3"),
-        "goal text",
-        "goal text by s3",
-        "goals by s3",
-    )
-    .ok();
-    m.b.git(&["push", "-q", "origin", "main"]);
-    let theirs = head(&m.b);
-    // alice pulls with a rebase: the two lines conflict. She keeps her
-    // own and continues: s3's committed line, in s3's active claim, would
-    // be overwritten.
-    at(&mut m.a, 35);
-    m.a.git(&["fetch", "-q", "origin"]);
+    // alice's s1 held Goals, committed inside it (not pushed), closed;
+    // bob's s3 holds Goals now, and pushed its own line there. alice pulls
+    // with a rebase: the two lines conflict. She keeps her own and
+    // continues: s3's committed line, in s3's active claim, would be
+    // overwritten.
+    let (mine, theirs) = s1_unpushed_under_s3s_pushed_line(&mut m, true);
     assert!(m.a.bsi(&["status"]).stdout.contains("s3"));
     let r = git_now(
         &m.a,
