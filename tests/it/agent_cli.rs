@@ -690,6 +690,15 @@ pub(crate) fn gemini_home(s: &Setup) {
 /// for the agent's session, the edit landed, the row is the session's in
 /// the tool's name, and the stop hook sends the agent back about it.
 pub(crate) fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, ctx: &str) {
+    check_claim_told(s, turns, after, ctx);
+    let last = turns.last().expect("turns");
+    assert!(last.contains("still holds projets/plan.md#Risks"), "{ctx}");
+}
+
+/// The claim on the first write reached the model (`after`, the turn after
+/// the edit), naming the briefed session; the edit was made; the
+/// claim is recorded as the tool's.
+pub(crate) fn check_claim_told(s: &Setup, turns: &[String], after: &str, ctx: &str) {
     let session = briefed_session(turns);
     assert!(
         after.contains("bsi claimed projets/plan.md#Risks") && after.contains(&session),
@@ -703,8 +712,6 @@ pub(crate) fn check_claimed_on_write(s: &Setup, turns: &[String], after: &str, c
             && r.contains(&format!("| {} |", s.tool))),
         "{active:?}"
     );
-    let last = turns.last().expect("turns");
-    assert!(last.contains("still holds projets/plan.md#Risks"), "{ctx}");
 }
 
 /// With `claim_on_write`, a free edit in Gemini CLI is claimed for the
