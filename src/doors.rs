@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use bsi_core::git::Oid;
+use bsi_core::api::git::Oid;
 
 /// The updates of a reference transaction, as git writes them on the
 /// hook's stdin.
@@ -159,7 +159,7 @@ pub mod judged {
     /// cannot be read. None when the table shows no git above: a hook run
     /// by hand judges every time.
     pub(crate) fn git_process() -> Option<String> {
-        let ancestors = bsi_core::platform::ancestors(12);
+        let ancestors = bsi_core::api::platform::ancestors(12);
         if !ancestors.is_empty() {
             return nearest_git(&ancestors).map(str::to_string);
         }
@@ -318,8 +318,8 @@ pub mod fresh {
     use chrono::{DateTime, FixedOffset};
 
     use super::*;
-    use bsi_core::git_cli::{FetchError, Remote};
-    use bsi_core::store::Brain;
+    use bsi_core::api::git_cli::{FetchError, Remote};
+    use bsi_core::api::store::Brain;
 
     const FILE: &str = "bsi-fresh";
 
@@ -381,12 +381,12 @@ pub mod fresh {
                 return Fresh::AskedAlready;
             }
         }
-        let fresh = if bsi_core::git::local_remote::branch_tip(&brain.git, remote, timeout)
+        let fresh = if bsi_core::api::git::local_remote::branch_tip(&brain.git, remote, timeout)
             == Some(tracking)
         {
             Fresh::Fresh
         } else {
-            match bsi_core::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
+            match bsi_core::api::git::local_remote::fetch(&brain.workdir, remote, false, timeout) {
                 Ok(_) => Fresh::Fresh,
                 // The branch is gone from the remote: the copy is what
                 // there was to see.

@@ -25,8 +25,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::githooks;
+use bsi_core::api::git::Git;
 use bsi_core::error::{Error, Result};
-use bsi_core::git::Git;
 use bsi_core::words::command_line;
 
 /// The hooks husky 9 writes a stub for in `.husky/_`.

@@ -11,7 +11,10 @@
 //! crate (`crate::`) or of the core (`bsi_core::`): no more, no less
 //! (`tests/it/house.rs` reads the paths of each room's files and checks
 //! this table against them). Every room may name the core's `error` types;
-//! the column lists the rest.
+//! the column lists the rest. The core's IO rooms are private to it: a
+//! door names them only through what its facade re-exports
+//! (`bsi_core::api::store::Brain`, written `api::store` here), so the
+//! compiler keeps the doors from reaching around it.
 //!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
@@ -20,11 +23,11 @@
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
 //! | [`page`] | the live page of the brain as HTML (`bsi serve`, `status --html`), everything from people escaped | yes | `page`, `scope` |
-//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], `api`, `publish`, `registry`, `scope`, `ttl`, `words` |
+//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], `api`, `api::publish`, `registry`, `scope`, `ttl`, `words` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there); their scripts, which decide in the shell when bsi need not start | IO | [`doors`], `trailer`, `words` |
-//! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `git`, [`githooks`], `words` |
-//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `git` |
-//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `git`, `guard`, `platform`, `values`, `words` |
+//! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `api::git`, [`githooks`], `words` |
+//! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `api::git` |
+//! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `api::git`, `api::platform`, `guard`, `values`, `words` |
 //! | [`hints`] | what to do next about an error, with the commands to run, attached where the error is reported | yes | `error`, `registry`, `scope`, `values`, `words` |
 //! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next`, `words` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |

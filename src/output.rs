@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use bsi_core::api::commit::Committed;
 use bsi_core::api::keep::{Left as KeptLeft, Part as KeptPart, Recovered};
-use bsi_core::publish::{Landed, Landing};
+use bsi_core::api::publish::{Landed, Landing};
 use bsi_core::registry::Claim;
 use bsi_core::scope::Level;
 use bsi_core::ttl;

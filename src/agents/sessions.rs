@@ -22,7 +22,7 @@ pub fn dir_in(common_git_dir: &Path) -> PathBuf {
 /// The session map of the repository `dir` is in, whichever of its
 /// worktrees that is.
 pub fn in_repo(dir: &Path) -> Result<SessionMap> {
-    let git = bsi_core::git::Git::discover(dir)?;
+    let git = bsi_core::api::git::Git::discover(dir)?;
     Ok(SessionMap::new(&dir_in(&git.common_dir())))
 }
 
@@ -30,11 +30,11 @@ pub fn in_repo(dir: &Path) -> Result<SessionMap> {
 /// as the tool's session-start hook recorded it ([`SessionMap::set_process`])
 /// in the session map of the repository `dir` is in: the nearest recorded
 /// ancestor. Cheap: the process table's entries of this process's ancestors
-/// ([`bsi_core::platform::ancestors`]) and one read of the map, no process
+/// ([`bsi_core::api::platform::ancestors`]) and one read of the map, no process
 /// started. None where there is no process table, no repository, or no
 /// recorded ancestor.
 pub fn of_ancestors(dir: &Path) -> Option<Entry> {
-    let processes: Vec<String> = bsi_core::platform::ancestors(16)
+    let processes: Vec<String> = bsi_core::api::platform::ancestors(16)
         .into_iter()
         .map(|(p, _)| p)
         .collect();

@@ -33,6 +33,9 @@ use crate::agents::{
 };
 use crate::output;
 use bsi_core::api;
+use bsi_core::api::publish::{self, Freshness, Landed};
+use bsi_core::api::settings::Settings;
+use bsi_core::api::store::{Brain, FirstFetch};
 use bsi_core::claims::scopes_summary;
 use bsi_core::claims::session_claims;
 use bsi_core::config::HookMode;
@@ -41,12 +44,9 @@ use bsi_core::guard::Finding;
 use bsi_core::guard::discard::Discard;
 use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
 use bsi_core::guard::verdict::{self, Judged};
-use bsi_core::publish::{self, Freshness, Landed};
 use bsi_core::registry::{Claim, Registry};
 use bsi_core::scope::Scope;
 use bsi_core::session::new_session_id;
-use bsi_core::settings::Settings;
-use bsi_core::store::{Brain, FirstFetch};
 use bsi_core::ttl;
 use bsi_core::words::open_command;
 use bsi_core::words::{command_line, shell_word};
@@ -193,7 +193,7 @@ pub(crate) fn fail_open(tool: Tool, kind: HookKind, why: &str) -> Answer {
 /// Cheap: the repository opened in this process, a file read and a look at
 /// two references.
 fn guarded(ctx: &Ctx, tool: Tool, dir: &Path) -> bool {
-    let Ok(git) = bsi_core::git::Git::discover(dir) else {
+    let Ok(git) = bsi_core::api::git::Git::discover(dir) else {
         return false;
     };
     if let Ok(root) = git.workdir()
@@ -234,7 +234,7 @@ fn first_run(ctx: &Ctx, tool: Tool, kind: HookKind, input: &str) -> bool {
     if !guarded(ctx, tool, &dir) {
         return true;
     }
-    let Ok(git) = bsi_core::git::Git::discover(&dir) else {
+    let Ok(git) = bsi_core::api::git::Git::discover(&dir) else {
         return true;
     };
     let seen = sessions::dir_in(&git.common_dir()).join("seen");
@@ -438,7 +438,7 @@ fn judge(ctx: &Ctx, tool: Tool, input: &str) -> Result<Answer> {
 fn by_work_tree(cwd: &Path, edits: &[FileEdit]) -> Vec<(PathBuf, Vec<FileEdit>)> {
     // A work tree's root and its clone's common git directory.
     let tree_of = |dir: &Path| {
-        let git = bsi_core::git::Git::discover(dir).ok()?;
+        let git = bsi_core::api::git::Git::discover(dir).ok()?;
         let top = git.workdir().ok()?;
         let common = git.common_dir();
         Some((
@@ -1299,7 +1299,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
     let (view, fresh) = publish::read(&brain, &settings, ctx.now, false)?;
     // What others' commits changed under this session's claims since it
     // opened them (a clone without bsi's hooks, a forced escape).
-    let drift = match bsi_core::audit::drift_of(
+    let drift = match bsi_core::api::audit::drift_of(
         &brain,
         &view.registry,
         Some(&session),
@@ -1320,7 +1320,7 @@ fn start(ctx: &Ctx, tool: Tool, tool_session: &str, cwd: &Path) -> Result<(Strin
 /// shell (tools run a hook through `sh -c`).
 fn tool_process() -> Option<String> {
     const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "fish"];
-    bsi_core::platform::ancestors(8)
+    bsi_core::api::platform::ancestors(8)
         .into_iter()
         .find(|(_, name)| !SHELLS.contains(&name.as_str()))
         .map(|(p, _)| p)
@@ -1407,7 +1407,7 @@ fn drift_briefing(drift: &[bsi_core::drift::Drift]) -> String {
     );
     for d in drift {
         t.push_str("\n- ");
-        t.push_str(&bsi_core::audit::drift_line(d));
+        t.push_str(&bsi_core::api::audit::drift_line(d));
     }
     t
 }

@@ -9,8 +9,8 @@ use crate::agents::install::{self, Installed, PROGRAM, Uninstalled};
 use crate::agents::mcp_config::McpSettings;
 use crate::agents::{Places, Tool};
 use crate::cli::AgentAction;
+use bsi_core::api::git::Git;
 use bsi_core::error::{Result, exit};
-use bsi_core::git::Git;
 
 pub(crate) fn run(ctx: &Ctx, action: AgentAction) -> Result<u8> {
     match action {

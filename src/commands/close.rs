@@ -8,11 +8,11 @@ use super::{Ctx, Ending, WriteCommand, opt_scope};
 use crate::cli::CloseArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
-use bsi_core::audit::VerifyOutcome;
+use bsi_core::api::audit::VerifyOutcome;
+use bsi_core::api::git::Oid;
 use bsi_core::claims::close::{Closing, Ended, Handed};
 use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Result, exit};
-use bsi_core::git::Oid;
 use bsi_core::registry::{Claim, Status};
 use bsi_core::words::command_line;
 
@@ -105,7 +105,7 @@ fn closed_by(w: &WriteCommand<'_>, session: &str) -> Option<String> {
     let commits = w
         .brain
         .git
-        .journal(tip, bsi_core::store::BRANCH_FILE, Some(500))
+        .journal(tip, bsi_core::api::store::BRANCH_FILE, Some(500))
         .ok()?;
     // Each write of a commit several writers shared, apart.
     let writes = commits
@@ -233,7 +233,7 @@ fn report(
         // chance to hear of it.
         super::views::print_drift(w, &out, drift, None)?;
         if !drift.is_empty() {
-            writeln!(w, "{}", bsi_core::audit::drift_summary(drift, session))?;
+            writeln!(w, "{}", bsi_core::api::audit::drift_summary(drift, session))?;
         }
         super::note_commit(ctx, w, commit)?;
         writeln!(

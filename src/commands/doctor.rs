@@ -5,9 +5,9 @@
 use super::Ctx;
 use crate::githooks;
 use crate::hook_managers::{self, Health, Layout};
+use bsi_core::api::git::Git;
 use bsi_core::config::HookMode;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::git::Git;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let git = Git::discover(&ctx.cwd)?;

@@ -7,10 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::agents;
+use bsi_core::api::settings::Settings;
+use bsi_core::api::store::Brain;
 use bsi_core::guard::edit::{self, EditDecision, Rules, Target};
 use bsi_core::registry::Registry;
-use bsi_core::settings::Settings;
-use bsi_core::store::Brain;
 
 /// `path` with every symbolic link resolved: the deepest part of it that
 /// exists, canonicalized, and the rest as given. `None` when no part of it

@@ -10,14 +10,14 @@ use crate::cli::GitHook;
 use crate::doors::{fresh, judged, transaction};
 use crate::githooks;
 use crate::hook_managers;
-use bsi_core::audit;
+use bsi_core::api::audit;
+use bsi_core::api::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
+use bsi_core::api::settings::Settings;
+use bsi_core::api::store::{Brain, FirstFetch};
 use bsi_core::config::HookMode;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::git::{ChangesOf, CommitInfo, Git, MergeOf, Oid};
 use bsi_core::guard::{ClaimIndex, merge, verdict};
 use bsi_core::registry::Registry;
-use bsi_core::settings::Settings;
-use bsi_core::store::{Brain, FirstFetch};
 use bsi_core::trailer;
 
 pub(crate) fn run(ctx: &Ctx, action: GitHook) -> Result<u8> {
@@ -94,14 +94,14 @@ fn fetch_registry(brain: &Brain, settings: &Settings, out: &mut Lines) -> Result
     let Some(note) = brain.fetch_registry_too(&remote)? else {
         return Ok(());
     };
-    let fetched = match bsi_core::git::local_remote::fetch(
+    let fetched = match bsi_core::api::git::local_remote::fetch(
         &brain.workdir,
         &remote,
         false,
         settings.connection_timeout,
     ) {
         Ok(_) => format!("fetched {} now", remote.label()),
-        Err(bsi_core::git_cli::FetchError::NoBranch) => {
+        Err(bsi_core::api::git_cli::FetchError::NoBranch) => {
             format!("{} has no registry branch yet", remote.name)
         }
         Err(e) => format!(
@@ -306,7 +306,7 @@ fn merged_by_git_merge(brain: &Brain, action: &str) -> Vec<Oid> {
 }
 
 /// The reference-transaction hook: in the `prepared` state, judges the
-/// commits each branch update lands ([`bsi_core::git::Git::landing_commits`])
+/// commits each branch update lands ([`bsi_core::api::git::Git::landing_commits`])
 /// as pre-commit judges a commit, and refuses the transaction when one is
 /// refused. Fails open: an error of its own is said and lets the update go.
 fn reference_transaction(ctx: &Ctx, state: &str) -> Result<u8> {

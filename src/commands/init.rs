@@ -2,11 +2,11 @@
 //! published.
 
 use super::Ctx;
+use bsi_core::api::publish::{self, Created, Landed};
+use bsi_core::api::store::BRANCH_FILE;
 use bsi_core::claims::commit_message_by;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::publish::{self, Created, Landed};
 use bsi_core::registry::render::empty_registry_in;
-use bsi_core::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;

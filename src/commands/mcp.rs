@@ -48,6 +48,9 @@ use super::views::{StatusJson, WhoAmIJson, sync_state};
 use super::{Clock, Ctx, check_note, resolve_lenient};
 use crate::agents::{self, Tool};
 use crate::output::{self, ClaimJson};
+use bsi_core::api::publish::Landing;
+use bsi_core::api::settings::Settings;
+use bsi_core::api::store::Brain;
 use bsi_core::api::{self, Actor, Stop};
 use bsi_core::claims::open::Outcome;
 use bsi_core::claims::scopes_summary;
@@ -55,11 +58,8 @@ use bsi_core::error::{Error, Result, exit};
 use bsi_core::guard::edit::{EditDecision, Target};
 use bsi_core::guard::{Finding, verdict};
 use bsi_core::next::NextStep;
-use bsi_core::publish::Landing;
 use bsi_core::registry::Status;
 use bsi_core::scope::Scope;
-use bsi_core::settings::Settings;
-use bsi_core::store::Brain;
 use bsi_core::values::Span;
 use bsi_core::values::{SessionId, Ttl};
 
@@ -213,7 +213,7 @@ impl Inner {
     fn call(&self) -> Result<Call> {
         let mut ctx = self.ctx.clone();
         // This call's notes are its own, said in its result.
-        ctx.notes = bsi_core::store::Notes::default();
+        ctx.notes = bsi_core::api::store::Notes::default();
         if ctx.clock == Clock::System {
             ctx.now = chrono::Local::now().fixed_offset();
         }

@@ -8,11 +8,11 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Ctx;
+use bsi_core::api::git_cli;
+use bsi_core::api::resolve;
 use bsi_core::conflict;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::git_cli;
 use bsi_core::registry::{self, Registry, merge};
-use bsi_core::resolve;
 
 fn read(path: &Path) -> Result<String> {
     fs::read(path)
@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
             // work tree and the fetched upstream); the work tree's alone
             // when the brain cannot be opened from inside git's merge.
             let brain = ctx.brain().ok();
-            let oracle = brain.as_ref().map(bsi_core::store::Brain::sections);
+            let oracle = brain.as_ref().map(bsi_core::api::store::Brain::sections);
             let work_tree = resolve::sections(&ctx.cwd);
             let sections: &dyn bsi_core::scope::Sections = match &oracle {
                 Some(o) => o,

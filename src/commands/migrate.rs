@@ -4,10 +4,10 @@
 //! else. A person runs it once per brain.
 
 use super::Ctx;
+use bsi_core::api::publish::{self, Created, Landed};
+use bsi_core::api::store::BRANCH_FILE;
 use bsi_core::claims::commit_message;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::publish::{self, Created, Landed};
-use bsi_core::store::BRANCH_FILE;
 
 pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
     let (brain, settings) = ctx.open()?;
@@ -79,7 +79,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 /// The registry as the current branch committed it: what moves. An edit of
 /// it nobody committed would be lost, so it is refused.
 fn committed_registry(
-    brain: &bsi_core::store::Brain,
+    brain: &bsi_core::api::store::Brain,
 ) -> Result<(String, bsi_core::registry::Registry)> {
     let head = brain.git.head_state(&brain.copy_path)?;
     let Some(blob) = head.blob else {
@@ -113,8 +113,8 @@ fn committed_registry(
 /// The brain was migrated from another clone (or another branch): the rows
 /// of this branch's file must all be on the registry branch already.
 fn check_rows_present(
-    brain: &bsi_core::store::Brain,
-    view: &bsi_core::store::View,
+    brain: &bsi_core::api::store::Brain,
+    view: &bsi_core::api::store::View,
     registry: &bsi_core::registry::Registry,
 ) -> Result<()> {
     let merged = bsi_core::registry::merge::merge3(None, &view.registry, registry, brain.now)

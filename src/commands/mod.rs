@@ -39,14 +39,14 @@ use chrono::{DateTime, FixedOffset, Local};
 
 use crate::cli::{Cli, Command, HookAction};
 use crate::output;
+use bsi_core::api::git::Oid;
+use bsi_core::api::publish::{self, Applied};
+use bsi_core::api::resolve;
+use bsi_core::api::settings::{Given, Settings};
+use bsi_core::api::store::Brain;
 use bsi_core::config::Config;
 use bsi_core::error::{Error, Result};
-use bsi_core::git::Oid;
-use bsi_core::publish::{self, Applied};
-use bsi_core::resolve;
 use bsi_core::scope::Scope;
-use bsi_core::settings::{Given, Settings};
-use bsi_core::store::Brain;
 use bsi_core::values::{AgentName, SessionId};
 use bsi_core::words::Here;
 
@@ -175,7 +175,7 @@ pub struct Ctx {
     /// What the registry's IO had to say during this run (every brain it
     /// opens shares this handle): said on stderr by [`Ctx::say_notes`], or
     /// in its tool's result by `bsi mcp`.
-    pub notes: bsi_core::store::Notes,
+    pub notes: bsi_core::api::store::Notes,
 }
 
 impl Ctx {
@@ -209,7 +209,7 @@ impl Ctx {
             tool_sessions: Vec::new(),
             git_reflog_action: String::new(),
             places: crate::agents::doctor::Places::default(),
-            notes: bsi_core::store::Notes::default(),
+            notes: bsi_core::api::store::Notes::default(),
         }
     }
 
@@ -299,13 +299,14 @@ impl Ctx {
                 claude_config: env_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
                 state_home: env_os("XDG_STATE_HOME").map(PathBuf::from),
             },
-            notes: bsi_core::store::Notes::default(),
+            notes: bsi_core::api::store::Notes::default(),
         })
     }
 
     /// The brain this run works on, and its settings, resolved once.
     pub fn open(&self) -> Result<(Brain, Settings)> {
-        let (brain, settings) = self.open_with(bsi_core::settings::load_config, &self.given())?;
+        let (brain, settings) =
+            self.open_with(bsi_core::api::settings::load_config, &self.given())?;
         // A key this bsi does not know is ignored, and said.
         let file = brain.root.join(bsi_core::config::CONFIG_FILE);
         for e in &settings.config.unknown {
@@ -319,11 +320,11 @@ impl Ctx {
     /// line of `.bsi.toml` it cannot use, or a duration out of its range,
     /// gives its default alone, said in [`Settings::warnings`]; the keys
     /// that decide what is judged fail closed
-    /// ([`bsi_core::settings::load_config_for_hook`]).
+    /// ([`bsi_core::api::settings::load_config_for_hook`]).
     pub fn open_for_hook(&self) -> Result<(Brain, Settings)> {
         let unread = std::cell::RefCell::new(Vec::new());
         let config = |root: &std::path::Path| {
-            let (config, warnings) = bsi_core::settings::load_config_for_hook(root)?;
+            let (config, warnings) = bsi_core::api::settings::load_config_for_hook(root)?;
             *unread.borrow_mut() = warnings;
             Ok(config)
         };
@@ -339,7 +340,7 @@ impl Ctx {
 
     /// The brain and its settings, with the configuration `config` reads
     /// from the brain root. The root is the one the registry branch records
-    /// ([`bsi_core::store::ROOT_FILE`]) when nothing names a registry; a named
+    /// ([`bsi_core::api::store::ROOT_FILE`]) when nothing names a registry; a named
     /// one must agree with it.
     fn open_with(
         &self,
@@ -393,13 +394,13 @@ impl Ctx {
     /// must say again comes with it: `Some(root)`, `None` inside for no
     /// file (the work tree root).
     ///
-    /// [`ROOT_FILE`]: bsi_core::store::ROOT_FILE
+    /// [`ROOT_FILE`]: bsi_core::api::store::ROOT_FILE
     pub(crate) fn open_mending_root(&self) -> Result<(Brain, Settings, Option<Option<String>>)> {
         let registry = self.registry_path()?;
         let site = self.locate(registry.as_deref())?;
         let settings = Settings::resolve(
             &site.git,
-            bsi_core::settings::load_config(&site.root)?,
+            bsi_core::api::settings::load_config(&site.root)?,
             &self.given(),
         )?;
         let remote = settings.remote().ok().flatten();
@@ -422,13 +423,13 @@ impl Ctx {
             .join(&root)
             .join(bsi_core::registry::REGISTRY_FILE);
         let site = self.locate(Some(&copy))?;
-        let config = bsi_core::settings::load_config(&site.root)?;
+        let config = bsi_core::api::settings::load_config(&site.root)?;
         let settings = Settings::resolve(&site.git, config, &self.given())?;
         Ok((self.brain_at(site, &settings), settings, fix))
     }
 
     /// The brain at `site`, with its settings and this run's time.
-    fn brain_at(&self, site: bsi_core::store::Site, settings: &Settings) -> Brain {
+    fn brain_at(&self, site: bsi_core::api::store::Site, settings: &Settings) -> Brain {
         let mut brain = Brain::new(site, settings);
         brain.now = self.now;
         brain.notes = self.notes.clone();
@@ -455,7 +456,7 @@ impl Ctx {
 
     /// Finds the brain from the current directory or `registry`, with this
     /// run's clock.
-    fn locate(&self, registry: Option<&std::path::Path>) -> Result<bsi_core::store::Site> {
+    fn locate(&self, registry: Option<&std::path::Path>) -> Result<bsi_core::api::store::Site> {
         let mut site = Brain::locate(&self.cwd, registry)?;
         if self.clock == Clock::Pinned {
             site.git.pin_clock(
@@ -486,7 +487,9 @@ impl Ctx {
         let p = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            bsi_core::git::Git::discover(&self.cwd)?.workdir()?.join(p)
+            bsi_core::api::git::Git::discover(&self.cwd)?
+                .workdir()?
+                .join(p)
         };
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
@@ -557,11 +560,11 @@ impl Ctx {
         let fallback = match &self.tool_agent {
             Some(tool) => tool.clone(),
             None => self.tool_of_env_session().unwrap_or_else(|| {
-                bsi_core::settings::default_agent(self.user.as_deref(), self.host.as_deref())
+                bsi_core::api::settings::default_agent(self.user.as_deref(), self.host.as_deref())
             }),
         };
         let name =
-            bsi_core::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
+            bsi_core::api::settings::agent_name(None, self.env_agent.as_deref(), config, &fallback);
         Ok(AgentName::parse(&name)?)
     }
 
@@ -703,7 +706,7 @@ pub(crate) fn no_registry_note(ctx: &Ctx) -> Option<String> {
 pub(crate) fn note_commit(
     ctx: &Ctx,
     out: &mut dyn Write,
-    commit: Option<bsi_core::git::Oid>,
+    commit: Option<bsi_core::api::git::Oid>,
 ) -> std::io::Result<()> {
     if let (true, Some(c)) = (ctx.verbosity.is_verbose(), commit) {
         writeln!(out, "Commit: {c}")?;
@@ -800,7 +803,7 @@ pub fn run(cli: Cli) -> std::result::Result<u8, Box<(Error, Here)>> {
 /// clone's guard was installed and has its own hooks folder without them,
 /// and says so on stderr; never fails the command.
 fn guard_later_work_tree(ctx: &Ctx) {
-    let Ok(git) = bsi_core::git::Git::discover(&ctx.cwd) else {
+    let Ok(git) = bsi_core::api::git::Git::discover(&ctx.cwd) else {
         return;
     };
     let program = ctx.exe.as_deref().and_then(std::path::Path::to_str);

@@ -8,12 +8,12 @@ use super::{Ctx, Ending, Form, WriteCommand, check_note};
 use crate::cli::OpenArgs;
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
+use bsi_core::api::git::Oid;
+use bsi_core::api::resolve;
 use bsi_core::claims::open::{Outcome, Owned, Place};
 use bsi_core::claims::queue;
 use bsi_core::claims::scopes_summary;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::git::Oid;
-use bsi_core::resolve;
 use bsi_core::scope::Scope;
 use bsi_core::values::{AgentName, Ttl};
 use bsi_core::words::{Here, assignment, command_line};
@@ -396,7 +396,7 @@ fn announce(
             holders.push(line);
         }
     }
-    let wait = bsi_core::wait::describe(wait);
+    let wait = bsi_core::api::wait::describe(wait);
     match place {
         Some(p) if p.queued => {
             let holders = if holders.is_empty() {

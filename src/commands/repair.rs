@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::Ctx;
+use bsi_core::api::publish::{self, Landed};
+use bsi_core::api::store::{BRANCH_FILE, Brain, ROOT_FILE};
 use bsi_core::claims::commit_message_by;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::publish::{self, Landed};
 use bsi_core::registry::ParseError;
-use bsi_core::store::{BRANCH_FILE, Brain, ROOT_FILE};
 
 pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     // A brain root recorded badly is mended here, in the same commit.
@@ -23,7 +23,7 @@ pub(crate) fn run(ctx: &Ctx, from: Option<&Path>) -> Result<u8> {
     // left to put back.
     let root_fix = root_fix.filter(|fix| {
         let at = brain.git.file_at(read.tip, ROOT_FILE).ok().flatten();
-        let at = at.map(|b| bsi_core::store::parse_root(&String::from_utf8_lossy(&b)));
+        let at = at.map(|b| bsi_core::api::store::parse_root(&String::from_utf8_lossy(&b)));
         let done = match &at {
             None => fix.is_none(),
             Some(Ok(r)) => *r == fix.clone().unwrap_or_default(),

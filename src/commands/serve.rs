@@ -15,8 +15,8 @@ use super::Ctx;
 use crate::cli::ServeArgs;
 use crate::page::{self, Reading};
 use bsi_core::api;
+use bsi_core::api::publish::{self, Freshness};
 use bsi_core::error::{Error, Result};
-use bsi_core::publish::{self, Freshness};
 
 /// How often the remote is asked.
 const FETCH_EVERY: Duration = Duration::from_secs(3);

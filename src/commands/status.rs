@@ -9,11 +9,11 @@ use crate::cli::StatusArgs;
 use crate::output::{self, Paint};
 use crate::tree;
 use bsi_core::api;
-use bsi_core::audit::Unwritten;
+use bsi_core::api::audit::Unwritten;
+use bsi_core::api::resolve;
+use bsi_core::api::store::Brain;
 use bsi_core::error::{Result, exit};
 use bsi_core::registry::{Claim, Registry};
-use bsi_core::resolve;
-use bsi_core::store::Brain;
 
 pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
     let (tree, offline) = (args.tree, args.offline);
@@ -31,10 +31,10 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             remote: remote.as_ref().map(|r| r.name.clone()),
-            remote_read: matches!(seen.fresh, bsi_core::publish::Freshness::Fetched)
+            remote_read: matches!(seen.fresh, bsi_core::api::publish::Freshness::Fetched)
                 .then_some(ctx.now),
             unreachable: match &seen.fresh {
-                bsi_core::publish::Freshness::Unreachable(why) => Some(why.clone()),
+                bsi_core::api::publish::Freshness::Unreachable(why) => Some(why.clone()),
                 _ => None,
             },
             offline,
@@ -81,8 +81,8 @@ pub(crate) fn run(ctx: &Ctx, args: &StatusArgs) -> Result<u8> {
         for (c, why) in &seen.unwritten {
             let (scope, session) = (c.scope.to_string(), &c.session);
             let line = match why {
-                Unwritten::Reserved => bsi_core::audit::reserved_line(&scope, session),
-                Unwritten::Gone => bsi_core::audit::missing_line(&scope, session),
+                Unwritten::Reserved => bsi_core::api::audit::reserved_line(&scope, session),
+                Unwritten::Gone => bsi_core::api::audit::missing_line(&scope, session),
             };
             writeln!(w, "{line}")?;
         }

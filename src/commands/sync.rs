@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::output::{self, ClaimJson};
+use bsi_core::api::publish::{self, Landed, Plan};
 use bsi_core::conflict;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::publish::{self, Landed, Plan};
 
 #[derive(Serialize)]
 struct Synced {

@@ -4,10 +4,10 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::cli::VerifyArgs;
-use bsi_core::audit::{self, VerifyOutcome, describe};
+use bsi_core::api::audit::{self, VerifyOutcome, describe};
+use bsi_core::api::git::Oid;
 use bsi_core::changes::Side;
 use bsi_core::error::{Error, Result, exit};
-use bsi_core::git::Oid;
 use bsi_core::guard::Region;
 
 #[derive(Serialize)]

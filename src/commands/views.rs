@@ -2,7 +2,7 @@
 //! next steps, the remote's state and the age of the view. Used by
 //! `status`, `status --watch`, `whoami` and `watchdog`; no command of its own.
 
-use bsi_core::audit::Unwritten;
+use bsi_core::api::audit::Unwritten;
 use std::io::Write;
 
 use chrono::{DateTime, FixedOffset};
@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::output::{self, Paint};
-use bsi_core::publish::Freshness;
+use bsi_core::api::publish::Freshness;
+use bsi_core::api::store::Brain;
 use bsi_core::registry::Claim;
-use bsi_core::store::Brain;
 use bsi_core::ttl;
 
 #[derive(Clone, Serialize)]
@@ -148,7 +148,7 @@ pub(crate) fn print_drift(
     unread: Option<&str>,
 ) -> std::io::Result<()> {
     for d in drift {
-        writeln!(w, "{}", bsi_core::audit::drift_line(d))?;
+        writeln!(w, "{}", bsi_core::api::audit::drift_line(d))?;
     }
     if let Some(why) = unread {
         let _ = writeln!(
@@ -206,8 +206,8 @@ impl WhoAmIJson {
 pub(crate) fn sync_state(
     ctx: &Ctx,
     brain: &Brain,
-    settings: &bsi_core::settings::Settings,
-    view: &bsi_core::store::View,
+    settings: &bsi_core::api::settings::Settings,
+    view: &bsi_core::api::store::View,
     fresh: &Freshness,
 ) -> Option<SyncJson> {
     let remote = settings.remote().ok().flatten()?;
@@ -479,7 +479,7 @@ pub(crate) fn next_steps(stale: &[Claim], overdue: usize) -> String {
 /// Whether this clone never had bsi's commit guard installed (no `bsi hook
 /// install` here): its commits are not checked against the claims. `false`
 /// when the hooks' place cannot be read (`bsi doctor` says why).
-pub(crate) fn unguarded(git: &bsi_core::git::Git) -> bool {
+pub(crate) fn unguarded(git: &bsi_core::api::git::Git) -> bool {
     crate::hook_managers::Layout::read(git)
         .is_ok_and(|l| !crate::hook_managers::installed_in_clone(git, &l, crate::githooks::HOOKS))
 }

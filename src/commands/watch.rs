@@ -15,9 +15,9 @@ use super::Ctx;
 use super::views::{counts, table};
 use crate::cli::StatusArgs;
 use crate::output::{self, Paint};
+use bsi_core::api::publish::{self, Freshness};
 use bsi_core::conflict;
 use bsi_core::error::{Result, exit};
-use bsi_core::publish::{self, Freshness};
 use bsi_core::registry::Registry;
 
 /// How often the remote is asked.
@@ -150,12 +150,12 @@ fn describe_changes(before: &BTreeSet<Key>, after: &BTreeSet<Key>) -> Vec<String
 fn frame(
     ctx: &Ctx,
     reg: &Registry,
-    brain: &bsi_core::store::Brain,
+    brain: &bsi_core::api::store::Brain,
     fresh: &Freshness,
     fetched: Option<DateTime<FixedOffset>>,
     changes: &[String],
     changed_at: Option<DateTime<FixedOffset>>,
-    remote: Option<&bsi_core::git_cli::Remote>,
+    remote: Option<&bsi_core::api::git_cli::Remote>,
 ) -> String {
     let colour = ctx.screen.colour;
     let now = ctx.now;

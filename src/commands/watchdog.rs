@@ -6,13 +6,13 @@ use super::views as status;
 use super::{Ctx, Ending, WriteCommand};
 use crate::output::{self, ClaimJson};
 use bsi_core::api;
-use bsi_core::audit;
+use bsi_core::api::audit;
+use bsi_core::api::git::Oid;
+use bsi_core::api::store::Brain;
 use bsi_core::claims::watchdog::Seen;
 use bsi_core::drift::Drift;
 use bsi_core::error::{Result, exit};
-use bsi_core::git::Oid;
 use bsi_core::registry::Claim;
-use bsi_core::store::Brain;
 
 #[derive(Serialize)]
 struct Report {

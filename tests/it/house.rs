@@ -190,6 +190,34 @@ fn one_room_writes_shell_words() {
     }
 }
 
+/// The core's rooms that do IO: private to the core, named by the doors
+/// only through what its facade (`bsi_core::api`) re-exports of them.
+const IO_ROOMS: [&str; 9] = [
+    "store", "publish", "git", "git_cli", "settings", "audit", "wait", "resolve", "platform",
+];
+
+/// The core's IO rooms are private to it: a door cannot name them but
+/// through the facade, and the compiler keeps that.
+#[test]
+fn the_cores_io_rooms_are_private_to_it() {
+    let lib = fs::read_to_string(core_src().join("lib.rs")).expect("the core's lib.rs");
+    for room in IO_ROOMS {
+        assert!(
+            lib.lines().any(|l| l == format!("mod {room};")),
+            "the core's {room} is not a private module"
+        );
+        assert!(
+            !lib.lines().any(|l| l == format!("pub mod {room};")),
+            "the core's {room} is public: the doors would reach it around the facade"
+        );
+    }
+    let public: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
+        .collect();
+    assert!(public.contains(&"api"), "{public:?}");
+}
+
 /// The rooms named at the head of each path of `text` that starts with
 /// `crate::` or `bsi_core::` — `crate::git::Git`, each of
 /// `crate::{git, store::Brain}` — with the crate roots' re-exports
@@ -209,6 +237,17 @@ fn rooms_named(text: &str) -> BTreeSet<String> {
         .chain(text.match_indices("bsi_core::").map(|(i, p)| i + p.len()));
     for at in paths {
         let rest = &text[at..];
+        // What a door may name of an IO room is the core's facade's
+        // (`bsi_core::api::store::Brain`): named `api::store`.
+        if text[..at].ends_with("bsi_core::")
+            && let Some(io) = rest.strip_prefix("api::")
+            && let Some(name) = IO_ROOMS
+                .iter()
+                .find(|r| io.strip_prefix(**r).is_some_and(|t| t.starts_with("::")))
+        {
+            out.insert(format!("api::{name}"));
+            continue;
+        }
         let names: Vec<String> = if let Some(group) = rest.strip_prefix('{') {
             // The top-level items of the group, up to its closing brace.
             let mut depth = 0;

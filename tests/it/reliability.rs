@@ -407,7 +407,7 @@ fn killed_at_every_write_point_the_next_command_repairs() {
     // `remote::a_publish_killed_at_every_write_point_loses_nothing`).
     let points = ["after-lock", "after-record", "after-commit", "after-branch"];
     for p in points {
-        assert!(bsi_core::store::FAULT_POINTS.contains(&p), "{p}");
+        assert!(bsi_core::api::store::FAULT_POINTS.contains(&p), "{p}");
     }
     let rounds = if long() { 10 } else { 2 };
     let b = Brain::new();

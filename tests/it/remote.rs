@@ -767,7 +767,7 @@ fn a_publish_killed_at_any_moment_loses_nothing_and_invents_nothing() {
 fn a_publish_killed_at_every_write_point_loses_nothing() {
     let n = Net::new();
     let user = untouched(&n.a);
-    for &p in bsi_core::store::FAULT_POINTS {
+    for &p in bsi_core::api::store::FAULT_POINTS {
         let session = format!("k-{p}");
         let scope = format!("zone-{p}/");
         let r = n.a.bsi_env(

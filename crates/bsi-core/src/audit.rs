@@ -263,7 +263,7 @@ fn missing_claims<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>) ->
 
 /// The heading tree of `file` (brain-relative) as committed at HEAD, or in
 /// the work tree.
-pub fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown::Outline> {
+pub(crate) fn outline_of(brain: &Brain, file: &str, worktree: bool) -> Option<markdown::Outline> {
     if worktree {
         return resolve::read_outline(&brain.root, file);
     }
@@ -375,13 +375,13 @@ fn history_claims(
 /// commit that granted or ended it out of the history read), its row's
 /// minutes count, within this many seconds: registry rows are to the
 /// minute.
-pub const LEEWAY_SECS: i64 = 120;
+pub(crate) const LEEWAY_SECS: i64 = 120;
 
 /// A claim in a session's life, and when it was held: from the second of
 /// the registry commit that granted it until the second of the one that
 /// ended it (`None`: held still, its active or stale claims).
 #[derive(Debug, Clone)]
-pub struct Held {
+pub(crate) struct Held {
     pub claim: Claim,
     pub stale: bool,
     /// From when, seconds since the epoch (`i64::MIN`: since before the
@@ -397,7 +397,7 @@ pub struct Held {
 /// saw granted and ended. A history row of the registry the record does
 /// not reach (the archive files hold rows too old to matter to a commit
 /// being judged) counts from its minutes, within [`LEEWAY_SECS`].
-pub fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
+pub(crate) fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
     let now: Vec<(&Claim, bool)> = reg
         .all_claims()
         .filter(|(c, _)| c.session == session)
@@ -473,7 +473,7 @@ pub fn life(brain: &Brain, reg: &Registry, session: &str) -> Result<Vec<Held>> {
 /// The claims of `life` held at `time` (seconds since the epoch): granted
 /// by then (a commit of the grant's own second counts as made under it),
 /// and not ended before. Pure.
-pub fn held_at(life: &[Held], time: i64) -> Vec<(&Claim, bool)> {
+pub(crate) fn held_at(life: &[Held], time: i64) -> Vec<(&Claim, bool)> {
     life.iter()
         .filter(|h| h.from <= time && h.closed.is_none_or(|c| time <= c))
         .map(|h| (&h.claim, h.stale))
@@ -607,7 +607,7 @@ pub enum Unwritten {
 /// line back to the first commit older than the claim, 200 commits at
 /// most) had the heading; else [`Unwritten::Reserved`]. What is said only:
 /// no rule reads it.
-pub fn unwritten<'a>(
+pub(crate) fn unwritten<'a>(
     brain: &Brain,
     claims: impl Iterator<Item = &'a Claim>,
 ) -> Vec<(&'a Claim, Unwritten)> {
@@ -695,7 +695,7 @@ pub fn missing_lines<'a>(brain: &Brain, claims: impl Iterator<Item = &'a Claim>)
 
 /// How many commits of the content branch the drift walk reads at most,
 /// however old the oldest claim.
-pub const DRIFT_DEPTH: usize = 5000;
+pub(crate) const DRIFT_DEPTH: usize = 5000;
 
 /// The drift of `claims` ([`crate::drift`]): the commits of the content
 /// branch (HEAD's history, pulled work included) made since the oldest of
@@ -705,7 +705,11 @@ pub const DRIFT_DEPTH: usize = 5000;
 /// claim is read once, by the guard's one reading of a commit; the history
 /// made before the oldest claim is not walked. `now` is this run's time,
 /// seconds since the epoch.
-pub fn drift(brain: &Brain, claims: &[(&Claim, bool)], now: i64) -> Result<Vec<drift::Drift>> {
+pub(crate) fn drift(
+    brain: &Brain,
+    claims: &[(&Claim, bool)],
+    now: i64,
+) -> Result<Vec<drift::Drift>> {
     let Some(oldest) = claims.iter().map(|(c, _)| c.opened.timestamp()).min() else {
         return Ok(Vec::new());
     };
@@ -763,7 +767,7 @@ const RECORD_DEPTH: usize = 2000;
 /// commit once whichever ref reaches it, with the claims each holds; and
 /// the parents they were made on, for what was held before them. A commit
 /// whose registry cannot be read is left out.
-pub fn holdings(brain: &Brain, since: i64) -> Holdings {
+pub(crate) fn holdings(brain: &Brain, since: i64) -> Holdings {
     let mut tips: Vec<Oid> = brain.tips(None).local.into_iter().collect();
     tips.extend(
         brain

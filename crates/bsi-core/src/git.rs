@@ -13,7 +13,7 @@
 //! A remote that is a repository on this disk is fetched from in process
 //! ([`local_remote`]).
 
-pub mod local_remote;
+pub(crate) mod local_remote;
 
 use std::path::{Path, PathBuf};
 

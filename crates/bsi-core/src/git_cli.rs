@@ -334,12 +334,12 @@ fn leased_deletions(cmd: &mut Command, requests: &[(String, String)]) -> Vec<Str
 /// Where write requests are posted on a remote: one reference per clone
 /// (`<id>`), a commit whose tree holds the requests of its last write that
 /// lost a race, and whose parent is the registry they were planned on.
-pub const REQUESTS: &str = "refs/bsi/requests/";
+pub(crate) const REQUESTS: &str = "refs/bsi/requests/";
 
 /// Where each clone keeps alive, on the remote, the places of its waiters
 /// in the queue: one reference per clone (`<id>`), forced by that clone
 /// alone.
-pub const ALIVE: &str = "refs/bsi/alive/";
+pub(crate) const ALIVE: &str = "refs/bsi/alive/";
 
 /// Where the registry branch and a clone's post are on the remote
 /// ([`Remote::peek`]).
@@ -372,7 +372,7 @@ pub enum Posting<'a> {
 /// Reads a push's outcome from its `--porcelain` output: the status line of
 /// the ref `target` (`<flag>\t<from>:<to>\t<summary>`). Without such a
 /// line git never spoke to the remote. Pure.
-pub fn push_outcome(stdout: &str, stderr: &str, target: &str) -> Push {
+pub(crate) fn push_outcome(stdout: &str, stderr: &str, target: &str) -> Push {
     let to = format!(":{target}\t");
     let Some(line) = stdout
         .lines()
@@ -427,7 +427,7 @@ pub fn push_outcome(stdout: &str, stderr: &str, target: &str) -> Push {
 /// access — an HTTP 401 or 403, credentials it wants and may not prompt
 /// for, a password or key the server refused — as the remote's words and
 /// git's: `None` when git's words say nothing of the kind. Pure.
-pub fn denial(stderr: &str) -> Option<String> {
+pub(crate) fn denial(stderr: &str) -> Option<String> {
     const SIGNS: &[&str] = &[
         "The requested URL returned error: 401",
         "The requested URL returned error: 403",
@@ -499,13 +499,13 @@ pub fn merge_file(dir: &Path, ours: &Path, base: &Path, theirs: &Path) -> Result
 
 /// How long git may take to read what libgit2 cannot: an index, or an
 /// object a partial clone fetches from its promisor remote on first read.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One changed path of `git diff --raw`: modes and object ids (hex; all
 /// zeros for a side that has none or is read from the work tree), git's
 /// status letter, and the path with `/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawChange {
+pub(crate) struct RawChange {
     /// The mode on the old side (`0` when added).
     pub old_mode: u32,
     /// The mode on the new side (`0` when deleted).
@@ -525,7 +525,7 @@ pub struct RawChange {
 /// (`index_file`, else the repository's) with `base`; without it, the work
 /// tree with `base`. Submodules and renames are left out, as bsi's own
 /// reading leaves them.
-pub fn diff_raw(
+pub(crate) fn diff_raw(
     workdir: &Path,
     cached: bool,
     base: Option<&str>,
@@ -561,7 +561,7 @@ pub fn diff_raw(
 }
 
 /// Reads `git diff --raw -z` output. Pure.
-pub fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
+pub(crate) fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
     let mut parts = out.split(|&b| b == 0);
     let mut changes = Vec::new();
     while let Some(meta) = parts.next() {
@@ -587,7 +587,7 @@ pub fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
 }
 
 /// The untracked files of the work tree that git does not ignore, with `/`.
-pub fn untracked(workdir: &Path) -> Result<Vec<String>> {
+pub(crate) fn untracked(workdir: &Path) -> Result<Vec<String>> {
     let mut cmd = git(workdir);
     cmd.args([
         "--no-optional-locks",
@@ -605,7 +605,7 @@ pub fn untracked(workdir: &Path) -> Result<Vec<String>> {
 }
 
 /// Whether the index holds `rel` (a path from the work tree root).
-pub fn in_index(workdir: &Path, rel: &str) -> Result<bool> {
+pub(crate) fn in_index(workdir: &Path, rel: &str) -> Result<bool> {
     let mut cmd = git(workdir);
     cmd.args(["--no-optional-locks", "ls-files", "-z", "--"])
         .arg(format!(":(literal){rel}"));
@@ -614,7 +614,7 @@ pub fn in_index(workdir: &Path, rel: &str) -> Result<bool> {
 
 /// The blob id the index holds for `rel` (stage 0), in hex; `None` when
 /// the index does not have it.
-pub fn index_blob(workdir: &Path, rel: &str) -> Result<Option<String>> {
+pub(crate) fn index_blob(workdir: &Path, rel: &str) -> Result<Option<String>> {
     let mut cmd = git(workdir);
     cmd.args(["--no-optional-locks", "ls-files", "-s", "-z", "--"])
         .arg(format!(":(literal){rel}"));
@@ -630,12 +630,12 @@ pub fn index_blob(workdir: &Path, rel: &str) -> Result<Option<String>> {
 }
 
 /// How long `git commit` may take, the user's own hooks included.
-pub const COMMIT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const COMMIT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One entry of an index to set: a blob at a path (with its mode), or the
 /// path removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
+pub(crate) struct IndexEntry {
     /// From the work tree root, with `/`.
     pub path: String,
     /// `(mode, blob id)`; `None`: removed.
@@ -644,7 +644,7 @@ pub struct IndexEntry {
 
 /// Fills the index file `index` (`None`: the work tree's own) from `tree`
 /// (`None`: empty), for a commit of chosen entries.
-pub fn read_tree(workdir: &Path, index: &Path, tree: Option<&str>) -> Result<()> {
+pub(crate) fn read_tree(workdir: &Path, index: &Path, tree: Option<&str>) -> Result<()> {
     let mut cmd = git(workdir);
     cmd.env("GIT_INDEX_FILE", index).arg("read-tree");
     match tree {
@@ -656,7 +656,11 @@ pub fn read_tree(workdir: &Path, index: &Path, tree: Option<&str>) -> Result<()>
 
 /// Sets `entries` in the index file `index` (`None`: the work tree's own
 /// index), every other entry left as it is.
-pub fn update_index(workdir: &Path, index: Option<&Path>, entries: &[IndexEntry]) -> Result<()> {
+pub(crate) fn update_index(
+    workdir: &Path,
+    index: Option<&Path>,
+    entries: &[IndexEntry],
+) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
@@ -679,7 +683,7 @@ pub fn update_index(workdir: &Path, index: Option<&Path>, entries: &[IndexEntry]
 /// `git commit -m MESSAGE` of the index file `index`, the hooks run with
 /// `env` (the session), within [`COMMIT_TIMEOUT`]: the new commit's id, or
 /// what git (or a hook) said when it refused.
-pub fn commit_index(
+pub(crate) fn commit_index(
     workdir: &Path,
     index: &Path,
     message: &str,
@@ -716,7 +720,7 @@ pub fn commit_index(
 }
 
 /// Removes `rel` from the index, the work tree untouched.
-pub fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
+pub(crate) fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
     let mut cmd = git(workdir);
     cmd.args(["rm", "--cached", "--quiet", "--ignore-unmatch", "--"])
         .arg(format!(":(literal){rel}"));
@@ -727,7 +731,7 @@ pub fn remove_from_index(workdir: &Path, rel: &str) -> Result<()> {
 /// as a blob, read by git: in a partial clone git fetches it from the
 /// promisor remote when it is missing, within [`READ_TIMEOUT`]. `None` when
 /// `<commit>:<path>` names no file.
-pub fn cat_blob(workdir: &Path, what: &str) -> Result<Option<Vec<u8>>> {
+pub(crate) fn cat_blob(workdir: &Path, what: &str) -> Result<Option<Vec<u8>>> {
     let mut cmd = git(workdir);
     cmd.args(["cat-file", "blob", what]);
     let command = format!("git cat-file blob {what}");

@@ -19,7 +19,7 @@
 //! | [`ttl`] | expiry, times and durations | yes | — |
 //! | [`conflict`] | grant or refuse | yes | [`registry`], [`scope`] |
 //! | [`changes`] | which lines and sections a change touches | yes | [`markdown`] |
-//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; the copy of each session's uncommitted work ([`api::keep`]) and `recover`; prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`keep`], [`next`], [`page`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`], [`writes`] |
+//! | [`api`] | what every door asks, in process: who acts ([`api::Actor`]), a typed request, the outcome of open (its wait included, stopped by [`api::Stop`]), close, renew, release, the watchdog, `commit` (a session's own lines) and the reads of `status`, `whoami` and the journal; what a git move would take out of the work tree; the copy of each session's uncommitted work ([`api::keep`]) and `recover`; the facade of the IO rooms (`api::store`, `api::git`, …: all a door may name of them, listed in one file); prints nothing: what the IO has to say comes back in [`store::Notes`] | IO, through [`publish`] and [`store`] | [`audit`], [`claims`], [`conflict`], [`drift`], [`git`], [`git_cli`], [`guard`], [`keep`], [`next`], [`page`], [`platform`], [`publish`], [`registry`], [`resolve`], [`scope`], [`session`], [`settings`], [`store`], [`trailer`], [`ttl`], [`values`], [`wait`], [`writes`] |
 //! | [`claims`] | the plans of every write (open, close, renew, release, watchdog) and their [`claims::Plan`], the ownership rule, commit messages, and the [`claims::Snapshot`] a plan reads instead of the file system | yes | [`conflict`], [`guard`], [`markdown`], [`registry`], [`scope`], [`trailer`], [`ttl`], [`values`] |
 //! | [`holdings`] | who held what, when: the grants and ends of the registry's history, each at the second of its commit, and who held a part at a second | yes | [`scope`] |
 //! | [`keep`] | a session's uncommitted work kept in git objects: which copy of a file to keep, and what putting a copy back makes of the file (its own hunks, never over newer lines) | yes | [`changes`], [`guard`] |
@@ -45,6 +45,12 @@
 //! | [`writes`] | a write's states and transitions (planned, filed, gathered, carried, posted, withdrawn, handed, landed, refused, given up) and what a waiter that leaves answers, for the writers of one clone, of one machine and of many; checked over every interleaving of three writers | yes | — |
 //! | [`error`] | every error as a named kind (what happened, with its values) and its exit code; `-v` prints its causes; what to do next is the doors' | yes | [`config`], [`registry`], [`scope`], [`ttl`], [`values`] |
 //!
+//! The IO rooms ([`store`], [`publish`], [`git`], [`git_cli`],
+//! [`settings`], [`audit`], [`wait`], [`resolve`], [`platform`]) are
+//! private: the doors reach them only through [`api`], whose `reach.rs`
+//! lists what a door may name of each, so the compiler keeps the boundary.
+//! The pure rooms are the core's public vocabulary.
+//!
 //! A plan never does IO: what it needs is in its snapshot, so a retried plan
 //! is cheap and decides the same. Nothing outside [`git`] names a git2
 //! type; nothing outside [`git_cli`] spawns git. The rooms import each
@@ -52,33 +58,33 @@
 //! test checks them all.
 
 pub mod api;
-pub mod audit;
+mod audit;
 pub mod changes;
 pub mod claims;
 pub mod config;
 pub mod conflict;
 pub mod drift;
 pub mod error;
-pub mod git;
-pub mod git_cli;
+mod git;
+mod git_cli;
 pub mod guard;
 pub mod holdings;
 pub mod keep;
 pub mod markdown;
 pub mod next;
 pub mod page;
-pub mod platform;
-pub mod publish;
+mod platform;
+mod publish;
 pub mod registry;
-pub mod resolve;
+mod resolve;
 pub mod scope;
 pub mod session;
-pub mod settings;
-pub mod store;
+mod settings;
+mod store;
 pub mod trailer;
 pub mod ttl;
 pub mod values;
-pub mod wait;
+mod wait;
 pub mod words;
 pub mod writes;
 

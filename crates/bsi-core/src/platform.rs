@@ -27,7 +27,7 @@ static HEARING: std::sync::Once = std::sync::Once::new();
 /// signals are heard on a thread of their own from the first call on; a
 /// second signal while `last` runs (bounded by its own time) changes
 /// nothing. Elsewhere than on Unix, nothing is heard.
-pub fn at_interrupt(last: LastWords) {
+pub(crate) fn at_interrupt(last: LastWords) {
     *AT_INTERRUPT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(last);
@@ -55,7 +55,7 @@ pub fn at_interrupt(last: LastWords) {
 }
 
 /// Nothing is left to do on an interrupt ([`at_interrupt`]).
-pub fn clear_at_interrupt() {
+pub(crate) fn clear_at_interrupt() {
     *AT_INTERRUPT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
@@ -63,7 +63,7 @@ pub fn clear_at_interrupt() {
 
 /// This machine's host name, as a post's lease records its writer's: where
 /// a writer can be proven dead by the process table.
-pub fn host() -> String {
+pub(crate) fn host() -> String {
     gethostname::gethostname()
         .into_string()
         .ok()
@@ -74,7 +74,7 @@ pub fn host() -> String {
 
 /// What the process table says of one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seen {
+pub(crate) enum Seen {
     /// No process table here: nothing can be known.
     NoTable,
     /// Its entry was read: its start time (clock ticks since boot on Linux,
@@ -91,7 +91,7 @@ pub enum Seen {
 
 /// One process as the table shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Process {
+pub(crate) struct Process {
     /// Its parent's pid, where the table gives one.
     pub parent: Option<u32>,
     /// Its command name (`git`, `sh`, `node`).
@@ -105,7 +105,12 @@ pub struct Process {
 /// that it is gone, `None` means it cannot be known. `hides_others`: the
 /// table hides other users' processes (`hidepid`); `same_user`: the process
 /// was this user's (whose entries are never hidden from it). Pure.
-pub fn judge(seen: &Seen, recorded: &str, hides_others: bool, same_user: bool) -> Option<bool> {
+pub(crate) fn judge(
+    seen: &Seen,
+    recorded: &str,
+    hides_others: bool,
+    same_user: bool,
+) -> Option<bool> {
     match seen {
         Seen::NoTable | Seen::Unreadable => None,
         // Another start time: the pid now belongs to a later process.
@@ -125,7 +130,7 @@ fn test_table() -> Option<PathBuf> {
 
 /// What the process table rooted at `proc` (laid out as Linux's `/proc`)
 /// says of `pid`.
-pub fn look(proc: &Path, pid: u32) -> Seen {
+pub(crate) fn look(proc: &Path, pid: u32) -> Seen {
     procfs::seen(proc, pid)
 }
 
@@ -152,7 +157,7 @@ pub fn ancestors(limit: usize) -> Vec<(String, String)> {
 }
 
 /// The user this process runs as, where the system has one.
-pub fn user_id() -> Option<u32> {
+pub(crate) fn user_id() -> Option<u32> {
     #[cfg(unix)]
     {
         Some(rustix::process::getuid().as_raw())
@@ -165,14 +170,14 @@ pub fn user_id() -> Option<u32> {
 
 /// The start time of process `pid`, as [`Seen::Started`] gives it. `None`
 /// where it cannot be read.
-pub fn start_time(pid: u32) -> Option<String> {
+pub(crate) fn start_time(pid: u32) -> Option<String> {
     os::entry(pid).map(|p| p.start)
 }
 
 /// Whether the process `pid` that recorded start time `start` (and ran as
 /// user `uid`, when the record says) is alive: `Some(false)` is a proof
 /// that it is gone, `None` means it cannot be known here.
-pub fn process_alive(pid: u32, start: &str, uid: Option<u32>) -> Option<bool> {
+pub(crate) fn process_alive(pid: u32, start: &str, uid: Option<u32>) -> Option<bool> {
     let same_user = uid.is_some() && uid == user_id();
     if let Some(proc) = test_table() {
         let seen = look(&proc, pid);
@@ -209,13 +214,13 @@ fn pid_unused(pid: u32) -> bool {
 
 /// The processes descended from `pid` (its children, theirs, ...); none
 /// where the process table cannot be read.
-pub fn descendants(pid: u32) -> Vec<u32> {
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
     descendants_in(&os::parents(), pid)
 }
 
 /// The processes descended from `pid` among `parents` (each process and
 /// its parent). Pure.
-pub fn descendants_in(parents: &[(u32, u32)], pid: u32) -> Vec<u32> {
+pub(crate) fn descendants_in(parents: &[(u32, u32)], pid: u32) -> Vec<u32> {
     let mut out: Vec<u32> = Vec::new();
     let mut frontier = vec![pid];
     while let Some(parent) = frontier.pop() {
@@ -233,7 +238,7 @@ pub fn descendants_in(parents: &[(u32, u32)], pid: u32) -> Vec<u32> {
 /// process's open files could be read and none is `path`; `None` where that
 /// cannot be known (a system whose table does not show open files, or
 /// another user's process whose files this one may not read).
-pub fn held_open(path: &Path) -> Option<bool> {
+pub(crate) fn held_open(path: &Path) -> Option<bool> {
     os::held_open(path)
 }
 

@@ -372,7 +372,7 @@ pub fn replace(
 /// on. `job` must plan what `plan` does. `None` when `stop` said to give up
 /// before any holder took the request: nothing was written. A bounded write
 /// (an agent tool's hook) goes alone, as [`apply`].
-pub fn apply_job<R>(
+pub(crate) fn apply_job<R>(
     brain: &Brain,
     settings: &Settings,
     opts: Options,
@@ -2313,7 +2313,7 @@ fn with_published(message: String, published: &[String], superseded: &[Supersede
 /// The pause before trying again after the `attempt`-th lost race:
 /// random within a ceiling that doubles from 10 ms up to 1 s ("full
 /// jitter"), so writers that lost to another do not collide again in step.
-pub fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     let ceiling = (10u64 << attempt.min(7)).min(1000);
     Duration::from_millis(rand::rng().random_range(1..=ceiling))
 }

@@ -195,7 +195,7 @@ fn resolve_section(root: &Path, abs: &Path, file: &str, heading: &str) -> Result
 /// root that names no file), when one is close enough to be a typo of it:
 /// a file of the same directory one or two characters off, in a name long
 /// enough for that to be one. Hidden files are left out.
-pub fn nearest_file(root: &Path, file: &str) -> Option<String> {
+pub(crate) fn nearest_file(root: &Path, file: &str) -> Option<String> {
     let (dir, name) = match file.rsplit_once('/') {
         Some((d, n)) => (format!("{d}/"), n),
         None => (String::new(), file),
@@ -222,7 +222,7 @@ pub fn nearest_file(root: &Path, file: &str) -> Option<String> {
 /// `questions` for `## Open questions`), with how many of `words` it takes.
 /// `None` when `heading` is one of the file's headings, or no heading goes
 /// on with the next word.
-pub fn split_heading(
+pub(crate) fn split_heading(
     root: &Path,
     file: &str,
     heading: &str,
@@ -298,7 +298,7 @@ pub fn new_heading(root: &Path, scope: &Scope) -> Option<NewHeading> {
 
 /// Reads `file` (relative to `root`) for its headings, refusing anything that
 /// resolves outside the brain.
-pub fn read_outline(root: &Path, file: &str) -> Option<Outline> {
+pub(crate) fn read_outline(root: &Path, file: &str) -> Option<Outline> {
     outline_at(root, &root.join(file))
 }
 
@@ -318,7 +318,7 @@ pub fn sections(root: &Path) -> OutlineSections<impl Fn(&str) -> Option<Outline>
 
 /// Entries of a directory of the brain, as scopes, for proposing
 /// alternatives. Hidden entries are skipped.
-pub fn children(root: &Path, dir: &str) -> Vec<Scope> {
+pub(crate) fn children(root: &Path, dir: &str) -> Vec<Scope> {
     let path = root.join(dir);
     let Ok(real) = fs::canonicalize(&path) else {
         return Vec::new();
@@ -450,7 +450,10 @@ pub fn absent(root: &Path, scope: &Scope, skip: &str) -> Option<Absent> {
 /// The candidate nearest to `typed` by edit distance, when it is close
 /// enough to be a typo of it (at most a quarter of its characters, and at
 /// least two, changed); the first in order among equals.
-pub fn nearest_path<'a>(typed: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest_path<'a>(
+    typed: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let len = typed.chars().count();
     let limit = (len / 4).max(2);
     candidates

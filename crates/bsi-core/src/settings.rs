@@ -33,18 +33,18 @@ use crate::git_cli::Remote;
 use crate::values::Span;
 
 /// The registry branch when nothing else is set.
-pub const DEFAULT_BRANCH: &str = "brain-index";
+pub(crate) const DEFAULT_BRANCH: &str = "brain-index";
 /// How long a write retries pushes that lost a race, when nothing else is set.
-pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long one fetch or push may take, when nothing else is set.
-pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a git hook waits for the registry branch before judging a
 /// commit on the view last fetched, when nothing else is set.
-pub const DEFAULT_HOOK_FETCH_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_HOOK_FETCH_TIMEOUT: Duration = Duration::from_secs(1);
 /// History rows kept in the registry when nothing else is set.
-pub const DEFAULT_HISTORY_KEEP: usize = 200;
+pub(crate) const DEFAULT_HISTORY_KEEP: usize = 200;
 /// How long a read command waits for the remote before it shows the local state.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the command line and the environment say about the settings, read
 /// once by the run's context.

@@ -25,7 +25,7 @@ const LOCAL_POLL: Duration = Duration::from_millis(200);
 
 /// How often the queue's head fetches the remote's registry branch: it is
 /// served next, so it should notice a close within a fraction of a second.
-pub const HEAD_FETCH: Duration = Duration::from_millis(500);
+pub(crate) const HEAD_FETCH: Duration = Duration::from_millis(500);
 
 /// How often the queue's head looks at the registry branch of a remote on
 /// this disk: read from the remote's files, it costs as little as the
@@ -34,7 +34,7 @@ pub const HEAD_FETCH: Duration = Duration::from_millis(500);
 const DISK_HEAD_POLL: Duration = Duration::from_millis(50);
 
 /// A wait with a deadline.
-pub struct Waiting {
+pub(crate) struct Waiting {
     deadline: Instant,
     remote: Option<Remote>,
     attempt: u32,
@@ -49,7 +49,7 @@ pub struct Waiting {
 
 impl Waiting {
     /// A wait of `wait` from now.
-    pub fn new(settings: &Settings, wait: Duration) -> Waiting {
+    pub(crate) fn new(settings: &Settings, wait: Duration) -> Waiting {
         let now = Instant::now();
         Waiting {
             deadline: now + wait,
@@ -62,13 +62,13 @@ impl Waiting {
     }
 
     /// The same wait, which ends ([`Woke::Stopped`]) once `stop` is set.
-    pub fn stopped_by(mut self, stop: Arc<AtomicBool>) -> Waiting {
+    pub(crate) fn stopped_by(mut self, stop: Arc<AtomicBool>) -> Waiting {
         self.stop = Some(stop);
         self
     }
 
     /// The references the registry is read from, as they are now.
-    pub fn tips(&self, brain: &Brain) -> Tips {
+    pub(crate) fn tips(&self, brain: &Brain) -> Tips {
         brain.tips(self.remote.as_ref())
     }
 
@@ -76,7 +76,7 @@ impl Waiting {
     /// (fetching the remote's between pauses), once the time is up, when
     /// stopped, or at `renew` (a waiter's lease to renew). `head`: this waiter is served next, and
     /// fetches the remote every [`HEAD_FETCH`] instead of backing off.
-    pub fn until(
+    pub(crate) fn until(
         &mut self,
         brain: &Brain,
         since: Tips,
@@ -166,7 +166,7 @@ impl Waiting {
 
 /// Why a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
+pub(crate) enum Woke {
     /// The registry changed.
     Changed,
     /// A lease is due for renewal.
@@ -179,7 +179,7 @@ pub enum Woke {
 
 /// The pause before the `attempt`-th fetch: 0.5 s, growing by half each
 /// time, at most 5 s.
-pub fn pause(attempt: u32) -> Duration {
+pub(crate) fn pause(attempt: u32) -> Duration {
     let mut ms: u64 = 500;
     for _ in 0..attempt.min(10) {
         ms = ms * 3 / 2;

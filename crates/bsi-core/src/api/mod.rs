@@ -15,6 +15,9 @@ pub mod renew;
 pub mod views;
 pub mod watchdog;
 
+mod reach;
+pub use reach::{audit, git, git_cli, platform, publish, resolve, settings, store, wait};
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use chrono::{DateTime, FixedOffset};
 
 use crate::error::Result;
-use crate::publish::{self, Applied, Plan};
+use crate::publish::{Applied, Plan};
 use crate::registry::Registry;
 use crate::settings::Settings;
 use crate::store::Brain;
@@ -39,7 +42,7 @@ pub struct Site<'a> {
     /// The time of the request.
     pub now: DateTime<FixedOffset>,
     /// How writes publish.
-    pub options: publish::Options,
+    pub options: crate::publish::Options,
     /// What a new session id is drawn from (`BSI_RANDOM_SEED`).
     pub random_seed: Option<u64>,
 }
@@ -65,12 +68,12 @@ impl Site<'_> {
 
     /// Publishes what `plan` decides under the writer lock.
     pub fn publish<R>(&self, plan: impl FnMut(&Registry) -> Result<Plan<R>>) -> Result<Applied<R>> {
-        publish::apply(self.brain, self.settings, self.options, plan)
+        crate::publish::apply(self.brain, self.settings, self.options, plan)
     }
 
     /// Publishes what `plan` decides, sharing the write with the other
     /// writers of the clone waiting for the writer lock
-    /// ([`publish::apply_job`]): `job` is the same plan as data. `None`
+    /// ([`crate::publish::apply_job`]): `job` is the same plan as data. `None`
     /// when `stop` was set before any writer took the request: nothing
     /// was written.
     pub fn publish_job<R>(
@@ -79,7 +82,7 @@ impl Site<'_> {
         stop: &Stop,
         plan: impl FnMut(&Registry) -> Result<Plan<R>>,
     ) -> Result<Option<Applied<R>>> {
-        publish::apply_job(
+        crate::publish::apply_job(
             self.brain,
             self.settings,
             self.options,

@@ -380,7 +380,7 @@ fn git_dir_at(path: &Path) -> Option<PathBuf> {
 }
 
 /// The commit `name` points to in the text of a `packed-refs` file. Pure.
-pub fn packed_target(packed: &str, name: &str) -> Option<Oid> {
+pub(crate) fn packed_target(packed: &str, name: &str) -> Option<Oid> {
     packed.lines().find_map(|l| {
         let (id, refname) = l.split_once(' ')?;
         (refname == name).then(|| Oid::from_str(id).ok()).flatten()
@@ -391,7 +391,7 @@ pub fn packed_target(packed: &str, name: &str) -> Option<Oid> {
 /// (with no host, and nothing percent-encoded), or a path — any URL with
 /// no `://` whose first colon, if any, comes after a slash (`host:path`
 /// is SSH) — relative to the work tree. `None` for anything else. Pure.
-pub fn disk_path(url: &str, workdir: &Path) -> Option<PathBuf> {
+pub(crate) fn disk_path(url: &str, workdir: &Path) -> Option<PathBuf> {
     if let Some(rest) = url.strip_prefix("file://") {
         return (rest.starts_with('/') && !rest.contains('%')).then(|| PathBuf::from(rest));
     }

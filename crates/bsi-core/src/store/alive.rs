@@ -16,7 +16,7 @@ use super::Brain;
 use crate::git_cli::Remote;
 use crate::registry::Registry;
 
-pub use crate::git_cli::ALIVE;
+pub(crate) use crate::git_cli::ALIVE;
 
 /// The file of a record's commit.
 const FILE: &str = "alive";
@@ -48,7 +48,7 @@ impl Record {
 
 /// The records of a record's text; a line that does not read is skipped.
 /// Pure.
-pub fn parse(text: &str) -> Vec<Record> {
+pub(crate) fn parse(text: &str) -> Vec<Record> {
     text.lines()
         .filter_map(|l| {
             let mut cells = l.split('\t');
@@ -65,13 +65,17 @@ pub fn parse(text: &str) -> Vec<Record> {
 }
 
 /// The text of `records`. Pure.
-pub fn render(records: &[Record]) -> String {
+pub(crate) fn render(records: &[Record]) -> String {
     records.iter().map(|r| r.line() + "\n").collect()
 }
 
 /// `records` with `session`'s place renewed to `keep` (its line replaced)
 /// and the lines whose lease passed at `now` dropped. Pure.
-pub fn renewed(records: Vec<Record>, keep: Record, now: DateTime<FixedOffset>) -> Vec<Record> {
+pub(crate) fn renewed(
+    records: Vec<Record>,
+    keep: Record,
+    now: DateTime<FixedOffset>,
+) -> Vec<Record> {
     let mut out: Vec<Record> = records
         .into_iter()
         .filter(|r| r.session != keep.session && r.lease > now)
@@ -84,7 +88,7 @@ pub fn renewed(records: Vec<Record>, keep: Record, now: DateTime<FixedOffset>) -
 /// Puts on each queue row of `reg` the latest lease a record read gives
 /// its place (same session, same arrival to the millisecond), when later
 /// than the row's own. Pure.
-pub fn annotate(reg: &mut Registry, records: &[Record]) {
+pub(crate) fn annotate(reg: &mut Registry, records: &[Record]) {
     for w in &mut reg.waiters {
         let best = records
             .iter()

@@ -28,7 +28,7 @@ pub const FAULT_POINTS: &[&str] = &[
 
 /// The point a write passes once its request is posted on the remote after
 /// a lost race ([`FAULT_POINTS`]).
-pub const POST_FAULT_POINT: &str = "after-post";
+pub(crate) const POST_FAULT_POINT: &str = "after-post";
 
 /// Aborts the process at `point` when a test asks for it, or waits there.
 pub(crate) fn fault(point: &str) {

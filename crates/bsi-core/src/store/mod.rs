@@ -10,9 +10,9 @@
 //! work tree also gets an untracked, git-excluded copy of the registry at
 //! the brain root, for people to read ([`Brain::refresh_copy`]).
 
-pub mod alive;
-pub mod lock;
-pub mod requests;
+pub(crate) mod alive;
+pub(crate) mod lock;
+pub(crate) mod requests;
 mod seen;
 mod state;
 
@@ -31,7 +31,8 @@ use crate::registry::{self, REGISTRY_FILE, Registry};
 use crate::scope::Scope;
 use crate::words::shell_word;
 
-pub use lock::{FAULT_POINTS, WriterLock};
+pub use lock::FAULT_POINTS;
+pub(crate) use lock::WriterLock;
 use state::State;
 
 /// The registry's path in the registry branch.
@@ -46,7 +47,7 @@ pub const BRANCH_FILE: &str = REGISTRY_FILE;
 pub const ROOT_FILE: &str = "BRAIN-ROOT";
 
 /// The first lines of the work-tree copy of the registry.
-pub fn copy_banner(branch: &str) -> String {
+pub(crate) fn copy_banner(branch: &str) -> String {
     format!(
         "<!-- bsi: this file is a COPY of the registry, rewritten by bsi; editing it changes nothing.\n     The live registry is {BRANCH_FILE} on the git branch `{branch}`: see it with `bsi status`. -->\n"
     )
