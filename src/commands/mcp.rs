@@ -1198,8 +1198,8 @@ fn judge_edit(
         new,
         ..Target::whole(rel.as_str())
     }];
-    let rules = edits::rules(&brain, &settings);
-    let decision = edits::decide(&rules, &reg, session, &mut targets);
+    let rules = api::edit::rules(&brain, &settings);
+    let decision = api::edit::decide(&rules, &reg, session, &mut targets);
     let (name, refused, findings, words, claim_first) = match &decision {
         EditDecision::Allow => ("allow", false, &[][..], Vec::new(), Vec::new()),
         EditDecision::Warn {

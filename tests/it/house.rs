@@ -144,19 +144,31 @@ fn no_command_file_calls_another() {
     let dir = src().join("commands");
     let mut files = Vec::new();
     sources(&dir, &mut files);
-    let commands: Vec<String> = files
+    // A command is a file of `commands/`, or a directory of them (its
+    // files call each other: `agent_event/edit.rs` calls
+    // `super::common::`).
+    let command_of = |f: &Path| -> String {
+        let rel = f.strip_prefix(&dir).expect("under commands/");
+        let first = rel.components().next().expect("a component");
+        first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string()
+    };
+    let commands: BTreeSet<String> = files
         .iter()
-        .map(|f| f.file_stem().expect("stem").to_string_lossy().into_owned())
-        // `views` (what read commands show) and `edits` (an edit's path
-        // and decision, for the edit hooks and MCP's `check`) are shared by
-        // the doors, not commands.
+        .map(|f| command_of(f))
+        // `views` (what read commands show) and `edits` (an edit's path,
+        // for the edit hooks and MCP's `check`) are shared by the doors,
+        // not commands.
         .filter(|n| n != "mod" && n != "views" && n != "edits")
         .collect();
     for f in &files {
-        let me = f.file_stem().expect("stem").to_string_lossy().into_owned();
-        if me == "mod" {
+        if *f == dir.join("mod.rs") {
             continue;
         }
+        let me = command_of(f);
         let text = code(f);
         for other in commands.iter().filter(|c| **c != me) {
             for form in [
@@ -166,7 +178,8 @@ fn no_command_file_calls_another() {
             ] {
                 assert!(
                     !text.contains(&form),
-                    "{me}.rs calls the command file {other}.rs ({form})"
+                    "{} (of {me}) calls the command {other} ({form})",
+                    f.display()
                 );
             }
         }

@@ -1,21 +1,126 @@
-//! What an edit refused by the guard should be followed by: the next steps
-//! of its conflict, for every door that judges edits (the agent tools'
-//! edit hooks and MCP's `check`), so they offer the same ones; and what a
-//! git move that discards uncommitted work would take out of the work
-//! tree, as edits for the same decision.
+//! What the doors that judge an edit before it happens ask — the agent
+//! tools' edit hooks and MCP's `check` — so they decide alike: the rules
+//! of the edit decision under a clone's settings, the registry an edit is
+//! judged on, the decision itself, the claim on the first write, the copy
+//! of what an edit let through leaves; the next steps of an edit refused
+//! by the guard; and what a git move that discards uncommitted work would
+//! take out of the work tree, as edits for the same decision.
 
 use chrono::{DateTime, FixedOffset};
 
+use super::open::OnWrite;
+use super::{Actor, Site};
 use crate::claims::open::alternatives;
-use crate::error::Result;
+use crate::config::HookMode;
+use crate::error::{Error, Result};
 use crate::git::ChangesOf;
 use crate::guard::Finding;
 use crate::guard::discard::{Becomes, Discard, Uncommitted};
-use crate::guard::edit::Target;
+use crate::guard::edit::{self, EditDecision, Rules, Target};
 use crate::next::{Conflict, NextStep, Step, Who};
 use crate::registry::Registry;
 use crate::scope::Scope;
+use crate::settings::Settings;
 use crate::store::Brain;
+
+/// The rules of the edit decision in `brain` under its settings.
+pub fn rules(brain: &Brain, settings: &Settings) -> Rules {
+    Rules {
+        mode: settings.hook_mode,
+        claim_on_write: settings.config.claim_on_write,
+        ttl: settings.ttl(None),
+        copy: brain.copy_name(),
+        markdown: brain.markdown.clone(),
+    }
+}
+
+/// The decision on an edit of `targets` by `session` under `rules`, on
+/// `reg`; a target that may be a folder takes the claims under it first.
+pub fn decide<'a>(
+    rules: &Rules,
+    reg: &'a Registry,
+    session: Option<&str>,
+    targets: &mut Vec<Target>,
+) -> EditDecision<'a> {
+    edit::under_folders(targets, reg);
+    edit::decide(reg, session, targets, rules)
+}
+
+/// What an edit hook judges the edits of a brain on.
+#[derive(Debug)]
+pub enum ForEdit {
+    /// The registry: the local branch and the remote as last fetched.
+    Judge(Box<Registry>),
+    /// The clone's hook mode is `off`: every edit goes through unjudged.
+    Off,
+    /// bsi is not set up in this repository: the edit goes through
+    /// unchecked, and the door says why.
+    NotSetUp(Error),
+}
+
+/// The registry the edits of `brain` are judged on, read as an edit hook
+/// reads it (no fetch: the local branch and the remote as last fetched),
+/// unless the clone's hook mode is `off` or bsi is not set up there.
+pub fn for_edit(brain: &Brain, settings: &Settings) -> Result<ForEdit> {
+    if settings.hook_mode == HookMode::Off {
+        return Ok(ForEdit::Off);
+    }
+    let remote = settings.remote().ok().flatten();
+    match brain.view(remote.as_ref()) {
+        Ok(v) => Ok(ForEdit::Judge(Box::new(v.registry))),
+        Err(e @ Error::NoRegistry { .. }) => Ok(ForEdit::NotSetUp(e)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The text the edits let through leave, kept as the session's copy of
+/// its uncommitted work ([`super::keep::edited`]): the targets whose text
+/// after is known; a failure is said in the brain's notes, the edit goes
+/// on. Nothing without a session.
+pub fn keep(brain: &Brain, reg: &Registry, session: Option<&str>, targets: &[Target]) {
+    let Some(session) = session else {
+        return;
+    };
+    let edits: Vec<(&str, &str)> = targets
+        .iter()
+        .filter_map(|t| Some((t.rel.as_str(), t.new.as_deref()?)))
+        .filter(|(rel, _)| !rel.is_empty())
+        .collect();
+    if edits.is_empty() {
+        return;
+    }
+    if let Err(e) = super::keep::edited(brain, reg, session, &edits) {
+        brain.notes.push(format!(
+            "warning: the copy of {session}'s uncommitted work was not refreshed: {e}"
+        ));
+    }
+}
+
+/// The claim on the first write an edit decision chose
+/// ([`EditDecision::ClaimFirst`]): `scopes`, else `split` when others hold
+/// parts of them, opened for `actor` as `bsi open` opens them
+/// ([`super::open::on_write`]). An edit the claim made the session's is
+/// kept in its copy. `None`: nothing to claim.
+pub fn claim_first(
+    site: &Site<'_>,
+    actor: &Actor,
+    (scopes, split): (Vec<Scope>, Option<Vec<Scope>>),
+    (ttl, note): (chrono::Duration, &str),
+    targets: &[Target],
+) -> Result<Option<OnWrite>> {
+    let tries: Vec<Vec<Scope>> = std::iter::once(scopes).chain(split).collect();
+    let outcome = super::open::on_write(site, actor, &tries, ttl, note)?;
+    if let Some(OnWrite::Opened { landing, .. }) = &outcome {
+        // The edit is the session's now: its copy keeps it.
+        keep(
+            site.brain,
+            &landing.registry,
+            actor.session.as_deref(),
+            targets,
+        );
+    }
+    Ok(outcome)
+}
 
 /// The next steps of an edit refused for `findings`: free scopes near the
 /// parts the edit needs, `outside` (what it touches outside the session's

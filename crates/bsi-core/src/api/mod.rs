@@ -5,6 +5,7 @@
 //! [`Actor`]), hand it a request, and only render what comes back. Nothing
 //! here prints.
 
+pub mod agent;
 pub mod close;
 pub mod commit;
 pub mod edit;

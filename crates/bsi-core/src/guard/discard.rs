@@ -8,6 +8,9 @@
 //! session's own in; what each change becomes, and the narrower form of the
 //! move that leaves the others' work alone, out.
 
+use super::Finding;
+use super::edit::Target;
+
 /// A move that discards uncommitted work, as its command asked for it.
 /// Paths are relative to the work tree root, with `/`; an empty list is
 /// the whole work tree.
@@ -131,6 +134,44 @@ impl Discard {
                 (change.untracked && under(paths)).then_some(Becomes::Gone)
             }
         }
+    }
+
+    /// The move with the paths it names made the work tree's by `in_tree`
+    /// (`None` for a path outside the work tree, which is not the move's to
+    /// take there; `Some("")` for the work tree itself). `None` when it
+    /// names paths and none lies in the work tree: it takes nothing there.
+    pub fn in_tree(&self, in_tree: impl Fn(&str) -> Option<String>) -> Option<Discard> {
+        let kept = |paths: &[String]| -> Option<Vec<String>> {
+            let kept: Vec<String> = paths.iter().filter_map(|p| in_tree(p)).collect();
+            (paths.is_empty() || !kept.is_empty()).then_some(kept)
+        };
+        Some(match self.clone() {
+            Discard::Stash {
+                untracked,
+                keep_index,
+                paths,
+            } => Discard::Stash {
+                untracked,
+                keep_index,
+                paths: kept(&paths)?,
+            },
+            Discard::Clean { dirs, paths } => Discard::Clean {
+                dirs,
+                paths: kept(&paths)?,
+            },
+            Discard::Restore {
+                program,
+                staged,
+                source,
+                paths,
+            } => Discard::Restore {
+                program,
+                staged,
+                source,
+                paths: kept(&paths)?,
+            },
+            other => other,
+        })
     }
 
     /// The forms of the move that leave every change but `own` in place,
@@ -257,6 +298,25 @@ pub fn within(path: &str, spec: &str) -> bool {
         || path
             .strip_prefix(spec)
             .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The changes a refused move would take that lie in no other session's
+/// claim (`findings`: what refused it): the session's own to take, by
+/// their paths from the work tree root (`taken`: each change as the edit
+/// decision judged it, with that path).
+pub fn own_taken<'t>(taken: &'t [(Target, String)], findings: &[Finding<'_>]) -> Vec<&'t str> {
+    let theirs: Vec<&str> = findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Claimed { path, .. } => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    taken
+        .iter()
+        .filter(|(t, _)| !theirs.contains(&t.rel.as_str()))
+        .map(|(_, p)| p.as_str())
+        .collect()
 }
 
 #[cfg(test)]
@@ -388,5 +448,59 @@ mod tests {
         assert!(within("notes/a.md", "notes/a.md"));
         assert!(within("notes/a.md", "."));
         assert!(!within("notes2/a.md", "notes"));
+    }
+
+    #[test]
+    fn a_move_takes_only_the_paths_of_its_work_tree() {
+        let stash = Discard::Stash {
+            untracked: false,
+            keep_index: false,
+            paths: vec!["/w/a".into(), "/x/b".into()],
+        };
+        let in_w = |p: &str| p.strip_prefix("/w/").map(String::from);
+        assert_eq!(
+            stash.in_tree(in_w),
+            Some(Discard::Stash {
+                untracked: false,
+                keep_index: false,
+                paths: vec!["a".into()],
+            })
+        );
+        // Paths named, none here: nothing taken here.
+        let clean = Discard::Clean {
+            dirs: true,
+            paths: vec!["/x/b".into()],
+        };
+        assert_eq!(clean.in_tree(in_w), None);
+        // No path: the whole work tree, as it was.
+        let all = Discard::Clean {
+            dirs: true,
+            paths: Vec::new(),
+        };
+        assert_eq!(all.in_tree(in_w), Some(all.clone()));
+        let reset = Discard::Reset {
+            mode: "--hard".into(),
+            rev: None,
+        };
+        assert_eq!(reset.in_tree(|_| None), Some(reset.clone()));
+    }
+
+    #[test]
+    fn the_own_changes_are_those_in_no_other_sessions_claim() {
+        use crate::claims::tests::claim;
+        use crate::scope::Scope;
+        let c = claim("s2", "agent", Scope::File("b.md".into()));
+        let taken = vec![
+            (Target::whole("a.md"), "brain/a.md".to_string()),
+            (Target::whole("b.md"), "brain/b.md".to_string()),
+        ];
+        let findings = [Finding::Claimed {
+            path: "b.md".into(),
+            claim: &c,
+            stale: false,
+            region: None,
+        }];
+        assert_eq!(own_taken(&taken, &findings), ["brain/a.md"]);
+        assert_eq!(own_taken(&taken, &[]), ["brain/a.md", "brain/b.md"]);
     }
 }

@@ -14,6 +14,7 @@ pub mod discard;
 pub mod edit;
 pub mod merge;
 pub mod own;
+pub mod touch;
 pub mod verdict;
 pub mod ways;
 
