@@ -26,7 +26,9 @@ pub struct HintStep {
     /// Who may take it: a step that forces another session's claim, or
     /// acts for the brain's every clone, is [`Who::Person`]'s.
     pub who: Who,
-    /// What it is for, in words (with the command when there is none).
+    /// What it is for, in words. A step without a command says it all in
+    /// words, with the commands it names written as examples
+    /// (`bsi open SCOPE --session NEW-ID`) where their values are the user's.
     pub purpose: String,
     /// The command that takes it, as its words (argv); none for a step in
     /// words alone.
