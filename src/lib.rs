@@ -18,18 +18,18 @@
 //!
 //! | room | holds | pure? | may call |
 //! |---|---|---|---|
-//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`hints`], [`output`], [`terminal`], `ttl`, `values`, `words` |
+//! | [`run`] | the entry (`lib.rs`, `main.rs`): the agent events' fast path, clap, the error edge | — | [`cli`], [`commands`], [`hints`], [`output`], [`steps`], [`terminal`], `ttl`, `values`, `words` |
 //! | [`cli`] | clap definitions, and the tools' names from [`agents`]'s list | yes | [`agents`], `values` |
 //! | [`commands`] | `Ctx` (the environment, read once), the one dispatch, one thin file per command: settings → request → snapshot → plan → publish → report; `views` for what read commands share | wiring, IO | every room; never another command file |
 //! | [`tree`] | the tree view | yes | [`output`], `scope` |
 //! | [`page`] | the live page of the brain as HTML (`bsi serve`, `status --html`), everything from people escaped | yes | `page`, `scope` |
-//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], `api`, `api::publish`, `registry`, `scope`, `ttl`, `words` |
+//! | [`output`] | human and JSON shapes, written to the writer they are given (`write_json`); where a write landed, in the words every door gives it (`landing_lines`) | yes | [`hints`], [`steps`], `api`, `api::publish`, `registry`, `scope`, `ttl`, `words` |
 //! | [`githooks`] | installing git's hooks (chaining the ones already there); their scripts, which decide in the shell when bsi need not start | IO | [`doors`], `trailer`, `words` |
 //! | [`hook_managers`] | where this work tree's hooks are (husky, lefthook, the pre-commit framework, a relative `core.hooksPath`), whether bsi's are reached, installing into each layout | IO, no process | `api::git`, [`githooks`], `words` |
 //! | [`doors`] | what git hands the hooks besides `git commit`'s: reference-transaction updates, the mark a passed pre-commit leaves, the operation under way | parse pure / IO | `api::git` |
 //! | [`agents`] | the agent tools: event parsing and answers, settings install, the doctor, the session map | parse/answer pure; install, doctor and session map IO | `api::git`, `api::platform`, `guard`, `values`, `words` |
-//! | [`hints`] | what to do next about an error, with the commands to run, attached where the error is reported | yes | `error`, `registry`, `scope`, `values`, `words` |
-//! | [`steps`] | the core's next steps in each medium's words: a shell line, an MCP call, a person's step labelled | yes | `next`, `words` |
+//! | [`hints`] | what to do next about an error as typed steps (what each is for, its command as words, who may take it), attached where the error is reported | yes | `error`, `next`, `registry`, `scope`, `values`, `words` |
+//! | [`steps`] | the core's next steps and an error's hint in each medium's words: a shell line, JSON data, an MCP call, a person's step labelled | yes | [`hints`], `next`, `words` |
 //! | [`terminal`] | the terminal's width, its keys for the live view | IO | — |
 //!
 //! No command file calls another, nothing outside [`commands`] reaches into
@@ -159,7 +159,7 @@ fn report_at(e: &Error, here: &Here, (json, verbose): (bool, bool), fit: Option<
     if verbose {
         let _ = err.write_all(bsi_core::error::caused_by(e).as_bytes());
     }
-    let _ = writeln!(err, "hint: {}", hints::hint_at(e, here));
+    let _ = writeln!(err, "hint: {}", steps::hint_line(&hints::hint_at(e, here)));
     let _ = err.flush();
     e.code()
 }

@@ -242,8 +242,11 @@ pub struct ErrorJson {
     pub error: &'static str,
     /// What happened.
     pub message: String,
-    /// The next command to run; null when there is none.
+    /// What to do next, in the words of the door that answers.
     pub hint: Option<String>,
+    /// What to do next as data: each step with `who` may take it, its
+    /// `purpose` and its `command` (its words, or null).
+    pub next: serde_json::Value,
     /// The exit code.
     pub exit: u8,
 }
@@ -257,10 +260,18 @@ impl ErrorJson {
     /// From a library error of a run in `here`: the hint's commands
     /// written for it.
     pub fn at(e: &crate::Error, here: &Here) -> ErrorJson {
+        let hint = crate::hints::hint_at(e, here);
+        ErrorJson::hinted(e, crate::steps::hint_line(&hint), &hint)
+    }
+
+    /// From a library error, with its hint as `hint` and in the words a
+    /// door gives it (`said`).
+    pub fn hinted(e: &crate::Error, said: String, hint: &crate::hints::Hint) -> ErrorJson {
         ErrorJson {
             error: e.kind(),
             message: e.to_string(),
-            hint: Some(crate::hints::hint_at(e, here)),
+            hint: Some(said),
+            next: crate::steps::hint_json(hint),
             exit: e.code(),
         }
     }

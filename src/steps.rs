@@ -1,13 +1,16 @@
 //! The core's next steps ([`bsi_core::next`]) in each medium's words: a
 //! line with its shell command for the command line, git's hooks and the
 //! agent tools' hooks (whose agents run commands in a shell), and a call of
-//! bsi's own tools for MCP. A person's step is labelled as such wherever an
-//! agent may read it. Pure.
+//! bsi's own tools for MCP. An error's hint ([`crate::hints`]) is said the
+//! same ways: a `hint:` line, the JSON document's `next`, MCP's calls. A
+//! person's step is labelled as such wherever an agent may read it. Pure.
 
 use serde_json::{Value, json};
 
 use bsi_core::next::{NextStep, Step, Who};
-use bsi_core::words::Here;
+use bsi_core::words::{Here, command_line};
+
+use crate::hints::{Hint, HintStep};
 
 /// A step as one line for a shell: what it does, then its command.
 /// `same`: the session and agent flags of the run that was answered.
@@ -18,7 +21,12 @@ pub fn line(step: &NextStep, same: &[&str]) -> String {
 /// [`line`] printed at `here`: its scopes as typed from there.
 pub fn line_at(step: &NextStep, here: &Here, same: &[&str]) -> String {
     let text = format!("{}: `{}`", step.purpose(), step.command_at(here, same));
-    match step.who {
+    labelled(step.who, text)
+}
+
+/// `text`, labelled when it is a person's step.
+fn labelled(who: Who, text: String) -> String {
+    match who {
         Who::Person => format!("a person's step (tell the user): {text}"),
         Who::ThisSession | Who::AnySession => text,
     }
@@ -97,6 +105,77 @@ pub fn json(steps: &[NextStep]) -> Value {
     serde_json::to_value(steps).unwrap_or(Value::Null)
 }
 
+/// A step of a hint as words for a shell: what it is for, then its
+/// command, if it has one.
+pub fn hint_step_line(step: &HintStep) -> String {
+    let text = match &step.command {
+        Some(argv) => format!("{}: `{}`", step.purpose, command_line(argv)),
+        None => step.purpose.clone(),
+    };
+    labelled(step.who, text)
+}
+
+/// A hint as the command line and the hooks say it: its steps in one line
+/// (the words after `hint: `).
+pub fn hint_line(hint: &Hint) -> String {
+    hint.steps
+        .iter()
+        .map(hint_step_line)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A hint's steps as data, for every JSON document of an error (`next`):
+/// each with `who`, `purpose` and `command` (its words, or null).
+pub fn hint_json(hint: &Hint) -> Value {
+    serde_json::to_value(&hint.steps).unwrap_or(Value::Null)
+}
+
+/// A step of a hint as a call of bsi's own tools, when one takes it and it
+/// is not a person's: `bsi open SCOPE…` is `claim`, `bsi status` is
+/// `status`.
+fn hint_call(step: &HintStep) -> Option<Value> {
+    if step.who == Who::Person {
+        return None;
+    }
+    let argv: Vec<&str> = step.command.as_ref()?.iter().map(String::as_str).collect();
+    match argv.as_slice() {
+        ["bsi", "status"] => Some(json!({
+            "tool": "status",
+            "arguments": {},
+            "why": step.purpose,
+        })),
+        ["bsi", "open", scopes @ ..]
+            if !scopes.is_empty() && scopes.iter().all(|s| !s.starts_with('-')) =>
+        {
+            Some(json!({
+                "tool": "claim",
+                "arguments": {"scopes": scopes},
+                "why": step.purpose,
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// A hint as MCP says it: the calls of bsi's own tools an agent may make
+/// (`next_calls`), and the hint's words, where such a step is said as its
+/// call and every other as for a shell.
+pub fn hint_calls(hint: &Hint) -> (Vec<Value>, String) {
+    let mut calls = Vec::new();
+    let mut words = Vec::new();
+    for step in &hint.steps {
+        match hint_call(step) {
+            Some(call) => {
+                words.push(format!("call {}", call_line(&call)));
+                calls.push(call);
+            }
+            None => words.push(hint_step_line(step)),
+        }
+    }
+    (calls, words.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +213,60 @@ mod tests {
         assert!(
             words[0].starts_with("Tell the user: a person's step"),
             "{words:?}"
+        );
+    }
+
+    #[test]
+    fn a_hint_is_one_line_for_a_shell_data_for_json_and_calls_for_mcp() {
+        let hint = Hint {
+            steps: vec![
+                HintStep {
+                    who: Who::ThisSession,
+                    purpose: "claim it whole".into(),
+                    command: Some(vec!["bsi".into(), "open".into(), "my notes.md".into()]),
+                },
+                HintStep {
+                    who: Who::AnySession,
+                    purpose: "see the sessions".into(),
+                    command: Some(vec!["bsi".into(), "status".into()]),
+                },
+                HintStep {
+                    who: Who::Person,
+                    purpose: "to close it anyway".into(),
+                    command: Some(vec!["bsi".into(), "open".into(), "a.md".into()]),
+                },
+                HintStep {
+                    who: Who::ThisSession,
+                    purpose: "then retry".into(),
+                    command: None,
+                },
+            ],
+        };
+        assert_eq!(
+            hint_line(&hint),
+            "claim it whole: `bsi open 'my notes.md'`; see the sessions: `bsi status`; \
+             a person's step (tell the user): to close it anyway: `bsi open a.md`; then retry"
+        );
+        let data = hint_json(&hint);
+        assert_eq!(
+            data[0],
+            json!({"who": "this_session", "purpose": "claim it whole", "command": ["bsi", "open", "my notes.md"]})
+        );
+        assert_eq!(data[3]["command"], Value::Null);
+        let (calls, said) = hint_calls(&hint);
+        assert_eq!(calls.len(), 2, "a person's step is never a call: {calls:?}");
+        assert_eq!(calls[0]["tool"], "claim");
+        assert_eq!(calls[0]["arguments"]["scopes"], json!(["my notes.md"]));
+        assert_eq!(calls[1]["tool"], "status");
+        assert!(
+            said.starts_with(
+                "call `claim` {\"scopes\":[\"my notes.md\"]} (claim it whole); call `status`"
+            ),
+            "{said}"
+        );
+        assert!(
+            said.contains("; a person's step (tell the user): to close it anyway: `bsi open a.md`"),
+            "{said}"
         );
     }
 }

@@ -285,21 +285,25 @@ fn error_of(doc: &Value, code: u8) -> McpError {
 
 /// An error of bsi as an MCP error, with its document.
 fn failed(e: &Error) -> McpError {
-    let mut doc = error_doc(e);
-    if matches!(e, Error::NoSession) {
-        // The tools name a session by their own argument, not a shell's.
-        doc["hint"] = json!(NO_SESSION_HINT);
-    }
-    error_of(&doc, e.code())
+    error_of(&error_doc(e), e.code())
 }
 
-/// What a call that acts for a session is told when the server knows none
-/// (a client that starts a server for each call).
-const NO_SESSION_HINT: &str = "give the call the session to act for as `session`: the id `claim` returned (`status` lists every session's id)";
-
-/// The document of an error, as `--json` prints it.
+/// The document of an error, as `--json` prints it, its hint in MCP's
+/// words: the steps bsi's tools take as calls (`next_calls`, also said in
+/// `hint`), the others as for a shell.
 fn error_doc(e: &Error) -> Value {
-    serde_json::to_value(output::ErrorJson::of(e)).unwrap_or(Value::Null)
+    let hint = if matches!(e, Error::NoSession) {
+        // The tools name a session by their own argument, not a shell's.
+        crate::hints::no_session_call()
+    } else {
+        crate::hints::hint(e)
+    };
+    let (calls, said) = crate::steps::hint_calls(&hint);
+    let mut doc = doc_of(output::ErrorJson::hinted(e, said, &hint));
+    if let Value::Object(m) = &mut doc {
+        m.insert("next_calls".into(), Value::Array(calls));
+    }
+    doc
 }
 
 fn doc_of(v: impl serde::Serialize) -> Value {
@@ -996,11 +1000,7 @@ impl Server {
                 judge_edit(&inner.ctx, session.as_deref(), &a.path, lines)
             })
             .await?
-            .map_err(|e| {
-                let doc = crate::output::ErrorJson::of(&e);
-                let doc = serde_json::to_value(&doc).unwrap_or(Value::Null);
-                error_of(&doc, e.code())
-            })?;
+            .map_err(|e| failed(&e))?;
         let text = doc["reason"].as_str().map_or_else(
             || {
                 format!(

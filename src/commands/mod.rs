@@ -696,7 +696,7 @@ pub(crate) fn no_registry_note(ctx: &Ctx) -> Option<String> {
     match brain.view(remote.as_ref()) {
         Err(e @ Error::NoRegistry { .. }) => Some(format!(
             "Note: {e}; the hooks let every change through until there is one.\nNext: {}.",
-            crate::hints::hint(&e)
+            crate::steps::hint_line(&crate::hints::hint(&e))
         )),
         _ => None,
     }

@@ -28,6 +28,7 @@ mod docs;
 mod doors;
 mod drift;
 mod edit_decision;
+mod error_steps;
 mod exact;
 mod help;
 mod hints;

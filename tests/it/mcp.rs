@@ -1186,6 +1186,10 @@ fn a_one_shot_client_names_its_session_in_later_calls() {
         "{m}"
     );
     assert!(!said.contains("bsi close SESSION"), "{m}");
+    // Its steps as data: the one a tool takes is a call of `status`.
+    let data = &m["error"]["data"];
+    assert_eq!(data["next"][0]["command"], Value::Null, "{m}");
+    assert_eq!(data["next_calls"][0]["tool"], "status", "{m}");
     assert_eq!(b.active().len(), 1, "{:?}", b.active());
     c.finish();
     // Named: renew, then close, each from a server of its own.

@@ -1150,7 +1150,9 @@ fn a_registry_made_before_its_remote_reaches_it_with_the_next_status() {
     let lost = m2.bsi(&["status"]);
     lost.code(5)
         .stderr_has("the remote has no `origin/brain-index` either")
-        .stderr_has("that clone must publish it: `bsi sync` there");
+        .stderr_has(
+            "that clone must publish it, there (its next bsi command does it too): `bsi sync`",
+        );
     assert!(!lost.stderr.contains("git fetch"), "{}", lost.stderr);
 
     // Machine 1: its next status publishes the registry, and says so.

@@ -83,7 +83,7 @@ fn a_root_changed_on_the_remote_is_a_collision_in_old_and_fresh_clones_until_rep
         .stderr_has("the brain root changed: BRAIN-ROOT on origin/brain-index says `projets/`")
         .stderr_has(&format!("since commit {}", &changed[..8]))
         .stderr_has("first recorded the root of the work tree")
-        .stderr_has("run `bsi repair`");
+        .stderr_has("to change nothing else): `bsi repair`");
     assert_eq!(
         fresh.git(&["rev-parse", &format!("origin/{REGISTRY_BRANCH}")]),
         before,
@@ -293,7 +293,7 @@ fn repair_says_when_sync_must_come_first() {
     let r = a.bsi_env(&["repair"], &[("EDITOR", "true")]);
     r.code(1)
         .stderr_has("holds changes origin/brain-index has not received")
-        .stderr_has("run `bsi sync` first");
+        .stderr_has("first publish the local changes merged with the remote's: `bsi sync`; then repair again: `bsi repair`");
     a.bsi(&["sync"]).ok();
     a.bsi_env(&["repair"], &[("EDITOR", "true")])
         .ok()

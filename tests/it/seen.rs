@@ -161,7 +161,7 @@ fn every_printed_command_runs_as_printed_from_a_subdirectory() {
     let r = b.bsi_in("projets", &["open", "plann.md#Risks", "--session", "me-b"]);
     r.code(2)
         .stderr_has("projets/plann.md is not a file of the brain")
-        .stderr_has("did you mean plan.md? `bsi open 'plan.md#Risks'`");
+        .stderr_has("did you mean plan.md? claim its section: `bsi open 'plan.md#Risks'`");
     assert!(!r.stderr.contains("claim the whole file"), "{}", r.stderr);
     assert_eq!((b.registry(), b.commits()), (reg, n));
     for c in printed(&r.stderr) {
@@ -223,7 +223,8 @@ fn every_printed_command_runs_as_printed_from_a_subdirectory() {
         .ok();
     let later = [("BSI_NOW", "2026-03-14T12:00:00Z")];
     let r = run_in(&b, "projets", "bsi renew me-f", &later);
-    r.code(1).stderr_has("then `bsi open notes.md`");
+    r.code(1)
+        .stderr_has("then claim again: `bsi open notes.md`");
     let cmds = printed(&r.stderr);
     assert_eq!(
         cmds,
@@ -475,7 +476,7 @@ fn refusals_errors_hints_and_notes_fit_the_screen_and_a_pipe_cuts_nothing() {
         .expect("a hint");
     assert!(hint.chars().count() > 100, "{hint}");
     assert!(
-        hint.ends_with("(`bsi open projets/a-missing-file-with-a-long-name.md`)"),
+        hint.ends_with(": `bsi open projets/a-missing-file-with-a-long-name.md`"),
         "{hint}"
     );
 }

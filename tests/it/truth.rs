@@ -320,7 +320,7 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
             "error: origin/brain-index:BRAIN-INDEX.md: line {line}:"
         ))
         .stderr_has("the broken copy is origin's (origin/brain-index), not this clone's branch")
-        .stderr_has("with `bsi repair`");
+        .stderr_has("(the fix is published only if nobody wrote meanwhile): `bsi repair`");
     assert!(!r.stderr.contains("error: brain-index:"), "{}", r.stderr);
     // The mend the hint gives works: the remote's copy is repaired.
     let fixed = crate::common::scratch("bsi-fix");
@@ -343,7 +343,7 @@ fn a_broken_row_on_the_remote_is_named_where_it_is() {
     let r = n.a.bsi(&["status", "--offline"]);
     r.code(5)
         .stderr_has("error: brain-index:BRAIN-INDEX.md: line ")
-        .stderr_has("fix that line with `bsi repair`");
+        .stderr_has("open it in your editor and fix that line (the fix is published only if nobody wrote meanwhile): `bsi repair`");
     assert!(!r.stderr.contains("origin"), "{}", r.stderr);
 }
 

@@ -487,7 +487,7 @@ fn the_first_hour_messages_name_the_next_command() {
         bare.bsi(args)
             .ok()
             .stdout_has("this brain has no registry")
-            .stdout_has("Next: run `bsi init` once for the brain.");
+            .stdout_has("Next: make it once for the brain: `bsi init`.");
     }
     bare.bsi(&["init"]).ok();
     let after = bare.bsi(&["agent", "install", "codex"]);
@@ -508,7 +508,7 @@ fn the_first_hour_messages_name_the_next_command() {
         &[("BSI_NOW", "2026-03-14T12:01:00Z")],
     );
     renew.code(1).stderr_has(
-        "hint: as their holder, close them and claim again: `bsi close s1`, then `bsi open agents/alice.md --session s1`",
+        "hint: as their holder, close them: `bsi close s1`; then claim them again: `bsi open agents/alice.md --session s1`",
     );
     // Both commands it names work, as written.
     b.bsi_env(
