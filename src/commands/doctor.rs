@@ -61,8 +61,10 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
                     ))?;
                 }
             }
-            for line in alive_lines(&brain.own_alive_record(), brain.clock()) {
-                out.line(line)?;
+            if let Some(records) = brain.own_alive_record() {
+                for line in alive_lines(&records, brain.clock()) {
+                    out.line(line)?;
+                }
             }
         }
         Err(Error::NoRegistry { .. }) => out.line(
@@ -84,14 +86,15 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 }
 
 /// What this clone's record of places kept alive holds (`store::alive`),
-/// judged at `now`: a line per place, its lease and whether it lapsed.
+/// once a waiter of the clone wrote one, judged at `now`: a line per
+/// place, its lease and whether it lapsed.
 fn alive_lines(
     records: &[bsi_core::store::alive::Record],
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
     use bsi_core::registry::render::format_queue_ts;
     if records.is_empty() {
-        return vec!["places kept alive: none (no waiter of this clone renews one)".into()];
+        return vec!["places kept alive: none (no waiter of this clone is in the queue)".into()];
     }
     records
         .iter()

@@ -172,12 +172,17 @@ impl Brain {
 
     /// This clone's own record, as written locally (what its waiters
     /// renewed last, landed on the remote or not): for `bsi doctor`.
-    pub fn own_alive_record(&self) -> Vec<Record> {
-        self.git
-            .ref_target(&self.own_alive_ref())
-            .and_then(|c| self.git.file_at(c, FILE).ok().flatten())
-            .map(|b| parse(&String::from_utf8_lossy(&b)))
-            .unwrap_or_default()
+    /// `None` when no waiter of the clone ever wrote one.
+    pub fn own_alive_record(&self) -> Option<Vec<Record>> {
+        let commit = self.git.ref_target(&self.own_alive_ref())?;
+        Some(
+            self.git
+                .file_at(commit, FILE)
+                .ok()
+                .flatten()
+                .map(|b| parse(&String::from_utf8_lossy(&b)))
+                .unwrap_or_default(),
+        )
     }
 
     /// The records as last read from `remote` (every clone's, this one's
