@@ -15,6 +15,11 @@
 //! marks itself arriving (`<pid>.arriving`, its pid and start time), so a
 //! holder gathering a burst waits for its request; a mark whose writer was
 //! killed counts for nothing and goes once old.
+//!
+//! Where the clones of a machine meet, on the disk of their remote, every
+//! open, read and write of these files runs bounded by the connection
+//! timeout ([`super::lock::on_disk`]): a disk that stops answering holds
+//! no writer, and a late step counts as failed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -77,7 +82,7 @@ impl Requests {
         self.dir.join(format!("{id}.{state}"))
     }
 
-    /// Files `job` as waiting: its id.
+    /// [`Requests::file`], its files read and written at once.
     fn file_here(&self, job: &Job) -> Result<String> {
         if !self.shared {
             fs::create_dir_all(&self.dir)
@@ -101,10 +106,7 @@ impl Requests {
         Ok(id)
     }
 
-    /// Marks this process as a writer of the clone at work on a request it
-    /// has not filed yet, until it files one ([`Requests::file`]) or the
-    /// mark is dropped: a holder gathering a burst waits for it
-    /// ([`Requests::arriving`]).
+    /// [`Requests::arrive`], its files read and written at once.
     fn arrive_here(&self) -> Arrival {
         let path = self.path(&std::process::id().to_string(), "arriving");
         let made = (self.shared || fs::create_dir_all(&self.dir).is_ok())
@@ -112,7 +114,7 @@ impl Requests {
         Arrival(made.then_some(path), None)
     }
 
-    /// Whether another live writer of the clone marked itself arriving.
+    /// [`Requests::arriving`], its files read and written at once.
     fn arriving_here(&self) -> bool {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return false;
@@ -127,13 +129,12 @@ impl Requests {
         })
     }
 
-    /// Withdraws a request nobody took: `true` when it was still waiting
-    /// (it will not be carried out), `false` when a holder took it.
+    /// [`Requests::withdraw`], its files read and written at once.
     fn withdraw_here(&self, id: &str) -> bool {
         fs::remove_file(self.path(id, "req")).is_ok()
     }
 
-    /// Where request `id` stands (read under the writer lock).
+    /// [`Requests::standing`], its files read and written at once.
     fn standing_here(&self, id: &str) -> Standing {
         if let Ok(done) = read_own(&self.path(id, "done")) {
             return Standing::Done(done);
@@ -147,14 +148,12 @@ impl Requests {
         Standing::Gone
     }
 
-    /// Takes one's own waiting request (under the writer lock).
+    /// [`Requests::take_own`], its files read and written at once.
     fn take_own_here(&self, id: &str) {
         let _ = fs::rename(self.path(id, "req"), self.path(id, "taken"));
     }
 
-    /// Takes every other waiting request, in arrival order (under the
-    /// writer lock): those of writers proven dead, and unreadable ones,
-    /// are dropped.
+    /// [`Requests::take_waiting`], its files read and written at once.
     fn take_waiting_here(&self) -> Vec<(String, Job)> {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return Vec::new();
@@ -208,7 +207,7 @@ impl Requests {
         out
     }
 
-    /// Records the outcome of request `id` for its writer.
+    /// [`Requests::finish`], its files read and written at once.
     fn finish_here(&self, id: &str, outcome: &str) {
         let tmp = self.path(id, "tmp");
         let _ = fs::remove_file(&tmp);
@@ -220,12 +219,13 @@ impl Requests {
         }
     }
 
-    /// Forgets request `id`, whatever its state: its writer is done with it.
+    /// [`Requests::forget`], its files read and written at once.
     fn forget_here(&self, id: &str) {
         for state in ["req", "taken", "done", "tmp"] {
             let _ = fs::remove_file(self.path(id, state));
         }
     }
+
     /// This requests directory, its files read and written at once: what
     /// runs on the thread that bounds them ([`on_disk`]).
     pub(super) fn here(&self) -> Requests {
