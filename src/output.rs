@@ -91,6 +91,9 @@ pub struct WaiterJson {
     pub since: String,
     /// RFC 3339, to the millisecond: the place lapses then unless renewed.
     pub lease: String,
+    /// Where `lease` was read: `row` (the registry's) or `record` (the
+    /// later one its waiter's clone published on its own reference).
+    pub lease_from: &'static str,
 }
 
 impl WaiterJson {
@@ -106,6 +109,7 @@ impl WaiterJson {
                 scopes: r.scopes.iter().map(ToString::to_string).collect(),
                 since: bsi_core::registry::render::format_queue_ts(r.since),
                 lease: bsi_core::registry::render::format_queue_ts(r.lease),
+                lease_from: if r.lease_from_record { "record" } else { "row" },
             })
             .collect()
     }

@@ -48,13 +48,23 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         Ok((brain, settings)) => {
             out.line(format!("hook mode: {}", settings.hook_mode.as_str()))?;
             // Not the guard's: said, never counted as a problem of it.
-            if let Ok(Some(remote)) = settings.remote()
-                && let Some(why) = brain.meeting_refused(Some(&remote))
-            {
-                out.line(format!(
-                    "clones of this machine: this clone's writes do not meet theirs on {}'s disk: {why}",
-                    remote.name
-                ))?;
+            if let Ok(Some(remote)) = settings.remote() {
+                if let Some(why) = brain.meeting_refused(Some(&remote)) {
+                    out.line(format!(
+                        "clones of this machine: this clone's writes do not meet theirs on {}'s disk: {why}",
+                        remote.name
+                    ))?;
+                } else if let Some(dir) = brain.meeting_shared(Some(&remote)) {
+                    out.line(format!(
+                        "clones of this machine: this clone's writes meet theirs in {}",
+                        dir.display()
+                    ))?;
+                }
+            }
+            if let Some(records) = brain.own_alive_record() {
+                for line in alive_lines(&records, brain.clock()) {
+                    out.line(line)?;
+                }
             }
         }
         Err(Error::NoRegistry { .. }) => out.line(
@@ -73,4 +83,34 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
         )?;
         Ok(exit::GUARD_OFF)
     }
+}
+
+/// What this clone's record of places kept alive holds (`store::alive`),
+/// once a waiter of the clone wrote one, judged at `now`: a line per
+/// place, its lease and whether it lapsed.
+fn alive_lines(
+    records: &[bsi_core::store::alive::Record],
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Vec<String> {
+    use bsi_core::registry::render::format_queue_ts;
+    if records.is_empty() {
+        return vec!["places kept alive: none (no waiter of this clone is in the queue)".into()];
+    }
+    records
+        .iter()
+        .map(|r| {
+            let left = r.lease - now;
+            let state = if left > chrono::Duration::zero() {
+                format!("holds for {} s", left.num_seconds())
+            } else {
+                "lapsed".to_string()
+            };
+            format!(
+                "places kept alive: {} (arrived {}), lease {}: {state}",
+                r.session,
+                format_queue_ts(r.since),
+                format_queue_ts(r.lease)
+            )
+        })
+        .collect()
 }

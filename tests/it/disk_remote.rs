@@ -191,3 +191,78 @@ fn a_remote_on_this_disk_whose_branch_never_answers_is_given_up_in_time() {
     run.code(7).stderr_has("could not be reached");
     let _ = std::fs::remove_file(&reference);
 }
+
+/// Makes a FIFO at `path`, owned by this user: a read or write of it
+/// opened without care waits for a writer or reader that never comes.
+#[cfg(unix)]
+fn fifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_planted_where_the_clones_meet_never_holds_a_write() {
+    let n = Net::new();
+    let meeting = n.bare.path().join("bsi/writes/brain-index");
+    std::fs::create_dir_all(meeting.join("requests")).expect("meeting");
+    std::fs::create_dir_all(meeting.join("waiting")).expect("meeting");
+    // The meeting's lock a FIFO of this user's: the owner check alone
+    // would let it through.
+    fifo(&meeting.join("lock"));
+    let limit = std::time::Duration::from_secs(90);
+    let env = [("BSI_CONNECTION_TIMEOUT", "2s")];
+    let mut open =
+        n.a.command(&["open", "notes.md", "--session", "sess-fifo-lock"]);
+    open.envs(env);
+    let (run, ended) = within(open, limit);
+    assert!(ended, "bsi open hung: {}", run.stderr);
+    run.ok().stderr_has("does not meet the other clones");
+    assert_eq!(n.active_with("sess-fifo-lock").len(), 1);
+    n.a.bsi(&["doctor"])
+        .stdout_has("do not meet theirs")
+        .stdout_has("is not a plain file");
+    // A waiting mark a FIFO: written over (renamed), never opened.
+    std::fs::remove_file(meeting.join("lock")).expect("rm");
+    fifo(&meeting.join("waiting/sess-fifo-wait"));
+    let mut open = n.b.command(&[
+        "open",
+        "notes.md",
+        "--session",
+        "sess-fifo-wait",
+        "--wait",
+        "1s",
+    ]);
+    open.envs(env);
+    let (run, ended) = within(open, limit);
+    assert!(ended, "bsi open --wait hung: {}", run.stderr);
+    run.code(3);
+    // The clones meet there again, and `bsi doctor` says so.
+    n.a.bsi(&["doctor"]).stdout_has("meet theirs in");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_meeting_place_that_stops_answering_is_left_for_the_clone_alone() {
+    let n = Net::new();
+    // The first look finds the place sound; then every read or write of
+    // a file there waits (`meeting-io:wait`), as on a mount gone away.
+    let mut open = n.a.command(&["open", "notes.md", "--session", "sess-hung"]);
+    open.envs([
+        ("BSI_CONNECTION_TIMEOUT", "2s"),
+        ("BSI_FAULT_POINT", "meeting-io:wait"),
+    ]);
+    let (run, ended) = within(open, std::time::Duration::from_secs(45));
+    assert!(ended, "bsi open hung: {}", run.stderr);
+    run.stderr_has("does not meet the other clones")
+        .stderr_has("did not answer");
+    assert!(
+        run.code == 0 || run.code == 7,
+        "{}: {}",
+        run.code,
+        run.stderr
+    );
+}

@@ -404,6 +404,9 @@ const READ_OUTSIDE_CTX: &[(&str, &str)] = &[
     // A waiter renewing its place often enough for a test to see many
     // renewals in a short wait.
     ("crates/bsi-core/src/api/open.rs", "BSI_QUEUE_RENEW_MS"),
+    // A waiter renewing just before its lease passes, for a test to see a
+    // renewal answer after it.
+    ("crates/bsi-core/src/api/open.rs", "BSI_QUEUE_RENEW_LEFT_MS"),
     ("crates/bsi-core/src/platform.rs", "BSI_PROC"),
     // Git's own variables, read where bsi does what git would do with
     // them for the git process whose hook it runs.

@@ -73,6 +73,11 @@ fn row_lease(b: &Brain, session: &str) -> chrono::DateTime<chrono::FixedOffset> 
 
 /// The lease `session`'s clone last published for it on the remote.
 fn record_lease(b: &Brain, session: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    record_lease_of(b, session).unwrap_or_else(|| panic!("{session} is in a record"))
+}
+
+/// [`record_lease`], `None` before its clone published one.
+fn record_lease_of(b: &Brain, session: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     b.git(&[
         "fetch",
         "-q",
@@ -86,9 +91,8 @@ fn record_lease(b: &Brain, session: &str) -> chrono::DateTime<chrono::FixedOffse
         .collect();
     let line = lines
         .lines()
-        .find(|l| l.starts_with(&format!("{session}\t")))
-        .unwrap_or_else(|| panic!("{session} is in a record:\n{lines}"));
-    chrono::DateTime::parse_from_rfc3339(line.split('\t').nth(2).expect("lease")).expect("a lease")
+        .find(|l| l.starts_with(&format!("{session}\t")))?;
+    chrono::DateTime::parse_from_rfc3339(line.split('\t').nth(2)?).ok()
 }
 
 #[test]
@@ -203,4 +207,205 @@ fn a_killed_waiter_lapses_with_its_clone_s_last_record_and_is_skipped() {
     .ok()
     .stdout_has("Claim opened — projets/plan.md#Risks");
     assert!(!published_subjects(&b).contains("queue-renew"));
+}
+
+/// The arrival of `session`'s row in the published registry.
+fn row_since(b: &Brain, session: &str) -> String {
+    b.git(&["fetch", "-q", "origin", "brain-index"]);
+    let text = b.git(&["show", "origin/brain-index:BRAIN-INDEX.md"]);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("| {session} |")))
+        .unwrap_or_else(|| panic!("{session} has a row:\n{text}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    cells[4].to_string()
+}
+
+/// Starts a waiter for `scope` with `env`; returns once it has said its
+/// place.
+fn wait_with(
+    b: &Brain,
+    scope: &str,
+    session: &str,
+    env: &[(&str, &str)],
+) -> (Child, std::thread::JoinHandle<String>) {
+    let mut cmd = b.command(&[
+        "open",
+        scope,
+        "--session",
+        session,
+        "--agent",
+        "al",
+        "--wait",
+        "120s",
+    ]);
+    cmd.envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run bsi");
+    let pipe = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(pipe).lines() {
+            let line = line.expect("read stdout");
+            if line.starts_with("Place ") || line.starts_with("First in the queue") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("bsi says its place in the queue");
+    (child, out)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_again() {
+    let Machines {
+        origin: _origin,
+        bare,
+        a,
+        b,
+    } = Machines::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    // The remote answers a push of a record of places kept alive only
+    // after 4 s; the waiter renews with 1.5 s of its lease left: its
+    // renewal answers after the lease it extends has passed.
+    let hook = bare.path().join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nif grep -q ' refs/bsi/alive/'; then sleep 4; fi\nexit 0\n",
+    )
+    .expect("hook");
+    let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).expect("chmod");
+    let (mut child, out) = wait_with(
+        &a,
+        "projets/plan.md",
+        "sess-w",
+        &[("BSI_QUEUE_RENEW_LEFT_MS", "1500")],
+    );
+    let first = row_since(&b, "sess-w");
+    // Its place lapsed with the lease its renewal did not land in time:
+    // it takes its place again, a new arrival, in the registry.
+    let started = std::time::Instant::now();
+    let mut again = first.clone();
+    while again == first && started.elapsed() < Duration::from_secs(90) {
+        std::thread::sleep(Duration::from_millis(500));
+        again = row_since(&b, "sess-w");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = out.join().expect("stdout");
+    assert_ne!(again, first, "the place kept its arrival: {said}");
+}
+
+#[test]
+fn an_offline_waiter_whose_record_kept_its_place_keeps_it_when_it_comes_back() {
+    let n = crate::remote::Net::new();
+    n.b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    let (mut child, out) = wait_with(
+        &n.a,
+        "projets/plan.md",
+        "sess-w",
+        &[("BSI_QUEUE_RENEW_MS", "250")],
+    );
+    let since = row_since(&n.b, "sess-w");
+    let row = row_lease(&n.b, "sess-w");
+    // Renewed on its record until it holds the place well past its row.
+    let started = std::time::Instant::now();
+    let mut record = row;
+    while record < row + chrono::Duration::seconds(3) && started.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(250));
+        record = record_lease_of(&n.b, "sess-w").unwrap_or(row);
+    }
+    assert!(
+        record >= row + chrono::Duration::seconds(3),
+        "row {row}, record {record}"
+    );
+    // Cut off: it renews its row on its local branch alone.
+    let away = n.away();
+    let started = std::time::Instant::now();
+    while !n
+        .a
+        .git(&["log", "--format=%s", "brain-index"])
+        .contains("queue-renew")
+        && started.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = out.join().expect("stdout");
+    assert!(
+        n.a.git(&["log", "--format=%s", "brain-index"])
+            .contains("queue-renew"),
+        "renewed offline: {said}"
+    );
+    n.back(&away);
+    // Back after its row's lease passed, before its record's: the others
+    // saw its place held all along, and it keeps it.
+    let at = (row + (record - row) / 2).to_rfc3339();
+    n.a.bsi_env(&["sync"], &[("BSI_NOW", &at)]).ok();
+    assert_eq!(row_since(&n.b, "sess-w"), since, "moved to the end");
+}
+
+#[test]
+fn doctor_and_status_say_what_keeps_a_place_alive() {
+    let Machines {
+        origin: _origin,
+        bare: _bare,
+        a,
+        b,
+    } = Machines::new();
+    b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+    assert!(!a.bsi(&["doctor"]).stdout.contains("places kept alive"));
+    let (mut child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
+    std::thread::sleep(Duration::from_millis(2500));
+    let doctor = a.bsi(&["doctor"]);
+    doctor.stdout_has("places kept alive: sess-w");
+    assert!(doctor.stdout.contains("holds for"), "{}", doctor.stdout);
+    let row = row_lease(&b, "sess-w");
+    let past_row = (row + chrono::Duration::seconds(1)).to_rfc3339();
+    let j = b
+        .bsi_env(&["status", "--json"], &[("BSI_NOW", &past_row)])
+        .json();
+    assert_eq!(j["queue"][0]["session"], "sess-w", "{j}");
+    assert_eq!(j["queue"][0]["lease_from"], "record", "{j}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = out.join();
+    let later = (row + chrono::Duration::seconds(120)).to_rfc3339();
+    a.bsi_env(&["doctor"], &[("BSI_NOW", &later)])
+        .stdout_has("lapsed");
 }

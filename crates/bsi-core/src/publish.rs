@@ -385,9 +385,18 @@ pub(crate) fn apply_job<R>(
     let remote = settings.remote()?;
     // The writers of the clone meet here, or those of every clone of this
     // machine that shares a remote on its disk.
-    let meeting = brain.meeting(remote.as_ref());
+    let mut meeting = brain.meeting(remote.as_ref());
+    let id = match meeting.requests.file(job) {
+        // The disk of the place shared by the clones of this machine does
+        // not answer: this clone's writers meet in it alone from now on.
+        Err(e) if meeting.is_shared() => {
+            brain.meet_alone(&e.to_string());
+            meeting = brain.meeting(remote.as_ref());
+            meeting.requests.file(job)?
+        }
+        filed => filed?,
+    };
     let requests = &meeting.requests;
-    let id = requests.file(job)?;
     // Whatever happens from here, the request's files go with this writer.
     let _filed = Filed(requests, &id);
     // A holder that carried the request out recorded its outcome before it

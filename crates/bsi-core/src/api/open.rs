@@ -410,13 +410,31 @@ fn renew_every() -> Option<std::time::Duration> {
         .map(std::time::Duration::from_millis)
 }
 
-/// Renews `session`'s place at `at` on its clone's own record (no commit
-/// of the registry); where the record cannot reach the remote, in the
-/// registry itself ([`renew_in_registry`]). The new lease, when renewed.
+/// How much of its lease a waiter has left when it renews it:
+/// [`queue::renew_when_left`], unless `BSI_QUEUE_RENEW_LEFT_MS` says
+/// otherwise (tests: a renewal made just before its lease passes).
+fn renew_when_left() -> chrono::Duration {
+    std::env::var("BSI_QUEUE_RENEW_LEFT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or_else(queue::renew_when_left, chrono::Duration::milliseconds)
+}
+
+/// Renews `session`'s place at `at`, whose lease `held` it last landed
+/// holds until then, on its clone's own record (no commit of the
+/// registry); where the record cannot reach the remote, in the registry
+/// itself ([`renew_in_registry`]). The new lease, when renewed in time: a
+/// renewal that answers only after `held` passed by `now` is not kept —
+/// its line leaves the record, so no record revives the lapsed place, and
+/// the waiter takes its place again at the end.
 fn keep_alive(
     site: &Site<'_>,
     (actor, session): (&Actor, &str),
-    at: chrono::DateTime<chrono::FixedOffset>,
+    (at, held): (
+        chrono::DateTime<chrono::FixedOffset>,
+        chrono::DateTime<chrono::FixedOffset>,
+    ),
+    now: &dyn Fn() -> chrono::DateTime<chrono::FixedOffset>,
 ) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     let remote = site.settings.remote().ok().flatten();
     let reg = crate::publish::read(site.brain, site.settings, at, true)
@@ -429,8 +447,20 @@ fn keep_alive(
         since,
         lease,
     };
-    let timeout = crate::settings::FETCH_TIMEOUT;
-    if site.brain.keep_alive(remote.as_ref(), record, timeout) {
+    // No longer than the lease it extends holds: a push still running
+    // then is late whatever it answers.
+    let left = (held - now()).to_std().unwrap_or_default();
+    let timeout = crate::settings::FETCH_TIMEOUT.min(left);
+    let landed = site.brain.keep_alive(remote.as_ref(), record, timeout);
+    if now() >= held {
+        site.brain
+            .forget_alive(remote.as_ref(), session, crate::settings::FETCH_TIMEOUT);
+        site.brain.notes.push(format!(
+            "note: {session}'s place was renewed only after its lease had passed: it takes its place again at the end of the queue"
+        ));
+        return None;
+    }
+    if landed {
         return Some(lease);
     }
     renew_in_registry(site, (actor, session), at)
@@ -623,7 +653,7 @@ fn publish_waiting(
         said = Some((n, ahead));
         // Wake in time to renew the lease.
         let renew = lease.map(|l| {
-            let due = l - queue::renew_when_left() - at;
+            let due = l - renew_when_left() - at;
             let due = due.to_std().unwrap_or_default();
             started + started.elapsed() + renew_every().map_or(due, |every| due.min(every))
         });
@@ -635,7 +665,7 @@ fn publish_waiting(
             Woke::Renew => {
                 let at = now();
                 if let Some(l) = lease.filter(|l| at < *l) {
-                    lease = keep_alive(site, (actor, session), at).or(Some(l));
+                    lease = keep_alive(site, (actor, session), (at, l), &now).or(Some(l));
                 }
             }
             Woke::TimeUp => {

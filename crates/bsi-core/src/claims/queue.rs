@@ -85,6 +85,9 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
         match out.iter_mut().find(|(_, r)| r.session == w.session) {
             Some((_, r)) => {
                 r.since = r.since.min(w.since);
+                if lapse < r.lease {
+                    r.lease_from_record = w.kept_by_record(now);
+                }
                 r.lease = r.lease.min(lapse);
                 if !r.scopes.contains(&w.scope) {
                     r.scopes.push(w.scope.clone());
@@ -100,6 +103,7 @@ pub fn live_requests(reg: &Registry, now: DateTime<FixedOffset>) -> Vec<Request>
                     lease: lapse,
                     scopes: vec![w.scope.clone()],
                     clock_ahead: ahead,
+                    lease_from_record: w.kept_by_record(now),
                 },
             )),
         }

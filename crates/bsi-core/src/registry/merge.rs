@@ -226,6 +226,14 @@ fn granted(reg: &Registry, w: &Waiter) -> bool {
         .any(|(c, _)| c.session == w.session && c.scope == w.scope)
 }
 
+/// The lease the others saw of place `w` of the published side: its
+/// row's, or the later one its waiter's clone published on its record
+/// ([`Waiter::alive`], filled by the caller from the records it read with
+/// the published side).
+fn published(w: &Waiter) -> DateTime<FixedOffset> {
+    w.alive.map_or(w.lease, |a| a.lease.max(w.lease))
+}
+
 /// The three-way merge of the queue. Row by row as the other tables (a
 /// place removed on one side stays removed, of two renewals the later
 /// lease), with what the published side (`theirs`) knows of a place
@@ -274,7 +282,7 @@ fn merge_queue(
         let changed = base_row.is_none_or(|b| b.row.line != o.row.line);
         let lapsed = match (find(&qt, &o.row.key).map(|i| &qt[i]), base_row) {
             (Some(t), _) => {
-                changed && t.row.line != o.row.line && t.waiter.lease <= now.max(renewed_at)
+                changed && t.row.line != o.row.line && published(&t.waiter) <= now.max(renewed_at)
             }
             (None, Some(_)) => changed && !granted(theirs, w),
             // Added here alone: unseen by the others for longer than its
@@ -470,7 +478,9 @@ fn place(
 
 /// Merges `ours` and `theirs`, which both descend from `base` (`None` when
 /// they have no common ancestor), at `now` (the clock a stale mark is
-/// judged again by).
+/// judged again by). A place of `theirs` (the published side) lapsed by
+/// the later of its row's lease and its record's ([`Waiter::alive`]: the
+/// caller passes the records it read with `theirs` in that way).
 pub fn merge3(
     base: Option<&Registry>,
     ours: &Registry,

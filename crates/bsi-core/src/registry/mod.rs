@@ -363,6 +363,14 @@ impl Waiter {
         self.lease - now > lease() || self.alive.is_some_and(|a| a.lease - now > lease())
     }
 
+    /// Whether its place lapses by its record's lease, later than its
+    /// row's ([`Waiter::lapses`]).
+    pub fn kept_by_record(&self, now: DateTime<FixedOffset>) -> bool {
+        self.alive.is_some_and(|a| {
+            lapse_of(a.lease, a.seen_ahead, now) > lapse_of(self.lease, self.seen_ahead, now)
+        })
+    }
+
     /// When its place lapses, as judged at `now`: the later of the row's
     /// lease and the one its clone published ([`Waiter::alive`]), each
     /// judged alone: a lease that was impossible when this clone first
@@ -395,6 +403,9 @@ pub struct Request {
     /// least, when one of its leases was further ahead than a lease is
     /// long: its place is then counted as lapsing at `lease`.
     pub clock_ahead: Option<chrono::Duration>,
+    /// Whether `lease` is the one its waiter's clone published on its
+    /// record ([`Waiter::alive`]) rather than its row's.
+    pub lease_from_record: bool,
 }
 
 /// One table of the registry as found in the text.

@@ -117,7 +117,16 @@ impl Brain {
     pub fn alive_records(&self) -> Vec<Record> {
         let mut out = Vec::new();
         let own = self.own_alive_ref();
-        let mut refs = self.git.refs_under("refs/bsi/alive-seen/");
+        // This clone's own record is read where it is written first: a
+        // copy fetched back from the remote is never newer, and may name
+        // a renewal taken back since ([`Brain::forget_alive`]).
+        let mine = format!("/{}", self.clone_id());
+        let mut refs: Vec<_> = self
+            .git
+            .refs_under("refs/bsi/alive-seen/")
+            .into_iter()
+            .filter(|(name, _)| !name.ends_with(&mine))
+            .collect();
         if let Some(id) = self.git.ref_target(&own) {
             refs.push((own, id));
         }
@@ -141,6 +150,66 @@ impl Brain {
         keep: Record,
         timeout: std::time::Duration,
     ) -> bool {
+        let now = self.clock();
+        self.write_alive(remote, timeout, move |records| renewed(records, keep, now))
+    }
+
+    /// Takes `session`'s places out of this clone's record, locally and on
+    /// `remote` (as [`Brain::keep_alive`] writes it): a renewal that
+    /// answered only after the lease it extended had passed is not kept,
+    /// and no record revives the place that lapsed. Whether the remote
+    /// holds the record without them.
+    pub fn forget_alive(
+        &self,
+        remote: Option<&Remote>,
+        session: &str,
+        timeout: std::time::Duration,
+    ) -> bool {
+        let session = session.to_string();
+        self.write_alive(remote, timeout, move |records| {
+            records
+                .into_iter()
+                .filter(|r| r.session != session)
+                .collect()
+        })
+    }
+
+    /// This clone's own record, as written locally (what its waiters
+    /// renewed last, landed on the remote or not): for `bsi doctor`.
+    /// `None` when no waiter of the clone ever wrote one.
+    pub fn own_alive_record(&self) -> Option<Vec<Record>> {
+        let commit = self.git.ref_target(&self.own_alive_ref())?;
+        Some(
+            self.git
+                .file_at(commit, FILE)
+                .ok()
+                .flatten()
+                .map(|b| parse(&String::from_utf8_lossy(&b)))
+                .unwrap_or_default(),
+        )
+    }
+
+    /// The records as last read from `remote` (every clone's, this one's
+    /// included, as the remote holds them): what the readers of that
+    /// remote saw, which the merge of an offline registry judges by.
+    pub fn published_alive_records(&self, remote: &Remote) -> Vec<Record> {
+        let mut out = Vec::new();
+        for (_, commit) in self.git.refs_under(&remote.alive_ref("")) {
+            if let Ok(Some(bytes)) = self.git.file_at(commit, FILE) {
+                out.extend(parse(&String::from_utf8_lossy(&bytes)));
+            }
+        }
+        out
+    }
+
+    /// Rewrites this clone's record with `change`, locally, then on
+    /// `remote` within `timeout`, under the clone's lock of records.
+    fn write_alive(
+        &self,
+        remote: Option<&Remote>,
+        timeout: std::time::Duration,
+        change: impl FnOnce(Vec<Record>) -> Vec<Record>,
+    ) -> bool {
         let Ok(_lock) =
             super::lock::WriterLock::take(&self.bsi_dir().join("alive.lock"), Some(timeout))
         else {
@@ -152,7 +221,7 @@ impl Brain {
             .and_then(|c| self.git.file_at(c, FILE).ok().flatten())
             .map(|b| parse(&String::from_utf8_lossy(&b)))
             .unwrap_or_default();
-        let text = render(&renewed(records, keep, self.clock()));
+        let text = render(&change(records));
         let Ok(commit) = self.git.commit_alone(
             None,
             &[(FILE, Some(text.as_bytes()))],

@@ -43,6 +43,11 @@ pub(crate) fn fault(point: &str) {
     }
 }
 
+/// The point every read or write of a file where the clones of a machine
+/// meet passes (`store::Meeting`): a test waits there (`meeting-io:wait`)
+/// to stand for a disk that stopped answering (a mount gone away).
+pub const MEETING_FAULT_POINT: &str = "meeting-io";
+
 /// How long the lease of a posted request runs: `usual`, unless
 /// `BSI_POST_LEASE_MS` says otherwise (tests: a lease short enough to see
 /// it renewed).
@@ -74,13 +79,15 @@ pub struct WriterLock {
     left: Option<String>,
     /// This holder wrote a record, cleared when the lock is let go.
     recorded: bool,
+    /// How long the disk of a meeting's lock may take to answer.
+    bound: Option<Duration>,
 }
 
 impl WriterLock {
     /// Takes the lock file at `path` (created when missing), waiting for
     /// another holder at most `at_most` (else the usual wait).
     pub(crate) fn take(path: &Path, at_most: Option<Duration>) -> Result<WriterLock> {
-        match Self::take_or_stop(path, at_most, &|| false)? {
+        match Self::take_or_stop(path, at_most, &|| false, None)? {
             Some(lock) => Ok(lock),
             None => Err(Error::Locked {
                 what: "the registry",
@@ -90,45 +97,75 @@ impl WriterLock {
     }
 
     /// [`WriterLock::take`], given up (`None`) once `stop` says so while
-    /// another holder keeps the lock.
+    /// another holder keeps the lock. With `bound`, the lock is on a disk
+    /// where a remote is (the meeting of the clones of this machine):
+    /// every open, read and write of it is bounded so ([`on_disk`]).
     pub(crate) fn take_or_stop(
         path: &Path,
         at_most: Option<Duration>,
         stop: &dyn Fn() -> bool,
+        bound: Option<Duration>,
     ) -> Result<Option<WriterLock>> {
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-        }
-        let file = open_own(path)
-            .map_err(|e| Error::io(format!("cannot open the lock file {}", path.display()), e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                if !wait_for_lock(&file, path, lock_wait(at_most), stop)? {
-                    return Ok(None);
+        let opened = {
+            let (p, dir) = (path.to_path_buf(), path.parent().map(Path::to_path_buf));
+            on_disk(bound, move || {
+                // A meeting's place was made by its first look, and is
+                // never made again: a remote moved away is not made anew.
+                if let Some(dir) = dir.filter(|_| bound.is_none())
+                    && let Err(e) = fs::create_dir_all(&dir)
+                {
+                    return Ok(Err((format!("cannot create {}", dir.display()), e)));
                 }
+                let file = match open_own(&p) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        return Ok(Err((
+                            format!("cannot open the lock file {}", p.display()),
+                            e,
+                        )));
+                    }
+                };
+                Ok(match file.try_lock() {
+                    Ok(()) => Ok((file, true)),
+                    Err(fs::TryLockError::WouldBlock) => Ok((file, false)),
+                    Err(fs::TryLockError::Error(e)) => {
+                        Err((format!("cannot lock {}", p.display()), e))
+                    }
+                })
+            })
+        };
+        let (file, locked) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err((what, e))) => return Err(Error::io(what, e)),
+            Err(e) => {
+                return Err(Error::io(
+                    format!("cannot open the lock file {}", path.display()),
+                    e,
+                ));
             }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(Error::io(format!("cannot lock {}", path.display()), e));
-            }
+        };
+        if !locked && !wait_for_lock(&file, path, lock_wait(at_most), stop)? {
+            return Ok(None);
         }
         fault("after-lock");
-        let left = {
-            use std::io::{Read, Seek};
-            let mut text = String::new();
-            let mut f = &file;
-            f.seek(std::io::SeekFrom::Start(0))
-                .and_then(|_| f.take(READ_AT_MOST).read_to_string(&mut text))
-                .ok()
-                .map(|_| text)
-                .filter(|s| !s.trim().is_empty())
-        };
+        let left = file.try_clone().ok().and_then(|handle| {
+            on_disk(bound, move || {
+                use std::io::{Read, Seek};
+                let mut text = String::new();
+                let mut f = &handle;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                f.take(READ_AT_MOST).read_to_string(&mut text)?;
+                Ok(text)
+            })
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+        });
         Ok(Some(WriterLock {
             file,
             path: path.to_path_buf(),
             left,
             recorded: false,
+            bound,
         }))
     }
 
@@ -142,7 +179,7 @@ impl WriterLock {
     /// start time, the proof the next writer needs.
     pub fn record(&mut self, what: &str) -> Result<()> {
         let body = format!("busy {what}\n{}", this_process());
-        write_record(&self.file, &self.path, body.as_bytes())?;
+        write_record(&self.file, &self.path, body.as_bytes(), self.bound)?;
         self.recorded = true;
         fault("after-record");
         Ok(())
@@ -150,27 +187,59 @@ impl WriterLock {
 
     /// Forgets a dead writer's record once its leftovers are dealt with.
     pub(crate) fn clear_left(&mut self) {
-        let _ = write_record(&self.file, &self.path, b"");
+        let _ = write_record(&self.file, &self.path, b"", self.bound);
         self.left = None;
     }
 }
 
-fn write_record(file: &File, path: &Path, body: &[u8]) -> Result<()> {
-    let mut f = file;
-    file.set_len(0)
-        .and_then(|()| {
-            use std::io::Seek;
-            f.seek(std::io::SeekFrom::Start(0))?;
-            f.write_all(body)
+fn write_record(file: &File, path: &Path, body: &[u8], bound: Option<Duration>) -> Result<()> {
+    let cannot = |e| Error::io(format!("cannot write {}", path.display()), e);
+    let handle = file.try_clone().map_err(cannot)?;
+    let body = body.to_vec();
+    on_disk(bound, move || {
+        use std::io::Seek;
+        let mut f = &handle;
+        handle.set_len(0)?;
+        f.seek(std::io::SeekFrom::Start(0))?;
+        f.write_all(&body)
+    })
+    .map_err(cannot)
+}
+
+/// Runs `io`, an open, read or write of a file bsi keeps: at once for a
+/// file of the clone, and with `bound` — a file where the clones of this
+/// machine meet, on the disk of their remote — on a thread of its own
+/// bounded by it, as every read of that disk is
+/// ([`crate::git::local_remote::within`]): a disk that hangs (a mount
+/// gone away) answers `TimedOut`, and holds no caller.
+pub(crate) fn on_disk<T: Send + 'static>(
+    bound: Option<Duration>,
+    io: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    match bound {
+        None => io(),
+        Some(b) => crate::git::local_remote::within(b, move || {
+            fault(MEETING_FAULT_POINT);
+            io()
         })
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+        .unwrap_or_else(|why| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, why))),
+    }
+}
+
+/// [`on_disk`] for work that cannot fail: `late` when it did not answer.
+pub(crate) fn on_disk_or<T: Send + 'static>(
+    bound: Option<Duration>,
+    late: T,
+    io: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    on_disk(bound, move || Ok(io())).unwrap_or(late)
 }
 
 impl Drop for WriterLock {
     /// The work is done: the record goes, before the OS lock does.
     fn drop(&mut self) {
         if self.recorded {
-            let _ = write_record(&self.file, &self.path, b"");
+            let _ = write_record(&self.file, &self.path, b"", self.bound);
         }
     }
 }

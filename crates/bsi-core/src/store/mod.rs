@@ -401,8 +401,10 @@ pub struct Brain {
     /// What its IO has to say beside the outcome, for the door to say in
     /// its own channel.
     pub notes: Notes,
-    /// Where writers meet ([`Brain::meeting`]), found once a process.
-    meets_in: std::cell::OnceCell<Place>,
+    /// Where writers meet ([`Brain::meeting`]), found once a process, and
+    /// left for the clone alone when it stops answering
+    /// ([`Brain::meet_alone`]).
+    meets_in: std::cell::RefCell<Option<Place>>,
     /// How long a disk where a remote is may take to answer.
     conn: Duration,
 }
@@ -430,7 +432,7 @@ pub struct LiveWaiter {
 /// A waiter's record of [`Meeting::mark_waiting`], taken away when dropped
 /// ([`WaitingMark::leave`]).
 #[derive(Debug)]
-pub struct WaitingMark(Option<PathBuf>);
+pub struct WaitingMark(Option<PathBuf>, Option<Duration>);
 
 /// How long a waiter that leaves waits at most for the writer that took
 /// its mark to decide a handoff ([`Meeting::pin`]) to end its write: the
@@ -452,30 +454,48 @@ impl WaitingMark {
         let Some(mark) = self.0.take() else {
             return false;
         };
+        let bound = self.1;
         // Renamed first, as a writer deciding a handoff renames it: of the
         // two, exactly one finds it.
         let mut gone = mark.as_os_str().to_owned();
         gone.push(format!(".{}.left", std::process::id()));
-        if fs::rename(&mark, &gone).is_ok() {
-            let _ = fs::remove_file(&gone);
+        let (m, g) = (mark.clone(), PathBuf::from(gone));
+        let left = lock::on_disk_or(bound, true, move || {
+            let left = fs::rename(&m, &g).is_ok();
+            if left {
+                let _ = fs::remove_file(&g);
+            }
+            left
+        });
+        if left {
             return false;
         }
         let Some((held, by)) = pinned_paths(&mark) else {
             return false;
         };
         let started = std::time::Instant::now();
-        while held.exists() && started.elapsed() < PINNED_AT_MOST {
-            let pinner = lock::read_own(&by).ok();
+        let still_held = |held: &Path| {
+            let held = held.to_path_buf();
+            lock::on_disk_or(bound, false, move || held.exists())
+        };
+        while still_held(&held) && started.elapsed() < PINNED_AT_MOST {
+            let b = by.clone();
+            let pinner = lock::on_disk(bound, move || lock::read_own(&b)).ok();
             if pinner.is_some_and(|r| lock::recorded_alive(&r) == Some(Some(false))) {
                 // Its writer died at work: the mark is this waiter's again.
-                let _ = fs::remove_file(&held);
-                let _ = fs::remove_file(&by);
+                let (h, b) = (held.clone(), by.clone());
+                lock::on_disk_or(bound, (), move || {
+                    let _ = fs::remove_file(&h);
+                    let _ = fs::remove_file(&b);
+                });
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         // Given back by the writer: taken away for good.
-        let _ = fs::remove_file(&mark);
+        lock::on_disk_or(bound, (), move || {
+            let _ = fs::remove_file(&mark);
+        });
         true
     }
 }
@@ -504,12 +524,16 @@ pub struct Pin {
     mark: PathBuf,
     held: PathBuf,
     by: PathBuf,
+    bound: Option<Duration>,
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
-        let _ = fs::rename(&self.held, &self.mark);
-        let _ = fs::remove_file(&self.by);
+        let (held, mark, by) = (self.held.clone(), self.mark.clone(), self.by.clone());
+        lock::on_disk_or(self.bound, (), move || {
+            let _ = fs::rename(&held, &mark);
+            let _ = fs::remove_file(&by);
+        });
     }
 }
 
@@ -622,7 +646,7 @@ impl Brain {
             now: chrono::Local::now().fixed_offset(),
             opened: std::time::Instant::now(),
             notes: Notes::default(),
-            meets_in: std::cell::OnceCell::new(),
+            meets_in: std::cell::RefCell::new(None),
             conn: settings.connection_timeout,
         }
     }
@@ -747,7 +771,8 @@ impl Brain {
         what: &str,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<WriterLock>> {
-        let Some(mut lock) = WriterLock::take_or_stop(&self.bsi_dir().join("lock"), None, stop)?
+        let Some(mut lock) =
+            WriterLock::take_or_stop(&self.bsi_dir().join("lock"), None, stop, None)?
         else {
             return Ok(None);
         };
@@ -801,7 +826,7 @@ impl Brain {
 
     /// The write requests waiting for this clone's writer lock.
     pub fn requests(&self) -> requests::Requests {
-        requests::Requests::new(&self.bsi_dir().join("requests"))
+        requests::Requests::new(&self.bsi_dir().join("requests"), None)
     }
 
     /// Where this clone's writers meet the writers they share a push with
@@ -809,18 +834,58 @@ impl Brain {
     /// same repository on its disk, when `remote` is one bsi reads there
     /// ([`crate::git::local_remote::meeting_dir`]); else this clone's own.
     pub fn meeting(&self, remote: Option<&Remote>) -> Meeting {
-        let place = self.meets_in.get_or_init(|| self.find_place(remote));
-        match place {
+        match self.place(remote) {
             Place::Shared(dir) => Meeting {
-                requests: requests::Requests::new(&dir.join("requests")),
+                requests: requests::Requests::new(&dir.join("requests"), Some(self.conn)),
                 waiting: dir.join("waiting"),
                 shared: Some(dir.join("lock")),
+                bound: Some(self.conn),
             },
             Place::Alone(_) => Meeting {
                 requests: self.requests(),
                 waiting: self.bsi_dir().join("waiting"),
                 shared: None,
+                bound: None,
             },
+        }
+    }
+
+    /// Where this process's writers meet, found the first time it is asked.
+    fn place(&self, remote: Option<&Remote>) -> Place {
+        if let Some(place) = self.meets_in.borrow().as_ref() {
+            return place.clone();
+        }
+        let place = self.find_place(remote);
+        *self.meets_in.borrow_mut() = Some(place.clone());
+        place
+    }
+
+    /// Leaves the place shared by the clones of this machine for the rest
+    /// of this process, because `why` (a file there did not answer in
+    /// time: the disk of the remote hangs): its writers meet in the clone
+    /// alone from now on, and a warning says so.
+    pub fn meet_alone(&self, why: &str) {
+        let at = match self.meets_in.borrow().as_ref() {
+            Some(Place::Shared(dir)) => dir.clone(),
+            _ => return,
+        };
+        self.warn_alone(&at, why);
+        *self.meets_in.borrow_mut() = Some(Place::Alone(Some(why.to_string())));
+    }
+
+    fn warn_alone(&self, dir: &Path, why: &str) {
+        self.notes.push(format!(
+            "warning: this clone does not meet the other clones of this machine in {}: {why}; its writes go alone (correct, only not shared with theirs)",
+            dir.display()
+        ));
+    }
+
+    /// Where this clone's writers meet the other clones of this machine
+    /// that share `remote` on its disk, when they do: for `bsi doctor`.
+    pub fn meeting_shared(&self, remote: Option<&Remote>) -> Option<PathBuf> {
+        match self.place(remote) {
+            Place::Shared(dir) => Some(dir),
+            Place::Alone(_) => None,
         }
     }
 
@@ -829,8 +894,8 @@ impl Brain {
     /// them and is not safe to meet in ([`lock::meeting_place`]): for
     /// `bsi doctor`.
     pub fn meeting_refused(&self, remote: Option<&Remote>) -> Option<String> {
-        match self.meets_in.get_or_init(|| self.find_place(remote)) {
-            Place::Alone(why) => why.clone(),
+        match self.place(remote) {
+            Place::Alone(why) => why,
             Place::Shared(_) => None,
         }
     }
@@ -852,15 +917,17 @@ impl Brain {
             Ok(Ok(())) => Place::Shared(dir),
             Ok(Err(unsafe_place)) => {
                 if unsafe_place.planted {
-                    self.notes.push(format!(
-                        "warning: this clone does not meet the other clones of this machine in {}: {}; its writes go alone (correct, only not shared with theirs)",
-                        dir.display(),
-                        unsafe_place.why
-                    ));
+                    self.warn_alone(&dir, &unsafe_place.why);
                 }
                 Place::Alone(Some(unsafe_place.why))
             }
-            Err(why) => Place::Alone(Some(why)),
+            Err(why) => {
+                // A disk that does not answer: said, as a remote that
+                // cannot be reached is.
+                let why = format!("it did not answer ({why})");
+                self.warn_alone(&dir, &why);
+                Place::Alone(Some(why))
+            }
         }
     }
 
@@ -985,7 +1052,11 @@ impl Brain {
             (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => (self.registry_at(l, None)?, true),
             (Some(l), Some(t)) => {
                 let ours = self.registry_at(l, None)?;
-                let theirs = self.registry_at(t, remote)?;
+                let mut theirs = self.registry_at(t, remote)?;
+                // The places the others saw kept alive by their records.
+                if let Some(r) = remote {
+                    alive::annotate(&mut theirs, &self.published_alive_records(r));
+                }
                 let base = match self.git.merge_base(l, t)? {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,
@@ -1642,6 +1713,9 @@ pub struct Meeting {
     /// The lock of a meeting of several clones; `None` for the clone's own
     /// writer lock.
     shared: Option<PathBuf>,
+    /// How long a file there may take to answer: `Some` on the disk of a
+    /// remote ([`lock::on_disk`]).
+    bound: Option<Duration>,
 }
 
 impl Meeting {
@@ -1669,9 +1743,24 @@ impl Meeting {
             body.push_str(&format!("scope {scope}\n"));
         }
         body.push_str(&lock::this_process());
-        let written = fs::create_dir_all(&self.waiting).is_ok()
-            && lock::replace_file(&path, body.as_bytes()).is_ok();
-        WaitingMark(written.then_some(path))
+        let (dir, at) = (self.waiting.clone(), path.clone());
+        let shared = self.bound.is_some();
+        let written = lock::on_disk_or(self.bound, false, move || {
+            (shared || fs::create_dir_all(&dir).is_ok())
+                && lock::replace_file(&at, body.as_bytes()).is_ok()
+        });
+        WaitingMark(written.then_some(path), self.bound)
+    }
+
+    /// This meeting, its files read and written at once: what runs on the
+    /// thread that bounds them ([`lock::on_disk`]).
+    fn here(&self) -> Meeting {
+        Meeting {
+            requests: self.requests.here(),
+            waiting: self.waiting.clone(),
+            shared: self.shared.clone(),
+            bound: None,
+        }
     }
 
     /// Holds the mark of `session`'s waiter while this writer decides, and
@@ -1681,6 +1770,13 @@ impl Meeting {
     /// so a waiter alive when the write is decided finds its grant. `None`
     /// when it left, is dead, or another writer holds it: not handed over.
     pub fn pin(&self, session: &str) -> Option<Pin> {
+        let (here, session) = (self.here(), session.to_string());
+        let mut pin = lock::on_disk_or(self.bound, None, move || here.pin_here(&session))?;
+        pin.bound = self.bound;
+        Some(pin)
+    }
+
+    fn pin_here(&self, session: &str) -> Option<Pin> {
         let mark = self.waiting.join(file_name_of(session));
         let (held, by) = pinned_paths(&mark)?;
         for dir in [held.parent()?, by.parent()?] {
@@ -1711,7 +1807,12 @@ impl Meeting {
             let _ = fs::remove_file(&by);
             return None;
         }
-        let pin = Pin { mark, held, by };
+        let pin = Pin {
+            mark,
+            held,
+            by,
+            bound: None,
+        };
         let alive = lock::read_own(&pin.held)
             .ok()
             .is_some_and(|r| lock::recorded_alive(&r) == Some(Some(true)));
@@ -1722,6 +1823,11 @@ impl Meeting {
     /// ([`Meeting::mark_waiting`]), as this machine's process table proves
     /// it: a record that cannot be proven alive counts as not there.
     pub fn waiting(&self) -> Vec<LiveWaiter> {
+        let here = self.here();
+        lock::on_disk_or(self.bound, Vec::new(), move || here.waiting_here())
+    }
+
+    fn waiting_here(&self) -> Vec<LiveWaiter> {
         let Ok(entries) = fs::read_dir(&self.waiting) else {
             return Vec::new();
         };
@@ -1754,7 +1860,7 @@ impl Meeting {
         let Some(path) = &self.shared else {
             return brain.writer_or_stop(what, stop);
         };
-        let Some(mut lock) = WriterLock::take_or_stop(path, None, stop)? else {
+        let Some(mut lock) = WriterLock::take_or_stop(path, None, stop, self.bound)? else {
             return Ok(None);
         };
         lock.record(what)?;
@@ -1767,7 +1873,13 @@ impl Meeting {
         match &self.shared {
             None => brain.writer(what),
             Some(path) => {
-                let mut lock = WriterLock::take(path, None)?;
+                let Some(mut lock) = WriterLock::take_or_stop(path, None, &|| false, self.bound)?
+                else {
+                    return Err(Error::Locked {
+                        what: "the registry",
+                        path: path.clone(),
+                    });
+                };
                 lock.record(what)?;
                 Ok(lock)
             }

@@ -15,6 +15,11 @@
 //! marks itself arriving (`<pid>.arriving`, its pid and start time), so a
 //! holder gathering a burst waits for its request; a mark whose writer was
 //! killed counts for nothing and goes once old.
+//!
+//! Where the clones of a machine meet, on the disk of their remote, every
+//! open, read and write of these files runs bounded by the connection
+//! timeout ([`super::lock::on_disk`]): a disk that stops answering holds
+//! no writer, and a late step counts as failed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,7 +28,7 @@ use std::time::{Duration, SystemTime};
 use crate::claims::job::Job;
 use crate::error::{Error, Result};
 
-use super::lock::{read_own, replace_file, write_new, writer_is_dead};
+use super::lock::{on_disk, on_disk_or, read_own, replace_file, write_new, writer_is_dead};
 
 /// How long an outcome nobody read is kept (its writer died meanwhile), and
 /// an arriving mark its writer left when it was killed.
@@ -32,15 +37,22 @@ const UNREAD: Duration = Duration::from_secs(600);
 /// The requests directory of a clone.
 pub struct Requests {
     dir: PathBuf,
+    /// How long a file of a meeting on the disk of a remote may take to
+    /// answer (`None`: the clone's own, read at once).
+    bound: Option<Duration>,
+    /// On the disk of a remote: its directory was made by the first look
+    /// at the place, and is never made again (a remote moved away must not
+    /// be made again at its path).
+    shared: bool,
 }
 
 /// A writer's mark as arriving ([`Requests::arrive`]), removed when dropped.
-pub struct Arrival(Option<PathBuf>);
+pub struct Arrival(Option<PathBuf>, Option<Duration>);
 
 impl Drop for Arrival {
     fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = fs::remove_file(p);
+        if let Some(p) = self.0.take() {
+            let _ = on_disk(self.1, move || fs::remove_file(p));
         }
     }
 }
@@ -58,9 +70,11 @@ pub enum Standing {
 }
 
 impl Requests {
-    pub(crate) fn new(dir: &Path) -> Requests {
+    pub(crate) fn new(dir: &Path, bound: Option<Duration>) -> Requests {
         Requests {
             dir: dir.to_path_buf(),
+            bound,
+            shared: bound.is_some(),
         }
     }
 
@@ -68,10 +82,12 @@ impl Requests {
         self.dir.join(format!("{id}.{state}"))
     }
 
-    /// Files `job` as waiting: its id.
-    pub fn file(&self, job: &Job) -> Result<String> {
-        fs::create_dir_all(&self.dir)
-            .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
+    /// [`Requests::file`], its files read and written at once.
+    fn file_here(&self, job: &Job) -> Result<String> {
+        if !self.shared {
+            fs::create_dir_all(&self.dir)
+                .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
+        }
         let arrival = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default()
@@ -90,20 +106,16 @@ impl Requests {
         Ok(id)
     }
 
-    /// Marks this process as a writer of the clone at work on a request it
-    /// has not filed yet, until it files one ([`Requests::file`]) or the
-    /// mark is dropped: a holder gathering a burst waits for it
-    /// ([`Requests::arriving`]).
-    pub fn arrive(&self) -> Arrival {
+    /// [`Requests::arrive`], its files read and written at once.
+    fn arrive_here(&self) -> Arrival {
         let path = self.path(&std::process::id().to_string(), "arriving");
-        let made = fs::create_dir_all(&self.dir)
-            .and_then(|()| replace_file(&path, super::lock::this_process().as_bytes()))
-            .is_ok();
-        Arrival(made.then_some(path))
+        let made = (self.shared || fs::create_dir_all(&self.dir).is_ok())
+            && replace_file(&path, super::lock::this_process().as_bytes()).is_ok();
+        Arrival(made.then_some(path), None)
     }
 
-    /// Whether another live writer of the clone marked itself arriving.
-    pub fn arriving(&self) -> bool {
+    /// [`Requests::arriving`], its files read and written at once.
+    fn arriving_here(&self) -> bool {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return false;
         };
@@ -117,14 +129,13 @@ impl Requests {
         })
     }
 
-    /// Withdraws a request nobody took: `true` when it was still waiting
-    /// (it will not be carried out), `false` when a holder took it.
-    pub fn withdraw(&self, id: &str) -> bool {
+    /// [`Requests::withdraw`], its files read and written at once.
+    fn withdraw_here(&self, id: &str) -> bool {
         fs::remove_file(self.path(id, "req")).is_ok()
     }
 
-    /// Where request `id` stands (read under the writer lock).
-    pub fn standing(&self, id: &str) -> Standing {
+    /// [`Requests::standing`], its files read and written at once.
+    fn standing_here(&self, id: &str) -> Standing {
         if let Ok(done) = read_own(&self.path(id, "done")) {
             return Standing::Done(done);
         }
@@ -137,15 +148,13 @@ impl Requests {
         Standing::Gone
     }
 
-    /// Takes one's own waiting request (under the writer lock).
-    pub fn take_own(&self, id: &str) {
+    /// [`Requests::take_own`], its files read and written at once.
+    fn take_own_here(&self, id: &str) {
         let _ = fs::rename(self.path(id, "req"), self.path(id, "taken"));
     }
 
-    /// Takes every other waiting request, in arrival order (under the
-    /// writer lock): those of writers proven dead, and unreadable ones,
-    /// are dropped.
-    pub fn take_waiting(&self) -> Vec<(String, Job)> {
+    /// [`Requests::take_waiting`], its files read and written at once.
+    fn take_waiting_here(&self) -> Vec<(String, Job)> {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -198,8 +207,8 @@ impl Requests {
         out
     }
 
-    /// Records the outcome of request `id` for its writer.
-    pub fn finish(&self, id: &str, outcome: &str) {
+    /// [`Requests::finish`], its files read and written at once.
+    fn finish_here(&self, id: &str, outcome: &str) {
         let tmp = self.path(id, "tmp");
         let _ = fs::remove_file(&tmp);
         if write_new(&tmp, outcome.as_bytes())
@@ -210,11 +219,94 @@ impl Requests {
         }
     }
 
-    /// Forgets request `id`, whatever its state: its writer is done with it.
-    pub fn forget(&self, id: &str) {
+    /// [`Requests::forget`], its files read and written at once.
+    fn forget_here(&self, id: &str) {
         for state in ["req", "taken", "done", "tmp"] {
             let _ = fs::remove_file(self.path(id, state));
         }
+    }
+
+    /// This requests directory, its files read and written at once: what
+    /// runs on the thread that bounds them ([`on_disk`]).
+    pub(super) fn here(&self) -> Requests {
+        Requests {
+            dir: self.dir.clone(),
+            bound: None,
+            shared: self.shared,
+        }
+    }
+
+    /// Files `job` as waiting: its id. `TimedOut` when the disk of a
+    /// meeting of several clones did not answer in time.
+    pub fn file(&self, job: &Job) -> Result<String> {
+        if self.bound.is_none() {
+            return self.file_here(job);
+        }
+        let (here, job) = (self.here(), job.clone());
+        on_disk(self.bound, move || Ok(here.file_here(&job))).unwrap_or_else(|e| {
+            Err(Error::io(
+                format!("{} did not answer", self.dir.display()),
+                e,
+            ))
+        })
+    }
+
+    /// Marks this process as a writer of the clone at work on a request it
+    /// has not filed yet, until it files one ([`Requests::file`]) or the
+    /// mark is dropped: a holder gathering a burst waits for it
+    /// ([`Requests::arriving`]).
+    pub fn arrive(&self) -> Arrival {
+        let here = self.here();
+        let mut mark = on_disk_or(self.bound, Arrival(None, None), move || here.arrive_here());
+        mark.1 = self.bound;
+        mark
+    }
+
+    /// Whether another live writer of the clone marked itself arriving.
+    pub fn arriving(&self) -> bool {
+        let here = self.here();
+        on_disk_or(self.bound, false, move || here.arriving_here())
+    }
+
+    /// Withdraws a request nobody took: `true` when it was still waiting
+    /// (it will not be carried out), `false` when a holder took it (or
+    /// the disk did not answer).
+    pub fn withdraw(&self, id: &str) -> bool {
+        let (here, id) = (self.here(), id.to_string());
+        on_disk_or(self.bound, false, move || here.withdraw_here(&id))
+    }
+
+    /// Where request `id` stands (read under the writer lock); `Gone`
+    /// when the disk did not answer.
+    pub fn standing(&self, id: &str) -> Standing {
+        let (here, id) = (self.here(), id.to_string());
+        on_disk_or(self.bound, Standing::Gone, move || here.standing_here(&id))
+    }
+
+    /// Takes one's own waiting request (under the writer lock).
+    pub fn take_own(&self, id: &str) {
+        let (here, id) = (self.here(), id.to_string());
+        on_disk_or(self.bound, (), move || here.take_own_here(&id));
+    }
+
+    /// Takes every other waiting request, in arrival order (under the
+    /// writer lock): those of writers proven dead, and unreadable ones,
+    /// are dropped; none when the disk did not answer.
+    pub fn take_waiting(&self) -> Vec<(String, Job)> {
+        let here = self.here();
+        on_disk_or(self.bound, Vec::new(), move || here.take_waiting_here())
+    }
+
+    /// Records the outcome of request `id` for its writer.
+    pub fn finish(&self, id: &str, outcome: &str) {
+        let (here, id, outcome) = (self.here(), id.to_string(), outcome.to_string());
+        on_disk_or(self.bound, (), move || here.finish_here(&id, &outcome));
+    }
+
+    /// Forgets request `id`, whatever its state: its writer is done with it.
+    pub fn forget(&self, id: &str) {
+        let (here, id) = (self.here(), id.to_string());
+        on_disk_or(self.bound, (), move || here.forget_here(&id));
     }
 }
 
@@ -226,7 +318,7 @@ mod tests {
     #[test]
     fn a_writer_arriving_is_seen_by_another_until_it_files_or_goes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let requests = Requests::new(&dir.path().join("requests"));
+        let requests = Requests::new(&dir.path().join("requests"), None);
         // Its own mark is not another writer arriving.
         let own = requests.arrive();
         assert!(!requests.arriving());
