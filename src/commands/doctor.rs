@@ -89,7 +89,7 @@ pub(crate) fn run(ctx: &Ctx) -> Result<u8> {
 /// once a waiter of the clone wrote one, judged at `now`: a line per
 /// place, its lease and whether it lapsed.
 fn alive_lines(
-    records: &[bsi_core::store::alive::Record],
+    records: &[bsi_core::api::store::alive::Record],
     now: chrono::DateTime<chrono::FixedOffset>,
 ) -> Vec<String> {
     use bsi_core::registry::render::format_queue_ts;

@@ -17,6 +17,11 @@ pub mod store {
     pub use crate::store::{
         BRANCH_FILE, Brain, FAULT_POINTS, FirstFetch, Notes, ROOT_FILE, Site, View, parse_root,
     };
+
+    /// The records that keep a waiter's place alive, as `bsi doctor` lists them.
+    pub mod alive {
+        pub use crate::store::alive::Record;
+    }
 }
 
 /// The write protocol's answers ([`crate::publish`]), and the writes a

@@ -46,7 +46,7 @@ pub(crate) fn fault(point: &str) {
 /// The point every read or write of a file where the clones of a machine
 /// meet passes (`store::Meeting`): a test waits there (`meeting-io:wait`)
 /// to stand for a disk that stopped answering (a mount gone away).
-pub const MEETING_FAULT_POINT: &str = "meeting-io";
+pub(crate) const MEETING_FAULT_POINT: &str = "meeting-io";
 
 /// How long the lease of a posted request runs: `usual`, unless
 /// `BSI_POST_LEASE_MS` says otherwise (tests: a lease short enough to see
