@@ -39,19 +39,9 @@ command -v hyperfine >/dev/null || {
     exit 1
 }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BSI=${BSI:-$ROOT/target/release/bsi}
-[[ -x $BSI ]] || BSI=$ROOT/target/debug/bsi
-[[ -x $BSI ]] || {
-    echo "bench: no bsi binary (cargo build --release)" >&2
-    exit 1
-}
-BSI=$(cd "$(dirname "$BSI")" && pwd)/$(basename "$BSI")
-WORK=$(mktemp -d)
-trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
-export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC
-mkdir -p "$HOME" "$WORK/bin"
-ln -s "$BSI" "$WORK/bin/bsi"
-export PATH=$WORK/bin:$PATH
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+bench_home "$ROOT/target/release/bsi" "$ROOT/target/debug/bsi"
 
 B=$WORK/brain
 mkdir -p "$B/projets" "$B/notes"

@@ -28,3 +28,25 @@ bench_install() {
     $sudo apt-get update -qq >/dev/null
     $sudo apt-get install -y -qq "$@" >/dev/null
 }
+
+# bench_home CANDIDATE...: BSI is the first bsi binary found among $BSI and
+# the candidates, made absolute; WORK a new directory (removed at exit
+# unless KEEP is set) holding an empty HOME and a bin/ with that bsi first
+# on the PATH; git reads no configuration of the user's or the system's.
+bench_home() {
+    local c
+    for c in "${BSI:-}" "$@"; do
+        [[ -n $c && -x $c ]] && BSI=$c && break
+    done
+    [[ -n ${BSI:-} && -x $BSI ]] || {
+        echo "bench: no bsi binary (cargo build)" >&2
+        exit 1
+    }
+    BSI=$(cd "$(dirname "$BSI")" && pwd)/$(basename "$BSI")
+    WORK=$(mktemp -d)
+    trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
+    export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC
+    mkdir -p "$HOME" "$WORK/bin"
+    ln -s "$BSI" "$WORK/bin/bsi"
+    export PATH=$WORK/bin:$PATH
+}

@@ -26,18 +26,9 @@ command -v valgrind >/dev/null || {
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # The function answering MCP's `claim` (a regular expression).
 MCP_CLAIM=${MCP_CLAIM:-'bsi::commands::mcp::(.*::)?claim(_now|_waiting|_answer|_request)?\b'}
-BSI=${BSI:-$ROOT/target/debug/bsi}
-[[ -x $BSI ]] || {
-    echo "bench: no bsi binary (cargo build)" >&2
-    exit 1
-}
-BSI=$(cd "$(dirname "$BSI")" && pwd)/$(basename "$BSI")
-WORK=$(mktemp -d)
-trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
-export HOME=$WORK/home GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 TZ=UTC
-mkdir -p "$HOME" "$WORK/bin"
-ln -s "$BSI" "$WORK/bin/bsi"
-export PATH=$WORK/bin:$PATH
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+bench_home "$ROOT/target/debug/bsi"
 
 B=$WORK/brain
 mkdir -p "$B/projets"

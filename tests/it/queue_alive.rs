@@ -18,39 +18,7 @@ fn wait_renewing(
     scope: &str,
     session: &str,
 ) -> (Child, std::thread::JoinHandle<String>) {
-    let mut child = b
-        .command(&[
-            "open",
-            scope,
-            "--session",
-            session,
-            "--agent",
-            "al",
-            "--wait",
-            "60s",
-        ])
-        .env("BSI_QUEUE_RENEW_MS", "250")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run bsi");
-    let pipe = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let out = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in std::io::BufReader::new(pipe).lines() {
-            let line = line.expect("read stdout");
-            if line.starts_with("Place ") || line.starts_with("First in the queue") {
-                let _ = tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("bsi says its place in the queue");
-    (child, out)
+    wait_with(b, scope, session, &[("BSI_QUEUE_RENEW_MS", "250")])
 }
 
 /// The registry branch's commit subjects on the remote, as `b` fetches it.
