@@ -260,28 +260,6 @@ impl Remote {
             .collect()
     }
 
-    /// Where the remote's registry branch and the posted requests of clone
-    /// `id` are, as `git ls-remote` says (no pack is made): `None` when the
-    /// remote did not answer, else each commit, `None` when it is gone.
-    pub fn peek(&self, repo: &Path, id: &str, timeout: Duration) -> Option<Peek> {
-        let branch = format!("refs/heads/{}", self.branch);
-        let post = format!("{REQUESTS}{id}");
-        let mut cmd = git(repo);
-        cmd.args(["ls-remote", "--", &self.name, &branch, &post]);
-        let out = run(cmd, timeout).ok().filter(|o| o.success)?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let at = |name: &str| {
-            text.lines().find_map(|l| {
-                let (commit, r) = l.split_once('\t')?;
-                (r.trim() == name).then(|| commit.trim().to_string())
-            })
-        };
-        Some(Peek {
-            branch: at(&branch),
-            post: at(&post),
-        })
-    }
-
     /// The local copy of the record of places clone `id` keeps alive on
     /// the remote (see `store::alive`).
     pub fn alive_ref(&self, id: &str) -> String {
@@ -340,16 +318,6 @@ pub(crate) const REQUESTS: &str = "refs/bsi/requests/";
 /// in the queue: one reference per clone (`<id>`), forced by that clone
 /// alone.
 pub(crate) const ALIVE: &str = "refs/bsi/alive/";
-
-/// Where the registry branch and a clone's post are on the remote
-/// ([`Remote::peek`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Peek {
-    /// The registry branch's commit.
-    pub branch: Option<String>,
-    /// The post's commit.
-    pub post: Option<String>,
-}
 
 /// What a push of the registry branch does with posted write requests.
 #[derive(Debug, Clone, Copy)]

@@ -705,13 +705,32 @@ const FOLLOWS: u32 = 6;
 const FOLLOW_FOR: Duration = Duration::from_secs(1);
 
 /// The pause before a writer that lets another carry out its request
-/// fetches again: about what that writer's push takes, spread; a few
-/// milliseconds when the remote is read on this disk, where a look costs
-/// no process.
-fn follow_pause(on_disk: bool) -> Duration {
-    let ms = if on_disk { 15..=30 } else { 80..=160 };
-    Duration::from_millis(rand::rng().random_range(ms))
+/// fetches again: a few milliseconds when the remote is read on this disk,
+/// where a look costs no process; else about what the carrier needs to
+/// land, measured by this writer's own last push (`exchange`, which its
+/// start and its lost race's fetch already overlap): one push's time
+/// before the first look (`first`), half of it before each look after,
+/// spread so that followers do not look at once. Every look over a link is
+/// round trips of the writer's own, so a follower looks about when the
+/// carrier has landed rather than many times before (80–160 ms when no
+/// push was timed yet).
+fn follow_pause(on_disk: bool, exchange: Option<Duration>, first: bool) -> Duration {
+    if on_disk {
+        return Duration::from_millis(rand::rng().random_range(15..=30));
+    }
+    let Some(exchange) = exchange else {
+        return Duration::from_millis(rand::rng().random_range(80..=160));
+    };
+    let base = exchange
+        .mul_f64(if first { 1.0 } else { 0.5 })
+        .clamp(FOLLOW_PAUSE_MIN, FOLLOW_PAUSE_MAX);
+    base.mul_f64(rand::rng().random_range(1.0..=1.25))
 }
+
+/// The bounds of a follower's pause over a link: no shorter than a look
+/// on a fast one, no longer than the time a carrier gone would keep it.
+const FOLLOW_PAUSE_MIN: Duration = Duration::from_millis(40);
+const FOLLOW_PAUSE_MAX: Duration = Duration::from_millis(800);
 
 /// This batch's requests posted on the remote.
 struct Post {
@@ -1210,6 +1229,10 @@ struct Publisher<'b> {
     /// ([`crate::store::Meeting`]): what cannot be published is not kept
     /// in this clone for them.
     shared: bool,
+    /// How long this writer's last push took to answer: what one exchange
+    /// with the remote costs now, from here (the pause before a follower
+    /// looks again is set by it).
+    exchange: Option<Duration>,
 }
 
 impl<'b> Publisher<'b> {
@@ -1230,6 +1253,7 @@ impl<'b> Publisher<'b> {
             requests: false,
             on_disk: None,
             shared: false,
+            exchange: None,
         }
     }
 
@@ -1446,30 +1470,17 @@ impl<'b> Publisher<'b> {
             {
                 following.get_or_insert_with(Instant::now);
                 follows += 1;
-                let pause = follow_pause(self.on_disk.is_some());
+                let pause = follow_pause(self.on_disk.is_some(), self.exchange, follows == 1);
                 self.say(&format!(
                     "a writer of another clone came first and carries out the requests it sees; fetching again in {} ms",
                     pause.as_millis()
                 ));
                 std::thread::sleep(pause.min(self.remaining()));
-                // While the branch has not moved and this batch's post is
-                // still there, nothing was decided: asking costs the remote
-                // no pack, where a fetch does. Once the branch moved, the
-                // requests it carried out and those left are fetched.
-                // A remote on this disk is fetched in process: no process
-                // to save.
-                let untouched = self.on_disk.is_none()
-                    && posted.as_ref().is_some_and(|p| {
-                        self.remote
-                            .peek(&brain.workdir, &p.clone, self.conn.min(FETCH_TIMEOUT))
-                            .is_some_and(|now| {
-                                now.post == Some(p.commit.to_string())
-                                    && now.branch == tips.tracking.map(|t| t.to_string())
-                            })
-                    });
-                if untouched {
-                    continue;
-                }
+                // One fetch looks: when nothing moved it reads the tips and
+                // takes no pack, as a look alone would (the same exchange),
+                // and when the carrier landed it brings what it decided
+                // without a second one. A remote on this disk is read in
+                // process.
                 match self.fetch()? {
                     Ok(()) => continue,
                     Err(why) => return self.offline_batch((jobs, own), why),
@@ -1568,7 +1579,9 @@ impl<'b> Publisher<'b> {
                 Some(_) => Posting::Post(&clone, &request_id),
                 None => Posting::Take(&taken),
             };
+            let pushing = Instant::now();
             let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
+            self.exchange = Some(pushing.elapsed());
             match push {
                 Push::Pushed => {
                     // What this push posted is named by the commit that
