@@ -911,3 +911,17 @@ pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Run {
     }
     Run::from_output(child.wait_with_output().expect("wait"))
 }
+
+/// Session sess-hold (agent h) claims `projets/plan.md` in `b`: the file
+/// the queue tests' waiters queue for.
+pub(crate) fn hold_plan(b: &Brain) {
+    b.bsi(&[
+        "open",
+        "projets/plan.md",
+        "--session",
+        "sess-hold",
+        "--agent",
+        "h",
+    ])
+    .ok();
+}

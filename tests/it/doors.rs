@@ -33,6 +33,17 @@ fn sections() -> Brain {
 const PLAN: &str = "projets/plan.md";
 
 /// Rewrites one line of plan.md (`from` to `to`) in the work tree.
+/// A commit of `Goals` edited by hand on `before`, made with
+/// `git commit-tree` (no hook runs) and not on any branch.
+fn commit_by_hand(b: &Brain, before: &str) -> String {
+    edit_plan(b, "goal text", "goal text, by hand");
+    b.git(&["add", PLAN]);
+    let tree = b.git(&["write-tree"]).trim().to_string();
+    b.git_stdin(&["commit-tree", &tree, "-p", before], "by hand\n")
+        .trim()
+        .to_string()
+}
+
 fn edit_plan(b: &Brain, from: &str, to: &str) {
     let plan = b.read(PLAN);
     assert!(plan.contains(from), "{from:?} not in {plan}");
@@ -355,11 +366,8 @@ fn git_am_into_anothers_claim_is_refused_and_a_free_patch_passes() {
 fn update_ref_to_a_new_commit_is_judged_and_fetch_reset_and_branch_are_not() {
     let b = sections();
     let before = head(&b);
-    edit_plan(&b, "goal text", "goal text, by hand");
-    b.git(&["add", PLAN]);
-    let tree = b.git(&["write-tree"]).trim().to_string();
-    let made = b.git_stdin(&["commit-tree", &tree, "-p", &before], "by hand\n");
-    let made = made.trim();
+    let made = commit_by_hand(&b, &before);
+    let made = made.as_str();
     let r = git_as(&b, Some("s2"), &["update-ref", "refs/heads/main", made]);
     refused(&b, &r, &before);
     r.stderr_has("run the command again as `git -c bsi.hookMode=off …`");
@@ -402,11 +410,8 @@ fn a_batched_transaction_is_read_whole() {
         std::fs::set_permissions(&chained, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
     let before = head(&b);
-    edit_plan(&b, "goal text", "goal text, by hand");
-    b.git(&["add", PLAN]);
-    let tree = b.git(&["write-tree"]).trim().to_string();
-    let made = b.git_stdin(&["commit-tree", &tree, "-p", &before], "by hand\n");
-    let made = made.trim();
+    let made = commit_by_hand(&b, &before);
+    let made = made.as_str();
     let mut input = String::from("start\n");
     for i in 0..12 {
         input.push_str(&format!("create refs/tags/t{i:02} {before}\n"));

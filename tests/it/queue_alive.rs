@@ -21,20 +21,6 @@ fn wait_renewing(
     wait_with(b, scope, session, &[("BSI_QUEUE_RENEW_MS", "250")])
 }
 
-/// `b`'s session sess-hold claims `projets/plan.md`, the file the tests'
-/// waiters queue for.
-fn hold(b: &Brain) {
-    b.bsi(&[
-        "open",
-        "projets/plan.md",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
-}
-
 /// The registry branch's commit subjects on the remote, as `b` fetches it.
 fn published_subjects(b: &Brain) -> String {
     b.git(&["fetch", "-q", "origin", "brain-index"]);
@@ -85,7 +71,7 @@ fn a_waiter_keeps_its_place_on_its_clone_s_ref_with_no_registry_commit() {
         a,
         b,
     } = Machines::new();
-    hold(&b);
+    crate::common::hold_plan(&b);
     let (child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
     // Eight renewal periods and more.
     std::thread::sleep(Duration::from_millis(2500));
@@ -245,7 +231,7 @@ fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_aga
         a,
         b,
     } = Machines::new();
-    hold(&b);
+    crate::common::hold_plan(&b);
     // The remote answers a push of a record of places kept alive only
     // after 4 s; the waiter renews with 1.5 s of its lease left: its
     // renewal answers after the lease it extends has passed.
@@ -282,7 +268,7 @@ fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_aga
 #[test]
 fn an_offline_waiter_whose_record_kept_its_place_keeps_it_when_it_comes_back() {
     let n = crate::remote::Net::new();
-    hold(&n.b);
+    crate::common::hold_plan(&n.b);
     let (mut child, out) = wait_with(
         &n.a,
         "projets/plan.md",
@@ -338,7 +324,7 @@ fn doctor_and_status_say_what_keeps_a_place_alive() {
         a,
         b,
     } = Machines::new();
-    hold(&b);
+    crate::common::hold_plan(&b);
     assert!(!a.bsi(&["doctor"]).stdout.contains("places kept alive"));
     let (mut child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
     std::thread::sleep(Duration::from_millis(2500));

@@ -69,15 +69,7 @@ fn a_waiter_back_from_offline_after_its_lease_passed_rejoins_at_the_end() {
         a,
         b,
     } = Machines::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    crate::common::hold_plan(&b);
     // w1 on machine A arrives first (lease until 0:30); w2 on machine B
     // arrives at 0:20, behind it.
     let w1 = place_then_die(&a, "projets/plan.md", "sess-w1", "al", &at(0));
@@ -134,15 +126,7 @@ fn a_waiter_back_from_offline_after_its_lease_passed_rejoins_at_the_end() {
 #[test]
 fn a_dead_waiter_whose_clock_is_an_hour_ahead_lapses_within_a_lease() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    crate::common::hold_plan(&b);
     // A waiter on a machine whose clock is an hour ahead takes its place
     // (lease until 10:30:30 by that clock) and dies.
     let skew = place_then_die(&b, "projets/plan.md#Goals", "sess-skew", "zed", &at(3600));

@@ -13,15 +13,7 @@ use crate::common::{Brain, Run};
 #[test]
 fn a_note_given_with_wait_is_kept_when_the_queue_grants_the_claim() {
     let b = Brain::new();
-    b.bsi(&[
-        "open",
-        "projets/plan.md",
-        "--session",
-        "sess-hold",
-        "--agent",
-        "h",
-    ])
-    .ok();
+    crate::common::hold_plan(&b);
     let mut waiter = b
         .command(&[
             "open",
