@@ -1211,3 +1211,63 @@ fn a_one_shot_client_names_its_session_in_later_calls() {
     );
     assert_eq!(b.git(&["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_claim_whose_filing_lands_late_where_the_clones_meet_is_carried_out_once() {
+    let n = crate::remote::Net::new();
+    let place = n.bare.path().join("bsi/writes/brain-index/requests");
+    let late = |place: &std::path::Path| {
+        std::fs::read_dir(place)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    // Filing a request where the clones of this machine meet answers after
+    // 3 s, as on a disk gone slow: the server stops waiting after its 1 s
+    // connection timeout, carries its writes out alone, and each late
+    // filing lands there while the server still runs.
+    let mut c = Raw::start(
+        &n.a,
+        &[],
+        &[
+            ("BSI_SESSION", "sess-late"),
+            ("BSI_CONNECTION_TIMEOUT", "1s"),
+            ("BSI_FAULT_POINT", "meeting-file:late=3000"),
+        ],
+    );
+    let r = c.call("claim", json!({"scopes": ["notes.md"]}));
+    assert_eq!(r["isError"], Value::Bool(false), "{r}");
+    let r = c.call("close", json!({"session": "sess-late"}));
+    assert_eq!(r["isError"], Value::Bool(false), "{r}");
+    let started = std::time::Instant::now();
+    while late(&place) == 0 && started.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(late(&place) > 0, "the late filing never landed");
+    let commits = n.git(&["rev-list", "--count", "brain-index"]);
+    // Another clone's write finds the late requests where they meet, their
+    // writer alive: it carries out its own only.
+    n.b.bsi(&["open", "other.md", "--session", "sess-other"])
+        .ok();
+    assert_eq!(late(&place), 0, "the late requests were taken");
+    let (status, _) = c.finish();
+    assert!(status.success(), "{status:?}");
+    let after: usize = n
+        .git(&["rev-list", "--count", "brain-index"])
+        .trim()
+        .parse()
+        .expect("a count");
+    let before: usize = commits.trim().parse().expect("a count");
+    assert_eq!(after, before + 1, "one commit: the other clone's claim");
+    n.b.bsi(&["sync"]).ok();
+    assert!(
+        rows_with(&n.b, "sess-late").is_empty(),
+        "{}\n{}",
+        n.b.registry(),
+        n.git(&["log", "--format=%H %ct%n%B", "brain-index"])
+    );
+    assert_eq!(rows_with(&n.b, "sess-other").len(), 1, "{}", n.b.registry());
+}

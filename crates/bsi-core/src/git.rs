@@ -205,6 +205,17 @@ pub struct CommitInfo {
     pub message: String,
 }
 
+impl CommitInfo {
+    fn of(c: &git2::Commit<'_>) -> CommitInfo {
+        CommitInfo {
+            id: c.id(),
+            parent: c.parent_id(0).ok(),
+            merge: c.parent_count() > 1,
+            message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
+        }
+    }
+}
+
 /// A commit with who made it and when it was committed.
 #[derive(Debug, Clone)]
 pub struct Made {
@@ -521,12 +532,7 @@ impl Git {
         let mut out = Vec::new();
         for id in walk {
             let c = self.repo.find_commit(id?)?;
-            out.push(CommitInfo {
-                id: c.id(),
-                parent: c.parent_id(0).ok(),
-                merge: c.parent_count() > 1,
-                message: String::from_utf8_lossy(c.message_bytes()).into_owned(),
-            });
+            out.push(CommitInfo::of(&c));
         }
         Ok(out)
     }
@@ -540,6 +546,24 @@ impl Git {
         }
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
         self.commits_of(walk)
+    }
+
+    /// The commits reachable from `tip` committed at `since` (seconds since
+    /// the epoch) or later, newest first, `n` at most: the walk stops at
+    /// the first older one.
+    pub fn made_since(&self, tip: Oid, since: i64, n: usize) -> Result<Vec<CommitInfo>> {
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        walk.set_sorting(Sort::TIME)?;
+        let mut out = Vec::new();
+        for id in walk.take(n) {
+            let c = self.repo.find_commit(id?)?;
+            if c.time().seconds() < since {
+                break;
+            }
+            out.push(CommitInfo::of(&c));
+        }
+        Ok(out)
     }
 
     /// The first `n` commits of `tip`'s first-parent line, newest first,

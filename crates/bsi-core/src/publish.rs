@@ -43,7 +43,7 @@ use crate::registry::merge::Superseded;
 use crate::registry::{Claim, Registry, archive};
 use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
-use crate::store::requests::{Requests, Standing};
+use crate::store::requests::{self, Requests, Standing};
 use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
 
 pub use crate::claims::Plan;
@@ -386,16 +386,19 @@ pub(crate) fn apply_job<R>(
     // The writers of the clone meet here, or those of every clone of this
     // machine that shares a remote on its disk.
     let mut meeting = brain.meeting(remote.as_ref());
-    let id = match meeting.requests.file(job) {
+    let id = requests::new_id();
+    match meeting.requests.file(&id, job) {
         // The disk of the place shared by the clones of this machine does
         // not answer: this clone's writers meet in it alone from now on.
+        // Filed again under the same id: if the late filing lands there
+        // after all, the holder that finds it finds this id carried out.
         Err(e) if meeting.is_shared() => {
             brain.meet_alone(&e.to_string());
             meeting = brain.meeting(remote.as_ref());
-            meeting.requests.file(job)?
+            meeting.requests.file(&id, job)?;
         }
         filed => filed?,
-    };
+    }
     let requests = &meeting.requests;
     // Whatever happens from here, the request's files go with this writer.
     let _filed = Filed(requests, &id);
@@ -1442,7 +1445,9 @@ impl<'b> Publisher<'b> {
             self.renew(posted);
             let tips = brain.tips(Some(&self.remote));
             let view = brain.view_of(tips, Some(&self.remote))?;
-            let seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
+            let mut seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
+            seen.carried
+                .extend(self.carried_already(tips.tracking, jobs, &seen)?);
             // This batch's requests no other writer carried out, and those
             // of other clones, in arrival order.
             let mut all: Vec<(String, Job)> = jobs
@@ -1814,6 +1819,45 @@ impl<'b> Publisher<'b> {
             }
         }
         Ok(seen)
+    }
+
+    /// This batch's requests that a commit of the branch carries out
+    /// already, found by their ids in the commits made since the oldest of
+    /// them was filed (a minute earlier, for clocks of one machine read a
+    /// moment apart): a request whose filing, where the clones of this
+    /// machine meet, landed after its writer had stopped waiting for that
+    /// disk and carried it out alone under the same id. A batch of fresh
+    /// requests reads the commits of the last minute only.
+    fn carried_already(
+        &self,
+        tip: Option<Oid>,
+        jobs: &[(String, Job)],
+        seen: &Seen,
+    ) -> Result<Vec<(String, Outcome)>> {
+        let Some(tip) = tip else {
+            return Ok(Vec::new());
+        };
+        let open: Vec<&str> = jobs
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .filter(|id| !seen.carried.contains_key(*id))
+            .collect();
+        let Some(filed) = open.iter().filter_map(|id| requests::filed_at(id)).min() else {
+            return Ok(Vec::new());
+        };
+        // An id's arrival is the system's clock; commits are dated by this
+        // brain's (the same, unless a test set it).
+        let skew = self.brain.clock().timestamp() - requests::seconds_now();
+        let mut found = Vec::new();
+        for c in self.brain.git.made_since(tip, filed + skew - 60, 256)? {
+            for id in job::carried(&c.message) {
+                if open.contains(&id) && !found.iter().any(|(f, _)| f == id) {
+                    let o = Outcome::carried_by("published", (c.id, c.parent), tip);
+                    found.push((id.to_string(), o));
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// The posts of write requests on the remote, as the last fetch saw

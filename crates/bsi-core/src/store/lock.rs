@@ -14,7 +14,8 @@ use crate::platform;
 /// Points where a test can make bsi die, to prove a write can be repaired.
 /// Set `BSI_FAULT_POINT` to one of these names; bsi then aborts there. Set
 /// to the name followed by `:wait`, bsi waits there, a minute at most, for
-/// the test to stop it (Ctrl-C, a kill). Every write passes these; a write
+/// the test to stop it (Ctrl-C, a kill); followed by `:late=MS`, bsi waits
+/// there MS milliseconds and goes on. Every write passes these; a write
 /// that lost a race with its request posted for another machine's writer
 /// also passes `after-post` ([`POST_FAULT_POINT`]).
 pub const FAULT_POINTS: &[&str] = &[
@@ -38,8 +39,16 @@ pub(crate) fn fault(point: &str) {
     if asked == point {
         std::process::abort();
     }
-    if asked.to_str().and_then(|a| a.strip_suffix(":wait")) == Some(point) {
+    let asked = asked.to_str().unwrap_or_default();
+    if asked.strip_suffix(":wait") == Some(point) {
         std::thread::sleep(Duration::from_secs(60));
+    }
+    let late = asked
+        .strip_prefix(point)
+        .and_then(|rest| rest.strip_prefix(":late="))
+        .and_then(|ms| ms.parse().ok());
+    if let Some(ms) = late {
+        std::thread::sleep(Duration::from_millis(ms));
     }
 }
 

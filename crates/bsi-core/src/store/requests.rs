@@ -28,11 +28,44 @@ use std::time::{Duration, SystemTime};
 use crate::claims::job::Job;
 use crate::error::{Error, Result};
 
-use super::lock::{on_disk, on_disk_or, read_own, replace_file, write_new, writer_is_dead};
+use super::lock::{fault, on_disk, on_disk_or, read_own, replace_file, write_new, writer_is_dead};
 
 /// How long an outcome nobody read is kept (its writer died meanwhile), and
 /// an arriving mark its writer left when it was killed.
 const UNREAD: Duration = Duration::from_secs(600);
+
+/// The point a request's filing passes where the clones of a machine meet:
+/// a test makes it late (`meeting-file:late=MS`), as a write that a disk
+/// gone slow carries out after its writer stopped waiting for it.
+pub(crate) const FILE_FAULT_POINT: &str = "meeting-file";
+
+/// A new request's id: its arrival (nanoseconds since the epoch, so ids
+/// sort by arrival and say when their request was filed), its process and
+/// a random part.
+pub(crate) fn new_id() -> String {
+    let arrival = since_epoch().as_nanos();
+    let pid = std::process::id();
+    format!("{arrival:020}-{pid}-{:08x}", rand::random::<u32>())
+}
+
+/// The system's clock, which ids are stamped with.
+fn since_epoch() -> Duration {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// The system's clock in seconds since the epoch, as [`filed_at`] reads
+/// an id.
+pub(crate) fn seconds_now() -> i64 {
+    i64::try_from(since_epoch().as_secs()).unwrap_or(i64::MAX)
+}
+
+/// When request `id` was filed, in seconds since the epoch ([`new_id`]).
+pub(crate) fn filed_at(id: &str) -> Option<i64> {
+    let nanos: u128 = id.split('-').next()?.parse().ok()?;
+    i64::try_from(nanos / 1_000_000_000).ok()
+}
 
 /// The requests directory of a clone.
 pub struct Requests {
@@ -83,27 +116,24 @@ impl Requests {
     }
 
     /// [`Requests::file`], its files read and written at once.
-    fn file_here(&self, job: &Job) -> Result<String> {
+    fn file_here(&self, id: &str, job: &Job) -> Result<()> {
         if !self.shared {
             fs::create_dir_all(&self.dir)
                 .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
+        } else {
+            fault(FILE_FAULT_POINT);
         }
-        let arrival = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
         let pid = std::process::id();
-        let id = format!("{arrival:020}-{pid}-{:08x}", rand::random::<u32>());
         let json = job.json()?;
         let body = format!("{}\n{json}\n", super::lock::this_process());
-        let tmp = self.path(&id, "tmp");
-        let path = self.path(&id, "req");
+        let tmp = self.path(id, "tmp");
+        let path = self.path(id, "req");
         write_new(&tmp, body.as_bytes())
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         // Filed: no longer arriving.
         let _ = fs::remove_file(self.path(&pid.to_string(), "arriving"));
-        Ok(id)
+        Ok(())
     }
 
     /// [`Requests::arrive`], its files read and written at once.
@@ -236,14 +266,17 @@ impl Requests {
         }
     }
 
-    /// Files `job` as waiting: its id. `TimedOut` when the disk of a
-    /// meeting of several clones did not answer in time.
-    pub fn file(&self, job: &Job) -> Result<String> {
+    /// Files `job` as waiting, as request `id` ([`new_id`]). `TimedOut`
+    /// when the disk of a meeting of several clones did not answer in
+    /// time: the request may still land there later, under the same id,
+    /// which the commit that carries it out names, so it is never carried
+    /// out twice.
+    pub fn file(&self, id: &str, job: &Job) -> Result<()> {
         if self.bound.is_none() {
-            return self.file_here(job);
+            return self.file_here(id, job);
         }
-        let (here, job) = (self.here(), job.clone());
-        on_disk(self.bound, move || Ok(here.file_here(&job))).unwrap_or_else(|e| {
+        let (here, id, job) = (self.here(), id.to_string(), job.clone());
+        on_disk(self.bound, move || Ok(here.file_here(&id, &job))).unwrap_or_else(|e| {
             Err(Error::io(
                 format!("{} did not answer", self.dir.display()),
                 e,
@@ -362,7 +395,7 @@ mod tests {
             r#"{"Close":{"session":"s","scope":null,"actor_session":null,"actor_agent":"a","agent_named":false,"force":false,"verified":"Clean","now":"2026-03-14T09:30:00+00:00"}}"#,
         )
         .expect("job");
-        requests.file(&job).expect("file");
+        requests.file(&new_id(), &job).expect("file");
         assert!(!mark.exists());
     }
 }
