@@ -265,6 +265,76 @@ fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_aga
     assert_ne!(again, first, "the place kept its arrival: {said}");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_renewal_in_the_registry_planned_after_its_lease_revives_nothing() {
+    let Machines {
+        origin: _origin,
+        bare,
+        a,
+        b,
+    } = Machines::new();
+    crate::common::hold_plan(&b);
+    // The remote refuses every record of places kept alive: a waiter
+    // renews its row in the registry instead, with 1.5 s of its lease left.
+    let hook = bare.path().join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncase $(cat) in *refs/bsi/alive/*) exit 1;; esac\nexit 0\n",
+    )
+    .expect("hook");
+    let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook, perms).expect("chmod");
+    let (mut child, out) = wait_with(
+        &a,
+        "projets/plan.md",
+        "sess-w",
+        &[("BSI_QUEUE_RENEW_LEFT_MS", "1500")],
+    );
+    let first = row_since(&b, "sess-w");
+    // Another writer of the clone holds the writer lock from before the
+    // renewal is due (28.5 s into the lease) until after the lease passed
+    // (30 s): the renewal plans once it has its turn, too late.
+    std::thread::sleep(Duration::from_secs(25));
+    let lock = std::fs::File::open(a.dir.path().join(".git/bsi/lock")).expect("the writer lock");
+    lock.lock().expect("hold the writer lock");
+    std::thread::sleep(Duration::from_secs(9));
+    lock.unlock().expect("let go");
+    // Its place lapsed with the lease it could not renew in time: it takes
+    // its place again, a new arrival; no renewal revived the lapsed one.
+    let started = std::time::Instant::now();
+    let mut again = first.clone();
+    while again == first && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(500));
+        again = row_since(&b, "sess-w");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = out.join().expect("stdout");
+    assert_ne!(again, first, "the place kept its arrival: {said}");
+    // No commit wrote the place again with its first arrival.
+    for commit in b
+        .git(&["rev-list", "origin/brain-index"])
+        .lines()
+        .filter(|c| !c.is_empty())
+    {
+        let text = b.git(&["show", &format!("{commit}:BRAIN-INDEX.md")]);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("| sess-w |"))
+            .collect();
+        let renewed = b.git(&["log", "-1", "--format=%s", commit]);
+        if renewed.contains("queue-renew") {
+            assert!(
+                rows.iter()
+                    .all(|r| r.split('|').map(str::trim).nth(4) != Some(first.as_str())),
+                "{renewed}: {rows:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn an_offline_waiter_whose_record_kept_its_place_keeps_it_when_it_comes_back() {
     let n = crate::remote::Net::new();

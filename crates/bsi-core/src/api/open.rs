@@ -463,19 +463,32 @@ fn keep_alive(
     if landed {
         return Some(lease);
     }
-    renew_in_registry(site, (actor, session), at)
+    renew_in_registry(site, (actor, session), held, now)
 }
 
-/// Renews `session`'s place at `at` by writing its rows again in the
-/// registry (`queue-renew`): published when the remote answers, else kept
-/// on the local branch. The new lease, when written.
+/// Renews `session`'s place by writing its rows again in the registry
+/// (`queue-renew`): published when the remote answers, else kept on the
+/// local branch. The new lease, when written. Each attempt plans by the
+/// clock it runs at (`now`), after its turn at the writer lock and its
+/// fetch, and none renews once the lease `held` it extends has passed: a
+/// place a reader judged lapsed is never revived (the waiter takes its
+/// place again at the end). A renewal planned in time is a registry
+/// write like any other: the compare-and-swap orders it with every write
+/// that judged the place.
 fn renew_in_registry(
     site: &Site<'_>,
     (actor, session): (&Actor, &str),
-    at: chrono::DateTime<chrono::FixedOffset>,
+    held: chrono::DateTime<chrono::FixedOffset>,
+    now: &dyn Fn() -> chrono::DateTime<chrono::FixedOffset>,
 ) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    let planned = std::cell::Cell::new(None);
     let done = site
         .publish(|reg| {
+            let at = now();
+            if at >= held {
+                return Ok(crate::claims::Plan::Keep(()));
+            }
+            planned.set(Some(at));
             Ok(crate::claims::open::renew_place(
                 reg,
                 session,
@@ -484,7 +497,8 @@ fn renew_in_registry(
             ))
         })
         .ok()?;
-    done.commit.map(|_| at + queue::lease())
+    done.commit?;
+    planned.get().map(|at| at + queue::lease())
 }
 
 /// Publishes the claim; with a wait, a refused one takes its place in the
@@ -627,8 +641,12 @@ fn publish_waiting(
             // lease, writes it once in the registry (on the local branch
             // when the remote is out of reach: the offline rejoin);
             // afterwards its clone's record keeps it.
-            if first && applied.commit.is_none() && queue::renewal_due(reg, session, at) {
-                lease = renew_in_registry(site, (actor, session), at).or(lease);
+            if first
+                && applied.commit.is_none()
+                && queue::renewal_due(reg, session, at)
+                && let Some(held) = lease
+            {
+                lease = renew_in_registry(site, (actor, session), held, &now).or(lease);
             }
             // Alive and waiting, for a close by any writer it meets to
             // hand over to.

@@ -151,7 +151,9 @@ impl Brain {
         timeout: std::time::Duration,
     ) -> bool {
         let now = self.clock();
-        self.write_alive(remote, timeout, move |records| renewed(records, keep, now))
+        self.write_alive(remote, (timeout, Unlanded::Undone), move |records| {
+            renewed(records, keep, now)
+        })
     }
 
     /// Takes `session`'s places out of this clone's record, locally and on
@@ -166,7 +168,7 @@ impl Brain {
         timeout: std::time::Duration,
     ) -> bool {
         let session = session.to_string();
-        self.write_alive(remote, timeout, move |records| {
+        self.write_alive(remote, (timeout, Unlanded::Kept), move |records| {
             records
                 .into_iter()
                 .filter(|r| r.session != session)
@@ -203,11 +205,13 @@ impl Brain {
     }
 
     /// Rewrites this clone's record with `change`, locally, then on
-    /// `remote` within `timeout`, under the clone's lock of records.
+    /// `remote` within `timeout`, under the clone's lock of records; what
+    /// the local record keeps when the remote did not take it is
+    /// `unlanded`'s to say.
     fn write_alive(
         &self,
         remote: Option<&Remote>,
-        timeout: std::time::Duration,
+        (timeout, unlanded): (std::time::Duration, Unlanded),
         change: impl FnOnce(Vec<Record>) -> Vec<Record>,
     ) -> bool {
         let Ok(_lock) =
@@ -236,11 +240,34 @@ impl Brain {
         {
             return false;
         }
-        match remote {
+        let landed = match remote {
             Some(r) => r.push_alive(&self.workdir, commit, &self.clone_id(), timeout),
             None => true,
+        };
+        if !landed && unlanded == Unlanded::Undone {
+            // The others never read it: this clone judges its places as
+            // they do, by what its record last landed, not by a renewal
+            // that stayed here (its waiter renews in the registry instead).
+            let _ = match old {
+                Some(old) => {
+                    self.git
+                        .move_ref(&own, old, Some(commit), "bsi: a renewal not landed")
+                }
+                None => self.git.delete_ref(&own, commit),
+            };
         }
+        landed
     }
+}
+
+/// What a rewrite of the record that did not reach the remote leaves in the
+/// local record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unlanded {
+    /// Taken back: a renewal no other reader saw extends nothing.
+    Undone,
+    /// Kept: a place taken out stays out, whatever the remote holds.
+    Kept,
 }
 
 #[cfg(test)]
