@@ -24,17 +24,23 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
     let parse = |p: &Path| -> Result<Option<Registry>> { Ok(registry::parse(read(p)?).ok()) };
     let (b, o, t) = (parse(base)?, parse(ours)?, parse(theirs)?);
     let mut err = ctx.out().plain_err();
-    let merged = match (&o, &t) {
-        (Some(o), Some(t)) => merge::merge3(b.as_ref(), o, t, ctx.now)
-            .map_err(|e| e.0)
-            .and_then(|m| {
-                for s in &m.superseded {
-                    let _ = writeln!(err, "bsi: not kept in the merged registry: {s}");
-                }
-                registry::parse(m.text.clone())
-                    .map(|r| (m.text, r))
-                    .map_err(|e| e.to_string())
-            }),
+    // Opened from inside git's merge when it can be: the places of the
+    // side merged in are judged by the records this clone knows too.
+    let brain = ctx.brain().ok();
+    let merged = match (&o, t) {
+        (Some(o), Some(t)) => match &brain {
+            Some(brain) => brain.merge_published(b.as_ref(), o, t, None),
+            None => merge::merge3(b.as_ref(), o, &t, ctx.now),
+        }
+        .map_err(|e| e.0)
+        .and_then(|m| {
+            for s in &m.superseded {
+                let _ = writeln!(err, "bsi: not kept in the merged registry: {s}");
+            }
+            registry::parse(m.text.clone())
+                .map(|r| (m.text, r))
+                .map_err(|e| e.to_string())
+        }),
         _ => Err("one side is not a registry bsi can read".into()),
     };
     match merged {
@@ -44,7 +50,6 @@ pub(crate) fn run(ctx: &Ctx, base: &Path, ours: &Path, theirs: &Path) -> Result<
             // The heading trees every other overlap is judged on (the
             // work tree and the fetched upstream); the work tree's alone
             // when the brain cannot be opened from inside git's merge.
-            let brain = ctx.brain().ok();
             let oracle = brain.as_ref().map(bsi_core::api::store::Brain::sections);
             let work_tree = resolve::sections(&ctx.cwd);
             let sections: &dyn bsi_core::scope::Sections = match &oracle {

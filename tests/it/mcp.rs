@@ -1217,13 +1217,11 @@ fn a_claim_whose_filing_lands_late_where_the_clones_meet_is_carried_out_once() {
     let n = crate::remote::Net::new();
     let place = n.bare.path().join("bsi/writes/brain-index/requests");
     let late = |place: &std::path::Path| {
-        std::fs::read_dir(place)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
-                    .count()
-            })
-            .unwrap_or(0)
+        std::fs::read_dir(place).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+                .count()
+        })
     };
     // Filing a request where the clones of this machine meet answers after
     // 3 s, as on a disk gone slow: the server stops waiting after its 1 s

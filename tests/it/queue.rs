@@ -596,6 +596,76 @@ fn the_merge_driver_unites_places_and_keeps_a_removal() {
     assert_eq!(merged.matches("## File d'attente").count(), 1);
 }
 
+#[test]
+fn the_merge_driver_judges_a_place_merged_in_by_the_record_that_kept_it_alive() {
+    let b = Brain::new();
+    let head = format!(
+        "{}\n## File d'attente\n\n| Session | Scope | Agent | Depuis | Bail |\n|---|---|---|---|---|\n",
+        b.registry()
+    );
+    let w1 =
+        |lease: &str| format!("| sess-w1 | agents/ | al | 2026-03-14T09:30:01.000Z | {lease} |\n");
+    let w2 =
+        "| sess-w2 | agents/bob.md | bo | 2026-03-14T09:30:05.000Z | 2026-03-14T09:31:05.000Z |\n";
+    let base = format!("{head}{}", w1("2026-03-14T09:30:31.000Z"));
+    // Ours renewed the first place at 09:30:40, after its row's lease on
+    // the side merged in had passed; theirs queued a second waiter.
+    let ours = format!("{head}{}", w1("2026-03-14T09:31:10.000Z"));
+    let theirs = format!("{base}{w2}");
+    let dir = b.path().join(".git");
+    let (pb, po, pt) = (dir.join("m-base"), dir.join("m-ours"), dir.join("m-theirs"));
+    let merge = |record: bool| -> String {
+        std::fs::write(&pb, &base).expect("write");
+        std::fs::write(&po, &ours).expect("write");
+        std::fs::write(&pt, &theirs).expect("write");
+        if record {
+            // Another clone's record, as fetched: it kept the first place
+            // alive until 09:31:30.
+            let blob = b.git_stdin(
+                &["hash-object", "-w", "--stdin"],
+                "sess-w1\t2026-03-14T09:30:01.000Z\t2026-03-14T09:31:30.000Z\n",
+            );
+            let tree = b.git_stdin(
+                &["mktree"],
+                &format!("100644 blob {}\talive\n", blob.trim()),
+            );
+            let commit = b.git(&["commit-tree", tree.trim(), "-m", "record"]);
+            b.git(&[
+                "update-ref",
+                "refs/bsi/alive-seen/origin/0123abcd",
+                commit.trim(),
+            ]);
+        }
+        let r = b.bsi_env(
+            &[
+                "merge-driver",
+                pb.to_str().expect("utf-8"),
+                po.to_str().expect("utf-8"),
+                pt.to_str().expect("utf-8"),
+            ],
+            &[("BSI_NOW", "2026-03-14T09:30:50Z")],
+        );
+        r.ok();
+        let merged = std::fs::read_to_string(&po).expect("read");
+        let queue = merged
+            .split("## File d'attente")
+            .nth(1)
+            .expect("a queue")
+            .to_string();
+        queue
+            .lines()
+            .filter_map(|l| l.strip_prefix("| sess-"))
+            .map(|l| l[..2].to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // By the rows alone the first place lapsed before its renewal: it
+    // goes to the end.
+    assert_eq!(merge(false), "w2 w1");
+    // The record the others read kept it alive: it keeps its place.
+    assert_eq!(merge(true), "w1 w2");
+}
+
 // --- the handoff decided while the waiter is there ---------------------------
 
 /// Waits, at most a minute, for `what` to hold.

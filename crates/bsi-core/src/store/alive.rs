@@ -15,6 +15,7 @@ use chrono::{DateTime, FixedOffset};
 use super::Brain;
 use crate::git_cli::Remote;
 use crate::registry::Registry;
+use crate::registry::merge::{MergeConflict, Merged, merge3};
 
 pub(crate) use crate::git_cli::ALIVE;
 
@@ -202,6 +203,27 @@ impl Brain {
             }
         }
         out
+    }
+
+    /// Merges `ours` and `theirs` (both descend from `base`) as every
+    /// reader judges them: a place of `theirs`, the side the others
+    /// published, lapses by the later of its row's lease and the one the
+    /// records give it — those of `remote` as last read from it, or, with
+    /// no remote named (git's merge driver), every record this clone
+    /// knows.
+    pub fn merge_published(
+        &self,
+        base: Option<&Registry>,
+        ours: &Registry,
+        mut theirs: Registry,
+        remote: Option<&Remote>,
+    ) -> Result<Merged, MergeConflict> {
+        let records = match remote {
+            Some(r) => self.published_alive_records(r),
+            None => self.alive_records(),
+        };
+        annotate(&mut theirs, &records);
+        merge3(base, ours, &theirs, self.clock())
     }
 
     /// Rewrites this clone's record with `change`, locally, then on

@@ -1052,20 +1052,18 @@ impl Brain {
             (Some(l), Some(t)) if self.git.is_ancestor(t, l)? => (self.registry_at(l, None)?, true),
             (Some(l), Some(t)) => {
                 let ours = self.registry_at(l, None)?;
-                let mut theirs = self.registry_at(t, remote)?;
-                // The places the others saw kept alive by their records.
-                if let Some(r) = remote {
-                    alive::annotate(&mut theirs, &self.published_alive_records(r));
-                }
+                let theirs = self.registry_at(t, remote)?;
                 let base = match self.git.merge_base(l, t)? {
                     Some(b) => self.text_at(b).ok().and_then(|x| registry::parse(x).ok()),
                     None => None,
                 };
-                let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.clock())
+                // The places the others saw kept alive by their records.
+                let merged = self
+                    .merge_published(base.as_ref(), &ours, theirs, remote)
                     .map_err(|source| Error::Unmergeable {
-                    branch: self.branch.clone(),
-                    source,
-                })?;
+                        branch: self.branch.clone(),
+                        source,
+                    })?;
                 superseded = merged.superseded;
                 (self.parse(merged.text)?, true)
             }

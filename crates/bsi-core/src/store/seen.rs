@@ -79,12 +79,12 @@ impl Brain {
             record(t);
             return local;
         }
-        let Some(rollback) = self.rollback(s, t) else {
+        let Some(rollback) = self.rollback(remote, s, t) else {
             // The merge of both keeps nothing the remote's tip lacks.
             record(t);
             return local;
         };
-        let local = self.take_seen(local, rollback.seen).or(local);
+        let local = self.take_seen(remote, local, rollback.seen).or(local);
         let dropped: Vec<String> = rollback
             .dropped
             .iter()
@@ -105,12 +105,14 @@ impl Brain {
     /// The rollback from `seen` to `tip`: `None` when the merge by rows of
     /// both (on their merge base) holds no claim `tip` lacks, or when a
     /// registry cannot be read (then nothing is taken for dropped).
-    fn rollback(&self, seen: Oid, tip: Oid) -> Option<Rollback> {
+    fn rollback(&self, remote: &Remote, seen: Oid, tip: Oid) -> Option<Rollback> {
         let read = |id: Oid| self.text_at(id).ok().and_then(|t| registry::parse(t).ok());
         let ours = read(seen)?;
         let theirs = read(tip)?;
         let base = self.git.merge_base(seen, tip).ok().flatten().and_then(read);
-        let merged = registry::merge::merge3(base.as_ref(), &ours, &theirs, self.clock()).ok()?;
+        let merged = self
+            .merge_published(base.as_ref(), &ours, theirs.clone(), Some(remote))
+            .ok()?;
         let merged = registry::parse(merged.text).ok()?;
         let now = claims_of(&theirs);
         let dropped: Vec<(String, Scope)> = claims_of(&merged)
@@ -124,7 +126,7 @@ impl Brain {
     /// when it is behind it (or absent), given a commit of the merge of
     /// both on top when they parted; left when it holds it already or is
     /// checked out in a work tree. Returns where it is, when it moved.
-    fn take_seen(&self, local: Option<Oid>, seen: Oid) -> Option<Oid> {
+    fn take_seen(&self, remote: &Remote, local: Option<Oid>, seen: Oid) -> Option<Oid> {
         if self.ensure_branch_free().is_err() {
             return None;
         }
@@ -133,9 +135,9 @@ impl Brain {
             Some(l) if !self.git.is_ancestor(l, seen).ok()? => {
                 let read = |id: Oid| self.text_at(id).ok().and_then(|t| registry::parse(t).ok());
                 let base = self.git.merge_base(l, seen).ok().flatten().and_then(read);
-                let merged =
-                    registry::merge::merge3(base.as_ref(), &read(l)?, &read(seen)?, self.clock())
-                        .ok()?;
+                let merged = self
+                    .merge_published(base.as_ref(), &read(l)?, read(seen)?, Some(remote))
+                    .ok()?;
                 let message = crate::claims::commit_message(
                     "keep",
                     &[],
