@@ -45,6 +45,7 @@ use crate::settings::{FETCH_TIMEOUT, Settings};
 use crate::store::lock::fault;
 use crate::store::requests::{self, Requests, Standing};
 use crate::store::{BRANCH_FILE, Brain, ROOT_FILE, Tips, View};
+use crate::writes::{self, Event, State};
 
 pub use crate::claims::Plan;
 
@@ -521,6 +522,17 @@ pub(crate) fn apply_job<R>(
         }
     }
     Ok(Some(applied))
+}
+
+/// Moves each of `ids` by the event `event` names for it, through the
+/// write machine: a move it does not allow is a bug of this room, caught
+/// by the tests (debug builds stop there); the request stays where it
+/// stood, and what it may become is still the machine's to say.
+fn machine(ledger: &mut writes::Ledger, ids: &[&str], event: impl Fn(&str) -> Event) {
+    for id in ids {
+        let moved = ledger.moved(id, event(id));
+        debug_assert!(moved.is_ok(), "request {id}: {moved:?}");
+    }
 }
 
 /// Brings the requests filed since a holder took those waiting.
@@ -1441,6 +1453,8 @@ impl<'b> Publisher<'b> {
         // Until when the lease of the post a push makes runs.
         let mut expiry = brain.clock();
         let mut following = None;
+        // Where each request stands, moved by the write machine only.
+        let mut ledger = writes::Ledger::default();
         loop {
             self.renew(posted);
             let tips = brain.tips(Some(&self.remote));
@@ -1448,19 +1462,26 @@ impl<'b> Publisher<'b> {
             let mut seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
             seen.carried
                 .extend(self.carried_already(tips.tracking, jobs, &seen)?);
-            // This batch's requests no other writer carried out, and those
-            // of other clones, in arrival order.
-            let mut all: Vec<(String, Job)> = jobs
-                .iter()
-                .filter(|(id, _)| !seen.carried.contains_key(id))
-                .cloned()
-                .collect();
+            for (id, _) in jobs.iter() {
+                ledger.found(id, State::Gathered);
+            }
+            for (id, _) in &seen.theirs {
+                ledger.found(id, State::Posted);
+            }
+            for id in seen.carried.keys() {
+                ledger.landed_elsewhere(id);
+            }
+            // What the machine lets be carried out: this batch's requests
+            // no other writer carried out, and those of other clones, in
+            // arrival order.
+            let carriable = |(id, _): &&(String, Job)| ledger.may_carry(id);
+            let mut all: Vec<(String, Job)> = jobs.iter().filter(carriable).cloned().collect();
             if all.is_empty() {
                 // The push that carried them out took them off the remote.
                 *posted = None;
                 return Ok(self.carried_batch(jobs, &seen, view));
             }
-            all.extend(seen.theirs.iter().cloned());
+            all.extend(seen.theirs.iter().filter(carriable).cloned());
             all.sort_by(|a, b| a.0.cmp(&b.0));
             // The writer whose request came first carries out every one it
             // sees; the others let it, rather than all planning and pushing
@@ -1584,11 +1605,19 @@ impl<'b> Publisher<'b> {
                 Some(_) => Posting::Post(&clone, &request_id),
                 None => Posting::Take(&taken),
             };
+            let wrote: Vec<&str> = all
+                .iter()
+                .zip(&c.planned)
+                .filter(|(_, p)| matches!(p, Planned::Wrote(..)))
+                .map(|((id, _), _)| id.as_str())
+                .collect();
+            machine(&mut ledger, &wrote, |_| Event::Carry);
             let pushing = Instant::now();
             let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
             self.exchange = Some(pushing.elapsed());
             match push {
                 Push::Pushed => {
+                    machine(&mut ledger, &wrote, |_| Event::Land);
                     // What this push posted is named by the commit that
                     // landed: nothing to withdraw on an interrupt.
                     crate::platform::clear_at_interrupt();
@@ -1620,6 +1649,16 @@ impl<'b> Publisher<'b> {
                     });
                 }
                 Push::Lost => {
+                    // Those this push posted wait on the remote; the others
+                    // are this writer's to plan again.
+                    let posts = request.is_some() && tips.tracking.is_some();
+                    machine(&mut ledger, &wrote, |id| {
+                        if posts && writing.iter().any(|(w, _)| w == id) {
+                            Event::Post
+                        } else {
+                            Event::Lose
+                        }
+                    });
                     if let (Some(commit), Some(base)) = (request, tips.tracking) {
                         // Counted as posted even when git did not say so:
                         // a post whose answer was lost may have landed; it
@@ -1648,6 +1687,7 @@ impl<'b> Publisher<'b> {
                 // branches refuses the whole push for the post: the write
                 // goes again without it, and this clone posts no more there.
                 Push::Refused(why) if request.is_some() => {
+                    machine(&mut ledger, &wrote, |_| Event::Lose);
                     no_posts = true;
                     brain.refuse_posts(&self.remote.name, &why);
                     self.say(&format!(

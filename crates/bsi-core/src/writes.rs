@@ -163,5 +163,96 @@ pub fn leaving(why: Leaving, granted: bool) -> (Answer, State) {
     }
 }
 
+/// The requests one writer deals with in one write, each where the
+/// machine says it stands: a holder's and a carrier's (`publish`) moves
+/// go through [`next`] here, and what may be carried out is what the
+/// machine lets take [`Event::Carry`] — never a request found carried out
+/// already, withdrawn or given up.
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    states: std::collections::BTreeMap<String, State>,
+}
+
+impl Ledger {
+    /// Request `id` as this writer first finds it (its own or one it
+    /// gathered: `Gathered`; another machine's post: `Posted`); one it
+    /// knows already stays where it stands.
+    pub fn found(&mut self, id: &str, state: State) {
+        self.states.entry(id.to_string()).or_insert(state);
+    }
+
+    /// Where request `id` stands, when this writer knows it.
+    pub fn state(&self, id: &str) -> Option<State> {
+        self.states.get(id).copied()
+    }
+
+    /// Moves request `id` by `event`: its new state, or [`Illegal`] (and
+    /// it stays) when the machine does not allow the move from there.
+    pub fn moved(&mut self, id: &str, event: Event) -> Result<State, Illegal> {
+        let Some(state) = self.states.get_mut(id) else {
+            return Err(Illegal {
+                state: State::Planned,
+                event,
+            });
+        };
+        *state = next(*state, event)?;
+        Ok(*state)
+    }
+
+    /// Whether request `id` may be carried out now.
+    pub fn may_carry(&self, id: &str) -> bool {
+        self.state(id)
+            .is_some_and(|s| next(s, Event::Carry).is_ok())
+    }
+
+    /// Request `id`, carried out by a commit another writer landed: it
+    /// is landed, and no move of this writer carries it out again.
+    pub fn landed_elsewhere(&mut self, id: &str) {
+        let state = self.states.entry(id.to_string()).or_insert(State::Posted);
+        *state = match *state {
+            State::Landed => State::Landed,
+            s => next(s, Event::Carry)
+                .and_then(|c| next(c, Event::Land))
+                .unwrap_or(State::Landed),
+        };
+    }
+}
+
 #[cfg(test)]
 mod model;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ledger_never_lets_a_request_landed_or_withdrawn_be_carried_out() {
+        let mut l = Ledger::default();
+        l.found("own", State::Gathered);
+        l.found("post", State::Posted);
+        assert!(l.may_carry("own") && l.may_carry("post"));
+        // Carried and lost: planned again, carried again, landed.
+        assert_eq!(l.moved("own", Event::Carry), Ok(State::Carried));
+        assert_eq!(l.moved("own", Event::Lose), Ok(State::Gathered));
+        assert_eq!(l.moved("own", Event::Carry), Ok(State::Carried));
+        assert_eq!(l.moved("own", Event::Land), Ok(State::Landed));
+        assert!(!l.may_carry("own"));
+        assert!(l.moved("own", Event::Carry).is_err());
+        assert_eq!(l.state("own"), Some(State::Landed));
+        // Found again as gathered: still landed.
+        l.found("own", State::Gathered);
+        assert!(!l.may_carry("own"));
+        // A post whose lease lapsed is never carried out.
+        assert_eq!(l.moved("post", Event::Lapse), Ok(State::Withdrawn));
+        assert!(!l.may_carry("post"));
+        // Carried out by another writer, whatever this one knew of it.
+        l.found("gathered", State::Gathered);
+        l.landed_elsewhere("gathered");
+        l.landed_elsewhere("unknown");
+        assert_eq!(l.state("gathered"), Some(State::Landed));
+        assert_eq!(l.state("unknown"), Some(State::Landed));
+        assert!(!l.may_carry("gathered") && !l.may_carry("unknown"));
+        // A request it never found moves nowhere.
+        assert!(l.moved("nobody", Event::Land).is_err());
+    }
+}
