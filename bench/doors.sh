@@ -181,7 +181,9 @@ done
 FLOOR="git -c core.hooksPath=$WORK/exit-0"
 # Every remote-tracking branch but the registry's, which the fresh view
 # reads.
-DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | grep -v ' $TRACKING\$' | $NOHOOKS update-ref --stdin"
+# origin/HEAD stays: a newer git (2.55) refuses a transaction that deletes a
+# symbolic reference and its target both.
+DROP_REFS="git for-each-ref --format='delete %(refname)' refs/remotes/origin/ | grep -v -e ' $TRACKING\$' -e ' refs/remotes/origin/HEAD\$' | $NOHOOKS update-ref --stdin"
 RESET_BASE="$NOHOOKS reset -q --hard $BASE"
 STAGE_ONE="$RESET_BASE && echo \"line \$EPOCHREALTIME\" >>d15/f00.md && git add d15/f00.md"
 STAGE_100="$RESET_BASE && for f in d15/f{01..49}.md d16/f{00..49}.md; do echo changed >>\$f; done && sed -i 's/^More text\$/More text, edited/' d05/f00.md && git add -A"
