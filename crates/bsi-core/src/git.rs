@@ -548,17 +548,24 @@ impl Git {
         self.commits_of(walk)
     }
 
-    /// The commits reachable from `tip` committed at `since` (seconds since
-    /// the epoch) or later, newest first, `n` at most: the walk stops at
-    /// the first older one.
-    pub fn made_since(&self, tip: Oid, since: i64, n: usize) -> Result<Vec<CommitInfo>> {
+    /// The last commits of `tip`'s first-parent line, newest first: the
+    /// first `at_least`, then on until the first committed before `since`
+    /// (seconds since the epoch), `most` in all. A commit dated by a clock
+    /// behind the others, at the tip, does not end the walk early, and the
+    /// walk reads no more of the history than it yields.
+    pub fn made_since(
+        &self,
+        tip: Oid,
+        since: i64,
+        (at_least, most): (usize, usize),
+    ) -> Result<Vec<CommitInfo>> {
         let mut walk = self.repo.revwalk()?;
         walk.push(tip)?;
-        walk.set_sorting(Sort::TIME)?;
+        walk.simplify_first_parent()?;
         let mut out = Vec::new();
-        for id in walk.take(n) {
+        for id in walk.take(most) {
             let c = self.repo.find_commit(id?)?;
-            if c.time().seconds() < since {
+            if out.len() >= at_least && c.time().seconds() < since {
                 break;
             }
             out.push(CommitInfo::of(&c));
@@ -1695,6 +1702,43 @@ mod tests {
                 Oid::hash_object(ObjectType::Blob, data).expect("libgit2 hash")
             );
         }
+    }
+
+    #[test]
+    fn a_commit_dated_behind_at_the_tip_does_not_end_the_walk_of_what_was_made_since() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = Repository::init(dir.path()).expect("init");
+        let tree = repo
+            .find_tree(repo.treebuilder(None).expect("tb").write().expect("tree"))
+            .expect("tree");
+        // Made at 1000, 2000, 2001; then one by a clock behind, at 500.
+        let mut parent: Option<git2::Commit<'_>> = None;
+        for (i, at) in [1000, 2000, 2001, 500].into_iter().enumerate() {
+            let sig = git2::Signature::new("t", "t@x", &git2::Time::new(at, 0)).expect("sig");
+            let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+            let id = repo
+                .commit(None, &sig, &sig, &format!("c{i}"), &tree, &parents)
+                .expect("commit");
+            parent = Some(repo.find_commit(id).expect("commit"));
+        }
+        let tip = parent.expect("tip").id();
+        let git = Git::discover(dir.path()).expect("open");
+        let names =
+            |v: Vec<CommitInfo>| -> Vec<String> { v.into_iter().map(|c| c.message).collect() };
+        // By dates alone the walk would end at the tip.
+        assert_eq!(
+            names(git.made_since(tip, 1999, (0, 10)).expect("walk")),
+            Vec::<String>::new()
+        );
+        // Read at least two whatever their dates, then on while made since.
+        assert_eq!(
+            names(git.made_since(tip, 1999, (2, 10)).expect("walk")),
+            ["c3", "c2", "c1"]
+        );
+        assert_eq!(
+            names(git.made_since(tip, 0, (2, 3)).expect("walk")),
+            ["c3", "c2", "c1"]
+        );
     }
 
     #[test]

@@ -1867,7 +1867,7 @@ impl<'b> Publisher<'b> {
     /// moment apart): a request whose filing, where the clones of this
     /// machine meet, landed after its writer had stopped waiting for that
     /// disk and carried it out alone under the same id. A batch of fresh
-    /// requests reads the commits of the last minute only.
+    /// requests reads the last 32 commits, and those of the last minute.
     fn carried_already(
         &self,
         tip: Option<Oid>,
@@ -1889,7 +1889,13 @@ impl<'b> Publisher<'b> {
         // brain's (the same, unless a test set it).
         let skew = self.brain.clock().timestamp() - requests::seconds_now();
         let mut found = Vec::new();
-        for c in self.brain.git.made_since(tip, filed + skew - 60, 256)? {
+        // The last 32 commits whatever their dates (another machine's clock
+        // may be behind), then those since the filing.
+        for c in self
+            .brain
+            .git
+            .made_since(tip, filed + skew - 60, (32, 256))?
+        {
             for id in job::carried(&c.message) {
                 if open.contains(&id) && !found.iter().any(|(f, _)| f == id) {
                     let o = Outcome::carried_by("published", (c.id, c.parent), tip);
