@@ -222,96 +222,80 @@ fn wait_with(
     (child, out)
 }
 
+/// A waiter for `projets/plan.md` in clone `a`, renewing with 1.5 s of its
+/// lease left, behind a remote whose `pre-receive` hook is `script`, the
+/// plan held in clone `b`: the clones, the waiter, and its place's first
+/// arrival.
 #[cfg(unix)]
-#[test]
-fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_again() {
-    let Machines {
-        origin: _origin,
-        bare,
-        a,
-        b,
-    } = Machines::new();
-    crate::common::hold_plan(&b);
-    // The remote answers a push of a record of places kept alive only
-    // after 4 s; the waiter renews with 1.5 s of its lease left: its
-    // renewal answers after the lease it extends has passed.
-    let hook = bare.path().join("hooks/pre-receive");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\nif grep -q ' refs/bsi/alive/'; then sleep 4; fi\nexit 0\n",
-    )
-    .expect("hook");
+fn renewing_behind(script: &str) -> (Machines, Child, std::thread::JoinHandle<String>, String) {
+    let m = Machines::new();
+    crate::common::hold_plan(&m.b);
+    let hook = m.bare.path().join("hooks/pre-receive");
+    std::fs::write(&hook, script).expect("hook");
     let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&hook, perms).expect("chmod");
-    let (mut child, out) = wait_with(
-        &a,
+    let (child, out) = wait_with(
+        &m.a,
         "projets/plan.md",
         "sess-w",
         &[("BSI_QUEUE_RENEW_LEFT_MS", "1500")],
     );
-    let first = row_since(&b, "sess-w");
-    // Its place lapsed with the lease its renewal did not land in time:
-    // it takes its place again, a new arrival, in the registry.
+    let first = row_since(&m.b, "sess-w");
+    (m, child, out, first)
+}
+
+/// The arrival of `sess-w`'s place once it is no longer `first` (90 s at
+/// most); the waiter stopped, and what it said.
+fn arrival_after(
+    b: &Brain,
+    first: &str,
+    (mut child, out): (Child, std::thread::JoinHandle<String>),
+) -> (String, String) {
     let started = std::time::Instant::now();
-    let mut again = first.clone();
+    let mut again = first.to_string();
     while again == first && started.elapsed() < Duration::from_secs(90) {
         std::thread::sleep(Duration::from_millis(500));
-        again = row_since(&b, "sess-w");
+        again = row_since(b, "sess-w");
     }
     let _ = child.kill();
     let _ = child.wait();
-    let said = out.join().expect("stdout");
+    (again, out.join().expect("stdout"))
+}
+
+#[cfg(unix)]
+#[test]
+fn a_renewal_that_answers_after_its_lease_is_not_kept_and_the_place_is_taken_again() {
+    // The remote answers a push of a record of places kept alive only
+    // after 4 s; the waiter renews with 1.5 s of its lease left: its
+    // renewal answers after the lease it extends has passed.
+    let (m, child, out, first) =
+        renewing_behind("#!/bin/sh\nif grep -q ' refs/bsi/alive/'; then sleep 4; fi\nexit 0\n");
+    // Its place lapsed with the lease its renewal did not land in time:
+    // it takes its place again, a new arrival, in the registry.
+    let (again, said) = arrival_after(&m.b, &first, (child, out));
     assert_ne!(again, first, "the place kept its arrival: {said}");
 }
 
 #[cfg(unix)]
 #[test]
 fn a_renewal_in_the_registry_planned_after_its_lease_revives_nothing() {
-    let Machines {
-        origin: _origin,
-        bare,
-        a,
-        b,
-    } = Machines::new();
-    crate::common::hold_plan(&b);
     // The remote refuses every record of places kept alive: a waiter
     // renews its row in the registry instead, with 1.5 s of its lease left.
-    let hook = bare.path().join("hooks/pre-receive");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\ncase $(cat) in *refs/bsi/alive/*) exit 1;; esac\nexit 0\n",
-    )
-    .expect("hook");
-    let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&hook, perms).expect("chmod");
-    let (mut child, out) = wait_with(
-        &a,
-        "projets/plan.md",
-        "sess-w",
-        &[("BSI_QUEUE_RENEW_LEFT_MS", "1500")],
-    );
-    let first = row_since(&b, "sess-w");
+    let (m, child, out, first) =
+        renewing_behind("#!/bin/sh\ncase $(cat) in *refs/bsi/alive/*) exit 1;; esac\nexit 0\n");
+    let b = &m.b;
     // Another writer of the clone holds the writer lock from before the
     // renewal is due (28.5 s into the lease) until after the lease passed
     // (30 s): the renewal plans once it has its turn, too late.
     std::thread::sleep(Duration::from_secs(25));
-    let lock = std::fs::File::open(a.dir.path().join(".git/bsi/lock")).expect("the writer lock");
+    let lock = std::fs::File::open(m.a.dir.path().join(".git/bsi/lock")).expect("the writer lock");
     lock.lock().expect("hold the writer lock");
     std::thread::sleep(Duration::from_secs(9));
     lock.unlock().expect("let go");
     // Its place lapsed with the lease it could not renew in time: it takes
     // its place again, a new arrival; no renewal revived the lapsed one.
-    let started = std::time::Instant::now();
-    let mut again = first.clone();
-    while again == first && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(500));
-        again = row_since(&b, "sess-w");
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let said = out.join().expect("stdout");
+    let (again, said) = arrival_after(b, &first, (child, out));
     assert_ne!(again, first, "the place kept its arrival: {said}");
     // No commit wrote the place again with its first arrival.
     for commit in b
