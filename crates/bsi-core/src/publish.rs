@@ -388,6 +388,7 @@ pub(crate) fn apply_job<R>(
     // machine that shares a remote on its disk.
     let mut meeting = brain.meeting(remote.as_ref());
     let id = requests::new_id();
+    let mut filed_late = false;
     match meeting.requests.file(&id, job) {
         // The disk of the place shared by the clones of this machine does
         // not answer: this clone's writers meet in it alone from now on.
@@ -397,6 +398,7 @@ pub(crate) fn apply_job<R>(
             brain.meet_alone(&e.to_string());
             meeting = brain.meeting(remote.as_ref());
             meeting.requests.file(&id, job)?;
+            filed_late = true;
         }
         filed => filed?,
     }
@@ -479,6 +481,7 @@ pub(crate) fn apply_job<R>(
         Some(r) => {
             let mut p = Publisher::new(brain, settings, r.clone(), opts);
             p.shared = meeting.is_shared();
+            p.filed_late = filed_late;
             p.run_batch((&mut jobs, &|| gathered(requests)), &id)
         }
     };
@@ -1244,6 +1247,10 @@ struct Publisher<'b> {
     /// ([`crate::store::Meeting`]): what cannot be published is not kept
     /// in this clone for them.
     shared: bool,
+    /// This writer's own request was filed where the clones of this
+    /// machine meet too, too late: that filing may still be carried out
+    /// there ([`Publisher::carried_already`]).
+    filed_late: bool,
     /// How long this writer's last push took to answer: what one exchange
     /// with the remote costs now, from here (the pause before a follower
     /// looks again is set by it).
@@ -1268,6 +1275,7 @@ impl<'b> Publisher<'b> {
             requests: false,
             on_disk: None,
             shared: false,
+            filed_late: false,
             exchange: None,
         }
     }
@@ -1461,7 +1469,7 @@ impl<'b> Publisher<'b> {
             let view = brain.view_of(tips, Some(&self.remote))?;
             let mut seen = self.posted_seen(tips.tracking, &clone, posted.as_ref())?;
             seen.carried
-                .extend(self.carried_already(tips.tracking, jobs, &seen)?);
+                .extend(self.carried_already(tips.tracking, (jobs, own), &seen)?);
             for (id, _) in jobs.iter() {
                 ledger.found(id, State::Gathered);
             }
@@ -1866,12 +1874,14 @@ impl<'b> Publisher<'b> {
     /// them was filed (a minute earlier, for clocks of one machine read a
     /// moment apart): a request whose filing, where the clones of this
     /// machine meet, landed after its writer had stopped waiting for that
-    /// disk and carried it out alone under the same id. A batch of fresh
-    /// requests reads the last 32 commits, and those of the last minute.
+    /// disk and carried it out alone under the same id. The writer's own
+    /// request (`own`) is looked for only when its filing there was late;
+    /// a writer alone reads nothing. A batch of fresh requests reads the
+    /// last 32 commits, and those of the last minute.
     fn carried_already(
         &self,
         tip: Option<Oid>,
-        jobs: &[(String, Job)],
+        (jobs, own): (&[(String, Job)], &str),
         seen: &Seen,
     ) -> Result<Vec<(String, Outcome)>> {
         let Some(tip) = tip else {
@@ -1880,6 +1890,7 @@ impl<'b> Publisher<'b> {
         let open: Vec<&str> = jobs
             .iter()
             .map(|(id, _)| id.as_str())
+            .filter(|id| self.filed_late || *id != own)
             .filter(|id| !seen.carried.contains_key(*id))
             .collect();
         let Some(filed) = open.iter().filter_map(|id| requests::filed_at(id)).min() else {
