@@ -21,6 +21,13 @@ fn wait_renewing(
     wait_with(b, scope, session, &[("BSI_QUEUE_RENEW_MS", "250")])
 }
 
+/// Two clones of one remote, the plan held by a session of `b`.
+fn plan_held() -> Machines {
+    let m = Machines::new();
+    crate::common::hold_plan(&m.b);
+    m
+}
+
 /// The registry branch's commit subjects on the remote, as `b` fetches it.
 fn published_subjects(b: &Brain) -> String {
     b.git(&["fetch", "-q", "origin", "brain-index"]);
@@ -65,21 +72,16 @@ fn record_lease_of(b: &Brain, session: &str) -> Option<chrono::DateTime<chrono::
 
 #[test]
 fn a_waiter_keeps_its_place_on_its_clone_s_ref_with_no_registry_commit() {
-    let Machines {
-        origin: _origin,
-        bare: _bare,
-        a,
-        b,
-    } = Machines::new();
-    crate::common::hold_plan(&b);
-    let (child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
+    let m = plan_held();
+    let (a, b) = (&m.a, &m.b);
+    let (child, out) = wait_renewing(a, "projets/plan.md", "sess-w");
     // Eight renewal periods and more.
     std::thread::sleep(Duration::from_millis(2500));
-    let log = published_subjects(&b);
+    let log = published_subjects(b);
     assert!(!log.contains("queue-renew"), "{log}");
     assert_eq!(log.matches("bsi: queue sess-w").count(), 1, "{log}");
     // Its clone's record holds the place past the row's lease.
-    let (row, record) = (row_lease(&b, "sess-w"), record_lease(&b, "sess-w"));
+    let (row, record) = (row_lease(b, "sess-w"), record_lease(b, "sess-w"));
     assert!(record > row, "row {row}, record {record}");
     // Another machine reading after the row's lease, before the record's:
     // the waiter still holds its place, and a plain open does not overtake.
@@ -110,7 +112,7 @@ fn a_waiter_keeps_its_place_on_its_clone_s_ref_with_no_registry_commit() {
     let said = out.join().expect("stdout");
     assert_eq!(o.status.code(), Some(0), "{said}");
     assert!(said.contains("Claim opened — projets/plan.md"), "{said}");
-    let log = published_subjects(&b);
+    let log = published_subjects(b);
     assert!(!log.contains("queue-renew"), "{log}");
 }
 
@@ -228,8 +230,7 @@ fn wait_with(
 /// arrival.
 #[cfg(unix)]
 fn renewing_behind(script: &str) -> (Machines, Child, std::thread::JoinHandle<String>, String) {
-    let m = Machines::new();
-    crate::common::hold_plan(&m.b);
+    let m = plan_held();
     let hook = m.bare.path().join("hooks/pre-receive");
     std::fs::write(&hook, script).expect("hook");
     let mut perms = std::fs::metadata(&hook).expect("hook").permissions();
@@ -372,20 +373,15 @@ fn an_offline_waiter_whose_record_kept_its_place_keeps_it_when_it_comes_back() {
 
 #[test]
 fn doctor_and_status_say_what_keeps_a_place_alive() {
-    let Machines {
-        origin: _origin,
-        bare: _bare,
-        a,
-        b,
-    } = Machines::new();
-    crate::common::hold_plan(&b);
+    let m = plan_held();
+    let (a, b) = (&m.a, &m.b);
     assert!(!a.bsi(&["doctor"]).stdout.contains("places kept alive"));
-    let (mut child, out) = wait_renewing(&a, "projets/plan.md", "sess-w");
+    let (mut child, out) = wait_renewing(a, "projets/plan.md", "sess-w");
     std::thread::sleep(Duration::from_millis(2500));
     let doctor = a.bsi(&["doctor"]);
     doctor.stdout_has("places kept alive: sess-w");
     assert!(doctor.stdout.contains("holds for"), "{}", doctor.stdout);
-    let row = row_lease(&b, "sess-w");
+    let row = row_lease(b, "sess-w");
     let past_row = (row + chrono::Duration::seconds(1)).to_rfc3339();
     let j = b
         .bsi_env(&["status", "--json"], &[("BSI_NOW", &past_row)])
