@@ -2,28 +2,33 @@
 # The scale benchmark: many writers claiming at the same instant — N sessions
 # in one clone (they share the writer lock, and its holder publishes every
 # waiting request with one push), N clones of one bare remote (they race one
-# ref), and N clones over a slow link; the cost of one open over that link
+# ref), N clones over a slow link (30 ms each way) and over a far one (250
+# ms each way, where the link and not the machine's CPU is the bound: what
+# the protocol alone costs); the cost of one open over the slow link
 # against the hand-written fetch + commit + push; and the cost of a write in
 # an old brain (100,000 history rows) against a young one (100 rows).
 #
 #   bench/scale.sh            full run: N = 5, 20, 64 in one clone and in as
-#                             many clones, 8 and 20 over the slow link
-#   bench/scale.sh --smoke    N = 2, 8 in one clone and in clones, 8 over the
-#                             link, a few timing runs; success is judged,
-#                             timings are not
+#                             many clones, 8 and 20 over the slow link, 20
+#                             over the far one
+#   bench/scale.sh --smoke    N = 2, 8 in one clone and in clones, 8 over
+#                             each link, a few timing runs; success is
+#                             judged, timings are not
 #
 # Each burst reports its latencies from the instant all are let go to each
 # writer's end (p50, p95), and how many writes each push carried. A full
 # run lets each local burst go five times and sets the median of their p95
 # against the median of one write alone timed after each of those bursts:
 # the machine's speed wanders within a run, and one burst of 20 is one
-# sample of its slowest writers. Over the link, each writer of a burst (and
+# sample of its slowest writers. Over a link, each writer of a burst (and
 # the write alone) goes through a port of its own, where the proxy counts
-# its requests — each a round trip over the link — and each writer's CPU
-# (its own and its children's, from `times`) is taken: a full run requires
-# every writer of the 20 within 4 round trips and their p95 within 3× one
-# write alone over the link. The slow link is a userspace proxy
-# (examples/delay_proxy.rs, 30 ms each way) in front of `git daemon`, both on
+# its exchanges (connections: a fetch, a push) and the requests inside
+# them — each a round trip over the link — and each writer's CPU (its own
+# and its children's, from `times`) and the remote's (git daemon's
+# children) are taken: a full run requires every writer of the 20 over the
+# slow link within 4 exchanges and their p95 within 3× one write alone
+# over the link. The links are a userspace proxy
+# (examples/delay_proxy.rs) in front of `git daemon`, both on
 # loopback inside a network namespace of the run's own (`unshare --net`) when
 # the system allows it, else on the host's loopback. Nothing leaves the
 # machine. Exits 1 when a target is missed (full run) or a claim is lost or
@@ -37,7 +42,7 @@ for a in "$@"; do
     --smoke) MODE=smoke ;;
     --in-namespace) INNER=1 ;;
     -h | --help)
-        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -65,11 +70,16 @@ fi
 BSI="${CARGO_TARGET_DIR:-$ROOT/target}/release/bsi"
 PROXY="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/delay_proxy"
 if [[ $MODE == smoke ]]; then
-    ONE_NS=(2 8) LOCAL_NS=(2 8) SLOW_NS=(8) RUNS=3 BURSTS=1
+    ONE_NS=(2 8) LOCAL_NS=(2 8) SLOW_NS=(8) FAR_NS=(8) RUNS=3 BURSTS=1
 else
-    ONE_NS=(5 20 64) LOCAL_NS=(5 20 64) SLOW_NS=(8 20) RUNS=15 BURSTS=5
+    ONE_NS=(5 20 64) LOCAL_NS=(5 20 64) SLOW_NS=(8 20) FAR_NS=(20) RUNS=15 BURSTS=5
 fi
 DELAY_MS=30
+# The far link: one where the link, not the machine's CPU, is the bound — a
+# round trip (500 ms) is many times the CPU of all the git processes of a
+# burst at once — so what a burst costs there against one write alone over
+# it is what the protocol alone costs.
+FAR_MS=250
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsi-scale.XXXXXX")
 PIDS=()
@@ -114,10 +124,12 @@ git -C "$WORK/origin" gc -q
 git clone -q --bare "$WORK/origin" "$WORK/srv/brain.git"
 BASE=$(git -C "$WORK/srv/brain.git" rev-parse brain-index)
 
-# git daemon on loopback, and the slow link in front of it.
+# git daemon on loopback, started as itself (not through `git`, which would
+# wait for it): the CPU of the connections it served, which it reaps, is
+# read from its own process. The slow link in front of it.
 PORT=$((20000 + RANDOM % 20000))
 SLOW=$((PORT + 1))
-git daemon --reuseaddr --export-all --enable=receive-pack --max-connections=256 --base-path="$WORK/srv" \
+"$(git --exec-path)/git-daemon" --reuseaddr --export-all --enable=receive-pack --max-connections=256 --base-path="$WORK/srv" \
     --listen=127.0.0.1 --port="$PORT" "$WORK/srv" 2>"$WORK/daemon.log" &
 PIDS+=($!)
 "$PROXY" "127.0.0.1:$SLOW" "127.0.0.1:$PORT" "$DELAY_MS" 2>"$WORK/proxy.log" &
@@ -131,6 +143,15 @@ COUNTS="$WORK/link-requests"
 : >"$COUNTS"
 "$PROXY" "127.0.0.1:$WPORT-$((WPORT + 63))" "127.0.0.1:$PORT" "$DELAY_MS" "$COUNTS" 2>"$WORK/proxy-writers.log" &
 PIDS+=($!)
+# The far link, the same way: one port for its clones to be made through,
+# and one per writer, counted.
+FAR=$((WPORT + 64))
+"$PROXY" "127.0.0.1:$FAR" "127.0.0.1:$PORT" "$FAR_MS" 2>"$WORK/proxy-far.log" &
+PIDS+=($!)
+FPORT=$((FAR + 1))
+"$PROXY" "127.0.0.1:$FPORT-$((FPORT + 63))" "127.0.0.1:$PORT" "$FAR_MS" "$COUNTS" 2>"$WORK/proxy-far-writers.log" &
+PIDS+=($!)
+DAEMON=${PIDS[0]}
 for _ in $(seq 1 100); do
     git ls-remote "git://127.0.0.1:$SLOW/brain.git" >/dev/null 2>&1 && break
     sleep 0.1
@@ -157,13 +178,34 @@ clones() {
 # dropped claims bsi keeps (a hand rollback never frees a claim).
 FORGET_SEEN="git for-each-ref --format='delete %(refname)' refs/bsi/seen/ | git update-ref --stdin"
 
+# Whether the clones named $1-… reach the remote over a link (the 30 ms
+# one: slow; the far one: far), and the first of their counted ports.
+linked() { [[ $1 == slow || $1 == far ]]; }
+ports_of() { if [[ $1 == far ]]; then echo "$FPORT"; else echo "$WPORT"; fi; }
+
 # The requests each of the writers 0…$1-1 made through its port of the
-# link since $COUNTS was emptied: one line each, in order.
+# link (the first port $2) since $COUNTS was emptied — each a round trip
+# over the link: one line each, in order. With $3 = exchanges, the
+# connections each made instead: a fetch, a push, a look at the remote's
+# references, each one exchange of 2 or 3 round trips.
 requests_per_writer() {
-    local n=$1 i
+    local n=$1 first=$2 what=${3:-requests} i
     for ((i = 0; i < n; i++)); do
-        awk -v p="$((WPORT + i))" '$1 == p { r += $2 } END { print r + 0 }' "$COUNTS"
+        awk -v p="$((first + i))" -v w="$what" '$1 == p { r += (w == "exchanges" ? 1 : $2) } END { print r + 0 }' "$COUNTS"
     done
+}
+
+# The CPU in ms the remote spent serving since git daemon started: what its
+# children (each connection's upload-pack or receive-pack, and what they
+# start) used, counted as the daemon reaps them.
+remote_cpu_ms() {
+    local stat
+    stat=$(cat "/proc/$DAEMON/stat" 2>/dev/null) || {
+        echo 0
+        return
+    }
+    # The fields after the command's name: cutime and cstime are 14 and 15.
+    echo "${stat##*) }" | awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($14 + $15) * 1000 / hz }'
 }
 
 # The CPU in ms of a writer and its children, from what `times` printed
@@ -236,13 +278,15 @@ race() {
     local label=$1 url=$2 prefix=$3 n=$4 i b
     local same=${SAME:-}
     local bursts=$BURSTS
-    [[ $prefix == slow ]] && bursts=1
+    linked "$prefix" && bursts=1
     if [[ -n $same ]]; then clones "$url" "$prefix" 1; else clones "$url" "$prefix" "$n"; fi
     # Over the link, each writer through a port of its own: its requests
     # are counted apart.
-    if [[ $prefix == slow ]]; then
+    local first
+    first=$(ports_of "$prefix")
+    if linked "$prefix"; then
         for ((i = 0; i < n; i++)); do
-            git -C "$WORK/$prefix-$i" remote set-url origin "git://127.0.0.1:$((WPORT + i))/brain.git"
+            git -C "$WORK/$prefix-$i" remote set-url origin "git://127.0.0.1:$((first + i))/brain.git"
         done
     fi
     say "$label: $n simultaneous opens, $bursts burst(s)"
@@ -275,7 +319,8 @@ race() {
         done
         sleep 1
         : >"$COUNTS"
-        local t0 t1
+        local t0 t1 remote0
+        remote0=$(remote_cpu_ms)
         t0=$(now_us)
         : >"$gate"
         for p in "${pids[@]}"; do wait "$p" || true; done
@@ -290,13 +335,16 @@ race() {
             pushed=$((pushed + $(grep -c '^bsi: published ' "$out/$i.err" || true)))
         done
         # Round trips and CPU of each writer, over the link.
-        if [[ $prefix == slow ]]; then
+        if linked "$prefix"; then
             sleep 0.3
-            local rts cpus
-            rts=$(requests_per_writer "$n" | sort -n | tr '\n' ' ')
+            local rts xs cpus
+            rts=$(requests_per_writer "$n" "$first" | sort -n | tr '\n' ' ')
+            xs=$(requests_per_writer "$n" "$first" exchanges | sort -n | tr '\n' ' ')
             cpus=$(for ((i = 0; i < n; i++)); do cpu_ms "$out/$i.cpu"; done | sort -n | tr '\n' ' ')
             echo "$rts" >"$WORK/rt-$prefix-$n"
+            echo "$xs" >"$WORK/x-$prefix-$n"
             echo "$cpus" >"$WORK/cpu-$prefix-$n"
+            echo $(($(remote_cpu_ms) - remote0)) >"$WORK/remote-cpu-$prefix-$n"
         fi
         local rows merges
         rows=$(git -C "$WORK/srv/brain.git" show brain-index:BRAIN-INDEX.md | grep -c '^| sess-race-' || true)
@@ -316,7 +364,7 @@ race() {
             ok_all=0
             FAILED=1
         fi
-        [[ $prefix == slow ]] || time_alone "$alone_here"
+        linked "$prefix" || time_alone "$alone_here"
     done
     median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
     local p95 p50 range
@@ -339,10 +387,13 @@ race() {
     local shape="p50 $p50 ms, p95 $p95 ms"
     ((bursts > 1)) && shape="median of $bursts bursts: p50 $p50 ms, p95 $p95 ms (p95 $range ms)"
     if [[ -s $WORK/rt-$prefix-$n ]]; then
-        local rt cpu
+        local rt x cpu sum
         read -ra rt <"$WORK/rt-$prefix-$n"
+        read -ra x <"$WORK/x-$prefix-$n"
         read -ra cpu <"$WORK/cpu-$prefix-$n"
-        shape="$shape; round trips per writer ${rt[0]}–${rt[${#rt[@]}-1]} (median ${rt[$((${#rt[@]} / 2))]}); CPU per writer ${cpu[0]}–${cpu[${#cpu[@]}-1]} ms"
+        sum=0
+        for c in "${cpu[@]}"; do sum=$((sum + c)); done
+        shape="$shape; exchanges per writer ${x[0]}–${x[${#x[@]}-1]} (all: ${x[*]}); round trips per writer ${rt[0]}–${rt[${#rt[@]}-1]} (all: ${rt[*]}); CPU per writer ${cpu[0]}–${cpu[${#cpu[@]}-1]} ms, the writers $sum ms and the remote $(cat "$WORK/remote-cpu-$prefix-$n") ms together, of the $(awk -v w="${walls[0]}" -v c="$(nproc)" 'BEGIN { printf "%d", w * c * 1000 }') ms the cores had in the burst"
     fi
     record "$label" "$n" "$landed ($busy busy), 0 merges" \
         "pushes per burst ${pushes[*]} ($lost lost races), $per writes per push; $shape; ${walls[*]} s$alone_median"
@@ -351,6 +402,9 @@ race() {
 for n in "${ONE_NS[@]}"; do SAME=1 race "sessions of one clone, local bare remote" "$WORK/srv/brain.git" one "$n"; done
 for n in "${LOCAL_NS[@]}"; do race "clones, local bare remote" "$WORK/srv/brain.git" local "$n"; done
 for n in "${SLOW_NS[@]}"; do race "clones, ${DELAY_MS} ms link" "git://127.0.0.1:$SLOW/brain.git" slow "$n"; done
+# The far link's clones are made over the 30 ms one (faster), then reach
+# the remote through the far link's ports.
+for n in "${FAR_NS[@]}"; do race "clones, ${FAR_MS} ms link (the link the bound)" "git://127.0.0.1:$SLOW/brain.git" far "$n"; done
 
 # The median wall time, in ms, of $RUNS runs of $2 in directory $1, each
 # after the preparation $3; timed as a burst's writer is (the shell's clock,
@@ -416,25 +470,44 @@ BYHAND="git fetch -q origin && git commit --allow-empty -q -m claim && git push 
 a=$(median_ms "$ONE" "$OPEN_ONE" "$RESET_ONE")
 b=$(median_ms "$ONE" "$BYHAND" "$RESET_ONE")
 judge "bsi open over the link / fetch + commit + push by hand" "$a" "$b" 0.6
-# The round trips and CPU of one write alone over the link (slow-0 goes
-# through its own counted port).
-(cd "$ONE" && bash -c "$RESET_ONE") >/dev/null 2>&1
-: >"$COUNTS"
-(cd "$ONE" && eval "$OPEN_ONE" && times >"$WORK/one.cpu") >/dev/null 2>&1
-sleep 0.3
-rt_alone=$(requests_per_writer 1)
-record "one open alone over the ${DELAY_MS} ms link: round trips, CPU" "-" "$rt_alone round trips, $(cpu_ms "$WORK/one.cpu") ms of CPU" "reported"
+
+# The exchanges, round trips and CPU of one write alone over a link (the
+# clone $1-0 goes through the first of that link's counted ports).
+alone_counted() {
+    local prefix=$1 ms=$2
+    (cd "$WORK/$prefix-0" && bash -c "$RESET_ONE") >/dev/null 2>&1
+    : >"$COUNTS"
+    (cd "$WORK/$prefix-0" && eval "$OPEN_ONE" && times >"$WORK/one.cpu") >/dev/null 2>&1
+    sleep 0.3
+    record "one open alone over the ${ms} ms link: exchanges, round trips, CPU" "-" \
+        "$(requests_per_writer 1 "$(ports_of "$prefix")" exchanges) exchanges, $(requests_per_writer 1 "$(ports_of "$prefix")") round trips, $(cpu_ms "$WORK/one.cpu") ms of CPU" "reported"
+}
+alone_counted slow "$DELAY_MS"
 n_slow=${SLOW_NS[${#SLOW_NS[@]}-1]}
 judge "$n_slow clones at once over the ${DELAY_MS} ms link, p95 / one open alone over it" "$(p95_of slow "$n_slow")" "$a" 3
-# Every writer of the burst within 4 round trips of its start.
+# Every writer of the burst within 4 exchanges of its start (a write alone
+# makes 1 or 2: a push, and a fetch first when the clone is behind). The
+# round trips inside them are reported with them.
+read -ra xs <"$WORK/x-slow-$n_slow"
 read -ra rts <"$WORK/rt-slow-$n_slow"
-rt_max=${rts[${#rts[@]}-1]}
-if [[ $MODE == full ]] && ((rt_max > 4)); then
-    record "$n_slow clones at once over the link: round trips of the writer that made most" "4" "$rt_max (all: ${rts[*]})" "FAIL"
-    FAILED=1
-else
-    record "$n_slow clones at once over the link: round trips of the writer that made most" "4" "$rt_max (all: ${rts[*]})" "$([[ $MODE == full ]] && echo pass || echo "not judged (smoke)")"
+x_max=${xs[${#xs[@]}-1]}
+verdict="not judged (smoke)"
+if [[ $MODE == full ]]; then
+    verdict=pass
+    ((x_max <= 4)) || verdict=FAIL
+    [[ $verdict == pass ]] || FAILED=1
 fi
+record "$n_slow clones at once over the link: exchanges of the writer that made most" "4" "$x_max (all: ${xs[*]}; round trips inside them: ${rts[*]})" "$verdict"
+
+# The same over the far link, where the round trips and not the CPU are
+# the bound: what the protocol alone costs, reported.
+say "one open over the ${FAR_MS} ms link"
+a_far=$(median_ms "$WORK/far-0" "$OPEN_ONE" "$RESET_ONE")
+alone_counted far "$FAR_MS"
+n_far=${FAR_NS[${#FAR_NS[@]}-1]}
+p95_far=$(p95_of far "$n_far")
+record "$n_far clones at once over the ${FAR_MS} ms link (the protocol alone), p95 / one open alone over it" "-" \
+    "${p95_far} ms / ${a_far} ms = $(awk -v a="$p95_far" -v b="$a_far" 'BEGIN { printf "%.2f", a / b }')×; exchanges per writer $(cat "$WORK/x-far-$n_far")" "reported"
 
 # A write in an old brain against one in a young brain, locally.
 say "open at 100,000 history rows against 100"
