@@ -724,14 +724,19 @@ const FOLLOW_FOR: Duration = Duration::from_secs(1);
 
 /// The pause before a writer that lets another carry out its request
 /// fetches again: a few milliseconds when the remote is read on this disk,
-/// where a look costs no process; else about what the carrier needs to
-/// land, measured by this writer's own last push (`exchange`, which its
-/// start and its lost race's fetch already overlap): one push's time
-/// before the first look (`first`), half of it before each look after,
-/// spread so that followers do not look at once. Every look over a link is
-/// round trips of the writer's own, so a follower looks about when the
-/// carrier has landed rather than many times before (80–160 ms when no
-/// push was timed yet).
+/// where a look costs no process; else half of this writer's own last
+/// push (`exchange`), no more than [`FIRST_LOOK_MAX`] before the first
+/// look (`first`), spread so that followers do not look at once (80–160
+/// ms when no push was timed yet).
+///
+/// The first look is short because the link cancels out: the carrier
+/// fetched when this follower did, and a look reads the remote's
+/// references as many round trips after its start (the third message of a
+/// fetch) as the carrier's push takes to update the branch after its own
+/// (the third message of a push). What the look must wait for is the
+/// carrier's CPU — its plan, the remote unpacking its push — not the
+/// link: a pause of one push's time put the look a whole round trip or
+/// more after the landing over a slow link.
 fn follow_pause(on_disk: bool, exchange: Option<Duration>, first: bool) -> Duration {
     if on_disk {
         return Duration::from_millis(rand::rng().random_range(15..=30));
@@ -739,11 +744,16 @@ fn follow_pause(on_disk: bool, exchange: Option<Duration>, first: bool) -> Durat
     let Some(exchange) = exchange else {
         return Duration::from_millis(rand::rng().random_range(80..=160));
     };
-    let base = exchange
-        .mul_f64(if first { 1.0 } else { 0.5 })
+    let half = exchange.mul_f64(0.5);
+    let base = if first { half.min(FIRST_LOOK_MAX) } else { half }
         .clamp(FOLLOW_PAUSE_MIN, FOLLOW_PAUSE_MAX);
     base.mul_f64(rand::rng().random_range(1.0..=1.25))
 }
+
+/// The longest pause before a follower's first look: enough for a
+/// carrier's plan and the remote's unpacking of its push on a loaded
+/// machine, whatever the link.
+const FIRST_LOOK_MAX: Duration = Duration::from_millis(250);
 
 /// The bounds of a follower's pause over a link: no shorter than a look
 /// on a fast one, no longer than the time a carrier gone would keep it.
