@@ -130,6 +130,41 @@ pub fn next(state: State, event: Event) -> Result<State, Illegal> {
     Ok(to)
 }
 
+/// `moved`, a move its caller knows the machine allows. One the machine
+/// refuses is a bug of the caller: a debug build stops there (every test
+/// runs one); a release build goes on with `otherwise`, as the code did
+/// before it asked.
+pub fn allowed<T>(moved: Result<T, Illegal>, otherwise: T) -> T {
+    match moved {
+        Ok(to) => to,
+        Err(e) => {
+            debug_assert!(false, "{e}");
+            otherwise
+        }
+    }
+}
+
+/// The state `event` leads a request in `state` to, a move its caller
+/// knows the machine allows ([`allowed`]): a request the machine does not
+/// let move stays where it stood.
+pub fn step(state: State, event: Event) -> State {
+    allowed(next(state, event), state)
+}
+
+/// Whether a request in `state` may be carried out now: a live post, or
+/// one its holder or its own writer has in hand. Never one landed,
+/// withdrawn (a lapsed post) or given up.
+pub fn may_carry(state: State) -> bool {
+    next(state, Event::Carry).is_ok()
+}
+
+/// Where a waiter's request stands once it finds the grant a close's
+/// write decided while it waited: handed (the close found it refused and
+/// alive, its mark held), then landed with that write.
+pub fn handed_over(state: State) -> State {
+    step(step(state, Event::Hand), Event::Land)
+}
+
 /// Why a waiter leaves the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Leaving {
@@ -161,6 +196,24 @@ pub fn leaving(why: Leaving, granted: bool) -> (Answer, State) {
         (Leaving::TimeUp, true) => (Answer::Holds, State::Landed),
         (Leaving::Stopped, true) => (Answer::CloseAgain, State::GivenUp),
     }
+}
+
+/// What a waiter whose request stands at `state` does as it leaves for
+/// `why`, and the state its request ends in, moved by the machine: landed
+/// (a close granted it while it waited) it holds the grant when its time
+/// ran out, and closes it again when it stopped; refused, it gives up.
+/// [`Illegal`] when it cannot leave from there: a handoff decided to it is
+/// still being carried out ([`State::Handed`]), which holding its mark
+/// rules out.
+pub fn leave(state: State, why: Leaving) -> Result<(Answer, State), Illegal> {
+    let (answer, end) = leaving(why, state == State::Landed);
+    let to = match (state, why) {
+        (State::Landed, Leaving::TimeUp) => State::Landed,
+        (from, Leaving::Stopped) => next(from, Event::Stop)?,
+        (from, Leaving::TimeUp) => next(from, Event::TimeUp)?,
+    };
+    debug_assert_eq!(to, end, "the machine and the leaving agree");
+    Ok((answer, to))
 }
 
 /// The requests one writer deals with in one write, each where the
@@ -199,10 +252,16 @@ impl Ledger {
         Ok(*state)
     }
 
-    /// Whether request `id` may be carried out now.
+    /// [`Ledger::moved`], a move its caller knows the machine allows
+    /// ([`allowed`]): request `id`'s state after it.
+    pub fn step(&mut self, id: &str, event: Event) -> Option<State> {
+        let moved = self.moved(id, event).map(Some);
+        allowed(moved, self.state(id))
+    }
+
+    /// Whether request `id` may be carried out now ([`may_carry`]).
     pub fn may_carry(&self, id: &str) -> bool {
-        self.state(id)
-            .is_some_and(|s| next(s, Event::Carry).is_ok())
+        self.state(id).is_some_and(may_carry)
     }
 
     /// Request `id`, carried out by a commit another writer landed: it
