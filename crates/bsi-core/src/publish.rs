@@ -370,14 +370,17 @@ pub fn replace(
 /// outcome: a refused one refuses no other), commits them as a chain and
 /// publishes them with one push. Each writer then reads its own outcome
 /// by planning again with `plan` on the registry its request was decided
-/// on. `job` must plan what `plan` does. `None` when `stop` said to give up
-/// before any holder took the request: nothing was written. A bounded write
-/// (an agent tool's hook) goes alone, as [`apply`].
+/// on. `job` must plan what `plan` does; `from` is where its writer knows
+/// the request stands (`Planned`, or `Refused` for a waiter planning
+/// again), and each move of it here goes through the write machine. `None`
+/// when `stop` said to give up before any holder took the request: nothing
+/// was written. A bounded write (an agent tool's hook) goes alone, as
+/// [`apply`].
 pub(crate) fn apply_job<R>(
     brain: &Brain,
     settings: &Settings,
     opts: Options,
-    (job, stop): (&Job, &dyn Fn() -> bool),
+    (job, from, stop): (&Job, State, &dyn Fn() -> bool),
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Option<Applied<R>>> {
     if opts.bound.is_some() {
@@ -389,7 +392,8 @@ pub(crate) fn apply_job<R>(
     let mut meeting = brain.meeting(remote.as_ref());
     let id = requests::new_id();
     let mut filed_late = false;
-    match meeting.requests.file(&id, job) {
+    // Where the request stands, as this writer knows it.
+    let filed = match meeting.requests.file(&id, job, from) {
         // The disk of the place shared by the clones of this machine does
         // not answer: this clone's writers meet in it alone from now on.
         // Filed again under the same id: if the late filing lands there
@@ -397,11 +401,11 @@ pub(crate) fn apply_job<R>(
         Err(e) if meeting.is_shared() => {
             brain.meet_alone(&e.to_string());
             meeting = brain.meeting(remote.as_ref());
-            meeting.requests.file(&id, job)?;
             filed_late = true;
+            meeting.requests.file(&id, job, from)?
         }
         filed => filed?,
-    }
+    };
     let requests = &meeting.requests;
     // Whatever happens from here, the request's files go with this writer.
     let _filed = Filed(requests, &id);
@@ -411,19 +415,24 @@ pub(crate) fn apply_job<R>(
     let done = || matches!(requests.standing(&id), Standing::Done(_));
     let mut lock = match meeting.queue_or_stop(brain, "write", &|| stop() || done())? {
         Some(lock) => Some(lock),
-        None if requests.withdraw(&id) => return Ok(None),
-        None if done() => None,
-        // A holder took it already: its outcome comes with the lock.
-        None => Some(meeting.queue(brain, "write")?),
+        None => match requests.withdraw(&id, Event::Stop) {
+            State::Withdrawn => return Ok(None),
+            _ if done() => None,
+            // A holder took it already: its outcome comes with the lock.
+            _ => Some(meeting.queue(brain, "write")?),
+        },
     };
     if let Err(e) = brain.ensure_branch_free() {
         // Withdrawn before the lock goes: no later holder carries it out.
-        requests.withdraw(&id);
+        requests.withdraw(&id, Event::Withdraw);
         return Err(e);
     }
-    let recorded = match requests.standing(&id) {
+    // A request a holder took and sent back, or took and died with, is
+    // its writer's again: planned, carried out by itself.
+    let sent_back = || writes::step(State::Gathered, Event::Lose);
+    let (recorded, own) = match requests.standing(&id) {
         Standing::Done(text) => match serde_json::from_str::<Outcome>(&text) {
-            Ok(o) if o.landed != AGAIN => Some(o),
+            Ok(o) if o.landed != AGAIN => (Some(o), State::Gathered),
             // Sent back by a holder whose write failed (maybe after its
             // push), or unreadable: it may have landed all the same. What
             // follows fetches, and may write: under the lock.
@@ -431,12 +440,16 @@ pub(crate) fn apply_job<R>(
                 if lock.is_none() {
                     lock = Some(meeting.queue(brain, "write")?);
                 }
-                carried_out(brain, settings, remote.as_ref(), opts, &id)?
+                let o = carried_out(brain, settings, remote.as_ref(), opts, &id)?;
+                (o, sent_back())
             }
         },
         // The holder that took it died at work: it may have landed.
-        Standing::Taken => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
-        Standing::Waiting | Standing::Gone => None,
+        Standing::Taken => (
+            carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+            sent_back(),
+        ),
+        Standing::Waiting | Standing::Gone => (None, filed),
     };
     if let Some(o) = recorded {
         drop(lock);
@@ -471,7 +484,11 @@ pub(crate) fn apply_job<R>(
     } else {
         None
     };
-    requests.take_own(&id);
+    // Still filed: this writer, holding the lock, gathers it.
+    let own = match own {
+        State::Filed => requests.take_own(&id),
+        own => own,
+    };
     let mut jobs = vec![(id.clone(), job.clone())];
     jobs.extend(gathered(requests));
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -482,7 +499,7 @@ pub(crate) fn apply_job<R>(
             let mut p = Publisher::new(brain, settings, r.clone(), opts);
             p.shared = meeting.is_shared();
             p.filed_late = filed_late;
-            p.run_batch((&mut jobs, &|| gathered(requests)), &id)
+            p.run_batch((&mut jobs, &|| gathered(requests)), (&id, own))
         }
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
@@ -1428,10 +1445,14 @@ impl<'b> Publisher<'b> {
     fn run_batch(
         mut self,
         (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
-        own: &str,
+        (own, standing): (&str, State),
     ) -> Result<Batch> {
         let mut posted = None;
-        let result = self.batch_loop((jobs, more), own, &mut posted);
+        // Where each request stands, moved by the write machine only: the
+        // writer's own where it knows it stands, the others as found.
+        let mut ledger = writes::Ledger::default();
+        ledger.found(own, standing);
+        let result = self.batch_loop((jobs, more), own, (&mut posted, &mut ledger));
         let settled = match posted {
             None => result,
             Some(post) => self.settle(jobs, own, &post, result),
@@ -1445,7 +1466,7 @@ impl<'b> Publisher<'b> {
         &mut self,
         (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
         own: &str,
-        posted: &mut Option<Post>,
+        (posted, ledger): (&mut Option<Post>, &mut writes::Ledger),
     ) -> Result<Batch> {
         let mut looked = false;
         let brain = self.brain;
@@ -1460,8 +1481,6 @@ impl<'b> Publisher<'b> {
         // Until when the lease of the post a push makes runs.
         let mut expiry = brain.clock();
         let mut following = None;
-        // Where each request stands, moved by the write machine only.
-        let mut ledger = writes::Ledger::default();
         loop {
             self.renew(posted);
             let tips = brain.tips(Some(&self.remote));
@@ -1618,13 +1637,13 @@ impl<'b> Publisher<'b> {
                 .filter(|(_, p)| matches!(p, Planned::Wrote(..)))
                 .map(|((id, _), _)| id.as_str())
                 .collect();
-            machine(&mut ledger, &wrote, |_| Event::Carry);
+            machine(ledger, &wrote, |_| Event::Carry);
             let pushing = Instant::now();
             let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
             self.exchange = Some(pushing.elapsed());
             match push {
                 Push::Pushed => {
-                    machine(&mut ledger, &wrote, |_| Event::Land);
+                    machine(ledger, &wrote, |_| Event::Land);
                     // What this push posted is named by the commit that
                     // landed: nothing to withdraw on an interrupt.
                     crate::platform::clear_at_interrupt();
@@ -1659,7 +1678,7 @@ impl<'b> Publisher<'b> {
                     // Those this push posted wait on the remote; the others
                     // are this writer's to plan again.
                     let posts = request.is_some() && tips.tracking.is_some();
-                    machine(&mut ledger, &wrote, |id| {
+                    machine(ledger, &wrote, |id| {
                         if posts && writing.iter().any(|(w, _)| w == id) {
                             Event::Post
                         } else {
@@ -1694,7 +1713,7 @@ impl<'b> Publisher<'b> {
                 // branches refuses the whole push for the post: the write
                 // goes again without it, and this clone posts no more there.
                 Push::Refused(why) if request.is_some() => {
-                    machine(&mut ledger, &wrote, |_| Event::Lose);
+                    machine(ledger, &wrote, |_| Event::Lose);
                     no_posts = true;
                     brain.refuse_posts(&self.remote.name, &why);
                     self.say(&format!(

@@ -314,4 +314,25 @@ mod tests {
         // A request it never found moves nowhere.
         assert!(l.moved("nobody", Event::Land).is_err());
     }
+
+    #[test]
+    fn the_moves_of_the_meeting_and_of_a_post_are_the_machine_s() {
+        // Filed by its writer, or by a waiter planning again.
+        assert_eq!(step(State::Planned, Event::File), State::Filed);
+        assert_eq!(step(State::Refused, Event::File), State::Filed);
+        // Gathered by a holder, or withdrawn before: never both.
+        let gathered = step(State::Filed, Event::Gather);
+        assert_eq!(gathered, State::Gathered);
+        assert!(next(gathered, Event::Withdraw).is_err());
+        let withdrawn = step(State::Filed, Event::Withdraw);
+        assert_eq!(withdrawn, State::Withdrawn);
+        assert!(next(withdrawn, Event::Gather).is_err());
+        // A post taken back, stopped or lapsed is never carried out.
+        for e in [Event::Withdraw, Event::Stop, Event::Lapse] {
+            assert!(!may_carry(step(State::Posted, e)), "{e:?}");
+        }
+        assert!(may_carry(State::Posted));
+        // Sent back by its holder: its own writer carries it out.
+        assert!(may_carry(step(State::Gathered, Event::Lose)));
+    }
 }

@@ -14,7 +14,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::wait::{Waiting, Woke};
-use crate::writes::{self, Answer, Leaving};
+use crate::writes::{self, Answer, Leaving, State};
 
 /// What is asked: the scopes (resolved by [`scopes`]), for how long, with
 /// what note, and whether to wait.
@@ -400,6 +400,16 @@ fn stop_waiting(
     }
 }
 
+/// Where a waiter's plan files its request from: where the request stands
+/// (planned, or refused as it waits), or, once it landed with a close's
+/// write, a request of its own that only reads the grant.
+fn filed_from(request: State) -> State {
+    match request {
+        State::Landed => State::Planned,
+        waiting => waiting,
+    }
+}
+
 /// How often a waiter renews its place at most, when
 /// `BSI_QUEUE_RENEW_MS` says (tests: many renewals in a short wait);
 /// else once less than [`queue::renew_when_left`] of its lease is left.
@@ -529,6 +539,9 @@ fn publish_waiting(
     let mut marked: Option<crate::store::WaitingMark> = None;
     // The time ran out once already: the mark is gone for good.
     let mut timed_out = false;
+    // Where this request stands in the write machine between its plans:
+    // planned, then refused while it waits (each plan files it again).
+    let mut request = State::Planned;
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
@@ -579,7 +592,7 @@ fn publish_waiting(
             // This writer's own report, planned again on the registry its
             // request was decided on; a refusal reads the listings its
             // alternatives come from.
-            site.publish_job(&job, stop, |reg| {
+            site.publish_job((&job, filed_from(request)), stop, |reg| {
                 let plan = plan_queued(reg, &c, &snap, queueing)?;
                 if !refuses(&plan) {
                     return Ok(plan);
@@ -633,6 +646,9 @@ fn publish_waiting(
             // A stale claim in the way: waiting cannot free it.
             return Ok((applied, false));
         }
+        // Its plan refused it (the writer that carried it out moved it
+        // so): it waits, refused, and files again as it wakes.
+        request = State::Refused;
         if place.as_ref().is_some_and(|p| p.queued) {
             let reg = &applied.landing.registry;
             let first = lease.is_none();
@@ -697,8 +713,11 @@ fn publish_waiting(
                 }
                 let granted =
                     !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty();
-                if let (Answer::Holds, _) = writes::leaving(Leaving::TimeUp, granted) {
+                if let (Answer::Holds, landed) = writes::leaving(Leaving::TimeUp, granted) {
+                    // Its request landed with the close's write: what
+                    // follows reads the grant.
                     timed_out = true;
+                    request = landed;
                     continue;
                 }
                 give_up(lease);
