@@ -794,6 +794,26 @@ fn lapsed(lease: &job::Lease, now: DateTime<FixedOffset>) -> bool {
             && crate::store::lock::recorded_alive(&lease.record) == Some(Some(false)))
 }
 
+/// Withdraws the posts `named` (each clone's id and the commit it must
+/// still be at) from `remote`, taken back by their writer (`event`:
+/// [`Event::Withdraw`] as its write ends, [`Event::Stop`] when it is
+/// interrupted): where they stand after, as the machine moves them.
+/// `Withdrawn`; or still `Posted` when the remote did not let one go (a
+/// carrier took it, or the remote did not answer).
+fn withdraw_post(
+    remote: &Remote,
+    workdir: &std::path::Path,
+    named: &[(String, String)],
+    conn: Duration,
+    event: Event,
+) -> State {
+    if remote.withdraw(workdir, named, conn).is_empty() {
+        writes::step(State::Posted, event)
+    } else {
+        State::Posted
+    }
+}
+
 /// Requests carried out since a registry: by whom (the commit, its parent).
 type Carried = std::collections::HashMap<String, (Oid, Option<Oid>)>;
 
@@ -1771,7 +1791,7 @@ impl<'b> Publisher<'b> {
         let named = [(clone.to_string(), commit.to_string())];
         let conn = self.conn.min(FETCH_TIMEOUT);
         crate::platform::at_interrupt(Box::new(move || {
-            let _ = remote.withdraw(&workdir, &named, conn);
+            withdraw_post(&remote, &workdir, &named, conn, Event::Stop);
         }));
     }
 
@@ -1875,7 +1895,13 @@ impl<'b> Publisher<'b> {
             // out: its lease lapsed, or its writer, of this host, is
             // proven dead (killed after it posted). A post of an earlier
             // bsi, with no lease, is bounded by its requests' time.
-            if job::post_lease(&post.files).is_some_and(|lease| lapsed(&lease, brain.clock())) {
+            let state = match job::post_lease(&post.files) {
+                Some(lease) if lapsed(&lease, brain.clock()) => {
+                    writes::step(State::Posted, Event::Lapse)
+                }
+                _ => State::Posted,
+            };
+            if !writes::may_carry(state) {
                 continue;
             }
             for (jid, j) in job::posted_jobs(&post.files) {
@@ -1998,10 +2024,10 @@ impl<'b> Publisher<'b> {
         let brain = self.brain;
         let conn = self.conn.min(FETCH_TIMEOUT);
         let named = [(post.clone.clone(), post.commit.to_string())];
-        if self
-            .remote
-            .withdraw(&brain.workdir, &named, conn)
-            .is_empty()
+        // Withdrawn, no carrier carries it out, nor did one before (one
+        // that took it took it off the remote).
+        let withdrawn = withdraw_post(&self.remote, &brain.workdir, &named, conn, Event::Withdraw);
+        if !writes::may_carry(withdrawn)
             || local_remote::fetch(&brain.workdir, &self.remote, false, conn).is_err()
         {
             return result;
