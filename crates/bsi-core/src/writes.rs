@@ -216,6 +216,22 @@ pub fn leave(state: State, why: Leaving) -> Result<(Answer, State), Illegal> {
     Ok((answer, to))
 }
 
+/// [`leave`] for a waiter whose request stood at `waiting` (refused;
+/// planned when it leaves before its first plan; landed when it found its
+/// grant already), `granted` saying whether a close granted it while it
+/// waited (read after its mark was taken away): handed over first when it
+/// was and had not found it yet ([`handed_over`]), then left. A move the
+/// machine refuses is a bug of the caller ([`allowed`]), which then answers
+/// as [`leaving`] says.
+pub fn waiter_leaves(waiting: State, why: Leaving, granted: bool) -> (Answer, State) {
+    let at = match waiting {
+        State::Landed => State::Landed,
+        _ if granted => handed_over(waiting),
+        _ => waiting,
+    };
+    allowed(leave(at, why), leaving(why, granted))
+}
+
 /// The requests one writer deals with in one write, each where the
 /// machine says it stands: a holder's and a carrier's (`publish`) moves
 /// go through [`next`] here, and what may be carried out is what the
@@ -334,5 +350,26 @@ mod tests {
         assert!(may_carry(State::Posted));
         // Sent back by its holder: its own writer carries it out.
         assert!(may_carry(step(State::Gathered, Event::Lose)));
+    }
+
+    #[test]
+    fn a_waiter_leaves_by_where_its_request_stands() {
+        assert_eq!(handed_over(State::Refused), State::Landed);
+        let all = [Leaving::Stopped, Leaving::TimeUp];
+        for why in all {
+            for granted in [false, true] {
+                let (answer, end) = waiter_leaves(State::Refused, why, granted);
+                assert_eq!((answer, end), leaving(why, granted), "{why:?} {granted}");
+            }
+            // A grant it found already is the one it holds.
+            assert_eq!(waiter_leaves(State::Landed, why, true), leaving(why, true));
+            // Before its first plan: nothing of it stands.
+            assert_eq!(
+                waiter_leaves(State::Planned, why, false),
+                (Answer::Nothing, State::GivenUp)
+            );
+            // Its handoff on the way: the machine has no such move.
+            assert!(leave(State::Handed, why).is_err());
+        }
     }
 }

@@ -373,15 +373,15 @@ fn nothing() -> Outcome {
     }
 }
 
-/// A waiter that stops (whoever asked went away): its mark taken away
-/// first, so no write decided from now on hands it a claim — waiting for
-/// a write decided while it was there to end — then the claims such a
-/// write handed it are closed again: nothing is granted once whoever asked
-/// is gone.
+/// A waiter that stops (whoever asked went away), its request standing at
+/// `request` in the write machine: its mark taken away first, so no write
+/// decided from now on hands it a claim — waiting for a write decided while
+/// it was there to end — then the claims such a write handed it are closed
+/// again: nothing is granted once whoever asked is gone.
 fn stop_waiting(
     site: &Site<'_>,
     (actor, session): (&Actor, &str),
-    req: &Request<'_>,
+    (req, request): (&Request<'_>, State),
     marked: Option<crate::store::WaitingMark>,
     lease: Option<chrono::DateTime<chrono::FixedOffset>>,
 ) {
@@ -393,7 +393,9 @@ fn stop_waiting(
     } else {
         Vec::new()
     };
-    if let (Answer::CloseAgain, _) = writes::leaving(Leaving::Stopped, !handed.is_empty()) {
+    if let (Answer::CloseAgain, _) =
+        writes::waiter_leaves(request, Leaving::Stopped, !handed.is_empty())
+    {
         for scope in handed {
             let _ = super::close::close(site, actor, session, Some(&scope), false);
         }
@@ -621,7 +623,7 @@ fn publish_waiting(
             })?,
         };
         if stopped {
-            stop_waiting(site, (actor, session), req, marked.take(), lease);
+            stop_waiting(site, (actor, session), (req, request), marked.take(), lease);
             give_up(lease);
             return Ok((applied, true));
         }
@@ -713,7 +715,9 @@ fn publish_waiting(
                 }
                 let granted =
                     !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty();
-                if let (Answer::Holds, landed) = writes::leaving(Leaving::TimeUp, granted) {
+                if let (Answer::Holds, landed) =
+                    writes::waiter_leaves(request, Leaving::TimeUp, granted)
+                {
                     // Its request landed with the close's write: what
                     // follows reads the grant.
                     timed_out = true;
@@ -724,10 +728,35 @@ fn publish_waiting(
                 return Ok((applied, false));
             }
             Woke::Stopped => {
-                stop_waiting(site, (actor, session), req, marked.take(), lease);
+                stop_waiting(site, (actor, session), (req, request), marked.take(), lease);
                 give_up(lease);
                 return Ok((applied, true));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_files_each_plan_from_where_its_request_stands() {
+        // Its first plan, each plan as it wakes refused, and the plan that
+        // reads a grant it holds: each a filing the machine allows.
+        for waiting in [State::Planned, State::Refused, State::Landed] {
+            let filed = writes::next(filed_from(waiting), writes::Event::File);
+            assert_eq!(filed, Ok(State::Filed), "{waiting:?}");
+        }
+        // Granted while it waited, it holds the grant or closes it again.
+        let landed = writes::handed_over(State::Refused);
+        assert_eq!(
+            writes::waiter_leaves(landed, Leaving::TimeUp, true).0,
+            Answer::Holds
+        );
+        assert_eq!(
+            writes::waiter_leaves(State::Refused, Leaving::Stopped, true).0,
+            Answer::CloseAgain
+        );
     }
 }
