@@ -30,6 +30,23 @@
 //! - a waiter that stops or runs out of time after a handoff was decided
 //!   finds its grant, and closes it (stopped) or says it holds it (time
 //!   up).
+//!
+//! Every room that moves a request asks this machine, from the state it
+//! knows the request is in; a move the machine refuses is a bug of that
+//! room ([`step`], [`allowed`]: a debug build stops there, a release build
+//! goes on as before):
+//! - `store::requests` files a request where writers meet (`Planned`, or
+//!   `Refused` for a waiter planning again, to `Filed`), gathers it for
+//!   the holder of the lock (`Gathered`) and withdraws it (`Withdraw` or
+//!   `Stop`); the file a request is kept in is its state's;
+//! - `publish` keeps a [`Ledger`] of the requests a holder or a carrier
+//!   deals with (`Carry`, then `Land`, `Post` or `Lose`), its own starting
+//!   where its writer knows it (sent back by a holder: `Lose`, `Planned`),
+//!   withdraws its post (`Withdraw`, `Stop` on an interrupt) and skips a
+//!   post whose lease lapsed (`Lapse`) by what the machine lets carry;
+//! - `api::open` files each plan of a waiter from where its request stands
+//!   and leaves by [`waiter_leaves`]: a close's grant found is `Hand` then
+//!   `Land`, then `Stop` or `TimeUp`.
 
 /// Where one write request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
