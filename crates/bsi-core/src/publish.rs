@@ -370,14 +370,17 @@ pub fn replace(
 /// outcome: a refused one refuses no other), commits them as a chain and
 /// publishes them with one push. Each writer then reads its own outcome
 /// by planning again with `plan` on the registry its request was decided
-/// on. `job` must plan what `plan` does. `None` when `stop` said to give up
-/// before any holder took the request: nothing was written. A bounded write
-/// (an agent tool's hook) goes alone, as [`apply`].
+/// on. `job` must plan what `plan` does; `from` is where its writer knows
+/// the request stands (`Planned`, or `Refused` for a waiter planning
+/// again), and each move of it here goes through the write machine. `None`
+/// when `stop` said to give up before any holder took the request: nothing
+/// was written. A bounded write (an agent tool's hook) goes alone, as
+/// [`apply`].
 pub(crate) fn apply_job<R>(
     brain: &Brain,
     settings: &Settings,
     opts: Options,
-    (job, stop): (&Job, &dyn Fn() -> bool),
+    (job, from, stop): (&Job, State, &dyn Fn() -> bool),
     mut plan: impl FnMut(&Registry) -> Result<Plan<R>>,
 ) -> Result<Option<Applied<R>>> {
     if opts.bound.is_some() {
@@ -389,7 +392,8 @@ pub(crate) fn apply_job<R>(
     let mut meeting = brain.meeting(remote.as_ref());
     let id = requests::new_id();
     let mut filed_late = false;
-    match meeting.requests.file(&id, job) {
+    // Where the request stands, as this writer knows it.
+    let filed = match meeting.requests.file(&id, job, from) {
         // The disk of the place shared by the clones of this machine does
         // not answer: this clone's writers meet in it alone from now on.
         // Filed again under the same id: if the late filing lands there
@@ -397,11 +401,11 @@ pub(crate) fn apply_job<R>(
         Err(e) if meeting.is_shared() => {
             brain.meet_alone(&e.to_string());
             meeting = brain.meeting(remote.as_ref());
-            meeting.requests.file(&id, job)?;
             filed_late = true;
+            meeting.requests.file(&id, job, from)?
         }
         filed => filed?,
-    }
+    };
     let requests = &meeting.requests;
     // Whatever happens from here, the request's files go with this writer.
     let _filed = Filed(requests, &id);
@@ -411,19 +415,24 @@ pub(crate) fn apply_job<R>(
     let done = || matches!(requests.standing(&id), Standing::Done(_));
     let mut lock = match meeting.queue_or_stop(brain, "write", &|| stop() || done())? {
         Some(lock) => Some(lock),
-        None if requests.withdraw(&id) => return Ok(None),
-        None if done() => None,
-        // A holder took it already: its outcome comes with the lock.
-        None => Some(meeting.queue(brain, "write")?),
+        None => match requests.withdraw(&id, Event::Stop) {
+            State::Withdrawn => return Ok(None),
+            _ if done() => None,
+            // A holder took it already: its outcome comes with the lock.
+            _ => Some(meeting.queue(brain, "write")?),
+        },
     };
     if let Err(e) = brain.ensure_branch_free() {
         // Withdrawn before the lock goes: no later holder carries it out.
-        requests.withdraw(&id);
+        requests.withdraw(&id, Event::Withdraw);
         return Err(e);
     }
-    let recorded = match requests.standing(&id) {
+    // A request a holder took and sent back, or took and died with, is
+    // its writer's again: planned, carried out by itself.
+    let sent_back = || writes::step(State::Gathered, Event::Lose);
+    let (recorded, own) = match requests.standing(&id) {
         Standing::Done(text) => match serde_json::from_str::<Outcome>(&text) {
-            Ok(o) if o.landed != AGAIN => Some(o),
+            Ok(o) if o.landed != AGAIN => (Some(o), State::Gathered),
             // Sent back by a holder whose write failed (maybe after its
             // push), or unreadable: it may have landed all the same. What
             // follows fetches, and may write: under the lock.
@@ -431,12 +440,16 @@ pub(crate) fn apply_job<R>(
                 if lock.is_none() {
                     lock = Some(meeting.queue(brain, "write")?);
                 }
-                carried_out(brain, settings, remote.as_ref(), opts, &id)?
+                let o = carried_out(brain, settings, remote.as_ref(), opts, &id)?;
+                (o, sent_back())
             }
         },
         // The holder that took it died at work: it may have landed.
-        Standing::Taken => carried_out(brain, settings, remote.as_ref(), opts, &id)?,
-        Standing::Waiting | Standing::Gone => None,
+        Standing::Taken => (
+            carried_out(brain, settings, remote.as_ref(), opts, &id)?,
+            sent_back(),
+        ),
+        Standing::Waiting | Standing::Gone => (None, filed),
     };
     if let Some(o) = recorded {
         drop(lock);
@@ -471,7 +484,11 @@ pub(crate) fn apply_job<R>(
     } else {
         None
     };
-    requests.take_own(&id);
+    // Still filed: this writer, holding the lock, gathers it.
+    let own = match own {
+        State::Filed => requests.take_own(&id),
+        own => own,
+    };
     let mut jobs = vec![(id.clone(), job.clone())];
     jobs.extend(gathered(requests));
     jobs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -482,7 +499,7 @@ pub(crate) fn apply_job<R>(
             let mut p = Publisher::new(brain, settings, r.clone(), opts);
             p.shared = meeting.is_shared();
             p.filed_late = filed_late;
-            p.run_batch((&mut jobs, &|| gathered(requests)), &id)
+            p.run_batch((&mut jobs, &|| gathered(requests)), (&id, own))
         }
     };
     let again = serde_json::to_string(&Outcome::again()).unwrap_or_default();
@@ -528,13 +545,12 @@ pub(crate) fn apply_job<R>(
 }
 
 /// Moves each of `ids` by the event `event` names for it, through the
-/// write machine: a move it does not allow is a bug of this room, caught
-/// by the tests (debug builds stop there); the request stays where it
+/// write machine ([`writes::Ledger::step`]): a move it does not allow is a
+/// bug of this room, caught by the tests; the request stays where it
 /// stood, and what it may become is still the machine's to say.
 fn machine(ledger: &mut writes::Ledger, ids: &[&str], event: impl Fn(&str) -> Event) {
     for id in ids {
-        let moved = ledger.moved(id, event(id));
-        debug_assert!(moved.is_ok(), "request {id}: {moved:?}");
+        ledger.step(id, event(id));
     }
 }
 
@@ -786,6 +802,26 @@ fn lapsed(lease: &job::Lease, now: DateTime<FixedOffset>) -> bool {
     lease.expires < now
         || (lease.host == crate::platform::host()
             && crate::store::lock::recorded_alive(&lease.record) == Some(Some(false)))
+}
+
+/// Withdraws the posts `named` (each clone's id and the commit it must
+/// still be at) from `remote`, taken back by their writer (`event`:
+/// [`Event::Withdraw`] as its write ends, [`Event::Stop`] when it is
+/// interrupted): where they stand after, as the machine moves them.
+/// `Withdrawn`; or still `Posted` when the remote did not let one go (a
+/// carrier took it, or the remote did not answer).
+fn withdraw_post(
+    remote: &Remote,
+    workdir: &std::path::Path,
+    named: &[(String, String)],
+    conn: Duration,
+    event: Event,
+) -> State {
+    if remote.withdraw(workdir, named, conn).is_empty() {
+        writes::step(State::Posted, event)
+    } else {
+        State::Posted
+    }
 }
 
 /// Requests carried out since a registry: by whom (the commit, its parent).
@@ -1439,10 +1475,14 @@ impl<'b> Publisher<'b> {
     fn run_batch(
         mut self,
         (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
-        own: &str,
+        (own, standing): (&str, State),
     ) -> Result<Batch> {
         let mut posted = None;
-        let result = self.batch_loop((jobs, more), own, &mut posted);
+        // Where each request stands, moved by the write machine only: the
+        // writer's own where it knows it stands, the others as found.
+        let mut ledger = writes::Ledger::default();
+        ledger.found(own, standing);
+        let result = self.batch_loop((jobs, more), own, (&mut posted, &mut ledger));
         let settled = match posted {
             None => result,
             Some(post) => self.settle(jobs, own, &post, result),
@@ -1456,7 +1496,7 @@ impl<'b> Publisher<'b> {
         &mut self,
         (jobs, more): (&mut Vec<(String, Job)>, More<'_>),
         own: &str,
-        posted: &mut Option<Post>,
+        (posted, ledger): (&mut Option<Post>, &mut writes::Ledger),
     ) -> Result<Batch> {
         let mut looked = false;
         let brain = self.brain;
@@ -1471,8 +1511,6 @@ impl<'b> Publisher<'b> {
         // Until when the lease of the post a push makes runs.
         let mut expiry = brain.clock();
         let mut following = None;
-        // Where each request stands, moved by the write machine only.
-        let mut ledger = writes::Ledger::default();
         loop {
             self.renew(posted);
             let tips = brain.tips(Some(&self.remote));
@@ -1629,13 +1667,13 @@ impl<'b> Publisher<'b> {
                 .filter(|(_, p)| matches!(p, Planned::Wrote(..)))
                 .map(|((id, _), _)| id.as_str())
                 .collect();
-            machine(&mut ledger, &wrote, |_| Event::Carry);
+            machine(ledger, &wrote, |_| Event::Carry);
             let pushing = Instant::now();
             let (push, post_landed) = self.remote.push_with(&brain.workdir, last, posting, conn);
             self.exchange = Some(pushing.elapsed());
             match push {
                 Push::Pushed => {
-                    machine(&mut ledger, &wrote, |_| Event::Land);
+                    machine(ledger, &wrote, |_| Event::Land);
                     // What this push posted is named by the commit that
                     // landed: nothing to withdraw on an interrupt.
                     crate::platform::clear_at_interrupt();
@@ -1670,7 +1708,7 @@ impl<'b> Publisher<'b> {
                     // Those this push posted wait on the remote; the others
                     // are this writer's to plan again.
                     let posts = request.is_some() && tips.tracking.is_some();
-                    machine(&mut ledger, &wrote, |id| {
+                    machine(ledger, &wrote, |id| {
                         if posts && writing.iter().any(|(w, _)| w == id) {
                             Event::Post
                         } else {
@@ -1705,7 +1743,7 @@ impl<'b> Publisher<'b> {
                 // branches refuses the whole push for the post: the write
                 // goes again without it, and this clone posts no more there.
                 Push::Refused(why) if request.is_some() => {
-                    machine(&mut ledger, &wrote, |_| Event::Lose);
+                    machine(ledger, &wrote, |_| Event::Lose);
                     no_posts = true;
                     brain.refuse_posts(&self.remote.name, &why);
                     self.say(&format!(
@@ -1763,7 +1801,7 @@ impl<'b> Publisher<'b> {
         let named = [(clone.to_string(), commit.to_string())];
         let conn = self.conn.min(FETCH_TIMEOUT);
         crate::platform::at_interrupt(Box::new(move || {
-            let _ = remote.withdraw(&workdir, &named, conn);
+            withdraw_post(&remote, &workdir, &named, conn, Event::Stop);
         }));
     }
 
@@ -1867,7 +1905,13 @@ impl<'b> Publisher<'b> {
             // out: its lease lapsed, or its writer, of this host, is
             // proven dead (killed after it posted). A post of an earlier
             // bsi, with no lease, is bounded by its requests' time.
-            if job::post_lease(&post.files).is_some_and(|lease| lapsed(&lease, brain.clock())) {
+            let state = match job::post_lease(&post.files) {
+                Some(lease) if lapsed(&lease, brain.clock()) => {
+                    writes::step(State::Posted, Event::Lapse)
+                }
+                _ => State::Posted,
+            };
+            if !writes::may_carry(state) {
                 continue;
             }
             for (jid, j) in job::posted_jobs(&post.files) {
@@ -1990,10 +2034,10 @@ impl<'b> Publisher<'b> {
         let brain = self.brain;
         let conn = self.conn.min(FETCH_TIMEOUT);
         let named = [(post.clone.clone(), post.commit.to_string())];
-        if self
-            .remote
-            .withdraw(&brain.workdir, &named, conn)
-            .is_empty()
+        // Withdrawn, no carrier carries it out, nor did one before (one
+        // that took it took it off the remote).
+        let withdrawn = withdraw_post(&self.remote, &brain.workdir, &named, conn, Event::Withdraw);
+        if !writes::may_carry(withdrawn)
             || local_remote::fetch(&brain.workdir, &self.remote, false, conn).is_err()
         {
             return result;

@@ -30,6 +30,23 @@
 //! - a waiter that stops or runs out of time after a handoff was decided
 //!   finds its grant, and closes it (stopped) or says it holds it (time
 //!   up).
+//!
+//! Every room that moves a request asks this machine, from the state it
+//! knows the request is in; a move the machine refuses is a bug of that
+//! room ([`step`], [`allowed`]: a debug build stops there, a release build
+//! goes on as before):
+//! - `store::requests` files a request where writers meet (`Planned`, or
+//!   `Refused` for a waiter planning again, to `Filed`), gathers it for
+//!   the holder of the lock (`Gathered`) and withdraws it (`Withdraw` or
+//!   `Stop`); the file a request is kept in is its state's;
+//! - `publish` keeps a [`Ledger`] of the requests a holder or a carrier
+//!   deals with (`Carry`, then `Land`, `Post` or `Lose`), its own starting
+//!   where its writer knows it (sent back by a holder: `Lose`, `Planned`),
+//!   withdraws its post (`Withdraw`, `Stop` on an interrupt) and skips a
+//!   post whose lease lapsed (`Lapse`) by what the machine lets carry;
+//! - `api::open` files each plan of a waiter from where its request stands
+//!   and leaves by [`waiter_leaves`]: a close's grant found is `Hand` then
+//!   `Land`, then `Stop` or `TimeUp`.
 
 /// Where one write request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -130,6 +147,41 @@ pub fn next(state: State, event: Event) -> Result<State, Illegal> {
     Ok(to)
 }
 
+/// `moved`, a move its caller knows the machine allows. One the machine
+/// refuses is a bug of the caller: a debug build stops there (every test
+/// runs one); a release build goes on with `otherwise`, as the code did
+/// before it asked.
+pub fn allowed<T>(moved: Result<T, Illegal>, otherwise: T) -> T {
+    match moved {
+        Ok(to) => to,
+        Err(e) => {
+            debug_assert!(false, "{e}");
+            otherwise
+        }
+    }
+}
+
+/// The state `event` leads a request in `state` to, a move its caller
+/// knows the machine allows ([`allowed`]): a request the machine does not
+/// let move stays where it stood.
+pub fn step(state: State, event: Event) -> State {
+    allowed(next(state, event), state)
+}
+
+/// Whether a request in `state` may be carried out now: a live post, or
+/// one its holder or its own writer has in hand. Never one landed,
+/// withdrawn (a lapsed post) or given up.
+pub fn may_carry(state: State) -> bool {
+    next(state, Event::Carry).is_ok()
+}
+
+/// Where a waiter's request stands once it finds the grant a close's
+/// write decided while it waited: handed (the close found it refused and
+/// alive, its mark held), then landed with that write.
+pub fn handed_over(state: State) -> State {
+    step(step(state, Event::Hand), Event::Land)
+}
+
 /// Why a waiter leaves the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Leaving {
@@ -161,6 +213,40 @@ pub fn leaving(why: Leaving, granted: bool) -> (Answer, State) {
         (Leaving::TimeUp, true) => (Answer::Holds, State::Landed),
         (Leaving::Stopped, true) => (Answer::CloseAgain, State::GivenUp),
     }
+}
+
+/// What a waiter whose request stands at `state` does as it leaves for
+/// `why`, and the state its request ends in, moved by the machine: landed
+/// (a close granted it while it waited) it holds the grant when its time
+/// ran out, and closes it again when it stopped; refused, it gives up.
+/// [`Illegal`] when it cannot leave from there: a handoff decided to it is
+/// still being carried out ([`State::Handed`]), which holding its mark
+/// rules out.
+pub fn leave(state: State, why: Leaving) -> Result<(Answer, State), Illegal> {
+    let (answer, end) = leaving(why, state == State::Landed);
+    let to = match (state, why) {
+        (State::Landed, Leaving::TimeUp) => State::Landed,
+        (from, Leaving::Stopped) => next(from, Event::Stop)?,
+        (from, Leaving::TimeUp) => next(from, Event::TimeUp)?,
+    };
+    debug_assert_eq!(to, end, "the machine and the leaving agree");
+    Ok((answer, to))
+}
+
+/// [`leave`] for a waiter whose request stood at `waiting` (refused;
+/// planned when it leaves before its first plan; landed when it found its
+/// grant already), `granted` saying whether a close granted it while it
+/// waited (read after its mark was taken away): handed over first when it
+/// was and had not found it yet ([`handed_over`]), then left. A move the
+/// machine refuses is a bug of the caller ([`allowed`]), which then answers
+/// as [`leaving`] says.
+pub fn waiter_leaves(waiting: State, why: Leaving, granted: bool) -> (Answer, State) {
+    let at = match waiting {
+        State::Landed => State::Landed,
+        _ if granted => handed_over(waiting),
+        _ => waiting,
+    };
+    allowed(leave(at, why), leaving(why, granted))
 }
 
 /// The requests one writer deals with in one write, each where the
@@ -199,10 +285,16 @@ impl Ledger {
         Ok(*state)
     }
 
-    /// Whether request `id` may be carried out now.
+    /// [`Ledger::moved`], a move its caller knows the machine allows
+    /// ([`allowed`]): request `id`'s state after it.
+    pub fn step(&mut self, id: &str, event: Event) -> Option<State> {
+        let moved = self.moved(id, event).map(Some);
+        allowed(moved, self.state(id))
+    }
+
+    /// Whether request `id` may be carried out now ([`may_carry`]).
     pub fn may_carry(&self, id: &str) -> bool {
-        self.state(id)
-            .is_some_and(|s| next(s, Event::Carry).is_ok())
+        self.state(id).is_some_and(may_carry)
     }
 
     /// Request `id`, carried out by a commit another writer landed: it
@@ -254,5 +346,47 @@ mod tests {
         assert!(!l.may_carry("gathered") && !l.may_carry("unknown"));
         // A request it never found moves nowhere.
         assert!(l.moved("nobody", Event::Land).is_err());
+    }
+
+    #[test]
+    fn the_moves_of_the_meeting_and_of_a_post_are_the_machine_s() {
+        // Filed by its writer, or by a waiter planning again.
+        assert_eq!(step(State::Planned, Event::File), State::Filed);
+        assert_eq!(step(State::Refused, Event::File), State::Filed);
+        // Gathered by a holder, or withdrawn before: never both.
+        let gathered = step(State::Filed, Event::Gather);
+        assert_eq!(gathered, State::Gathered);
+        assert!(next(gathered, Event::Withdraw).is_err());
+        let withdrawn = step(State::Filed, Event::Withdraw);
+        assert_eq!(withdrawn, State::Withdrawn);
+        assert!(next(withdrawn, Event::Gather).is_err());
+        // A post taken back, stopped or lapsed is never carried out.
+        for e in [Event::Withdraw, Event::Stop, Event::Lapse] {
+            assert!(!may_carry(step(State::Posted, e)), "{e:?}");
+        }
+        assert!(may_carry(State::Posted));
+        // Sent back by its holder: its own writer carries it out.
+        assert!(may_carry(step(State::Gathered, Event::Lose)));
+    }
+
+    #[test]
+    fn a_waiter_leaves_by_where_its_request_stands() {
+        assert_eq!(handed_over(State::Refused), State::Landed);
+        let all = [Leaving::Stopped, Leaving::TimeUp];
+        for why in all {
+            for granted in [false, true] {
+                let (answer, end) = waiter_leaves(State::Refused, why, granted);
+                assert_eq!((answer, end), leaving(why, granted), "{why:?} {granted}");
+            }
+            // A grant it found already is the one it holds.
+            assert_eq!(waiter_leaves(State::Landed, why, true), leaving(why, true));
+            // Before its first plan: nothing of it stands.
+            assert_eq!(
+                waiter_leaves(State::Planned, why, false),
+                (Answer::Nothing, State::GivenUp)
+            );
+            // Its handoff on the way: the machine has no such move.
+            assert!(leave(State::Handed, why).is_err());
+        }
     }
 }

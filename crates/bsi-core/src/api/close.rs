@@ -12,6 +12,7 @@ use crate::publish::Applied;
 use crate::registry::Claim;
 use crate::scope::Scope;
 use crate::store::View;
+use crate::writes::State;
 
 /// What came of a close.
 pub struct Closed {
@@ -72,7 +73,7 @@ pub fn close(
             Some(&handoff),
         )
     };
-    let applied = match site.publish_job(&job, &Stop::new(), planned)? {
+    let applied = match site.publish_job((&job, State::Planned), &Stop::new(), planned)? {
         Some(applied) => applied,
         None => site.publish(planned)?,
     };

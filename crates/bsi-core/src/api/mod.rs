@@ -74,12 +74,13 @@ impl Site<'_> {
 
     /// Publishes what `plan` decides, sharing the write with the other
     /// writers of the clone waiting for the writer lock
-    /// ([`crate::publish::apply_job`]): `job` is the same plan as data. `None`
-    /// when `stop` was set before any writer took the request: nothing
-    /// was written.
+    /// ([`crate::publish::apply_job`]): `job` is the same plan as data,
+    /// its request standing at `from` in the write machine (`Planned`, or
+    /// `Refused` for a waiter planning again). `None` when `stop` was set
+    /// before any writer took the request: nothing was written.
     pub fn publish_job<R>(
         &self,
-        job: &crate::claims::job::Job,
+        (job, from): (&crate::claims::job::Job, crate::writes::State),
         stop: &Stop,
         plan: impl FnMut(&Registry) -> Result<Plan<R>>,
     ) -> Result<Option<Applied<R>>> {
@@ -87,7 +88,7 @@ impl Site<'_> {
             self.brain,
             self.settings,
             self.options,
-            (job, &|| stop.is_set()),
+            (job, from, &|| stop.is_set()),
             plan,
         )
     }

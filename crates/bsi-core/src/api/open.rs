@@ -14,7 +14,7 @@ use crate::resolve;
 use crate::scope::Scope;
 use crate::store::Brain;
 use crate::wait::{Waiting, Woke};
-use crate::writes::{self, Answer, Leaving};
+use crate::writes::{self, Answer, Leaving, State};
 
 /// What is asked: the scopes (resolved by [`scopes`]), for how long, with
 /// what note, and whether to wait.
@@ -373,15 +373,15 @@ fn nothing() -> Outcome {
     }
 }
 
-/// A waiter that stops (whoever asked went away): its mark taken away
-/// first, so no write decided from now on hands it a claim — waiting for
-/// a write decided while it was there to end — then the claims such a
-/// write handed it are closed again: nothing is granted once whoever asked
-/// is gone.
+/// A waiter that stops (whoever asked went away), its request standing at
+/// `request` in the write machine: its mark taken away first, so no write
+/// decided from now on hands it a claim — waiting for a write decided while
+/// it was there to end — then the claims such a write handed it are closed
+/// again: nothing is granted once whoever asked is gone.
 fn stop_waiting(
     site: &Site<'_>,
     (actor, session): (&Actor, &str),
-    req: &Request<'_>,
+    (req, request): (&Request<'_>, State),
     marked: Option<crate::store::WaitingMark>,
     lease: Option<chrono::DateTime<chrono::FixedOffset>>,
 ) {
@@ -393,10 +393,22 @@ fn stop_waiting(
     } else {
         Vec::new()
     };
-    if let (Answer::CloseAgain, _) = writes::leaving(Leaving::Stopped, !handed.is_empty()) {
+    if let (Answer::CloseAgain, _) =
+        writes::waiter_leaves(request, Leaving::Stopped, !handed.is_empty())
+    {
         for scope in handed {
             let _ = super::close::close(site, actor, session, Some(&scope), false);
         }
+    }
+}
+
+/// Where a waiter's plan files its request from: where the request stands
+/// (planned, or refused as it waits), or, once it landed with a close's
+/// write, a request of its own that only reads the grant.
+fn filed_from(request: State) -> State {
+    match request {
+        State::Landed => State::Planned,
+        waiting => waiting,
     }
 }
 
@@ -529,6 +541,9 @@ fn publish_waiting(
     let mut marked: Option<crate::store::WaitingMark> = None;
     // The time ran out once already: the mark is gone for good.
     let mut timed_out = false;
+    // Where this request stands in the write machine between its plans:
+    // planned, then refused while it waits (each plan files it again).
+    let mut request = State::Planned;
     let give_up = |lease: Option<_>| {
         if lease.is_some() {
             // Best effort: a place not removed lapses with its lease.
@@ -579,7 +594,7 @@ fn publish_waiting(
             // This writer's own report, planned again on the registry its
             // request was decided on; a refusal reads the listings its
             // alternatives come from.
-            site.publish_job(&job, stop, |reg| {
+            site.publish_job((&job, filed_from(request)), stop, |reg| {
                 let plan = plan_queued(reg, &c, &snap, queueing)?;
                 if !refuses(&plan) {
                     return Ok(plan);
@@ -608,7 +623,7 @@ fn publish_waiting(
             })?,
         };
         if stopped {
-            stop_waiting(site, (actor, session), req, marked.take(), lease);
+            stop_waiting(site, (actor, session), (req, request), marked.take(), lease);
             give_up(lease);
             return Ok((applied, true));
         }
@@ -633,6 +648,9 @@ fn publish_waiting(
             // A stale claim in the way: waiting cannot free it.
             return Ok((applied, false));
         }
+        // Its plan refused it (the writer that carried it out moved it
+        // so): it waits, refused, and files again as it wakes.
+        request = State::Refused;
         if place.as_ref().is_some_and(|p| p.queued) {
             let reg = &applied.landing.registry;
             let first = lease.is_none();
@@ -697,18 +715,48 @@ fn publish_waiting(
                 }
                 let granted =
                     !timed_out && lease.is_some() && !handed_scopes(site, session, req).is_empty();
-                if let (Answer::Holds, _) = writes::leaving(Leaving::TimeUp, granted) {
+                if let (Answer::Holds, landed) =
+                    writes::waiter_leaves(request, Leaving::TimeUp, granted)
+                {
+                    // Its request landed with the close's write: what
+                    // follows reads the grant.
                     timed_out = true;
+                    request = landed;
                     continue;
                 }
                 give_up(lease);
                 return Ok((applied, false));
             }
             Woke::Stopped => {
-                stop_waiting(site, (actor, session), req, marked.take(), lease);
+                stop_waiting(site, (actor, session), (req, request), marked.take(), lease);
                 give_up(lease);
                 return Ok((applied, true));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_files_each_plan_from_where_its_request_stands() {
+        // Its first plan, each plan as it wakes refused, and the plan that
+        // reads a grant it holds: each a filing the machine allows.
+        for waiting in [State::Planned, State::Refused, State::Landed] {
+            let filed = writes::next(filed_from(waiting), writes::Event::File);
+            assert_eq!(filed, Ok(State::Filed), "{waiting:?}");
+        }
+        // Granted while it waited, it holds the grant or closes it again.
+        let landed = writes::handed_over(State::Refused);
+        assert_eq!(
+            writes::waiter_leaves(landed, Leaving::TimeUp, true).0,
+            Answer::Holds
+        );
+        assert_eq!(
+            writes::waiter_leaves(State::Refused, Leaving::Stopped, true).0,
+            Answer::CloseAgain
+        );
     }
 }

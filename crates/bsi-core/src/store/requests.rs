@@ -16,6 +16,13 @@
 //! holder gathering a burst waits for its request; a mark whose writer was
 //! killed counts for nothing and goes once old.
 //!
+//! Each of these moves is the write machine's ([`crate::writes`]): a
+//! request is filed (`Planned` or, for a waiter planning again, `Refused`,
+//! to `Filed`), gathered by a holder (`Filed` to `Gathered`: `.req` renamed
+//! `.taken`), or withdrawn (`Filed` to `Withdrawn`: `.req` removed) by its
+//! writer, or by a holder that finds its writer dead. The file a request
+//! is kept in is the one of the state the machine moves it to.
+//!
 //! Where the clones of a machine meet, on the disk of their remote, every
 //! open, read and write of these files runs bounded by the connection
 //! timeout ([`super::lock::on_disk`]): a disk that stops answering holds
@@ -27,6 +34,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::claims::job::Job;
 use crate::error::{Error, Result};
+use crate::writes::{self, Event, State};
 
 use super::lock::{fault, on_disk, on_disk_or, read_own, replace_file, write_new, writer_is_dead};
 
@@ -65,6 +73,17 @@ pub(crate) fn seconds_now() -> i64 {
 pub(crate) fn filed_at(id: &str) -> Option<i64> {
     let nanos: u128 = id.split('-').next()?.parse().ok()?;
     i64::try_from(nanos / 1_000_000_000).ok()
+}
+
+/// The file a request in `state` is kept in where its writers meet:
+/// filed (`.req`), or gathered by a holder (`.taken`); a request in any
+/// other state has none here (its outcome, once recorded, is `.done`).
+fn kept_in(state: State) -> Option<&'static str> {
+    match state {
+        State::Filed => Some("req"),
+        State::Gathered => Some("taken"),
+        _ => None,
+    }
 }
 
 /// The requests directory of a clone.
@@ -115,8 +134,25 @@ impl Requests {
         self.dir.join(format!("{id}.{state}"))
     }
 
+    /// Moves request `id`, filed here, by `event` (a holder gathers it, its
+    /// writer withdraws it or is found stopped), as the machine says: its
+    /// `.req` renamed to the file of the state it moves to, or removed when
+    /// that state keeps none. That state, when this writer made the move;
+    /// `None` when the request was no longer filed (another writer moved it
+    /// first: of two, exactly one does).
+    fn move_filed_here(&self, id: &str, event: Event) -> Option<State> {
+        let to = writes::step(State::Filed, event);
+        let filed = self.path(id, kept_in(State::Filed)?);
+        let moved = match kept_in(to) {
+            Some(kept) => fs::rename(&filed, self.path(id, kept)),
+            None => fs::remove_file(&filed),
+        };
+        moved.is_ok().then_some(to)
+    }
+
     /// [`Requests::file`], its files read and written at once.
-    fn file_here(&self, id: &str, job: &Job) -> Result<()> {
+    fn file_here(&self, id: &str, job: &Job, from: State) -> Result<State> {
+        let to = writes::step(from, Event::File);
         if !self.shared {
             fs::create_dir_all(&self.dir)
                 .map_err(|e| Error::io(format!("cannot create {}", self.dir.display()), e))?;
@@ -127,13 +163,13 @@ impl Requests {
         let json = job.json()?;
         let body = format!("{}\n{json}\n", super::lock::this_process());
         let tmp = self.path(id, "tmp");
-        let path = self.path(id, "req");
+        let path = self.path(id, kept_in(to).unwrap_or("req"));
         write_new(&tmp, body.as_bytes())
             .and_then(|()| fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
         // Filed: no longer arriving.
         let _ = fs::remove_file(self.path(&pid.to_string(), "arriving"));
-        Ok(())
+        Ok(to)
     }
 
     /// [`Requests::arrive`], its files read and written at once.
@@ -160,8 +196,8 @@ impl Requests {
     }
 
     /// [`Requests::withdraw`], its files read and written at once.
-    fn withdraw_here(&self, id: &str) -> bool {
-        fs::remove_file(self.path(id, "req")).is_ok()
+    fn withdraw_here(&self, id: &str, event: Event) -> Option<State> {
+        self.move_filed_here(id, event)
     }
 
     /// [`Requests::standing`], its files read and written at once.
@@ -180,7 +216,7 @@ impl Requests {
 
     /// [`Requests::take_own`], its files read and written at once.
     fn take_own_here(&self, id: &str) {
-        let _ = fs::rename(self.path(id, "req"), self.path(id, "taken"));
+        let _ = self.move_filed_here(id, Event::Gather);
     }
 
     /// [`Requests::take_waiting`], its files read and written at once.
@@ -223,14 +259,15 @@ impl Requests {
             let job = serde_json::from_str::<Job>(json.trim()).ok();
             match job {
                 Some(job) if !writer_is_dead(record) => {
-                    if fs::rename(&req, self.path(&id, "taken")).is_ok() {
+                    if self.move_filed_here(&id, Event::Gather).is_some() {
                         out.push((id, job));
                     }
                 }
                 // Its writer is gone (nobody would read the outcome), or
-                // it cannot be read: dropped.
+                // it cannot be read: dropped, as the request of a writer
+                // that stopped.
                 _ => {
-                    let _ = fs::remove_file(&req);
+                    let _ = self.move_filed_here(&id, Event::Stop);
                 }
             }
         }
@@ -266,17 +303,20 @@ impl Requests {
         }
     }
 
-    /// Files `job` as waiting, as request `id` ([`new_id`]). `TimedOut`
+    /// Files `job` as waiting, as request `id` ([`new_id`]), from `from`,
+    /// where its writer knows it stands (`Planned`, or `Refused` for a
+    /// waiter planning again): the state the machine moves it to
+    /// (`Filed`). `TimedOut`
     /// when the disk of a meeting of several clones did not answer in
     /// time: the request may still land there later, under the same id,
     /// which the commit that carries it out names, so it is never carried
     /// out twice.
-    pub fn file(&self, id: &str, job: &Job) -> Result<()> {
+    pub fn file(&self, id: &str, job: &Job, from: State) -> Result<State> {
         if self.bound.is_none() {
-            return self.file_here(id, job);
+            return self.file_here(id, job, from);
         }
         let (here, id, job) = (self.here(), id.to_string(), job.clone());
-        on_disk(self.bound, move || Ok(here.file_here(&id, &job))).unwrap_or_else(|e| {
+        on_disk(self.bound, move || Ok(here.file_here(&id, &job, from))).unwrap_or_else(|e| {
             Err(Error::io(
                 format!("{} did not answer", self.dir.display()),
                 e,
@@ -301,12 +341,15 @@ impl Requests {
         on_disk_or(self.bound, false, move || here.arriving_here())
     }
 
-    /// Withdraws a request nobody took: `true` when it was still waiting
-    /// (it will not be carried out), `false` when a holder took it (or
-    /// the disk did not answer).
-    pub fn withdraw(&self, id: &str) -> bool {
+    /// Withdraws a filed request nobody took, its writer taking it back
+    /// (`event`: [`Event::Withdraw`]) or stopped ([`Event::Stop`]): where it
+    /// stands after. `Withdrawn` when it was still waiting (it will not be
+    /// carried out); else `Gathered`, as a holder that took it moved it (or
+    /// the disk did not answer: its outcome is looked for as if taken).
+    pub fn withdraw(&self, id: &str, event: Event) -> State {
         let (here, id) = (self.here(), id.to_string());
-        on_disk_or(self.bound, false, move || here.withdraw_here(&id))
+        on_disk_or(self.bound, None, move || here.withdraw_here(&id, event))
+            .unwrap_or_else(|| writes::step(State::Filed, Event::Gather))
     }
 
     /// Where request `id` stands (read under the writer lock); `Gone`
@@ -316,15 +359,18 @@ impl Requests {
         on_disk_or(self.bound, Standing::Gone, move || here.standing_here(&id))
     }
 
-    /// Takes one's own waiting request (under the writer lock).
-    pub fn take_own(&self, id: &str) {
+    /// Takes one's own filed request (under the writer lock): gathered by
+    /// its own writer, who carries it out whether or not its file answered.
+    pub fn take_own(&self, id: &str) -> State {
         let (here, id) = (self.here(), id.to_string());
         on_disk_or(self.bound, (), move || here.take_own_here(&id));
+        writes::step(State::Filed, Event::Gather)
     }
 
     /// Takes every other waiting request, in arrival order (under the
-    /// writer lock): those of writers proven dead, and unreadable ones,
-    /// are dropped; none when the disk did not answer.
+    /// writer lock), each now `Gathered`: those of writers proven dead,
+    /// and unreadable ones, are dropped (`Withdrawn`, as if their writer
+    /// stopped); none when the disk did not answer.
     pub fn take_waiting(&self) -> Vec<(String, Job)> {
         let here = self.here();
         on_disk_or(self.bound, Vec::new(), move || here.take_waiting_here())
@@ -346,6 +392,89 @@ impl Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn close_job() -> Job {
+        serde_json::from_str(
+            r#"{"Close":{"session":"s","scope":null,"actor_session":null,"actor_agent":"a","agent_named":false,"force":false,"verified":"Clean","now":"2026-03-14T09:30:00+00:00"}}"#,
+        )
+        .expect("job")
+    }
+
+    #[test]
+    fn a_filed_request_withdrawn_is_never_gathered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let requests = Requests::new(&dir.path().join("requests"), None);
+        let id = new_id();
+        let filed = requests.file(&id, &close_job(), State::Planned);
+        assert_eq!(filed.ok(), Some(State::Filed));
+        assert!(matches!(requests.standing(&id), Standing::Waiting));
+        assert_eq!(requests.withdraw(&id, Event::Stop), State::Withdrawn);
+        assert!(matches!(requests.standing(&id), Standing::Gone));
+        // No holder finds it, nor does a second withdrawal.
+        assert!(requests.take_waiting().is_empty());
+        assert_eq!(requests.withdraw(&id, Event::Withdraw), State::Gathered);
+    }
+
+    #[test]
+    fn a_gathered_request_is_never_withdrawn() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let requests = Requests::new(&dir.path().join("requests"), None);
+        // A waiter planning again files from where it waits.
+        let (first, again) = (new_id(), new_id());
+        let job = close_job();
+        assert_eq!(
+            requests.file(&first, &job, State::Planned).ok(),
+            Some(State::Filed)
+        );
+        assert_eq!(
+            requests.file(&again, &job, State::Refused).ok(),
+            Some(State::Filed)
+        );
+        // A holder takes both, in arrival order, once.
+        let taken: Vec<String> = requests
+            .take_waiting()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(taken, vec![first.clone(), again.clone()]);
+        assert!(requests.take_waiting().is_empty());
+        assert!(matches!(requests.standing(&first), Standing::Taken));
+        // Its writer can no longer take it back: it hears its outcome.
+        assert_eq!(requests.withdraw(&first, Event::Stop), State::Gathered);
+        assert!(matches!(requests.standing(&first), Standing::Taken));
+    }
+
+    #[test]
+    fn a_writer_holding_the_lock_gathers_its_own_request() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let requests = Requests::new(&dir.path().join("requests"), None);
+        let id = new_id();
+        requests
+            .file(&id, &close_job(), State::Planned)
+            .expect("file");
+        assert_eq!(requests.take_own(&id), State::Gathered);
+        assert!(matches!(requests.standing(&id), Standing::Taken));
+        // No other holder takes it, and it cannot be withdrawn.
+        assert!(requests.take_waiting().is_empty());
+        assert_eq!(requests.withdraw(&id, Event::Withdraw), State::Gathered);
+    }
+
+    #[test]
+    fn a_request_whose_writer_is_dead_is_dropped_unread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let requests = Requests::new(&dir.path().join("requests"), None);
+        let id = new_id();
+        requests
+            .file(&id, &close_job(), State::Planned)
+            .expect("file");
+        // Its writer's record says a process that is not there.
+        let path = requests.path(&id, "req");
+        let body = fs::read_to_string(&path).expect("read");
+        let (_, json) = body.split_once("\n\n").expect("record, then job");
+        fs::write(&path, format!("pid 999999999\nstart 1\n\n{json}")).expect("write");
+        assert!(requests.take_waiting().is_empty());
+        assert!(matches!(requests.standing(&id), Standing::Gone));
+    }
 
     #[cfg(unix)]
     #[test]
@@ -391,11 +520,9 @@ mod tests {
             .dir
             .join(format!("{}.arriving", std::process::id()));
         assert!(mark.exists());
-        let job: Job = serde_json::from_str(
-            r#"{"Close":{"session":"s","scope":null,"actor_session":null,"actor_agent":"a","agent_named":false,"force":false,"verified":"Clean","now":"2026-03-14T09:30:00+00:00"}}"#,
-        )
-        .expect("job");
-        requests.file(&new_id(), &job).expect("file");
+        requests
+            .file(&new_id(), &close_job(), State::Planned)
+            .expect("file");
         assert!(!mark.exists());
     }
 }

@@ -4,7 +4,7 @@
 //! it — and every interleaving of their steps, with each of them crashing,
 //! stopping or running out of time at every point, explored breadth first
 //! from the start. Every request moves only by [`next`], every waiter
-//! leaves by [`leaving`], and the invariants of the module are checked in
+//! leaves by [`super::leave`] (which agrees with [`leaving`]), and the invariants of the module are checked in
 //! every state reached. The protocol as it was (waiters proven alive before
 //! the close waits its turn, no mark held) is explored too: the check
 //! must find what it got wrong.
@@ -293,21 +293,18 @@ fn leave(world: &World, i: usize, why: Leaving) -> (World, Broken) {
     w.mark = Mark::Gone;
     w.leaving = None;
     let granted = world.holder == Holder::Waiter(i);
-    let (answer, end) = leaving(why, granted);
-    let event = match why {
-        Leaving::Stopped => Event::Stop,
-        Leaving::TimeUp => Event::TimeUp,
+    // Leaving while a handoff decided to it is carried out: the machine
+    // has no such move.
+    let (answer, end) = match super::leave(w.req, why) {
+        Ok(left) => left,
+        Err(e) => return (n, Some(format!("waiter {i} left: {e}"))),
     };
-    w.req = match (w.req, end) {
-        (State::Landed, State::Landed) => State::Landed,
-        // Leaving while a handoff decided to it is carried out: the
-        // machine has no such move.
-        (from, _) => match next(from, event) {
-            Ok(to) => to,
-            Err(e) => return (n, Some(format!("waiter {i} left: {e}"))),
-        },
-    };
-    assert_eq!(w.req, end, "the machine and the leaving agree");
+    assert_eq!(
+        (answer, end),
+        leaving(why, granted),
+        "the request's state and the registry agree"
+    );
+    w.req = end;
     w.answered = Some(answer);
     if answer == Answer::CloseAgain {
         n.holder = Holder::Nobody;
