@@ -741,40 +741,37 @@ const FOLLOW_FOR: Duration = Duration::from_secs(1);
 /// The pause before a writer that lets another carry out its request
 /// fetches again: a few milliseconds when the remote is read on this disk,
 /// where a look costs no process; else half of this writer's own last
-/// push (`exchange`), no more than [`FIRST_LOOK_MAX`] before the first
-/// look (`first`), spread so that followers do not look at once (80–160
-/// ms when no push was timed yet).
+/// push (`exchange`), between [`FOLLOW_PAUSE_MIN`] and
+/// [`FOLLOW_PAUSE_MAX`], spread so that followers do not look at once
+/// (80–160 ms when no push was timed yet).
 ///
-/// The first look is short because the link cancels out: the carrier
-/// fetched when this follower did, and a look reads the remote's
-/// references as many round trips after its start (the third message of a
-/// fetch) as the carrier's push takes to update the branch after its own
-/// (the third message of a push). What the look must wait for is the
-/// carrier's CPU — its plan, the remote unpacking its push — not the
-/// link: a pause of one push's time put the look a whole round trip or
-/// more after the landing over a slow link.
-fn follow_pause(on_disk: bool, exchange: Option<Duration>, first: bool) -> Duration {
+/// The pause is short because the link cancels out: the carrier fetched
+/// when this follower did, and a look reads the remote's references as
+/// many round trips after its start (the third message of a fetch) as the
+/// carrier's push takes to update the branch after its own (the third
+/// message of a push). What a look must wait for is the carrier's CPU —
+/// its plan, the remote unpacking its push — not the link: a pause of one
+/// push's time put the first look a whole round trip or more after the
+/// landing over a slow link, and a look that came too early is followed by
+/// another as soon.
+fn follow_pause(on_disk: bool, exchange: Option<Duration>) -> Duration {
     if on_disk {
         return Duration::from_millis(rand::rng().random_range(15..=30));
     }
     let Some(exchange) = exchange else {
         return Duration::from_millis(rand::rng().random_range(80..=160));
     };
-    let half = exchange.mul_f64(0.5);
-    let base = if first { half.min(FIRST_LOOK_MAX) } else { half }
+    let base = exchange
+        .mul_f64(0.5)
         .clamp(FOLLOW_PAUSE_MIN, FOLLOW_PAUSE_MAX);
     base.mul_f64(rand::rng().random_range(1.0..=1.25))
 }
 
-/// The longest pause before a follower's first look: enough for a
-/// carrier's plan and the remote's unpacking of its push on a loaded
-/// machine, whatever the link.
-const FIRST_LOOK_MAX: Duration = Duration::from_millis(250);
-
 /// The bounds of a follower's pause over a link: no shorter than a look
-/// on a fast one, no longer than the time a carrier gone would keep it.
+/// on a fast one, no longer than a carrier's plan and the remote's
+/// unpacking of its push take on a loaded machine, whatever the link.
 const FOLLOW_PAUSE_MIN: Duration = Duration::from_millis(40);
-const FOLLOW_PAUSE_MAX: Duration = Duration::from_millis(800);
+const FOLLOW_PAUSE_MAX: Duration = Duration::from_millis(250);
 
 /// This batch's requests posted on the remote.
 struct Post {
@@ -1552,7 +1549,7 @@ impl<'b> Publisher<'b> {
             {
                 following.get_or_insert_with(Instant::now);
                 follows += 1;
-                let pause = follow_pause(self.on_disk.is_some(), self.exchange, follows == 1);
+                let pause = follow_pause(self.on_disk.is_some(), self.exchange);
                 self.say(&format!(
                     "a writer of another clone came first and carries out the requests it sees; fetching again in {} ms",
                     pause.as_millis()
