@@ -400,13 +400,20 @@ mod tests {
         .expect("job")
     }
 
-    #[test]
-    fn a_filed_request_withdrawn_is_never_gathered() {
+    /// A meeting place of its own with one request its writer filed: the
+    /// place (kept while the test runs), its requests and the request's id.
+    fn one_filed() -> (tempfile::TempDir, Requests, String) {
         let dir = tempfile::tempdir().expect("tempdir");
         let requests = Requests::new(&dir.path().join("requests"), None);
         let id = new_id();
         let filed = requests.file(&id, &close_job(), State::Planned);
         assert_eq!(filed.ok(), Some(State::Filed));
+        (dir, requests, id)
+    }
+
+    #[test]
+    fn a_filed_request_withdrawn_is_never_gathered() {
+        let (_dir, requests, id) = one_filed();
         assert!(matches!(requests.standing(&id), Standing::Waiting));
         assert_eq!(requests.withdraw(&id, Event::Stop), State::Withdrawn);
         assert!(matches!(requests.standing(&id), Standing::Gone));
@@ -446,12 +453,7 @@ mod tests {
 
     #[test]
     fn a_writer_holding_the_lock_gathers_its_own_request() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let requests = Requests::new(&dir.path().join("requests"), None);
-        let id = new_id();
-        requests
-            .file(&id, &close_job(), State::Planned)
-            .expect("file");
+        let (_dir, requests, id) = one_filed();
         assert_eq!(requests.take_own(&id), State::Gathered);
         assert!(matches!(requests.standing(&id), Standing::Taken));
         // No other holder takes it, and it cannot be withdrawn.
@@ -461,12 +463,7 @@ mod tests {
 
     #[test]
     fn a_request_whose_writer_is_dead_is_dropped_unread() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let requests = Requests::new(&dir.path().join("requests"), None);
-        let id = new_id();
-        requests
-            .file(&id, &close_job(), State::Planned)
-            .expect("file");
+        let (_dir, requests, id) = one_filed();
         // Its writer's record says a process that is not there.
         let path = requests.path(&id, "req");
         let body = fs::read_to_string(&path).expect("read");
