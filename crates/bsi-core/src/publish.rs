@@ -918,7 +918,11 @@ pub(crate) fn decide_handoff(brain: &Brain, job: &Job) {
 }
 
 /// The waiters of `alive` that are still there, each mark held
-/// ([`crate::store::Meeting::pin`]).
+/// ([`crate::store::Meeting::pin`]) and handed by the write machine: a
+/// waiter whose mark stands is refused and waiting, and the close's
+/// decision moves it by [`Event::Hand`]. What the close's write then does
+/// with it the waiter reads as it finds its grant
+/// ([`writes::handed_over`]).
 pub(crate) fn pin_waiters(
     meeting: &crate::store::Meeting,
     alive: &[String],
@@ -926,7 +930,9 @@ pub(crate) fn pin_waiters(
     let mut sessions = Vec::new();
     let mut pins: Vec<Box<dyn std::any::Any + Send>> = Vec::new();
     for session in alive {
-        if let Some(pin) = meeting.pin(session) {
+        if let Some(pin) = meeting.pin(session)
+            && writes::step(State::Refused, Event::Hand) == State::Handed
+        {
             sessions.push(session.clone());
             pins.push(Box::new(pin));
         }

@@ -42,8 +42,10 @@
 //! - `publish` keeps a [`Ledger`] of the requests a holder or a carrier
 //!   deals with (`Carry`, then `Land`, `Post` or `Lose`), its own starting
 //!   where its writer knows it (sent back by a holder: `Lose`, `Planned`),
-//!   withdraws its post (`Withdraw`, `Stop` on an interrupt) and skips a
-//!   post whose lease lapsed (`Lapse`) by what the machine lets carry;
+//!   withdraws its post (`Withdraw`, `Stop` on an interrupt), skips a
+//!   post whose lease lapsed (`Lapse`) by what the machine lets carry, and
+//!   hands a close's scope to each waiter whose mark it holds (`Refused`,
+//!   `Hand`);
 //! - `api::open` files each plan of a waiter from where its request stands
 //!   and leaves by [`waiter_leaves`]: a close's grant found is `Hand` then
 //!   `Land`, then `Stop` or `TimeUp`.
