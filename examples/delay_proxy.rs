@@ -126,7 +126,7 @@ fn serve(
         let target = target.to_string();
         let counts = counts.cloned();
         thread::spawn(move || {
-            if let Ok(server) = TcpStream::connect(&target) {
+            if let Some(server) = connect(&target) {
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
                 let turns = Arc::new(Turns::new());
@@ -138,6 +138,26 @@ fn serve(
                 }
             }
         });
+    }
+}
+
+/// A connection to `target`, tried again every few milliseconds while the
+/// server does not answer, for up to ten seconds. `git daemon` listens with
+/// a backlog of 5: when twenty clients connect at once, the kernel drops
+/// the connections its queue cannot hold, and a plain connect waits for
+/// TCP's first retry, one second later. That second is the server's queue,
+/// not the link or the protocol; a server of many machines listens with a
+/// longer one.
+fn connect(target: &str) -> Option<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let addr = target.to_socket_addrs().ok()?.next()?;
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(20)) {
+            Ok(s) => return Some(s),
+            Err(_) if Instant::now() < until => {}
+            Err(_) => return None,
+        }
     }
 }
 
