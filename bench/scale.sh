@@ -474,13 +474,14 @@ judge "bsi open over the link / fetch + commit + push by hand" "$a" "$b" 0.6
 # The exchanges, round trips and CPU of one write alone over a link (the
 # clone $1-0 goes through the first of that link's counted ports).
 alone_counted() {
-    local prefix=$1 ms=$2
+    local prefix=$1 ms=$2 first
+    first=$(ports_of "$prefix")
     (cd "$WORK/$prefix-0" && bash -c "$RESET_ONE") >/dev/null 2>&1
     : >"$COUNTS"
     (cd "$WORK/$prefix-0" && eval "$OPEN_ONE" && times >"$WORK/one.cpu") >/dev/null 2>&1
     sleep 0.3
     record "one open alone over the ${ms} ms link: exchanges, round trips, CPU" "-" \
-        "$(requests_per_writer 1 "$(ports_of "$prefix")" exchanges) exchanges, $(requests_per_writer 1 "$(ports_of "$prefix")") round trips, $(cpu_ms "$WORK/one.cpu") ms of CPU" "reported"
+        "$(requests_per_writer 1 "$first" exchanges) exchanges, $(requests_per_writer 1 "$first") round trips, $(cpu_ms "$WORK/one.cpu") ms of CPU" "reported"
 }
 alone_counted slow "$DELAY_MS"
 n_slow=${SLOW_NS[${#SLOW_NS[@]}-1]}
